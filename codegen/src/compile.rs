@@ -1,0 +1,334 @@
+//! The JIT pipeline, without the driver: captured kernel → IR → NVVM IR → LTO-IR (libNVVM)
+//! → cubin (nvJitLink), with the in-memory and on-disk caches in front.
+//!
+//! The cache key is computed from what the macro hashed at compile time (the captured
+//! syntax), so a warm start neither parses nor lowers anything: it hashes a few dozen bytes,
+//! reads one file and checks its checksum.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use cudajit_core::ir::Module;
+use cudajit_core::lower::LowerError;
+use cudajit_core::valid::{KernelInfo, ValidationError};
+use cudajit_core::CapturedKernel;
+
+use crate::cache::{self, CacheKey, KeyBuilder};
+use crate::cubin::{self, CubinError};
+use crate::nvvm::{self, WriteError};
+use crate::target::Arch;
+use crate::toolchain::{InputKind, LinkInput, NvvmModule, Toolchain, ToolchainError};
+
+/// Options that change the generated code; all of them are part of the cache key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// libNVVM optimisation level, 0 to 3.
+    pub opt_level: u8,
+    /// Contract `a * b + c` into fused multiply-adds, as nvcc does by default (`-fmad=true`).
+    pub fma: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            opt_level: 3,
+            fma: true,
+        }
+    }
+}
+
+impl CompileOptions {
+    /// libNVVM's options for `arch`.
+    pub fn nvvm_options(&self, arch: Arch) -> Vec<String> {
+        vec![
+            format!("-arch={}", arch.compute_name()),
+            format!("-opt={}", self.opt_level.min(3)),
+            format!("-fma={}", u8::from(self.fma)),
+            "-gen-lto".to_owned(),
+        ]
+    }
+
+    /// nvJitLink's options for `arch`.
+    pub fn link_options(&self, arch: Arch) -> Vec<String> {
+        vec![format!("-arch={}", arch.sm_name()), "-lto".to_owned()]
+    }
+}
+
+/// Where a compiled kernel came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CubinOrigin {
+    /// Compiled earlier in this process.
+    Memory,
+    /// Read from the disk cache.
+    Disk,
+    /// Compiled now by libNVVM and nvJitLink.
+    Compiled,
+}
+
+/// Timings and provenance of one compilation request.
+#[derive(Clone, Debug)]
+pub struct CompileReport {
+    pub origin: CubinOrigin,
+    /// Computing the key and consulting the caches.
+    pub lookup: Duration,
+    /// Parsing, lowering, validating and writing NVVM IR.
+    pub lower: Duration,
+    /// libNVVM: NVVM IR to LTO-IR.
+    pub nvvm: Duration,
+    /// nvJitLink: LTO-IR to cubin.
+    pub link: Duration,
+    /// The disk cache entry (read or written), if the disk cache is on.
+    pub cache_file: Option<PathBuf>,
+}
+
+/// A kernel compiled for one architecture.
+#[derive(Clone, Debug)]
+pub struct CompiledKernel {
+    /// The kernel's symbol in the cubin.
+    pub entry: String,
+    pub arch: Arch,
+    pub cubin: Arc<[u8]>,
+    pub key: CacheKey,
+    pub report: CompileReport,
+}
+
+/// Why a kernel could not be compiled. Every variant names the kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("kernel `{kernel}`: the captured form is unreadable ({source}); rebuild the program")]
+    Captured {
+        kernel: String,
+        source: serde_json::Error,
+    },
+    #[error("kernel `{kernel}` ({file}:{source})")]
+    Lower {
+        kernel: String,
+        file: String,
+        source: LowerError,
+    },
+    #[error("kernel `{kernel}`: {source}")]
+    Invalid {
+        kernel: String,
+        source: ValidationError,
+    },
+    #[error("kernel `{kernel}`: {source}")]
+    Write { kernel: String, source: WriteError },
+    #[error("kernel `{kernel}`: {source}")]
+    Toolchain {
+        kernel: String,
+        source: ToolchainError,
+    },
+    #[error("kernel `{kernel}`: nvJitLink produced no usable cubin: {source}")]
+    Cubin { kernel: String, source: CubinError },
+}
+
+/// The IR of a captured kernel, validated.
+pub fn lower_captured(captured: &CapturedKernel) -> Result<(Module, KernelInfo), CompileError> {
+    let kernel = || captured.name.to_owned();
+    let source = captured.parse().map_err(|source| CompileError::Captured {
+        kernel: kernel(),
+        source,
+    })?;
+    let module =
+        cudajit_core::lower::lower_kernel(&source).map_err(|source| CompileError::Lower {
+            kernel: kernel(),
+            file: captured.file.to_owned(),
+            source,
+        })?;
+    let info = cudajit_core::valid::validate(&module).map_err(|source| CompileError::Invalid {
+        kernel: kernel(),
+        source,
+    })?;
+    Ok((module, info))
+}
+
+/// The NVVM IR text of a captured kernel.
+pub fn nvvm_ir(captured: &CapturedKernel) -> Result<String, CompileError> {
+    let (module, info) = lower_captured(captured)?;
+    nvvm::write_module(&module, &info).map_err(|source| CompileError::Write {
+        kernel: captured.name.to_owned(),
+        source,
+    })
+}
+
+/// The cache key of `captured` for `arch`: everything that changes the cubin.
+pub fn cache_key(
+    captured: &CapturedKernel,
+    arch: Arch,
+    options: &CompileOptions,
+    toolchain: &Toolchain,
+) -> CacheKey {
+    let mut key = KeyBuilder::new(&format!(
+        "cudajit-cubin/store{}/ast{}",
+        cache::store::STORE_FORMAT,
+        cudajit_core::ast::FORMAT_VERSION
+    ));
+    key.field("cudajit", env!("CARGO_PKG_VERSION").as_bytes())
+        .field("codegen", env!("CUDAJIT_SOURCE_FINGERPRINT").as_bytes())
+        .field("frontend", cudajit_core::SOURCE_FINGERPRINT.as_bytes())
+        .field("kernel", captured.name.as_bytes())
+        .field("source", captured.source_hash.as_bytes())
+        .field("arch", arch.sm_name().as_bytes())
+        .field(
+            "nvvm-options",
+            options.nvvm_options(arch).join(" ").as_bytes(),
+        )
+        .field(
+            "link-options",
+            options.link_options(arch).join(" ").as_bytes(),
+        )
+        .field("toolchain", &toolchain.identity().digest());
+    key.finish()
+}
+
+type MemoryCache = Mutex<HashMap<CacheKey, Arc<[u8]>>>;
+
+fn memory_cache() -> &'static MemoryCache {
+    static CACHE: OnceLock<MemoryCache> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// Compiles `captured` for `arch`, or fetches it from the memory or disk cache.
+pub fn compile_kernel(
+    captured: &CapturedKernel,
+    arch: Arch,
+    options: &CompileOptions,
+) -> Result<CompiledKernel, CompileError> {
+    let started = Instant::now();
+    let toolchain_error = |source| CompileError::Toolchain {
+        kernel: captured.name.to_owned(),
+        source,
+    };
+    let toolchain = Toolchain::global().map_err(toolchain_error)?;
+    let key = cache_key(captured, arch, options, toolchain);
+    let disk = cache::disk_cache();
+    let cache_file = disk.map(|d| d.path_for(&key));
+    let finish = |cubin: Arc<[u8]>, report: CompileReport| CompiledKernel {
+        entry: captured.name.to_owned(),
+        arch,
+        cubin,
+        key,
+        report,
+    };
+    let report = |origin, lookup, lower, nvvm, link| CompileReport {
+        origin,
+        lookup,
+        lower,
+        nvvm,
+        link,
+        cache_file: cache_file.clone(),
+    };
+
+    if let Some(cubin) = lock(memory_cache()).get(&key).cloned() {
+        let lookup = started.elapsed();
+        return Ok(finish(
+            cubin,
+            report(
+                CubinOrigin::Memory,
+                lookup,
+                Duration::ZERO,
+                Duration::ZERO,
+                Duration::ZERO,
+            ),
+        ));
+    }
+    if let Some(bytes) = disk.and_then(|d| d.get(&key)) {
+        if cubin::inspect(&bytes).is_ok_and(|info| info.has_function(captured.name)) {
+            let cubin: Arc<[u8]> = bytes.into();
+            lock(memory_cache()).insert(key, cubin.clone());
+            let lookup = started.elapsed();
+            return Ok(finish(
+                cubin,
+                report(
+                    CubinOrigin::Disk,
+                    lookup,
+                    Duration::ZERO,
+                    Duration::ZERO,
+                    Duration::ZERO,
+                ),
+            ));
+        }
+        tracing::debug!(
+            "cudajit: cached cubin of `{}` lacks its entry; recompiling",
+            captured.name
+        );
+    }
+    tracing::debug!(
+        "cudajit: cache miss for kernel `{}` on {arch} (key {key}); compiling",
+        captured.name
+    );
+    let lookup = started.elapsed();
+
+    let lower_started = Instant::now();
+    let text = nvvm_ir(captured)?;
+    let lower = lower_started.elapsed();
+    let (bytes, nvvm_time, link_time) =
+        compile_nvvm_ir(toolchain, captured.name, &text, arch, options)?;
+    let cubin: Arc<[u8]> = bytes.into();
+    if let Some(disk) = disk {
+        disk.put(&key, &cubin);
+    }
+    lock(memory_cache()).insert(key, cubin.clone());
+    Ok(finish(
+        cubin,
+        report(CubinOrigin::Compiled, lookup, lower, nvvm_time, link_time),
+    ))
+}
+
+/// NVVM IR text → cubin for `arch`, checking that the cubin defines `entry`.
+pub fn compile_nvvm_ir(
+    toolchain: &Toolchain,
+    entry: &str,
+    text: &str,
+    arch: Arch,
+    options: &CompileOptions,
+) -> Result<(Vec<u8>, Duration, Duration), CompileError> {
+    let error = |source| CompileError::Toolchain {
+        kernel: entry.to_owned(),
+        source,
+    };
+    let started = Instant::now();
+    let nvvm_options = options.nvvm_options(arch);
+    let nvvm_args: Vec<&str> = nvvm_options.iter().map(String::as_str).collect();
+    let ltoir = toolchain
+        .nvvm()
+        .and_then(|nvvm| nvvm.compile(&[NvvmModule::new(entry, text.as_bytes())], &nvvm_args))
+        .map_err(error)?;
+    let nvvm_time = started.elapsed();
+
+    let started = Instant::now();
+    let link_options = options.link_options(arch);
+    let link_args: Vec<&str> = link_options.iter().map(String::as_str).collect();
+    let inputs = [LinkInput {
+        name: entry,
+        kind: InputKind::LtoIr,
+        bytes: &ltoir.result,
+    }];
+    let linked = toolchain
+        .nvjitlink()
+        .and_then(|linker| linker.link(&inputs, &link_args, false))
+        .map_err(error)?;
+    let link_time = started.elapsed();
+
+    let info = cubin::inspect(&linked.cubin).map_err(|source| CompileError::Cubin {
+        kernel: entry.to_owned(),
+        source,
+    })?;
+    if !info.has_function(entry) {
+        return Err(CompileError::Cubin {
+            kernel: entry.to_owned(),
+            source: CubinError("the kernel's entry point is missing"),
+        });
+    }
+    Ok((linked.cubin, nvvm_time, link_time))
+}
+
+/// Locks a mutex, recovering the data if another thread panicked while holding it (the
+/// caches hold only complete values, so the data is consistent).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,16 @@
+//! cudajit's back end: from the validated kernel IR to a cubin, without the driver.
+//!
+//! - [`nvvm`]: NVVM IR text writer (LLVM 7.0.1 dialect).
+//! - [`toolchain`]: discovery and loading of libNVVM, libdevice, nvJitLink, NVRTC, nvcc.
+//! - [`compile`]: NVVM IR → LTO-IR → cubin, behind the caches.
+//! - [`cache`]: cache keys and the on-disk store.
+//! - [`cubin`]: checks of linker output.
+//! - [`target`]: the GPU architecture value.
+pub mod cache;
+pub mod compile;
+pub mod cubin;
+pub mod nvvm;
+pub mod target;
+pub mod toolchain;
+
+pub use target::Arch;

@@ -1,0 +1,618 @@
+//! Writing one function: expressions, statements and structured control flow.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use cudajit_core::ast::{Axis, BinaryOp, UnaryOp};
+use cudajit_core::ir::{
+    Block, BuiltinValue, Expression, Function, Handle, Literal, LoopId, Module, Statement,
+    TypeInner,
+};
+use cudajit_core::valid::{ExprType, FunctionInfo};
+use cudajit_core::{Scalar, Span};
+
+use super::types;
+
+/// IR the writer cannot express yet. Validated IR from the current front end never
+/// produces it; it names the construct so the gap is clear.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("NVVM writer: {what} is not supported yet (in `{function}` at {span})")]
+pub struct WriteError {
+    pub function: String,
+    pub span: Span,
+    pub what: String,
+}
+
+/// A written kernel definition.
+pub(super) struct WrittenKernel {
+    pub text: String,
+    /// `declare` lines of the intrinsics it calls.
+    pub declarations: BTreeSet<String>,
+    /// Its function pointer type, for metadata (`void (float, float*)*`).
+    pub pointer_type: String,
+}
+
+/// A value of the kernel: a scalar operand, or a slice's pointer and length.
+#[derive(Clone, Debug)]
+enum Value {
+    Scalar(String),
+    Slice { pointer: String, length: String },
+}
+
+impl Value {
+    fn scalar(self) -> String {
+        match self {
+            Value::Scalar(s) => s,
+            Value::Slice { pointer, .. } => pointer,
+        }
+    }
+}
+
+pub(super) fn write_kernel(
+    module: &Module,
+    function: &Function,
+    info: &FunctionInfo,
+    symbol: &str,
+) -> Result<WrittenKernel, WriteError> {
+    let mut writer = Writer {
+        module,
+        function,
+        info,
+        body: String::new(),
+        declarations: BTreeSet::new(),
+        next_value: 0,
+        next_label: 0,
+        current_label: "entry".into(),
+        terminated: false,
+        loops: Vec::new(),
+        arguments: Vec::new(),
+    };
+    let mut params = Vec::new();
+    let mut param_types = Vec::new();
+    for (index, argument) in function.arguments.iter().enumerate() {
+        let name = sanitize(&argument.name);
+        match &module.types[argument.ty].inner {
+            TypeInner::Scalar(s) => {
+                let ty = types::memory(*s);
+                params.push(format!("{ty} %arg{index}.{name}"));
+                param_types.push(ty.to_owned());
+                writer
+                    .arguments
+                    .push(Value::Scalar(format!("%arg{index}.{name}")));
+            }
+            TypeInner::Slice { base, mutable } => {
+                let TypeInner::Scalar(elem) = module.types[*base].inner else {
+                    return Err(writer.unsupported(argument.span, "a slice of non-scalars"));
+                };
+                let ty = format!("{}*", types::memory(elem));
+                let attrs = if *mutable {
+                    "noalias"
+                } else {
+                    "noalias readonly"
+                };
+                params.push(format!("{ty} {attrs} %arg{index}.{name}.ptr"));
+                params.push(format!("i64 %arg{index}.{name}.len"));
+                param_types.push(ty);
+                param_types.push("i64".into());
+                writer.arguments.push(Value::Slice {
+                    pointer: format!("%arg{index}.{name}.ptr"),
+                    length: format!("%arg{index}.{name}.len"),
+                });
+            }
+            _ => {
+                return Err(writer.unsupported(argument.span, "this kernel parameter type"));
+            }
+        }
+    }
+
+    // Every local lives in an `alloca` of the entry block; NVVM's mem2reg turns them
+    // into registers.
+    for (handle, local) in function.locals.iter() {
+        let TypeInner::Scalar(s) = module.types[local.ty].inner else {
+            return Err(writer.unsupported(local.span, "a local variable of non-scalar type"));
+        };
+        let ty = types::scalar(s);
+        let _ = writeln!(writer.body, "  %local{} = alloca {ty}", handle.index());
+    }
+    writer.block(&function.body)?;
+    if !writer.terminated {
+        writer.line("ret void".into());
+    }
+
+    let text = format!(
+        "define void @{symbol}({}) {{\nentry:\n{}}}\n",
+        params.join(", "),
+        writer.body
+    );
+    Ok(WrittenKernel {
+        text,
+        declarations: writer.declarations,
+        pointer_type: format!("void ({})*", param_types.join(", ")),
+    })
+}
+
+/// Names from user code, restricted to what LLVM identifiers accept unquoted.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+struct Writer<'a> {
+    module: &'a Module,
+    function: &'a Function,
+    info: &'a FunctionInfo,
+    body: String,
+    declarations: BTreeSet<String>,
+    next_value: u32,
+    next_label: u32,
+    current_label: String,
+    /// Whether the current basic block already ended with a terminator.
+    terminated: bool,
+    /// Enclosing loops: (id, continue label, exit label).
+    loops: Vec<(LoopId, String, String)>,
+    arguments: Vec<Value>,
+}
+
+impl Writer<'_> {
+    fn unsupported(&self, span: Span, what: &str) -> WriteError {
+        WriteError {
+            function: self.function.name.clone(),
+            span,
+            what: what.to_owned(),
+        }
+    }
+
+    fn line(&mut self, instruction: String) {
+        let _ = writeln!(self.body, "  {instruction}");
+    }
+
+    /// Emits `instruction` producing a new value and returns its name.
+    fn value(&mut self, instruction: String) -> String {
+        let name = format!("%v{}", self.next_value);
+        self.next_value += 1;
+        self.line(format!("{name} = {instruction}"));
+        name
+    }
+
+    fn label(&mut self, stem: &str) -> String {
+        let label = format!("{stem}{}", self.next_label);
+        self.next_label += 1;
+        label
+    }
+
+    /// Starts basic block `label`.
+    fn start(&mut self, label: &str) {
+        let _ = writeln!(self.body, "{label}:");
+        self.current_label = label.to_owned();
+        self.terminated = false;
+    }
+
+    /// Ends the current block with a branch, unless it already ended.
+    fn branch(&mut self, target: &str) {
+        if !self.terminated {
+            self.line(format!("br label %{target}"));
+            self.terminated = true;
+        }
+    }
+
+    /// Code after `break`, `continue` or `return` in the same block is unreachable but
+    /// must still sit in a block.
+    fn after_terminator(&mut self) {
+        self.terminated = true;
+        let dead = self.label("dead");
+        self.start(&dead);
+    }
+
+    fn scalar_of(&self, handle: Handle<Expression>) -> Result<Scalar, WriteError> {
+        self.info.type_of(handle).scalar().ok_or_else(|| {
+            self.unsupported(
+                self.function.expression_span(handle),
+                "a non-scalar value here",
+            )
+        })
+    }
+
+    fn declare(&mut self, declaration: String) {
+        self.declarations.insert(declaration);
+    }
+
+    // ----- expressions -----
+
+    fn expr(&mut self, handle: Handle<Expression>) -> Result<Value, WriteError> {
+        let span = self.function.expression_span(handle);
+        let scalar = |v: String| Ok(Value::Scalar(v));
+        match self.function.expressions[handle] {
+            Expression::Literal(literal) => scalar(match literal {
+                Literal::Bool(b) => b.to_string(),
+                Literal::Int { bits, ty } => types::int_constant(bits, ty.bits()),
+                Literal::Float { value, ty } => types::float_constant(value, ty),
+            }),
+            Expression::FunctionArgument(index) => {
+                let value = self.arguments[index as usize].clone();
+                if self.info.type_of(handle) == ExprType::Scalar(Scalar::Bool) {
+                    let byte = value.scalar();
+                    return scalar(self.value(format!("trunc i8 {byte} to i1")));
+                }
+                Ok(value)
+            }
+            Expression::LocalLoad(local) => {
+                let s = self.scalar_of(handle)?;
+                let ty = types::scalar(s);
+                scalar(self.value(format!("load {ty}, {ty}* %local{}", local.index())))
+            }
+            Expression::Load { pointer } => {
+                let s = self.scalar_of(handle)?;
+                let address = self.expr(pointer)?.scalar();
+                let mem = types::memory(s);
+                let loaded = self.value(format!(
+                    "load {mem}, {mem}* {address}, align {}",
+                    s.size_bytes()
+                ));
+                if s == Scalar::Bool {
+                    return scalar(self.value(format!("trunc i8 {loaded} to i1")));
+                }
+                scalar(loaded)
+            }
+            Expression::ElementPointer { base, index } => {
+                let elem = match self.info.type_of(handle) {
+                    ExprType::Pointer { base, .. } => match self.module.types[base].inner {
+                        TypeInner::Scalar(s) => s,
+                        _ => return Err(self.unsupported(span, "a pointer to a non-scalar")),
+                    },
+                    _ => return Err(self.unsupported(span, "an element pointer of this type")),
+                };
+                let base_pointer = match self.expr(base)? {
+                    Value::Slice { pointer, .. } | Value::Scalar(pointer) => pointer,
+                };
+                let index_ty = self.scalar_of(index)?;
+                let index_value = self.expr(index)?.scalar();
+                let index64 = self.widen_to_i64(index_value, index_ty);
+                let mem = types::memory(elem);
+                scalar(self.value(format!(
+                    "getelementptr inbounds {mem}, {mem}* {base_pointer}, i64 {index64}"
+                )))
+            }
+            Expression::SliceLength { slice } => match self.expr(slice)? {
+                Value::Slice { length, .. } => scalar(length),
+                Value::Scalar(_) => Err(self.unsupported(span, "`.len()` of a non-slice")),
+            },
+            Expression::Unary { op, operand } => {
+                let s = self.scalar_of(operand)?;
+                let value = self.expr(operand)?.scalar();
+                let ty = types::scalar(s);
+                scalar(match (op, s.is_float()) {
+                    (UnaryOp::Neg, true) => self.value(format!("fsub {ty} -0.0, {value}")),
+                    (UnaryOp::Neg, false) => self.value(format!("sub {ty} 0, {value}")),
+                    (UnaryOp::Not, _) => {
+                        let all_ones = if s == Scalar::Bool { "true" } else { "-1" };
+                        self.value(format!("xor {ty} {value}, {all_ones}"))
+                    }
+                })
+            }
+            Expression::Binary { op, left, right } => {
+                let s = self.scalar_of(left)?;
+                let l = self.expr(left)?.scalar();
+                let r = self.expr(right)?.scalar();
+                scalar(self.binary(op, s, l, r))
+            }
+            Expression::Logical { and, left, right } => self.logical(and, left, right),
+            Expression::Cast { value, to } => {
+                let from = self.scalar_of(value)?;
+                let v = self.expr(value)?.scalar();
+                scalar(self.cast(v, from, to))
+            }
+            Expression::Builtin(builtin) => {
+                let (register, axis) = match builtin {
+                    BuiltinValue::ThreadIdx(a) => ("tid", a),
+                    BuiltinValue::BlockIdx(a) => ("ctaid", a),
+                    BuiltinValue::BlockDim(a) => ("ntid", a),
+                    BuiltinValue::GridDim(a) => ("nctaid", a),
+                };
+                let axis = match axis {
+                    Axis::X => "x",
+                    Axis::Y => "y",
+                    Axis::Z => "z",
+                };
+                let name = format!("llvm.nvvm.read.ptx.sreg.{register}.{axis}");
+                self.declare(format!("declare i32 @{name}() nounwind readnone"));
+                scalar(self.value(format!("call i32 @{name}()")))
+            }
+        }
+    }
+
+    fn widen_to_i64(&mut self, value: String, ty: Scalar) -> String {
+        match ty.bits() {
+            64 => value,
+            _ if ty.is_signed() => self.value(format!("sext {} {value} to i64", types::scalar(ty))),
+            _ => self.value(format!("zext {} {value} to i64", types::scalar(ty))),
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, s: Scalar, l: String, r: String) -> String {
+        let ty = types::scalar(s);
+        let float = s.is_float();
+        let signed = s.is_signed();
+        let opcode = match op {
+            BinaryOp::Add => {
+                if float {
+                    "fadd"
+                } else {
+                    "add"
+                }
+            }
+            BinaryOp::Sub => {
+                if float {
+                    "fsub"
+                } else {
+                    "sub"
+                }
+            }
+            BinaryOp::Mul => {
+                if float {
+                    "fmul"
+                } else {
+                    "mul"
+                }
+            }
+            BinaryOp::Div => {
+                if float {
+                    "fdiv"
+                } else if signed {
+                    "sdiv"
+                } else {
+                    "udiv"
+                }
+            }
+            BinaryOp::Rem => {
+                if float {
+                    "frem"
+                } else if signed {
+                    "srem"
+                } else {
+                    "urem"
+                }
+            }
+            BinaryOp::BitAnd => "and",
+            BinaryOp::BitOr => "or",
+            BinaryOp::BitXor => "xor",
+            BinaryOp::Shl | BinaryOp::Shr => {
+                // Rust's wrapping shifts: the amount is taken modulo the width.
+                let masked = self.value(format!("and {ty} {r}, {}", s.bits() - 1));
+                let opcode = match (op, signed) {
+                    (BinaryOp::Shl, _) => "shl",
+                    (_, true) => "ashr",
+                    (_, false) => "lshr",
+                };
+                return self.value(format!("{opcode} {ty} {l}, {masked}"));
+            }
+            BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge => {
+                let predicate = comparison(op, s);
+                let instruction = if float { "fcmp" } else { "icmp" };
+                return self.value(format!("{instruction} {predicate} {ty} {l}, {r}"));
+            }
+            BinaryOp::And | BinaryOp::Or => unreachable!("lowered as Expression::Logical"),
+        };
+        self.value(format!("{opcode} {ty} {l}, {r}"))
+    }
+
+    /// `a && b` / `a || b`: `b` runs only if `a` does not decide the result.
+    fn logical(
+        &mut self,
+        and: bool,
+        left: Handle<Expression>,
+        right: Handle<Expression>,
+    ) -> Result<Value, WriteError> {
+        let l = self.expr(left)?.scalar();
+        let from_left = self.current_label.clone();
+        let rhs = self.label("logic.rhs");
+        let end = self.label("logic.end");
+        if and {
+            self.line(format!("br i1 {l}, label %{rhs}, label %{end}"));
+        } else {
+            self.line(format!("br i1 {l}, label %{end}, label %{rhs}"));
+        }
+        self.terminated = true;
+        self.start(&rhs);
+        let r = self.expr(right)?.scalar();
+        let from_right = self.current_label.clone();
+        self.branch(&end);
+        self.start(&end);
+        let short = if and { "false" } else { "true" };
+        Ok(Value::Scalar(self.value(format!(
+            "phi i1 [ {short}, %{from_left} ], [ {r}, %{from_right} ]"
+        ))))
+    }
+
+    fn cast(&mut self, v: String, from: Scalar, to: Scalar) -> String {
+        let (f, t) = (types::scalar(from), types::scalar(to));
+        match (from.is_float(), to.is_float()) {
+            (true, true) => match from.bits().cmp(&to.bits()) {
+                std::cmp::Ordering::Less => self.value(format!("fpext {f} {v} to {t}")),
+                std::cmp::Ordering::Greater => self.value(format!("fptrunc {f} {v} to {t}")),
+                std::cmp::Ordering::Equal => v,
+            },
+            (false, true) => {
+                let op = if from.is_signed() { "sitofp" } else { "uitofp" };
+                self.value(format!("{op} {f} {v} to {t}"))
+            }
+            (true, false) => self.float_to_int(v, from, to),
+            (false, false) => match from.bits().cmp(&to.bits()) {
+                std::cmp::Ordering::Less => {
+                    let op = if from.is_signed() { "sext" } else { "zext" };
+                    self.value(format!("{op} {f} {v} to {t}"))
+                }
+                std::cmp::Ordering::Greater => self.value(format!("trunc {f} {v} to {t}")),
+                std::cmp::Ordering::Equal => v,
+            },
+        }
+    }
+
+    /// Rust's saturating float-to-int `as`, NaN to 0: PTX `cvt.rzi` to 32 or 64 bits, a
+    /// NaN check, then a clamp for 8- and 16-bit targets.
+    fn float_to_int(&mut self, v: String, from: Scalar, to: Scalar) -> String {
+        let wide = to.bits() == 64;
+        let source = if from == Scalar::F32 { "f" } else { "d" };
+        let target = match (wide, to.is_signed()) {
+            (false, true) => "i",
+            (false, false) => "ui",
+            (true, true) => "ll",
+            (true, false) => "ull",
+        };
+        let result = if wide { "i64" } else { "i32" };
+        let name = format!("llvm.nvvm.{source}2{target}.rz");
+        let f = types::scalar(from);
+        self.declare(format!("declare {result} @{name}({f}) nounwind readnone"));
+        let raw = self.value(format!("call {result} @{name}({f} {v})"));
+        // `cvt.rzi` saturates, but a NaN becomes the minimum of 64-bit targets; Rust wants 0.
+        let is_nan = self.value(format!("fcmp uno {f} {v}, {v}"));
+        let converted = self.value(format!("select i1 {is_nan}, {result} 0, {result} {raw}"));
+        if to.bits() >= 32 {
+            return converted;
+        }
+        let (low, high) = if to.is_signed() {
+            (-(1i64 << (to.bits() - 1)), (1i64 << (to.bits() - 1)) - 1)
+        } else {
+            (0, (1i64 << to.bits()) - 1)
+        };
+        let (lt, gt) = if to.is_signed() {
+            ("slt", "sgt")
+        } else {
+            ("ult", "ugt")
+        };
+        let below = self.value(format!("icmp {lt} i32 {converted}, {low}"));
+        let raised = self.value(format!("select i1 {below}, i32 {low}, i32 {converted}"));
+        let above = self.value(format!("icmp {gt} i32 {raised}, {high}"));
+        let clamped = self.value(format!("select i1 {above}, i32 {high}, i32 {raised}"));
+        self.value(format!("trunc i32 {clamped} to {}", types::scalar(to)))
+    }
+
+    // ----- statements -----
+
+    fn block(&mut self, block: &Block) -> Result<(), WriteError> {
+        for (statement, span) in block.iter() {
+            self.statement(statement, span)?;
+        }
+        Ok(())
+    }
+
+    fn statement(&mut self, statement: &Statement, span: Span) -> Result<(), WriteError> {
+        match statement {
+            Statement::LocalStore { local, value } => {
+                let s = self.scalar_of(*value)?;
+                let v = self.expr(*value)?.scalar();
+                let ty = types::scalar(s);
+                self.line(format!("store {ty} {v}, {ty}* %local{}", local.index()));
+            }
+            Statement::Store { pointer, value } => {
+                let s = self.scalar_of(*value)?;
+                let address = self.expr(*pointer)?.scalar();
+                let mut v = self.expr(*value)?.scalar();
+                if s == Scalar::Bool {
+                    v = self.value(format!("zext i1 {v} to i8"));
+                }
+                let mem = types::memory(s);
+                self.line(format!(
+                    "store {mem} {v}, {mem}* {address}, align {}",
+                    s.size_bytes()
+                ));
+            }
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                let c = self.expr(*condition)?.scalar();
+                let then = self.label("if.then");
+                let otherwise = self.label("if.else");
+                let end = self.label("if.end");
+                self.line(format!("br i1 {c}, label %{then}, label %{otherwise}"));
+                self.terminated = true;
+                self.start(&then);
+                self.block(accept)?;
+                self.branch(&end);
+                self.start(&otherwise);
+                self.block(reject)?;
+                self.branch(&end);
+                self.start(&end);
+            }
+            Statement::Loop {
+                id,
+                body,
+                continuing,
+            } => {
+                let head = self.label("loop.body");
+                let cont = self.label("loop.continue");
+                let exit = self.label("loop.exit");
+                self.branch(&head);
+                self.start(&head);
+                self.loops.push((*id, cont.clone(), exit.clone()));
+                let result = self.block(body).and_then(|()| {
+                    self.branch(&cont);
+                    self.start(&cont);
+                    self.block(continuing)
+                });
+                self.loops.pop();
+                result?;
+                self.branch(&head);
+                self.start(&exit);
+            }
+            Statement::Break { target } | Statement::Continue { target } => {
+                let is_break = matches!(statement, Statement::Break { .. });
+                let Some((_, cont, exit)) = self.loops.iter().rev().find(|l| l.0 == *target) else {
+                    return Err(self.unsupported(span, "a jump to a loop that does not enclose it"));
+                };
+                let destination = if is_break { exit.clone() } else { cont.clone() };
+                self.branch(&destination);
+                self.after_terminator();
+            }
+            Statement::Return { value } => {
+                if value.is_some() {
+                    return Err(self.unsupported(span, "returning a value"));
+                }
+                if !self.terminated {
+                    self.line("ret void".into());
+                }
+                self.after_terminator();
+            }
+            Statement::Block(inner) => self.block(inner)?,
+        }
+        Ok(())
+    }
+}
+
+/// The `icmp`/`fcmp` predicate of a comparison. Float `!=` is unordered (true for NaN),
+/// every other float comparison ordered, as in Rust.
+fn comparison(op: BinaryOp, s: Scalar) -> &'static str {
+    let float = s.is_float();
+    let signed = s.is_signed();
+    match (op, float, signed) {
+        (BinaryOp::Eq, true, _) => "oeq",
+        (BinaryOp::Ne, true, _) => "une",
+        (BinaryOp::Lt, true, _) => "olt",
+        (BinaryOp::Le, true, _) => "ole",
+        (BinaryOp::Gt, true, _) => "ogt",
+        (BinaryOp::Ge, true, _) => "oge",
+        (BinaryOp::Eq, false, _) => "eq",
+        (BinaryOp::Ne, false, _) => "ne",
+        (BinaryOp::Lt, false, true) => "slt",
+        (BinaryOp::Le, false, true) => "sle",
+        (BinaryOp::Gt, false, true) => "sgt",
+        (BinaryOp::Ge, false, true) => "sge",
+        (BinaryOp::Lt, false, false) => "ult",
+        (BinaryOp::Le, false, false) => "ule",
+        (BinaryOp::Gt, false, false) => "ugt",
+        _ => "uge",
+    }
+}

@@ -1,0 +1,79 @@
+//! NVVM IR text writer: the typed kernel IR in the LLVM 7.0.1 dialect libNVVM reads.
+//!
+//! libNVVM (CUDA 12 and 13) parses only this dialect: typed pointers (`float*`), no `fneg`
+//! instruction, kernels listed in `!nvvm.annotations` and, for `-gen-lto`, in `@llvm.used`
+//! (otherwise the LTO link drops them). The writer requires the [`KernelInfo`] proof of the
+//! validator and never re-derives types.
+//!
+//! Lowering choices, each matching Rust's semantics in release builds or CUDA C++'s:
+//! - integer arithmetic wraps; shift amounts are masked to the type's width (Rust's
+//!   `wrapping_shl`);
+//! - float-to-integer `as` saturates and maps NaN to 0 (PTX `cvt.rzi` saturates; NaN is
+//!   tested explicitly because 64-bit `cvt.rzi` turns it into the minimum, as measured on
+//!   an H200);
+//! - `&mut [T]` parameters are `noalias`, `&[T]` parameters `noalias readonly`, so reads
+//!   may use the read-only data cache (`ld.global.nc`) as `const __restrict__` does in C++;
+//! - `bool` is one byte in memory and as a kernel parameter, `i1` in registers.
+
+mod function;
+mod types;
+
+use std::fmt::Write;
+
+use cudajit_core::ir::Module;
+use cudajit_core::valid::KernelInfo;
+
+pub use function::WriteError;
+
+/// `target datalayout` of 64-bit NVPTX.
+pub const DATA_LAYOUT: &str = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64";
+
+/// `target triple` of 64-bit NVPTX.
+pub const TRIPLE: &str = "nvptx64-nvidia-cuda";
+
+/// Writes `module` as NVVM IR text.
+pub fn write_module(module: &Module, info: &KernelInfo) -> Result<String, WriteError> {
+    let mut out = String::new();
+    let _ = writeln!(out, "target datalayout = \"{DATA_LAYOUT}\"");
+    let _ = writeln!(out, "target triple = \"{TRIPLE}\"\n");
+
+    let mut declarations = std::collections::BTreeSet::new();
+    let mut kernels = Vec::new();
+    for entry in &module.entry_points {
+        let function = &module.functions[entry.function];
+        let written = function::write_kernel(
+            module,
+            function,
+            info.function(entry.function),
+            &entry.symbol,
+        )?;
+        out.push_str(&written.text);
+        out.push('\n');
+        declarations.extend(written.declarations);
+        kernels.push((entry.symbol.clone(), written.pointer_type));
+    }
+    for declaration in &declarations {
+        let _ = writeln!(out, "{declaration}");
+    }
+
+    // Kernels must be in `@llvm.used`, or an LTO link drops them silently.
+    let used: Vec<String> = kernels
+        .iter()
+        .map(|(symbol, ty)| format!("i8* bitcast ({ty} @{symbol} to i8*)"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n@llvm.used = appending global [{} x i8*] [{}], section \"llvm.metadata\"",
+        used.len(),
+        used.join(", ")
+    );
+    let annotations: Vec<String> = (0..kernels.len()).map(|i| format!("!{i}")).collect();
+    let _ = writeln!(out, "!nvvm.annotations = !{{{}}}", annotations.join(", "));
+    for (i, (symbol, ty)) in kernels.iter().enumerate() {
+        let _ = writeln!(out, "!{i} = !{{{ty} @{symbol}, !\"kernel\", i32 1}}");
+    }
+    let version = kernels.len();
+    let _ = writeln!(out, "!nvvmir.version = !{{!{version}}}");
+    let _ = writeln!(out, "!{version} = !{{i32 2, i32 0}}");
+    Ok(out)
+}

@@ -1,0 +1,322 @@
+//! The kernel body as the `#[kernel]` macro captured it.
+//!
+//! This is plain data that mirrors the supported subset of Rust syntax, with the user's
+//! spans. The macro checks the subset and serialises a [`KernelSource`] into the program;
+//! at run time [`crate::lower`] infers types and lowers it to the IR. Nothing here is typed
+//! beyond what the user wrote: literals keep their suffix (if any) and `let` its annotation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Scalar, Span};
+
+/// Version of this captured form. Part of every cache key, so a change of the format
+/// misses the cache instead of misreading it.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A captured `#[kernel]` function.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelSource {
+    /// The Rust name of the kernel function.
+    pub name: String,
+    /// Parameters in declaration order.
+    pub params: Vec<Param>,
+    /// The body.
+    pub body: Block,
+    /// Where the function starts.
+    pub span: Span,
+}
+
+impl KernelSource {
+    /// Serialises to the compact text the macro embeds in the program.
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads the text produced by [`KernelSource::to_json`].
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    pub name: String,
+    pub ty: ParamType,
+    /// `mut name: T`: the kernel may assign to its copy of the value.
+    pub mutable: bool,
+    pub span: Span,
+}
+
+/// The type of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParamType {
+    /// A scalar passed by value.
+    Scalar(Scalar),
+    /// `&[T]` (`mutable: false`) or `&mut [T]` (`mutable: true`).
+    Slice { elem: Scalar, mutable: bool },
+}
+
+/// A `{ ... }` block. Kernel blocks produce no value unless `tail` is set (only in
+/// `if` expressions).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    /// The final expression without `;`, when the block is used as a value.
+    pub tail: Option<Box<Expr>>,
+    pub span: Span,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Stmt {
+    /// `let [mut] name[: ty] [= init];`
+    Let {
+        name: String,
+        mutable: bool,
+        ty: Option<Scalar>,
+        init: Option<Expr>,
+        span: Span,
+    },
+    /// `place = value;` or `place op= value;`
+    Assign {
+        place: Expr,
+        op: Option<BinaryOp>,
+        value: Expr,
+        span: Span,
+    },
+    /// `if cond { .. } [else ..]` used as a statement.
+    If(IfStmt),
+    /// `[label:] while cond { .. }`
+    While {
+        label: Option<String>,
+        cond: Expr,
+        body: Block,
+        span: Span,
+    },
+    /// `[label:] loop { .. }`
+    Loop {
+        label: Option<String>,
+        body: Block,
+        span: Span,
+    },
+    /// `[label:] for var in range { .. }`
+    For {
+        label: Option<String>,
+        var: String,
+        range: RangeExpr,
+        body: Block,
+        span: Span,
+    },
+    /// `break ['label];`
+    Break { label: Option<String>, span: Span },
+    /// `continue ['label];`
+    Continue { label: Option<String>, span: Span },
+    /// `return;`
+    Return { span: Span },
+    /// A nested `{ .. }` block.
+    Block(Block),
+}
+
+/// `if cond { then } else { .. }`, with `else if` chains nested in `otherwise`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IfStmt {
+    pub cond: Expr,
+    pub then: Block,
+    pub otherwise: Option<Box<Else>>,
+    pub span: Span,
+}
+
+/// The `else` part of an `if`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Else {
+    If(IfStmt),
+    Block(Block),
+}
+
+/// The iterator of a `for` loop: `start..end`, `start..=end`, optionally `.step_by(step)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RangeExpr {
+    pub start: Expr,
+    pub end: Expr,
+    pub inclusive: bool,
+    pub step: Option<Expr>,
+    pub span: Span,
+}
+
+/// An expression and where it was written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+/// The kinds of expression of the kernel language.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ExprKind {
+    /// A literal; integer and float literals carry their suffix if the user wrote one.
+    Lit(Literal),
+    /// A local variable or parameter.
+    Var(String),
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    /// `value as ty`
+    Cast {
+        value: Box<Expr>,
+        ty: Scalar,
+    },
+    /// `base[index]` on a slice.
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    /// `slice.len()`
+    Len(Box<Expr>),
+    /// A device intrinsic such as `thread_idx().x` or `global_index()`.
+    Builtin(Builtin),
+    /// `if cond { a } else { b }` used as a value.
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        otherwise: Block,
+    },
+    /// A `{ stmts; tail }` block used as a value.
+    Block(Block),
+}
+
+/// A literal value.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Literal {
+    Bool(bool),
+    /// An integer literal; values above `u64::MAX` are rejected by the macro.
+    Int {
+        value: u64,
+        suffix: Option<Scalar>,
+    },
+    Float {
+        value: f64,
+        suffix: Option<Scalar>,
+    },
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `!x` (logical on `bool`, bitwise on integers)
+    Not,
+}
+
+/// Binary operators, with Rust's meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `&&` (short-circuit)
+    And,
+    /// `||` (short-circuit)
+    Or,
+}
+
+impl BinaryOp {
+    /// Whether the operator compares and yields `bool`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+
+    /// Whether the operator is a short-circuit logical operator.
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or)
+    }
+
+    /// Whether the operator is a shift (whose right operand may have another type).
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinaryOp::Shl | BinaryOp::Shr)
+    }
+
+    /// The operator as Rust writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+        }
+    }
+}
+
+/// Device intrinsics known to the language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Builtin {
+    /// `thread_idx().{x,y,z}`: `u32`
+    ThreadIdx(Axis),
+    /// `block_idx().{x,y,z}`: `u32`
+    BlockIdx(Axis),
+    /// `block_dim().{x,y,z}`: `u32`
+    BlockDim(Axis),
+    /// `grid_dim().{x,y,z}`: `u32`
+    GridDim(Axis),
+    /// `global_index()`: `block_idx().x * block_dim().x + thread_idx().x` as `usize`
+    GlobalIndex,
+    /// `grid_stride()`: `grid_dim().x * block_dim().x` as `usize`
+    GridStride,
+}
+
+/// A component of a three-dimensional index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    /// `x`, `y` or `z`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! The kernel language of cudajit, independent of syntax and of NVVM.
+//!
+//! A `#[kernel]` function goes through these stages, each in its own module:
+//!
+//! 1. [`ast`]: the kernel body as the macro captured it: plain data with the user's spans,
+//!    serialised into the program at compile time.
+//! 2. [`lower`]: type inference (the same types rustc gave the body) and lowering into the
+//!    typed [`ir`], once per specialisation.
+//! 3. [`valid`]: a validator that checks the IR and returns a [`valid::KernelInfo`], the
+//!    proof (types of every expression) that back ends rely on.
+//!
+//! [`device`] holds the host-side declarations of the device intrinsics, so that kernel
+//! bodies stay valid Rust that rustc type-checks.
+
+pub mod ast;
+mod captured;
+pub mod device;
+pub mod ir;
+pub mod lower;
+pub mod span;
+pub mod types;
+pub mod valid;
+
+pub use captured::CapturedKernel;
+pub use span::Span;
+pub use types::Scalar;
+
+/// A fingerprint of this crate's sources: changes whenever the language front end does,
+/// so JIT cache keys change with it.
+pub const SOURCE_FINGERPRINT: &str = env!("CUDAJIT_SOURCE_FINGERPRINT");

@@ -1,0 +1,357 @@
+//! Type resolution of expressions and the rules of statements and control flow.
+
+use super::error::{ValidationError, ValidationErrorKind as Kind};
+use super::{ExprType, FunctionInfo};
+use crate::ast::{BinaryOp, UnaryOp};
+use crate::ir::{
+    AddressSpace, Block, Expression, Function, Handle, LoopId, Module, Statement, TypeInner,
+};
+use crate::{Scalar, Span};
+
+pub(super) fn validate_function(
+    module: &Module,
+    function: &Function,
+) -> Result<FunctionInfo, ValidationError> {
+    let mut checker = Checker {
+        module,
+        function,
+        types: Vec::with_capacity(function.expressions.len()),
+        loops: Vec::new(),
+        seen_loops: Vec::new(),
+    };
+    for (handle, expression) in function.expressions.iter() {
+        let ty = checker
+            .resolve(expression)
+            .map_err(|kind| checker.error(function.expression_span(handle), kind))?;
+        checker.types.push(ty);
+    }
+    checker.block(&function.body, false)?;
+    Ok(FunctionInfo {
+        expression_types: checker.types,
+    })
+}
+
+pub(super) fn check_kernel_signature(
+    module: &Module,
+    function: &Function,
+) -> Result<(), ValidationError> {
+    let error = |span, kind| ValidationError {
+        function: function.name.clone(),
+        span,
+        kind,
+    };
+    if function.result.is_some() {
+        return Err(error(function.span, Kind::KernelReturnsValue));
+    }
+    for argument in &function.arguments {
+        let ok = match &module.types[argument.ty].inner {
+            TypeInner::Scalar(_) | TypeInner::Pointer { .. } | TypeInner::Struct { .. } => true,
+            TypeInner::Slice { base, .. } => {
+                matches!(module.types[*base].inner, TypeInner::Scalar(_))
+            }
+            TypeInner::Array { .. } => false,
+        };
+        if !ok {
+            return Err(error(
+                argument.span,
+                Kind::BadKernelParameter {
+                    name: argument.name.clone(),
+                    ty: super::describe_type(module, argument.ty),
+                },
+            ));
+        }
+    }
+    Ok(())
+}
+
+struct Checker<'a> {
+    module: &'a Module,
+    function: &'a Function,
+    types: Vec<ExprType>,
+    /// Enclosing loops; `true` while checking that loop's `continuing` block.
+    loops: Vec<(LoopId, bool)>,
+    seen_loops: Vec<LoopId>,
+}
+
+impl Checker<'_> {
+    fn error(&self, span: Span, kind: Kind) -> ValidationError {
+        ValidationError {
+            function: self.function.name.clone(),
+            span,
+            kind,
+        }
+    }
+
+    fn ty(&self, handle: Handle<Expression>) -> ExprType {
+        self.types[handle.index()]
+    }
+
+    fn describe(&self, ty: ExprType) -> String {
+        ty.describe(self.module)
+    }
+
+    fn scalar(&self, handle: Handle<Expression>) -> Result<Scalar, Kind> {
+        self.ty(handle).scalar().ok_or_else(|| Kind::TypeMismatch {
+            expected: "a scalar".into(),
+            found: self.describe(self.ty(handle)),
+        })
+    }
+
+    fn expect(&self, handle: Handle<Expression>, expected: Scalar) -> Result<(), Kind> {
+        let found = self.ty(handle);
+        if found == ExprType::Scalar(expected) {
+            Ok(())
+        } else {
+            Err(Kind::TypeMismatch {
+                expected: format!("`{expected}`"),
+                found: self.describe(found),
+            })
+        }
+    }
+
+    fn resolve(&self, expression: &Expression) -> Result<ExprType, Kind> {
+        Ok(match *expression {
+            Expression::Literal(literal) => {
+                let ty = literal.scalar();
+                let consistent = match literal {
+                    crate::ir::Literal::Bool(_) => true,
+                    crate::ir::Literal::Int { .. } => ty.is_integer(),
+                    crate::ir::Literal::Float { .. } => ty.is_float(),
+                };
+                if !consistent {
+                    return Err(Kind::TypeMismatch {
+                        expected: "a literal of matching kind".into(),
+                        found: format!("`{ty}`"),
+                    });
+                }
+                ExprType::Scalar(ty)
+            }
+            Expression::FunctionArgument(index) => {
+                ExprType::of(self.module, self.function.arguments[index as usize].ty)
+            }
+            Expression::LocalLoad(local) => {
+                ExprType::of(self.module, self.function.locals[local].ty)
+            }
+            Expression::Load { pointer } => match self.ty(pointer) {
+                ExprType::Pointer { base, .. } => ExprType::of(self.module, base),
+                other => {
+                    return Err(Kind::TypeMismatch {
+                        expected: "a pointer".into(),
+                        found: self.describe(other),
+                    })
+                }
+            },
+            Expression::ElementPointer { base, index } => {
+                let index_ty = self.scalar(index)?;
+                if !index_ty.is_integer() {
+                    return Err(Kind::TypeMismatch {
+                        expected: "an integer index".into(),
+                        found: format!("`{index_ty}`"),
+                    });
+                }
+                match self.ty(base) {
+                    ExprType::Slice { base, mutable } => ExprType::Pointer {
+                        base,
+                        space: AddressSpace::Global,
+                        mutable,
+                    },
+                    ExprType::Pointer {
+                        base,
+                        space,
+                        mutable,
+                    } => ExprType::Pointer {
+                        base,
+                        space,
+                        mutable,
+                    },
+                    other => {
+                        return Err(Kind::TypeMismatch {
+                            expected: "a slice or pointer".into(),
+                            found: self.describe(other),
+                        })
+                    }
+                }
+            }
+            Expression::SliceLength { slice } => match self.ty(slice) {
+                ExprType::Slice { .. } => ExprType::Scalar(Scalar::Usize),
+                other => {
+                    return Err(Kind::TypeMismatch {
+                        expected: "a slice".into(),
+                        found: self.describe(other),
+                    })
+                }
+            },
+            Expression::Unary { op, operand } => {
+                let ty = self.scalar(operand)?;
+                let ok = match op {
+                    UnaryOp::Neg => ty.is_signed() || ty.is_float(),
+                    UnaryOp::Not => ty == Scalar::Bool || ty.is_integer(),
+                };
+                if !ok {
+                    let symbol = if op == UnaryOp::Neg { "-" } else { "!" };
+                    return Err(Kind::BadOperand {
+                        op: symbol,
+                        ty: format!("`{ty}`"),
+                    });
+                }
+                ExprType::Scalar(ty)
+            }
+            Expression::Binary { op, left, right } => {
+                let l = self.scalar(left)?;
+                self.expect(right, l)?;
+                let ok = match op {
+                    BinaryOp::Add
+                    | BinaryOp::Sub
+                    | BinaryOp::Mul
+                    | BinaryOp::Div
+                    | BinaryOp::Rem => l.is_integer() || l.is_float(),
+                    BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                        l.is_integer() || l == Scalar::Bool
+                    }
+                    BinaryOp::Shl | BinaryOp::Shr => l.is_integer(),
+                    BinaryOp::Eq
+                    | BinaryOp::Ne
+                    | BinaryOp::Lt
+                    | BinaryOp::Le
+                    | BinaryOp::Gt
+                    | BinaryOp::Ge => true,
+                    BinaryOp::And | BinaryOp::Or => false,
+                };
+                if !ok {
+                    return Err(Kind::BadOperand {
+                        op: op.symbol(),
+                        ty: format!("`{l}`"),
+                    });
+                }
+                ExprType::Scalar(if op.is_comparison() { Scalar::Bool } else { l })
+            }
+            Expression::Logical { left, right, .. } => {
+                self.expect(left, Scalar::Bool)?;
+                self.expect(right, Scalar::Bool)?;
+                ExprType::Scalar(Scalar::Bool)
+            }
+            Expression::Cast { value, to } => {
+                let from = self.scalar(value)?;
+                // Rust's `as`: numeric to numeric, and bool to integer.
+                let ok = match (from == Scalar::Bool, to == Scalar::Bool) {
+                    (_, true) => from == Scalar::Bool,
+                    (true, false) => to.is_integer(),
+                    (false, false) => true,
+                };
+                if !ok {
+                    return Err(Kind::BadCast {
+                        from: format!("`{from}`"),
+                        to: format!("`{to}`"),
+                    });
+                }
+                ExprType::Scalar(to)
+            }
+            Expression::Builtin(_) => ExprType::Scalar(Scalar::U32),
+        })
+    }
+
+    fn block(&mut self, block: &Block, in_continuing: bool) -> Result<(), ValidationError> {
+        for (statement, span) in block.iter() {
+            self.statement(statement, in_continuing)
+                .map_err(|kind| self.error(span, kind))?;
+        }
+        Ok(())
+    }
+
+    fn statement(&mut self, statement: &Statement, in_continuing: bool) -> Result<(), Kind> {
+        let nested = |e: ValidationError| e.kind;
+        match statement {
+            Statement::LocalStore { local, value } => {
+                let expected = ExprType::of(self.module, self.function.locals[*local].ty);
+                self.same(expected, self.ty(*value))?;
+            }
+            Statement::Store { pointer, value } => match self.ty(*pointer) {
+                ExprType::Pointer { base, mutable, .. } => {
+                    if !mutable {
+                        return Err(Kind::StoreToImmutable);
+                    }
+                    self.same(ExprType::of(self.module, base), self.ty(*value))?;
+                }
+                other => {
+                    return Err(Kind::TypeMismatch {
+                        expected: "a pointer".into(),
+                        found: self.describe(other),
+                    })
+                }
+            },
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                self.expect(*condition, Scalar::Bool)?;
+                self.block(accept, in_continuing).map_err(nested)?;
+                self.block(reject, in_continuing).map_err(nested)?;
+            }
+            Statement::Loop {
+                id,
+                body,
+                continuing,
+            } => {
+                if self.seen_loops.contains(id) {
+                    return Err(Kind::DuplicateLoop(id.0));
+                }
+                self.seen_loops.push(*id);
+                self.loops.push((*id, false));
+                let body_result = self.block(body, false);
+                if let Some(top) = self.loops.last_mut() {
+                    top.1 = true;
+                }
+                let continuing_result = body_result.and_then(|()| self.block(continuing, true));
+                self.loops.pop();
+                continuing_result.map_err(nested)?;
+            }
+            Statement::Break { target } => self.loop_target(*target, "break")?,
+            Statement::Continue { target } => {
+                self.loop_target(*target, "continue")?;
+                if in_continuing && self.loops.last().map(|l| l.0) == Some(*target) {
+                    return Err(Kind::Unsupported(
+                        "`continue` inside the continuing block of the same loop".into(),
+                    ));
+                }
+            }
+            Statement::Return { value } => match (value, self.function.result) {
+                (None, None) => {}
+                (Some(value), Some(result)) => {
+                    self.same(ExprType::of(self.module, result), self.ty(*value))?
+                }
+                (None, Some(_)) => {
+                    return Err(Kind::TypeMismatch {
+                        expected: "a return value".into(),
+                        found: "none".into(),
+                    })
+                }
+                (Some(_), None) => return Err(Kind::KernelReturnsValue),
+            },
+            Statement::Block(inner) => self.block(inner, in_continuing).map_err(nested)?,
+        }
+        Ok(())
+    }
+
+    fn same(&self, expected: ExprType, found: ExprType) -> Result<(), Kind> {
+        if expected == found {
+            Ok(())
+        } else {
+            Err(Kind::TypeMismatch {
+                expected: self.describe(expected),
+                found: self.describe(found),
+            })
+        }
+    }
+
+    fn loop_target(&self, target: LoopId, what: &'static str) -> Result<(), Kind> {
+        if self.loops.iter().any(|(id, _)| *id == target) {
+            Ok(())
+        } else {
+            Err(Kind::BadLoopTarget {
+                what,
+                target: target.0,
+            })
+        }
+    }
+}

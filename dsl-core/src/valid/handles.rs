@@ -1,0 +1,143 @@
+//! The first pass: every handle points into its arena, and expressions only refer to
+//! earlier expressions (so expression trees are acyclic). Later passes rely on this and
+//! index arenas without checking.
+
+use super::error::ValidationErrorKind as Kind;
+use crate::ir::{Block, Expression, Function, Module, Statement, TypeInner};
+
+pub(super) fn check_types(module: &Module) -> Result<(), Kind> {
+    for (handle, ty) in module.types.iter() {
+        let bases = match &ty.inner {
+            TypeInner::Scalar(_) => vec![],
+            TypeInner::Pointer { base, .. }
+            | TypeInner::Slice { base, .. }
+            | TypeInner::Array { base, .. } => vec![*base],
+            TypeInner::Struct { members, .. } => members.iter().map(|m| m.ty).collect(),
+        };
+        for base in bases {
+            // Types refer only to earlier types, so the type graph is acyclic.
+            if base.index() >= handle.index() {
+                return Err(Kind::BadHandle {
+                    what: "type",
+                    handle: base.index(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn check_function(module: &Module, function: &Function) -> Result<(), Kind> {
+    let type_ok = |h: crate::ir::Handle<crate::ir::Type>| {
+        if module.types.try_get(h).is_some() {
+            Ok(())
+        } else {
+            Err(Kind::BadHandle {
+                what: "type",
+                handle: h.index(),
+            })
+        }
+    };
+    for argument in &function.arguments {
+        type_ok(argument.ty)?;
+    }
+    if let Some(result) = function.result {
+        type_ok(result)?;
+    }
+    for (_, local) in function.locals.iter() {
+        type_ok(local.ty)?;
+    }
+    for (handle, expression) in function.expressions.iter() {
+        for operand in operands(expression) {
+            if operand.index() >= handle.index() {
+                return Err(Kind::ForwardReference {
+                    expression: handle.index(),
+                    operand: operand.index(),
+                });
+            }
+        }
+        match expression {
+            Expression::FunctionArgument(index) if *index as usize >= function.arguments.len() => {
+                return Err(Kind::BadArgument { index: *index })
+            }
+            Expression::LocalLoad(local) if !function.locals.contains(*local) => {
+                return Err(Kind::BadHandle {
+                    what: "local variable",
+                    handle: local.index(),
+                })
+            }
+            _ => {}
+        }
+    }
+    check_block(function, &function.body)
+}
+
+fn check_block(function: &Function, block: &Block) -> Result<(), Kind> {
+    let expr_ok = |h: crate::ir::Handle<Expression>| {
+        if function.expressions.contains(h) {
+            Ok(())
+        } else {
+            Err(Kind::BadHandle {
+                what: "expression",
+                handle: h.index(),
+            })
+        }
+    };
+    for statement in &block.statements {
+        match statement {
+            Statement::LocalStore { local, value } => {
+                expr_ok(*value)?;
+                if !function.locals.contains(*local) {
+                    return Err(Kind::BadHandle {
+                        what: "local variable",
+                        handle: local.index(),
+                    });
+                }
+            }
+            Statement::Store { pointer, value } => {
+                expr_ok(*pointer)?;
+                expr_ok(*value)?;
+            }
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                expr_ok(*condition)?;
+                check_block(function, accept)?;
+                check_block(function, reject)?;
+            }
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                check_block(function, body)?;
+                check_block(function, continuing)?;
+            }
+            Statement::Return { value: Some(value) } => expr_ok(*value)?,
+            Statement::Block(inner) => check_block(function, inner)?,
+            Statement::Break { .. } | Statement::Continue { .. } | Statement::Return { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+/// The expressions an expression reads.
+pub(super) fn operands(
+    expression: &Expression,
+) -> impl Iterator<Item = crate::ir::Handle<Expression>> {
+    let (a, b) = match *expression {
+        Expression::Load { pointer } => (Some(pointer), None),
+        Expression::ElementPointer { base, index } => (Some(base), Some(index)),
+        Expression::SliceLength { slice } => (Some(slice), None),
+        Expression::Unary { operand, .. } => (Some(operand), None),
+        Expression::Binary { left, right, .. } | Expression::Logical { left, right, .. } => {
+            (Some(left), Some(right))
+        }
+        Expression::Cast { value, .. } => (Some(value), None),
+        Expression::Literal(_)
+        | Expression::FunctionArgument(_)
+        | Expression::LocalLoad(_)
+        | Expression::Builtin(_) => (None, None),
+    };
+    a.into_iter().chain(b)
+}

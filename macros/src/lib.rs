@@ -1,0 +1,38 @@
+//! Procedural macros of cudajit.
+//!
+//! Each entry point is short: parse (syn → cudajit's captured syntax, collecting every
+//! error at its span), check, generate. On error the user's function is still emitted next
+//! to the `compile_error!`s, so IDEs and rustc keep working on the rest of the file.
+
+mod check;
+mod errors;
+mod generate;
+mod parse;
+
+use proc_macro::TokenStream;
+
+/// Marks a function as a GPU kernel.
+///
+/// The body stays ordinary Rust that rustc type-checks; the macro captures it, and at the
+/// first launch cudajit JIT-compiles it for the GPU it runs on. The macro replaces the
+/// function by a module of the same name holding the typed host launcher:
+///
+/// ```ignore
+/// use cudajit::prelude::*;
+///
+/// #[kernel]
+/// fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+///     let i = global_index();
+///     if i < y.len() {
+///         y[i] = a * x[i] + y[i];
+///     }
+/// }
+///
+/// // saxpy::launch(&stream, LaunchConfig::for_elements(n), 2.0, &x, &mut y)?;
+/// ```
+///
+/// See the `cudajit` crate for the language and the launch API.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    generate::kernel(attr.into(), item.into()).into()
+}

@@ -1,0 +1,391 @@
+//! Statements and blocks of a kernel body.
+
+use cudajit_core::ast::{BinaryOp, Block, Else, Expr, IfStmt, RangeExpr, Stmt};
+
+use super::signature::scalar_type;
+use super::{span_at, span_of};
+use crate::errors::Errors;
+
+/// Walks a kernel body, turning syn nodes into captured syntax and recording every
+/// unsupported construct in `errors`.
+pub(crate) struct Parser<'e> {
+    pub(super) errors: &'e mut Errors,
+}
+
+impl<'e> Parser<'e> {
+    pub(crate) fn new(errors: &'e mut Errors) -> Self {
+        Parser { errors }
+    }
+
+    /// The function body: statements only, no value.
+    pub(crate) fn fn_body(&mut self, block: &syn::Block) -> Block {
+        let parsed = self.block(block);
+        if parsed.tail.is_some() {
+            self.errors.at(
+                block.stmts.last(),
+                "a kernel returns nothing: end this expression with `;` or write the result into a `&mut [T]` parameter",
+            );
+        }
+        parsed
+    }
+
+    /// A block; a final expression without `;` that is not control flow becomes `tail`.
+    pub(super) fn block(&mut self, block: &syn::Block) -> Block {
+        let mut stmts = Vec::new();
+        let mut tail = None;
+        let count = block.stmts.len();
+        for (position, stmt) in block.stmts.iter().enumerate() {
+            let last = position + 1 == count;
+            match stmt {
+                syn::Stmt::Expr(expr, None) if last && !is_control_flow(expr) => {
+                    tail = self.expr(expr).map(Box::new);
+                }
+                _ => {
+                    if let Some(stmt) = self.stmt(stmt) {
+                        stmts.push(stmt);
+                    }
+                }
+            }
+        }
+        Block {
+            stmts,
+            tail,
+            span: span_of(block.brace_token.span.open()),
+        }
+    }
+
+    fn stmt(&mut self, stmt: &syn::Stmt) -> Option<Stmt> {
+        match stmt {
+            syn::Stmt::Local(local) => self.local(local),
+            syn::Stmt::Item(item) => {
+                self.errors.at(
+                    item,
+                    "items (functions, structs, `use`, ...) cannot be declared inside a kernel: declare them outside",
+                );
+                None
+            }
+            syn::Stmt::Macro(mac) => {
+                self.errors
+                    .at(&mac.mac.path, "macros are not supported inside kernels");
+                None
+            }
+            syn::Stmt::Expr(expr, _) => self.expr_stmt(expr),
+        }
+    }
+
+    fn local(&mut self, local: &syn::Local) -> Option<Stmt> {
+        let span = span_of(local.let_token.span);
+        let (pat, ty) = match &local.pat {
+            syn::Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
+            other => (other, None),
+        };
+        let (name, mutable) = match pat {
+            syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                (ident.ident.to_string(), ident.mutability.is_some())
+            }
+            other => {
+                self.errors.at(
+                    other,
+                    "`let` in a kernel binds one name (`let x = ..` or `let mut x: T = ..`); patterns and tuples are not supported",
+                );
+                return None;
+            }
+        };
+        let ty = match ty {
+            Some(ty) => match scalar_type(ty) {
+                Some(scalar) => Some(scalar),
+                None => {
+                    self.errors.at(
+                        ty,
+                        "local variables of a kernel are scalars (`bool`, integers, `f32`, `f64`)",
+                    );
+                    return None;
+                }
+            },
+            None => None,
+        };
+        let init = match &local.init {
+            Some(init) => {
+                if let Some((_, diverge)) = &init.diverge {
+                    self.errors
+                        .at(diverge, "`let ... else` is not supported in kernels");
+                    return None;
+                }
+                Some(self.expr(&init.expr)?)
+            }
+            None => None,
+        };
+        Some(Stmt::Let {
+            name,
+            mutable,
+            ty,
+            init,
+            span,
+        })
+    }
+
+    fn expr_stmt(&mut self, expr: &syn::Expr) -> Option<Stmt> {
+        let span = span_at(expr);
+        match expr {
+            syn::Expr::Assign(assign) => Some(Stmt::Assign {
+                place: self.place(&assign.left)?,
+                op: None,
+                value: self.expr(&assign.right)?,
+                span,
+            }),
+            syn::Expr::Binary(binary) if compound_op(&binary.op).is_some() => Some(Stmt::Assign {
+                place: self.place(&binary.left)?,
+                op: compound_op(&binary.op),
+                value: self.expr(&binary.right)?,
+                span,
+            }),
+            syn::Expr::If(expr_if) => Some(Stmt::If(self.if_stmt(expr_if)?)),
+            syn::Expr::While(expr_while) => {
+                if let syn::Expr::Let(let_expr) = &*expr_while.cond {
+                    self.errors
+                        .at(let_expr, "`while let` is not supported in kernels");
+                    return None;
+                }
+                let cond = self.expr(&expr_while.cond);
+                let body = self.block(&expr_while.body);
+                Some(Stmt::While {
+                    label: label_name(&expr_while.label),
+                    cond: cond?,
+                    body: self.no_tail_in(body, &expr_while.body),
+                    span,
+                })
+            }
+            syn::Expr::Loop(expr_loop) => {
+                let body = self.block(&expr_loop.body);
+                Some(Stmt::Loop {
+                    label: label_name(&expr_loop.label),
+                    body: self.no_tail_in(body, &expr_loop.body),
+                    span,
+                })
+            }
+            syn::Expr::ForLoop(for_loop) => self.for_loop(for_loop),
+            syn::Expr::Break(expr_break) => {
+                if let Some(value) = &expr_break.expr {
+                    self.errors
+                        .at(value, "`break` with a value is not supported in kernels");
+                    return None;
+                }
+                Some(Stmt::Break {
+                    label: expr_break.label.as_ref().map(|l| l.ident.to_string()),
+                    span,
+                })
+            }
+            syn::Expr::Continue(expr_continue) => Some(Stmt::Continue {
+                label: expr_continue.label.as_ref().map(|l| l.ident.to_string()),
+                span,
+            }),
+            syn::Expr::Return(expr_return) => {
+                if let Some(value) = &expr_return.expr {
+                    self.errors
+                        .at(value, "a kernel returns nothing: write `return;`");
+                    return None;
+                }
+                Some(Stmt::Return { span })
+            }
+            syn::Expr::Block(expr_block) if self.plain_block(expr_block) => {
+                let block = self.block(&expr_block.block);
+                Some(Stmt::Block(self.no_tail_in(block, &expr_block.block)))
+            }
+            syn::Expr::Block(_) => None,
+            other => {
+                // Evaluate it for errors, then reject the statement itself.
+                if self.expr(other).is_some() {
+                    self.errors.at(
+                        other,
+                        "this expression statement has no effect: kernels change memory only through assignments",
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    pub(super) fn if_stmt(&mut self, expr_if: &syn::ExprIf) -> Option<IfStmt> {
+        if let syn::Expr::Let(let_expr) = &*expr_if.cond {
+            self.errors
+                .at(let_expr, "`if let` is not supported in kernels");
+            return None;
+        }
+        let cond = self.expr(&expr_if.cond);
+        let then = self.block(&expr_if.then_branch);
+        let then = self.no_tail_in(then, &expr_if.then_branch);
+        let otherwise = match &expr_if.else_branch {
+            None => None,
+            Some((_, else_expr)) => match &**else_expr {
+                syn::Expr::If(nested) => Some(Box::new(Else::If(self.if_stmt(nested)?))),
+                syn::Expr::Block(block) => {
+                    let parsed = self.block(&block.block);
+                    Some(Box::new(Else::Block(self.no_tail_in(parsed, &block.block))))
+                }
+                other => {
+                    self.errors.at(other, "unexpected `else` branch");
+                    return None;
+                }
+            },
+        };
+        Some(IfStmt {
+            cond: cond?,
+            then,
+            otherwise,
+            span: span_of(expr_if.if_token.span),
+        })
+    }
+
+    /// A block used as a statement: a final value is an error (`;` is missing).
+    fn no_tail_in(&mut self, mut block: Block, syn_block: &syn::Block) -> Block {
+        if block.tail.take().is_some() {
+            self.errors.at(
+                syn_block.stmts.last(),
+                "this block is a statement, so it cannot end in a value: add `;`",
+            );
+        }
+        block
+    }
+
+    fn for_loop(&mut self, for_loop: &syn::ExprForLoop) -> Option<Stmt> {
+        let var = match &*for_loop.pat {
+            syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                ident.ident.to_string()
+            }
+            other => {
+                self.errors.at(
+                    other,
+                    "a `for` loop in a kernel binds one name (`for i in a..b`)",
+                );
+                return None;
+            }
+        };
+        let range = self.range(&for_loop.expr);
+        let body = self.block(&for_loop.body);
+        Some(Stmt::For {
+            label: label_name(&for_loop.label),
+            var,
+            range: range?,
+            body: self.no_tail_in(body, &for_loop.body),
+            span: span_of(for_loop.for_token.span),
+        })
+    }
+
+    /// `a..b`, `a..=b`, `(a..b).step_by(s)`.
+    fn range(&mut self, expr: &syn::Expr) -> Option<RangeExpr> {
+        const HELP: &str = "a `for` loop in a kernel iterates over a range: `a..b`, `a..=b` or `(a..b).step_by(s)`";
+        match expr {
+            syn::Expr::Paren(paren) => self.range(&paren.expr),
+            syn::Expr::Group(group) => self.range(&group.expr),
+            syn::Expr::Range(range) => {
+                let (Some(start), Some(end)) = (&range.start, &range.end) else {
+                    self.errors
+                        .at(range, "a kernel range needs both ends: `a..b` or `a..=b`");
+                    return None;
+                };
+                let start = self.expr(start);
+                let end = self.expr(end);
+                Some(RangeExpr {
+                    start: start?,
+                    end: end?,
+                    inclusive: matches!(range.limits, syn::RangeLimits::Closed(_)),
+                    step: None,
+                    span: span_at(range),
+                })
+            }
+            syn::Expr::MethodCall(call) if call.method == "step_by" && call.args.len() == 1 => {
+                let mut range = self.range(&call.receiver)?;
+                if range.step.is_some() {
+                    self.errors
+                        .at(&call.method, "`step_by` can be applied once");
+                    return None;
+                }
+                range.step = Some(self.expr(&call.args[0])?);
+                Some(range)
+            }
+            other => {
+                self.errors.at(other, HELP);
+                None
+            }
+        }
+    }
+
+    fn plain_block(&mut self, block: &syn::ExprBlock) -> bool {
+        if let Some(label) = &block.label {
+            self.errors
+                .at(label, "labelled blocks are not supported in kernels");
+            return false;
+        }
+        if let Some(attr) = block.attrs.first() {
+            self.errors
+                .at(attr, "attributes on blocks are not supported in kernels");
+            return false;
+        }
+        true
+    }
+
+    /// The left side of an assignment: a variable or a slice element.
+    fn place(&mut self, expr: &syn::Expr) -> Option<Expr> {
+        match expr {
+            syn::Expr::Path(_) | syn::Expr::Index(_) => self.expr(expr),
+            syn::Expr::Paren(paren) => self.place(&paren.expr),
+            other => {
+                self.errors.at(
+                    other,
+                    "only local variables and slice elements (`y[i]`) can be assigned in kernels",
+                );
+                None
+            }
+        }
+    }
+}
+
+fn label_name(label: &Option<syn::Label>) -> Option<String> {
+    label.as_ref().map(|l| l.name.ident.to_string())
+}
+
+/// Expressions that are statements even without a `;` at the end of a block.
+fn is_control_flow(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::While(_) | syn::Expr::Loop(_) | syn::Expr::ForLoop(_) => true,
+        syn::Expr::If(expr_if) => if_is_statement(expr_if),
+        syn::Expr::Block(block) => block
+            .block
+            .stmts
+            .last()
+            .is_none_or(|s| !matches!(s, syn::Stmt::Expr(e, None) if !is_control_flow(e))),
+        _ => false,
+    }
+}
+
+/// An `if` without `else`, or whose branches end in `;`/control flow, is a statement.
+fn if_is_statement(expr_if: &syn::ExprIf) -> bool {
+    let branch_has_value = |block: &syn::Block| matches!(block.stmts.last(), Some(syn::Stmt::Expr(e, None)) if !is_control_flow(e));
+    match &expr_if.else_branch {
+        None => true,
+        Some((_, else_expr)) => {
+            !branch_has_value(&expr_if.then_branch)
+                && match &**else_expr {
+                    syn::Expr::Block(block) => !branch_has_value(&block.block),
+                    syn::Expr::If(nested) => if_is_statement(nested),
+                    _ => true,
+                }
+        }
+    }
+}
+
+fn compound_op(op: &syn::BinOp) -> Option<BinaryOp> {
+    Some(match op {
+        syn::BinOp::AddAssign(_) => BinaryOp::Add,
+        syn::BinOp::SubAssign(_) => BinaryOp::Sub,
+        syn::BinOp::MulAssign(_) => BinaryOp::Mul,
+        syn::BinOp::DivAssign(_) => BinaryOp::Div,
+        syn::BinOp::RemAssign(_) => BinaryOp::Rem,
+        syn::BinOp::BitAndAssign(_) => BinaryOp::BitAnd,
+        syn::BinOp::BitOrAssign(_) => BinaryOp::BitOr,
+        syn::BinOp::BitXorAssign(_) => BinaryOp::BitXor,
+        syn::BinOp::ShlAssign(_) => BinaryOp::Shl,
+        syn::BinOp::ShrAssign(_) => BinaryOp::Shr,
+        _ => return None,
+    })
+}

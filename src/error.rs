@@ -1,0 +1,33 @@
+//! The facade's error type.
+
+use cudajit_codegen::compile::CompileError;
+use cudarc::driver::DriverError;
+
+use crate::launch::LaunchConfigError;
+
+/// Everything a launch, a compile or a context request can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No usable GPU: no CUDA driver, or no device.
+    #[error("no GPU found: {0}")]
+    NoGpu(String),
+    /// The kernel could not be compiled.
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    /// The launch configuration is invalid for this kernel or device; nothing was launched.
+    #[error("kernel `{kernel}`: {source}")]
+    LaunchConfig {
+        kernel: String,
+        source: LaunchConfigError,
+    },
+    /// The driver refused to load the compiled module.
+    #[error("kernel `{kernel}`: the CUDA driver could not load its cubin ({source}); the driver may be older than the toolchain that built it")]
+    Load { kernel: String, source: DriverError },
+    /// A driver call failed.
+    #[error("kernel `{kernel}`: {what} failed: {source}")]
+    Driver {
+        kernel: String,
+        what: &'static str,
+        source: DriverError,
+    },
+}

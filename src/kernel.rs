@@ -1,0 +1,243 @@
+//! A kernel's per-process state: compiled code and one loaded module per CUDA context.
+//!
+//! The hot path of a launch is [`Kernel::function`]: one atomic load (`OnceLock::get`) and
+//! a pointer comparison when the stream's context is the first one the kernel was loaded
+//! into. Other contexts (other GPUs of the process) take a mutex once per launch.
+
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use cudajit_codegen::compile::{compile_kernel, CompileOptions, CompiledKernel};
+use cudajit_codegen::Arch;
+use cudajit_core::CapturedKernel;
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use cudarc::nvrtc::Ptx;
+
+use crate::{Error, LaunchConfig};
+
+/// A `#[kernel]`'s runtime state; the macro puts one in a `static` per kernel.
+pub struct Kernel {
+    captured: CapturedKernel,
+    first: OnceLock<LoadedKernel>,
+    others: Mutex<Vec<&'static LoadedKernel>>,
+}
+
+/// A kernel loaded into one CUDA context, ready to launch.
+pub struct LoadedKernel {
+    context: usize,
+    function: CudaFunction,
+    compiled: CompiledKernel,
+    load_time: Duration,
+    max_threads: u32,
+    max_dynamic_shared: u32,
+}
+
+impl Kernel {
+    /// State for a captured kernel; used by the macro.
+    pub const fn new(captured: CapturedKernel) -> Self {
+        Kernel {
+            captured,
+            first: OnceLock::new(),
+            others: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.captured.name
+    }
+
+    /// The captured form (for tools and tests).
+    pub fn captured(&self) -> &CapturedKernel {
+        &self.captured
+    }
+
+    /// The loaded kernel for `stream`'s context, compiling and loading it on first use.
+    #[inline]
+    pub fn function(&'static self, stream: &CudaStream) -> Result<&'static LoadedKernel, Error> {
+        let context = stream.context();
+        match self.first.get() {
+            Some(loaded) if loaded.context == context.cu_ctx() as usize => Ok(loaded),
+            _ => self.compile(context),
+        }
+    }
+
+    /// Compiles (or fetches from the cache) and loads the kernel into `context`. Calling
+    /// it again for the same context returns the same loaded kernel.
+    pub fn compile(
+        &'static self,
+        context: &Arc<CudaContext>,
+    ) -> Result<&'static LoadedKernel, Error> {
+        let key = context.cu_ctx() as usize;
+        let mut others = self.others.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(loaded) = self.first.get().filter(|l| l.context == key) {
+            return Ok(loaded);
+        }
+        if let Some(loaded) = others.iter().find(|l| l.context == key) {
+            return Ok(loaded);
+        }
+        let loaded = self.load(context)?;
+        if self.first.get().is_none() {
+            if let Ok(()) = self.first.set(loaded) {
+                return self
+                    .first
+                    .get()
+                    .ok_or_else(|| unreachable_error(self.name()));
+            }
+            return Err(unreachable_error(self.name()));
+        }
+        // A context stays loaded for the life of the process, like the static it hangs off.
+        let leaked: &'static LoadedKernel = Box::leak(Box::new(loaded));
+        others.push(leaked);
+        Ok(leaked)
+    }
+
+    /// Compiles for `arch` without a GPU (memory and disk caches apply).
+    pub fn compile_for_arch(&self, arch: Arch) -> Result<CompiledKernel, Error> {
+        Ok(compile_kernel(
+            &self.captured,
+            arch,
+            &CompileOptions::default(),
+        )?)
+    }
+
+    /// The NVVM IR the kernel lowers to.
+    pub fn nvvm_ir(&self) -> Result<String, Error> {
+        Ok(cudajit_codegen::compile::nvvm_ir(&self.captured)?)
+    }
+
+    fn load(&self, context: &Arc<CudaContext>) -> Result<LoadedKernel, Error> {
+        let name = self.name();
+        let driver = |what: &'static str| {
+            move |source| Error::Driver {
+                kernel: name.to_owned(),
+                what,
+                source,
+            }
+        };
+        let (major, minor) = context
+            .compute_capability()
+            .map_err(driver("querying the compute capability"))?;
+        let arch = Arch::new(major as u32, minor as u32);
+        let compiled = self.compile_for_arch(arch)?;
+
+        let started = Instant::now();
+        let module = context
+            .load_module(Ptx::from_binary(compiled.cubin.to_vec()))
+            .map_err(|source| Error::Load {
+                kernel: name.to_owned(),
+                source,
+            })?;
+        let function = module
+            .load_function(&compiled.entry)
+            .map_err(driver("finding the kernel in its module"))?;
+        let load_time = started.elapsed();
+
+        let max_threads = function
+            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+            .map_err(driver("querying the kernel's thread limit"))?;
+        let static_shared = function
+            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .map_err(driver("querying the kernel's shared memory"))?;
+        let optin = context
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(driver("querying the device's shared memory"))?;
+        let max_dynamic_shared = (optin - static_shared).max(0);
+        // Allow every size the device can give, so launches above 48 KiB work without a
+        // separate opt-in call.
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                max_dynamic_shared,
+            )
+            .map_err(driver("raising the kernel's shared memory limit"))?;
+        Ok(LoadedKernel {
+            context: context.cu_ctx() as usize,
+            function,
+            compiled,
+            load_time,
+            max_threads: max_threads.max(0) as u32,
+            max_dynamic_shared: max_dynamic_shared as u32,
+        })
+    }
+}
+
+fn unreachable_error(kernel: &str) -> Error {
+    Error::NoGpu(format!(
+        "kernel `{kernel}`: internal error while registering the loaded module"
+    ))
+}
+
+impl LoadedKernel {
+    /// How the cubin was obtained and how long each step took.
+    pub fn compiled(&self) -> &CompiledKernel {
+        &self.compiled
+    }
+
+    /// Time to load the cubin into the context.
+    pub fn load_time(&self) -> Duration {
+        self.load_time
+    }
+
+    /// The most threads per block this kernel can be launched with.
+    pub fn max_threads_per_block(&self) -> u32 {
+        self.max_threads
+    }
+
+    /// The most dynamic shared memory per block this kernel can be launched with.
+    pub fn max_dynamic_shared_bytes(&self) -> u32 {
+        self.max_dynamic_shared
+    }
+
+    /// Checks `config` against CUDA's limits and this kernel's.
+    #[inline]
+    pub fn check(&self, config: &LaunchConfig) -> Result<(), Error> {
+        config
+            .check(self.max_threads, self.max_dynamic_shared)
+            .map_err(|source| Error::LaunchConfig {
+                kernel: self.compiled.entry.clone(),
+                source,
+            })
+    }
+
+    /// Launches with raw argument pointers.
+    ///
+    /// # Safety
+    /// `args` must hold one pointer per kernel parameter of the compiled signature, each to
+    /// a live value of the parameter's type; `stream` must belong to this kernel's context.
+    #[inline]
+    pub unsafe fn launch_raw(
+        &self,
+        stream: &CudaStream,
+        config: &LaunchConfig,
+        args: &mut [*mut c_void],
+    ) -> Result<(), Error> {
+        let driver = |what| {
+            move |source| Error::Driver {
+                kernel: self.compiled.entry.clone(),
+                what,
+                source,
+            }
+        };
+        stream
+            .context()
+            .bind_to_thread()
+            .map_err(driver("making the stream's context current"))?;
+        let function: CUfunction = self.function.cu_function();
+        // SAFETY: the caller guarantees `args` matches the kernel's parameters; the function
+        // belongs to the stream's context (resolved from it by `Kernel::function`).
+        unsafe {
+            cudarc::driver::result::launch_kernel(
+                function,
+                (config.grid.x, config.grid.y, config.grid.z),
+                (config.block.x, config.block.y, config.block.z),
+                config.shared_mem_bytes,
+                stream.cu_stream(),
+                args,
+            )
+        }
+        .map_err(driver("cuLaunchKernel"))
+    }
+}

@@ -1,0 +1,173 @@
+//! Launch configurations and their checks, made before the driver sees them.
+
+use cudajit_core::device::Dim3;
+
+/// Grid and block dimensions and dynamic shared memory of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in the grid.
+    pub grid: Dim3,
+    /// Threads per block.
+    pub block: Dim3,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+/// Threads per block [`LaunchConfig::for_elements`] uses.
+pub const DEFAULT_BLOCK_SIZE: u32 = 256;
+
+impl LaunchConfig {
+    /// A configuration of `grid` blocks of `block` threads, without dynamic shared memory.
+    ///
+    /// ```
+    /// # use cudajit::LaunchConfig;
+    /// let config = LaunchConfig::new((64, 64), (16, 16));
+    /// assert_eq!(config.block.y, 16);
+    /// ```
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
+        LaunchConfig {
+            grid: grid.into(),
+            block: block.into(),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// One thread per element in blocks of 256: the configuration of a kernel that handles
+    /// element `global_index()`.
+    ///
+    /// ```
+    /// # use cudajit::LaunchConfig;
+    /// let config = LaunchConfig::for_elements(1000);
+    /// assert_eq!((config.grid.x, config.block.x), (4, 256));
+    /// ```
+    pub fn for_elements(elements: usize) -> Self {
+        let blocks = elements.div_ceil(DEFAULT_BLOCK_SIZE as usize).max(1);
+        LaunchConfig::new(
+            u32::try_from(blocks).unwrap_or(u32::MAX),
+            DEFAULT_BLOCK_SIZE,
+        )
+    }
+
+    /// The same configuration with `bytes` of dynamic shared memory per block.
+    pub fn with_shared_mem(mut self, bytes: u32) -> Self {
+        self.shared_mem_bytes = bytes;
+        self
+    }
+
+    /// Checks the configuration against CUDA's limits and the kernel's: at most
+    /// `max_threads` threads per block and `max_shared` bytes of dynamic shared memory.
+    pub fn check(&self, max_threads: u32, max_shared: u32) -> Result<(), LaunchConfigError> {
+        let axes = [
+            ("x", self.grid.x, self.block.x, i32::MAX as u32, 1024),
+            ("y", self.grid.y, self.block.y, 65535, 1024),
+            ("z", self.grid.z, self.block.z, 65535, 64),
+        ];
+        for (axis, grid, block, grid_limit, block_limit) in axes {
+            if grid == 0 || block == 0 {
+                return Err(LaunchConfigError::ZeroDimension {
+                    what: if grid == 0 { "grid" } else { "block" },
+                    axis,
+                });
+            }
+            if grid > grid_limit {
+                return Err(LaunchConfigError::GridTooLarge {
+                    axis,
+                    value: grid,
+                    limit: grid_limit,
+                });
+            }
+            if block > block_limit {
+                return Err(LaunchConfigError::BlockDimensionTooLarge {
+                    axis,
+                    value: block,
+                    limit: block_limit,
+                });
+            }
+        }
+        let threads = u64::from(self.block.x) * u64::from(self.block.y) * u64::from(self.block.z);
+        if threads > u64::from(max_threads) {
+            return Err(LaunchConfigError::TooManyThreads {
+                threads,
+                limit: max_threads,
+            });
+        }
+        if self.shared_mem_bytes > max_shared {
+            return Err(LaunchConfigError::SharedMemoryTooLarge {
+                requested: self.shared_mem_bytes,
+                limit: max_shared,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl From<cudarc::driver::LaunchConfig> for LaunchConfig {
+    fn from(config: cudarc::driver::LaunchConfig) -> Self {
+        LaunchConfig {
+            grid: config.grid_dim.into(),
+            block: config.block_dim.into(),
+            shared_mem_bytes: config.shared_mem_bytes,
+        }
+    }
+}
+
+/// A launch configuration that cannot run; the message says which limit it breaks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchConfigError {
+    #[error("the {what} dimension {axis} is 0; every dimension must be at least 1")]
+    ZeroDimension {
+        what: &'static str,
+        axis: &'static str,
+    },
+    #[error("grid dimension {axis} is {value}, over CUDA's limit of {limit}; use fewer, larger blocks or a grid-stride loop")]
+    GridTooLarge {
+        axis: &'static str,
+        value: u32,
+        limit: u32,
+    },
+    #[error("block dimension {axis} is {value}, over CUDA's limit of {limit}")]
+    BlockDimensionTooLarge {
+        axis: &'static str,
+        value: u32,
+        limit: u32,
+    },
+    #[error("{threads} threads per block, over this kernel's limit of {limit}")]
+    TooManyThreads { threads: u64, limit: u32 },
+    #[error("{requested} bytes of dynamic shared memory per block, over the device's limit of {limit} for this kernel")]
+    SharedMemoryTooLarge { requested: u32, limit: u32 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits() {
+        let ok = LaunchConfig::new(10, 256);
+        assert_eq!(ok.check(1024, 49152), Ok(()));
+        assert!(matches!(
+            LaunchConfig::new(10, (32, 32, 2)).check(1024, 0),
+            Err(LaunchConfigError::TooManyThreads { threads: 2048, .. })
+        ));
+        assert!(matches!(
+            LaunchConfig::new((1, 0), 32).check(1024, 0),
+            Err(LaunchConfigError::ZeroDimension {
+                what: "grid",
+                axis: "y"
+            })
+        ));
+        assert!(matches!(
+            LaunchConfig::new((1, 70000), 32).check(1024, 0),
+            Err(LaunchConfigError::GridTooLarge { axis: "y", .. })
+        ));
+        assert!(matches!(
+            LaunchConfig::new(1, (1, 1, 65)).check(1024, 0),
+            Err(LaunchConfigError::BlockDimensionTooLarge { axis: "z", .. })
+        ));
+        assert!(matches!(
+            ok.with_shared_mem(50_000).check(1024, 49152),
+            Err(LaunchConfigError::SharedMemoryTooLarge { .. })
+        ));
+        assert_eq!(LaunchConfig::for_elements(0).grid.x, 1);
+    }
+}

@@ -1,0 +1,85 @@
+//! # cudajit
+//!
+//! Rust GPU kernels as ordinary Rust functions, JIT-compiled for the GPU they run on.
+//!
+//! ```no_run
+//! use cudajit::prelude::*;
+//!
+//! #[kernel]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     let i = global_index();
+//!     if i < y.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), cudajit::Error> {
+//!     let context = cudajit::default_context()?;
+//!     let stream = context.default_stream();
+//!     let x = stream.clone_htod(&vec![1.0f32; 1 << 20])?;
+//!     let mut y = stream.clone_htod(&vec![2.0f32; 1 << 20])?;
+//!     saxpy::launch(&stream, LaunchConfig::for_elements(1 << 20), 3.0, &x, &mut y)?;
+//!     let y = stream.clone_dtoh(&y)?;
+//!     assert!(y.iter().all(|&v| v == 5.0));
+//!     Ok(())
+//! }
+//! ```
+//!
+//! `#[kernel]` keeps the body as Rust that rustc type-checks and captures it; the first
+//! launch on a GPU lowers it to NVVM IR, compiles it with libNVVM, links it with nvJitLink
+//! into a cubin for exactly that GPU, caches the cubin in memory and on disk, and loads it.
+//! Later launches cost one driver call plus a configuration check. See `docs/` for the
+//! language reference and the pipeline.
+//!
+//! The crates behind the facade: `cudajit-macros` (the macro), `cudajit-core` (captured
+//! syntax, IR, validation), `cudajit-codegen` (NVVM IR writer, toolchain, cache) and
+//! `cudajit-nccl` (NCCL, planned).
+
+mod error;
+mod gpu;
+mod kernel;
+mod launch;
+
+pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
+pub use cudajit_codegen::Arch;
+pub use cudajit_core::device::Dim3;
+pub use cudajit_macros::kernel;
+pub use cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
+    DeviceSlice, DriverError,
+};
+pub use error::Error;
+pub use gpu::{default_context, gpu_count};
+pub use kernel::{Kernel, LoadedKernel};
+pub use launch::{LaunchConfig, LaunchConfigError};
+
+/// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
+pub use cudajit_codegen as codegen;
+/// The language crate: captured syntax, IR, validator.
+pub use cudajit_core as core;
+
+/// What kernel code and launch code need: the attribute, the intrinsics, the launch API.
+pub mod prelude {
+    pub use crate::{kernel, Dim3, LaunchConfig};
+    pub use cudajit_core::device::{
+        block_dim, block_idx, global_index, grid_dim, grid_stride, thread_idx,
+    };
+}
+
+/// Items the generated code uses. Not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use cudajit_core::CapturedKernel;
+
+    /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
+    #[inline(always)]
+    pub fn arg<T>(value: &T) -> *mut core::ffi::c_void {
+        value as *const T as *mut core::ffi::c_void
+    }
+
+    /// The element count of a device slice, as the kernel's 64-bit length argument.
+    #[inline(always)]
+    pub fn slice_len<T, S: cudarc::driver::DeviceSlice<T> + ?Sized>(slice: &S) -> u64 {
+        slice.len() as u64
+    }
+}

@@ -1,0 +1,326 @@
+//! Kernels run on a GPU and checked against CPU references. Each test skips, printing why,
+//! on a machine without a GPU.
+
+mod common;
+
+use common::kernels::*;
+use cudajit::{CubinOrigin, Error, LaunchConfig, LaunchConfigError};
+
+/// A deterministic pseudo-random sequence (xorshift), so failures reproduce.
+fn pseudo_random(seed: u64, count: usize) -> Vec<u64> {
+    let mut state = seed.max(1);
+    (0..count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        })
+        .collect()
+}
+
+#[test]
+fn saxpy_matches_the_cpu_at_awkward_sizes() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    for n in [0usize, 1, 255, 257, 100_003, 1 << 22] {
+        let random = pseudo_random(n as u64 + 1, 2 * n);
+        let x: Vec<f32> = random[..n]
+            .iter()
+            .map(|&r| (r % 2001) as f32 * 0.01 - 10.0)
+            .collect();
+        let y0: Vec<f32> = random[n..]
+            .iter()
+            .map(|&r| (r % 3001) as f32 * 0.1)
+            .collect();
+        let dx = stream.clone_htod(&x).unwrap();
+        let mut dy = stream.clone_htod(&y0).unwrap();
+        saxpy::launch(&stream, LaunchConfig::for_elements(n), 1.75, &dx, &mut dy).unwrap();
+        let got = stream.clone_dtoh(&dy).unwrap();
+        let mut expected = y0.clone();
+        saxpy_ref(1.75, &x, &mut expected);
+        for i in 0..n {
+            // The GPU contracts a * x + y into one FMA (as nvcc does); allow its rounding.
+            let tolerance = 1e-5 * expected[i].abs().max(1.0);
+            assert!(
+                (got[i] - expected[i]).abs() <= tolerance,
+                "n={n} i={i}: {} vs {}",
+                got[i],
+                expected[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn integer_semantics_match_rust() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 50_000;
+    let random = pseudo_random(7, 2 * n);
+    let a: Vec<i32> = random[..n].iter().map(|&r| r as i32 / 3).collect();
+    let b: Vec<i32> = random[n..]
+        .iter()
+        .map(|&r| (r as i32 >> 8) - (i32::MAX >> 9))
+        .collect();
+    for shift in [0u32, 5, 31, 33, 70] {
+        let (da, db) = (
+            stream.clone_htod(&a).unwrap(),
+            stream.clone_htod(&b).unwrap(),
+        );
+        let mut out = stream.alloc_zeros::<i32>(n).unwrap();
+        let mut flags = stream.alloc_zeros::<u32>(n).unwrap();
+        int_ops::launch(
+            &stream,
+            LaunchConfig::for_elements(n),
+            &da,
+            &db,
+            shift,
+            &mut out,
+            &mut flags,
+        )
+        .unwrap();
+        let (mut eo, mut ef) = (vec![0; n], vec![0; n]);
+        int_ops_ref(&a, &b, shift, &mut eo, &mut ef);
+        assert_eq!(stream.clone_dtoh(&out).unwrap(), eo, "shift {shift}");
+        assert_eq!(stream.clone_dtoh(&flags).unwrap(), ef, "shift {shift}");
+    }
+}
+
+#[test]
+fn casts_saturate_like_rust() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let mut x = vec![
+        0.0f32,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        255.9,
+        256.0,
+        -129.0,
+        70000.0,
+        -70000.0,
+        3e9,
+        -3e9,
+        1e20,
+        -1e20,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        12345.678,
+    ];
+    x.extend(
+        pseudo_random(3, 1000)
+            .iter()
+            .map(|&r| (r as i64 as f32) * 1e-9),
+    );
+    let n = x.len();
+    let dx = stream.clone_htod(&x).unwrap();
+    let mut o1 = stream.alloc_zeros::<i32>(n).unwrap();
+    let mut o2 = stream.alloc_zeros::<u8>(n).unwrap();
+    let mut o3 = stream.alloc_zeros::<i16>(n).unwrap();
+    let mut o4 = stream.alloc_zeros::<f64>(n).unwrap();
+    let mut o5 = stream.alloc_zeros::<u64>(n).unwrap();
+    casts::launch(
+        &stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &mut o1,
+        &mut o2,
+        &mut o3,
+        &mut o4,
+        &mut o5,
+    )
+    .unwrap();
+    let (mut e1, mut e2, mut e3, mut e4, mut e5) =
+        (vec![0; n], vec![0; n], vec![0; n], vec![0.0; n], vec![0; n]);
+    casts_ref(&x, &mut e1, &mut e2, &mut e3, &mut e4, &mut e5);
+    assert_eq!(stream.clone_dtoh(&o1).unwrap(), e1);
+    assert_eq!(stream.clone_dtoh(&o2).unwrap(), e2);
+    assert_eq!(stream.clone_dtoh(&o3).unwrap(), e3);
+    let got4 = stream.clone_dtoh(&o4).unwrap();
+    for i in 0..n {
+        assert!(
+            got4[i] == e4[i] || (got4[i].is_nan() && e4[i].is_nan()),
+            "i={i}: {} vs {}",
+            got4[i],
+            e4[i]
+        );
+    }
+    assert_eq!(stream.clone_dtoh(&o5).unwrap(), e5);
+}
+
+#[test]
+fn loops_and_control_flow_match_rust() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 4096;
+    let mut out = stream.alloc_zeros::<u64>(n).unwrap();
+    loops::launch(&stream, LaunchConfig::new(16, 256), 40, &mut out).unwrap();
+    let mut expected = vec![0; n];
+    loops_ref(40, &mut expected);
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), expected);
+}
+
+#[test]
+fn two_dimensional_grid_transposes() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let (rows, cols) = (300u32, 517u32);
+    let input: Vec<f64> = (0..rows * cols).map(|i| i as f64 * 1.5).collect();
+    let dinput = stream.clone_htod(&input).unwrap();
+    let mut doutput = stream.alloc_zeros::<f64>(input.len()).unwrap();
+    let config = LaunchConfig::new((cols.div_ceil(16), rows.div_ceil(16)), (16, 16));
+    transpose::launch(&stream, config, rows, cols, &dinput, &mut doutput).unwrap();
+    let output = stream.clone_dtoh(&doutput).unwrap();
+    for r in 0..rows {
+        for c in 0..cols {
+            assert_eq!(
+                output[(c * rows + r) as usize],
+                input[(r * cols + c) as usize]
+            );
+        }
+    }
+}
+
+#[test]
+fn bools_travel_as_bytes() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 10_000;
+    let random = pseudo_random(11, n);
+    let x: Vec<bool> = random.iter().map(|r| r & 1 == 1).collect();
+    let y: Vec<i64> = random.iter().map(|&r| (r as i64) >> 40).collect();
+    let (dx, dy) = (
+        stream.clone_htod(&x).unwrap(),
+        stream.clone_htod(&y).unwrap(),
+    );
+    for invert in [false, true] {
+        let mut out = stream.alloc_zeros::<bool>(n).unwrap();
+        bools::launch(
+            &stream,
+            LaunchConfig::for_elements(n),
+            invert,
+            &dx,
+            &dy,
+            &mut out,
+        )
+        .unwrap();
+        let mut expected = vec![false; n];
+        bools_ref(invert, &x, &y, &mut expected);
+        assert_eq!(
+            stream.clone_dtoh(&out).unwrap(),
+            expected,
+            "invert {invert}"
+        );
+    }
+}
+
+#[test]
+fn grid_stride_loop_covers_more_elements_than_threads() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 1_000_003;
+    let data: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let mut d = stream.clone_htod(&data).unwrap();
+    scale_strided::launch(&stream, LaunchConfig::new(7, 128), 3.0, &mut d).unwrap();
+    let got = stream.clone_dtoh(&d).unwrap();
+    assert!(got.iter().enumerate().all(|(i, &v)| v == i as f64 * 3.0));
+}
+
+#[test]
+fn invalid_configurations_fail_before_the_driver() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let x = stream.alloc_zeros::<f32>(16).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(16).unwrap();
+    let cases = [
+        LaunchConfig::new(1, 2048),
+        LaunchConfig::new(0, 32),
+        LaunchConfig::new(1, (32, 32, 2)),
+        LaunchConfig::new(1, 32).with_shared_mem(10 << 20),
+    ];
+    for config in cases {
+        match saxpy::launch(&stream, config, 1.0, &x, &mut y) {
+            Err(Error::LaunchConfig { source, .. }) => eprintln!("refused as expected: {source}"),
+            other => panic!("{config:?} should be refused, got {other:?}"),
+        }
+    }
+    let too_many = saxpy::launch(&stream, LaunchConfig::new(1, (32, 32, 2)), 1.0, &x, &mut y);
+    assert!(matches!(
+        too_many,
+        Err(Error::LaunchConfig {
+            source: LaunchConfigError::TooManyThreads { .. },
+            ..
+        })
+    ));
+    // The stream is still usable.
+    saxpy::launch(&stream, LaunchConfig::for_elements(16), 1.0, &x, &mut y).unwrap();
+    stream.synchronize().unwrap();
+}
+
+#[test]
+fn compile_ahead_returns_the_kernel_launches_use() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let ahead = bools::compile(&context).unwrap();
+    let again = bools::compile(&context).unwrap();
+    assert!(std::ptr::eq(ahead, again), "one loaded module per context");
+    assert!(ahead.max_threads_per_block() >= 256);
+    let loaded = bools::KERNEL.function(&context.default_stream()).unwrap();
+    assert!(std::ptr::eq(ahead, loaded));
+    // A second compile of the same kernel for the same arch is served from memory.
+    let compiled = bools::KERNEL
+        .compile_for_arch(ahead.compiled().arch)
+        .unwrap();
+    assert_eq!(compiled.report.origin, CubinOrigin::Memory);
+}
+
+#[test]
+fn every_gpu_of_the_process_gets_its_own_module() {
+    let Some(_) = common::gpu_or_skip() else {
+        return;
+    };
+    let count = cudajit::gpu_count().unwrap();
+    if count < 2 {
+        eprintln!("skipped: needs two GPUs, found {count}");
+        return;
+    }
+    let mut loaded = Vec::new();
+    for ordinal in 0..count {
+        let context = cudajit::CudaContext::new(ordinal).unwrap();
+        let stream = context.default_stream();
+        let x = stream.clone_htod(&[1.0f32; 1000]).unwrap();
+        let mut y = stream.clone_htod(&[ordinal as f32; 1000]).unwrap();
+        saxpy::launch(&stream, LaunchConfig::for_elements(1000), 2.0, &x, &mut y).unwrap();
+        let got = stream.clone_dtoh(&y).unwrap();
+        assert!(
+            got.iter().all(|&v| v == 2.0 + ordinal as f32),
+            "GPU {ordinal}"
+        );
+        loaded.push(saxpy::KERNEL.function(&stream).unwrap() as *const _);
+    }
+    loaded.dedup();
+    assert_eq!(loaded.len(), count, "one loaded kernel per context");
+}
