@@ -77,3 +77,26 @@ fn every_test_kernel_compiles_to_a_cubin() {
         );
     }
 }
+
+/// Statements at the end of a block without `;`, as rustfmt leaves them.
+#[cudajit::kernel]
+fn statements_without_semicolons(x: &[f32], y: &mut [f32]) {
+    let i = cudajit::prelude::global_index();
+    if i >= y.len() {
+        return
+    }
+    if x[i] > 1.0 {
+        y[i] = 1.0
+    } else {
+        y[i] = x[i]
+    }
+    for _k in 0..2 {
+        y[i] += 1.0
+    }
+}
+
+#[test]
+fn statements_without_semicolons_lower() {
+    let ir = statements_without_semicolons::KERNEL.nvvm_ir().expect("lowering");
+    assert!(ir.contains("define void @statements_without_semicolons"));
+}

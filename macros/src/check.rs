@@ -25,20 +25,25 @@ pub(crate) fn signature(item: &ItemFn, errors: &mut Errors) {
             "a kernel cannot declare an ABI: cudajit chooses the kernel ABI",
         );
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.at(
-            &sig.generics,
-            "generic kernels are not supported yet: give the parameters concrete types",
-        );
+    const GENERICS: &str =
+        "generic kernels are not supported yet: give the parameters concrete types";
+    if !sig.generics.params.is_empty() {
+        errors.at(&sig.generics, GENERICS);
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        errors.at(where_clause, GENERICS);
     }
     if let Some(variadic) = &sig.variadic {
         errors.at(variadic, "a kernel cannot be variadic");
     }
-    if let ReturnType::Type(_, ty) = &sig.output {
-        errors.at(
-            ty,
-            "a kernel returns nothing: write results into a `&mut [T]` parameter",
-        );
+    match &sig.output {
+        // `-> ()` says the same as no return type.
+        ReturnType::Type(_, ty) if !matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty()) => {
+            errors.at(
+                ty,
+                "a kernel returns nothing: write results into a `&mut [T]` parameter",
+            )
+        }
+        _ => {}
     }
     for input in &sig.inputs {
         if let FnArg::Receiver(receiver) = input {

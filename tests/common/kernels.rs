@@ -13,8 +13,8 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 }
 
 pub fn saxpy_ref(a: f32, x: &[f32], y: &mut [f32]) {
-    for i in 0..y.len() {
-        y[i] = a * x[i] + y[i];
+    for (y, x) in y.iter_mut().zip(x) {
+        *y += a * x;
     }
 }
 

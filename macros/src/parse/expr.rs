@@ -16,7 +16,17 @@ impl Parser<'_> {
         let kind = match expr {
             syn::Expr::Lit(lit) => ExprKind::Lit(self.literal(&lit.lit)?),
             syn::Expr::Path(path) => match path.path.get_ident() {
-                Some(ident) if path.qself.is_none() => ExprKind::Var(ident.to_string()),
+                Some(ident) if path.qself.is_none() => {
+                    let name = ident.to_string();
+                    if !self.is_bound(&name) {
+                        self.errors.at(
+                            path,
+                            format!("`{name}` is not a parameter or local variable of this kernel; constants and statics cannot be used in kernels yet"),
+                        );
+                        return None;
+                    }
+                    ExprKind::Var(name)
+                }
                 _ => {
                     self.errors.at(
                         path,
@@ -200,6 +210,21 @@ impl Parser<'_> {
             );
             return None;
         };
+        const INTRINSICS: [&str; 6] = [
+            "thread_idx",
+            "block_idx",
+            "block_dim",
+            "grid_dim",
+            "global_index",
+            "grid_stride",
+        ];
+        if !INTRINSICS.contains(&name.as_str()) {
+            self.errors.at(
+                &call.func,
+                format!("`{name}` is not a kernel intrinsic; calls to other functions are not supported yet"),
+            );
+            return None;
+        }
         if !call.args.is_empty() {
             self.errors
                 .at(&call.args, format!("`{name}()` takes no arguments"));
@@ -322,10 +347,8 @@ fn intrinsic_name(func: &syn::Expr) -> Option<String> {
         .collect::<Option<_>>()?;
     match segments.as_slice() {
         [name] => Some(name.clone()),
-        [root, rest @ ..] if root == "cudajit" => match rest {
-            [name] | [_, name] => Some(name.clone()),
-            _ => None,
-        },
+        [root, name] if root == "cudajit" => Some(name.clone()),
+        [root, _, name] if root == "cudajit" => Some(name.clone()),
         _ => None,
     }
 }

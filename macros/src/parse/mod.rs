@@ -17,7 +17,11 @@ use crate::errors::Errors;
 /// Parses a kernel function. Returns `None` if anything was rejected (see `errors`).
 pub(crate) fn kernel(item: &ItemFn, errors: &mut Errors) -> Option<KernelSource> {
     let params = signature::params(&item.sig, errors);
-    let body = stmt::Parser::new(errors).fn_body(&item.block);
+    let mut parser = stmt::Parser::new(errors);
+    for param in &params {
+        parser.bind(&param.name);
+    }
+    let body = parser.fn_body(&item.block);
     if !errors.is_empty() {
         return None;
     }

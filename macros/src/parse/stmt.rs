@@ -10,11 +10,30 @@ use crate::errors::Errors;
 /// unsupported construct in `errors`.
 pub(crate) struct Parser<'e> {
     pub(super) errors: &'e mut Errors,
+    /// Names in scope (parameters, `let`s, `for` variables), innermost scope last, so a
+    /// name the kernel cannot see (a constant, a static) is an error at compile time.
+    scopes: Vec<Vec<String>>,
 }
 
 impl<'e> Parser<'e> {
     pub(crate) fn new(errors: &'e mut Errors) -> Self {
-        Parser { errors }
+        Parser {
+            errors,
+            scopes: vec![Vec::new()],
+        }
+    }
+
+    /// Declares `name` in the innermost scope.
+    pub(crate) fn bind(&mut self, name: &str) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push(name.to_owned());
+        }
+    }
+
+    pub(super) fn is_bound(&self, name: &str) -> bool {
+        self.scopes
+            .iter()
+            .any(|scope| scope.iter().any(|n| n == name))
     }
 
     /// The function body: statements only, no value.
@@ -31,13 +50,20 @@ impl<'e> Parser<'e> {
 
     /// A block; a final expression without `;` that is not control flow becomes `tail`.
     pub(super) fn block(&mut self, block: &syn::Block) -> Block {
+        self.scopes.push(Vec::new());
+        let parsed = self.block_in_scope(block);
+        self.scopes.pop();
+        parsed
+    }
+
+    fn block_in_scope(&mut self, block: &syn::Block) -> Block {
         let mut stmts = Vec::new();
         let mut tail = None;
         let count = block.stmts.len();
         for (position, stmt) in block.stmts.iter().enumerate() {
             let last = position + 1 == count;
             match stmt {
-                syn::Stmt::Expr(expr, None) if last && !is_control_flow(expr) => {
+                syn::Stmt::Expr(expr, None) if last && !is_statement_like(expr) => {
                     tail = self.expr(expr).map(Box::new);
                 }
                 _ => {
@@ -115,6 +141,8 @@ impl<'e> Parser<'e> {
             }
             None => None,
         };
+        // Bound after the initialiser: `let x = x + 1;` reads the outer `x`.
+        self.bind(&name);
         Some(Stmt::Let {
             name,
             mutable,
@@ -261,7 +289,9 @@ impl<'e> Parser<'e> {
             }
         };
         let range = self.range(&for_loop.expr);
+        self.scopes.push(vec![var.clone()]);
         let body = self.block(&for_loop.body);
+        self.scopes.pop();
         Some(Stmt::For {
             label: label_name(&for_loop.label),
             var,
@@ -344,29 +374,37 @@ fn label_name(label: &Option<syn::Label>) -> Option<String> {
     label.as_ref().map(|l| l.name.ident.to_string())
 }
 
-/// Expressions that are statements even without a `;` at the end of a block.
-fn is_control_flow(expr: &syn::Expr) -> bool {
+/// Expressions that are statements even without a `;` at the end of a block: control
+/// flow, assignments and jumps (`if c { y[i] = v }` is ordinary Rust).
+fn is_statement_like(expr: &syn::Expr) -> bool {
     match expr {
-        syn::Expr::While(_) | syn::Expr::Loop(_) | syn::Expr::ForLoop(_) => true,
+        syn::Expr::While(_)
+        | syn::Expr::Loop(_)
+        | syn::Expr::ForLoop(_)
+        | syn::Expr::Assign(_)
+        | syn::Expr::Return(_)
+        | syn::Expr::Break(_)
+        | syn::Expr::Continue(_) => true,
+        syn::Expr::Binary(binary) => compound_op(&binary.op).is_some(),
         syn::Expr::If(expr_if) => if_is_statement(expr_if),
-        syn::Expr::Block(block) => block
-            .block
-            .stmts
-            .last()
-            .is_none_or(|s| !matches!(s, syn::Stmt::Expr(e, None) if !is_control_flow(e))),
+        syn::Expr::Block(block) => !block_has_value(&block.block),
         _ => false,
     }
 }
 
-/// An `if` without `else`, or whose branches end in `;`/control flow, is a statement.
+/// Whether a block ends in a value (a final expression that is not statement-like).
+fn block_has_value(block: &syn::Block) -> bool {
+    matches!(block.stmts.last(), Some(syn::Stmt::Expr(e, None)) if !is_statement_like(e))
+}
+
+/// An `if` without `else`, or whose branches end in statements, is a statement.
 fn if_is_statement(expr_if: &syn::ExprIf) -> bool {
-    let branch_has_value = |block: &syn::Block| matches!(block.stmts.last(), Some(syn::Stmt::Expr(e, None)) if !is_control_flow(e));
     match &expr_if.else_branch {
         None => true,
         Some((_, else_expr)) => {
-            !branch_has_value(&expr_if.then_branch)
+            !block_has_value(&expr_if.then_branch)
                 && match &**else_expr {
-                    syn::Expr::Block(block) => !branch_has_value(&block.block),
+                    syn::Expr::Block(block) => !block_has_value(&block.block),
                     syn::Expr::If(nested) => if_is_statement(nested),
                     _ => true,
                 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what the tests need and runs them: rustfmt check, clippy, the whole test suite.
+#
+# NVIDIA's compiler libraries (libNVVM + libdevice, nvJitLink, NVRTC, nvcc) come from
+# NVIDIA's PyPI wheels at pinned versions, installed once into a cache directory outside
+# the clone ($CUDAJIT_TOOLS_CACHE, default ~/.cache/cudajit-tools) and reused after that.
+# With them the CPU tests compile real kernels to real cubins; GPU tests skip themselves
+# when no GPU is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CUDA_WHEEL_VERSION=13.0.88   # the CUDA 13.0 toolkit of the GPU machines
+cache_root="${CUDAJIT_TOOLS_CACHE:-$HOME/.cache/cudajit-tools}"
+tools="$cache_root/cu$CUDA_WHEEL_VERSION"
+wheels=(
+  "nvidia-nvvm==$CUDA_WHEEL_VERSION"
+  "nvidia-nvjitlink==$CUDA_WHEEL_VERSION"
+  "nvidia-cuda-nvrtc==$CUDA_WHEEL_VERSION"
+  "nvidia-cuda-nvcc==$CUDA_WHEEL_VERSION"
+)
+
+if [ ! -f "$tools/.complete" ]; then
+  echo "installing NVIDIA compiler wheels ($CUDA_WHEEL_VERSION) into $tools"
+  python=$(command -v python3 || command -v python)
+  rm -rf "$tools.partial"
+  mkdir -p "$tools.partial"
+  # One pip call for all wheels: they share the nvidia/ directory, and separate
+  # `--target` installs would not merge it.
+  "$python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    --target "$tools.partial/site-packages" "${wheels[@]}"
+  rm -rf "$tools"
+  mv "$tools.partial" "$tools"
+  touch "$tools/.complete"
+fi
+
+export CUDAJIT_TOOLS_DIR="$tools/site-packages"
+export CUDAJIT_REQUIRE_TOOLCHAIN=1
+# Tests get a cache directory of their own, emptied each run.
+export CUDAJIT_CACHE_DIR="${TMPDIR:-/tmp}/cudajit-test-cache-$$"
+trap 'rm -rf "$CUDAJIT_CACHE_DIR"' EXIT
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --workspace

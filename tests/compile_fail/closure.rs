@@ -1,0 +1,12 @@
+use cudajit::prelude::*;
+
+#[kernel]
+fn double(x: &[f32], y: &mut [f32]) {
+    let _twice = |v: f32| v * 2.0;
+    let i = global_index();
+    if i < y.len() {
+        y[i] = x[i];
+    }
+}
+
+fn main() {}

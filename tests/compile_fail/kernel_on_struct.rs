@@ -1,0 +1,8 @@
+use cudajit::prelude::*;
+
+#[kernel]
+struct Fill {
+    value: f32,
+}
+
+fn main() {}

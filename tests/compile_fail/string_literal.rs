@@ -1,0 +1,11 @@
+use cudajit::prelude::*;
+
+#[kernel]
+fn fill(y: &mut [f32]) {
+    let i = global_index();
+    if i < "hello".len() {
+        y[i] = 1.0;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use cudajit::prelude::*;
+
+// Both mistakes are reported in one compilation.
+#[kernel]
+fn root(x: Vec<f32>, y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = x[i].sqrt();
+    }
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use cudajit::prelude::*;
+
+#[kernel]
+fn copy(x: Vec<f32>, y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = x[i];
+    }
+}
+
+fn main() {}
