@@ -83,7 +83,7 @@ fn every_test_kernel_compiles_to_a_cubin() {
 fn statements_without_semicolons(x: &[f32], y: &mut [f32]) {
     let i = cudajit::prelude::global_index();
     if i >= y.len() {
-        return
+        return;
     }
     if x[i] > 1.0 {
         y[i] = 1.0
@@ -97,6 +97,8 @@ fn statements_without_semicolons(x: &[f32], y: &mut [f32]) {
 
 #[test]
 fn statements_without_semicolons_lower() {
-    let ir = statements_without_semicolons::KERNEL.nvvm_ir().expect("lowering");
+    let ir = statements_without_semicolons::KERNEL
+        .nvvm_ir()
+        .expect("lowering");
     assert!(ir.contains("define void @statements_without_semicolons"));
 }
