@@ -18,20 +18,25 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 const N: usize = 16 << 20;
 
 fn main() {
-    if let Err(error) = run() {
-        eprintln!("quickstart failed: {error}");
-        std::process::exit(1);
+    match run() {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(error) => {
+            eprintln!("quickstart failed: {error}");
+            std::process::exit(1);
+        }
     }
 }
 
-fn run() -> Result<(), cudajit::Error> {
+/// Runs SAXPY; `Ok(false)` if the GPU's result is wrong.
+fn run() -> Result<bool, cudajit::Error> {
     let context = match cudajit::default_context() {
         Ok(context) => context,
         Err(cudajit::Error::NoGpu(reason)) => {
             println!("No GPU found ({reason}).");
             println!("cudajit needs an NVIDIA GPU to run kernels; a CPU simulator is planned.");
             println!("Everything up to the cubin still works here: `scripts/test.sh` tests it.");
-            return Ok(());
+            return Ok(true);
         }
         Err(other) => return Err(other),
     };
@@ -46,21 +51,14 @@ fn run() -> Result<(), cudajit::Error> {
     let a = 2.5f32;
     let x_host: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 * 0.5).collect();
     let y_host: Vec<f32> = (0..N).map(|i| (i % 777) as f32 - 100.0).collect();
-    let driver = |what: &'static str| {
-        move |source| cudajit::Error::Driver {
-            kernel: "saxpy".into(),
-            what,
-            source,
-        }
-    };
-    let x = stream.clone_htod(&x_host).map_err(driver("copying x"))?;
-    let mut y = stream.clone_htod(&y_host).map_err(driver("copying y"))?;
-    stream.synchronize().map_err(driver("synchronizing"))?;
+    let x = stream.clone_htod(&x_host)?;
+    let mut y = stream.clone_htod(&y_host)?;
+    stream.synchronize()?;
 
     let config = LaunchConfig::for_elements(N);
     let started = Instant::now();
     saxpy::launch(&stream, config, a, &x, &mut y)?;
-    stream.synchronize().map_err(driver("synchronizing"))?;
+    stream.synchronize()?;
     let first = started.elapsed();
 
     let loaded = saxpy::compile(&context)?;
@@ -68,10 +66,10 @@ fn run() -> Result<(), cudajit::Error> {
 
     let started = Instant::now();
     saxpy::launch(&stream, config, a, &x, &mut y)?;
-    stream.synchronize().map_err(driver("synchronizing"))?;
+    stream.synchronize()?;
     let cached = started.elapsed();
 
-    let result = stream.clone_dtoh(&y).map_err(driver("copying y back"))?;
+    let result = stream.clone_dtoh(&y)?;
     let mismatches = (0..N)
         .filter(|&i| {
             let expected = a * x_host[i] + (a * x_host[i] + y_host[i]);
@@ -95,10 +93,7 @@ fn run() -> Result<(), cudajit::Error> {
         Some(path) => println!("cache entry: {}", path.display()),
         None => println!("disk cache: off"),
     }
-    if mismatches != 0 {
-        return Err(cudajit::Error::NoGpu(format!("{mismatches} wrong results")));
-    }
-    Ok(())
+    Ok(mismatches == 0)
 }
 
 fn ms(duration: std::time::Duration) -> f64 {

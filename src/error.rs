@@ -23,7 +23,11 @@ pub enum Error {
     /// The driver refused to load the compiled module.
     #[error("kernel `{kernel}`: the CUDA driver could not load its cubin ({source}); the driver may be older than the toolchain that built it")]
     Load { kernel: String, source: DriverError },
-    /// A driver call failed.
+    /// A CUDA driver call outside a kernel's launch failed (allocation, copy, ...); lets
+    /// programs use `?` on cudarc calls.
+    #[error("CUDA driver call failed: {0}")]
+    Cuda(#[from] DriverError),
+    /// A driver call of a kernel's load or launch failed.
     #[error("kernel `{kernel}`: {what} failed: {source}")]
     Driver {
         kernel: String,

@@ -79,19 +79,19 @@ impl Kernel {
             return Ok(loaded);
         }
         let loaded = self.load(context)?;
-        if self.first.get().is_none() {
-            if let Ok(()) = self.first.set(loaded) {
-                return self
-                    .first
-                    .get()
-                    .ok_or_else(|| unreachable_error(self.name()));
+        // The first context gets the lock-free fast path; later ones join the list. A
+        // context stays loaded for the life of the process, like the static it hangs off.
+        match self.first.set(loaded) {
+            Ok(()) => match self.first.get() {
+                Some(first) => Ok(first),
+                None => unreachable!("OnceLock::get after a successful set"),
+            },
+            Err(loaded) => {
+                let leaked: &'static LoadedKernel = Box::leak(Box::new(loaded));
+                others.push(leaked);
+                Ok(leaked)
             }
-            return Err(unreachable_error(self.name()));
         }
-        // A context stays loaded for the life of the process, like the static it hangs off.
-        let leaked: &'static LoadedKernel = Box::leak(Box::new(loaded));
-        others.push(leaked);
-        Ok(leaked)
     }
 
     /// Compiles for `arch` without a GPU (memory and disk caches apply).
@@ -162,12 +162,6 @@ impl Kernel {
             max_dynamic_shared: max_dynamic_shared as u32,
         })
     }
-}
-
-fn unreachable_error(kernel: &str) -> Error {
-    Error::NoGpu(format!(
-        "kernel `{kernel}`: internal error while registering the loaded module"
-    ))
 }
 
 impl LoadedKernel {
