@@ -1,13 +1,15 @@
-//! Fingerprints this crate's sources, so JIT cache entries made by one build of the code
-//! generator are never served to another (a development build changes the generated code
-//! without changing the version number).
+//! Fingerprints the sources of the code generator and of the language front end
+//! (`../dsl-core`), so JIT cache entries made by one build are never served to another (a
+//! development build changes the generated code without changing the version number).
 
 use std::path::Path;
 
 fn main() {
-    println!("cargo:rerun-if-changed=src");
     let mut files = Vec::new();
-    collect(Path::new("src"), &mut files);
+    for dir in ["src", "../dsl-core/src"] {
+        println!("cargo:rerun-if-changed={dir}");
+        collect(Path::new(dir), &mut files);
+    }
     files.sort();
     // FNV-1a: no dependencies, stable, enough to tell builds apart.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

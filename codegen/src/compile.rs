@@ -166,8 +166,7 @@ pub fn cache_key(
         cudajit_core::ast::FORMAT_VERSION
     ));
     key.field("cudajit", env!("CARGO_PKG_VERSION").as_bytes())
-        .field("codegen", env!("CUDAJIT_SOURCE_FINGERPRINT").as_bytes())
-        .field("frontend", cudajit_core::SOURCE_FINGERPRINT.as_bytes())
+        .field("sources", env!("CUDAJIT_SOURCE_FINGERPRINT").as_bytes())
         .field("kernel", captured.name.as_bytes())
         .field("source", captured.source_hash.as_bytes())
         .field("arch", arch.sm_name().as_bytes())

@@ -27,29 +27,24 @@ impl CubinInfo {
 #[error("not a CUDA cubin: {0}")]
 pub struct CubinError(pub &'static str);
 
-fn u16_at(bytes: &[u8], at: usize) -> Result<u16, CubinError> {
+/// `N` little-endian bytes at `at`.
+fn bytes_at<const N: usize>(bytes: &[u8], at: usize) -> Result<[u8; N], CubinError> {
     bytes
-        .get(at..at + 2)
+        .get(at..at + N)
         .and_then(|b| b.try_into().ok())
-        .map(u16::from_le_bytes)
         .ok_or(CubinError("truncated"))
+}
+
+fn u16_at(bytes: &[u8], at: usize) -> Result<u16, CubinError> {
+    bytes_at(bytes, at).map(u16::from_le_bytes)
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> Result<u32, CubinError> {
-    bytes
-        .get(at..at + 4)
-        .and_then(|b| b.try_into().ok())
-        .map(u32::from_le_bytes)
-        .ok_or(CubinError("truncated"))
+    bytes_at(bytes, at).map(u32::from_le_bytes)
 }
 
 fn u64_at(bytes: &[u8], at: usize) -> Result<usize, CubinError> {
-    bytes
-        .get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-        .map(|v| v as usize)
-        .ok_or(CubinError("truncated"))
+    bytes_at(bytes, at).map(|b| u64::from_le_bytes(b) as usize)
 }
 
 /// Parses the ELF header and symbol table of a cubin.

@@ -24,7 +24,3 @@ pub mod valid;
 pub use captured::CapturedKernel;
 pub use span::Span;
 pub use types::Scalar;
-
-/// A fingerprint of this crate's sources: changes whenever the language front end does,
-/// so JIT cache keys change with it.
-pub const SOURCE_FINGERPRINT: &str = env!("CUDAJIT_SOURCE_FINGERPRINT");
