@@ -20,6 +20,9 @@ pub enum Error {
         kernel: String,
         source: LaunchConfigError,
     },
+    /// A kernel with more generic and `#[comptime]` parameters than cudajit supports.
+    #[error("kernel `{kernel}` has more than 16 generic and #[comptime] parameters")]
+    TooManyParameters { kernel: String },
     /// The driver refused to load the compiled module.
     #[error("kernel `{kernel}`: the CUDA driver could not load its cubin ({source}); the driver may be older than the toolchain that built it")]
     Load { kernel: String, source: DriverError },

@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 
 use cudajit_codegen::compile::{compile_kernel, CompileOptions, CompiledKernel};
 use cudajit_codegen::Arch;
+use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use cudarc::nvrtc::Ptx;
 
+use crate::spec::SpecBuilder;
 use crate::{Error, LaunchConfig};
 
 /// A `#[kernel]`'s runtime state; the macro puts one in a `static` per kernel.
@@ -24,9 +26,11 @@ pub struct Kernel {
     others: Mutex<Vec<&'static LoadedKernel>>,
 }
 
-/// A kernel loaded into one CUDA context, ready to launch.
+/// A kernel's specialisation loaded into one CUDA context, ready to launch.
 pub struct LoadedKernel {
     context: usize,
+    spec_id: u64,
+    spec: Specialization,
     function: CudaFunction,
     compiled: CompiledKernel,
     load_time: Duration,
@@ -50,17 +54,34 @@ impl Kernel {
     }
 
     /// The captured form (for tools and tests).
-    pub fn captured(&self) -> &CapturedKernel {
+    pub fn captured(&'static self) -> &'static CapturedKernel {
         &self.captured
     }
 
     /// The loaded kernel for `stream`'s context, compiling and loading it on first use.
+    /// For kernels without generic or `#[comptime]` parameters.
     #[inline]
     pub fn function(&'static self, stream: &CudaStream) -> Result<&'static LoadedKernel, Error> {
+        self.specialized(stream, &SpecBuilder::new())
+    }
+
+    /// The loaded specialisation `spec` for `stream`'s context, compiling and loading it on
+    /// first use. After that, when it is the first one loaded, this is one atomic load and
+    /// two comparisons.
+    #[inline]
+    pub fn specialized(
+        &'static self,
+        stream: &CudaStream,
+        spec: &SpecBuilder,
+    ) -> Result<&'static LoadedKernel, Error> {
         let context = stream.context();
         match self.first.get() {
-            Some(loaded) if loaded.context == context.cu_ctx() as usize => Ok(loaded),
-            _ => self.compile(context),
+            Some(loaded)
+                if loaded.context == context.cu_ctx() as usize && loaded.spec_id == spec.id() =>
+            {
+                Ok(loaded)
+            }
+            _ => self.compile_specialized(context, spec),
         }
     }
 
@@ -70,17 +91,37 @@ impl Kernel {
         &'static self,
         context: &Arc<CudaContext>,
     ) -> Result<&'static LoadedKernel, Error> {
+        self.compile_specialized(context, &SpecBuilder::new())
+    }
+
+    /// [`Kernel::compile`] for the specialisation `spec`.
+    pub fn compile_specialized(
+        &'static self,
+        context: &Arc<CudaContext>,
+        spec: &SpecBuilder,
+    ) -> Result<&'static LoadedKernel, Error> {
+        if spec.overflowed() {
+            return Err(Error::TooManyParameters {
+                kernel: self.name().to_owned(),
+            });
+        }
         let key = context.cu_ctx() as usize;
+        let full = spec.build();
+        let matches =
+            |l: &LoadedKernel| l.context == key && l.spec_id == spec.id() && l.spec == full;
         let mut others = self.others.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(loaded) = self.first.get().filter(|l| l.context == key) {
+        if let Some(loaded) = self.first.get().filter(|l| matches(l)) {
             return Ok(loaded);
         }
-        if let Some(loaded) = others.iter().find(|l| l.context == key) {
+        if let Some(loaded) = others.iter().find(|l| matches(l)) {
             return Ok(loaded);
         }
-        let loaded = self.load(context)?;
-        // The first context gets the lock-free fast path; later ones join the list. A
-        // context stays loaded for the life of the process, like the static it hangs off.
+        // A first launch may happen inside a CUDA Graph capture: load with the thread's
+        // capture mode relaxed (see `relaxed_capture`).
+        let loaded = relaxed_capture(|| self.load(context, spec.id(), full))?;
+        // The first specialisation loaded gets the lock-free fast path; later ones join
+        // the list. They stay loaded for the life of the process, like the static they
+        // hang off.
         match self.first.set(loaded) {
             Ok(()) => match self.first.get() {
                 Some(first) => Ok(first),
@@ -94,21 +135,42 @@ impl Kernel {
         }
     }
 
-    /// Compiles for `arch` without a GPU (memory and disk caches apply).
-    pub fn compile_for_arch(&self, arch: Arch) -> Result<CompiledKernel, Error> {
+    /// Compiles for `arch` without a GPU (memory and disk caches apply). For kernels
+    /// without generic parameters; see [`Kernel::compile_for_arch_with`].
+    pub fn compile_for_arch(&'static self, arch: Arch) -> Result<CompiledKernel, Error> {
+        self.compile_for_arch_with(arch, &Specialization::default())
+    }
+
+    /// Compiles the specialisation `spec` for `arch` without a GPU.
+    pub fn compile_for_arch_with(
+        &'static self,
+        arch: Arch,
+        spec: &Specialization,
+    ) -> Result<CompiledKernel, Error> {
         Ok(compile_kernel(
             &self.captured,
+            spec,
             arch,
             &CompileOptions::default(),
         )?)
     }
 
-    /// The NVVM IR the kernel lowers to.
-    pub fn nvvm_ir(&self) -> Result<String, Error> {
-        Ok(cudajit_codegen::compile::nvvm_ir(&self.captured)?)
+    /// The NVVM IR the kernel lowers to (no generic parameters).
+    pub fn nvvm_ir(&'static self) -> Result<String, Error> {
+        self.nvvm_ir_with(&Specialization::default())
     }
 
-    fn load(&self, context: &Arc<CudaContext>) -> Result<LoadedKernel, Error> {
+    /// The NVVM IR of the specialisation `spec`.
+    pub fn nvvm_ir_with(&'static self, spec: &Specialization) -> Result<String, Error> {
+        Ok(cudajit_codegen::compile::nvvm_ir(&self.captured, spec)?)
+    }
+
+    fn load(
+        &'static self,
+        context: &Arc<CudaContext>,
+        spec_id: u64,
+        spec: Specialization,
+    ) -> Result<LoadedKernel, Error> {
         let name = self.name();
         let driver = |what: &'static str| {
             move |source| Error::Driver {
@@ -121,7 +183,7 @@ impl Kernel {
             .compute_capability()
             .map_err(driver("querying the compute capability"))?;
         let arch = Arch::new(major as u32, minor as u32);
-        let compiled = self.compile_for_arch(arch)?;
+        let compiled = self.compile_for_arch_with(arch, &spec)?;
 
         let started = Instant::now();
         let module = context
@@ -155,6 +217,8 @@ impl Kernel {
             .map_err(driver("raising the kernel's shared memory limit"))?;
         Ok(LoadedKernel {
             context: context.cu_ctx() as usize,
+            spec_id,
+            spec,
             function,
             compiled,
             load_time,
@@ -165,6 +229,11 @@ impl Kernel {
 }
 
 impl LoadedKernel {
+    /// The specialisation this kernel was compiled for.
+    pub fn specialization(&self) -> &Specialization {
+        &self.spec
+    }
+
     /// How the cubin was obtained and how long each step took.
     pub fn compiled(&self) -> &CompiledKernel {
         &self.compiled
@@ -234,4 +303,26 @@ impl LoadedKernel {
         }
         .map_err(driver("cuLaunchKernel"))
     }
+}
+
+/// Runs `load` with this thread's stream-capture mode set to relaxed, then restores it.
+///
+/// A stream capture in the default (global or thread-local) mode makes the driver refuse
+/// "potentially unsafe" calls on the capturing thread, which a module load and the
+/// function-attribute queries may be; a kernel's first launch inside a capture would then
+/// fail. Relaxed mode is CUDA's documented way for a library to make such calls during a
+/// capture (`cuThreadExchangeStreamCaptureMode`); nothing is enqueued on the capturing
+/// stream here. Costs two driver calls, once per kernel and context; never on the hot path.
+fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
+    use cudarc::driver::sys::{cuThreadExchangeStreamCaptureMode, CUstreamCaptureMode};
+    let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: `mode` is a valid, writable mode; the previous mode is written back into it.
+    let exchanged = unsafe { cuThreadExchangeStreamCaptureMode(&mut mode) }
+        == cudarc::driver::sys::CUresult::CUDA_SUCCESS;
+    let result = load();
+    if exchanged {
+        // SAFETY: as above; restores the thread's previous mode.
+        unsafe { cuThreadExchangeStreamCaptureMode(&mut mode) };
+    }
+    result
 }

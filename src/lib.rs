@@ -39,11 +39,13 @@ mod error;
 mod gpu;
 mod kernel;
 mod launch;
+mod spec;
 
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::Arch;
-pub use cudajit_core::device::Dim3;
-pub use cudajit_macros::kernel;
+pub use cudajit_core::device::{DeviceScalar, Dim3, Float, Int};
+pub use cudajit_core::lower::Specialization;
+pub use cudajit_macros::{device, kernel};
 pub use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
     DeviceSlice, DriverError,
@@ -60,16 +62,21 @@ pub use cudajit_core as core;
 
 /// What kernel code and launch code need: the attribute, the intrinsics, the launch API.
 pub mod prelude {
-    pub use crate::{kernel, Dim3, LaunchConfig};
+    pub use crate::{device, kernel, DeviceScalar, Dim3, Float, Int, LaunchConfig};
     pub use cudajit_core::device::{
-        block_dim, block_idx, global_index, grid_dim, grid_stride, thread_idx,
+        activemask, all_sync, any_sync, atomic_add, atomic_and, atomic_compare_exchange,
+        atomic_exchange, atomic_max, atomic_min, atomic_or, atomic_sub, atomic_xor, ballot_sync,
+        block_dim, block_idx, dynamic_shared, fence_block, fence_device, fence_system,
+        global_index, grid_dim, grid_stride, lane_id, shared_array, shfl_down_sync, shfl_idx_sync,
+        shfl_up_sync, shfl_xor_sync, sync_threads, thread_idx, FULL_WARP, WARP_SIZE,
     };
 }
 
 /// Items the generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use cudajit_core::CapturedKernel;
+    pub use crate::spec::SpecBuilder;
+    pub use cudajit_core::{CapturedFunction, CapturedKernel, DeviceFunction};
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
     #[inline(always)]

@@ -324,3 +324,274 @@ fn every_gpu_of_the_process_gets_its_own_module() {
     loaded.dedup();
     assert_eq!(loaded.len(), count, "one loaded kernel per context");
 }
+
+#[test]
+fn generic_kernels_and_device_functions_run() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 5000;
+    let a32: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let b32: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();
+    let (da, db) = (
+        stream.clone_htod(&a32).unwrap(),
+        stream.clone_htod(&b32).unwrap(),
+    );
+    let mut out = stream.alloc_zeros::<f32>(n).unwrap();
+    blend::launch::<f32>(
+        &stream,
+        LaunchConfig::for_elements(n),
+        0.25,
+        &da,
+        &db,
+        &mut out,
+    )
+    .unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    for i in 0..n {
+        let expected = lerp(a32[i], b32[i], 0.25);
+        assert!(
+            (got[i] - expected).abs() <= 1e-4 * expected.abs().max(1.0),
+            "f32 i={i}"
+        );
+    }
+    let a64: Vec<f64> = a32.iter().map(|&v| f64::from(v)).collect();
+    let b64: Vec<f64> = b32.iter().map(|&v| f64::from(v)).collect();
+    let (da, db) = (
+        stream.clone_htod(&a64).unwrap(),
+        stream.clone_htod(&b64).unwrap(),
+    );
+    let mut out = stream.alloc_zeros::<f64>(n).unwrap();
+    blend::launch::<f64>(
+        &stream,
+        LaunchConfig::for_elements(n),
+        0.75,
+        &da,
+        &db,
+        &mut out,
+    )
+    .unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    for i in 0..n {
+        let expected = lerp(a64[i], b64[i], 0.75);
+        assert!(
+            (got[i] - expected).abs() <= 1e-12 * expected.abs().max(1.0),
+            "f64 i={i}"
+        );
+    }
+
+    let input: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
+    let dinput = stream.clone_htod(&input).unwrap();
+    for w in [1usize, 4] {
+        let mut out = stream.alloc_zeros::<f32>(n).unwrap();
+        if w == 1 {
+            window_sums::launch::<1>(&stream, LaunchConfig::for_elements(n), &dinput, &mut out)
+                .unwrap();
+        } else {
+            window_sums::launch::<4>(&stream, LaunchConfig::for_elements(n), &dinput, &mut out)
+                .unwrap();
+        }
+        let got = stream.clone_dtoh(&out).unwrap();
+        for i in 0..n {
+            let expected: f32 = (0..w).map(|k| input[(i + k).min(n - 1)]).sum::<f32>() * 2.0;
+            assert_eq!(got[i], expected, "W={w} i={i}");
+        }
+    }
+
+    let start: Vec<u64> = (1..=n as u64).collect();
+    for rounds in [0u32, 3, 10] {
+        let mut data = stream.clone_htod(&start).unwrap();
+        collatz_steps::launch(&stream, LaunchConfig::for_elements(n), rounds, &mut data).unwrap();
+        let mut expected = start.clone();
+        collatz_ref(rounds, &mut expected);
+        assert_eq!(
+            stream.clone_dtoh(&data).unwrap(),
+            expected,
+            "rounds={rounds}"
+        );
+    }
+}
+
+#[test]
+fn math_functions_match_the_host_within_a_few_ulp() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 4096;
+    let random = pseudo_random(5, n);
+    let x: Vec<f32> = random
+        .iter()
+        .map(|&r| ((r % 20001) as f32 - 10000.0) * 1e-3)
+        .collect();
+    let y: Vec<f64> = random
+        .iter()
+        .map(|&r| ((r >> 20) % 20001) as f64 * 1e-2 - 100.0)
+        .collect();
+    let bits: Vec<u32> = random.iter().map(|&r| (r >> 7) as u32 | 1).collect();
+    let (dx, dy, db) = (
+        stream.clone_htod(&x).unwrap(),
+        stream.clone_htod(&y).unwrap(),
+        stream.clone_htod(&bits).unwrap(),
+    );
+    let mut o32 = stream.alloc_zeros::<f32>(n).unwrap();
+    let mut o64 = stream.alloc_zeros::<f64>(n).unwrap();
+    let mut counts = stream.alloc_zeros::<u32>(n).unwrap();
+    math_ops::launch(
+        &stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &dy,
+        &db,
+        &mut o32,
+        &mut o64,
+        &mut counts,
+    )
+    .unwrap();
+    let (mut e32, mut e64, mut ec) = (vec![0.0; n], vec![0.0; n], vec![0; n]);
+    math_ops_ref(&x, &y, &bits, &mut e32, &mut e64, &mut ec);
+    assert_eq!(stream.clone_dtoh(&counts).unwrap(), ec);
+    let (g32, g64) = (
+        stream.clone_dtoh(&o32).unwrap(),
+        stream.clone_dtoh(&o64).unwrap(),
+    );
+    let mut worst32 = 0.0f64;
+    let mut worst64 = 0.0f64;
+    for i in 0..n {
+        // A sum of several libdevice results (each within 2 ulp of the true value): compare
+        // relative to the magnitude of the terms.
+        let scale32 = 1.0 + f64::from(x[i].abs()).powi(3) + f64::from(x[i].abs());
+        worst32 = worst32.max(f64::from((g32[i] - e32[i]).abs()) / scale32);
+        let scale64 = 1.0 + y[i] * y[i];
+        worst64 = worst64.max((g64[i] - e64[i]).abs() / scale64);
+    }
+    eprintln!("math: worst relative difference f32 {worst32:e}, f64 {worst64:e}");
+    assert!(worst32 < 1e-5, "f32 {worst32}");
+    assert!(worst64 < 1e-13, "f64 {worst64}");
+}
+
+#[test]
+fn shared_memory_atomics_and_warp_reductions() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    // Block reduction to one u64: exact.
+    let n = 3_000_017;
+    let data: Vec<u32> = pseudo_random(9, n)
+        .iter()
+        .map(|&r| (r % 1000) as u32)
+        .collect();
+    let ddata = stream.clone_htod(&data).unwrap();
+    let mut total = stream.alloc_zeros::<u64>(1).unwrap();
+    block_sum::launch(&stream, LaunchConfig::new(264, 256), &ddata, &mut total).unwrap();
+    let expected: u64 = data.iter().map(|&v| u64::from(v)).sum();
+    assert_eq!(stream.clone_dtoh(&total).unwrap()[0], expected);
+
+    // Histogram with shared and global atomics.
+    let bytes: Vec<u8> = pseudo_random(13, n)
+        .iter()
+        .map(|&r| (r >> 11) as u8)
+        .collect();
+    let dbytes = stream.clone_htod(&bytes).unwrap();
+    let mut bins = stream.alloc_zeros::<u32>(256).unwrap();
+    histogram::launch(&stream, LaunchConfig::new(132, 512), &dbytes, &mut bins).unwrap();
+    let mut expected_bins = vec![0u32; 256];
+    for &b in &bytes {
+        expected_bins[b as usize] += 1;
+    }
+    assert_eq!(stream.clone_dtoh(&bins).unwrap(), expected_bins);
+
+    // Tiled transpose through shared memory.
+    let (rows, cols) = (1000u32, 777u32);
+    let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let dinput = stream.clone_htod(&input).unwrap();
+    let mut doutput = stream.alloc_zeros::<f32>(input.len()).unwrap();
+    let config = LaunchConfig::new((cols.div_ceil(32), rows.div_ceil(32)), (32, 32));
+    transpose_tiled::launch::<32>(&stream, config, rows, cols, &dinput, &mut doutput).unwrap();
+    let output = stream.clone_dtoh(&doutput).unwrap();
+    for r in 0..rows {
+        for c in 0..cols {
+            assert_eq!(
+                output[(c * rows + r) as usize],
+                input[(r * cols + c) as usize]
+            );
+        }
+    }
+}
+
+#[test]
+fn warp_votes_scans_dynamic_shared_memory_and_compare_exchange() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let (blocks, threads) = (8usize, 128usize);
+    let n = blocks * threads;
+    let values: Vec<i32> = pseudo_random(17, n)
+        .iter()
+        .map(|&r| (r % 41) as i32 - 20)
+        .collect();
+    let dvalues = stream.clone_htod(&values).unwrap();
+    let mut ballots = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut flags = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut scan = stream.alloc_zeros::<i32>(n).unwrap();
+    let mut reversed = stream.alloc_zeros::<i32>(n).unwrap();
+    let mut extremes = stream.clone_htod(&[i32::MAX, i32::MIN, 0]).unwrap();
+    let config =
+        LaunchConfig::new(blocks as u32, threads as u32).with_shared_mem((threads * 4) as u32);
+    warp_ops::launch(
+        &stream,
+        config,
+        &dvalues,
+        &mut ballots,
+        &mut flags,
+        &mut scan,
+        &mut reversed,
+        &mut extremes,
+    )
+    .unwrap();
+    let (ballots, flags) = (
+        stream.clone_dtoh(&ballots).unwrap(),
+        stream.clone_dtoh(&flags).unwrap(),
+    );
+    let (scan, reversed) = (
+        stream.clone_dtoh(&scan).unwrap(),
+        stream.clone_dtoh(&reversed).unwrap(),
+    );
+    for warp in values.chunks(32).enumerate() {
+        let (w, lanes) = warp;
+        let ballot = lanes
+            .iter()
+            .enumerate()
+            .fold(0u32, |b, (l, &v)| b | (u32::from(v > 0) << l));
+        let all = lanes.iter().all(|&v| v > -1000);
+        let any = lanes.iter().any(|&v| v == 7);
+        let mut running = 0;
+        for (lane, &v) in lanes.iter().enumerate() {
+            let i = w * 32 + lane;
+            running += v;
+            assert_eq!(ballots[i], ballot, "ballot i={i}");
+            let flag = lane as u32 + u32::from(all) * 100 + u32::from(any) * 1000 + 10000;
+            assert_eq!(flags[i], flag, "flags i={i}");
+            assert_eq!(scan[i], running, "scan i={i}");
+        }
+    }
+    for (b, block) in values.chunks(threads).enumerate() {
+        for t in 0..threads {
+            assert_eq!(
+                reversed[b * threads + t],
+                block[threads - 1 - t],
+                "reversed block {b} t={t}"
+            );
+        }
+    }
+    let extremes = stream.clone_dtoh(&extremes).unwrap();
+    assert_eq!(extremes[0], *values.iter().min().unwrap());
+    assert_eq!(extremes[1], *values.iter().max().unwrap());
+    assert_eq!(
+        extremes[2], n as i32,
+        "one compare-exchange increment per thread"
+    );
+}

@@ -12,6 +12,7 @@ use cudajit::core::ir::{
 use cudajit::core::valid::{validate, ExprType, ValidationErrorKind};
 use cudajit::core::{Scalar, Span};
 use cudajit::prelude::*;
+use cudajit::Specialization;
 
 #[kernel]
 fn accumulate(x: &[f32], out: &mut [f32]) {
@@ -34,8 +35,8 @@ fn every_test_kernel_lowers_and_validates() {
         bools::KERNEL.captured(),
         scale_strided::KERNEL.captured(),
     ] {
-        let (module, info) =
-            lower_captured(kernel).unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
+        let (module, info) = lower_captured(kernel, &Specialization::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
         assert_eq!(module.entry_points.len(), 1);
         let function = &module.functions[module.entry_points[0].function];
         assert_eq!(
@@ -47,7 +48,8 @@ fn every_test_kernel_lowers_and_validates() {
 
 #[test]
 fn literals_take_the_type_of_their_context_like_rustc() {
-    let (module, _) = lower_captured(accumulate::KERNEL.captured()).unwrap();
+    let (module, _) =
+        lower_captured(accumulate::KERNEL.captured(), &Specialization::default()).unwrap();
     let function = &module.functions[module.entry_points[0].function];
     let local_type = |name: &str| {
         let (_, local) = function

@@ -4,10 +4,15 @@ mod common;
 
 use common::kernels::*;
 use cudajit::codegen::cubin;
-use cudajit::{Arch, CubinOrigin, Kernel};
+use cudajit::core::ir::Literal;
+use cudajit::core::Scalar;
+use cudajit::{Arch, CubinOrigin, Kernel, Specialization};
 
-/// Every test kernel, so each is compiled for real on the CPU.
-const KERNELS: [&Kernel; 7] = [
+/// Every non-generic test kernel, so each is compiled for real on the CPU.
+const KERNELS: [&Kernel; 11] = [
+    &block_sum::KERNEL,
+    &histogram::KERNEL,
+    &warp_ops::KERNEL,
     &saxpy::KERNEL,
     &int_ops::KERNEL,
     &casts::KERNEL,
@@ -15,6 +20,7 @@ const KERNELS: [&Kernel; 7] = [
     &transpose::KERNEL,
     &bools::KERNEL,
     &scale_strided::KERNEL,
+    &math_ops::KERNEL,
 ];
 
 #[test]
@@ -101,4 +107,87 @@ fn statements_without_semicolons_lower() {
         .nvvm_ir()
         .expect("lowering");
     assert!(ir.contains("define void @statements_without_semicolons"));
+}
+
+#[test]
+fn specialisations_compile_to_their_own_entry_points() {
+    let Some(_tools) = common::toolchain_or_skip() else {
+        return;
+    };
+    let f32_spec = Specialization {
+        types: vec![("T".into(), Scalar::F32)],
+        consts: vec![],
+    };
+    let f64_spec = Specialization {
+        types: vec![("T".into(), Scalar::F64)],
+        consts: vec![],
+    };
+    let a = blend::KERNEL
+        .compile_for_arch_with(Arch::SM_90, &f32_spec)
+        .unwrap();
+    let b = blend::KERNEL
+        .compile_for_arch_with(Arch::SM_90, &f64_spec)
+        .unwrap();
+    assert_eq!(a.entry, "blend_f32");
+    assert_eq!(b.entry, "blend_f64");
+    assert_ne!(a.key, b.key, "each specialisation has its own cache entry");
+    let ir = blend::KERNEL.nvvm_ir_with(&f64_spec).unwrap();
+    assert!(
+        ir.contains("define internal double @cudajit_dev_lerp_f64(double"),
+        "{ir}"
+    );
+
+    let window = Specialization {
+        types: vec![],
+        consts: vec![(
+            "W".into(),
+            Literal::Int {
+                bits: 3,
+                ty: Scalar::Usize,
+            },
+        )],
+    };
+    let compiled = window_sums::KERNEL
+        .compile_for_arch_with(Arch::SM_90, &window)
+        .unwrap();
+    assert_eq!(compiled.entry, "window_sums_3");
+    let comptime = Specialization {
+        types: vec![],
+        consts: vec![(
+            "rounds".into(),
+            Literal::Int {
+                bits: 7,
+                ty: Scalar::U32,
+            },
+        )],
+    };
+    let ir = collatz_steps::KERNEL.nvvm_ir_with(&comptime).unwrap();
+    // `rounds` is a constant, not a kernel parameter.
+    assert!(
+        ir.contains("define void @collatz_steps_7(i64* noalias %arg0.data.ptr"),
+        "{ir}"
+    );
+    collatz_steps::KERNEL
+        .compile_for_arch_with(Arch::SM_90, &comptime)
+        .unwrap();
+}
+
+#[test]
+fn a_missing_generic_value_is_an_error_not_a_panic() {
+    let error = blend::KERNEL.nvvm_ir().unwrap_err().to_string();
+    assert!(error.contains("generic parameter `T`"), "{error}");
+}
+
+#[test]
+fn math_functions_link_libdevice_lazily() {
+    let Some(_tools) = common::toolchain_or_skip() else {
+        return;
+    };
+    let ir = math_ops::KERNEL.nvvm_ir().unwrap();
+    assert!(ir.contains("declare float @__nv_sqrtf(float)"), "{ir}");
+    assert!(ir.contains("@llvm.ctpop.i32"), "{ir}");
+    let compiled = math_ops::KERNEL.compile_for_arch(Arch::SM_90).unwrap();
+    assert!(cubin::inspect(&compiled.cubin)
+        .unwrap()
+        .has_function("math_ops"));
 }

@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use cudajit_core::ir::Module;
-use cudajit_core::lower::LowerError;
+use cudajit_core::lower::{Library, LowerError, Specialization};
 use cudajit_core::valid::{KernelInfo, ValidationError};
 use cudajit_core::CapturedKernel;
 
-use crate::cache::{self, CacheKey, KeyBuilder};
+use crate::cache::{self, CacheKey, KeyBuilder, KeyParts};
 use crate::cubin::{self, CubinError};
 use crate::nvvm::{self, WriteError};
 use crate::target::Arch;
@@ -124,19 +124,41 @@ pub enum CompileError {
     Cubin { kernel: String, source: CubinError },
 }
 
-/// The IR of a captured kernel, validated.
-pub fn lower_captured(captured: &CapturedKernel) -> Result<(Module, KernelInfo), CompileError> {
+/// The device functions `captured` reaches, parsed.
+fn library_of(captured: &'static CapturedKernel) -> Result<Library, CompileError> {
+    let mut library = Library::new();
+    for function in captured.reachable().into_iter().skip(1) {
+        let source = function.parse().map_err(|source| CompileError::Captured {
+            kernel: function.name.to_owned(),
+            source,
+        })?;
+        library.add(source).map_err(|source| CompileError::Lower {
+            kernel: captured.name.to_owned(),
+            file: function.file.to_owned(),
+            source,
+        })?;
+    }
+    Ok(library)
+}
+
+/// The IR of a captured kernel's specialisation, validated.
+pub fn lower_captured(
+    captured: &'static CapturedKernel,
+    spec: &Specialization,
+) -> Result<(Module, KernelInfo), CompileError> {
     let kernel = || captured.name.to_owned();
     let source = captured.parse().map_err(|source| CompileError::Captured {
         kernel: kernel(),
         source,
     })?;
-    let module =
-        cudajit_core::lower::lower_kernel(&source).map_err(|source| CompileError::Lower {
+    let library = library_of(captured)?;
+    let module = cudajit_core::lower::lower_kernel(&source, &library, spec).map_err(|source| {
+        CompileError::Lower {
             kernel: kernel(),
             file: captured.file.to_owned(),
             source,
-        })?;
+        }
+    })?;
     let info = cudajit_core::valid::validate(&module).map_err(|source| CompileError::Invalid {
         kernel: kernel(),
         source,
@@ -144,9 +166,16 @@ pub fn lower_captured(captured: &CapturedKernel) -> Result<(Module, KernelInfo),
     Ok((module, info))
 }
 
-/// The NVVM IR text of a captured kernel.
-pub fn nvvm_ir(captured: &CapturedKernel) -> Result<String, CompileError> {
-    let (module, info) = lower_captured(captured)?;
+/// The NVVM IR text of a captured kernel's specialisation.
+pub fn nvvm_ir(
+    captured: &'static CapturedKernel,
+    spec: &Specialization,
+) -> Result<String, CompileError> {
+    let (module, info) = lower_captured(captured, spec)?;
+    crate::dump::ir(
+        &cudajit_core::lower::entry_symbol(captured.name, spec),
+        &module,
+    );
     nvvm::write_module(&module, &info).map_err(|source| CompileError::Write {
         kernel: captured.name.to_owned(),
         source,
@@ -155,11 +184,12 @@ pub fn nvvm_ir(captured: &CapturedKernel) -> Result<String, CompileError> {
 
 /// The cache key of `captured` for `arch`: everything that changes the cubin.
 pub fn cache_key(
-    captured: &CapturedKernel,
+    captured: &'static CapturedKernel,
+    spec: &Specialization,
     arch: Arch,
     options: &CompileOptions,
     toolchain: &Toolchain,
-) -> CacheKey {
+) -> KeyParts {
     let mut key = KeyBuilder::new(&format!(
         "cudajit-cubin/store{}/ast{}",
         cache::store::STORE_FORMAT,
@@ -169,7 +199,12 @@ pub fn cache_key(
         .field("sources", env!("CUDAJIT_SOURCE_FINGERPRINT").as_bytes())
         .field("kernel", captured.name.as_bytes())
         .field("source", captured.source_hash.as_bytes())
-        .field("arch", arch.sm_name().as_bytes())
+        .field("specialisation", format!("{spec:?}").as_bytes());
+    // Every device function the kernel reaches, by the hash its macro computed.
+    for function in captured.reachable().into_iter().skip(1) {
+        key.field("device-function", function.source_hash.as_bytes());
+    }
+    key.field("arch", arch.sm_name().as_bytes())
         .field(
             "nvvm-options",
             options.nvvm_options(arch).join(" ").as_bytes(),
@@ -177,9 +212,15 @@ pub fn cache_key(
         .field(
             "link-options",
             options.link_options(arch).join(" ").as_bytes(),
-        )
-        .field("toolchain", &toolchain.identity().digest());
-    key.finish()
+        );
+    // libNVVM, libdevice, nvJitLink: SHA-256 and version, memoised in the cache directory
+    // (codegen/src/toolchain_identity.rs), so a warm start neither hashes nor loads them.
+    let toolchain_fields =
+        crate::toolchain_identity::toolchain_fields(toolchain, cache::memo_dir());
+    for (tag, value, label) in toolchain_fields.iter() {
+        key.field_labelled(tag, value, label);
+    }
+    key.parts()
 }
 
 type MemoryCache = Mutex<HashMap<CacheKey, Arc<[u8]>>>;
@@ -191,21 +232,24 @@ fn memory_cache() -> &'static MemoryCache {
 
 /// Compiles `captured` for `arch`, or fetches it from the memory or disk cache.
 pub fn compile_kernel(
-    captured: &CapturedKernel,
+    captured: &'static CapturedKernel,
+    spec: &Specialization,
     arch: Arch,
     options: &CompileOptions,
 ) -> Result<CompiledKernel, CompileError> {
+    crate::log::init_from_env();
+    let entry = cudajit_core::lower::entry_symbol(captured.name, spec);
     let started = Instant::now();
     let toolchain_error = |source| CompileError::Toolchain {
         kernel: captured.name.to_owned(),
         source,
     };
     let toolchain = Toolchain::global().map_err(toolchain_error)?;
-    let key = cache_key(captured, arch, options, toolchain);
+    let KeyParts { key, components } = cache_key(captured, spec, arch, options, toolchain);
     let disk = cache::disk_cache();
     let cache_file = disk.map(|d| d.path_for(&key));
     let finish = |cubin: Arc<[u8]>, report: CompileReport| CompiledKernel {
-        entry: captured.name.to_owned(),
+        entry: entry.clone(),
         arch,
         cubin,
         key,
@@ -233,41 +277,51 @@ pub fn compile_kernel(
             ),
         ));
     }
-    if let Some(bytes) = disk.and_then(|d| d.get(&key)) {
-        if cubin::inspect(&bytes).is_ok_and(|info| info.has_function(captured.name)) {
+    // ---- cache section (codegen/src/cache/): disk lookup; at most one compile per key
+    // across threads and processes (wait for whoever compiles it, then look again);
+    // miss explanation.
+    let hit = |cubin: Arc<[u8]>, origin| {
+        let zero = Duration::ZERO;
+        finish(cubin, report(origin, started.elapsed(), zero, zero, zero))
+    };
+    let valid = |bytes: &[u8]| cubin::inspect(bytes).is_ok_and(|info| info.has_function(&entry));
+    let mut _compile_lock = None;
+    for locked in [false, true] {
+        if locked {
+            let lock_path = disk.map(|d| d.lock_path(&key));
+            _compile_lock = Some(cache::CompileLock::acquire(
+                &key,
+                &entry,
+                lock_path.as_deref(),
+            ));
+            if let Some(cubin) = lock(memory_cache()).get(&key).cloned() {
+                return Ok(hit(cubin, CubinOrigin::Memory));
+            }
+        }
+        if let Some(bytes) = cache::disk_lookup(disk, &key, valid) {
             let cubin: Arc<[u8]> = bytes.into();
             lock(memory_cache()).insert(key, cubin.clone());
-            let lookup = started.elapsed();
-            return Ok(finish(
-                cubin,
-                report(
-                    CubinOrigin::Disk,
-                    lookup,
-                    Duration::ZERO,
-                    Duration::ZERO,
-                    Duration::ZERO,
-                ),
-            ));
+            return Ok(hit(cubin, CubinOrigin::Disk));
         }
+    }
+    if tracing::enabled!(tracing::Level::DEBUG) {
         tracing::debug!(
-            "cudajit: cached cubin of `{}` lacks its entry; recompiling",
-            captured.name
+            "cudajit: cache miss for kernel `{entry}` on {arch} (key {}): {}; compiling",
+            &key.hex()[..16],
+            cache::explain_miss(disk, captured.name, &components)
         );
     }
-    tracing::debug!(
-        "cudajit: cache miss for kernel `{}` on {arch} (key {key}); compiling",
-        captured.name
-    );
+    // ---- end of cache section
     let lookup = started.elapsed();
 
     let lower_started = Instant::now();
-    let text = nvvm_ir(captured)?;
+    let text = nvvm_ir(captured, spec)?;
     let lower = lower_started.elapsed();
-    let (bytes, nvvm_time, link_time) =
-        compile_nvvm_ir(toolchain, captured.name, &text, arch, options)?;
+    let (bytes, nvvm_time, link_time) = compile_nvvm_ir(toolchain, &entry, &text, arch, options)?;
     let cubin: Arc<[u8]> = bytes.into();
     if let Some(disk) = disk {
-        disk.put(&key, &cubin);
+        let meta = cache::entry_meta(captured.name, &arch.sm_name(), &components);
+        disk.put(&key, &meta, &cubin);
     }
     lock(memory_cache()).insert(key, cubin.clone());
     Ok(finish(
@@ -291,10 +345,24 @@ pub fn compile_nvvm_ir(
     let started = Instant::now();
     let nvvm_options = options.nvvm_options(arch);
     let nvvm_args: Vec<&str> = nvvm_options.iter().map(String::as_str).collect();
+    // libdevice is added lazily, and only when the kernel calls one of its functions:
+    // libNVVM then links just the functions used.
+    let libdevice = if text.contains("@__nv_") {
+        Some(toolchain.libdevice_bytes().map_err(error)?)
+    } else {
+        None
+    };
+    let mut modules = vec![NvvmModule::new(entry, text.as_bytes())];
+    if let Some(libdevice) = libdevice {
+        modules.push(NvvmModule::lazy("libdevice.10.bc", libdevice));
+    }
+    crate::dump::nvvm_ir(entry, arch, text);
+    let step = crate::progress::Step::new(format!("libNVVM: compiling `{entry}` for {arch}"));
     let ltoir = toolchain
         .nvvm()
-        .and_then(|nvvm| nvvm.compile(&[NvvmModule::new(entry, text.as_bytes())], &nvvm_args))
+        .and_then(|nvvm| nvvm.compile(&modules, &nvvm_args))
         .map_err(error)?;
+    step.finish();
     let nvvm_time = started.elapsed();
 
     let started = Instant::now();
@@ -305,11 +373,18 @@ pub fn compile_nvvm_ir(
         kind: InputKind::LtoIr,
         bytes: &ltoir.result,
     }];
+    let input_bytes = inputs.iter().map(|i| i.bytes.len()).sum();
+    let step = crate::progress::Step::sized(
+        format!("nvJitLink: linking `{entry}` for {arch}"),
+        input_bytes,
+    );
     let linked = toolchain
         .nvjitlink()
         .and_then(|linker| linker.link(&inputs, &link_args, false))
         .map_err(error)?;
+    step.finish();
     let link_time = started.elapsed();
+    crate::dump::linked(toolchain, entry, arch, &inputs, &link_args, &linked.cubin);
 
     let info = cubin::inspect(&linked.cubin).map_err(|source| CompileError::Cubin {
         kernel: entry.to_owned(),

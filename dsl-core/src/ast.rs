@@ -1,65 +1,97 @@
 //! The kernel body as the `#[kernel]` macro captured it.
 //!
 //! This is plain data that mirrors the supported subset of Rust syntax, with the user's
-//! spans. The macro checks the subset and serialises a [`KernelSource`] into the program;
+//! spans. The macro checks the subset and serialises a [`FunctionSource`] into the program;
 //! at run time [`crate::lower`] infers types and lowers it to the IR. Nothing here is typed
 //! beyond what the user wrote: literals keep their suffix (if any) and `let` its annotation.
 
 use serde::{Deserialize, Serialize};
 
+use crate::intrinsics::Intrinsic;
+use crate::math::MathFunction;
 use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 3;
 
-/// A captured `#[kernel]` function.
+/// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KernelSource {
-    /// The Rust name of the kernel function.
+pub struct FunctionSource {
+    /// The Rust name of the function.
     pub name: String,
+    /// Type and const generic parameters, resolved per specialisation.
+    pub generics: Vec<GenericParam>,
     /// Parameters in declaration order.
     pub params: Vec<Param>,
+    /// The return type of a device function; `None` for `()` (always for kernels).
+    pub result: Option<ValueType>,
     /// The body.
     pub body: Block,
     /// Where the function starts.
     pub span: Span,
 }
 
-impl KernelSource {
+impl FunctionSource {
     /// Serialises to the compact text the macro embeds in the program.
     pub fn to_json(&self) -> String {
         // Serialising plain data with string keys cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Reads the text produced by [`KernelSource::to_json`].
+    /// Reads the text produced by [`FunctionSource::to_json`].
     pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(text)
     }
 }
 
-/// A kernel parameter.
+/// A generic parameter: `T: Float` or `const N: usize`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenericParam {
+    pub name: String,
+    pub kind: GenericKind,
+    pub span: Span,
+}
+
+/// What a generic parameter stands for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GenericKind {
+    /// A scalar type, with the names of its trait bounds (`Float`, `Int`, `Scalar`).
+    Type { bounds: Vec<String> },
+    /// A constant of a scalar type.
+    Const(Scalar),
+}
+
+/// A scalar type as written: concrete, or a generic parameter resolved per specialisation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ValueType {
+    Scalar(Scalar),
+    Generic(String),
+}
+
+/// A function parameter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Param {
     pub name: String,
     pub ty: ParamType,
-    /// `mut name: T`: the kernel may assign to its copy of the value.
+    /// `mut name: T`: the function may assign to its copy of the value.
     pub mutable: bool,
+    /// `#[comptime] name: T`: the launch value becomes a constant of the specialisation.
+    pub comptime: bool,
     pub span: Span,
 }
 
-/// The type of a kernel parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The type of a parameter.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ParamType {
     /// A scalar passed by value.
-    Scalar(Scalar),
+    Value(ValueType),
     /// `&[T]` (`mutable: false`) or `&mut [T]` (`mutable: true`).
-    Slice { elem: Scalar, mutable: bool },
+    Slice { elem: ValueType, mutable: bool },
 }
 
-/// A `{ ... }` block. Kernel blocks produce no value unless `tail` is set (only in
-/// `if` expressions).
+/// A `{ ... }` block. Blocks produce no value unless `tail` is set (in `if` expressions
+/// and at the end of a device function that returns a value).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Block {
     pub stmts: Vec<Stmt>,
@@ -75,7 +107,7 @@ pub enum Stmt {
     Let {
         name: String,
         mutable: bool,
-        ty: Option<Scalar>,
+        ty: Option<ValueType>,
         init: Option<Expr>,
         span: Span,
     },
@@ -113,10 +145,12 @@ pub enum Stmt {
     Break { label: Option<String>, span: Span },
     /// `continue ['label];`
     Continue { label: Option<String>, span: Span },
-    /// `return;`
-    Return { span: Span },
+    /// `return;` or, in a device function, `return value;`
+    Return { value: Option<Expr>, span: Span },
     /// A nested `{ .. }` block.
     Block(Block),
+    /// An expression evaluated for its effect: a call of a device function returning `()`.
+    Expr(Expr),
 }
 
 /// `if cond { then } else { .. }`, with `else if` chains nested in `otherwise`.
@@ -190,6 +224,45 @@ pub enum ExprKind {
     },
     /// A `{ stmts; tail }` block used as a value.
     Block(Block),
+    /// A call of a `#[device]` function by name, with explicit generic arguments if the
+    /// user wrote a turbofish (`f::<f32, 4>(x)`).
+    Call {
+        callee: String,
+        generic_args: Vec<GenericArg>,
+        args: Vec<Expr>,
+    },
+    /// A method of the language's scalar types, `x.sqrt()` or `a.min(b)`; also
+    /// `f32::sqrt(x)`, which is the same call.
+    Math {
+        function: MathFunction,
+        receiver: Box<Expr>,
+        args: Vec<Expr>,
+    },
+    /// `T::zero()` or `T::one()` of a scalar type.
+    Constant {
+        ty: ValueType,
+        one: bool,
+    },
+    /// A device intrinsic called like a function (`sync_threads()`, `atomic_add(..)`,
+    /// `shared_array::<f32>(256)`), with its explicit type argument if it takes one.
+    Intrinsic {
+        intrinsic: Intrinsic,
+        ty: Option<ValueType>,
+        args: Vec<Expr>,
+    },
+    /// `&mut place` or `&place`, only as the first argument of an atomic.
+    Reference {
+        mutable: bool,
+        place: Box<Expr>,
+    },
+}
+
+/// An explicit generic argument of a call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum GenericArg {
+    Type(ValueType),
+    /// A const argument: a literal or a const generic parameter of the caller.
+    Const(Expr),
 }
 
 /// A literal value.

@@ -1,25 +1,65 @@
-//! The form in which the `#[kernel]` macro embeds a kernel into the program.
+//! The form in which the `#[kernel]` and `#[device]` macros embed functions into the
+//! program.
 
-use crate::ast::KernelSource;
+use crate::ast::FunctionSource;
 
-/// A kernel captured at compile time: its syntax as compact JSON and a SHA-256 of that text
-/// computed when the macro expanded, so the JIT cache can be consulted without parsing or
-/// lowering anything.
+/// A function captured at compile time: its syntax as compact JSON, a SHA-256 of that text
+/// computed when the macro expanded (so the JIT cache can be consulted without parsing or
+/// lowering anything), and the `#[device]` functions it calls.
 #[derive(Clone, Copy, Debug)]
-pub struct CapturedKernel {
-    /// The kernel's Rust name.
+pub struct CapturedFunction {
+    /// The function's Rust name.
     pub name: &'static str,
-    /// [`KernelSource`] serialised by [`KernelSource::to_json`].
+    /// [`FunctionSource`] serialised by [`FunctionSource::to_json`].
     pub source: &'static str,
     /// Lowercase hex SHA-256 of `source`.
     pub source_hash: &'static str,
-    /// The file that defines the kernel (`file!()`), for messages.
+    /// The file that defines the function (`file!()`), for messages.
     pub file: &'static str,
+    /// The device functions it calls directly, by name. A function rather than a slice, so
+    /// that mutually recursive functions do not make a cycle of constants (recursion is
+    /// reported when the kernel is lowered).
+    pub callees: fn() -> &'static [&'static CapturedFunction],
 }
 
-impl CapturedKernel {
+/// A kernel is a captured function with an entry point.
+pub type CapturedKernel = CapturedFunction;
+
+impl CapturedFunction {
     /// Parses the captured syntax.
-    pub fn parse(&self) -> Result<KernelSource, serde_json::Error> {
-        KernelSource::from_json(self.source)
+    pub fn parse(&self) -> Result<FunctionSource, serde_json::Error> {
+        FunctionSource::from_json(self.source)
     }
+
+    /// No callees: for functions that call no device function.
+    pub fn no_callees() -> &'static [&'static CapturedFunction] {
+        &[]
+    }
+
+    /// This function and every device function it reaches, each once, callers first.
+    pub fn reachable(&'static self) -> Vec<&'static CapturedFunction> {
+        let mut seen: Vec<&'static CapturedFunction> = vec![self];
+        let mut next = 0;
+        while next < seen.len() {
+            for &callee in (seen[next].callees)() {
+                if !seen.iter().any(|f| std::ptr::eq(*f, callee)) {
+                    seen.push(callee);
+                }
+            }
+            next += 1;
+        }
+        seen
+    }
+}
+
+/// Implemented by the marker type `#[device]` declares next to each device function, so
+/// that kernels find the function's captured form through ordinary name resolution (a
+/// `use` of the function imports it too).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `#[device]` function",
+    label = "kernels can only call functions marked `#[device]`"
+)]
+pub trait DeviceFunction {
+    /// The captured function.
+    const CAPTURED: CapturedFunction;
 }

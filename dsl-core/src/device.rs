@@ -77,3 +77,261 @@ impl From<(u32, u32, u32)> for Dim3 {
         Dim3 { x, y, z }
     }
 }
+
+/// A Rust type that is a scalar of the kernel language; generic kernels and device
+/// functions take their type parameters from these.
+pub trait DeviceScalar: Copy + Send + Sync + 'static {
+    /// The scalar type in cudajit's IR.
+    const SCALAR: crate::Scalar;
+}
+
+macro_rules! device_scalars {
+    ($($ty:ty => $scalar:ident),* $(,)?) => {
+        $(impl DeviceScalar for $ty {
+            const SCALAR: crate::Scalar = crate::Scalar::$scalar;
+        })*
+    };
+}
+
+device_scalars!(
+    bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, isize => Isize,
+    u8 => U8, u16 => U16, u32 => U32, u64 => U64, usize => Usize, f32 => F32, f64 => F64,
+);
+
+/// Floating-point scalars (`f32`, `f64`): what a `T: Float` kernel may do with a `T`.
+///
+/// The methods are the ones kernels support on concrete floats (`x.sqrt()`); on the host
+/// they are the standard library's, so generic device functions run on the host too.
+pub trait Float:
+    DeviceScalar
+    + PartialOrd
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::ops::Div<Output = Self>
+    + core::ops::Rem<Output = Self>
+    + core::ops::Neg<Output = Self>
+    + core::ops::AddAssign
+    + core::ops::SubAssign
+    + core::ops::MulAssign
+    + core::ops::DivAssign
+{
+    fn zero() -> Self;
+    fn one() -> Self;
+    fn sqrt(self) -> Self;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tanh(self) -> Self;
+    fn abs(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn recip(self) -> Self;
+    fn powf(self, n: Self) -> Self;
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    fn min(self, other: Self) -> Self;
+    fn max(self, other: Self) -> Self;
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! float_impls {
+    ($($ty:ty),*) => {$(
+        impl Float for $ty {
+            fn zero() -> Self { 0.0 }
+            fn one() -> Self { 1.0 }
+            fn sqrt(self) -> Self { <$ty>::sqrt(self) }
+            fn exp(self) -> Self { <$ty>::exp(self) }
+            fn ln(self) -> Self { <$ty>::ln(self) }
+            fn sin(self) -> Self { <$ty>::sin(self) }
+            fn cos(self) -> Self { <$ty>::cos(self) }
+            fn tanh(self) -> Self { <$ty>::tanh(self) }
+            fn abs(self) -> Self { <$ty>::abs(self) }
+            fn floor(self) -> Self { <$ty>::floor(self) }
+            fn ceil(self) -> Self { <$ty>::ceil(self) }
+            fn recip(self) -> Self { <$ty>::recip(self) }
+            fn powf(self, n: Self) -> Self { <$ty>::powf(self, n) }
+            fn mul_add(self, a: Self, b: Self) -> Self { <$ty>::mul_add(self, a, b) }
+            fn min(self, other: Self) -> Self { <$ty>::min(self, other) }
+            fn max(self, other: Self) -> Self { <$ty>::max(self, other) }
+            fn is_nan(self) -> bool { <$ty>::is_nan(self) }
+        }
+    )*};
+}
+
+float_impls!(f32, f64);
+
+/// Integer scalars: what a `T: Int` kernel may do with a `T`.
+pub trait Int:
+    DeviceScalar
+    + Ord
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::ops::Div<Output = Self>
+    + core::ops::Rem<Output = Self>
+    + core::ops::BitAnd<Output = Self>
+    + core::ops::BitOr<Output = Self>
+    + core::ops::BitXor<Output = Self>
+    + core::ops::Not<Output = Self>
+    + core::ops::AddAssign
+    + core::ops::SubAssign
+    + core::ops::MulAssign
+{
+    fn zero() -> Self;
+    fn one() -> Self;
+    fn count_ones(self) -> u32;
+    fn leading_zeros(self) -> u32;
+    fn trailing_zeros(self) -> u32;
+}
+
+macro_rules! int_impls {
+    ($($ty:ty),*) => {$(
+        impl Int for $ty {
+            fn zero() -> Self { 0 }
+            fn one() -> Self { 1 }
+            fn count_ones(self) -> u32 { <$ty>::count_ones(self) }
+            fn leading_zeros(self) -> u32 { <$ty>::leading_zeros(self) }
+            fn trailing_zeros(self) -> u32 { <$ty>::trailing_zeros(self) }
+        }
+    )*};
+}
+
+int_impls!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+// ----- barriers, fences, shared memory, atomics, warps -----
+
+/// Waits until every thread of the block reaches this point, and makes their earlier
+/// shared- and global-memory writes visible to each other (CUDA `__syncthreads()`).
+pub fn sync_threads() {
+    device_only("sync_threads")
+}
+
+/// Orders this thread's memory accesses as seen by its block (`__threadfence_block()`).
+pub fn fence_block() {
+    device_only("fence_block")
+}
+
+/// Orders this thread's memory accesses as seen by the whole GPU (`__threadfence()`).
+pub fn fence_device() {
+    device_only("fence_device")
+}
+
+/// Orders this thread's memory accesses as seen by the host and other GPUs
+/// (`__threadfence_system()`).
+pub fn fence_system() {
+    device_only("fence_system")
+}
+
+/// A block-shared array of `len` elements (a constant: a literal, const generic or
+/// `#[comptime]` parameter), bound with `let`: `let tile = shared_array::<f32>(256);`.
+/// Every thread of the block sees the same array; its contents start undefined.
+pub fn shared_array<T: DeviceScalar>(len: usize) -> &'static mut [T] {
+    let _ = len;
+    device_only("shared_array")
+}
+
+/// The launch's dynamic shared memory (`LaunchConfig::with_shared_mem`) as a slice of
+/// `T`, bound with `let`: `let buf = dynamic_shared::<f32>();`. CUDA's
+/// `extern __shared__ T buf[]`.
+pub fn dynamic_shared<T: DeviceScalar>() -> &'static mut [T] {
+    device_only("dynamic_shared")
+}
+
+macro_rules! atomics {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        ///
+        /// Returns the previous value. Relaxed ordering at device scope, like CUDA's
+        /// `atomic*` functions; 32- and 64-bit integers (floats for add and sub).
+        pub fn $name<T: DeviceScalar>(target: &mut T, value: T) -> T {
+            let _ = (target, value);
+            device_only(stringify!($name))
+        }
+    )*};
+}
+
+atomics!(
+    /// `*target += value`, atomically.
+    atomic_add,
+    /// `*target -= value`, atomically.
+    atomic_sub,
+    /// `*target = min(*target, value)`, atomically.
+    atomic_min,
+    /// `*target = max(*target, value)`, atomically.
+    atomic_max,
+    /// `*target &= value`, atomically.
+    atomic_and,
+    /// `*target |= value`, atomically.
+    atomic_or,
+    /// `*target ^= value`, atomically.
+    atomic_xor,
+    /// `*target = value`, atomically.
+    atomic_exchange,
+);
+
+/// If `*target == current`, sets it to `new`, atomically. Returns the previous value
+/// (CUDA `atomicCAS`).
+pub fn atomic_compare_exchange<T: DeviceScalar>(target: &mut T, current: T, new: T) -> T {
+    let _ = (target, current, new);
+    device_only("atomic_compare_exchange")
+}
+
+/// All lanes of a warp: the `mask` to give the `_sync` intrinsics when every lane takes
+/// part.
+pub const FULL_WARP: u32 = 0xffff_ffff;
+
+/// Threads per warp.
+pub const WARP_SIZE: u32 = 32;
+
+/// The value of `value` in lane `lane` of the warp (`__shfl_sync`).
+pub fn shfl_idx_sync<T: DeviceScalar>(mask: u32, value: T, lane: u32) -> T {
+    let _ = (mask, value, lane);
+    device_only("shfl_idx_sync")
+}
+
+/// The value of `value` in lane `lane_id() - delta` (`__shfl_up_sync`).
+pub fn shfl_up_sync<T: DeviceScalar>(mask: u32, value: T, delta: u32) -> T {
+    let _ = (mask, value, delta);
+    device_only("shfl_up_sync")
+}
+
+/// The value of `value` in lane `lane_id() + delta` (`__shfl_down_sync`).
+pub fn shfl_down_sync<T: DeviceScalar>(mask: u32, value: T, delta: u32) -> T {
+    let _ = (mask, value, delta);
+    device_only("shfl_down_sync")
+}
+
+/// The value of `value` in lane `lane_id() ^ lane_mask` (`__shfl_xor_sync`).
+pub fn shfl_xor_sync<T: DeviceScalar>(mask: u32, value: T, lane_mask: u32) -> T {
+    let _ = (mask, value, lane_mask);
+    device_only("shfl_xor_sync")
+}
+
+/// One bit per lane of `mask`: set where `predicate` is true (`__ballot_sync`).
+pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
+    let _ = (mask, predicate);
+    device_only("ballot_sync")
+}
+
+/// Whether `predicate` is true in every lane of `mask` (`__all_sync`).
+pub fn all_sync(mask: u32, predicate: bool) -> bool {
+    let _ = (mask, predicate);
+    device_only("all_sync")
+}
+
+/// Whether `predicate` is true in some lane of `mask` (`__any_sync`).
+pub fn any_sync(mask: u32, predicate: bool) -> bool {
+    let _ = (mask, predicate);
+    device_only("any_sync")
+}
+
+/// The lanes of the warp currently executing together (`__activemask()`).
+pub fn activemask() -> u32 {
+    device_only("activemask")
+}
+
+/// The calling thread's lane within its warp, 0 to 31.
+pub fn lane_id() -> u32 {
+    device_only("lane_id")
+}

@@ -15,12 +15,14 @@
 pub mod ast;
 mod captured;
 pub mod device;
+pub mod intrinsics;
 pub mod ir;
 pub mod lower;
+pub mod math;
 pub mod span;
 pub mod types;
 pub mod valid;
 
-pub use captured::CapturedKernel;
+pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction};
 pub use span::Span;
 pub use types::Scalar;

@@ -3,39 +3,39 @@
 use syn::{FnArg, ItemFn, ReturnType};
 
 use crate::errors::Errors;
+use crate::parse::FnKind;
 
-/// Rejects signatures a kernel cannot have. Parameter types are checked while parsing.
-pub(crate) fn signature(item: &ItemFn, errors: &mut Errors) {
+/// Rejects signatures a kernel or device function cannot have. Generics and parameter
+/// types are checked while parsing.
+pub(crate) fn signature(item: &ItemFn, kind: FnKind, errors: &mut Errors) {
+    let noun = match kind {
+        FnKind::Kernel => "a kernel",
+        FnKind::Device => "a device function",
+    };
     let sig = &item.sig;
     if let Some(token) = &sig.constness {
-        errors.at(token, "a kernel cannot be `const`");
+        errors.at(token, format!("{noun} cannot be `const`"));
     }
     if let Some(token) = &sig.asyncness {
-        errors.at(token, "a kernel cannot be `async`");
+        errors.at(token, format!("{noun} cannot be `async`"));
     }
     if let Some(token) = &sig.unsafety {
         errors.at(
             token,
-            "a kernel cannot be `unsafe`: launching it is safe, its body is checked",
+            format!("{noun} cannot be `unsafe`: launching it is safe, its body is checked"),
         );
     }
     if let Some(abi) = &sig.abi {
         errors.at(
             abi,
-            "a kernel cannot declare an ABI: cudajit chooses the kernel ABI",
+            format!("{noun} cannot declare an ABI: cudajit chooses the kernel ABI"),
         );
     }
-    const GENERICS: &str =
-        "generic kernels are not supported yet: give the parameters concrete types";
-    if !sig.generics.params.is_empty() {
-        errors.at(&sig.generics, GENERICS);
-    } else if let Some(where_clause) = &sig.generics.where_clause {
-        errors.at(where_clause, GENERICS);
-    }
     if let Some(variadic) = &sig.variadic {
-        errors.at(variadic, "a kernel cannot be variadic");
+        errors.at(variadic, format!("{noun} cannot be variadic"));
     }
     match &sig.output {
+        _ if kind == FnKind::Device => {}
         // `-> ()` says the same as no return type.
         ReturnType::Type(_, ty) if !matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty()) => {
             errors.at(
@@ -49,15 +49,17 @@ pub(crate) fn signature(item: &ItemFn, errors: &mut Errors) {
         if let FnArg::Receiver(receiver) = input {
             errors.at(
                 receiver,
-                "a kernel cannot take `self`: kernels are free functions",
+                format!(
+                    "{noun} cannot take `self`: kernels and device functions are free functions"
+                ),
             );
         }
     }
 }
 
-/// `#[kernel]` takes no arguments yet.
-pub(crate) fn attribute_args(attr: &proc_macro2::TokenStream, errors: &mut Errors) {
+/// `#[kernel]` and `#[device]` take no arguments yet.
+pub(crate) fn attribute_args(attr: &proc_macro2::TokenStream, what: &str, errors: &mut Errors) {
     if !attr.is_empty() {
-        errors.at(attr, "`#[kernel]` takes no arguments");
+        errors.at(attr, format!("`{what}` takes no arguments"));
     }
 }

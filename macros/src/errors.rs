@@ -19,6 +19,11 @@ impl Errors {
         self.errors.push(error);
     }
 
+    /// How many errors were recorded so far.
+    pub(crate) fn len(&self) -> usize {
+        self.errors.len()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.errors.is_empty()
     }

@@ -34,5 +34,24 @@ use proc_macro::TokenStream;
 /// See the `cudajit` crate for the language and the launch API.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    generate::kernel(attr.into(), item.into()).into()
+    generate::expand(parse::FnKind::Kernel, attr.into(), item.into()).into()
+}
+
+/// Marks a function that kernels (and other device functions) can call.
+///
+/// The function stays ordinary Rust, callable on the host; the macro also captures its
+/// body so that a kernel calling it compiles it into the same module (the call inlines).
+/// Device functions may be generic over scalar types (`T: Float`, `T: Int`) and consts.
+///
+/// ```ignore
+/// use cudajit::prelude::*;
+///
+/// #[device]
+/// fn lerp<T: Float>(a: T, b: T, t: T) -> T {
+///     a + (b - a) * t
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    generate::expand(parse::FnKind::Device, attr.into(), item.into()).into()
 }

@@ -221,3 +221,269 @@ pub fn scale_strided(factor: f64, data: &mut [f64]) {
         data[i] *= factor;
     }
 }
+
+// ----- device functions, generics, specialisation, math -----
+
+/// A generic device function, callable on the host too.
+#[device]
+pub fn lerp<T: Float>(a: T, b: T, t: T) -> T {
+    a + (b - a) * t
+}
+
+/// A device function calling another, with early returns.
+#[device]
+pub fn clamped_index(i: usize, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    if i < n {
+        i
+    } else {
+        n - 1
+    }
+}
+
+/// A const-generic device function with a loop the compiler can unroll.
+#[device]
+pub fn window_sum<const W: usize>(data: &[f32], start: usize) -> f32 {
+    let mut sum = 0.0;
+    for k in 0..W {
+        sum += data[clamped_index(start + k, data.len())];
+    }
+    sum
+}
+
+/// A device function returning nothing, writing through a slice.
+#[device]
+pub fn store_twice(out: &mut [f32], i: usize, value: f32) {
+    out[i] = value * 2.0;
+}
+
+/// A generic kernel: one specialisation per element type.
+#[kernel]
+pub fn blend<T: Float>(t: T, a: &[T], b: &[T], out: &mut [T]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = lerp(a[i], b[i], t);
+    }
+}
+
+/// A const-generic kernel calling a const-generic device function.
+#[kernel]
+pub fn window_sums<const W: usize>(input: &[f32], out: &mut [f32]) {
+    let i = global_index();
+    if i < out.len() {
+        let s = window_sum::<W>(input, i);
+        store_twice(out, i, s);
+    }
+}
+
+/// A `#[comptime]` parameter: a launch value compiled in as a constant.
+#[kernel]
+pub fn collatz_steps(#[comptime] rounds: u32, data: &mut [u64]) {
+    let i = global_index();
+    if i < data.len() {
+        let mut v = data[i];
+        for _ in 0..rounds {
+            v = if v % 2 == 0 { v / 2 } else { 3 * v + 1 };
+        }
+        data[i] = v;
+    }
+}
+
+pub fn collatz_ref(rounds: u32, data: &mut [u64]) {
+    for v in data.iter_mut() {
+        for _ in 0..rounds {
+            *v = if *v % 2 == 0 { *v / 2 } else { 3 * *v + 1 };
+        }
+    }
+}
+
+/// Float methods through libdevice, and integer bit counts.
+#[kernel]
+pub fn math_ops(
+    x: &[f32],
+    y: &[f64],
+    bits: &[u32],
+    out32: &mut [f32],
+    out64: &mut [f64],
+    counts: &mut [u32],
+) {
+    let i = global_index();
+    if i < x.len() {
+        let v = x[i];
+        out32[i] = v.abs().sqrt()
+            + v.sin() * v.cos()
+            + (v * 0.1).exp()
+            + v.abs().max(1.0).ln()
+            + f32::min(v, 0.5)
+            + v.mul_add(2.0, 1.0)
+            + v.floor()
+            + v.tanh()
+            + v.powi(3);
+        let w = y[i];
+        out64[i] = w.abs().sqrt() + w.exp2().log2() + w.atan2(1.5) + w.cbrt() + w.powf(2.0);
+        counts[i] =
+            bits[i].count_ones() + bits[i].leading_zeros() * 100 + bits[i].trailing_zeros() * 10000;
+    }
+}
+
+pub fn math_ops_ref(
+    x: &[f32],
+    y: &[f64],
+    bits: &[u32],
+    out32: &mut [f32],
+    out64: &mut [f64],
+    counts: &mut [u32],
+) {
+    for i in 0..x.len() {
+        let v = x[i];
+        out32[i] = v.abs().sqrt()
+            + v.sin() * v.cos()
+            + (v * 0.1).exp()
+            + v.abs().max(1.0).ln()
+            + f32::min(v, 0.5)
+            + v.mul_add(2.0, 1.0)
+            + v.floor()
+            + v.tanh()
+            + v.powi(3);
+        let w = y[i];
+        out64[i] = w.abs().sqrt() + w.exp2().log2() + w.atan2(1.5) + w.cbrt() + w.powf(2.0);
+        counts[i] =
+            bits[i].count_ones() + bits[i].leading_zeros() * 100 + bits[i].trailing_zeros() * 10000;
+    }
+}
+
+// ----- shared memory, barriers, atomics, warps -----
+
+/// The sum of `data` into `total[0]`: a grid-stride loop per thread, a warp reduction
+/// with shuffles, per-warp partial sums in shared memory, one atomic per block.
+#[kernel]
+pub fn block_sum(data: &[u32], total: &mut [u64]) {
+    let partial = shared_array::<u64>(32);
+    let mut sum: u64 = 0;
+    for i in (global_index()..data.len()).step_by(grid_stride()) {
+        sum += data[i] as u64;
+    }
+    let mut offset = 16;
+    while offset > 0 {
+        sum += shfl_down_sync(FULL_WARP, sum, offset);
+        offset /= 2;
+    }
+    let warp = thread_idx().x / 32;
+    if lane_id() == 0 {
+        partial[warp as usize] = sum;
+    }
+    sync_threads();
+    if warp == 0 {
+        let warps = block_dim().x / 32;
+        let mut value: u64 = if lane_id() < warps {
+            partial[lane_id() as usize]
+        } else {
+            0
+        };
+        let mut k = 16;
+        while k > 0 {
+            value += shfl_xor_sync(FULL_WARP, value, k);
+            k >>= 1;
+        }
+        if lane_id() == 0 {
+            atomic_add(&mut total[0], value);
+        }
+    }
+}
+
+/// A 256-bin histogram of bytes: per-block bins in shared memory (shared atomics), merged
+/// into the global bins (global atomics).
+#[kernel]
+pub fn histogram(data: &[u8], bins: &mut [u32]) {
+    let local = shared_array::<u32>(256);
+    let mut b = thread_idx().x as usize;
+    while b < 256 {
+        local[b] = 0;
+        b += block_dim().x as usize;
+    }
+    sync_threads();
+    for i in (global_index()..data.len()).step_by(grid_stride()) {
+        atomic_add(&mut local[data[i] as usize], 1);
+    }
+    sync_threads();
+    let mut b = thread_idx().x as usize;
+    while b < 256 {
+        let count = local[b];
+        if count > 0 {
+            atomic_add(&mut bins[b], count);
+        }
+        b += block_dim().x as usize;
+    }
+}
+
+/// Transpose through a padded shared-memory tile of `TILE` x (`TILE` + 1), so that both
+/// the reads and the writes of global memory are coalesced.
+#[kernel]
+pub fn transpose_tiled<const TILE: usize>(rows: u32, cols: u32, input: &[f32], output: &mut [f32]) {
+    let tile = shared_array::<f32>(TILE * (TILE + 1));
+    let t = TILE as u32;
+    let tx = thread_idx().x;
+    let ty = thread_idx().y;
+    let c = block_idx().x * t + tx;
+    let r = block_idx().y * t + ty;
+    if r < rows && c < cols {
+        tile[(ty * (t + 1) + tx) as usize] = input[(r * cols + c) as usize];
+    }
+    sync_threads();
+    let oc = block_idx().y * t + tx;
+    let or = block_idx().x * t + ty;
+    if or < cols && oc < rows {
+        output[(or * rows + oc) as usize] = tile[(tx * (t + 1) + ty) as usize];
+    }
+}
+
+/// Warp votes, lane ids, an inclusive warp scan with `shfl_up_sync`, a reversal through
+/// dynamic shared memory, compare-exchange and min/max atomics.
+#[kernel]
+pub fn warp_ops(
+    values: &[i32],
+    ballots: &mut [u32],
+    flags: &mut [u32],
+    scan: &mut [i32],
+    reversed: &mut [i32],
+    extremes: &mut [i32],
+) {
+    let i = global_index();
+    let v = values[i];
+    let lane = lane_id();
+    let ballot = ballot_sync(FULL_WARP, v > 0);
+    let all = all_sync(FULL_WARP, v > -1000);
+    let any = any_sync(FULL_WARP, v == 7);
+    ballots[i] = ballot;
+    flags[i] = lane
+        + (all as u32) * 100
+        + (any as u32) * 1000
+        + (activemask() == FULL_WARP) as u32 * 10000;
+    let mut running = v;
+    let mut delta = 1;
+    while delta < 32 {
+        let up = shfl_up_sync(FULL_WARP, running, delta);
+        if lane >= delta {
+            running += up;
+        }
+        delta *= 2;
+    }
+    scan[i] = running;
+    let buffer = dynamic_shared::<i32>();
+    let t = thread_idx().x as usize;
+    buffer[t] = v;
+    sync_threads();
+    reversed[i] = buffer[buffer.len() - 1 - t];
+    atomic_min(&mut extremes[0], v);
+    atomic_max(&mut extremes[1], v);
+    let mut seen = extremes[2];
+    loop {
+        let previous = atomic_compare_exchange(&mut extremes[2], seen, seen + 1);
+        if previous == seen {
+            break;
+        }
+        seen = previous;
+    }
+}

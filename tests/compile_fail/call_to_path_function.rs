@@ -4,7 +4,7 @@ use cudajit::prelude::*;
 fn root(x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = f32::sqrt(x[i]);
+        y[i] = f32::to_degrees(x[i]);
     }
 }
 

@@ -4,7 +4,7 @@ use cudajit::prelude::*;
 fn root(x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = x[i].sqrt();
+        y[i] = x[i].to_degrees();
     }
 }
 

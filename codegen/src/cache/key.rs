@@ -2,6 +2,10 @@
 //!
 //! Tagging and length-prefixing make the encoding unambiguous: two different lists of
 //! fields can never produce the same byte stream, so they cannot collide by construction.
+//!
+//! The builder also remembers each field as a [`KeyComponent`] (its tag and a short,
+//! readable form of its value). Entries store them, so a later miss can say which
+//! component was new (see [`super::explain`]).
 
 use sha2::{Digest, Sha256};
 
@@ -12,7 +16,7 @@ pub struct CacheKey(pub [u8; 32]);
 impl CacheKey {
     /// Lowercase hex, the entry's file name.
     pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        hex(&self.0)
     }
 }
 
@@ -22,9 +26,48 @@ impl std::fmt::Display for CacheKey {
     }
 }
 
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}
+
+/// One field of a key as entries record it: the tag and a short readable value (the value
+/// itself when it is short text, else `sha256:` and the first 16 hex digits of its hash).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeyComponent {
+    /// The field's tag, e.g. `arch`.
+    pub tag: String,
+    /// The value, or a short hash of it.
+    pub value: String,
+}
+
+/// Values at most this long that are printable text are recorded as they are.
+const READABLE_MAX: usize = 64;
+
+impl KeyComponent {
+    fn of(tag: &str, value: &[u8]) -> KeyComponent {
+        let readable = std::str::from_utf8(value)
+            .ok()
+            .filter(|text| text.len() <= READABLE_MAX && !text.chars().any(char::is_control));
+        let value = match readable {
+            Some(text) => text.to_owned(),
+            None => format!("sha256:{}", &hex(&Sha256::digest(value))[..16]),
+        };
+        KeyComponent {
+            tag: tag.to_owned(),
+            value,
+        }
+    }
+}
+
 /// Builds a [`CacheKey`] field by field.
 pub struct KeyBuilder {
     hasher: Sha256,
+    components: Vec<KeyComponent>,
 }
 
 impl KeyBuilder {
@@ -33,24 +76,64 @@ impl KeyBuilder {
     pub fn new(domain: &str) -> Self {
         let mut builder = KeyBuilder {
             hasher: Sha256::new(),
+            components: Vec::new(),
         };
         builder.field("domain", domain.as_bytes());
         builder
     }
 
-    /// Adds a field.
+    /// Adds a field; entries record it as its value when that is short text, else as a
+    /// short hash.
     pub fn field(&mut self, tag: &str, value: &[u8]) -> &mut Self {
+        self.hash_field(tag, value);
+        self.components.push(KeyComponent::of(tag, value));
+        self
+    }
+
+    /// Adds a field that entries record as `label` (for example a library's version and
+    /// short hash in place of its full hash).
+    pub fn field_labelled(&mut self, tag: &str, value: &[u8], label: &str) -> &mut Self {
+        self.hash_field(tag, value);
+        self.components.push(KeyComponent {
+            tag: tag.to_owned(),
+            value: label.to_owned(),
+        });
+        self
+    }
+
+    fn hash_field(&mut self, tag: &str, value: &[u8]) {
         for part in [tag.as_bytes(), value] {
             self.hasher.update((part.len() as u64).to_le_bytes());
             self.hasher.update(part);
         }
-        self
     }
 
     /// The key.
     pub fn finish(&self) -> CacheKey {
         CacheKey(self.hasher.clone().finalize().into())
     }
+
+    /// The fields added so far, in order, in their recorded form.
+    pub fn components(&self) -> &[KeyComponent] {
+        &self.components
+    }
+
+    /// The key with its components.
+    pub fn parts(&self) -> KeyParts {
+        KeyParts {
+            key: self.finish(),
+            components: self.components.clone(),
+        }
+    }
+}
+
+/// A key and the components it was made of (recorded in the entry, compared on a miss).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyParts {
+    /// The key.
+    pub key: CacheKey,
+    /// Its fields in recorded form.
+    pub components: Vec<KeyComponent>,
 }
 
 #[cfg(test)]
@@ -65,5 +148,16 @@ mod tests {
         let c = KeyBuilder::new("d").field("a", b"bc").finish();
         assert_eq!(a, c);
         assert_eq!(a.hex().len(), 64);
+    }
+
+    #[test]
+    fn components_are_readable_or_short_hashes() {
+        let mut builder = KeyBuilder::new("d");
+        builder.field("arch", b"sm_90").field("blob", &[0u8; 100]);
+        let components = builder.components();
+        assert_eq!(components[0].tag, "domain");
+        assert_eq!(components[1].value, "sm_90");
+        assert!(components[2].value.starts_with("sha256:"));
+        assert_eq!(components[2].value.len(), "sha256:".len() + 16);
     }
 }

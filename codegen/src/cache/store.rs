@@ -1,53 +1,68 @@
 //! The on-disk store: one file per entry, written atomically, verified on every read.
 //!
-//! Entry layout: magic `CUDAJIT\0`, format version (u32 LE), the 32-byte key, payload
-//! length (u64 LE), SHA-256 of the payload, payload. A file that is truncated, corrupted,
-//! of another format or of another key is removed and reported as a miss, never loaded.
-//! Writes go to a temporary file in the same directory and are renamed into place, so
-//! readers (other processes too) see either nothing or a whole entry. The cache must never
-//! turn a working launch into a failing one: every I/O error degrades to a miss.
+//! Entries live at `<root>/<2 hex>/<64 hex>.cubin` in the format of [`super::entry`]. A file
+//! that is truncated, corrupted, of another format or of another key is removed and
+//! reported (at debug level) as a miss, never loaded. Writes go to a temporary file in the
+//! same directory and are renamed into place, so readers (other processes too) see either
+//! nothing or a whole entry; the entry is read back and checked after the rename. The
+//! cache must never turn a working launch into a failing one: every I/O error degrades to
+//! a miss, and a failed write to one warning, after which the process goes on with its
+//! in-memory copies.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::SystemTime;
 
-use sha2::{Digest, Sha256};
-
+use super::entry::{self, EntryMeta, Rejected, HEADER_LEN};
+use super::evict;
 use super::key::CacheKey;
 
-const MAGIC: &[u8; 8] = b"CUDAJIT\0";
-/// Version of the entry layout above.
-pub const STORE_FORMAT: u32 = 1;
-const HEADER_LEN: usize = 8 + 4 + 32 + 8 + 32;
+pub use super::entry::STORE_FORMAT;
+
+/// The extension of entry files.
+pub const ENTRY_EXTENSION: &str = "cubin";
 
 /// A directory of cache entries.
 #[derive(Debug)]
 pub struct DiskCache {
     root: PathBuf,
+    max_bytes: Option<u64>,
     warned: AtomicBool,
 }
 
-/// Why an entry on disk was not used.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Rejected {
-    Truncated,
-    BadMagic,
-    OtherFormat(u32),
-    OtherKey,
-    BadChecksum,
-    UnsafeOwnership,
+/// An entry found by [`DiskCache::entries`], described by its header and metadata alone.
+#[derive(Clone, Debug)]
+pub struct EntryListing {
+    /// The entry's file.
+    pub path: PathBuf,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The last time the entry was written or used (its modification time).
+    pub last_used: Option<SystemTime>,
+    /// The key and metadata, or why they could not be read.
+    pub meta: Result<(CacheKey, EntryMeta), Rejected>,
 }
 
 impl DiskCache {
-    /// Opens (creating, with mode 0700) the cache directory `root`.
+    /// Opens (creating, with mode 0700) the cache directory `root`, without a size cap.
     pub fn open(root: impl Into<PathBuf>) -> std::io::Result<DiskCache> {
         let root = root.into();
         create_private_dir(&root)?;
+        check_dir_owner(&root)?;
         Ok(DiskCache {
             root,
+            max_bytes: None,
             warned: AtomicBool::new(false),
         })
+    }
+
+    /// Caps the total size of the entries: after each write, least recently used entries
+    /// are removed until the total is at most `max_bytes` (`None`: no cap).
+    pub fn with_max_bytes(mut self, max_bytes: Option<u64>) -> DiskCache {
+        self.max_bytes = max_bytes;
+        self
     }
 
     /// The cache directory.
@@ -55,58 +70,103 @@ impl DiskCache {
         &self.root
     }
 
+    /// The size cap, if any.
+    pub fn max_bytes(&self) -> Option<u64> {
+        self.max_bytes
+    }
+
     /// Where the entry of `key` lives: `<root>/<2 hex>/<64 hex>.cubin`.
     pub fn path_for(&self, key: &CacheKey) -> PathBuf {
         let hex = key.hex();
-        self.root.join(&hex[..2]).join(format!("{hex}.cubin"))
+        self.root
+            .join(&hex[..2])
+            .join(format!("{hex}.{ENTRY_EXTENSION}"))
+    }
+
+    /// The lock file that serialises compiles of `key` across processes.
+    pub fn lock_path(&self, key: &CacheKey) -> PathBuf {
+        super::lock::lock_path_for(&self.path_for(key))
     }
 
     /// The payload stored under `key`, if a valid entry exists. Invalid entries are removed.
     pub fn get(&self, key: &CacheKey) -> Option<Vec<u8>> {
+        self.get_entry(key).map(|(_, payload)| payload)
+    }
+
+    /// The metadata and payload stored under `key`, if a valid entry exists. Invalid
+    /// entries are removed. A hit marks the entry as recently used.
+    pub fn get_entry(&self, key: &CacheKey) -> Option<(EntryMeta, Vec<u8>)> {
         let path = self.path_for(key);
-        let bytes = match read_owned_file(&path) {
+        let mut bytes = match read_trusted(&path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return None,
             Err(rejected) => {
-                self.discard(&path, rejected);
+                self.discard(&path, &rejected);
                 return None;
             }
         };
-        match decode(&bytes, key) {
-            Ok(payload) => {
-                touch(&path);
-                Some(payload.to_vec())
+        let (meta, range) = match entry::decode(&bytes, Some(key)) {
+            Ok((meta, payload)) => {
+                let start = payload.as_ptr() as usize - bytes.as_ptr() as usize;
+                (meta, start..start + payload.len())
             }
             Err(rejected) => {
-                self.discard(&path, rejected);
-                None
+                self.discard(&path, &rejected);
+                return None;
             }
-        }
+        };
+        touch(&path);
+        bytes.truncate(range.end);
+        bytes.drain(..range.start);
+        Some((meta, bytes))
     }
 
     /// Stores `payload` under `key`. Failures are logged once and otherwise ignored: the
-    /// program goes on with its in-memory copy.
-    pub fn put(&self, key: &CacheKey, payload: &[u8]) {
-        if let Err(error) = self.try_put(key, payload) {
-            if !self.warned.swap(true, Ordering::Relaxed) {
-                tracing::warn!(
-                    "cudajit: cannot write the JIT cache in {} ({error}); compiled kernels are kept in memory only. Set CUDAJIT_CACHE_DIR to a writable directory or CUDAJIT_CACHE=0 to silence this.",
-                    self.root.display()
-                );
+    /// program goes on with its in-memory copy. Returns whether the entry is on disk.
+    pub fn put(&self, key: &CacheKey, meta: &EntryMeta, payload: &[u8]) -> bool {
+        match self.try_put(key, meta, payload) {
+            Ok(()) => {
+                if let Some(max) = self.max_bytes {
+                    evict::enforce_cap(&self.root, max, &self.path_for(key));
+                }
+                true
+            }
+            Err(error) => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "cudajit: cannot write the JIT cache in {} ({error}); compiled kernels are kept in memory only. Set CUDAJIT_CACHE_DIR to a writable directory with free space, or CUDAJIT_CACHE=0 to silence this.",
+                        self.root.display()
+                    );
+                }
+                false
             }
         }
     }
 
-    fn try_put(&self, key: &CacheKey, payload: &[u8]) -> std::io::Result<()> {
+    fn try_put(&self, key: &CacheKey, meta: &EntryMeta, payload: &[u8]) -> std::io::Result<()> {
         let path = self.path_for(key);
         let dir = path.parent().unwrap_or(&self.root);
+        // Recreates the directory too if it was deleted while the process ran.
         create_private_dir(dir)?;
         let temp = dir.join(format!(".{}.{}.tmp", key.hex(), unique_suffix()));
+        let bytes = entry::encode(key, meta, payload);
         let result = (|| {
             let mut file = fs::File::create(&temp)?;
-            file.write_all(&encode(key, payload))?;
+            file.write_all(&bytes)?;
             file.sync_all()?;
-            fs::rename(&temp, &path)
+            fs::rename(&temp, &path)?;
+            // Read back what the path now names: a rename onto a full or failing disk, or
+            // a concurrent writer of something else, must not leave a bad entry behind.
+            match read_trusted(&path) {
+                Ok(Some(back)) if back == bytes => Ok(()),
+                Ok(Some(back)) if entry::decode(&back, Some(key)).is_ok() => Ok(()),
+                _ => {
+                    let _ = fs::remove_file(&path);
+                    Err(std::io::Error::other(
+                        "the entry read back after writing it differs",
+                    ))
+                }
+            }
         })();
         if result.is_err() {
             let _ = fs::remove_file(&temp);
@@ -114,60 +174,131 @@ impl DiskCache {
         result
     }
 
-    fn discard(&self, path: &Path, rejected: Rejected) {
+    fn discard(&self, path: &Path, rejected: &Rejected) {
         tracing::debug!(
-            "cudajit: discarding cache entry {} ({rejected:?}); it will be recompiled",
+            "cudajit: discarding cache entry {} ({rejected}); it will be recompiled",
             path.display()
         );
         let _ = fs::remove_file(path);
     }
+
+    /// Every entry file under the root, described from its header and metadata (the
+    /// payload is not read or checked: see [`DiskCache::verify`]).
+    pub fn entries(&self) -> Vec<EntryListing> {
+        entry_files(&self.root)
+            .into_iter()
+            .map(|path| {
+                let metadata = fs::metadata(&path).ok();
+                EntryListing {
+                    size: metadata.as_ref().map_or(0, fs::Metadata::len),
+                    last_used: metadata.and_then(|m| m.modified().ok()),
+                    meta: read_listing(&path),
+                    path,
+                }
+            })
+            .collect()
+    }
+
+    /// Re-reads every entry and checks its header, key, checksum and metadata. Damaged
+    /// entries are removed (as a read would); returns each entry with its verdict.
+    pub fn verify(&self) -> Vec<(PathBuf, Result<EntryMeta, Rejected>)> {
+        entry_files(&self.root)
+            .into_iter()
+            .map(|path| {
+                let verdict = read_trusted(&path).and_then(|bytes| {
+                    let bytes = bytes.ok_or(Rejected::Unreadable("vanished".into()))?;
+                    let key = key_of_path(&path).ok_or(Rejected::OtherKey)?;
+                    entry::decode(&bytes, Some(&key)).map(|(meta, _)| meta)
+                });
+                if let Err(rejected) = &verdict {
+                    self.discard(&path, rejected);
+                }
+                (path, verdict)
+            })
+            .collect()
+    }
+
+    /// Removes every entry, stray temporary file and unheld lock file; keeps the
+    /// toolchain memo. Returns the number of entries removed.
+    pub fn clear(&self) -> usize {
+        let entries = entry_files(&self.root);
+        let removed = entries
+            .iter()
+            .filter(|path| fs::remove_file(path).is_ok())
+            .count();
+        evict::remove_strays(&self.root, std::time::Duration::ZERO);
+        removed
+    }
+
+    /// Total size in bytes of the entry files.
+    pub fn total_bytes(&self) -> u64 {
+        entry_files(&self.root)
+            .iter()
+            .filter_map(|p| fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
 }
 
-/// Serialises an entry.
-pub fn encode(key: &CacheKey, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&STORE_FORMAT.to_le_bytes());
-    out.extend_from_slice(&key.0);
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&Sha256::digest(payload));
-    out.extend_from_slice(payload);
-    out
+/// The key an entry file's name says it holds.
+pub fn key_of_path(path: &Path) -> Option<CacheKey> {
+    let stem = path.file_stem()?.to_str()?;
+    if stem.len() != 64 {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(stem.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(CacheKey(key))
 }
 
-/// Checks an entry and returns its payload.
-pub fn decode<'a>(bytes: &'a [u8], key: &CacheKey) -> Result<&'a [u8], Rejected> {
-    if bytes.len() < HEADER_LEN {
-        return Err(Rejected::Truncated);
+/// Every `<root>/<2 hex>/<64 hex>.cubin` file.
+pub(crate) fn entry_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for shard in read_dir(root) {
+        let is_shard = shard
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit()));
+        if !is_shard || !shard.is_dir() {
+            continue;
+        }
+        for file in read_dir(&shard) {
+            if file.extension().and_then(|e| e.to_str()) == Some(ENTRY_EXTENSION)
+                && key_of_path(&file).is_some()
+            {
+                files.push(file);
+            }
+        }
     }
-    let (magic, rest) = bytes.split_at(8);
-    if magic != MAGIC {
-        return Err(Rejected::BadMagic);
-    }
-    let (format, rest) = rest.split_at(4);
-    let format = u32::from_le_bytes(format.try_into().map_err(|_| Rejected::Truncated)?);
-    if format != STORE_FORMAT {
-        return Err(Rejected::OtherFormat(format));
-    }
-    let (stored_key, rest) = rest.split_at(32);
-    if stored_key != key.0 {
-        return Err(Rejected::OtherKey);
-    }
-    let (length, rest) = rest.split_at(8);
-    let length = u64::from_le_bytes(length.try_into().map_err(|_| Rejected::Truncated)?);
-    let (checksum, payload) = rest.split_at(32);
-    if payload.len() as u64 != length {
-        return Err(Rejected::Truncated);
-    }
-    if Sha256::digest(payload).as_slice() != checksum {
-        return Err(Rejected::BadChecksum);
-    }
-    Ok(payload)
+    files.sort();
+    files
+}
+
+pub(crate) fn read_dir(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// The key and metadata of an entry, reading only its header and metadata.
+fn read_listing(path: &Path) -> Result<(CacheKey, EntryMeta), Rejected> {
+    let mut file = open_trusted(path)?.ok_or(Rejected::Unreadable("vanished".into()))?;
+    let mut head = vec![0u8; HEADER_LEN];
+    file.read_exact(&mut head)
+        .map_err(|_| Rejected::Truncated)?;
+    let header = entry::decode_header(&head)?;
+    head.resize(HEADER_LEN + header.meta_len, 0);
+    file.read_exact(&mut head[HEADER_LEN..])
+        .map_err(|_| Rejected::Truncated)?;
+    let meta = entry::decode_meta(&head, &header)?;
+    Ok((header.key, meta))
 }
 
 fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
+    let nanos = SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
@@ -178,15 +309,16 @@ fn unique_suffix() -> String {
     )
 }
 
-/// Marks an entry as recently used (for size-capped eviction by age).
+/// Marks an entry as recently used (for least-recently-used eviction).
 fn touch(path: &Path) {
     if let Ok(file) = fs::File::options().append(true).open(path) {
-        let _ = file.set_modified(std::time::SystemTime::now());
+        let _ = file.set_modified(SystemTime::now());
     }
 }
 
+/// Creates `dir` and missing parents with mode 0700.
 #[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match fs::DirBuilder::new()
         .recursive(true)
@@ -199,35 +331,70 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Creates `dir` and missing parents.
 #[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     fs::create_dir_all(dir)
 }
 
-/// Reads an entry if it exists and is safe to trust: owned by this user and not writable
-/// by others (a shared directory must not let another user plant code).
-fn read_owned_file(path: &Path) -> Result<Option<Vec<u8>>, Rejected> {
-    let metadata = match fs::metadata(path) {
-        Ok(m) => m,
-        Err(_) => return Ok(None),
+/// Refuses a cache directory owned by another user (they could plant entries).
+fn check_dir_owner(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let owner = fs::metadata(dir)?.uid();
+        if owner != effective_uid() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("the directory belongs to user id {owner}, not to this user"),
+            ));
+        }
+    }
+    let _ = dir;
+    Ok(())
+}
+
+/// Opens a file if it exists and is safe to trust: owned by this user and not writable by
+/// others (a shared directory must not let another user plant code). The check is made
+/// on the opened file, so the file cannot be swapped between check and read.
+pub(crate) fn open_trusted(path: &Path) -> Result<Option<fs::File>, Rejected> {
+    let file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Rejected::Unreadable(e.to_string())),
     };
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let uid = unsafe { libc_geteuid() };
-        if metadata.uid() != uid || metadata.mode() & 0o002 != 0 {
+        let metadata = file
+            .metadata()
+            .map_err(|e| Rejected::Unreadable(e.to_string()))?;
+        if metadata.uid() != effective_uid() || metadata.mode() & 0o002 != 0 {
             return Err(Rejected::UnsafeOwnership);
         }
     }
-    let _ = metadata;
-    Ok(fs::read(path).ok())
+    Ok(Some(file))
+}
+
+/// Reads a whole file through [`open_trusted`].
+pub(crate) fn read_trusted(path: &Path) -> Result<Option<Vec<u8>>, Rejected> {
+    let Some(mut file) = open_trusted(path)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    match file.read_to_end(&mut bytes) {
+        Ok(_) => Ok(Some(bytes)),
+        Err(e) => Err(Rejected::Unreadable(e.to_string())),
+    }
 }
 
 #[cfg(unix)]
-extern "C" {
-    #[link_name = "geteuid"]
-    fn libc_geteuid() -> u32;
+fn effective_uid() -> u32 {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { geteuid() }
 }
 
 #[cfg(test)]
@@ -245,20 +412,34 @@ mod tests {
         KeyBuilder::new("test").field("k", tag.as_bytes()).finish()
     }
 
+    fn meta(kernel: &str) -> EntryMeta {
+        EntryMeta {
+            kernel: kernel.into(),
+            arch: "sm_90".into(),
+            ..EntryMeta::default()
+        }
+    }
+
     #[test]
     fn round_trip_and_private_dir() {
         let dir = temp_dir("rt");
         let cache = DiskCache::open(&dir).unwrap();
         let k = key("a");
         assert_eq!(cache.get(&k), None);
-        cache.put(&k, b"payload");
+        assert!(cache.put(&k, &meta("a"), b"payload"));
         assert_eq!(cache.get(&k).as_deref(), Some(&b"payload"[..]));
+        assert_eq!(key_of_path(&cache.path_for(&k)), Some(k));
+        let listed = cache.entries();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].meta.as_ref().unwrap().1.kernel, "a");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = fs::metadata(&dir).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o700);
         }
+        assert_eq!(cache.clear(), 1);
+        assert!(cache.entries().is_empty());
         let _ = fs::remove_dir_all(&dir);
     }
 
@@ -267,20 +448,14 @@ mod tests {
         let dir = temp_dir("bad");
         let cache = DiskCache::open(&dir).unwrap();
         let k = key("b");
-        let good = encode(&k, b"0123456789");
+        let good = entry::encode(&k, &meta("b"), b"0123456789");
         let mut flipped = good.clone();
         *flipped.last_mut().unwrap() ^= 1;
-        let mut other_format = good.clone();
-        other_format[8] = 99;
-        let cases: Vec<(&str, Vec<u8>, Rejected)> = vec![
-            ("truncated", good[..good.len() - 3].to_vec(), Rejected::Truncated),
-            ("flipped", flipped, Rejected::BadChecksum),
-            ("format", other_format, Rejected::OtherFormat(99)),
-            ("other key", encode(&key("c"), b"0123456789"), Rejected::OtherKey),
-            ("magic", b"ELF....................................................................................".to_vec(), Rejected::BadMagic),
-        ];
-        for (name, bytes, expected) in cases {
-            assert_eq!(decode(&bytes, &k).unwrap_err(), expected, "{name}");
+        for (name, bytes) in [
+            ("truncated", good[..good.len() - 3].to_vec()),
+            ("flipped", flipped),
+            ("other key", entry::encode(&key("c"), &meta("c"), b"x")),
+        ] {
             let path = cache.path_for(&k);
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(&path, &bytes).unwrap();

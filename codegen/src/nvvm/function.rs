@@ -4,10 +4,12 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use cudajit_core::ast::{Axis, BinaryOp, UnaryOp};
+use cudajit_core::intrinsics::{AtomicOp, FenceScope, Intrinsic, ShuffleMode, VoteOp};
 use cudajit_core::ir::{
-    Block, BuiltinValue, Expression, Function, Handle, Literal, LoopId, Module, Statement,
-    TypeInner,
+    Block, BuiltinValue, Expression, Function, Handle, Literal, LocalVariable, LoopId, Module,
+    Statement, TypeInner,
 };
+use cudajit_core::math::MathFunction;
 use cudajit_core::valid::{ExprType, FunctionInfo};
 use cudajit_core::{Scalar, Span};
 
@@ -48,11 +50,24 @@ impl Value {
     }
 }
 
-pub(super) fn write_kernel(
+/// The LLVM name of a function: a kernel's entry symbol, or the device function's name
+/// with a `cudajit_dev_` prefix (PTX identifiers allow no `.`, so no suffix can be outside
+/// Rust's identifiers; the prefix keeps device functions apart from kernels in practice).
+pub(super) fn symbol_of(module: &Module, function: Handle<Function>) -> String {
+    match module.entry_points.iter().find(|e| e.function == function) {
+        Some(entry) => entry.symbol.clone(),
+        None => format!("cudajit_dev_{}", sanitize(&module.functions[function].name)),
+    }
+}
+
+/// Writes one function: a kernel (`is_kernel`: `void` result, `noalias` slices) or an
+/// internal device function.
+pub(super) fn write_function(
     module: &Module,
     function: &Function,
     info: &FunctionInfo,
     symbol: &str,
+    is_kernel: bool,
 ) -> Result<WrittenKernel, WriteError> {
     let mut writer = Writer {
         module,
@@ -85,10 +100,10 @@ pub(super) fn write_kernel(
                     return Err(writer.unsupported(argument.span, "a slice of non-scalars"));
                 };
                 let ty = format!("{}*", types::memory(elem));
-                let attrs = if *mutable {
-                    "noalias"
-                } else {
-                    "noalias readonly"
+                let attrs = match (is_kernel, *mutable) {
+                    (false, _) => "",
+                    (true, true) => "noalias",
+                    (true, false) => "noalias readonly",
                 };
                 params.push(format!("{ty} {attrs} %arg{index}.{name}.ptr"));
                 params.push(format!("i64 %arg{index}.{name}.len"));
@@ -116,26 +131,39 @@ pub(super) fn write_kernel(
     }
     writer.block(&function.body)?;
     if !writer.terminated {
-        writer.line("ret void".into());
+        let fallthrough = match function.result {
+            // A device function whose every path returns still needs a terminator here.
+            Some(_) => "unreachable",
+            None => "ret void",
+        };
+        writer.line(fallthrough.into());
     }
 
+    let result = match function.result {
+        Some(ty) => match module.types[ty].inner {
+            TypeInner::Scalar(s) => types::scalar(s),
+            _ => return Err(writer.unsupported(function.span, "a non-scalar return type")),
+        },
+        None => "void",
+    };
+    let linkage = if is_kernel { "" } else { "internal " };
     let text = format!(
-        "define void @{symbol}({}) {{\nentry:\n{}}}\n",
+        "define {linkage}{result} @{symbol}({}) {{\nentry:\n{}}}\n",
         params.join(", "),
         writer.body
     );
     Ok(WrittenKernel {
         text,
         declarations: writer.declarations,
-        pointer_type: format!("void ({})*", param_types.join(", ")),
+        pointer_type: format!("{result} ({})*", param_types.join(", ")),
     })
 }
 
-/// Names from user code, restricted to what LLVM identifiers accept unquoted.
+/// Names from user code, restricted to what LLVM and PTX identifiers accept.
 fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            if c.is_ascii_alphanumeric() || c == '_' {
                 c
             } else {
                 '_'
@@ -307,6 +335,54 @@ impl Writer<'_> {
                 let from = self.scalar_of(value)?;
                 let v = self.expr(value)?.scalar();
                 scalar(self.cast(v, from, to))
+            }
+            Expression::SharedSlice(shared) => {
+                let variable = &self.module.shared[shared];
+                let TypeInner::Scalar(elem) = self.module.types[variable.elem].inner else {
+                    return Err(self.unsupported(span, "a shared array of non-scalars"));
+                };
+                let mem = types::memory(elem);
+                let global = shared_global_name(shared.index());
+                match variable.len {
+                    Some(len) => {
+                        let generic = self.value(format!(
+                            "addrspacecast [{len} x {mem}] addrspace(3)* {global} to [{len} x {mem}]*"
+                        ));
+                        let pointer = self.value(format!(
+                            "getelementptr inbounds [{len} x {mem}], [{len} x {mem}]* {generic}, i64 0, i64 0"
+                        ));
+                        Ok(Value::Slice {
+                            pointer,
+                            length: len.to_string(),
+                        })
+                    }
+                    None => {
+                        let generic = self.value(format!(
+                            "addrspacecast [0 x i8] addrspace(3)* {DYNAMIC_SHARED} to [0 x i8]*"
+                        ));
+                        let bytes = self.value(format!(
+                            "getelementptr inbounds [0 x i8], [0 x i8]* {generic}, i64 0, i64 0"
+                        ));
+                        let pointer = self.value(format!("bitcast i8* {bytes} to {mem}*"));
+                        // The slice covers the launch's dynamic shared memory.
+                        let size = self.value(
+                            "call i32 asm \"mov.u32 $0, %dynamic_smem_size;\", \"=r\"()".to_owned(),
+                        );
+                        let size64 = self.value(format!("zext i32 {size} to i64"));
+                        let length =
+                            self.value(format!("udiv i64 {size64}, {}", elem.size_bytes()));
+                        Ok(Value::Slice { pointer, length })
+                    }
+                }
+            }
+            Expression::Math {
+                function,
+                argument,
+                arg1,
+                arg2,
+            } => {
+                let extra: Vec<_> = [arg1, arg2].into_iter().flatten().collect();
+                scalar(self.math(function, argument, &extra)?)
             }
             Expression::Builtin(builtin) => {
                 let (register, axis) = match builtin {
@@ -498,6 +574,318 @@ impl Writer<'_> {
         self.value(format!("trunc i32 {clamped} to {}", types::scalar(to)))
     }
 
+    fn call(
+        &mut self,
+        callee: Handle<Function>,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<LocalVariable>>,
+    ) -> Result<(), WriteError> {
+        let mut operands = Vec::new();
+        for argument in arguments {
+            match self.expr(*argument)? {
+                Value::Slice { pointer, length } => {
+                    let ExprType::Slice { base, .. } = self.info.type_of(*argument) else {
+                        return Err(self.unsupported(self.function.span, "a slice argument"));
+                    };
+                    let TypeInner::Scalar(elem) = self.module.types[base].inner else {
+                        return Err(self.unsupported(self.function.span, "a slice of non-scalars"));
+                    };
+                    operands.push(format!("{}* {pointer}", types::memory(elem)));
+                    operands.push(format!("i64 {length}"));
+                }
+                Value::Scalar(value) => {
+                    let s = self.scalar_of(*argument)?;
+                    let value = if s == Scalar::Bool {
+                        self.value(format!("zext i1 {value} to i8"))
+                    } else {
+                        value
+                    };
+                    operands.push(format!("{} {value}", types::memory(s)));
+                }
+            }
+        }
+        let symbol = symbol_of(self.module, callee);
+        let call = format!("@{symbol}({})", operands.join(", "));
+        match self.module.functions[callee].result {
+            Some(ty) => {
+                let TypeInner::Scalar(s) = self.module.types[ty].inner else {
+                    return Err(self.unsupported(self.function.span, "a non-scalar result"));
+                };
+                let ty = types::scalar(s);
+                let value = self.value(format!("call {ty} {call}"));
+                if let Some(local) = result {
+                    self.line(format!("store {ty} {value}, {ty}* %local{}", local.index()));
+                }
+            }
+            None => self.line(format!("call void {call}")),
+        }
+        Ok(())
+    }
+
+    /// A device intrinsic; returns its value and type, if it has one.
+    fn intrinsic(
+        &mut self,
+        intrinsic: Intrinsic,
+        arguments: &[Handle<Expression>],
+        span: Span,
+    ) -> Result<Option<(String, Scalar)>, WriteError> {
+        let mut values = Vec::new();
+        for argument in arguments {
+            values.push(self.expr(*argument)?.scalar());
+        }
+        Ok(match intrinsic {
+            Intrinsic::SyncThreads => {
+                self.declare("declare void @llvm.nvvm.barrier0() convergent nounwind".into());
+                self.line("call void @llvm.nvvm.barrier0()".into());
+                None
+            }
+            Intrinsic::Fence(scope) => {
+                let name = match scope {
+                    FenceScope::Block => "cta",
+                    FenceScope::Device => "gl",
+                    FenceScope::System => "sys",
+                };
+                self.declare(format!("declare void @llvm.nvvm.membar.{name}() nounwind"));
+                self.line(format!("call void @llvm.nvvm.membar.{name}()"));
+                None
+            }
+            Intrinsic::SharedArray | Intrinsic::DynamicShared => {
+                return Err(self.unsupported(span, "a shared array as a statement"))
+            }
+            Intrinsic::Atomic(op) => {
+                let ty = self.scalar_of(arguments[1])?;
+                Some((self.atomic(op, ty, &values), ty))
+            }
+            Intrinsic::Shuffle(mode) => {
+                let ty = self.scalar_of(arguments[1])?;
+                let value = self.shuffle(mode, ty, &values[0], &values[1], &values[2]);
+                Some((value, ty))
+            }
+            Intrinsic::Vote(op) => {
+                let (name, result, ty) = match op {
+                    VoteOp::Ballot => ("ballot", "i32", Scalar::U32),
+                    VoteOp::All => ("all", "i1", Scalar::Bool),
+                    VoteOp::Any => ("any", "i1", Scalar::Bool),
+                };
+                self.declare(format!(
+                    "declare {result} @llvm.nvvm.vote.{name}.sync(i32, i1) convergent nounwind"
+                ));
+                let value = self.value(format!(
+                    "call {result} @llvm.nvvm.vote.{name}.sync(i32 {}, i1 {})",
+                    values[0], values[1]
+                ));
+                Some((value, ty))
+            }
+            Intrinsic::ActiveMask => {
+                let value = self
+                    .value("call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"()".to_owned());
+                Some((value, Scalar::U32))
+            }
+            Intrinsic::LaneId => {
+                self.declare(
+                    "declare i32 @llvm.nvvm.read.ptx.sreg.laneid() nounwind readnone".into(),
+                );
+                let value = self.value("call i32 @llvm.nvvm.read.ptx.sreg.laneid()".into());
+                Some((value, Scalar::U32))
+            }
+        })
+    }
+
+    /// A relaxed, device-scope atomic (CUDA's `atomicAdd` and friends). Floats use NVVM's
+    /// add intrinsics, or their integer bits for exchange and compare-exchange.
+    fn atomic(&mut self, op: AtomicOp, ty: Scalar, values: &[String]) -> String {
+        let t = types::scalar(ty);
+        let pointer = &values[0];
+        if ty.is_float() && matches!(op, AtomicOp::Add | AtomicOp::Sub) {
+            let suffix = if ty == Scalar::F32 {
+                "f32.p0f32"
+            } else {
+                "f64.p0f64"
+            };
+            let name = format!("llvm.nvvm.atomic.load.add.{suffix}");
+            self.declare(format!("declare {t} @{name}({t}*, {t}) nounwind"));
+            let operand = if op == AtomicOp::Sub {
+                self.value(format!("fsub {t} -0.0, {}", values[1]))
+            } else {
+                values[1].clone()
+            };
+            return self.value(format!("call {t} @{name}({t}* {pointer}, {t} {operand})"));
+        }
+        if ty.is_float() {
+            // Exchange and compare-exchange move bits: do them on the integer of that width.
+            let int = if ty == Scalar::F32 {
+                Scalar::U32
+            } else {
+                Scalar::U64
+            };
+            let i = types::scalar(int);
+            let int_pointer = self.value(format!("bitcast {t}* {pointer} to {i}*"));
+            let mut int_values = vec![int_pointer];
+            for value in &values[1..] {
+                int_values.push(self.value(format!("bitcast {t} {value} to {i}")));
+            }
+            let old = self.atomic(op, int, &int_values);
+            return self.value(format!("bitcast {i} {old} to {t}"));
+        }
+        if op == AtomicOp::CompareExchange {
+            let pair = self.value(format!(
+                "cmpxchg {t}* {pointer}, {t} {}, {t} {} monotonic monotonic",
+                values[1], values[2]
+            ));
+            return self.value(format!("extractvalue {{ {t}, i1 }} {pair}, 0"));
+        }
+        let name = match (op, ty.is_signed()) {
+            (AtomicOp::Add, _) => "add",
+            (AtomicOp::Sub, _) => "sub",
+            (AtomicOp::Min, true) => "min",
+            (AtomicOp::Min, false) => "umin",
+            (AtomicOp::Max, true) => "max",
+            (AtomicOp::Max, false) => "umax",
+            (AtomicOp::And, _) => "and",
+            (AtomicOp::Or, _) => "or",
+            (AtomicOp::Xor, _) => "xor",
+            _ => "xchg",
+        };
+        self.value(format!(
+            "atomicrmw {name} {t}* {pointer}, {t} {} monotonic",
+            values[1]
+        ))
+    }
+
+    /// `shfl.sync` on 32-bit lanes: narrower values are widened, 64-bit values shuffled as
+    /// two halves.
+    fn shuffle(
+        &mut self,
+        mode: ShuffleMode,
+        ty: Scalar,
+        mask: &str,
+        value: &str,
+        lane: &str,
+    ) -> String {
+        let (name, clamp) = match mode {
+            ShuffleMode::Idx => ("idx", 31),
+            ShuffleMode::Up => ("up", 0),
+            ShuffleMode::Down => ("down", 31),
+            ShuffleMode::Xor => ("bfly", 31),
+        };
+        let intrinsic = format!("llvm.nvvm.shfl.sync.{name}.i32");
+        self.declare(format!(
+            "declare i32 @{intrinsic}(i32, i32, i32, i32) convergent nounwind"
+        ));
+        let t = types::scalar(ty);
+        let shuffle32 = |this: &mut Self, v: String| {
+            this.value(format!(
+                "call i32 @{intrinsic}(i32 {mask}, i32 {v}, i32 {lane}, i32 {clamp})"
+            ))
+        };
+        match (ty.bits(), ty.is_float()) {
+            (64, _) => {
+                let bits = if ty.is_float() {
+                    self.value(format!("bitcast {t} {value} to i64"))
+                } else {
+                    value.to_owned()
+                };
+                let low = self.value(format!("trunc i64 {bits} to i32"));
+                let high_wide = self.value(format!("lshr i64 {bits}, 32"));
+                let high = self.value(format!("trunc i64 {high_wide} to i32"));
+                let low = shuffle32(self, low);
+                let high = shuffle32(self, high);
+                let low = self.value(format!("zext i32 {low} to i64"));
+                let high = self.value(format!("zext i32 {high} to i64"));
+                let high = self.value(format!("shl i64 {high}, 32"));
+                let joined = self.value(format!("or i64 {high}, {low}"));
+                if ty.is_float() {
+                    self.value(format!("bitcast i64 {joined} to {t}"))
+                } else {
+                    joined
+                }
+            }
+            (32, true) => {
+                let bits = self.value(format!("bitcast float {value} to i32"));
+                let moved = shuffle32(self, bits);
+                self.value(format!("bitcast i32 {moved} to float"))
+            }
+            (32, false) => shuffle32(self, value.to_owned()),
+            _ => {
+                let wide = self.value(format!("zext {t} {value} to i32"));
+                let moved = shuffle32(self, wide);
+                self.value(format!("trunc i32 {moved} to {t}"))
+            }
+        }
+    }
+
+    /// A scalar method: libdevice for floating-point functions, LLVM intrinsics and
+    /// selects for the integer ones.
+    fn math(
+        &mut self,
+        function: MathFunction,
+        argument: Handle<Expression>,
+        extra: &[Handle<Expression>],
+    ) -> Result<String, WriteError> {
+        let s = self.scalar_of(argument)?;
+        let ty = types::scalar(s);
+        let x = self.expr(argument)?.scalar();
+        let mut rest = Vec::new();
+        for arg in extra {
+            let arg_ty = self.scalar_of(*arg)?;
+            let value = self.expr(*arg)?.scalar();
+            rest.push(format!("{} {value}", types::scalar(arg_ty)));
+        }
+        let int = s.is_integer();
+        Ok(match function {
+            MathFunction::Recip => self.value(format!("fdiv {ty} 1.0, {x}")),
+            MathFunction::IsNan => self.value(format!("fcmp uno {ty} {x}, {x}")),
+            MathFunction::Abs if int => {
+                let negative = self.value(format!("icmp slt {ty} {x}, 0"));
+                let negated = self.value(format!("sub {ty} 0, {x}"));
+                self.value(format!("select i1 {negative}, {ty} {negated}, {ty} {x}"))
+            }
+            MathFunction::Min | MathFunction::Max if int => {
+                let predicate = match (function == MathFunction::Min, s.is_signed()) {
+                    (true, true) => "slt",
+                    (true, false) => "ult",
+                    (false, true) => "sgt",
+                    (false, false) => "ugt",
+                };
+                let y = rest[0]
+                    .split_once(' ')
+                    .map(|(_, v)| v.to_owned())
+                    .unwrap_or_default();
+                let pick = self.value(format!("icmp {predicate} {ty} {x}, {y}"));
+                self.value(format!("select i1 {pick}, {ty} {x}, {ty} {y}"))
+            }
+            MathFunction::CountOnes | MathFunction::LeadingZeros | MathFunction::TrailingZeros => {
+                let (name, extra_arg) = match function {
+                    MathFunction::CountOnes => ("ctpop", ""),
+                    MathFunction::LeadingZeros => ("ctlz", ", i1 false"),
+                    _ => ("cttz", ", i1 false"),
+                };
+                let flag = if extra_arg.is_empty() { "" } else { ", i1" };
+                self.declare(format!(
+                    "declare {ty} @llvm.{name}.{ty}({ty}{flag}) nounwind readnone"
+                ));
+                let counted =
+                    self.value(format!("call {ty} @llvm.{name}.{ty}({ty} {x}{extra_arg})"));
+                self.cast(counted, s, Scalar::U32)
+            }
+            _ => {
+                let name = libdevice_name(function, s);
+                let mut params = vec![ty.to_owned()];
+                params.extend(
+                    rest.iter()
+                        .map(|r| r.split(' ').next().unwrap_or(ty).to_owned()),
+                );
+                self.declare(format!(
+                    "declare {ty} @{name}({}) nounwind readnone",
+                    params.join(", ")
+                ));
+                let mut operands = vec![format!("{ty} {x}")];
+                operands.extend(rest);
+                self.value(format!("call {ty} @{name}({})", operands.join(", ")))
+            }
+        })
+    }
+
     // ----- statements -----
 
     fn block(&mut self, block: &Block) -> Result<(), WriteError> {
@@ -578,13 +966,34 @@ impl Writer<'_> {
                 self.after_terminator();
             }
             Statement::Return { value } => {
-                if value.is_some() {
-                    return Err(self.unsupported(span, "returning a value"));
-                }
+                let instruction = match value {
+                    Some(value) => {
+                        let s = self.scalar_of(*value)?;
+                        let v = self.expr(*value)?.scalar();
+                        format!("ret {} {v}", types::scalar(s))
+                    }
+                    None => "ret void".to_owned(),
+                };
                 if !self.terminated {
-                    self.line("ret void".into());
+                    self.line(instruction);
                 }
                 self.after_terminator();
+            }
+            Statement::Call {
+                function,
+                arguments,
+                result,
+            } => self.call(*function, arguments, *result)?,
+            Statement::Intrinsic {
+                intrinsic,
+                arguments,
+                result,
+            } => {
+                let value = self.intrinsic(*intrinsic, arguments, span)?;
+                if let (Some(local), Some((value, ty))) = (result, value) {
+                    let ty = types::scalar(ty);
+                    self.line(format!("store {ty} {value}, {ty}* %local{}", local.index()));
+                }
             }
             Statement::Block(inner) => self.block(inner)?,
         }
@@ -615,4 +1024,55 @@ fn comparison(op: BinaryOp, s: Scalar) -> &'static str {
         (BinaryOp::Gt, false, false) => "ugt",
         _ => "uge",
     }
+}
+
+/// The libdevice function implementing `function` for `ty` (`__nv_sqrtf`, `__nv_sqrt`).
+fn libdevice_name(function: MathFunction, ty: Scalar) -> String {
+    let base = match function {
+        MathFunction::Sqrt => "sqrt",
+        MathFunction::Exp => "exp",
+        MathFunction::Exp2 => "exp2",
+        MathFunction::Ln => "log",
+        MathFunction::Log2 => "log2",
+        MathFunction::Log10 => "log10",
+        MathFunction::Sin => "sin",
+        MathFunction::Cos => "cos",
+        MathFunction::Tan => "tan",
+        MathFunction::Asin => "asin",
+        MathFunction::Acos => "acos",
+        MathFunction::Atan => "atan",
+        MathFunction::Sinh => "sinh",
+        MathFunction::Cosh => "cosh",
+        MathFunction::Tanh => "tanh",
+        MathFunction::Cbrt => "cbrt",
+        MathFunction::Floor => "floor",
+        MathFunction::Ceil => "ceil",
+        MathFunction::Round => "round",
+        MathFunction::Trunc => "trunc",
+        MathFunction::Powf => "pow",
+        MathFunction::Powi => "powi",
+        MathFunction::MulAdd => "fma",
+        MathFunction::Copysign => "copysign",
+        MathFunction::Hypot => "hypot",
+        MathFunction::Atan2 => "atan2",
+        MathFunction::Abs => "fabs",
+        MathFunction::Min => "fmin",
+        MathFunction::Max => "fmax",
+        // Lowered without libdevice.
+        MathFunction::Recip
+        | MathFunction::IsNan
+        | MathFunction::CountOnes
+        | MathFunction::LeadingZeros
+        | MathFunction::TrailingZeros => "unreachable",
+    };
+    let suffix = if ty == Scalar::F32 { "f" } else { "" };
+    format!("__nv_{base}{suffix}")
+}
+
+/// The dynamic shared memory of a kernel, sized at launch.
+pub(super) const DYNAMIC_SHARED: &str = "@cudajit_shared_dynamic";
+
+/// The LLVM name of shared variable `index`.
+pub(super) fn shared_global_name(index: usize) -> String {
+    format!("@cudajit_shared_{index}")
 }

@@ -37,20 +37,49 @@ pub fn write_module(module: &Module, info: &KernelInfo) -> Result<String, WriteE
     let _ = writeln!(out, "target datalayout = \"{DATA_LAYOUT}\"");
     let _ = writeln!(out, "target triple = \"{TRIPLE}\"\n");
 
+    // Shared memory: one array per `shared_array` binding, and the launch's dynamic
+    // shared memory as an external array of bytes (16-byte aligned, for vector access).
+    for (handle, shared) in module.shared.iter() {
+        let elem = match module.types[shared.elem].inner {
+            cudajit_core::ir::TypeInner::Scalar(s) => types::memory(s),
+            _ => "i8",
+        };
+        if let Some(len) = shared.len {
+            let _ = writeln!(
+                out,
+                "{} = internal addrspace(3) global [{len} x {elem}] undef, align 16",
+                function::shared_global_name(handle.index())
+            );
+        }
+    }
+    if module.shared.iter().any(|(_, s)| s.len.is_none()) {
+        let _ = writeln!(
+            out,
+            "{} = external addrspace(3) global [0 x i8], align 16",
+            function::DYNAMIC_SHARED
+        );
+    }
+    out.push('\n');
+
     let mut declarations = std::collections::BTreeSet::new();
     let mut kernels = Vec::new();
-    for entry in &module.entry_points {
-        let function = &module.functions[entry.function];
-        let written = function::write_kernel(
+    // Device functions first, so readers meet callees before callers.
+    for (handle, function) in module.functions.iter() {
+        let entry = module.entry_points.iter().find(|e| e.function == handle);
+        let symbol = function::symbol_of(module, handle);
+        let written = function::write_function(
             module,
             function,
-            info.function(entry.function),
-            &entry.symbol,
+            info.function(handle),
+            &symbol,
+            entry.is_some(),
         )?;
         out.push_str(&written.text);
         out.push('\n');
         declarations.extend(written.declarations);
-        kernels.push((entry.symbol.clone(), written.pointer_type));
+        if entry.is_some() {
+            kernels.push((symbol, written.pointer_type));
+        }
     }
     for declaration in &declarations {
         let _ = writeln!(out, "{declaration}");

@@ -18,6 +18,8 @@ mod arena;
 pub use arena::{Arena, Handle, UniqueArena};
 
 use crate::ast::{Axis, BinaryOp, UnaryOp};
+use crate::intrinsics::Intrinsic;
+use crate::math::MathFunction;
 use crate::{Scalar, Span};
 
 /// A compilation unit: one kernel entry point and everything it reaches.
@@ -25,6 +27,8 @@ use crate::{Scalar, Span};
 pub struct Module {
     pub types: UniqueArena<Type>,
     pub functions: Arena<Function>,
+    /// Block-shared arrays (`shared_array`, `dynamic_shared`).
+    pub shared: Arena<SharedVariable>,
     pub externs: Arena<ExternFunction>,
     pub entry_points: Vec<EntryPoint>,
 }
@@ -91,6 +95,16 @@ pub enum AddressSpace {
     Shared,
     /// Per-thread memory.
     Local,
+}
+
+/// An array in per-block shared memory.
+#[derive(Clone, Debug)]
+pub struct SharedVariable {
+    pub name: String,
+    /// The element type (a scalar).
+    pub elem: Handle<Type>,
+    /// Number of elements; `None` for the launch's dynamic shared memory.
+    pub len: Option<u32>,
 }
 
 /// A device function: the kernel itself or a `#[device]` helper.
@@ -225,6 +239,21 @@ pub enum Statement {
     Return { value: Option<Handle<Expression>> },
     /// A nested block.
     Block(Block),
+    /// Calls `function` with `arguments` (slices passed as slices), storing its return
+    /// value, if any, in `result`.
+    Call {
+        function: Handle<Function>,
+        arguments: Vec<Handle<Expression>>,
+        result: Option<Handle<LocalVariable>>,
+    },
+    /// A device intrinsic with an effect or a per-thread result (barrier, fence, atomic,
+    /// warp operation): a statement, so it runs exactly once, where it is written. Atomics
+    /// take the element's pointer first.
+    Intrinsic {
+        intrinsic: Intrinsic,
+        arguments: Vec<Handle<Expression>>,
+        result: Option<Handle<LocalVariable>>,
+    },
 }
 
 /// A literal of a scalar type. Integers are stored as their two's-complement bits.
@@ -297,4 +326,13 @@ pub enum Expression {
         to: Scalar,
     },
     Builtin(BuiltinValue),
+    /// A shared array, as a mutable slice.
+    SharedSlice(Handle<SharedVariable>),
+    /// A scalar method: `argument.function(arg1, arg2)`.
+    Math {
+        function: MathFunction,
+        argument: Handle<Expression>,
+        arg1: Option<Handle<Expression>>,
+        arg2: Option<Handle<Expression>>,
+    },
 }

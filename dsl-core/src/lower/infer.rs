@@ -9,11 +9,14 @@ use std::collections::HashMap;
 
 use super::error::LowerError;
 use super::scope::Scopes;
+use super::spec::{Library, Specialization};
 use crate::ast::{
-    BinaryOp, Block, Builtin, Else, Expr, ExprKind, IfStmt, KernelSource, Literal, ParamType, Stmt,
-    UnaryOp,
+    BinaryOp, Block, Builtin, Else, Expr, ExprKind, FunctionSource, GenericArg, GenericKind,
+    IfStmt, Literal, ParamType, Stmt, UnaryOp, ValueType,
 };
-use crate::{Scalar, Span};
+use crate::intrinsics::{Intrinsic, VoteOp};
+use crate::math::MathFunction;
+use crate::{ir, Scalar, Span};
 
 /// What is known about a type variable.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,6 +43,22 @@ enum Binding {
     Slice { elem: Scalar, mutable: bool },
 }
 
+/// A device function instance a call resolves to.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Instance {
+    pub name: String,
+    pub spec: Specialization,
+}
+
+/// A call during inference: the callee and the type variables of its type parameters.
+struct PendingCall {
+    expr: *const Expr,
+    name: String,
+    types: Vec<(String, usize)>,
+    consts: Vec<(String, ir::Literal)>,
+    span: Span,
+}
+
 /// Resolved types of a kernel body: of every scalar expression, of every `let` and of every
 /// `for` variable, keyed by the address of the syntax node (the AST is borrowed, unchanged,
 /// for the whole lowering).
@@ -47,6 +66,7 @@ enum Binding {
 pub(super) struct TypeTable {
     exprs: HashMap<*const Expr, Scalar>,
     lets: HashMap<*const Stmt, Scalar>,
+    calls: HashMap<*const Expr, Instance>,
 }
 
 impl TypeTable {
@@ -59,33 +79,78 @@ impl TypeTable {
     pub(super) fn binding(&self, stmt: &Stmt) -> Option<Scalar> {
         self.lets.get(&(stmt as *const Stmt)).copied()
     }
+
+    /// The device function instance a call expression calls.
+    pub(super) fn call(&self, expr: &Expr) -> Option<&Instance> {
+        self.calls.get(&(expr as *const Expr))
+    }
 }
 
-/// Infers the types of `kernel`'s body.
-pub(super) fn infer(kernel: &KernelSource) -> Result<TypeTable, LowerError> {
-    let mut inference = Inference::default();
+/// Infers the types of `function`'s body under `spec`; calls are resolved in `library`.
+pub(super) fn infer(
+    function: &FunctionSource,
+    spec: &Specialization,
+    library: &Library,
+) -> Result<TypeTable, LowerError> {
+    let mut inference = Inference {
+        spec,
+        library,
+        parent: Vec::new(),
+        constraint: Vec::new(),
+        scopes: Scopes::default(),
+        exprs: Vec::new(),
+        lets: Vec::new(),
+        calls: Vec::new(),
+        result: None,
+    };
     inference.scopes.push();
-    for param in &kernel.params {
-        let binding = match param.ty {
-            ParamType::Scalar(s) => Binding::Var(inference.known(s)),
-            ParamType::Slice { elem, mutable } => Binding::Slice { elem, mutable },
+    for generic in &function.generics {
+        if let GenericKind::Const(_) = generic.kind {
+            let value = spec.constant(&generic.name).ok_or_else(|| {
+                LowerError::new(generic.span, format!("`{}` has no value", generic.name))
+            })?;
+            let var = inference.known(value.scalar());
+            inference.scopes.bind(&generic.name, Binding::Var(var));
+        }
+    }
+    for param in &function.params {
+        let binding = match &param.ty {
+            ParamType::Value(ty) => Binding::Var(inference.known(spec.resolve(ty, param.span)?)),
+            ParamType::Slice { elem, mutable } => Binding::Slice {
+                elem: spec.resolve(elem, param.span)?,
+                mutable: *mutable,
+            },
         };
         inference.scopes.bind(&param.name, binding);
     }
-    inference.block(&kernel.body)?;
+    inference.result = match &function.result {
+        Some(ty) => Some(inference.known(spec.resolve(ty, function.span)?)),
+        None => None,
+    };
+    match (&function.body.tail, inference.result) {
+        (Some(_), Some(result)) => {
+            let value = inference.block_value(&function.body, function.span)?;
+            inference.unify(value, result, function.span)?;
+        }
+        _ => inference.block(&function.body)?,
+    }
     inference.finish()
 }
 
-#[derive(Default)]
-struct Inference {
+struct Inference<'a> {
+    spec: &'a Specialization,
+    library: &'a Library,
     parent: Vec<usize>,
     constraint: Vec<Constraint>,
     scopes: Scopes<Binding>,
     exprs: Vec<(*const Expr, usize, Span)>,
     lets: Vec<(*const Stmt, usize, Span)>,
+    calls: Vec<PendingCall>,
+    /// The return type of the function, if it returns a value.
+    result: Option<usize>,
 }
 
-impl Inference {
+impl Inference<'_> {
     fn fresh(&mut self, constraint: Constraint) -> usize {
         self.parent.push(self.parent.len());
         self.constraint.push(constraint);
@@ -231,6 +296,47 @@ impl Inference {
                 a
             }
             ExprKind::Block(block) => self.block_value(block, span)?,
+            ExprKind::Intrinsic {
+                intrinsic, args, ..
+            } => match self.intrinsic(*intrinsic, args, span)? {
+                Some(var) => var,
+                None => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("`{}()` produces no value", intrinsic.name()),
+                    ))
+                }
+            },
+            ExprKind::Reference { .. } => {
+                return Err(LowerError::new(
+                    span,
+                    "references are only supported as the target of an atomic",
+                ))
+            }
+            ExprKind::Constant { ty, .. } => {
+                let scalar = self.spec.resolve(ty, span)?;
+                self.known(scalar)
+            }
+            ExprKind::Math {
+                function,
+                receiver,
+                args,
+            } => self.math(*function, receiver, args, span)?,
+            ExprKind::Call {
+                callee,
+                generic_args,
+                args,
+            } => match self.call(expr, callee, generic_args, args)? {
+                Some(var) => var,
+                None => {
+                    return Err(LowerError::new(
+                        span,
+                        format!(
+                            "`{callee}` returns nothing, so its call cannot be used as a value"
+                        ),
+                    ))
+                }
+            },
         };
         self.exprs.push((expr as *const Expr, var, span));
         Ok(InferTy::Scalar(var))
@@ -283,12 +389,39 @@ impl Inference {
                 span,
                 ..
             } => {
+                if let Some(Expr {
+                    kind:
+                        ExprKind::Intrinsic {
+                            intrinsic,
+                            ty: Some(elem),
+                            args,
+                        },
+                    span: init_span,
+                }) = init
+                {
+                    if intrinsic.is_slice() {
+                        for arg in args {
+                            let len = self.scalar(arg)?;
+                            self.require(len, Scalar::Usize, arg.span)?;
+                        }
+                        let elem = self.spec.resolve(elem, *init_span)?;
+                        self.scopes.bind(
+                            name,
+                            Binding::Slice {
+                                elem,
+                                mutable: true,
+                            },
+                        );
+                        return Ok(());
+                    }
+                }
                 let var = match init {
                     Some(init) => self.scalar(init)?,
                     None => self.fresh(Constraint::Unknown),
                 };
                 if let Some(ty) = ty {
-                    self.require(var, *ty, *span)?;
+                    let scalar = self.spec.resolve(ty, *span)?;
+                    self.require(var, scalar, *span)?;
                 }
                 self.lets.push((stmt as *const Stmt, var, *span));
                 self.scopes.bind(name, Binding::Var(var));
@@ -330,10 +463,288 @@ impl Inference {
                 self.scopes.pop();
                 result?;
             }
-            Stmt::Break { .. } | Stmt::Continue { .. } | Stmt::Return { .. } => {}
+            Stmt::Break { .. } | Stmt::Continue { .. } => {}
+            Stmt::Return { value, span } => match (value, self.result) {
+                (None, None) => {}
+                (Some(value), Some(result)) => {
+                    let v = self.scalar(value)?;
+                    self.unify(v, result, *span)?;
+                }
+                (Some(_), None) => {
+                    return Err(LowerError::new(*span, "this function returns nothing"))
+                }
+                (None, Some(_)) => {
+                    return Err(LowerError::new(*span, "`return` needs a value here"))
+                }
+            },
             Stmt::Block(block) => self.block(block)?,
+            Stmt::Expr(expr) => match &expr.kind {
+                ExprKind::Call {
+                    callee,
+                    generic_args,
+                    args,
+                } => {
+                    self.call(expr, callee, generic_args, args)?;
+                }
+                ExprKind::Intrinsic {
+                    intrinsic, args, ..
+                } => {
+                    self.intrinsic(*intrinsic, args, expr.span)?;
+                }
+                _ => return Err(LowerError::new(expr.span, "this expression has no effect")),
+            },
         }
         Ok(())
+    }
+
+    /// The types of an intrinsic's arguments and result (`None`: no value).
+    fn intrinsic(
+        &mut self,
+        intrinsic: Intrinsic,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<usize>, LowerError> {
+        Ok(match intrinsic {
+            Intrinsic::SyncThreads | Intrinsic::Fence(_) => None,
+            Intrinsic::SharedArray | Intrinsic::DynamicShared => {
+                return Err(LowerError::new(
+                    span,
+                    format!(
+                        "bind `{}` to a name: `let tile = {}::<f32>(..);`",
+                        intrinsic.name(),
+                        intrinsic.name()
+                    ),
+                ))
+            }
+            Intrinsic::Atomic(_) => {
+                let Some(ExprKind::Reference { place, .. }) = args.first().map(|a| &a.kind) else {
+                    return Err(LowerError::new(span, "an atomic takes `&mut x[i]` first"));
+                };
+                let target = self.scalar(place)?;
+                for value in &args[1..] {
+                    let v = self.scalar(value)?;
+                    self.unify(v, target, value.span)?;
+                }
+                Some(target)
+            }
+            Intrinsic::Shuffle(_) => {
+                let [mask, value, lane] = args else {
+                    return Err(LowerError::new(span, "a shuffle takes (mask, value, lane)"));
+                };
+                let m = self.scalar(mask)?;
+                self.require(m, Scalar::U32, mask.span)?;
+                let l = self.scalar(lane)?;
+                self.require(l, Scalar::U32, lane.span)?;
+                Some(self.scalar(value)?)
+            }
+            Intrinsic::Vote(op) => {
+                let [mask, predicate] = args else {
+                    return Err(LowerError::new(span, "a vote takes (mask, predicate)"));
+                };
+                let m = self.scalar(mask)?;
+                self.require(m, Scalar::U32, mask.span)?;
+                let p = self.scalar(predicate)?;
+                self.require(p, Scalar::Bool, predicate.span)?;
+                Some(self.known(if op == VoteOp::Ballot {
+                    Scalar::U32
+                } else {
+                    Scalar::Bool
+                }))
+            }
+            Intrinsic::ActiveMask | Intrinsic::LaneId => Some(self.known(Scalar::U32)),
+        })
+    }
+
+    /// `receiver.function(args)`: arguments have the receiver's type (`powi` takes an
+    /// `i32`); the result is the receiver's type, `bool` or `u32`.
+    fn math(
+        &mut self,
+        function: MathFunction,
+        receiver: &Expr,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<usize, LowerError> {
+        let r = self.scalar(receiver)?;
+        for arg in args {
+            let a = self.scalar(arg)?;
+            if function == MathFunction::Powi {
+                self.require(a, Scalar::I32, arg.span)?;
+            } else {
+                self.unify(a, r, arg.span)?;
+            }
+        }
+        Ok(match function {
+            MathFunction::IsNan => self.known(Scalar::Bool),
+            MathFunction::CountOnes | MathFunction::LeadingZeros | MathFunction::TrailingZeros => {
+                self.known(Scalar::U32)
+            }
+            _ => {
+                let _ = span;
+                r
+            }
+        })
+    }
+
+    /// A call of a device function: its type parameters become fresh variables (or take
+    /// the turbofish's types), its parameters unify with the arguments. Returns the
+    /// variable of the result, `None` for functions returning nothing.
+    fn call(
+        &mut self,
+        expr: &Expr,
+        callee: &str,
+        generic_args: &[GenericArg],
+        args: &[Expr],
+    ) -> Result<Option<usize>, LowerError> {
+        let span = expr.span;
+        let library = self.library;
+        let function = library.get(callee).ok_or_else(|| {
+            LowerError::new(
+                span,
+                format!("`{callee}` is not a known `#[device]` function"),
+            )
+        })?;
+        if !generic_args.is_empty() && generic_args.len() != function.generics.len() {
+            return Err(LowerError::new(
+                span,
+                format!(
+                    "`{callee}` has {} generic parameters, {} given",
+                    function.generics.len(),
+                    generic_args.len()
+                ),
+            ));
+        }
+        let mut types = Vec::new();
+        let mut consts = Vec::new();
+        for (index, generic) in function.generics.iter().enumerate() {
+            let given = generic_args.get(index);
+            match (&generic.kind, given) {
+                (GenericKind::Type { .. }, Some(GenericArg::Type(ty))) => {
+                    let scalar = self.spec.resolve(ty, span)?;
+                    types.push((generic.name.clone(), self.known(scalar)));
+                }
+                (GenericKind::Type { .. }, None) => {
+                    types.push((generic.name.clone(), self.fresh(Constraint::Unknown)));
+                }
+                (GenericKind::Const(ty), Some(GenericArg::Const(value))) => {
+                    consts.push((generic.name.clone(), self.const_value(value, *ty)?));
+                }
+                (GenericKind::Const(_), None) => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("give `{callee}`'s const parameter `{}` with a turbofish: `{callee}::<..>(..)`", generic.name),
+                    ))
+                }
+                _ => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("generic argument {} of `{callee}` is of the wrong kind", index + 1),
+                    ))
+                }
+            }
+        }
+        if args.len() != function.params.len() {
+            return Err(LowerError::new(
+                span,
+                format!(
+                    "`{callee}` takes {} arguments, {} given",
+                    function.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let var_of = |this: &mut Self, ty: &ValueType| -> Result<usize, LowerError> {
+            match ty {
+                ValueType::Scalar(s) => Ok(this.known(*s)),
+                ValueType::Generic(name) => types
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| {
+                        LowerError::new(span, format!("unknown type `{name}` in `{callee}`"))
+                    }),
+            }
+        };
+        for (param, arg) in function.params.iter().zip(args) {
+            match (&param.ty, self.expr(arg)?) {
+                (ParamType::Value(ty), InferTy::Scalar(a)) => {
+                    let p = var_of(self, ty)?;
+                    self.unify(a, p, arg.span)?;
+                }
+                (
+                    ParamType::Slice { elem, mutable },
+                    InferTy::Slice {
+                        elem: given,
+                        mutable: given_mut,
+                    },
+                ) => {
+                    if *mutable && !given_mut {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` writes through `{}`: pass a `&mut` slice",
+                                param.name
+                            ),
+                        ));
+                    }
+                    let p = var_of(self, elem)?;
+                    self.require(p, given, arg.span)?;
+                }
+                _ => {
+                    return Err(LowerError::new(
+                        arg.span,
+                        format!(
+                            "argument `{}` of `{callee}` has the wrong kind (slice or scalar)",
+                            param.name
+                        ),
+                    ))
+                }
+            }
+        }
+        let result = match &function.result {
+            Some(ty) => Some(var_of(self, ty)?),
+            None => None,
+        };
+        self.calls.push(PendingCall {
+            expr: expr as *const Expr,
+            name: callee.to_owned(),
+            types,
+            consts,
+            span,
+        });
+        Ok(result)
+    }
+
+    /// The value of a const generic argument: a literal or a const of the caller.
+    fn const_value(&self, value: &Expr, ty: Scalar) -> Result<ir::Literal, LowerError> {
+        match &value.kind {
+            ExprKind::Lit(Literal::Int { value: v, .. }) => Ok(ir::Literal::Int { bits: *v, ty }),
+            ExprKind::Lit(Literal::Bool(b)) => Ok(ir::Literal::Bool(*b)),
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => match &operand.kind {
+                ExprKind::Lit(Literal::Int { value: v, .. }) => Ok(ir::Literal::Int {
+                    bits: v.wrapping_neg(),
+                    ty,
+                }),
+                _ => Err(LowerError::new(
+                    value.span,
+                    "const arguments are literals or const parameters",
+                )),
+            },
+            ExprKind::Var(name) => match self.spec.constant(name) {
+                Some(ir::Literal::Int { bits, .. }) => Ok(ir::Literal::Int { bits, ty }),
+                Some(other) => Ok(other),
+                None => Err(LowerError::new(
+                    value.span,
+                    format!("`{name}` is not a const parameter"),
+                )),
+            },
+            _ => Err(LowerError::new(
+                value.span,
+                "const arguments are literals or const parameters",
+            )),
+        }
     }
 
     fn resolve(&mut self, var: usize, span: Span) -> Result<Scalar, LowerError> {
@@ -358,6 +769,23 @@ impl Inference {
         for (ptr, var, span) in std::mem::take(&mut self.lets) {
             let scalar = self.resolve(var, span)?;
             table.lets.insert(ptr, scalar);
+        }
+        for call in std::mem::take(&mut self.calls) {
+            let mut spec = Specialization {
+                types: Vec::new(),
+                consts: call.consts,
+            };
+            for (name, var) in call.types {
+                let scalar = self.resolve(var, call.span)?;
+                spec.types.push((name, scalar));
+            }
+            table.calls.insert(
+                call.expr,
+                Instance {
+                    name: call.name,
+                    spec,
+                },
+            );
         }
         Ok(table)
     }

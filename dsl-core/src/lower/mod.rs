@@ -8,50 +8,162 @@
 mod error;
 mod infer;
 mod scope;
+mod spec;
 
 pub use error::LowerError;
+pub use spec::{Library, Specialization};
 
 use crate::ast::{
-    self, BinaryOp, Builtin, Else, Expr, ExprKind, IfStmt, KernelSource, ParamType, RangeExpr, Stmt,
+    self, BinaryOp, Builtin, Else, Expr, ExprKind, FunctionSource, IfStmt, ParamType, RangeExpr,
+    Stmt,
 };
+use crate::intrinsics::Intrinsic;
 use crate::ir::{
     Block, BuiltinValue, EntryPoint, Expression, Function, FunctionArgument, Handle, Literal,
-    LocalVariable, LoopId, Module, Statement, Type, TypeInner,
+    LocalVariable, LoopId, Module, SharedVariable, Statement, Type, TypeInner,
 };
 use crate::{Scalar, Span};
-use infer::TypeTable;
+use infer::{Instance, TypeTable};
 use scope::Scopes;
 
-/// Lowers a captured kernel to a module with one entry point named after the kernel.
-pub fn lower_kernel(kernel: &KernelSource) -> Result<Module, LowerError> {
-    let types = infer::infer(kernel)?;
-    let mut module = Module::default();
-    let mut lowerer = Lowerer {
-        module: &mut module,
-        types: &types,
-        function: Function {
-            name: kernel.name.clone(),
-            span: kernel.span,
-            ..Function::default()
-        },
-        scopes: Scopes::default(),
-        loops: Vec::new(),
-        next_loop: 0,
-    };
-    let mut body = Block::new();
-    lowerer.scopes.push();
-    for (index, param) in kernel.params.iter().enumerate() {
-        lowerer.param(index, param, &mut body);
+/// The symbol of a kernel's specialisation: the kernel's name, then the specialisation's
+/// values (`scale_f32_4`), so every specialisation of a kernel can live in one module.
+pub fn entry_symbol(name: &str, spec: &Specialization) -> String {
+    let suffix = spec.suffix();
+    if suffix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}_{suffix}")
     }
-    lowerer.block_into(&kernel.body, &mut body)?;
-    let mut function = lowerer.function;
-    function.body = body;
-    let function = module.functions.append(function);
-    module.entry_points.push(EntryPoint {
-        symbol: kernel.name.clone(),
+}
+
+/// Lowers a kernel under `spec` to a module with one entry point (named by
+/// [`entry_symbol`]) and the instances of the device functions it reaches in `library`.
+pub fn lower_kernel(
+    kernel: &FunctionSource,
+    library: &Library,
+    spec: &Specialization,
+) -> Result<Module, LowerError> {
+    spec.check_complete(kernel)?;
+    let mut program = Program {
+        module: Module::default(),
+        library,
+        instances: Vec::new(),
+        active: Vec::new(),
+    };
+    let function = program.lower_function(kernel, spec, true)?;
+    program.module.entry_points.push(EntryPoint {
+        symbol: entry_symbol(&kernel.name, spec),
         function,
     });
-    Ok(module)
+    Ok(program.module)
+}
+
+/// The module being built and the device function instances already in it.
+struct Program<'a> {
+    module: Module,
+    library: &'a Library,
+    instances: Vec<(Instance, Handle<Function>)>,
+    /// Functions being lowered, outermost first, to report recursion.
+    active: Vec<String>,
+}
+
+impl Program<'_> {
+    /// The IR function of a device function instance, lowering it on first use.
+    fn instance(
+        &mut self,
+        instance: &Instance,
+        span: Span,
+    ) -> Result<Handle<Function>, LowerError> {
+        if let Some((_, handle)) = self.instances.iter().find(|(i, _)| i == instance) {
+            return Ok(*handle);
+        }
+        if self.active.contains(&instance.name) {
+            let cycle = self.active.join(" → ");
+            return Err(LowerError::new(
+                span,
+                format!(
+                    "recursion is not supported in kernels and device functions: {cycle} → {}",
+                    instance.name
+                ),
+            ));
+        }
+        let library = self.library;
+        let source = library.get(&instance.name).ok_or_else(|| {
+            LowerError::new(
+                span,
+                format!("`{}` is not a known `#[device]` function", instance.name),
+            )
+        })?;
+        instance.spec.check_complete(source)?;
+        let handle = self.lower_function(source, &instance.spec, false)?;
+        self.instances.push((instance.clone(), handle));
+        Ok(handle)
+    }
+
+    fn lower_function(
+        &mut self,
+        source: &FunctionSource,
+        spec: &Specialization,
+        is_kernel: bool,
+    ) -> Result<Handle<Function>, LowerError> {
+        self.active.push(source.name.clone());
+        let result = self.lower_function_body(source, spec, is_kernel);
+        self.active.pop();
+        let function = result?;
+        Ok(self.module.functions.append(function))
+    }
+
+    fn lower_function_body(
+        &mut self,
+        source: &FunctionSource,
+        spec: &Specialization,
+        is_kernel: bool,
+    ) -> Result<Function, LowerError> {
+        let types = infer::infer(source, spec, self.library)?;
+        let name = if is_kernel {
+            source.name.clone()
+        } else {
+            entry_symbol(&source.name, spec)
+        };
+        let mut lowerer = Lowerer {
+            program: self,
+            types: &types,
+            spec,
+            function: Function {
+                name,
+                span: source.span,
+                ..Function::default()
+            },
+            scopes: Scopes::default(),
+            loops: Vec::new(),
+            next_loop: 0,
+        };
+        let mut body = Block::new();
+        lowerer.scopes.push();
+        for generic in &source.generics {
+            if let Some(value) = spec.constant(&generic.name) {
+                lowerer.scopes.bind(&generic.name, Binding::Constant(value));
+            }
+        }
+        for param in &source.params {
+            lowerer.param(param, &mut body)?;
+        }
+        if let Some(result) = &source.result {
+            let ty = spec.resolve(result, source.span)?;
+            lowerer.function.result = Some(lowerer.scalar_type(ty));
+        }
+        match (&source.body.tail, &source.result) {
+            (Some(_), Some(_)) => {
+                let value = lowerer.block_value_into(&source.body, &mut body)?;
+                body.push(Statement::Return { value: Some(value) }, source.body.span);
+            }
+            _ => lowerer.block_into(&source.body, &mut body)?,
+        }
+        let mut function = lowerer.function;
+        function.body = body;
+        Ok(function)
+    }
 }
 
 /// What a name refers to in the IR being built.
@@ -59,11 +171,16 @@ pub fn lower_kernel(kernel: &KernelSource) -> Result<Module, LowerError> {
 enum Binding {
     Argument(u32),
     Local(Handle<LocalVariable>),
+    /// A const generic or `#[comptime]` parameter: a constant of the specialisation.
+    Constant(Literal),
+    /// A shared array bound by `let`.
+    Shared(Handle<SharedVariable>),
 }
 
-struct Lowerer<'a> {
-    module: &'a mut Module,
+struct Lowerer<'a, 'p> {
+    program: &'a mut Program<'p>,
     types: &'a TypeTable,
+    spec: &'a Specialization,
     function: Function,
     scopes: Scopes<Binding>,
     /// Enclosing loops, innermost last, with their labels.
@@ -71,32 +188,51 @@ struct Lowerer<'a> {
     next_loop: u32,
 }
 
-impl Lowerer<'_> {
+impl Lowerer<'_, '_> {
     fn scalar_type(&mut self, scalar: Scalar) -> Handle<Type> {
-        self.module.types.insert(Type {
+        self.program.module.types.insert(Type {
             inner: TypeInner::Scalar(scalar),
         })
     }
 
-    fn param(&mut self, index: usize, param: &ast::Param, body: &mut Block) {
-        let ty = match param.ty {
-            ParamType::Scalar(s) => self.scalar_type(s),
+    /// Declares a parameter. `#[comptime]` parameters are constants of the
+    /// specialisation, not arguments.
+    fn param(&mut self, param: &ast::Param, body: &mut Block) -> Result<(), LowerError> {
+        if param.comptime {
+            let value = self.spec.constant(&param.name).ok_or_else(|| {
+                LowerError::new(
+                    param.span,
+                    format!("the `#[comptime]` parameter `{}` has no value", param.name),
+                )
+            })?;
+            self.scopes.bind(&param.name, Binding::Constant(value));
+            return Ok(());
+        }
+        let ty = match &param.ty {
+            ParamType::Value(value) => {
+                let scalar = self.spec.resolve(value, param.span)?;
+                self.scalar_type(scalar)
+            }
             ParamType::Slice { elem, mutable } => {
+                let elem = self.spec.resolve(elem, param.span)?;
                 let base = self.scalar_type(elem);
-                self.module.types.insert(Type {
-                    inner: TypeInner::Slice { base, mutable },
+                self.program.module.types.insert(Type {
+                    inner: TypeInner::Slice {
+                        base,
+                        mutable: *mutable,
+                    },
                 })
             }
         };
+        let argument = self.function.arguments.len() as u32;
         self.function.arguments.push(FunctionArgument {
             name: param.name.clone(),
             ty,
             span: param.span,
         });
-        let argument = index as u32;
-        let binding = match (param.ty, param.mutable) {
-            (ParamType::Scalar(_), true) => {
-                // `mut n: u32`: the kernel writes its own copy of the argument.
+        let binding = match (&param.ty, param.mutable) {
+            (ParamType::Value(_), true) => {
+                // `mut n: u32`: the function writes its own copy of the argument.
                 let local = self.local(&param.name, ty, param.span);
                 let value = self.expr_node(Expression::FunctionArgument(argument), param.span);
                 body.push(Statement::LocalStore { local, value }, param.span);
@@ -105,6 +241,7 @@ impl Lowerer<'_> {
             _ => Binding::Argument(argument),
         };
         self.scopes.bind(&param.name, binding);
+        Ok(())
     }
 
     fn local(&mut self, name: &str, ty: Handle<Type>, span: Span) -> Handle<LocalVariable> {
@@ -192,6 +329,19 @@ impl Lowerer<'_> {
                     self.expr_node(Expression::FunctionArgument(index), span)
                 }
                 Some(Binding::Local(local)) => self.load_local(local, span),
+                Some(Binding::Shared(shared)) => {
+                    self.expr_node(Expression::SharedSlice(shared), span)
+                }
+                Some(Binding::Constant(value)) => {
+                    // The inferred type wins: a `usize` const used where rustc saw it.
+                    let literal = match (value, self.type_of(expr)?) {
+                        (Literal::Int { bits, .. }, ty) if ty.is_integer() => {
+                            Literal::Int { bits, ty }
+                        }
+                        (other, _) => other,
+                    };
+                    self.literal(literal, span)
+                }
                 None => {
                     return Err(LowerError::new(
                         span,
@@ -206,6 +356,9 @@ impl Lowerer<'_> {
             ExprKind::Binary { op, left, right } => {
                 let left_ty = self.type_of(left)?;
                 let l = self.expr(left, block)?;
+                if op.is_logical() && contains_call(right) {
+                    return self.guarded_logical(*op == BinaryOp::And, l, right, span, block);
+                }
                 let mut r = self.expr(right, block)?;
                 match op {
                     BinaryOp::And | BinaryOp::Or => self.expr_node(
@@ -265,7 +418,256 @@ impl Lowerer<'_> {
                 self.scopes.pop();
                 result?
             }
+            ExprKind::Constant { one, .. } => {
+                let ty = self.type_of(expr)?;
+                let value = u64::from(*one);
+                let literal = if ty.is_float() {
+                    Literal::Float {
+                        value: value as f64,
+                        ty,
+                    }
+                } else {
+                    Literal::Int { bits: value, ty }
+                };
+                self.literal(literal, span)
+            }
+            ExprKind::Math {
+                function,
+                receiver,
+                args,
+            } => {
+                let receiver_ty = self.type_of(receiver)?;
+                if !function.applies_to(receiver_ty) {
+                    return Err(LowerError::new(
+                        span,
+                        format!("`{}` does not apply to `{receiver_ty}`", function.name()),
+                    ));
+                }
+                let argument = self.expr(receiver, block)?;
+                let mut rest = Vec::new();
+                for arg in args {
+                    rest.push(self.expr(arg, block)?);
+                }
+                self.expr_node(
+                    Expression::Math {
+                        function: *function,
+                        argument,
+                        arg1: rest.first().copied(),
+                        arg2: rest.get(1).copied(),
+                    },
+                    span,
+                )
+            }
+            ExprKind::Intrinsic {
+                intrinsic, args, ..
+            } => match self.intrinsic(expr, *intrinsic, args, block, true)? {
+                Some(value) => value,
+                None => return Err(LowerError::new(span, "this intrinsic produces no value")),
+            },
+            ExprKind::Reference { .. } => {
+                return Err(LowerError::new(
+                    span,
+                    "references are only supported as the target of an atomic",
+                ))
+            }
+            ExprKind::Call { .. } => match self.call(expr, block, true)? {
+                Some(value) => value,
+                None => return Err(LowerError::new(span, "this call returns nothing")),
+            },
         })
+    }
+
+    /// An intrinsic with an effect runs as a statement; its value (if wanted) is read from
+    /// a local.
+    fn intrinsic(
+        &mut self,
+        expr: &Expr,
+        intrinsic: Intrinsic,
+        args: &[Expr],
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let mut arguments = Vec::new();
+        for arg in args {
+            let handle = match &arg.kind {
+                ExprKind::Reference { place, .. } => match &place.kind {
+                    ExprKind::Index { base, index } => self.element_pointer(base, index, block)?,
+                    _ => return Err(LowerError::new(arg.span, "atomics apply to slice elements")),
+                },
+                _ => self.expr(arg, block)?,
+            };
+            arguments.push(handle);
+        }
+        let result = match (
+            wants_value && !intrinsic.is_statement(),
+            self.types.expr(expr),
+        ) {
+            (true, Some(ty)) => {
+                let ty = self.scalar_type(ty);
+                Some(self.local(intrinsic.name(), ty, expr.span))
+            }
+            _ => None,
+        };
+        block.push(
+            Statement::Intrinsic {
+                intrinsic,
+                arguments,
+                result,
+            },
+            expr.span,
+        );
+        Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// `let name = shared_array::<T>(len);` or `dynamic_shared::<T>()`: a shared variable
+    /// of the module, bound to `name`. The length must be a constant of the specialisation.
+    fn shared_let(
+        &mut self,
+        name: &str,
+        intrinsic: Intrinsic,
+        elem: &ast::ValueType,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<(), LowerError> {
+        let elem = self.spec.resolve(elem, span)?;
+        let elem = self.scalar_type(elem);
+        let len = match (intrinsic, args.first()) {
+            (Intrinsic::SharedArray, Some(len)) => {
+                let value = self.constant_value(len)?;
+                let len = u32::try_from(value)
+                    .ok()
+                    .filter(|&l| l > 0)
+                    .ok_or_else(|| {
+                        LowerError::new(
+                            len.span,
+                            format!("a shared array holds 1 to 2^32-1 elements, not {value}"),
+                        )
+                    })?;
+                Some(len)
+            }
+            _ => None,
+        };
+        let shared = self.program.module.shared.append(SharedVariable {
+            name: name.to_owned(),
+            elem,
+            len,
+        });
+        self.scopes.bind(name, Binding::Shared(shared));
+        Ok(())
+    }
+
+    /// The value of an expression made of literals and constants of the specialisation.
+    fn constant_value(&self, expr: &Expr) -> Result<u64, LowerError> {
+        let error = || {
+            LowerError::new(
+                expr.span,
+                "the length of a shared array must be a constant: literals, const generics and #[comptime] parameters",
+            )
+        };
+        Ok(match &expr.kind {
+            ExprKind::Lit(ast::Literal::Int { value, .. }) => *value,
+            ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::Constant(Literal::Int { bits, .. })) => bits,
+                _ => return Err(error()),
+            },
+            ExprKind::Cast { value, .. } => self.constant_value(value)?,
+            ExprKind::Binary { op, left, right } => {
+                let (l, r) = (self.constant_value(left)?, self.constant_value(right)?);
+                match op {
+                    BinaryOp::Add => l.checked_add(r),
+                    BinaryOp::Sub => l.checked_sub(r),
+                    BinaryOp::Mul => l.checked_mul(r),
+                    BinaryOp::Div => l.checked_div(r),
+                    BinaryOp::Shl => u32::try_from(r).ok().and_then(|r| l.checked_shl(r)),
+                    _ => None,
+                }
+                .ok_or_else(error)?
+            }
+            _ => return Err(error()),
+        })
+    }
+
+    /// A call of a device function: its arguments are evaluated, the call runs as a
+    /// statement, and its value (if wanted) is read from a local.
+    fn call(
+        &mut self,
+        expr: &Expr,
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let ExprKind::Call { args, .. } = &expr.kind else {
+            return Err(LowerError::new(expr.span, "this expression has no effect"));
+        };
+        let instance = self.types.call(expr).cloned().ok_or_else(|| {
+            LowerError::new(expr.span, "internal: call without a resolved callee")
+        })?;
+        let function = self.program.instance(&instance, expr.span)?;
+        let mut arguments = Vec::new();
+        for arg in args {
+            arguments.push(self.expr(arg, block)?);
+        }
+        let result_ty = self.program.module.functions[function].result;
+        let result = match (result_ty, wants_value) {
+            (Some(ty), true) => {
+                Some(self.local(&format!("{}.result", instance.name), ty, expr.span))
+            }
+            _ => None,
+        };
+        block.push(
+            Statement::Call {
+                function,
+                arguments,
+                result,
+            },
+            expr.span,
+        );
+        Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// `left && right` / `left || right` whose right side calls a function: the call must
+    /// only run when `left` does not decide the result, so the right side is lowered in a
+    /// branch that writes a temporary.
+    fn guarded_logical(
+        &mut self,
+        and: bool,
+        left: Handle<Expression>,
+        right: &Expr,
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let bool_ty = self.scalar_type(Scalar::Bool);
+        let result = self.local("logic.value", bool_ty, span);
+        block.push(
+            Statement::LocalStore {
+                local: result,
+                value: left,
+            },
+            span,
+        );
+        let mut evaluate = Block::new();
+        let value = self.expr(right, &mut evaluate)?;
+        evaluate.push(
+            Statement::LocalStore {
+                local: result,
+                value,
+            },
+            span,
+        );
+        let condition = self.load_local(result, span);
+        let (accept, reject) = if and {
+            (evaluate, Block::new())
+        } else {
+            (Block::new(), evaluate)
+        };
+        block.push(
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            },
+            span,
+        );
+        Ok(self.load_local(result, span))
     }
 
     /// Lowers a block whose tail value is stored into `result`.
@@ -355,6 +757,21 @@ impl Lowerer<'_> {
     fn stmt(&mut self, stmt: &Stmt, out: &mut Block) -> Result<(), LowerError> {
         match stmt {
             Stmt::Let {
+                name,
+                init:
+                    Some(Expr {
+                        kind:
+                            ExprKind::Intrinsic {
+                                intrinsic,
+                                ty: Some(elem),
+                                args,
+                            },
+                        ..
+                    }),
+                span,
+                ..
+            } if intrinsic.is_slice() => self.shared_let(name, *intrinsic, elem, args, *span)?,
+            Stmt::Let {
                 name, init, span, ..
             } => {
                 let scalar = self.types.binding(stmt).ok_or_else(|| {
@@ -437,7 +854,20 @@ impl Lowerer<'_> {
                 let target = self.loop_target(label, *span, "continue")?;
                 out.push(Statement::Continue { target }, *span);
             }
-            Stmt::Return { span } => out.push(Statement::Return { value: None }, *span),
+            Stmt::Return { value, span } => {
+                let value = value.as_ref().map(|v| self.expr(v, out)).transpose()?;
+                out.push(Statement::Return { value }, *span);
+            }
+            Stmt::Expr(expr) => match &expr.kind {
+                ExprKind::Intrinsic {
+                    intrinsic, args, ..
+                } => {
+                    self.intrinsic(expr, *intrinsic, args, out, false)?;
+                }
+                _ => {
+                    self.call(expr, out, false)?;
+                }
+            },
             Stmt::Block(block) => {
                 let inner = self.lowered_block(block)?;
                 out.push(Statement::Block(inner), block.span);
@@ -707,5 +1137,27 @@ impl Lowerer<'_> {
             span,
         );
         Ok(())
+    }
+}
+
+/// Whether evaluating `expr` calls a device function.
+fn contains_call(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Call { .. } => true,
+        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Builtin(_) | ExprKind::Constant { .. } => {
+            false
+        }
+        // Intrinsics run as statements, like calls.
+        ExprKind::Intrinsic { .. } => true,
+        ExprKind::Reference { place, .. } => contains_call(place),
+        ExprKind::Unary { operand, .. } => contains_call(operand),
+        ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),
+        ExprKind::Cast { value, .. } | ExprKind::Len(value) => contains_call(value),
+        ExprKind::Index { base, index } => contains_call(base) || contains_call(index),
+        ExprKind::Math { receiver, args, .. } => {
+            contains_call(receiver) || args.iter().any(contains_call)
+        }
+        // Blocks and `if` values are lowered as statements in their own blocks.
+        ExprKind::If { .. } | ExprKind::Block(_) => true,
     }
 }

@@ -3,6 +3,7 @@
 use super::error::{ValidationError, ValidationErrorKind as Kind};
 use super::{ExprType, FunctionInfo};
 use crate::ast::{BinaryOp, UnaryOp};
+use crate::intrinsics::{AtomicOp, Intrinsic, VoteOp};
 use crate::ir::{
     AddressSpace, Block, Expression, Function, Handle, LoopId, Module, Statement, TypeInner,
 };
@@ -247,6 +248,39 @@ impl Checker<'_> {
                 ExprType::Scalar(to)
             }
             Expression::Builtin(_) => ExprType::Scalar(Scalar::U32),
+            Expression::SharedSlice(shared) => ExprType::Slice {
+                base: self.module.shared[shared].elem,
+                mutable: true,
+            },
+            Expression::Math {
+                function,
+                argument,
+                arg1,
+                arg2,
+            } => {
+                let ty = self.scalar(argument)?;
+                if !function.applies_to(ty) {
+                    return Err(Kind::BadOperand {
+                        op: function.name(),
+                        ty: format!("`{ty}`"),
+                    });
+                }
+                let extra: Vec<_> = [arg1, arg2].into_iter().flatten().collect();
+                if extra.len() != function.extra_arguments() {
+                    return Err(Kind::TypeMismatch {
+                        expected: format!(
+                            "{} argument(s) for `{}`",
+                            function.extra_arguments(),
+                            function.name()
+                        ),
+                        found: extra.len().to_string(),
+                    });
+                }
+                for arg in extra {
+                    self.expect(arg, function.argument(ty))?;
+                }
+                ExprType::Scalar(function.result(ty))
+            }
         })
     }
 
@@ -329,8 +363,167 @@ impl Checker<'_> {
                 (Some(_), None) => return Err(Kind::KernelReturnsValue),
             },
             Statement::Block(inner) => self.block(inner, in_continuing).map_err(nested)?,
+            Statement::Call {
+                function,
+                arguments,
+                result,
+            } => self.call(*function, arguments, *result)?,
+            Statement::Intrinsic {
+                intrinsic,
+                arguments,
+                result,
+            } => self.intrinsic(*intrinsic, arguments, *result)?,
         }
         Ok(())
+    }
+
+    fn call(
+        &self,
+        callee: Handle<Function>,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<crate::ir::LocalVariable>>,
+    ) -> Result<(), Kind> {
+        let callee = &self.module.functions[callee];
+        if arguments.len() != callee.arguments.len() {
+            return Err(Kind::TypeMismatch {
+                expected: format!("{} arguments for `{}`", callee.arguments.len(), callee.name),
+                found: arguments.len().to_string(),
+            });
+        }
+        for (argument, parameter) in arguments.iter().zip(&callee.arguments) {
+            let expected = ExprType::of(self.module, parameter.ty);
+            let found = self.ty(*argument);
+            let compatible = match (expected, found) {
+                // A `&mut [T]` may be passed where a `&[T]` is expected.
+                (
+                    ExprType::Slice { base, mutable },
+                    ExprType::Slice {
+                        base: given,
+                        mutable: given_mut,
+                    },
+                ) => base == given && (given_mut || !mutable),
+                _ => expected == found,
+            };
+            if !compatible {
+                return Err(Kind::TypeMismatch {
+                    expected: self.describe(expected),
+                    found: self.describe(found),
+                });
+            }
+        }
+        match (result, callee.result) {
+            (None, _) => Ok(()),
+            (Some(local), Some(ty)) => self.same(
+                ExprType::of(self.module, self.function.locals[local].ty),
+                ExprType::of(self.module, ty),
+            ),
+            (Some(_), None) => Err(Kind::TypeMismatch {
+                expected: format!("a value from `{}`", callee.name),
+                found: "nothing".into(),
+            }),
+        }
+    }
+
+    /// The argument and result types of a device intrinsic.
+    fn intrinsic(
+        &self,
+        intrinsic: Intrinsic,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<crate::ir::LocalVariable>>,
+    ) -> Result<(), Kind> {
+        let name = intrinsic.name();
+        let arity = |n: usize| {
+            if arguments.len() == n {
+                Ok(())
+            } else {
+                Err(Kind::TypeMismatch {
+                    expected: format!("{n} argument(s) for `{name}`"),
+                    found: arguments.len().to_string(),
+                })
+            }
+        };
+        let produced = match intrinsic {
+            Intrinsic::SyncThreads | Intrinsic::Fence(_) => {
+                arity(0)?;
+                None
+            }
+            Intrinsic::SharedArray | Intrinsic::DynamicShared => {
+                return Err(Kind::Unsupported(format!("`{name}` as a statement")))
+            }
+            Intrinsic::Atomic(op) => {
+                arity(if op == AtomicOp::CompareExchange {
+                    3
+                } else {
+                    2
+                })?;
+                let ExprType::Pointer { base, mutable, .. } = self.ty(arguments[0]) else {
+                    return Err(Kind::TypeMismatch {
+                        expected: format!("a pointer for `{name}`"),
+                        found: self.describe(self.ty(arguments[0])),
+                    });
+                };
+                if !mutable {
+                    return Err(Kind::StoreToImmutable);
+                }
+                let ExprType::Scalar(ty) = ExprType::of(self.module, base) else {
+                    return Err(Kind::BadOperand {
+                        op: name,
+                        ty: "a non-scalar".into(),
+                    });
+                };
+                let integer = matches!(
+                    ty,
+                    Scalar::I32
+                        | Scalar::U32
+                        | Scalar::I64
+                        | Scalar::U64
+                        | Scalar::Isize
+                        | Scalar::Usize
+                );
+                let float_ok = matches!(
+                    op,
+                    AtomicOp::Add | AtomicOp::Sub | AtomicOp::Exchange | AtomicOp::CompareExchange
+                ) && ty.is_float();
+                if !integer && !float_ok {
+                    return Err(Kind::BadOperand { op: name, ty: format!("`{ty}` (atomics take 32- and 64-bit integers, and floats for add, sub, exchange and compare-exchange)") });
+                }
+                for value in &arguments[1..] {
+                    self.expect(*value, ty)?;
+                }
+                Some(ty)
+            }
+            Intrinsic::Shuffle(_) => {
+                arity(3)?;
+                self.expect(arguments[0], Scalar::U32)?;
+                self.expect(arguments[2], Scalar::U32)?;
+                Some(self.scalar(arguments[1])?)
+            }
+            Intrinsic::Vote(op) => {
+                arity(2)?;
+                self.expect(arguments[0], Scalar::U32)?;
+                self.expect(arguments[1], Scalar::Bool)?;
+                Some(if op == VoteOp::Ballot {
+                    Scalar::U32
+                } else {
+                    Scalar::Bool
+                })
+            }
+            Intrinsic::ActiveMask | Intrinsic::LaneId => {
+                arity(0)?;
+                Some(Scalar::U32)
+            }
+        };
+        match (result, produced) {
+            (None, _) => Ok(()),
+            (Some(local), Some(ty)) => self.same(
+                ExprType::of(self.module, self.function.locals[local].ty),
+                ExprType::Scalar(ty),
+            ),
+            (Some(_), None) => Err(Kind::TypeMismatch {
+                expected: format!("a value from `{name}`"),
+                found: "nothing".into(),
+            }),
+        }
     }
 
     fn same(&self, expected: ExprType, found: ExprType) -> Result<(), Kind> {

@@ -60,6 +60,12 @@ pub(super) fn check_function(module: &Module, function: &Function) -> Result<(),
             Expression::FunctionArgument(index) if *index as usize >= function.arguments.len() => {
                 return Err(Kind::BadArgument { index: *index })
             }
+            Expression::SharedSlice(shared) if !module.shared.contains(*shared) => {
+                return Err(Kind::BadHandle {
+                    what: "shared variable",
+                    handle: shared.index(),
+                })
+            }
             Expression::LocalLoad(local) if !function.locals.contains(*local) => {
                 return Err(Kind::BadHandle {
                     what: "local variable",
@@ -69,10 +75,10 @@ pub(super) fn check_function(module: &Module, function: &Function) -> Result<(),
             _ => {}
         }
     }
-    check_block(function, &function.body)
+    check_block(module, function, &function.body)
 }
 
-fn check_block(function: &Function, block: &Block) -> Result<(), Kind> {
+fn check_block(module: &Module, function: &Function, block: &Block) -> Result<(), Kind> {
     let expr_ok = |h: crate::ir::Handle<Expression>| {
         if function.expressions.contains(h) {
             Ok(())
@@ -104,17 +110,55 @@ fn check_block(function: &Function, block: &Block) -> Result<(), Kind> {
                 reject,
             } => {
                 expr_ok(*condition)?;
-                check_block(function, accept)?;
-                check_block(function, reject)?;
+                check_block(module, function, accept)?;
+                check_block(module, function, reject)?;
             }
             Statement::Loop {
                 body, continuing, ..
             } => {
-                check_block(function, body)?;
-                check_block(function, continuing)?;
+                check_block(module, function, body)?;
+                check_block(module, function, continuing)?;
             }
             Statement::Return { value: Some(value) } => expr_ok(*value)?,
-            Statement::Block(inner) => check_block(function, inner)?,
+            Statement::Intrinsic {
+                arguments, result, ..
+            } => {
+                for argument in arguments {
+                    expr_ok(*argument)?;
+                }
+                if let Some(local) = result {
+                    if !function.locals.contains(*local) {
+                        return Err(Kind::BadHandle {
+                            what: "local variable",
+                            handle: local.index(),
+                        });
+                    }
+                }
+            }
+            Statement::Call {
+                function: callee,
+                arguments,
+                result,
+            } => {
+                if !module.functions.contains(*callee) {
+                    return Err(Kind::BadHandle {
+                        what: "function",
+                        handle: callee.index(),
+                    });
+                }
+                for argument in arguments {
+                    expr_ok(*argument)?;
+                }
+                if let Some(local) = result {
+                    if !function.locals.contains(*local) {
+                        return Err(Kind::BadHandle {
+                            what: "local variable",
+                            handle: local.index(),
+                        });
+                    }
+                }
+            }
+            Statement::Block(inner) => check_block(module, function, inner)?,
             Statement::Break { .. } | Statement::Continue { .. } | Statement::Return { .. } => {}
         }
     }
@@ -125,19 +169,26 @@ fn check_block(function: &Function, block: &Block) -> Result<(), Kind> {
 pub(super) fn operands(
     expression: &Expression,
 ) -> impl Iterator<Item = crate::ir::Handle<Expression>> {
-    let (a, b) = match *expression {
-        Expression::Load { pointer } => (Some(pointer), None),
-        Expression::ElementPointer { base, index } => (Some(base), Some(index)),
-        Expression::SliceLength { slice } => (Some(slice), None),
-        Expression::Unary { operand, .. } => (Some(operand), None),
+    let (a, b, c) = match *expression {
+        Expression::Load { pointer } => (Some(pointer), None, None),
+        Expression::ElementPointer { base, index } => (Some(base), Some(index), None),
+        Expression::SliceLength { slice } => (Some(slice), None, None),
+        Expression::Unary { operand, .. } => (Some(operand), None, None),
         Expression::Binary { left, right, .. } | Expression::Logical { left, right, .. } => {
-            (Some(left), Some(right))
+            (Some(left), Some(right), None)
         }
-        Expression::Cast { value, .. } => (Some(value), None),
+        Expression::Cast { value, .. } => (Some(value), None, None),
+        Expression::Math {
+            argument,
+            arg1,
+            arg2,
+            ..
+        } => (Some(argument), arg1, arg2),
         Expression::Literal(_)
         | Expression::FunctionArgument(_)
         | Expression::LocalLoad(_)
-        | Expression::Builtin(_) => (None, None),
+        | Expression::SharedSlice(_)
+        | Expression::Builtin(_) => (None, None, None),
     };
-    a.into_iter().chain(b)
+    a.into_iter().chain(b).chain(c)
 }

@@ -1,16 +1,18 @@
-//! The typed host launcher `launch(stream, config, args..)`.
+//! The typed host launcher `launch(stream, config, args..)` and `compile(context, ..)`.
 
-use cudajit_core::ast::{KernelSource, ParamType};
+use cudajit_core::ast::{FunctionSource, GenericKind, ParamType, ValueType};
 use cudajit_core::Scalar;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::paths;
 
-/// `launch`: takes the kernel's arguments as host values (scalars by value, device slices
+/// `launch` takes the kernel's arguments as host values (scalars by value, device slices
 /// for `&[T]`/`&mut [T]`, so the borrow checker enforces the kernel's aliasing rules),
-/// resolves the compiled kernel for the stream's context and launches it.
-pub(super) fn launch_fn(source: &KernelSource) -> TokenStream {
+/// resolves the compiled kernel for the stream's context (and the specialisation given by
+/// the generic arguments and `#[comptime]` values) and launches it. `compile` does the
+/// same ahead of time.
+pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> TokenStream {
     let cudajit = paths::cudajit();
     let private = quote!(#cudajit::__private);
     let taken = |n: &str| source.params.iter().any(|p| p.name == n);
@@ -24,34 +26,46 @@ pub(super) fn launch_fn(source: &KernelSource) -> TokenStream {
     } else {
         format_ident!("config")
     };
+    let context = if taken("context") {
+        format_ident!("compile_context")
+    } else {
+        format_ident!("context")
+    };
 
     let mut params = Vec::new();
+    let mut comptime_params = Vec::new();
     let mut lengths = Vec::new();
     let mut pointers = Vec::new();
     let mut args = Vec::new();
     for param in &source.params {
         let name = format_ident!("{}", param.name);
-        match param.ty {
-            ParamType::Scalar(scalar) => {
-                let ty = scalar_tokens(scalar);
+        match &param.ty {
+            ParamType::Value(value) if param.comptime => {
+                // In declaration order among the launch arguments; compiled in, not passed.
+                let ty = value_tokens(value);
                 params.push(quote!(#name: #ty));
-                let value = format_ident!("__cj_value_{}", param.name);
+                comptime_params.push(quote!(#name: #ty));
+            }
+            ParamType::Value(value) => {
+                let ty = value_tokens(value);
+                params.push(quote!(#name: #ty));
+                let local = format_ident!("__cj_value_{}", param.name);
                 // `bool` travels as one byte, as CUDA C++ passes it.
-                let convert = if scalar == Scalar::Bool {
+                let convert = if *value == ValueType::Scalar(Scalar::Bool) {
                     quote!(#name as u8)
                 } else {
                     quote!(#name)
                 };
-                pointers.push(quote!(let #value = #convert;));
-                args.push(quote!(#private::arg(&#value)));
+                pointers.push(quote!(let #local = #convert;));
+                args.push(quote!(#private::arg(&#local)));
             }
             ParamType::Slice { elem, mutable } => {
-                let ty = scalar_tokens(elem);
+                let ty = value_tokens(elem);
                 let len = format_ident!("__cj_len_{}", param.name);
                 let ptr = format_ident!("__cj_ptr_{}", param.name);
                 let sync = format_ident!("__cj_sync_{}", param.name);
                 lengths.push(quote!(let #len: u64 = #private::slice_len::<#ty, _>(#name);));
-                if mutable {
+                if *mutable {
                     params.push(quote!(#name: &mut impl #cudajit::DevicePtrMut<#ty>));
                     pointers.push(quote!(let (#ptr, #sync) = #cudajit::DevicePtrMut::device_ptr_mut(#name, #stream);));
                 } else {
@@ -63,24 +77,71 @@ pub(super) fn launch_fn(source: &KernelSource) -> TokenStream {
             }
         }
     }
+
+    // The specialisation: generic arguments, then `#[comptime]` values, in order.
+    let mut spec_parts = Vec::new();
+    for generic in &source.generics {
+        let name = format_ident!("{}", generic.name);
+        let text = &generic.name;
+        match &generic.kind {
+            GenericKind::Type { .. } => {
+                spec_parts.push(quote!(.ty(#text, <#name as #cudajit::DeviceScalar>::SCALAR)))
+            }
+            GenericKind::Const(ty) => {
+                let scalar = scalar_path(*ty);
+                spec_parts.push(quote!(.constant(#text, #scalar, #name as u64)))
+            }
+        }
+    }
+    for param in source.params.iter().filter(|p| p.comptime) {
+        let name = format_ident!("{}", param.name);
+        let text = &param.name;
+        if let ParamType::Value(ValueType::Scalar(ty)) = &param.ty {
+            let scalar = scalar_path(*ty);
+            spec_parts.push(quote!(.constant(#text, #scalar, #name as u64)));
+        }
+    }
+    let generic_kernel = !spec_parts.is_empty();
+    let resolve = if generic_kernel {
+        quote!(KERNEL.specialized(#stream, &#private::SpecBuilder::new() #(#spec_parts)*)?)
+    } else {
+        quote!(KERNEL.function(#stream)?)
+    };
+    let compile_body = if generic_kernel {
+        quote!(KERNEL.compile_specialized(#context, &#private::SpecBuilder::new() #(#spec_parts)*))
+    } else {
+        quote!(KERNEL.compile(#context))
+    };
+
+    let (impl_generics, _, _) = generics.split_for_impl();
     let count = args.len();
     let doc = format!(
         "Launches `{}` on `{stream}` with `{config}` (grid, block, dynamic shared memory).\n\n\
-         The first launch on a GPU compiles the kernel (or loads it from the cache); later \
-         launches only check the configuration and call the driver. Errors: an invalid \
-         configuration, a compile failure, or the driver's launch error.",
+         The first launch of a specialisation on a GPU compiles it (or loads it from the \
+         cache); later launches only check the configuration and call the driver. Errors: \
+         an invalid configuration, a compile failure, or the driver's launch error.",
         source.name
     );
     quote! {
+        /// Compiles the kernel for `context`'s GPU and loads it, ahead of the first
+        /// launch (the launch would do it otherwise). Returns the loaded kernel with the
+        /// compile report.
+        pub fn compile #impl_generics (
+            #context: &::std::sync::Arc<#cudajit::CudaContext>,
+            #(#comptime_params),*
+        ) -> ::core::result::Result<&'static #cudajit::LoadedKernel, #cudajit::Error> {
+            #compile_body
+        }
+
         #[doc = #doc]
         #[allow(clippy::too_many_arguments, clippy::needless_borrow)]
-        pub fn launch(
+        pub fn launch #impl_generics (
             #stream: &#cudajit::CudaStream,
             #config: impl ::core::convert::Into<#cudajit::LaunchConfig>,
             #(#params),*
         ) -> ::core::result::Result<(), #cudajit::Error> {
             let __cj_config: #cudajit::LaunchConfig = #config.into();
-            let __cj_kernel = KERNEL.function(#stream)?;
+            let __cj_kernel = #resolve;
             __cj_kernel.check(&__cj_config)?;
             #(#lengths)*
             #(#pointers)*
@@ -93,7 +154,21 @@ pub(super) fn launch_fn(source: &KernelSource) -> TokenStream {
     }
 }
 
-fn scalar_tokens(scalar: Scalar) -> TokenStream {
-    let ident = format_ident!("{}", scalar.rust_name());
-    quote!(#ident)
+fn value_tokens(value: &ValueType) -> TokenStream {
+    match value {
+        ValueType::Scalar(scalar) => {
+            let ident = format_ident!("{}", scalar.rust_name());
+            quote!(#ident)
+        }
+        ValueType::Generic(name) => {
+            let ident = format_ident!("{}", name);
+            quote!(#ident)
+        }
+    }
+}
+
+fn scalar_path(scalar: Scalar) -> TokenStream {
+    let cudajit = paths::cudajit();
+    let variant = format_ident!("{}", format!("{scalar:?}"));
+    quote!(#cudajit::core::Scalar::#variant)
 }

@@ -1,68 +1,98 @@
-//! Code generation: the module that replaces a `#[kernel]` function.
+//! Code generation: what replaces a `#[kernel]` or `#[device]` function.
 //!
-//! For `fn saxpy(..) { body }` the expansion is
+//! For `fn saxpy(..) { body }` marked `#[kernel]` the expansion is
 //!
 //! ```text
 //! mod saxpy {
 //!     use super::*;
 //!     fn __cudajit_body(..) { body }          // never called: rustc type-checks the body
-//!     pub static KERNEL: cudajit::Kernel = .. // the captured syntax and its hash
+//!     pub static KERNEL: cudajit::Kernel = .. // the captured syntax, its hash, its callees
 //!     pub fn launch(stream, config, ..)       // the typed launcher
-//!     pub fn compile(context)                 // compile ahead of the first launch
+//!     pub fn compile(context, ..)             // compile ahead of the first launch
 //! }
 //! ```
+//!
+//! For `fn helper(..) -> f32 { body }` marked `#[device]` the function stays as written (it
+//! is ordinary Rust, callable on the host too) and a marker type of the same name, in the
+//! type namespace, carries its captured form:
+//!
+//! ```text
+//! fn helper(..) -> f32 { body }
+//! struct helper {}
+//! impl cudajit::DeviceFunction for helper { const CAPTURED: CapturedFunction = .. }
+//! ```
 
+mod captured;
 mod launcher;
 mod paths;
 
-use cudajit_core::ast::KernelSource;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use sha2::{Digest, Sha256};
 use syn::ItemFn;
 
 use crate::errors::Errors;
+use crate::parse::{FnKind, Parsed};
 use crate::{check, parse};
 
-/// Expands `#[kernel]`.
-pub(crate) fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+/// Expands `#[kernel]` or `#[device]`.
+pub(crate) fn expand(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream {
+    let what = match kind {
+        FnKind::Kernel => "#[kernel]",
+        FnKind::Device => "#[device]",
+    };
     let item: ItemFn = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(error) => {
-            let error = syn::Error::new(error.span(), "`#[kernel]` applies to a function");
+            let error = syn::Error::new(error.span(), format!("`{what}` applies to a function"));
             let compile_error = error.to_compile_error();
             return quote!(#compile_error #item);
         }
     };
     let mut errors = Errors::default();
-    check::attribute_args(&attr, &mut errors);
-    check::signature(&item, &mut errors);
-    let source = parse::kernel(&item, &mut errors);
-    match source {
-        Some(source) if errors.is_empty() => expand(&item, &source),
+    check::attribute_args(&attr, what, &mut errors);
+    check::signature(&item, kind, &mut errors);
+    let parsed = parse::function(&item, kind, &mut errors);
+    match parsed {
+        Some(parsed) if errors.is_empty() => match kind {
+            FnKind::Kernel => kernel(&item, &parsed),
+            FnKind::Device => device(&item, &parsed),
+        },
         _ => {
             // Keep the user's function so the rest of the file still type-checks.
             let compile_errors = errors.into_compile_errors();
+            let item = without_comptime(&item);
             quote!(#compile_errors #item)
         }
     }
 }
 
-fn expand(item: &ItemFn, source: &KernelSource) -> TokenStream {
+/// The function without `#[comptime]` markers, which are cudajit's and not attributes
+/// rustc knows.
+fn without_comptime(item: &ItemFn) -> ItemFn {
+    let mut item = item.clone();
+    for input in &mut item.sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.retain(|a| !a.path().is_ident("comptime"));
+        }
+    }
+    item
+}
+
+fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
     let cudajit = paths::cudajit();
     let vis = &item.vis;
     let name = &item.sig.ident;
-    let inputs = &item.sig.inputs;
+    let clean = without_comptime(item);
+    let inputs = &clean.sig.inputs;
+    let generics = &clean.sig.generics;
     let block = &item.block;
     let (docs, other_attrs): (Vec<_>, Vec<_>) =
         item.attrs.iter().partition(|a| a.path().is_ident("doc"));
-    let json = source.to_json();
-    let hash = hex(&Sha256::digest(json.as_bytes()));
-    let name_str = name.to_string();
     let body_fn = format_ident!("__cudajit_body");
-    let launcher = launcher::launch_fn(source);
+    let captured = captured::captured_function(parsed);
+    let launcher = launcher::launch_fns(&parsed.source, generics);
     let summary = format!(
-        "The `#[kernel]` `{name_str}`: launch it with [`launch`], compile it ahead with [`compile`]."
+        "The `#[kernel]` `{name}`: launch it with [`launch`], compile it ahead with [`compile`]."
     );
 
     quote! {
@@ -77,31 +107,33 @@ fn expand(item: &ItemFn, source: &KernelSource) -> TokenStream {
             /// The kernel body as written, kept so that rustc type-checks it. Never called.
             #[allow(dead_code, unused_variables, unused_mut, unused_assignments, unreachable_code, clippy::all)]
             #(#other_attrs)*
-            fn #body_fn(#inputs) #block
+            fn #body_fn #generics (#inputs) #block
 
             /// The kernel's captured form and its per-process state (compiled code, loaded
             /// modules).
-            pub static KERNEL: #cudajit::Kernel = #cudajit::Kernel::new(#cudajit::__private::CapturedKernel {
-                name: #name_str,
-                source: #json,
-                source_hash: #hash,
-                file: ::core::file!(),
-            });
-
-            /// Compiles the kernel for `context`'s GPU and loads it, ahead of the first
-            /// launch (the launch would do it otherwise). Returns the loaded kernel with the
-            /// compile report.
-            pub fn compile(
-                context: &::std::sync::Arc<#cudajit::CudaContext>,
-            ) -> ::core::result::Result<&'static #cudajit::LoadedKernel, #cudajit::Error> {
-                KERNEL.compile(context)
-            }
+            pub static KERNEL: #cudajit::Kernel = #cudajit::Kernel::new(#captured);
 
             #launcher
         }
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+fn device(item: &ItemFn, parsed: &Parsed) -> TokenStream {
+    let cudajit = paths::cudajit();
+    let vis = &item.vis;
+    let name = &item.sig.ident;
+    let captured = captured::captured_function(parsed);
+    let doc = format!("The captured form of the `#[device]` function [`{name}()`].");
+    quote! {
+        #item
+
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name {}
+
+        impl #cudajit::__private::DeviceFunction for #name {
+            const CAPTURED: #cudajit::__private::CapturedFunction = #captured;
+        }
+    }
 }

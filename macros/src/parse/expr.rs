@@ -1,14 +1,28 @@
 //! Expressions of a kernel body.
 
-use cudajit_core::ast::{Axis, BinaryOp, Builtin, Expr, ExprKind, Literal, UnaryOp};
+use cudajit_core::ast::{
+    Axis, BinaryOp, Builtin, Expr, ExprKind, GenericArg, Literal, UnaryOp, ValueType,
+};
+use cudajit_core::intrinsics::Intrinsic;
+use cudajit_core::math::MathFunction;
 use cudajit_core::Scalar;
 
-use super::signature::scalar_type;
+use super::signature::{scalar_type, value_type};
 use super::span_at;
 use super::stmt::Parser;
 
 /// Intrinsics returning a `Dim3`, used as `name().x`.
 const DIM3_INTRINSICS: [&str; 4] = ["thread_idx", "block_idx", "block_dim", "grid_dim"];
+
+/// Every intrinsic called as a function.
+const INTRINSICS: [&str; 6] = [
+    "thread_idx",
+    "block_idx",
+    "block_dim",
+    "grid_dim",
+    "global_index",
+    "grid_stride",
+];
 
 impl Parser<'_> {
     pub(super) fn expr(&mut self, expr: &syn::Expr) -> Option<Expr> {
@@ -18,6 +32,21 @@ impl Parser<'_> {
             syn::Expr::Path(path) => match path.path.get_ident() {
                 Some(ident) if path.qself.is_none() => {
                     let name = ident.to_string();
+                    // The warp constants of the prelude.
+                    let constant = match name.as_str() {
+                        "FULL_WARP" => Some(0xffff_ffff),
+                        "WARP_SIZE" => Some(32),
+                        _ => None,
+                    };
+                    if let (Some(value), false) = (constant, self.is_bound(&name)) {
+                        return Some(Expr {
+                            kind: ExprKind::Lit(Literal::Int {
+                                value,
+                                suffix: Some(cudajit_core::Scalar::U32),
+                            }),
+                            span,
+                        });
+                    }
                     if !self.is_bound(&name) {
                         self.errors.at(
                             path,
@@ -177,73 +206,333 @@ impl Parser<'_> {
 
     fn method_call(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
         let span = span_at(call);
-        if call.method == "len" && call.args.is_empty() && call.turbofish.is_none() {
+        let method = call.method.to_string();
+        if method == "len" && call.args.is_empty() && call.turbofish.is_none() {
             let receiver = self.expr(&call.receiver)?;
             return Some(Expr {
                 kind: ExprKind::Len(Box::new(receiver)),
                 span,
             });
         }
-        if call.method == "step_by" {
+        if method == "step_by" {
             self.errors.at(
                 call,
                 "`step_by` is only supported on the range of a `for` loop",
             );
             return None;
         }
-        self.errors.at(
-            &call.method,
-            format!(
-                "method `{}` is not supported in kernels; supported: `slice.len()`, `(a..b).step_by(n)` in `for`",
-                call.method
-            ),
-        );
-        None
+        let Some(function) = MathFunction::from_name(&method) else {
+            self.errors.at(
+                &call.method,
+                format!(
+                    "method `{method}` is not supported in kernels; supported: `slice.len()`, `(a..b).step_by(n)` in `for`, and the scalar methods {}",
+                    MathFunction::all_names().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                ),
+            );
+            return None;
+        };
+        let args: Vec<&syn::Expr> = call.args.iter().collect();
+        self.math(function, &call.receiver, &args, call, span)
+    }
+
+    /// `receiver.function(args)`, or `T::function(receiver, args)`.
+    fn math(
+        &mut self,
+        function: MathFunction,
+        receiver: &syn::Expr,
+        args: &[&syn::Expr],
+        whole: &dyn quote::ToTokens,
+        span: cudajit_core::Span,
+    ) -> Option<Expr> {
+        if args.len() != function.extra_arguments() {
+            self.errors.at(
+                whole,
+                format!(
+                    "`{}` takes {} argument(s) besides the value it applies to",
+                    function.name(),
+                    function.extra_arguments()
+                ),
+            );
+            return None;
+        }
+        let receiver = self.expr(receiver);
+        let args: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        Some(Expr {
+            kind: ExprKind::Math {
+                function,
+                receiver: Box::new(receiver?),
+                args: args.into_iter().collect::<Option<_>>()?,
+            },
+            span,
+        })
     }
 
     fn call(&mut self, call: &syn::ExprCall) -> Option<Expr> {
         let span = span_at(call);
-        let Some(name) = intrinsic_name(&call.func) else {
-            self.errors.at(
-                &call.func,
-                "calls are not supported in kernels yet, except the intrinsics `thread_idx()`, `block_idx()`, `block_dim()`, `grid_dim()`, `global_index()` and `grid_stride()`",
-            );
+        let syn::Expr::Path(path) = &*call.func else {
+            self.errors
+                .at(&call.func, "only named functions can be called in kernels");
             return None;
         };
-        const INTRINSICS: [&str; 6] = [
-            "thread_idx",
-            "block_idx",
-            "block_dim",
-            "grid_dim",
-            "global_index",
-            "grid_stride",
-        ];
-        if !INTRINSICS.contains(&name.as_str()) {
+        if path.qself.is_some() {
             self.errors.at(
-                &call.func,
-                format!("`{name}` is not a kernel intrinsic; calls to other functions are not supported yet"),
+                path,
+                "qualified paths (`<T as Trait>::f`) are not supported in kernels",
             );
             return None;
         }
+        if let Some(name) = intrinsic_name(&call.func).filter(|n| INTRINSICS.contains(&n.as_str()))
+        {
+            return self.intrinsic(call, &name, span);
+        }
+        if let Some(name) = intrinsic_name(&strip_last_arguments(&call.func)) {
+            if let Some(intrinsic) = Intrinsic::from_name(&name) {
+                return self.device_intrinsic(call, intrinsic, span);
+            }
+        }
+        let segments = &path.path.segments;
+        // `f32::sqrt(x)`, `T::zero()`: associated functions of scalar types.
+        if segments.len() == 2 {
+            let first = &segments[0];
+            let ty_name = first.ident.to_string();
+            let ty = cudajit_core::Scalar::from_rust_name(&ty_name)
+                .map(ValueType::Scalar)
+                .or_else(|| {
+                    self.generics
+                        .types
+                        .contains(&ty_name)
+                        .then(|| ValueType::Generic(ty_name.clone()))
+                });
+            if let Some(ty) = ty {
+                return self.associated(call, ty, &segments[1].ident.to_string(), span);
+            }
+        }
+        // Anything else is a `#[device]` function; rustc reports paths that are not.
+        let Some(last) = segments.last() else {
+            return None;
+        };
+        let callee = last.ident.to_string();
+        if callee == self.own_name && segments.len() == 1 {
+            self.errors.at(
+                path,
+                format!("`{callee}` calls itself: recursion is not supported in kernels and device functions"),
+            );
+            return None;
+        }
+        let generic_args = match &last.arguments {
+            syn::PathArguments::None => Vec::new(),
+            syn::PathArguments::AngleBracketed(angle) => {
+                let mut out = Vec::new();
+                for arg in &angle.args {
+                    match arg {
+                        syn::GenericArgument::Type(ty) => {
+                            match value_type(ty, &self.generics) {
+                                Some(value) => out.push(GenericArg::Type(value)),
+                                // A const generic parameter of the caller parses as a type path.
+                                None => match ty {
+                                    syn::Type::Path(p)
+                                        if p.path.get_ident().is_some_and(|i| {
+                                            self.generics.consts.contains(&i.to_string())
+                                        }) =>
+                                    {
+                                        let name = p
+                                            .path
+                                            .get_ident()
+                                            .map(|i| i.to_string())
+                                            .unwrap_or_default();
+                                        out.push(GenericArg::Const(Expr {
+                                            kind: ExprKind::Var(name),
+                                            span: span_at(p),
+                                        }));
+                                    }
+                                    _ => {
+                                        self.errors.at(ty, "generic arguments are scalar types or generic parameters");
+                                        return None;
+                                    }
+                                },
+                            }
+                        }
+                        syn::GenericArgument::Const(expr) => {
+                            out.push(GenericArg::Const(self.expr(expr)?))
+                        }
+                        other => {
+                            self.errors.at(other, "unsupported generic argument");
+                            return None;
+                        }
+                    }
+                }
+                out
+            }
+            syn::PathArguments::Parenthesized(p) => {
+                self.errors.at(p, "unsupported call syntax");
+                return None;
+            }
+        };
+        let mut plain = path.path.clone();
+        if let Some(last) = plain.segments.last_mut() {
+            last.arguments = syn::PathArguments::None;
+        }
+        self.add_callee(&plain);
+        let args: Vec<Option<Expr>> = call.args.iter().map(|a| self.expr(a)).collect();
+        Some(Expr {
+            kind: ExprKind::Call {
+                callee,
+                generic_args,
+                args: args.into_iter().collect::<Option<_>>()?,
+            },
+            span,
+        })
+    }
+
+    /// `T::zero()`, `T::one()`, `f32::sqrt(x)`.
+    fn associated(
+        &mut self,
+        call: &syn::ExprCall,
+        ty: ValueType,
+        name: &str,
+        span: cudajit_core::Span,
+    ) -> Option<Expr> {
+        if (name == "zero" || name == "one") && call.args.is_empty() {
+            return Some(Expr {
+                kind: ExprKind::Constant {
+                    ty,
+                    one: name == "one",
+                },
+                span,
+            });
+        }
+        let Some(function) = MathFunction::from_name(name) else {
+            self.errors.at(
+                &call.func,
+                format!("`{name}` is not a supported associated function of a scalar type; supported: `zero()`, `one()` and the scalar methods"),
+            );
+            return None;
+        };
+        let args: Vec<&syn::Expr> = call.args.iter().collect();
+        let Some((receiver, rest)) = args.split_first() else {
+            self.errors
+                .at(call, format!("`{name}` needs the value it applies to"));
+            return None;
+        };
+        self.math(function, receiver, rest, call, span)
+    }
+
+    /// Barriers, fences, shared memory, atomics and warp operations.
+    fn device_intrinsic(
+        &mut self,
+        call: &syn::ExprCall,
+        intrinsic: Intrinsic,
+        span: cudajit_core::Span,
+    ) -> Option<Expr> {
+        let name = intrinsic.name();
+        let turbofish = match &*call.func {
+            syn::Expr::Path(path) => path.path.segments.last().map(|s| s.arguments.clone()),
+            _ => None,
+        };
+        let ty = match (intrinsic.takes_type(), turbofish) {
+            (true, Some(syn::PathArguments::AngleBracketed(angle))) if angle.args.len() == 1 => {
+                match &angle.args[0] {
+                    syn::GenericArgument::Type(ty) => match value_type(ty, &self.generics) {
+                        Some(value) => Some(value),
+                        None => {
+                            self.errors.at(ty, format!("`{name}` holds scalars: give a scalar type or a generic type parameter"));
+                            return None;
+                        }
+                    },
+                    other => {
+                        self.errors
+                            .at(other, format!("`{name}` takes one type argument"));
+                        return None;
+                    }
+                }
+            }
+            (true, _) => {
+                self.errors.at(
+                    &call.func,
+                    format!(
+                        "give the element type of `{name}` with a turbofish: `{name}::<f32>(..)`"
+                    ),
+                );
+                return None;
+            }
+            (false, Some(syn::PathArguments::None) | None) => None,
+            (false, Some(other)) => {
+                self.errors
+                    .at(other, format!("`{name}` takes no type arguments"));
+                return None;
+            }
+        };
+        if call.args.len() != intrinsic.arity() {
+            self.errors.at(
+                call,
+                format!("`{name}` takes {} argument(s)", intrinsic.arity()),
+            );
+            return None;
+        }
+        let mut args = Vec::new();
+        for (index, arg) in call.args.iter().enumerate() {
+            if index == 0 && intrinsic.takes_place() {
+                let syn::Expr::Reference(reference) = arg else {
+                    self.errors.at(
+                        arg,
+                        format!("`{name}` takes the element to update as `&mut x[i]`"),
+                    );
+                    return None;
+                };
+                if reference.mutability.is_none() {
+                    self.errors.at(
+                        arg,
+                        format!("`{name}` updates its target: write `&mut x[i]`"),
+                    );
+                    return None;
+                }
+                let syn::Expr::Index(_) = &*reference.expr else {
+                    self.errors.at(
+                        &reference.expr,
+                        "atomics apply to slice elements (`&mut x[i]`)",
+                    );
+                    return None;
+                };
+                let place = self.expr(&reference.expr)?;
+                args.push(Expr {
+                    span: place.span,
+                    kind: ExprKind::Reference {
+                        mutable: true,
+                        place: Box::new(place),
+                    },
+                });
+            } else {
+                args.push(self.expr(arg)?);
+            }
+        }
+        Some(Expr {
+            kind: ExprKind::Intrinsic {
+                intrinsic,
+                ty,
+                args,
+            },
+            span,
+        })
+    }
+
+    fn intrinsic(
+        &mut self,
+        call: &syn::ExprCall,
+        name: &str,
+        span: cudajit_core::Span,
+    ) -> Option<Expr> {
         if !call.args.is_empty() {
             self.errors
                 .at(&call.args, format!("`{name}()` takes no arguments"));
             return None;
         }
-        let builtin = match name.as_str() {
+        let builtin = match name {
             "global_index" => Builtin::GlobalIndex,
             "grid_stride" => Builtin::GridStride,
-            dim3 if DIM3_INTRINSICS.contains(&dim3) => {
+            dim3 => {
                 self.errors.at(
                     call,
                     format!("use one component of `{dim3}()`: `{dim3}().x`, `.y` or `.z`"),
-                );
-                return None;
-            }
-            other => {
-                self.errors.at(
-                    &call.func,
-                    format!("`{other}` is not a kernel intrinsic; calls to other functions are not supported yet"),
                 );
                 return None;
             }
@@ -299,6 +588,7 @@ impl Parser<'_> {
                 .at(expr_if, "an `if` used as a value needs an `else` branch");
             return None;
         };
+        let errors_before = self.errors.len();
         let cond = self.expr(&expr_if.cond);
         let then = self.block(&expr_if.then_branch);
         let otherwise = match &**else_expr {
@@ -312,6 +602,9 @@ impl Parser<'_> {
                 }
             }
         };
+        if self.errors.len() > errors_before {
+            return None; // a branch's value was rejected and reported already
+        }
         if then.tail.is_none() || otherwise.tail.is_none() {
             self.errors.at(
                 expr_if,
@@ -351,6 +644,17 @@ fn intrinsic_name(func: &syn::Expr) -> Option<String> {
         [root, _, name] if root == "cudajit" => Some(name.clone()),
         _ => None,
     }
+}
+
+/// `path::name::<T>` without its turbofish, so intrinsics taking a type are recognised.
+fn strip_last_arguments(func: &syn::Expr) -> syn::Expr {
+    let mut func = func.clone();
+    if let syn::Expr::Path(path) = &mut func {
+        if let Some(last) = path.path.segments.last_mut() {
+            last.arguments = syn::PathArguments::None;
+        }
+    }
+    func
 }
 
 fn binary_op(op: &syn::BinOp) -> Option<BinaryOp> {

@@ -8,28 +8,52 @@ mod expr;
 mod signature;
 mod stmt;
 
-use cudajit_core::ast::KernelSource;
+use cudajit_core::ast::FunctionSource;
 use cudajit_core::Span;
 use syn::ItemFn;
 
 use crate::errors::Errors;
+pub(crate) use signature::FnKind;
 
-/// Parses a kernel function. Returns `None` if anything was rejected (see `errors`).
-pub(crate) fn kernel(item: &ItemFn, errors: &mut Errors) -> Option<KernelSource> {
-    let params = signature::params(&item.sig, errors);
-    let mut parser = stmt::Parser::new(errors);
-    for param in &params {
-        parser.bind(&param.name);
+/// A parsed function and the paths of the device functions it calls (for the generated
+/// code, which finds their captured forms through those paths).
+pub(crate) struct Parsed {
+    pub source: FunctionSource,
+    pub callees: Vec<syn::Path>,
+}
+
+/// Parses a kernel or device function. Returns `None` if anything was rejected.
+pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Option<Parsed> {
+    let (generics, names) = signature::generics(&item.sig, errors);
+    let params = signature::params(&item.sig, kind, &names, errors);
+    let result = match kind {
+        FnKind::Kernel => None,
+        FnKind::Device => signature::result(&item.sig, &names, errors),
+    };
+    let own_name = item.sig.ident.to_string();
+    let mut parser = stmt::Parser::new(errors, names, kind, own_name);
+    // Every parameter name, also of parameters rejected above, so their uses add no
+    // errors of their own.
+    for input in &item.sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            stmt::bind_pattern_names(&mut parser, &typed.pat);
+        }
     }
-    let body = parser.fn_body(&item.block);
+    let body = parser.fn_body(&item.block, result.is_some());
+    let callees = parser.into_callees();
     if !errors.is_empty() {
         return None;
     }
-    Some(KernelSource {
-        name: item.sig.ident.to_string(),
-        params,
-        body,
-        span: span_of(item.sig.ident.span()),
+    Some(Parsed {
+        source: FunctionSource {
+            name: item.sig.ident.to_string(),
+            generics,
+            params,
+            result,
+            body,
+            span: span_of(item.sig.ident.span()),
+        },
+        callees,
     })
 }
 

@@ -1,21 +1,106 @@
-//! Kernel parameters: scalars by value and slices of scalars.
+//! Signatures: generic parameters, parameters (scalars by value and slices of scalars,
+//! concrete or generic), and the return type of device functions.
 
-use cudajit_core::ast::{Param, ParamType};
+use cudajit_core::ast::{GenericKind, GenericParam, Param, ParamType, ValueType};
 use cudajit_core::Scalar;
-use syn::{FnArg, Pat, Signature, Type};
+use syn::{FnArg, GenericParam as SynGeneric, Pat, ReturnType, Signature, Type, TypeParamBound};
 
 use super::span_of;
 use crate::errors::Errors;
 
-const PARAM_HELP: &str = "kernel parameters are scalars (`bool`, `i8`..`i64`, `u8`..`u64`, \
-                          `isize`, `usize`, `f32`, `f64`) or slices of them (`&[T]`, `&mut [T]`)";
+const PARAM_HELP: &str = "parameters are scalars (`bool`, `i8`..`i64`, `u8`..`u64`, \
+                          `isize`, `usize`, `f32`, `f64`, or a generic type parameter) or \
+                          slices of them (`&[T]`, `&mut [T]`)";
 
-pub(super) fn params(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
+/// Whether the function is a kernel (launched from the host) or a device function.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FnKind {
+    Kernel,
+    Device,
+}
+
+/// The names that types in the signature may refer to.
+#[derive(Default)]
+pub(crate) struct GenericNames {
+    pub types: Vec<String>,
+    pub consts: Vec<String>,
+}
+
+pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericParam>, GenericNames) {
+    let mut params = Vec::new();
+    let mut names = GenericNames::default();
+    if let Some(where_clause) = &sig.generics.where_clause {
+        errors.at(
+            where_clause,
+            "`where` clauses are not supported on kernels and device functions: put the bounds on the parameter (`T: Float`)",
+        );
+    }
+    for param in &sig.generics.params {
+        match param {
+            SynGeneric::Type(ty) => {
+                let mut bounds = Vec::new();
+                for bound in &ty.bounds {
+                    match bound {
+                        TypeParamBound::Trait(t) if t.path.segments.last().is_some() => {
+                            if let Some(last) = t.path.segments.last() {
+                                bounds.push(last.ident.to_string());
+                            }
+                        }
+                        other => errors.at(other, "only trait bounds such as `Float`, `Int` or `Scalar` are supported here"),
+                    }
+                }
+                if let Some(default) = &ty.default {
+                    errors.at(
+                        default,
+                        "default types of generic parameters are not supported",
+                    );
+                }
+                names.types.push(ty.ident.to_string());
+                params.push(GenericParam {
+                    name: ty.ident.to_string(),
+                    kind: GenericKind::Type { bounds },
+                    span: span_of(ty.ident.span()),
+                });
+            }
+            SynGeneric::Const(c) => match scalar_type(&c.ty) {
+                Some(scalar) if scalar.is_integer() || scalar == Scalar::Bool => {
+                    names.consts.push(c.ident.to_string());
+                    params.push(GenericParam {
+                        name: c.ident.to_string(),
+                        kind: GenericKind::Const(scalar),
+                        span: span_of(c.ident.span()),
+                    });
+                }
+                _ => errors.at(&c.ty, "const generic parameters must be integers or `bool`"),
+            },
+            SynGeneric::Lifetime(l) => errors.at(
+                l,
+                "lifetime parameters are not needed on kernels and device functions: remove it",
+            ),
+        }
+    }
+    (params, names)
+}
+
+pub(super) fn params(
+    sig: &Signature,
+    kind: FnKind,
+    generics: &GenericNames,
+    errors: &mut Errors,
+) -> Vec<Param> {
     let mut params = Vec::new();
     for input in &sig.inputs {
         let FnArg::Typed(typed) = input else {
             continue; // `self` is reported by `check::signature`.
         };
+        let comptime = typed.attrs.iter().any(|a| a.path().is_ident("comptime"));
+        for attr in typed
+            .attrs
+            .iter()
+            .filter(|a| !a.path().is_ident("comptime"))
+        {
+            errors.at(attr, "only `#[comptime]` is supported on parameters");
+        }
         let (name, mutable) = match &*typed.pat {
             Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                 (ident.ident.to_string(), ident.mutability.is_some())
@@ -23,12 +108,12 @@ pub(super) fn params(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
             other => {
                 errors.at(
                     other,
-                    "kernel parameters must be plain names (`x: T`), not patterns",
+                    "parameters must be plain names (`x: T`), not patterns",
                 );
                 continue;
             }
         };
-        let Some(ty) = param_type(&typed.ty, errors) else {
+        let Some(ty) = param_type(&typed.ty, generics, errors) else {
             continue;
         };
         if mutable && matches!(ty, ParamType::Slice { .. }) {
@@ -38,34 +123,61 @@ pub(super) fn params(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
             );
             continue;
         }
+        if comptime {
+            if kind == FnKind::Device {
+                errors.at(&typed.pat, "`#[comptime]` applies to kernel parameters; device functions take const generics instead");
+                continue;
+            }
+            if !matches!(ty, ParamType::Value(ValueType::Scalar(s)) if s.is_integer() || s == Scalar::Bool)
+            {
+                errors.at(
+                    &typed.ty,
+                    "a `#[comptime]` parameter must be an integer or `bool`",
+                );
+                continue;
+            }
+        }
         params.push(Param {
             name,
             ty,
             mutable,
-            span: span_of(typed.pat_span()),
+            comptime,
+            span: span_of(syn::spanned::Spanned::span(&typed.pat)),
         });
     }
     params
 }
 
-trait PatSpan {
-    fn pat_span(&self) -> proc_macro2::Span;
-}
-
-impl PatSpan for syn::PatType {
-    fn pat_span(&self) -> proc_macro2::Span {
-        syn::spanned::Spanned::span(&self.pat)
+/// The return type of a device function (`None` for `()`).
+pub(super) fn result(
+    sig: &Signature,
+    generics: &GenericNames,
+    errors: &mut Errors,
+) -> Option<ValueType> {
+    match &sig.output {
+        ReturnType::Default => None,
+        ReturnType::Type(_, ty) if matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) => None,
+        ReturnType::Type(_, ty) => {
+            let value = value_type(ty, generics);
+            if value.is_none() {
+                errors.at(
+                    ty,
+                    "device functions return a scalar (or a generic scalar type) or nothing",
+                );
+            }
+            value
+        }
     }
 }
 
-fn param_type(ty: &Type, errors: &mut Errors) -> Option<ParamType> {
+fn param_type(ty: &Type, generics: &GenericNames, errors: &mut Errors) -> Option<ParamType> {
     match ty {
         Type::Reference(reference) => {
             let Type::Slice(slice) = &*reference.elem else {
                 errors.at(ty, format!("unsupported parameter type: {PARAM_HELP}"));
                 return None;
             };
-            let elem = scalar_type(&slice.elem).or_else(|| {
+            let elem = value_type(&slice.elem, generics).or_else(|| {
                 errors.at(
                     &slice.elem,
                     format!("unsupported slice element type: {PARAM_HELP}"),
@@ -77,13 +189,32 @@ fn param_type(ty: &Type, errors: &mut Errors) -> Option<ParamType> {
                 mutable: reference.mutability.is_some(),
             })
         }
-        _ => match scalar_type(ty) {
-            Some(scalar) => Some(ParamType::Scalar(scalar)),
+        _ => match value_type(ty, generics) {
+            Some(value) => Some(ParamType::Value(value)),
             None => {
                 errors.at(ty, format!("unsupported parameter type: {PARAM_HELP}"));
                 None
             }
         },
+    }
+}
+
+/// A scalar type or a generic type parameter, written as a bare name.
+pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType> {
+    if let Some(scalar) = scalar_type(ty) {
+        return Some(ValueType::Scalar(scalar));
+    }
+    match ty {
+        Type::Path(path) if path.qself.is_none() => {
+            let name = path.path.get_ident()?.to_string();
+            generics
+                .types
+                .contains(&name)
+                .then_some(ValueType::Generic(name))
+        }
+        Type::Paren(inner) => value_type(&inner.elem, generics),
+        Type::Group(inner) => value_type(&inner.elem, generics),
+        _ => None,
     }
 }
 

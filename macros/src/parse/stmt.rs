@@ -2,7 +2,7 @@
 
 use cudajit_core::ast::{BinaryOp, Block, Else, Expr, IfStmt, RangeExpr, Stmt};
 
-use super::signature::scalar_type;
+use super::signature::{value_type, FnKind, GenericNames};
 use super::{span_at, span_of};
 use crate::errors::Errors;
 
@@ -10,17 +10,52 @@ use crate::errors::Errors;
 /// unsupported construct in `errors`.
 pub(crate) struct Parser<'e> {
     pub(super) errors: &'e mut Errors,
-    /// Names in scope (parameters, `let`s, `for` variables), innermost scope last, so a
-    /// name the kernel cannot see (a constant, a static) is an error at compile time.
+    /// Names in scope (parameters, `let`s, `for` variables, const generics), innermost
+    /// scope last, so a name the kernel cannot see (a constant, a static) is an error at
+    /// compile time.
     scopes: Vec<Vec<String>>,
+    /// Generic type and const parameters of the function.
+    pub(super) generics: GenericNames,
+    pub(super) kind: FnKind,
+    /// The function's own name, to reject direct recursion here.
+    pub(super) own_name: String,
+    /// Device functions called, each once, in order of first call.
+    callees: Vec<syn::Path>,
 }
 
 impl<'e> Parser<'e> {
-    pub(crate) fn new(errors: &'e mut Errors) -> Self {
+    pub(crate) fn new(
+        errors: &'e mut Errors,
+        generics: GenericNames,
+        kind: FnKind,
+        own_name: String,
+    ) -> Self {
+        let consts = generics.consts.clone();
         Parser {
             errors,
-            scopes: vec![Vec::new()],
+            scopes: vec![consts],
+            generics,
+            kind,
+            own_name,
+            callees: Vec::new(),
         }
+    }
+
+    /// Records a call of the device function at `path`.
+    pub(super) fn add_callee(&mut self, path: &syn::Path) {
+        let text = quote::quote!(#path).to_string();
+        if !self
+            .callees
+            .iter()
+            .any(|p| quote::quote!(#p).to_string() == text)
+        {
+            self.callees.push(path.clone());
+        }
+    }
+
+    /// The device functions called.
+    pub(crate) fn into_callees(self) -> Vec<syn::Path> {
+        self.callees
     }
 
     /// Declares `name` in the innermost scope.
@@ -36,14 +71,15 @@ impl<'e> Parser<'e> {
             .any(|scope| scope.iter().any(|n| n == name))
     }
 
-    /// The function body: statements only, no value.
-    pub(crate) fn fn_body(&mut self, block: &syn::Block) -> Block {
+    /// The function body: a kernel's produces no value, a device function's may.
+    pub(crate) fn fn_body(&mut self, block: &syn::Block, returns_value: bool) -> Block {
         let parsed = self.block(block);
-        if parsed.tail.is_some() {
-            self.errors.at(
-                block.stmts.last(),
-                "a kernel returns nothing: end this expression with `;` or write the result into a `&mut [T]` parameter",
-            );
+        if parsed.tail.is_some() && !returns_value {
+            let message = match self.kind {
+                FnKind::Kernel => "a kernel returns nothing: end this expression with `;` or write the result into a `&mut [T]` parameter",
+                FnKind::Device => "this function returns `()`: end this expression with `;` or declare a return type",
+            };
+            self.errors.at(block.stmts.last(), message);
         }
         parsed
     }
@@ -100,6 +136,15 @@ impl<'e> Parser<'e> {
     }
 
     fn local(&mut self, local: &syn::Local) -> Option<Stmt> {
+        let parsed = self.local_inner(local);
+        if parsed.is_none() {
+            // Declare the names anyway, so later uses do not add errors of their own.
+            bind_pattern_names(self, &local.pat);
+        }
+        parsed
+    }
+
+    fn local_inner(&mut self, local: &syn::Local) -> Option<Stmt> {
         let span = span_of(local.let_token.span);
         let (pat, ty) = match &local.pat {
             syn::Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
@@ -118,12 +163,12 @@ impl<'e> Parser<'e> {
             }
         };
         let ty = match ty {
-            Some(ty) => match scalar_type(ty) {
+            Some(ty) => match value_type(ty, &self.generics) {
                 Some(scalar) => Some(scalar),
                 None => {
                     self.errors.at(
                         ty,
-                        "local variables of a kernel are scalars (`bool`, integers, `f32`, `f64`)",
+                        "local variables of a kernel are scalars (`bool`, integers, `f32`, `f64`, or a generic type parameter); bind shared arrays without a type: `let tile = shared_array::<f32>(n);`",
                     );
                     return None;
                 }
@@ -207,19 +252,39 @@ impl<'e> Parser<'e> {
                 label: expr_continue.label.as_ref().map(|l| l.ident.to_string()),
                 span,
             }),
-            syn::Expr::Return(expr_return) => {
-                if let Some(value) = &expr_return.expr {
+            syn::Expr::Return(expr_return) => match (&expr_return.expr, self.kind) {
+                (Some(value), FnKind::Kernel) => {
                     self.errors
                         .at(value, "a kernel returns nothing: write `return;`");
-                    return None;
+                    None
                 }
-                Some(Stmt::Return { span })
-            }
+                (Some(value), FnKind::Device) => Some(Stmt::Return {
+                    value: Some(self.expr(value)?),
+                    span,
+                }),
+                (None, _) => Some(Stmt::Return { value: None, span }),
+            },
             syn::Expr::Block(expr_block) if self.plain_block(expr_block) => {
                 let block = self.block(&expr_block.block);
                 Some(Stmt::Block(self.no_tail_in(block, &expr_block.block)))
             }
             syn::Expr::Block(_) => None,
+            syn::Expr::Call(call) => {
+                let parsed = self.expr(expr)?;
+                if matches!(
+                    parsed.kind,
+                    cudajit_core::ast::ExprKind::Call { .. }
+                        | cudajit_core::ast::ExprKind::Intrinsic { .. }
+                ) {
+                    Some(Stmt::Expr(parsed))
+                } else {
+                    self.errors.at(
+                        call,
+                        "this expression statement has no effect: kernels change memory only through assignments",
+                    );
+                    None
+                }
+            }
             other => {
                 // Evaluate it for errors, then reject the statement itself.
                 if self.expr(other).is_some() {
@@ -280,6 +345,8 @@ impl<'e> Parser<'e> {
             syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                 ident.ident.to_string()
             }
+            // `for _ in 0..n`: a name no user code can refer to.
+            syn::Pat::Wild(_) => "_".to_owned(),
             other => {
                 self.errors.at(
                     other,
@@ -426,4 +493,31 @@ fn compound_op(op: &syn::BinOp) -> Option<BinaryOp> {
         syn::BinOp::ShrAssign(_) => BinaryOp::Shr,
         _ => return None,
     })
+}
+
+/// Declares every name a pattern binds.
+pub(super) fn bind_pattern_names(parser: &mut Parser<'_>, pat: &syn::Pat) {
+    match pat {
+        syn::Pat::Ident(ident) => parser.bind(&ident.ident.to_string()),
+        syn::Pat::Type(typed) => bind_pattern_names(parser, &typed.pat),
+        syn::Pat::Tuple(tuple) => tuple
+            .elems
+            .iter()
+            .for_each(|p| bind_pattern_names(parser, p)),
+        syn::Pat::Paren(paren) => bind_pattern_names(parser, &paren.pat),
+        syn::Pat::Reference(reference) => bind_pattern_names(parser, &reference.pat),
+        syn::Pat::Slice(slice) => slice
+            .elems
+            .iter()
+            .for_each(|p| bind_pattern_names(parser, p)),
+        syn::Pat::TupleStruct(tuple) => tuple
+            .elems
+            .iter()
+            .for_each(|p| bind_pattern_names(parser, p)),
+        syn::Pat::Struct(s) => s
+            .fields
+            .iter()
+            .for_each(|f| bind_pattern_names(parser, &f.pat)),
+        _ => {}
+    }
 }

@@ -1,0 +1,155 @@
+//! Device intrinsics called like functions: barriers, fences, shared memory, atomics and
+//! warp-level operations. Shared by the macro (which recognises the names) and lowering.
+
+use serde::{Deserialize, Serialize};
+
+/// A read-modify-write atomic operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Exchange,
+    CompareExchange,
+}
+
+/// Which lanes a shuffle reads from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ShuffleMode {
+    /// From lane `arg`.
+    Idx,
+    /// From lane `lane - arg`.
+    Up,
+    /// From lane `lane + arg`.
+    Down,
+    /// From lane `lane ^ arg`.
+    Xor,
+}
+
+/// A warp vote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum VoteOp {
+    Ballot,
+    All,
+    Any,
+}
+
+/// How far a memory fence orders accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FenceScope {
+    Block,
+    Device,
+    System,
+}
+
+/// The intrinsics, with the Rust names of `cudajit::prelude`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Intrinsic {
+    /// `sync_threads()`: `__syncthreads()`.
+    SyncThreads,
+    /// `fence_block()`, `fence_device()`, `fence_system()`: `__threadfence*()`.
+    Fence(FenceScope),
+    /// `shared_array::<T>(len)`: a block-shared array of a constant length.
+    SharedArray,
+    /// `dynamic_shared::<T>()`: the launch's dynamic shared memory as a slice of `T`.
+    DynamicShared,
+    /// `atomic_add(&mut x[i], v)` and friends: returns the old value.
+    Atomic(AtomicOp),
+    /// `shfl_idx_sync(mask, v, lane)` and friends.
+    Shuffle(ShuffleMode),
+    /// `ballot_sync(mask, p)`, `all_sync(mask, p)`, `any_sync(mask, p)`.
+    Vote(VoteOp),
+    /// `activemask()`.
+    ActiveMask,
+    /// `lane_id()`.
+    LaneId,
+}
+
+const NAMES: [(Intrinsic, &str); 23] = [
+    (Intrinsic::SyncThreads, "sync_threads"),
+    (Intrinsic::Fence(FenceScope::Block), "fence_block"),
+    (Intrinsic::Fence(FenceScope::Device), "fence_device"),
+    (Intrinsic::Fence(FenceScope::System), "fence_system"),
+    (Intrinsic::SharedArray, "shared_array"),
+    (Intrinsic::DynamicShared, "dynamic_shared"),
+    (Intrinsic::Atomic(AtomicOp::Add), "atomic_add"),
+    (Intrinsic::Atomic(AtomicOp::Sub), "atomic_sub"),
+    (Intrinsic::Atomic(AtomicOp::Min), "atomic_min"),
+    (Intrinsic::Atomic(AtomicOp::Max), "atomic_max"),
+    (Intrinsic::Atomic(AtomicOp::And), "atomic_and"),
+    (Intrinsic::Atomic(AtomicOp::Or), "atomic_or"),
+    (Intrinsic::Atomic(AtomicOp::Xor), "atomic_xor"),
+    (Intrinsic::Atomic(AtomicOp::Exchange), "atomic_exchange"),
+    (
+        Intrinsic::Atomic(AtomicOp::CompareExchange),
+        "atomic_compare_exchange",
+    ),
+    (Intrinsic::Shuffle(ShuffleMode::Idx), "shfl_idx_sync"),
+    (Intrinsic::Shuffle(ShuffleMode::Up), "shfl_up_sync"),
+    (Intrinsic::Shuffle(ShuffleMode::Down), "shfl_down_sync"),
+    (Intrinsic::Shuffle(ShuffleMode::Xor), "shfl_xor_sync"),
+    (Intrinsic::Vote(VoteOp::Ballot), "ballot_sync"),
+    (Intrinsic::Vote(VoteOp::All), "all_sync"),
+    (Intrinsic::Vote(VoteOp::Any), "any_sync"),
+    (Intrinsic::ActiveMask, "activemask"),
+];
+
+impl Intrinsic {
+    /// The intrinsic called `name` (lane_id is handled with the index intrinsics).
+    pub fn from_name(name: &str) -> Option<Intrinsic> {
+        if name == "lane_id" {
+            return Some(Intrinsic::LaneId);
+        }
+        NAMES.iter().find(|(_, n)| *n == name).map(|(i, _)| *i)
+    }
+
+    /// The Rust name.
+    pub fn name(self) -> &'static str {
+        if self == Intrinsic::LaneId {
+            return "lane_id";
+        }
+        NAMES
+            .iter()
+            .find(|(i, _)| *i == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("?")
+    }
+
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            Intrinsic::SyncThreads
+            | Intrinsic::Fence(_)
+            | Intrinsic::DynamicShared
+            | Intrinsic::ActiveMask
+            | Intrinsic::LaneId => 0,
+            Intrinsic::SharedArray => 1,
+            Intrinsic::Atomic(AtomicOp::CompareExchange) | Intrinsic::Shuffle(_) => 3,
+            Intrinsic::Atomic(_) | Intrinsic::Vote(_) => 2,
+        }
+    }
+
+    /// Whether the intrinsic takes one explicit type argument (`shared_array::<f32>`).
+    pub fn takes_type(self) -> bool {
+        matches!(self, Intrinsic::SharedArray | Intrinsic::DynamicShared)
+    }
+
+    /// Whether the first argument is a place (`&mut x[i]`).
+    pub fn takes_place(self) -> bool {
+        matches!(self, Intrinsic::Atomic(_))
+    }
+
+    /// Whether the call produces no value (a statement).
+    pub fn is_statement(self) -> bool {
+        matches!(self, Intrinsic::SyncThreads | Intrinsic::Fence(_))
+    }
+
+    /// Whether the call produces a slice (bound with `let`).
+    pub fn is_slice(self) -> bool {
+        matches!(self, Intrinsic::SharedArray | Intrinsic::DynamicShared)
+    }
+}

@@ -1,0 +1,122 @@
+//! Specialisations: the values of a function's generic parameters, and the functions a
+//! kernel can call.
+
+use std::collections::HashMap;
+
+use super::error::LowerError;
+use crate::ast::{FunctionSource, GenericKind, ValueType};
+use crate::ir::Literal;
+use crate::{Scalar, Span};
+
+/// Values of the generic parameters (and `#[comptime]` parameters) of one function.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Specialization {
+    /// Type parameters: `T = f32`.
+    pub types: Vec<(String, Scalar)>,
+    /// Const generic and `#[comptime]` parameters: `N = 4`.
+    pub consts: Vec<(String, Literal)>,
+}
+
+impl Specialization {
+    /// The type bound to `name`.
+    pub fn ty(&self, name: &str) -> Option<Scalar> {
+        self.types.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+    }
+
+    /// The constant bound to `name`.
+    pub fn constant(&self, name: &str) -> Option<Literal> {
+        self.consts.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    /// A scalar type as written, resolved.
+    pub fn resolve(&self, ty: &ValueType, span: Span) -> Result<Scalar, LowerError> {
+        match ty {
+            ValueType::Scalar(s) => Ok(*s),
+            ValueType::Generic(name) => self.ty(name).ok_or_else(|| {
+                LowerError::new(
+                    span,
+                    format!(
+                        "the generic type parameter `{name}` has no value in this specialisation"
+                    ),
+                )
+            }),
+        }
+    }
+
+    /// A short text naming the values, for symbols and messages: `f32_4`.
+    pub fn suffix(&self) -> String {
+        let mut parts: Vec<String> = self
+            .types
+            .iter()
+            .map(|(_, s)| s.rust_name().to_owned())
+            .collect();
+        parts.extend(self.consts.iter().map(|(_, v)| match *v {
+            Literal::Bool(b) => b.to_string(),
+            Literal::Int { bits, ty } if ty.is_signed() => {
+                let shift = 64 - ty.bits();
+                let value = ((bits << shift) as i64) >> shift;
+                value.to_string().replace('-', "m")
+            }
+            Literal::Int { bits, .. } => bits.to_string(),
+            Literal::Float { value, .. } => value.to_bits().to_string(),
+        }));
+        parts.join("_")
+    }
+
+    /// Checks that every generic parameter of `function` has a value of the right kind.
+    pub fn check_complete(&self, function: &FunctionSource) -> Result<(), LowerError> {
+        for generic in &function.generics {
+            let ok = match &generic.kind {
+                GenericKind::Type { .. } => self.ty(&generic.name).is_some(),
+                GenericKind::Const(ty) => self
+                    .constant(&generic.name)
+                    .is_some_and(|v| v.scalar() == *ty),
+            };
+            if !ok {
+                return Err(LowerError::new(
+                    generic.span,
+                    format!(
+                        "`{}` needs a value for its generic parameter `{}`",
+                        function.name, generic.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `#[device]` functions a kernel can reach, by name.
+#[derive(Clone, Debug, Default)]
+pub struct Library {
+    functions: HashMap<String, FunctionSource>,
+}
+
+impl Library {
+    /// An empty library.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a device function; a second function of the same name is an error.
+    pub fn add(&mut self, function: FunctionSource) -> Result<(), LowerError> {
+        if let Some(existing) = self.functions.get(&function.name) {
+            if *existing != function {
+                return Err(LowerError::new(
+                    function.span,
+                    format!(
+                        "two different device functions named `{}` are reachable from this kernel; rename one",
+                        function.name
+                    ),
+                ));
+            }
+        }
+        self.functions.insert(function.name.clone(), function);
+        Ok(())
+    }
+
+    /// The device function called `name`.
+    pub fn get(&self, name: &str) -> Option<&FunctionSource> {
+        self.functions.get(name)
+    }
+}

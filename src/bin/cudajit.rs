@@ -1,0 +1,20 @@
+//! `cudajit`: the environment as cudajit sees it, the JIT cache, and what kernels became.
+//!
+//! ```text
+//! cudajit doctor [--compile-only]
+//! cudajit cache list|stats|clear|verify [--dir DIR]
+//! cudajit emit --kernel NAME [--arch sm_90] --ir|--nvvm|--ptx|--sass [--dir DIR]
+//! cudajit emit --list [--dir DIR]
+//! ```
+//!
+//! Exit status: 0 when all is well, 1 when something is missing or damaged (the output says
+//! how to fix it), 2 for a command line it does not understand.
+
+#[path = "../cli/mod.rs"]
+mod cli;
+
+fn main() {
+    cudajit::codegen::log::init_from_env();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    std::process::exit(cli::run(&args));
+}

@@ -1,0 +1,182 @@
+//! `cudajit cache list|stats|clear|verify`: the disk cache, read without the program (each
+//! entry carries its kernel name, specialisation and architecture).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use cudajit::codegen::cache::{self, DiskCache};
+
+use super::args::Args;
+use super::format;
+use super::{OK, PROBLEM};
+
+/// Runs `cudajit cache ...`.
+pub fn run(args: &mut Args) -> Result<i32, String> {
+    let dir = args.option("--dir")?.map(PathBuf::from);
+    let action = args
+        .next_word()
+        .ok_or("`cudajit cache` needs an action: list, stats, verify or clear")?;
+    args.finish()?;
+    let disk = match open(dir) {
+        Ok(disk) => disk,
+        Err(message) => {
+            eprintln!("cudajit: {message}");
+            return Ok(PROBLEM);
+        }
+    };
+    match action.as_str() {
+        "list" => Ok(list(&disk)),
+        "stats" => Ok(stats(&disk)),
+        "verify" => Ok(verify(&disk)),
+        "clear" => {
+            let removed = disk.clear();
+            println!("removed {removed} entries from {}", disk.root().display());
+            Ok(OK)
+        }
+        other => Err(format!(
+            "unknown cache action `{other}`: use list, stats, verify or clear"
+        )),
+    }
+}
+
+/// The cache named by `--dir`, else by the environment as programs would find it.
+fn open(dir: Option<PathBuf>) -> Result<DiskCache, String> {
+    let env = |name: &str| std::env::var(name).ok();
+    let dir = match dir {
+        Some(dir) => dir,
+        None => cache::configured_dir(env).ok_or(
+            "the disk cache is off (CUDAJIT_CACHE=0); pass --dir DIR to look at a cache directory",
+        )?,
+    };
+    let max = cache::configured_max_bytes(env).unwrap_or(Some(cache::DEFAULT_MAX_BYTES));
+    DiskCache::open(&dir)
+        .map(|d| d.with_max_bytes(max))
+        .map_err(|e| {
+            format!(
+                "cannot open the cache directory {} ({e}); check CUDAJIT_CACHE_DIR",
+                dir.display()
+            )
+        })
+}
+
+fn list(disk: &DiskCache) -> i32 {
+    let mut entries = disk.entries();
+    entries.sort_by_key(|e| std::cmp::Reverse(e.last_used));
+    println!("{}", disk.root().display());
+    println!(
+        "{:<28} {:<24} {:<7} {:>10}  {:<22} KEY",
+        "KERNEL", "SPECIALISATION", "ARCH", "SIZE", "LAST USED"
+    );
+    let mut unreadable = 0;
+    for entry in &entries {
+        let used = entry
+            .last_used
+            .map(|t| format!("{} ({})", format::ago(t), format::utc(t)))
+            .unwrap_or_else(|| "?".into());
+        match &entry.meta {
+            Ok((key, meta)) => {
+                let spec = if meta.specialisation.is_empty() {
+                    "-"
+                } else {
+                    &meta.specialisation
+                };
+                println!(
+                    "{:<28} {:<24} {:<7} {:>10}  {:<22} {}",
+                    meta.kernel,
+                    spec,
+                    meta.arch,
+                    format::bytes(entry.size),
+                    used,
+                    &key.hex()[..12]
+                );
+            }
+            Err(why) => {
+                unreadable += 1;
+                println!("{:<28} {why} ({})", "<unreadable>", entry.path.display());
+            }
+        }
+    }
+    println!(
+        "{} entries, {}",
+        entries.len(),
+        format::bytes(entries.iter().map(|e| e.size).sum())
+    );
+    if unreadable > 0 {
+        println!("{unreadable} unreadable: `cudajit cache verify` removes them");
+    }
+    OK
+}
+
+fn stats(disk: &DiskCache) -> i32 {
+    let entries = disk.entries();
+    let total: u64 = entries.iter().map(|e| e.size).sum();
+    let mut per_kernel: BTreeMap<String, (usize, u64)> = BTreeMap::new();
+    let mut per_arch: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unreadable = 0;
+    for entry in &entries {
+        match &entry.meta {
+            Ok((_, meta)) => {
+                let slot = per_kernel.entry(meta.kernel.clone()).or_default();
+                slot.0 += 1;
+                slot.1 += entry.size;
+                *per_arch.entry(meta.arch.clone()).or_default() += 1;
+            }
+            Err(_) => unreadable += 1,
+        }
+    }
+    println!("directory   {}", disk.root().display());
+    println!("entries     {} ({})", entries.len(), format::bytes(total));
+    match disk.max_bytes() {
+        Some(max) => println!(
+            "size cap    {} (CUDAJIT_CACHE_MAX_BYTES), {:.1}% used; least recently used entries are evicted",
+            format::bytes(max),
+            100.0 * total as f64 / max as f64
+        ),
+        None => println!("size cap    none (CUDAJIT_CACHE_MAX_BYTES=0)"),
+    }
+    let oldest = entries.iter().filter_map(|e| e.last_used).min();
+    let newest = entries.iter().filter_map(|e| e.last_used).max();
+    if let (Some(oldest), Some(newest)) = (oldest, newest) {
+        println!(
+            "last use    oldest {}, newest {}",
+            format::ago(oldest),
+            format::ago(newest)
+        );
+    }
+    let archs: Vec<String> = per_arch.iter().map(|(a, n)| format!("{a}: {n}")).collect();
+    println!("per arch    {}", archs.join(", "));
+    println!("per kernel");
+    for (kernel, (count, size)) in &per_kernel {
+        println!(
+            "  {kernel:<32} {count:>4} entries {:>10}",
+            format::bytes(*size)
+        );
+    }
+    if unreadable > 0 {
+        println!("unreadable  {unreadable} (`cudajit cache verify` removes them)");
+    }
+    OK
+}
+
+fn verify(disk: &DiskCache) -> i32 {
+    let verdicts = disk.verify();
+    let mut damaged = 0;
+    for (path, verdict) in &verdicts {
+        if let Err(why) = verdict {
+            damaged += 1;
+            println!("DAMAGED {}: {why} (removed)", path.display());
+        }
+    }
+    println!(
+        "{} entries checked in {}: {} valid, {damaged} damaged",
+        verdicts.len(),
+        disk.root().display(),
+        verdicts.len() - damaged
+    );
+    if damaged > 0 {
+        println!("Damaged entries were removed; the kernels are recompiled on next use.");
+        PROBLEM
+    } else {
+        OK
+    }
+}

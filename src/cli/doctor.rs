@@ -1,0 +1,269 @@
+//! `cudajit doctor`: the toolchain, GPUs, NCCL and cache as cudajit sees them, with a fix
+//! for everything missing.
+
+use std::time::Instant;
+
+use cudajit::codegen::cache;
+use cudajit::codegen::toolchain::Toolchain;
+use cudajit::codegen::toolchain_identity::toolchain_fields;
+use cudajit::prelude::*;
+use cudajit::{Arch, CudaContext};
+
+use super::args::Args;
+use super::format;
+use super::{OK, PROBLEM};
+
+/// A tiny kernel compiled (and run, with a GPU) to prove the pipeline works end to end.
+#[kernel]
+fn doctor_probe(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// What went wrong and how to fix it.
+struct Problem {
+    what: String,
+    fix: String,
+}
+
+/// Runs `cudajit doctor`.
+pub fn run(args: &mut Args) -> Result<i32, String> {
+    let compile_only = args.flag("--compile-only");
+    args.finish()?;
+    let mut problems = Vec::new();
+    println!("cudajit {} doctor\n", env!("CARGO_PKG_VERSION"));
+    let gpu_arch = gpus(compile_only, &mut problems);
+    toolchain(gpu_arch, &mut problems);
+    nccl();
+    disk_cache(&mut problems);
+    environment();
+    println!();
+    if problems.is_empty() {
+        println!(
+            "All checks passed: cudajit can compile{} kernels here.",
+            if gpu_arch.is_some() { " and run" } else { "" }
+        );
+        return Ok(OK);
+    }
+    println!("{} problem(s):", problems.len());
+    for problem in &problems {
+        println!("  - {}\n    fix: {}", problem.what, problem.fix);
+    }
+    Ok(PROBLEM)
+}
+
+/// Lists the GPUs; returns the first one's architecture.
+fn gpus(compile_only: bool, problems: &mut Vec<Problem>) -> Option<Arch> {
+    println!("GPUs");
+    let count = match cudajit::gpu_count() {
+        Ok(count) => count,
+        Err(error) => {
+            println!("  no GPU: {error}");
+            if compile_only {
+                println!("  (--compile-only: compiling for a chosen architecture still works)");
+            } else {
+                problems.push(Problem {
+                    what: format!("no usable GPU ({error})"),
+                    fix: "run on a machine with an NVIDIA GPU and driver (libcuda.so.1), or pass --compile-only to check compiling alone".into(),
+                });
+            }
+            println!();
+            return None;
+        }
+    };
+    let mut driver = 0i32;
+    // SAFETY: the driver library is present (gpu_count succeeded); the pointer is valid.
+    let _ = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) };
+    println!(
+        "  driver supports CUDA {}.{}",
+        driver / 1000,
+        (driver % 1000) / 10
+    );
+    let mut first = None;
+    for ordinal in 0..count {
+        match describe_gpu(ordinal) {
+            Ok((line, arch)) => {
+                println!("  GPU {ordinal}: {line}");
+                first.get_or_insert(arch);
+            }
+            Err(error) => {
+                println!("  GPU {ordinal}: unusable: {error}");
+                problems.push(Problem {
+                    what: format!("GPU {ordinal} cannot be used ({error})"),
+                    fix: "check `nvidia-smi`; the GPU may be in use exclusively or the driver may need a restart".into(),
+                });
+            }
+        }
+    }
+    println!();
+    first
+}
+
+fn describe_gpu(ordinal: usize) -> Result<(String, Arch), cudajit::DriverError> {
+    let context = CudaContext::new(ordinal)?;
+    let (major, minor) = context.compute_capability()?;
+    let arch = Arch::new(major as u32, minor as u32);
+    let line = format!(
+        "{}, {arch}, {}",
+        context.name()?,
+        format::bytes(context.total_mem()? as u64)
+    );
+    Ok((line, arch))
+}
+
+fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
+    println!("Toolchain");
+    let toolchain = match Toolchain::global() {
+        Ok(toolchain) => toolchain,
+        Err(error) => {
+            for line in error.to_string().lines() {
+                println!("  {line}");
+            }
+            problems.push(Problem {
+                what: "the NVIDIA compiler libraries were not found".into(),
+                fix: "install a CUDA 12/13 toolkit and set CUDA_HOME, or `pip install nvidia-nvvm nvidia-nvjitlink nvidia-cuda-nvrtc nvidia-cuda-nvcc` (then CUDAJIT_TOOLS_DIR=<site-packages> if not in a standard place)".into(),
+            });
+            println!();
+            return;
+        }
+    };
+    // The report's own lines are already indented.
+    for line in toolchain.report().to_string().lines().skip(1) {
+        println!("{line}");
+    }
+    let memo = cache::memo_dir();
+    println!(
+        "  identity in cache keys{}:",
+        if memo.is_some() {
+            " (memoised SHA-256)"
+        } else {
+            " (disk cache off: path, size, time)"
+        }
+    );
+    for (tag, _, label) in toolchain_fields(toolchain, memo).iter() {
+        println!("    {tag:<10} {label}");
+    }
+    match toolchain.versions() {
+        Ok(versions) => println!("  loaded: {versions}"),
+        Err(error) => problems.push(Problem {
+            what: format!("the compiler libraries were found but do not load: {error}"),
+            fix: "reinstall them (a partial wheel or toolkit install), or point CUDAJIT_NVVM / CUDAJIT_NVJITLINK at working copies".into(),
+        }),
+    }
+    match toolchain.nvcc_version() {
+        Ok(version) => println!("  nvcc {version}"),
+        Err(_) => println!("  nvcc: not found (only needed to build the NCCL 2.28 bridge)"),
+    }
+    let arch = gpu_arch.unwrap_or(Arch::SM_90);
+    let started = Instant::now();
+    match doctor_probe::KERNEL.compile_for_arch(arch) {
+        Ok(compiled) => println!(
+            "  compile check: a small kernel for {arch}: {:?} in {:.1} ms ({} byte cubin)",
+            compiled.report.origin,
+            started.elapsed().as_secs_f64() * 1e3,
+            compiled.cubin.len()
+        ),
+        Err(error) => problems.push(Problem {
+            what: format!("compiling a small kernel for {arch} failed: {error}"),
+            fix: "run with CUDAJIT_LOG=debug for details; check that libNVVM and nvJitLink come from the same CUDA release".into(),
+        }),
+    }
+    if gpu_arch.is_some() {
+        match run_probe() {
+            Ok(ms) => println!("  run check: the kernel ran on GPU 0 and gave the right result ({ms:.1} ms)"),
+            Err(error) => problems.push(Problem {
+                what: format!("running a small kernel on GPU 0 failed: {error}"),
+                fix: "the driver may be older than the toolchain (update the driver or use an older CUDA toolkit)".into(),
+            }),
+        }
+    }
+    println!();
+}
+
+/// Runs the probe kernel on GPU 0 and checks its result; returns the milliseconds taken.
+fn run_probe() -> Result<f64, Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let context = cudajit::default_context()?;
+    let stream = context.default_stream();
+    let n = 1000;
+    let x = stream.clone_htod(&vec![2.0f32; n])?;
+    let mut y = stream.clone_htod(&vec![1.0f32; n])?;
+    doctor_probe::launch(&stream, LaunchConfig::for_elements(n), 3.0, &x, &mut y)?;
+    let y = stream.clone_dtoh(&y)?;
+    if let Some(bad) = y.iter().position(|&v| v != 7.0) {
+        return Err(format!("element {bad} is {} instead of 7", y[bad]).into());
+    }
+    Ok(started.elapsed().as_secs_f64() * 1e3)
+}
+
+fn nccl() {
+    // ---- NCCL section: to be provided by cudajit-nccl (host library, headers, device
+    // library, versions, match). Wired by the lead.
+    println!("NCCL");
+    println!("  NCCL: checked by cudajit-nccl (not yet wired)");
+    println!();
+}
+
+fn disk_cache(problems: &mut Vec<Problem>) {
+    println!("Cache");
+    let env = |name: &str| std::env::var(name).ok();
+    let Some(dir) = cache::configured_dir(env) else {
+        println!("  disk cache off (CUDAJIT_CACHE=0): every process compiles its kernels");
+        println!();
+        return;
+    };
+    match cache::open_configured(env) {
+        Ok(Some(disk)) => {
+            let entries = disk.entries();
+            let total: u64 = entries.iter().map(|e| e.size).sum();
+            println!("  directory {}", disk.root().display());
+            println!(
+                "  {} entries, {}; cap {}",
+                entries.len(),
+                format::bytes(total),
+                disk.max_bytes().map_or("none".to_owned(), format::bytes)
+            );
+            let probe = disk
+                .root()
+                .join(format!(".doctor.{}.tmp", std::process::id()));
+            match std::fs::write(&probe, b"probe") {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&probe);
+                    println!("  writable: yes");
+                }
+                Err(error) => problems.push(Problem {
+                    what: format!("the cache directory {} is not writable ({error}): kernels are recompiled by every process", dir.display()),
+                    fix: "set CUDAJIT_CACHE_DIR to a writable directory of yours".into(),
+                }),
+            }
+            if let Err(error) = cache::configured_max_bytes(env) {
+                problems.push(Problem {
+                    what: error,
+                    fix: "unset CUDAJIT_CACHE_MAX_BYTES or give a size such as 2G".into(),
+                });
+            }
+        }
+        Ok(None) => println!("  disk cache off"),
+        Err(error) => problems.push(Problem {
+            what: error,
+            fix: "set CUDAJIT_CACHE_DIR to a directory you own".into(),
+        }),
+    }
+    println!();
+}
+
+fn environment() {
+    let mut vars: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("CUDAJIT_") || k == "CUDA_HOME" || k == "CUDA_PATH")
+        .collect();
+    vars.sort();
+    println!("Environment");
+    if vars.is_empty() {
+        println!("  no CUDAJIT_*, CUDA_HOME or CUDA_PATH set");
+    }
+    for (k, v) in vars {
+        println!("  {k}={v}");
+    }
+}
