@@ -25,4 +25,25 @@ rm -rf "$CUDAJIT_CACHE_DIR"
 ./bin/saxpy_bench
 step "benchmark again (warm disk cache)"
 ./bin/saxpy_bench
+step "cudajit doctor"
+./bin/cudajit doctor
+step "CUDA Graph capture tests"
+./bin/test-graph --test-threads=1 --nocapture
+step "cache fault injection against the machine's CUDA toolkit"
+CUDAJIT_REQUIRE_TOOLCHAIN=1 ./bin/test-cache_faults
+step "launch benchmark (10^5 launches: cudajit vs cudarc vs bare cuLaunchKernel)"
+./bin/launch_bench
+step "compile benchmark (fresh processes: cold compile, disk-cache hit)"
+./bin/compile_bench 7
+step "cache tools"
+./bin/cudajit cache stats
+./bin/cudajit cache list | head -20
+./bin/cudajit cache verify
+step "CUDAJIT_DUMP and cudajit emit"
+dump=/tmp/cudajit-dump-$$
+CUDAJIT_DUMP=$dump ./bin/quickstart > /dev/null
+./bin/cudajit emit --dir "$dump" --list
+./bin/cudajit emit --dir "$dump" --kernel saxpy --ptx | head -30
+./bin/cudajit emit --dir "$dump" --kernel saxpy --sass | head -40
+rm -rf "$dump"
 echo; echo "=== done ==="

@@ -7,9 +7,12 @@ cd "$(dirname "$0")/.."
 rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --examples
 cp target/release/examples/quickstart target/release/examples/saxpy_bench .gpu/bin/
+# The cudajit tool and the launch/compile benchmarks (cache, launch path and tools issue).
+cargo build --release --bin cudajit
+cp target/release/cudajit target/release/examples/launch_bench target/release/examples/compile_bench .gpu/bin/
 # Integration test binaries: the GPU tests and the CPU pipeline tests (which compile with
 # the machine's CUDA toolkit instead of the wheels).
-cargo test --release --no-run --message-format=json --test gpu --test pipeline 2>/dev/null |
+cargo test --release --no-run --message-format=json --test gpu --test pipeline --test graph --test cache_faults 2>/dev/null |
   python3 -c '
 import json, shutil, sys
 for line in sys.stdin:

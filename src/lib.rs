@@ -68,7 +68,8 @@ pub mod prelude {
         atomic_exchange, atomic_max, atomic_min, atomic_or, atomic_sub, atomic_xor, ballot_sync,
         block_dim, block_idx, dynamic_shared, fence_block, fence_device, fence_system,
         global_index, grid_dim, grid_stride, lane_id, shared_array, shfl_down_sync, shfl_idx_sync,
-        shfl_up_sync, shfl_xor_sync, sync_threads, thread_idx, FULL_WARP, WARP_SIZE,
+        shfl_up_sync, shfl_xor_sync, sync_threads, thread_idx, vload2, vload4, vstore2, vstore4,
+        FULL_WARP, WARP_SIZE,
     };
 }
 

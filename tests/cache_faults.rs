@@ -6,8 +6,6 @@
 //!
 //! Each scenario is counted in docs/reliability.md.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -34,6 +32,21 @@ fn fault_b(a: f32, x: &[f32], y: &mut [f32]) {
 }
 
 const CHILD: &str = "CUDAJIT_FAULT_CHILD";
+
+/// The NVIDIA toolchain, or `None` after printing why the test is skipped. With
+/// `CUDAJIT_REQUIRE_TOOLCHAIN=1` (set by `scripts/test.sh`) a missing toolchain fails.
+fn toolchain_or_skip() -> Option<&'static cudajit::codegen::toolchain::Toolchain> {
+    match cudajit::codegen::toolchain::Toolchain::global() {
+        Ok(toolchain) => Some(toolchain),
+        Err(error) if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") => {
+            panic!("the NVIDIA toolchain is required (CUDAJIT_REQUIRE_TOOLCHAIN=1): {error}")
+        }
+        Err(error) => {
+            eprintln!("skipped: no NVIDIA toolchain ({error}); run scripts/test.sh to install it");
+            None
+        }
+    }
+}
 
 /// The child: compiles the kernels named by `CUDAJIT_FAULT_KERNELS` (`a`, `b`, `a,b`) for
 /// `CUDAJIT_FAULT_ARCH` (default sm_90), optionally after waiting for a start file, with
@@ -199,7 +212,7 @@ fn assert_recovers(dir: &Path, scenario: &str) {
 
 #[test]
 fn damaged_entries_are_recompiled_never_loaded() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     type Damage = fn(&mut Vec<u8>);
@@ -237,7 +250,7 @@ fn damaged_entries_are_recompiled_never_loaded() {
 
 #[test]
 fn an_entry_of_another_key_is_refused() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("other-key");
@@ -253,7 +266,7 @@ fn an_entry_of_another_key_is_refused() {
 #[test]
 fn entries_writable_by_others_or_owned_by_another_user_are_refused() {
     use std::os::unix::fs::PermissionsExt;
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("ownership");
@@ -285,7 +298,7 @@ fn effective_uid() -> u32 {
 #[test]
 fn a_read_only_directory_degrades_to_memory_with_one_warning() {
     use std::os::unix::fs::PermissionsExt;
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     // Root ignores permission bits, so as root take a directory the kernel refuses writes
@@ -315,7 +328,7 @@ fn a_read_only_directory_degrades_to_memory_with_one_warning() {
 
 #[test]
 fn an_unusable_directory_degrades_to_memory_with_one_warning() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("unusable");
@@ -329,7 +342,7 @@ fn an_unusable_directory_degrades_to_memory_with_one_warning() {
 
 #[test]
 fn a_directory_deleted_mid_run_is_recreated() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("deleted");
@@ -354,7 +367,7 @@ fn a_directory_deleted_mid_run_is_recreated() {
 
 /// `processes` processes released at once compile the same kernel into an empty cache.
 fn concurrent_processes(processes: usize) {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir(&format!("concurrent-{processes}"));
@@ -410,7 +423,7 @@ fn eight_processes_compile_once() {
 
 #[test]
 fn eight_threads_compile_once() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("threads");
@@ -422,7 +435,7 @@ fn eight_threads_compile_once() {
 
 #[test]
 fn the_size_cap_evicts_the_least_recently_used() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("cap");
@@ -438,7 +451,7 @@ fn the_size_cap_evicts_the_least_recently_used() {
 
 #[test]
 fn a_miss_says_which_key_component_is_new() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("explain");
@@ -458,7 +471,7 @@ fn a_miss_says_which_key_component_is_new() {
 
 #[test]
 fn a_warm_start_reads_the_toolchain_memo_instead_of_hashing() {
-    if common::toolchain_or_skip().is_none() {
+    if toolchain_or_skip().is_none() {
         return;
     }
     let dir = fresh_dir("memo");

@@ -595,3 +595,47 @@ fn warp_votes_scans_dynamic_shared_memory_and_compare_exchange() {
         "one compare-exchange increment per thread"
     );
 }
+
+#[test]
+fn vector_loads_and_register_arrays_run() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    for n in [4usize, 7, 1 << 20, (1 << 20) + 3] {
+        let x: Vec<f32> = (0..n).map(|i| (i % 97) as f32).collect();
+        let y0: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.5).collect();
+        let dx = stream.clone_htod(&x).unwrap();
+        let mut dy = stream.clone_htod(&y0).unwrap();
+        saxpy_vec4::launch(&stream, LaunchConfig::new(64, 256), 3.0, &dx, &mut dy).unwrap();
+        let got = stream.clone_dtoh(&dy).unwrap();
+        let mut expected = y0.clone();
+        saxpy_ref(3.0, &x, &mut expected);
+        assert_eq!(got, expected, "n={n}");
+    }
+    let (rows, k) = (1000usize, 37usize);
+    const R: usize = 4;
+    let a: Vec<f64> = (0..rows * k).map(|i| (i % 11) as f64 - 5.0).collect();
+    let b: Vec<f64> = (0..k * R).map(|i| (i % 7) as f64 * 0.25).collect();
+    let (da, db) = (
+        stream.clone_htod(&a).unwrap(),
+        stream.clone_htod(&b).unwrap(),
+    );
+    let mut out = stream.alloc_zeros::<f64>(rows * R).unwrap();
+    row_times_columns::launch::<R>(
+        &stream,
+        LaunchConfig::for_elements(rows),
+        k as u32,
+        &da,
+        &db,
+        &mut out,
+    )
+    .unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    for r in 0..rows {
+        for c in 0..R {
+            let expected: f64 = (0..k).map(|j| a[r * k + j] * b[j * R + c]).sum();
+            assert_eq!(got[r * R + c], expected, "row {r} column {c}");
+        }
+    }
+}

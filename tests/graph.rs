@@ -6,8 +6,6 @@
 //! happening inside the capture (cudajit then compiles and loads the module with the
 //! thread's capture mode relaxed, so the driver accepts the module load).
 
-mod common;
-
 use cudajit::prelude::*;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 
@@ -31,6 +29,17 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 const N: usize = 100_003;
 
+/// A GPU context, or `None` after printing why the test is skipped.
+fn gpu_or_skip() -> Option<std::sync::Arc<cudajit::CudaContext>> {
+    match cudajit::default_context() {
+        Ok(context) => Some(context),
+        Err(error) => {
+            eprintln!("skipped: {error}");
+            None
+        }
+    }
+}
+
 /// A stream that can be captured (not the legacy default stream), with cudarc's per-slice
 /// event tracking off: its events, recorded on each use, would otherwise join the graph
 /// to work outside the capture.
@@ -38,7 +47,7 @@ fn capturable() -> Option<(
     std::sync::Arc<cudajit::CudaContext>,
     std::sync::Arc<cudajit::CudaStream>,
 )> {
-    let context = common::gpu_or_skip()?;
+    let context = gpu_or_skip()?;
     // SAFETY: every slice of these tests is used on this one stream only.
     unsafe { context.disable_event_tracking() };
     let stream = context.new_stream().expect("a stream");

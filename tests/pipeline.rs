@@ -9,7 +9,8 @@ use cudajit::core::Scalar;
 use cudajit::{Arch, CubinOrigin, Kernel, Specialization};
 
 /// Every non-generic test kernel, so each is compiled for real on the CPU.
-const KERNELS: [&Kernel; 11] = [
+const KERNELS: [&Kernel; 12] = [
+    &saxpy_vec4::KERNEL,
     &block_sum::KERNEL,
     &histogram::KERNEL,
     &warp_ops::KERNEL,
@@ -190,4 +191,29 @@ fn math_functions_link_libdevice_lazily() {
     assert!(cubin::inspect(&compiled.cubin)
         .unwrap()
         .has_function("math_ops"));
+}
+
+#[test]
+fn vector_accesses_and_register_arrays_compile() {
+    let Some(_tools) = common::toolchain_or_skip() else {
+        return;
+    };
+    let ir = saxpy_vec4::KERNEL.nvvm_ir().unwrap();
+    assert!(ir.contains("load <4 x float>, <4 x float>*"), "{ir}");
+    assert!(ir.contains("store <4 x float>"), "{ir}");
+    let spec = Specialization {
+        types: vec![],
+        consts: vec![(
+            "R".into(),
+            Literal::Int {
+                bits: 4,
+                ty: Scalar::Usize,
+            },
+        )],
+    };
+    let ir = row_times_columns::KERNEL.nvvm_ir_with(&spec).unwrap();
+    assert!(ir.contains("alloca [4 x double]"), "{ir}");
+    row_times_columns::KERNEL
+        .compile_for_arch_with(Arch::SM_90, &spec)
+        .unwrap();
 }

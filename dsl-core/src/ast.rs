@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,6 +109,12 @@ pub enum Stmt {
         mutable: bool,
         ty: Option<ValueType>,
         init: Option<Expr>,
+        span: Span,
+    },
+    /// `let (a, b, c, d) = vload4(x, i);`: one vector load into several names.
+    LetTuple {
+        names: Vec<(String, bool)>,
+        init: Expr,
         span: Span,
     },
     /// `place = value;` or `place op= value;`
@@ -250,6 +256,13 @@ pub enum ExprKind {
         ty: Option<ValueType>,
         args: Vec<Expr>,
     },
+    /// `[value; len]`, only as the initial value of a local array.
+    Repeat {
+        value: Box<Expr>,
+        len: Box<Expr>,
+    },
+    /// `(a, b, ..)`, only as the value argument of `vstore4`/`vstore2`.
+    Tuple(Vec<Expr>),
     /// `&mut place` or `&place`, only as the first argument of an atomic.
     Reference {
         mutable: bool,

@@ -335,3 +335,29 @@ pub fn activemask() -> u32 {
 pub fn lane_id() -> u32 {
     device_only("lane_id")
 }
+
+/// Elements `4*i .. 4*i+4` of `slice` in one 16-byte load (CUDA's `float4` load), for
+/// 32-bit element types: `let (a, b, c, d) = vload4(x, i);`. The slice must start at a
+/// 16-byte aligned address (every cudarc allocation does).
+pub fn vload4<T: DeviceScalar>(slice: &[T], i: usize) -> (T, T, T, T) {
+    let _ = (slice, i);
+    device_only("vload4")
+}
+
+/// Elements `2*i .. 2*i+2` of `slice` in one 16-byte load, for 64-bit element types.
+pub fn vload2<T: DeviceScalar>(slice: &[T], i: usize) -> (T, T) {
+    let _ = (slice, i);
+    device_only("vload2")
+}
+
+/// Writes `values` to elements `4*i .. 4*i+4` of `slice` in one 16-byte store.
+pub fn vstore4<T: DeviceScalar>(slice: &mut [T], i: usize, values: (T, T, T, T)) {
+    let _ = (slice, i, values);
+    device_only("vstore4")
+}
+
+/// Writes `values` to elements `2*i .. 2*i+2` of `slice` in one 16-byte store.
+pub fn vstore2<T: DeviceScalar>(slice: &mut [T], i: usize, values: (T, T)) {
+    let _ = (slice, i, values);
+    device_only("vstore2")
+}

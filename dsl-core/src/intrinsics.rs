@@ -67,9 +67,18 @@ pub enum Intrinsic {
     ActiveMask,
     /// `lane_id()`.
     LaneId,
+    /// `vload4(x, i)` / `vload2(x, i)`: elements `n*i .. n*i+n` of a slice in one 16-byte
+    /// access, bound with `let (a, b, c, d) = ..`.
+    VectorLoad(u8),
+    /// `vstore4(y, i, (a, b, c, d))` / `vstore2(..)`: the same, written.
+    VectorStore(u8),
 }
 
-const NAMES: [(Intrinsic, &str); 23] = [
+const NAMES: [(Intrinsic, &str); 27] = [
+    (Intrinsic::VectorLoad(4), "vload4"),
+    (Intrinsic::VectorLoad(2), "vload2"),
+    (Intrinsic::VectorStore(4), "vstore4"),
+    (Intrinsic::VectorStore(2), "vstore2"),
     (Intrinsic::SyncThreads, "sync_threads"),
     (Intrinsic::Fence(FenceScope::Block), "fence_block"),
     (Intrinsic::Fence(FenceScope::Device), "fence_device"),
@@ -128,6 +137,8 @@ impl Intrinsic {
             | Intrinsic::ActiveMask
             | Intrinsic::LaneId => 0,
             Intrinsic::SharedArray => 1,
+            Intrinsic::VectorLoad(_) => 2,
+            Intrinsic::VectorStore(_) => 3,
             Intrinsic::Atomic(AtomicOp::CompareExchange) | Intrinsic::Shuffle(_) => 3,
             Intrinsic::Atomic(_) | Intrinsic::Vote(_) => 2,
         }
@@ -145,7 +156,10 @@ impl Intrinsic {
 
     /// Whether the call produces no value (a statement).
     pub fn is_statement(self) -> bool {
-        matches!(self, Intrinsic::SyncThreads | Intrinsic::Fence(_))
+        matches!(
+            self,
+            Intrinsic::SyncThreads | Intrinsic::Fence(_) | Intrinsic::VectorStore(_)
+        )
     }
 
     /// Whether the call produces a slice (bound with `let`).

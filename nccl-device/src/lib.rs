@@ -1,3 +1,46 @@
-//! NCCL host layer and NCCL device API for cudajit kernels.
+//! cudajit's NCCL host layer: communicators, symmetric windows and device communicators
+//! from Rust, with NCCL loaded at run time.
 //!
-//! Planned; see this crate's README for the design. Nothing is exported yet.
+//! Layers, as in cudarc:
+//! - [`discover`]: where `libnccl.so.2`, its headers and its device library are;
+//! - [`sys`]: the raw function table and, in [`sys::layout`], the struct layouts of each
+//!   supported release, generated from the real headers;
+//! - [`Nccl`]: the loaded library, its release checked against its headers;
+//! - [`safe`]: [`Communicator`], [`SymmetricBuffer`], [`DevComm`] with RAII teardown in
+//!   NCCL's order;
+//! - [`bootstrap`]: one process per GPU (torchrun-style variables, TCP exchange of the
+//!   unique id, a launcher).
+//!
+//! ```no_run
+//! use cudajit_nccl::{Communicator, DevCommRequirements, Nccl};
+//! let nccl = Nccl::global()?;
+//! let comm = Communicator::init_all(&nccl, &[0, 1])?;
+//! let buf = comm.alloc_symmetric::<f32>(1 << 20)?;
+//! let dev = comm.create_dev_comm(&DevCommRequirements::lsa_barriers(64))?;
+//! for i in 0..comm.local_ranks().len() {
+//!     println!("lsa rank {:?} of {:?}", dev.lsa_rank(i), dev.lsa_size(i));
+//! }
+//! # drop((dev, buf));
+//! # Ok::<(), cudajit_nccl::NcclError>(())
+//! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+#![warn(missing_docs)]
+
+pub mod bootstrap;
+pub mod discover;
+mod error;
+mod library;
+mod result;
+pub mod safe;
+pub mod sys;
+mod version;
+
+pub use error::{NcclCallError, NcclError, Result};
+pub use library::{check_same_release, Nccl, NcclReport, UniqueId, SEARCH_ORDER};
+pub use safe::{
+    Communicator, DevComm, DevCommRequirements, DeviceApiStatus, InitRank, LocalRank, PeerInfo,
+    SymmetricBuffer, DEFAULT_TIMEOUT,
+};
+pub use sys::layout::{CommProperties, DevCommLayout, Generation};
+pub use version::{NcclVersion, MIN_SUPPORTED};

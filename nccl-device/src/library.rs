@@ -56,7 +56,14 @@ impl Nccl {
         let sys = NcclSys::resolve(&lib)?;
         let mut code = 0;
         // SAFETY: a valid out-pointer; ncclGetVersion has no other precondition.
-        unsafe { check(&sys, "ncclGetVersion", (sys.get_version)(&mut code), std::ptr::null_mut()) }?;
+        unsafe {
+            check(
+                &sys,
+                "ncclGetVersion",
+                (sys.get_version)(&mut code),
+                std::ptr::null_mut(),
+            )
+        }?;
         let version = NcclVersion::from_code(u32::try_from(code).unwrap_or(0));
         let selection = layout::select(version).map_err(|()| NcclError::TooOld {
             version,
@@ -64,8 +71,11 @@ impl Nccl {
         })?;
         let headers_version = match installation.header() {
             Some(header) => {
-                let hv = NcclVersion::from_header(&header)
-                    .map_err(|message| NcclError::BadHeaders { path: header.clone(), message })?;
+                let hv =
+                    NcclVersion::from_header(&header).map_err(|message| NcclError::BadHeaders {
+                        path: header.clone(),
+                        message,
+                    })?;
                 check_same_release(&installation.library, version, &header, hv)?;
                 Some(hv)
             }
@@ -121,7 +131,14 @@ impl Nccl {
             internal: [0; NCCL_UNIQUE_ID_BYTES],
         };
         // SAFETY: a valid out-pointer to a 128-byte ncclUniqueId.
-        unsafe { check(&self.sys, "ncclGetUniqueId", (self.sys.get_unique_id)(&mut id), std::ptr::null_mut()) }?;
+        unsafe {
+            check(
+                &self.sys,
+                "ncclGetUniqueId",
+                (self.sys.get_unique_id)(&mut id),
+                std::ptr::null_mut(),
+            )
+        }?;
         Ok(UniqueId(id.internal.map(|c| c as u8)))
     }
 
@@ -193,21 +210,38 @@ impl fmt::Display for NcclReport<'_> {
         writeln!(f, "  version       {}", n.version)?;
         let found: &Option<PathBuf> = &i.include_dir;
         match (found, n.headers_version) {
-            (Some(dir), Some(v)) => writeln!(f, "  headers       {}  ({v}, matches)", dir.display())?,
-            _ => writeln!(f, "  headers       NOT FOUND (searched: {})", i.headers_searched.join("; "))?,
+            (Some(dir), Some(v)) => {
+                writeln!(f, "  headers       {}  ({v}, matches)", dir.display())?
+            }
+            _ => writeln!(
+                f,
+                "  headers       NOT FOUND (searched: {})",
+                i.headers_searched.join("; ")
+            )?,
         }
         match &i.device_library {
             Some(p) => writeln!(f, "  device lib    {}", p.display())?,
-            None => writeln!(f, "  device lib    none beside the library (2.28: built from the headers by nvcc)")?,
+            None => writeln!(
+                f,
+                "  device lib    none beside the library (2.28: built from the headers by nvcc)"
+            )?,
         }
         let s = &n.selection;
-        let exact = if s.exact { "exact" } else { "NOT PROBED: host communicators only" };
+        let exact = if s.exact {
+            "exact"
+        } else {
+            "NOT PROBED: host communicators only"
+        };
         writeln!(
             f,
             "  layouts       generation {} ({exact}); ncclDevComm {} bytes, align {}",
             s.generation.name, s.generation.dev_comm.size, s.generation.dev_comm.align
         )?;
-        let props = if n.sys.comm_query_properties.is_some() { "yes" } else { "no (2.28)" };
+        let props = if n.sys.comm_query_properties.is_some() {
+            "yes"
+        } else {
+            "no (2.28)"
+        };
         writeln!(f, "  ncclCommQueryProperties  {props}")
     }
 }

@@ -3,7 +3,7 @@
 use std::ffi::{c_char, CStr};
 
 use crate::error::{NcclCallError, NcclError, Result};
-use crate::sys::{ncclComm_t, ncclResult_t, result_name, NcclSys, ncclSuccess};
+use crate::sys::{ncclComm_t, ncclResult_t, ncclSuccess, result_name, NcclSys};
 
 /// `Ok(())` for `ncclSuccess`; otherwise an [`NcclCallError`] carrying
 /// `ncclGetErrorString(code)` and `ncclGetLastError(comm)` (`comm` may be null).
@@ -45,5 +45,7 @@ pub(crate) unsafe fn text(ptr: *const c_char) -> String {
         return String::new();
     }
     // SAFETY: caller's contract.
-    unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned()
 }

@@ -55,7 +55,11 @@ impl NcclVersion {
                     .flatten()
             })
         };
-        match (define("NCCL_MAJOR"), define("NCCL_MINOR"), define("NCCL_PATCH")) {
+        match (
+            define("NCCL_MAJOR"),
+            define("NCCL_MINOR"),
+            define("NCCL_PATCH"),
+        ) {
             (Some(major), Some(minor), Some(patch)) => Some(NcclVersion::new(major, minor, patch)),
             _ => define("NCCL_VERSION_CODE").map(NcclVersion::from_code),
         }

@@ -487,3 +487,41 @@ pub fn warp_ops(
         seen = previous;
     }
 }
+
+/// 16-byte vector loads and stores: `y = a * x + y` four elements at a time, the tail
+/// element by element.
+#[kernel]
+pub fn saxpy_vec4(a: f32, x: &[f32], y: &mut [f32]) {
+    let n = y.len();
+    let vectors = n / 4;
+    for v in (global_index()..vectors).step_by(grid_stride()) {
+        let (x0, x1, x2, x3) = vload4(x, v);
+        let (y0, y1, y2, y3) = vload4(y, v);
+        vstore4(y, v, (a * x0 + y0, a * x1 + y1, a * x2 + y2, a * x3 + y3));
+    }
+    let tail = vectors * 4 + global_index();
+    if tail < n {
+        y[tail] = a * x[tail] + y[tail];
+    }
+}
+
+/// Register blocking with a local array: each thread computes `R` dot products of
+/// length `k` (row `r` of `a` with `R` consecutive columns of `b`), accumulating in
+/// registers.
+#[kernel]
+pub fn row_times_columns<const R: usize>(k: u32, a: &[f64], b: &[f64], out: &mut [f64]) {
+    let row = global_index();
+    let rows = out.len() / R;
+    if row < rows {
+        let mut acc = [0.0; R];
+        for j in 0..k as usize {
+            let left = a[row * k as usize + j];
+            for c in 0..R {
+                acc[c] += left * b[j * R + c];
+            }
+        }
+        for c in 0..acc.len() {
+            out[row * R + c] = acc[c];
+        }
+    }
+}

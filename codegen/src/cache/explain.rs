@@ -157,13 +157,13 @@ mod tests {
             "toolchain changed: nvjitlink 13.0.88 -> 13.1.0"
         );
         assert!(explain_against(&[], &new).starts_with("no cached entry"));
-        let cached = [entry(&[
+        let by_arch = [entry(&[
             ("arch", "sm_90"),
             ("link-options", "-arch=sm_90 -lto"),
         ])];
         let new = components(&[("arch", "sm_80"), ("link-options", "-arch=sm_80 -lto")]);
         assert_eq!(
-            explain_against(&cached, &new),
+            explain_against(&by_arch, &new),
             "new arch sm_80 (cached: sm_90)"
         );
         let new = components(&[

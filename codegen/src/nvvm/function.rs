@@ -123,11 +123,19 @@ pub(super) fn write_function(
     // Every local lives in an `alloca` of the entry block; NVVM's mem2reg turns them
     // into registers.
     for (handle, local) in function.locals.iter() {
-        let TypeInner::Scalar(s) = module.types[local.ty].inner else {
-            return Err(writer.unsupported(local.span, "a local variable of non-scalar type"));
+        let ty = match &module.types[local.ty].inner {
+            TypeInner::Scalar(s) => types::scalar(*s).to_owned(),
+            TypeInner::Array { base, len } => match module.types[*base].inner {
+                TypeInner::Scalar(s) => format!("[{len} x {}]", types::memory(s)),
+                _ => return Err(writer.unsupported(local.span, "an array of non-scalars")),
+            },
+            _ => return Err(writer.unsupported(local.span, "a local variable of this type")),
         };
-        let ty = types::scalar(s);
-        let _ = writeln!(writer.body, "  %local{} = alloca {ty}", handle.index());
+        let _ = writeln!(
+            writer.body,
+            "  %local{} = alloca {ty}, align 16",
+            handle.index()
+        );
     }
     writer.block(&function.body)?;
     if !writer.terminated {
@@ -335,6 +343,23 @@ impl Writer<'_> {
                 let from = self.scalar_of(value)?;
                 let v = self.expr(value)?.scalar();
                 scalar(self.cast(v, from, to))
+            }
+            Expression::ArrayElement { local, index } => {
+                let array_ty = self.function.locals[local].ty;
+                let TypeInner::Array { base, len } = self.module.types[array_ty].inner else {
+                    return Err(self.unsupported(span, "indexing a non-array local"));
+                };
+                let TypeInner::Scalar(elem) = self.module.types[base].inner else {
+                    return Err(self.unsupported(span, "an array of non-scalars"));
+                };
+                let index_ty = self.scalar_of(index)?;
+                let index_value = self.expr(index)?.scalar();
+                let index64 = self.widen_to_i64(index_value, index_ty);
+                let mem = types::memory(elem);
+                scalar(self.value(format!(
+                    "getelementptr inbounds [{len} x {mem}], [{len} x {mem}]* %local{}, i64 0, i64 {index64}",
+                    local.index()
+                )))
             }
             Expression::SharedSlice(shared) => {
                 let variable = &self.module.shared[shared];
@@ -622,6 +647,26 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// The element type, LLVM vector type and vector pointer of a vector access.
+    fn vector_address(
+        &mut self,
+        pointer: Handle<Expression>,
+        count: usize,
+    ) -> Result<(Scalar, String, String), WriteError> {
+        let span = self.function.expression_span(pointer);
+        let ExprType::Pointer { base, .. } = self.info.type_of(pointer) else {
+            return Err(self.unsupported(span, "a vector access without a pointer"));
+        };
+        let TypeInner::Scalar(elem) = self.module.types[base].inner else {
+            return Err(self.unsupported(span, "a vector of non-scalars"));
+        };
+        let t = types::memory(elem);
+        let vector = format!("<{count} x {t}>");
+        let address = self.expr(pointer)?.scalar();
+        let cast = self.value(format!("bitcast {t}* {address} to {vector}*"));
+        Ok((elem, vector, cast))
+    }
+
     /// A device intrinsic; returns its value and type, if it has one.
     fn intrinsic(
         &mut self,
@@ -680,6 +725,9 @@ impl Writer<'_> {
                 let value = self
                     .value("call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"()".to_owned());
                 Some((value, Scalar::U32))
+            }
+            Intrinsic::VectorLoad(_) | Intrinsic::VectorStore(_) => {
+                return Err(self.unsupported(span, "a vector access as an intrinsic statement"))
             }
             Intrinsic::LaneId => {
                 self.declare(
@@ -984,6 +1032,33 @@ impl Writer<'_> {
                 arguments,
                 result,
             } => self.call(*function, arguments, *result)?,
+            Statement::VectorLoad { pointer, results } => {
+                let (elem, vector, address) = self.vector_address(*pointer, results.len())?;
+                let t = types::memory(elem);
+                let loaded = self.value(format!(
+                    "load {vector}, {vector}* {address}, align {}",
+                    elem.size_bytes() as usize * results.len()
+                ));
+                for (lane, local) in results.iter().enumerate() {
+                    let value = self.value(format!("extractelement {vector} {loaded}, i32 {lane}"));
+                    self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
+                }
+            }
+            Statement::VectorStore { pointer, values } => {
+                let (elem, vector, address) = self.vector_address(*pointer, values.len())?;
+                let t = types::memory(elem);
+                let mut packed = "undef".to_owned();
+                for (lane, value) in values.iter().enumerate() {
+                    let v = self.expr(*value)?.scalar();
+                    packed = self.value(format!(
+                        "insertelement {vector} {packed}, {t} {v}, i32 {lane}"
+                    ));
+                }
+                self.line(format!(
+                    "store {vector} {packed}, {vector}* {address}, align {}",
+                    elem.size_bytes() as usize * values.len()
+                ));
+            }
             Statement::Intrinsic {
                 intrinsic,
                 arguments,

@@ -246,6 +246,17 @@ pub enum Statement {
         arguments: Vec<Handle<Expression>>,
         result: Option<Handle<LocalVariable>>,
     },
+    /// Loads `results.len()` consecutive elements starting at `pointer` (which must be
+    /// aligned to their total size) in one access, into `results`.
+    VectorLoad {
+        pointer: Handle<Expression>,
+        results: Vec<Handle<LocalVariable>>,
+    },
+    /// Stores `values` to consecutive elements starting at `pointer` in one access.
+    VectorStore {
+        pointer: Handle<Expression>,
+        values: Vec<Handle<Expression>>,
+    },
     /// A device intrinsic with an effect or a per-thread result (barrier, fence, atomic,
     /// warp operation): a statement, so it runs exactly once, where it is written. Atomics
     /// take the element's pointer first.
@@ -328,6 +339,11 @@ pub enum Expression {
     Builtin(BuiltinValue),
     /// A shared array, as a mutable slice.
     SharedSlice(Handle<SharedVariable>),
+    /// A pointer to element `index` of the local array `local`.
+    ArrayElement {
+        local: Handle<LocalVariable>,
+        index: Handle<Expression>,
+    },
     /// A scalar method: `argument.function(arg1, arg2)`.
     Math {
         function: MathFunction,

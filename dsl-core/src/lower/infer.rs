@@ -33,7 +33,12 @@ enum Constraint {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum InferTy {
     Scalar(usize),
-    Slice { elem: Scalar, mutable: bool },
+    Slice {
+        elem: Scalar,
+        mutable: bool,
+    },
+    /// A local array; its element type may still be inferred.
+    Array(usize),
 }
 
 /// What a name refers to during inference.
@@ -41,6 +46,7 @@ pub(super) enum InferTy {
 enum Binding {
     Var(usize),
     Slice { elem: Scalar, mutable: bool },
+    Array(usize),
 }
 
 /// A device function instance a call resolves to.
@@ -203,9 +209,9 @@ impl Inference<'_> {
     fn scalar(&mut self, expr: &Expr) -> Result<usize, LowerError> {
         match self.expr(expr)? {
             InferTy::Scalar(var) => Ok(var),
-            InferTy::Slice { .. } => Err(LowerError::new(
+            InferTy::Slice { .. } | InferTy::Array(_) => Err(LowerError::new(
                 expr.span,
-                "a slice can only be indexed or asked for its `.len()` here",
+                "a slice or array can only be indexed or asked for its `.len()` here",
             )),
         }
     }
@@ -227,6 +233,7 @@ impl Inference<'_> {
                 Some(Binding::Slice { elem, mutable }) => {
                     return Ok(InferTy::Slice { elem, mutable })
                 }
+                Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
                 None => {
                     return Err(LowerError::new(
                         span,
@@ -266,18 +273,34 @@ impl Inference<'_> {
                 self.known(*ty)
             }
             ExprKind::Index { base, index } => {
-                let InferTy::Slice { elem, .. } = self.expr(base)? else {
-                    return Err(LowerError::new(base.span, "only slices can be indexed"));
+                let elem = match self.expr(base)? {
+                    InferTy::Slice { elem, .. } => self.known(elem),
+                    InferTy::Array(elem) => elem,
+                    InferTy::Scalar(_) => {
+                        return Err(LowerError::new(base.span, "only slices and arrays can be indexed"))
+                    }
                 };
                 let i = self.scalar(index)?;
                 self.require(i, Scalar::Usize, index.span)?;
-                self.known(elem)
+                elem
             }
             ExprKind::Len(base) => {
-                if !matches!(self.expr(base)?, InferTy::Slice { .. }) {
-                    return Err(LowerError::new(base.span, "`.len()` applies to slices"));
+                if matches!(self.expr(base)?, InferTy::Scalar(_)) {
+                    return Err(LowerError::new(base.span, "`.len()` applies to slices and arrays"));
                 }
                 self.known(Scalar::Usize)
+            }
+            ExprKind::Repeat { .. } => {
+                return Err(LowerError::new(
+                    span,
+                    "an array is only supported as the initial value of a local: `let mut acc = [0.0f32; 8];`",
+                ))
+            }
+            ExprKind::Tuple(_) => {
+                return Err(LowerError::new(
+                    span,
+                    "tuples are only supported as the values of `vstore4`/`vstore2`",
+                ))
             }
             ExprKind::Builtin(builtin) => self.known(match builtin {
                 Builtin::GlobalIndex | Builtin::GridStride => Scalar::Usize,
@@ -415,6 +438,22 @@ impl Inference<'_> {
                         return Ok(());
                     }
                 }
+                if let Some(Expr {
+                    kind: ExprKind::Repeat { value, len },
+                    ..
+                }) = init
+                {
+                    let elem = self.scalar(value)?;
+                    let l = self.scalar(len)?;
+                    self.require(l, Scalar::Usize, len.span)?;
+                    if let Some(ty) = ty {
+                        let scalar = self.spec.resolve(ty, *span)?;
+                        self.require(elem, scalar, *span)?;
+                    }
+                    self.lets.push((stmt as *const Stmt, elem, *span));
+                    self.scopes.bind(name, Binding::Array(elem));
+                    return Ok(());
+                }
                 let var = match init {
                     Some(init) => self.scalar(init)?,
                     None => self.fresh(Constraint::Unknown),
@@ -425,6 +464,29 @@ impl Inference<'_> {
                 }
                 self.lets.push((stmt as *const Stmt, var, *span));
                 self.scopes.bind(name, Binding::Var(var));
+            }
+            Stmt::LetTuple { names, init, span } => {
+                let ExprKind::Intrinsic {
+                    intrinsic: Intrinsic::VectorLoad(n),
+                    args,
+                    ..
+                } = &init.kind
+                else {
+                    return Err(LowerError::new(*span, "tuples come from `vload4`/`vload2`"));
+                };
+                let elem = self.vector_access(args, *n, *span)?;
+                if names.len() != usize::from(*n) {
+                    return Err(LowerError::new(
+                        *span,
+                        format!("`vload{n}` gives {n} values, {} names given", names.len()),
+                    ));
+                }
+                let var = self.known(elem);
+                self.lets.push((stmt as *const Stmt, var, *span));
+                for (name, _) in names {
+                    let v = self.known(elem);
+                    self.scopes.bind(name, Binding::Var(v));
+                }
             }
             Stmt::Assign {
                 place, op, value, ..
@@ -552,7 +614,54 @@ impl Inference<'_> {
                 }))
             }
             Intrinsic::ActiveMask | Intrinsic::LaneId => Some(self.known(Scalar::U32)),
+            Intrinsic::VectorLoad(n) => {
+                return Err(LowerError::new(
+                    span,
+                    format!("bind the values of `vload{n}` with a tuple: `let (a, b, ..) = vload{n}(x, i);`"),
+                ))
+            }
+            Intrinsic::VectorStore(n) => {
+                let elem = self.vector_access(&args[..2.min(args.len())], n, span)?;
+                let Some(Expr { kind: ExprKind::Tuple(values), .. }) = args.get(2) else {
+                    return Err(LowerError::new(span, format!("`vstore{n}` takes its values as a tuple: `vstore{n}(y, i, (a, b, ..))`")));
+                };
+                if values.len() != usize::from(n) {
+                    return Err(LowerError::new(span, format!("`vstore{n}` stores {n} values, {} given", values.len())));
+                }
+                for value in values {
+                    let v = self.scalar(value)?;
+                    self.require(v, elem, value.span)?;
+                }
+                None
+            }
         })
+    }
+
+    /// The slice and index arguments of a vector access; returns the element type, which
+    /// must make `n` elements 16 bytes (or 8 for two 32-bit values).
+    fn vector_access(&mut self, args: &[Expr], n: u8, span: Span) -> Result<Scalar, LowerError> {
+        let [slice, index] = args else {
+            return Err(LowerError::new(
+                span,
+                "a vector access takes (slice, index)",
+            ));
+        };
+        let InferTy::Slice { elem, .. } = self.expr(slice)? else {
+            return Err(LowerError::new(
+                slice.span,
+                "vector accesses apply to slices",
+            ));
+        };
+        let i = self.scalar(index)?;
+        self.require(i, Scalar::Usize, index.span)?;
+        let bytes = elem.size_bytes() * u32::from(n);
+        if !(bytes == 16 || bytes == 8) || elem == Scalar::Bool {
+            return Err(LowerError::new(
+                span,
+                format!("`{n}` elements of `{elem}` are {bytes} bytes; vector accesses move 8 or 16 bytes (`vload4` of 32-bit values, `vload2` of 64-bit values)"),
+            ));
+        }
+        Ok(elem)
     }
 
     /// `receiver.function(args)`: arguments have the receiver's type (`powi` takes an

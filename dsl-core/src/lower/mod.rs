@@ -175,6 +175,8 @@ enum Binding {
     Constant(Literal),
     /// A shared array bound by `let`.
     Shared(Handle<SharedVariable>),
+    /// A local array bound by `let`, of `len` elements.
+    Array(Handle<LocalVariable>, u32),
 }
 
 struct Lowerer<'a, 'p> {
@@ -329,6 +331,12 @@ impl Lowerer<'_, '_> {
                     self.expr_node(Expression::FunctionArgument(index), span)
                 }
                 Some(Binding::Local(local)) => self.load_local(local, span),
+                Some(Binding::Array(..)) => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("the array `{name}` can only be indexed or asked for its `.len()`"),
+                    ))
+                }
                 Some(Binding::Shared(shared)) => {
                     self.expr_node(Expression::SharedSlice(shared), span)
                 }
@@ -386,9 +394,18 @@ impl Lowerer<'_, '_> {
                 let pointer = self.element_pointer(base, index, block)?;
                 self.expr_node(Expression::Load { pointer }, span)
             }
-            ExprKind::Len(slice) => {
-                let slice = self.expr(slice, block)?;
-                self.expr_node(Expression::SliceLength { slice }, span)
+            ExprKind::Len(slice) => match self.array_binding(slice) {
+                Some((_, len)) => self.int(u64::from(len), Scalar::Usize, span),
+                None => {
+                    let slice = self.expr(slice, block)?;
+                    self.expr_node(Expression::SliceLength { slice }, span)
+                }
+            },
+            ExprKind::Repeat { .. } | ExprKind::Tuple(_) => {
+                return Err(LowerError::new(
+                    span,
+                    "arrays and tuples are only supported in `let` and `vstore`",
+                ))
             }
             ExprKind::Builtin(builtin) => self.builtin(*builtin, span),
             ExprKind::If {
@@ -553,6 +570,70 @@ impl Lowerer<'_, '_> {
             len,
         });
         self.scopes.bind(name, Binding::Shared(shared));
+        Ok(())
+    }
+
+    /// The pointer to the first element of vector `index` of `n` elements of a slice.
+    fn vector_pointer(
+        &mut self,
+        args: &[Expr],
+        n: u8,
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let [slice, index] = args else {
+            return Err(LowerError::new(
+                span,
+                "a vector access takes (slice, index)",
+            ));
+        };
+        let base = self.expr(slice, block)?;
+        let index = self.expr(index, block)?;
+        let width = self.int(u64::from(n), Scalar::Usize, span);
+        let first = self.binary(BinaryOp::Mul, index, width, span);
+        Ok(self.expr_node(Expression::ElementPointer { base, index: first }, span))
+    }
+
+    /// `let mut acc = [value; len];`: a local array, every element set to `value`.
+    fn array_let(
+        &mut self,
+        stmt: &Stmt,
+        name: &str,
+        value: &Expr,
+        len: &Expr,
+        span: Span,
+        out: &mut Block,
+    ) -> Result<(), LowerError> {
+        const MAX_LEN: u64 = 4096;
+        let elem = self
+            .types
+            .binding(stmt)
+            .ok_or_else(|| LowerError::new(span, "internal: array without an element type"))?;
+        let count = self.constant_value(len)?;
+        if count == 0 || count > MAX_LEN {
+            return Err(LowerError::new(
+                len.span,
+                format!("a local array holds 1 to {MAX_LEN} elements (registers or local memory), not {count}"),
+            ));
+        }
+        let count = count as u32;
+        let elem_ty = self.scalar_type(elem);
+        let array_ty = self.program.module.types.insert(Type {
+            inner: TypeInner::Array {
+                base: elem_ty,
+                len: count,
+            },
+        });
+        let value = self.expr(value, out)?;
+        let initial = self.temporary(&format!("{name}.init"), value, elem, span, out);
+        let local = self.local(name, array_ty, span);
+        for k in 0..count {
+            let index = self.int(u64::from(k), Scalar::Usize, span);
+            let pointer = self.expr_node(Expression::ArrayElement { local, index }, span);
+            let value = self.load_local(initial, span);
+            out.push(Statement::Store { pointer, value }, span);
+        }
+        self.scopes.bind(name, Binding::Array(local, count));
         Ok(())
     }
 
@@ -730,12 +811,27 @@ impl Lowerer<'_, '_> {
         self.expr_node(Expression::Builtin(value), span)
     }
 
+    /// The local array a name refers to, if it does.
+    fn array_binding(&self, expr: &Expr) -> Option<(Handle<LocalVariable>, u32)> {
+        match &expr.kind {
+            ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::Array(local, len)) => Some((local, len)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     fn element_pointer(
         &mut self,
         base: &Expr,
         index: &Expr,
         block: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
+        if let Some((local, _)) = self.array_binding(base) {
+            let index = self.expr(index, block)?;
+            return Ok(self.expr_node(Expression::ArrayElement { local, index }, base.span));
+        }
         let base = self.expr(base, block)?;
         let index = self.expr(index, block)?;
         Ok(self.expr_node(Expression::ElementPointer { base, index }, Span::default()))
@@ -771,6 +867,45 @@ impl Lowerer<'_, '_> {
                 span,
                 ..
             } if intrinsic.is_slice() => self.shared_let(name, *intrinsic, elem, args, *span)?,
+            Stmt::Let {
+                name,
+                init:
+                    Some(Expr {
+                        kind: ExprKind::Repeat { value, len },
+                        ..
+                    }),
+                span,
+                ..
+            } => self.array_let(stmt, name, value, len, *span, out)?,
+            Stmt::LetTuple { names, init, span } => {
+                let ExprKind::Intrinsic {
+                    args,
+                    intrinsic: Intrinsic::VectorLoad(n),
+                    ..
+                } = &init.kind
+                else {
+                    return Err(LowerError::new(*span, "tuples come from `vload4`/`vload2`"));
+                };
+                let elem = self.types.binding(stmt).ok_or_else(|| {
+                    LowerError::new(*span, "internal: vector load without a type")
+                })?;
+                let pointer = self.vector_pointer(args, *n, *span, out)?;
+                let ty = self.scalar_type(elem);
+                let results: Vec<_> = names
+                    .iter()
+                    .map(|(name, _)| self.local(name, ty, *span))
+                    .collect();
+                out.push(
+                    Statement::VectorLoad {
+                        pointer,
+                        results: results.clone(),
+                    },
+                    *span,
+                );
+                for ((name, _), local) in names.iter().zip(results) {
+                    self.scopes.bind(name, Binding::Local(local));
+                }
+            }
             Stmt::Let {
                 name, init, span, ..
             } => {
@@ -859,6 +994,30 @@ impl Lowerer<'_, '_> {
                 out.push(Statement::Return { value }, *span);
             }
             Stmt::Expr(expr) => match &expr.kind {
+                ExprKind::Intrinsic {
+                    intrinsic: Intrinsic::VectorStore(n),
+                    args,
+                    ..
+                } if args.len() == 3 => {
+                    let pointer = self.vector_pointer(&args[..2], *n, expr.span, out)?;
+                    let ExprKind::Tuple(values) = &args[2].kind else {
+                        return Err(LowerError::new(
+                            expr.span,
+                            "`vstore` takes a tuple of values",
+                        ));
+                    };
+                    let mut handles = Vec::new();
+                    for value in values {
+                        handles.push(self.expr(value, out)?);
+                    }
+                    out.push(
+                        Statement::VectorStore {
+                            pointer,
+                            values: handles,
+                        },
+                        expr.span,
+                    );
+                }
                 ExprKind::Intrinsic {
                     intrinsic, args, ..
                 } => {
@@ -1149,6 +1308,8 @@ fn contains_call(expr: &Expr) -> bool {
         }
         // Intrinsics run as statements, like calls.
         ExprKind::Intrinsic { .. } => true,
+        ExprKind::Repeat { value, len } => contains_call(value) || contains_call(len),
+        ExprKind::Tuple(values) => values.iter().any(contains_call),
         ExprKind::Reference { place, .. } => contains_call(place),
         ExprKind::Unary { operand, .. } => contains_call(operand),
         ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),

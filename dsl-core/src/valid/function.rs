@@ -248,6 +248,31 @@ impl Checker<'_> {
                 ExprType::Scalar(to)
             }
             Expression::Builtin(_) => ExprType::Scalar(Scalar::U32),
+            Expression::ArrayElement { local, index } => {
+                let index_ty = self.scalar(index)?;
+                if !index_ty.is_integer() {
+                    return Err(Kind::TypeMismatch {
+                        expected: "an integer index".into(),
+                        found: format!("`{index_ty}`"),
+                    });
+                }
+                match self.module.types[self.function.locals[local].ty].inner {
+                    TypeInner::Array { base, .. } => ExprType::Pointer {
+                        base,
+                        space: AddressSpace::Local,
+                        mutable: true,
+                    },
+                    _ => {
+                        return Err(Kind::TypeMismatch {
+                            expected: "a local array".into(),
+                            found: super::describe_type(
+                                self.module,
+                                self.function.locals[local].ty,
+                            ),
+                        })
+                    }
+                }
+            }
             Expression::SharedSlice(shared) => ExprType::Slice {
                 base: self.module.shared[shared].elem,
                 mutable: true,
@@ -373,6 +398,21 @@ impl Checker<'_> {
                 arguments,
                 result,
             } => self.intrinsic(*intrinsic, arguments, *result)?,
+            Statement::VectorLoad { pointer, results } => {
+                let elem = self.vector_element(*pointer, results.len())?;
+                for local in results {
+                    self.same(
+                        ExprType::of(self.module, self.function.locals[*local].ty),
+                        ExprType::Scalar(elem),
+                    )?;
+                }
+            }
+            Statement::VectorStore { pointer, values } => {
+                let elem = self.vector_element(*pointer, values.len())?;
+                for value in values {
+                    self.expect(*value, elem)?;
+                }
+            }
         }
         Ok(())
     }
@@ -422,6 +462,27 @@ impl Checker<'_> {
                 found: "nothing".into(),
             }),
         }
+    }
+
+    /// The element type of a vector access of `count` elements through `pointer`: scalars
+    /// making 8 or 16 bytes in all.
+    fn vector_element(&self, pointer: Handle<Expression>, count: usize) -> Result<Scalar, Kind> {
+        let ExprType::Pointer { base, .. } = self.ty(pointer) else {
+            return Err(Kind::TypeMismatch {
+                expected: "a pointer".into(),
+                found: self.describe(self.ty(pointer)),
+            });
+        };
+        let ExprType::Scalar(elem) = ExprType::of(self.module, base) else {
+            return Err(Kind::Unsupported("vector access of non-scalars".into()));
+        };
+        let bytes = elem.size_bytes() as usize * count;
+        if !(count == 2 || count == 4) || !(bytes == 8 || bytes == 16) || elem == Scalar::Bool {
+            return Err(Kind::Unsupported(format!(
+                "a vector access of {count} `{elem}` ({bytes} bytes); 8 or 16 bytes are supported"
+            )));
+        }
+        Ok(elem)
     }
 
     /// The argument and result types of a device intrinsic.
@@ -511,6 +572,11 @@ impl Checker<'_> {
             Intrinsic::ActiveMask | Intrinsic::LaneId => {
                 arity(0)?;
                 Some(Scalar::U32)
+            }
+            Intrinsic::VectorLoad(_) | Intrinsic::VectorStore(_) => {
+                return Err(Kind::Unsupported(format!(
+                    "`{name}` as an intrinsic statement (it has statements of its own)"
+                )))
             }
         };
         match (result, produced) {

@@ -66,7 +66,9 @@ pub(super) fn check_function(module: &Module, function: &Function) -> Result<(),
                     handle: shared.index(),
                 })
             }
-            Expression::LocalLoad(local) if !function.locals.contains(*local) => {
+            Expression::LocalLoad(local) | Expression::ArrayElement { local, .. }
+                if !function.locals.contains(*local) =>
+            {
                 return Err(Kind::BadHandle {
                     what: "local variable",
                     handle: local.index(),
@@ -120,6 +122,23 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                 check_block(module, function, continuing)?;
             }
             Statement::Return { value: Some(value) } => expr_ok(*value)?,
+            Statement::VectorLoad { pointer, results } => {
+                expr_ok(*pointer)?;
+                for local in results {
+                    if !function.locals.contains(*local) {
+                        return Err(Kind::BadHandle {
+                            what: "local variable",
+                            handle: local.index(),
+                        });
+                    }
+                }
+            }
+            Statement::VectorStore { pointer, values } => {
+                expr_ok(*pointer)?;
+                for value in values {
+                    expr_ok(*value)?;
+                }
+            }
             Statement::Intrinsic {
                 arguments, result, ..
             } => {
@@ -184,6 +203,7 @@ pub(super) fn operands(
             arg2,
             ..
         } => (Some(argument), arg1, arg2),
+        Expression::ArrayElement { index, .. } => (Some(index), None, None),
         Expression::Literal(_)
         | Expression::FunctionArgument(_)
         | Expression::LocalLoad(_)

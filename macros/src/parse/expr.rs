@@ -135,6 +135,14 @@ impl Parser<'_> {
                 }
                 ExprKind::Block(parsed)
             }
+            syn::Expr::Repeat(repeat) => ExprKind::Repeat {
+                value: Box::new(self.expr(&repeat.expr)?),
+                len: Box::new(self.expr(&repeat.len)?),
+            },
+            syn::Expr::Tuple(tuple) if !tuple.elems.is_empty() => {
+                let elems: Vec<Option<Expr>> = tuple.elems.iter().map(|e| self.expr(e)).collect();
+                ExprKind::Tuple(elems.into_iter().collect::<Option<_>>()?)
+            }
             syn::Expr::Range(range) => {
                 self.errors.at(
                     range,

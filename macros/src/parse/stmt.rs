@@ -5,6 +5,7 @@ use cudajit_core::ast::{BinaryOp, Block, Else, Expr, IfStmt, RangeExpr, Stmt};
 use super::signature::{value_type, FnKind, GenericNames};
 use super::{span_at, span_of};
 use crate::errors::Errors;
+use cudajit_core::intrinsics::Intrinsic;
 
 /// Walks a kernel body, turning syn nodes into captured syntax and recording every
 /// unsupported construct in `errors`.
@@ -150,6 +151,9 @@ impl<'e> Parser<'e> {
             syn::Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
             other => (other, None),
         };
+        if let (syn::Pat::Tuple(tuple), None) = (pat, ty) {
+            return self.let_tuple(tuple, local, span);
+        }
         let (name, mutable) = match pat {
             syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                 (ident.ident.to_string(), ident.mutability.is_some())
@@ -193,6 +197,56 @@ impl<'e> Parser<'e> {
             mutable,
             ty,
             init,
+            span,
+        })
+    }
+
+    /// `let (a, b, c, d) = vload4(x, i);`
+    fn let_tuple(
+        &mut self,
+        tuple: &syn::PatTuple,
+        local: &syn::Local,
+        span: cudajit_core::Span,
+    ) -> Option<Stmt> {
+        let mut names = Vec::new();
+        for element in &tuple.elems {
+            match element {
+                syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                    names.push((ident.ident.to_string(), ident.mutability.is_some()))
+                }
+                other => {
+                    self.errors.at(
+                        other,
+                        "a tuple `let` binds plain names: `let (a, b, c, d) = vload4(x, i);`",
+                    );
+                    return None;
+                }
+            }
+        }
+        let Some(init) = &local.init else {
+            self.errors.at(
+                tuple,
+                "a tuple `let` needs a value: `let (a, b, c, d) = vload4(x, i);`",
+            );
+            return None;
+        };
+        let value = self.expr(&init.expr)?;
+        if !matches!(
+            value.kind,
+            cudajit_core::ast::ExprKind::Intrinsic {
+                intrinsic: Intrinsic::VectorLoad(_),
+                ..
+            }
+        ) {
+            self.errors.at(&init.expr, "tuples are only supported as the result of `vload4`/`vload2`: `let (a, b, c, d) = vload4(x, i);`");
+            return None;
+        }
+        for (name, _) in &names {
+            self.bind(name);
+        }
+        Some(Stmt::LetTuple {
+            names,
+            init: value,
             span,
         })
     }

@@ -160,7 +160,11 @@ fn in_dir(dir: &Path, searched: &mut Vec<String>, label: &str) -> Option<PathBuf
             return Some(p);
         }
     }
-    searched.push(format!("{label}: {} (no {})", dir.display(), LIBRARY_NAMES.join(" or ")));
+    searched.push(format!(
+        "{label}: {} (no {})",
+        dir.display(),
+        LIBRARY_NAMES.join(" or ")
+    ));
     None
 }
 
@@ -231,7 +235,10 @@ fn headers_for(
         }
         searched.push(format!("{} (no nccl.h)", dir.display()));
     }
-    if libs.iter().all(|l| l.parent().is_none_or(|d| d.as_os_str().is_empty())) {
+    if libs
+        .iter()
+        .all(|l| l.parent().is_none_or(|d| d.as_os_str().is_empty()))
+    {
         searched.push(format!(
             "{} is a bare soname: the loader did not reveal its directory",
             library.display()

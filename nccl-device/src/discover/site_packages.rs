@@ -24,13 +24,23 @@ pub(crate) fn site_packages(env: &SearchEnv) -> (Vec<PathBuf>, Vec<String>) {
     };
     if let Some(pp) = env.var("PYTHONPATH") {
         for entry in std::env::split_paths(pp).filter(|p| !p.as_os_str().is_empty()) {
-            push(format!("PYTHONPATH entry {} (no such directory)", entry.display()), vec![entry]);
+            push(
+                format!("PYTHONPATH entry {} (no such directory)", entry.display()),
+                vec![entry],
+            );
         }
     }
     if let Some(d) = env.var("CUDAJIT_TOOLS_DIR") {
         let d = PathBuf::from(d);
-        let pats = vec![d.clone(), d.join("site-packages"), d.join("lib/python3*/site-packages")];
-        push(format!("CUDAJIT_TOOLS_DIR={} (no such directory)", d.display()), pats);
+        let pats = vec![
+            d.clone(),
+            d.join("site-packages"),
+            d.join("lib/python3*/site-packages"),
+        ];
+        push(
+            format!("CUDAJIT_TOOLS_DIR={} (no such directory)", d.display()),
+            pats,
+        );
     }
     for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
         if let Some(prefix) = env.var(var) {
@@ -46,7 +56,10 @@ pub(crate) fn site_packages(env: &SearchEnv) -> (Vec<PathBuf>, Vec<String>) {
         {
             if let Some(prefix) = bin.parent() {
                 let pat = prefix.join("lib/python3*/site-packages");
-                push(format!("PATH entry {} (no site-packages)", bin.display()), vec![pat]);
+                push(
+                    format!("PATH entry {} (no site-packages)", bin.display()),
+                    vec![pat],
+                );
             }
         }
     }

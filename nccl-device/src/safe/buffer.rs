@@ -85,7 +85,15 @@ impl Communicator {
         let registered = shared.grouped("ncclCommWindowRegister", |i, r| {
             // SAFETY: `ptrs[i]` is a `bytes`-long ncclMemAlloc allocation on this rank's
             // device; `out.add(i)` is inside `windows`, which outlives the group.
-            unsafe { (sys.comm_window_register)(r.comm, ptrs[i], bytes, out.add(i), NCCL_WIN_COLL_SYMMETRIC) }
+            unsafe {
+                (sys.comm_window_register)(
+                    r.comm,
+                    ptrs[i],
+                    bytes,
+                    out.add(i),
+                    NCCL_WIN_COLL_SYMMETRIC,
+                )
+            }
         });
         // Keep whatever NCCL produced, so the guard deregisters it on failure.
         parts.parts.windows = windows.clone();

@@ -80,7 +80,11 @@ impl Communicator {
         let version = self.nccl().version();
         let host = crate::bootstrap::host_name();
         let devices: Vec<usize> = match &self.shared.peers {
-            Some(peers) => peers.iter().filter(|p| p.host == host).map(|p| p.device).collect(),
+            Some(peers) => peers
+                .iter()
+                .filter(|p| p.host == host)
+                .map(|p| p.device)
+                .collect(),
             None => {
                 tracing::warn!("no peer table: counting only this process's ranks as local");
                 self.local_ranks().iter().map(|r| r.device).collect()
@@ -95,7 +99,10 @@ impl Communicator {
         }
         let _op = self.shared.lock()?;
         for &d in &devices {
-            let vmm = attribute(d, CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)?;
+            let vmm = attribute(
+                d,
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+            )?;
             if vmm == 0 {
                 return Ok(DeviceApiStatus::Unusable(format!(
                     "GPU {d} does not support cuMem (virtual memory management), which NCCL {version}'s device API needs"
@@ -118,7 +125,8 @@ fn device(ordinal: usize) -> Result<cu::CUdevice> {
     // SAFETY: the driver is loaded (a communicator exists, so contexts were created);
     // valid out-pointer.
     let code = unsafe { cu::cuDeviceGet(&mut dev, ordinal as i32) };
-    code.result().map_err(|e| NcclError::cuda(format!("cuDeviceGet({ordinal})"), e))?;
+    code.result()
+        .map_err(|e| NcclError::cuda(format!("cuDeviceGet({ordinal})"), e))?;
     Ok(dev)
 }
 
@@ -127,7 +135,8 @@ fn attribute(ordinal: usize, attr: CUdevice_attribute) -> Result<i32> {
     let mut v = 0;
     // SAFETY: a valid device and out-pointer.
     let code = unsafe { cu::cuDeviceGetAttribute(&mut v, attr, dev) };
-    code.result().map_err(|e| NcclError::cuda(format!("cuDeviceGetAttribute on GPU {ordinal}"), e))?;
+    code.result()
+        .map_err(|e| NcclError::cuda(format!("cuDeviceGetAttribute on GPU {ordinal}"), e))?;
     Ok(v)
 }
 
@@ -136,6 +145,7 @@ fn can_access_peer(a: usize, b: usize) -> Result<bool> {
     let mut v = 0;
     // SAFETY: valid devices and out-pointer.
     let code = unsafe { cu::cuDeviceCanAccessPeer(&mut v, da, db) };
-    code.result().map_err(|e| NcclError::cuda(format!("cuDeviceCanAccessPeer({a}, {b})"), e))?;
+    code.result()
+        .map_err(|e| NcclError::cuda(format!("cuDeviceCanAccessPeer({a}, {b})"), e))?;
     Ok(v != 0)
 }

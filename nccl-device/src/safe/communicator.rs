@@ -137,15 +137,21 @@ impl Communicator {
     pub fn init_all(nccl: &Arc<Nccl>, devices: &[usize]) -> Result<Communicator> {
         disable_nvls_unless_set();
         if devices.is_empty() {
-            return Err(NcclError::InvalidArgument("init_all needs at least one device".into()));
+            return Err(NcclError::InvalidArgument(
+                "init_all needs at least one device".into(),
+            ));
         }
-        let ctxs = devices.iter().map(|&d| context(d)).collect::<Result<Vec<_>>>()?;
+        let ctxs = devices
+            .iter()
+            .map(|&d| context(d))
+            .collect::<Result<Vec<_>>>()?;
         let list: Vec<c_int> = devices.iter().map(|&d| d as c_int).collect();
         let mut comms: Vec<ncclComm_t> = vec![std::ptr::null_mut(); devices.len()];
         let sys = nccl.sys();
         // SAFETY: `comms` has room for `list.len()` communicators; the device list is
         // valid for the call.
-        let code = unsafe { (sys.comm_init_all)(comms.as_mut_ptr(), list.len() as c_int, list.as_ptr()) };
+        let code =
+            unsafe { (sys.comm_init_all)(comms.as_mut_ptr(), list.len() as c_int, list.as_ptr()) };
         // SAFETY: null communicator: only the global last error is read.
         unsafe { check(sys, "ncclCommInitAll", code, std::ptr::null_mut()) }?;
         let ranks = comms
@@ -167,7 +173,14 @@ impl Communicator {
                 device: devices[i],
             })
             .collect();
-        Ok(Communicator::new(nccl, ranks, devices.len() as i32, false, timeout_from_env(), Some(peers)))
+        Ok(Communicator::new(
+            nccl,
+            ranks,
+            devices.len() as i32,
+            false,
+            timeout_from_env(),
+            Some(peers),
+        ))
     }
 
     /// This process's rank of a multi-process job (`ncclCommInitRankConfig`, non-blocking,
@@ -189,7 +202,13 @@ impl Communicator {
         // SAFETY: valid out-pointer; `config` is this release's ncclConfig_t (or an older,
         // self-describing one) and outlives the call.
         let code = unsafe {
-            (sys.comm_init_rank_config)(&mut comm, params.n_ranks, params.unique_id.to_c(), params.rank, config.as_mut_ptr())
+            (sys.comm_init_rank_config)(
+                &mut comm,
+                params.n_ranks,
+                params.unique_id.to_c(),
+                params.rank,
+                config.as_mut_ptr(),
+            )
         };
         if code != ncclSuccess && code != ncclInProgress {
             // SAFETY: `comm` is null or the half-built communicator NCCL returned.
@@ -198,10 +217,22 @@ impl Communicator {
                 // SAFETY: NCCL handed back a communicator that must be aborted.
                 unsafe { (sys.comm_abort)(comm) };
             }
-            return err;
+            err?;
         }
-        let rank = LocalRank { rank: params.rank, device: params.device, ctx, comm };
-        let c = Communicator::new(nccl, vec![rank], params.n_ranks, true, params.timeout, params.peers);
+        let rank = LocalRank {
+            rank: params.rank,
+            device: params.device,
+            ctx,
+            comm,
+        };
+        let c = Communicator::new(
+            nccl,
+            vec![rank],
+            params.n_ranks,
+            true,
+            params.timeout,
+            params.peers,
+        );
         c.shared.wait("ncclCommInitRankConfig")?;
         Ok(c)
     }
@@ -225,7 +256,10 @@ impl Communicator {
                 aborted: AtomicBool::new(false),
                 destroyed: AtomicBool::new(false),
                 op: Mutex::new(()),
-                deferred: Mutex::new(Deferred { live_dev_comms: 0, releases: Vec::new() }),
+                deferred: Mutex::new(Deferred {
+                    live_dev_comms: 0,
+                    releases: Vec::new(),
+                }),
             }),
         }
     }
@@ -304,7 +338,14 @@ impl CommShared {
     ) -> Result<()> {
         let sys = self.nccl.sys();
         // SAFETY: ncclGroupStart has no preconditions.
-        unsafe { check(sys, "ncclGroupStart", (sys.group_start)(), std::ptr::null_mut()) }?;
+        unsafe {
+            check(
+                sys,
+                "ncclGroupStart",
+                (sys.group_start)(),
+                std::ptr::null_mut(),
+            )
+        }?;
         let mut first: Result<()> = Ok(());
         for (i, r) in self.ranks.iter().enumerate() {
             if let Err(e) = self.bind(r) {
@@ -389,7 +430,13 @@ impl CommShared {
         if self.destroyed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let releases = std::mem::take(&mut self.deferred.lock().unwrap_or_else(|p| p.into_inner()).releases);
+        let releases = std::mem::take(
+            &mut self
+                .deferred
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .releases,
+        );
         for release in releases {
             release(self);
         }
@@ -398,7 +445,9 @@ impl CommShared {
         }
         let sys = self.nccl.sys();
         // SAFETY: live communicators; finalize flushes outstanding work collectively.
-        let finalized = self.grouped("ncclCommFinalize", |_, r| unsafe { (sys.comm_finalize)(r.comm) });
+        let finalized = self.grouped("ncclCommFinalize", |_, r| unsafe {
+            (sys.comm_finalize)(r.comm)
+        });
         if let Err(e) = finalized {
             if self.is_aborted() {
                 return Err(e);

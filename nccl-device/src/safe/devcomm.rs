@@ -51,15 +51,35 @@ impl DevCommRequirements {
             out.push((field, v));
             Ok(())
         };
-        push(RequirementField::LsaBarrierCount, self.lsa_barrier_count, false)?;
+        push(
+            RequirementField::LsaBarrierCount,
+            self.lsa_barrier_count,
+            false,
+        )?;
         push(RequirementField::BarrierCount, self.barrier_count, false)?;
-        push(RequirementField::RailGinBarrierCount, self.rail_gin_barrier_count, false)?;
-        push(RequirementField::WorldGinBarrierCount, self.world_gin_barrier_count, false)?;
+        push(
+            RequirementField::RailGinBarrierCount,
+            self.rail_gin_barrier_count,
+            false,
+        )?;
+        push(
+            RequirementField::WorldGinBarrierCount,
+            self.world_gin_barrier_count,
+            false,
+        )?;
         if let Some(n) = self.gin_context_count {
             push(RequirementField::GinContextCount, n, true)?;
         }
-        push(RequirementField::GinSignalCount, self.gin_signal_count, false)?;
-        push(RequirementField::GinCounterCount, self.gin_counter_count, false)?;
+        push(
+            RequirementField::GinSignalCount,
+            self.gin_signal_count,
+            false,
+        )?;
+        push(
+            RequirementField::GinCounterCount,
+            self.gin_counter_count,
+            false,
+        )?;
         Ok(out)
     }
 }
@@ -110,7 +130,8 @@ impl Communicator {
             .map(|_| RawStruct::zeroed(layout.size + STORAGE_SLACK))
             .collect();
         let sys = nccl.sys();
-        let outs: Vec<*mut std::ffi::c_void> = parts.iter_mut().map(RawStruct::as_mut_ptr).collect();
+        let outs: Vec<*mut std::ffi::c_void> =
+            parts.iter_mut().map(RawStruct::as_mut_ptr).collect();
         let created = shared.grouped("ncclDevCommCreate", |i, r| {
             // SAFETY: `reqs` is this release's ncclDevCommRequirements; `outs[i]` has room
             // for its ncclDevComm (plus slack) and outlives the group.
@@ -129,7 +150,11 @@ impl Communicator {
             }
             return Err(e);
         }
-        shared.deferred.lock().unwrap_or_else(|p| p.into_inner()).live_dev_comms += 1;
+        shared
+            .deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .live_dev_comms += 1;
         Ok(DevComm {
             comm: shared.clone(),
             parts,

@@ -19,5 +19,6 @@ mod devcomm;
 
 pub use buffer::SymmetricBuffer;
 pub use capability::DeviceApiStatus;
+pub(crate) use communicator::timeout_from_env as communicator_timeout;
 pub use communicator::{Communicator, InitRank, LocalRank, PeerInfo, DEFAULT_TIMEOUT};
 pub use devcomm::{DevComm, DevCommRequirements};

@@ -155,7 +155,10 @@ impl Generation {
 
     /// The releases of this generation, as text.
     pub fn releases(&self) -> Vec<NcclVersion> {
-        self.versions.iter().map(|&c| NcclVersion::from_code(c)).collect()
+        self.versions
+            .iter()
+            .map(|&c| NcclVersion::from_code(c))
+            .collect()
     }
 }
 
@@ -278,7 +281,10 @@ impl RawStruct {
     /// `T` must be a generated layout struct (every bit pattern valid: integers, `u8`
     /// for `bool`, raw pointers) no larger than this value.
     pub unsafe fn read<T: Copy>(&self) -> T {
-        assert!(size_of::<T>() <= self.words.len() * 8, "RawStruct too small");
+        assert!(
+            size_of::<T>() <= self.words.len() * 8,
+            "RawStruct too small"
+        );
         const { assert!(align_of::<T>() <= 8) };
         // SAFETY: size and alignment checked; validity of the bits is the caller's.
         unsafe { self.words.as_ptr().cast::<T>().read() }

@@ -1,0 +1,144 @@
+//! Starts one process per GPU with the bootstrap variables set, and waits for them: a
+//! rank that fails gives the others a grace period, then they are killed.
+
+use std::ffi::OsString;
+use std::net::TcpListener;
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use super::env::{BootstrapEnv, DEFAULT_MASTER_ADDR};
+use crate::error::{NcclError, Result};
+
+/// A free TCP port on loopback (bound and released; a small race is possible).
+pub fn free_port() -> Result<u16> {
+    let l = TcpListener::bind((DEFAULT_MASTER_ADDR, 0))
+        .map_err(|e| NcclError::Bootstrap(format!("no free port on loopback: {e}")))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| NcclError::Bootstrap(format!("no free port on loopback: {e}")))
+}
+
+/// What to start: `nproc` copies of `program args`, rank `i` on GPU `i`.
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    /// Processes (ranks) to start.
+    pub nproc: usize,
+    /// The program.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// `MASTER_ADDR` (default loopback).
+    pub master_addr: String,
+    /// `MASTER_PORT`; `None` picks a free port.
+    pub master_port: Option<u16>,
+    /// Extra variables for every rank.
+    pub env: Vec<(String, String)>,
+}
+
+impl Launcher {
+    /// `nproc` copies of `program` with no arguments, on loopback and a free port.
+    pub fn new(nproc: usize, program: impl Into<OsString>) -> Self {
+        Launcher {
+            nproc,
+            program: program.into(),
+            args: Vec::new(),
+            master_addr: DEFAULT_MASTER_ADDR.to_owned(),
+            master_port: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// Starts every rank.
+    pub fn spawn(&self) -> Result<Job> {
+        let port = match self.master_port {
+            Some(p) => p,
+            None => free_port()?,
+        };
+        let mut children = Vec::with_capacity(self.nproc);
+        for rank in 0..self.nproc {
+            let vars = BootstrapEnv {
+                rank,
+                world_size: self.nproc,
+                local_rank: rank,
+                master_addr: self.master_addr.clone(),
+                master_port: port,
+            }
+            .to_vars();
+            let mut cmd = Command::new(&self.program);
+            cmd.args(&self.args)
+                .envs(vars)
+                .envs(self.env.iter().cloned());
+            match cmd.spawn() {
+                Ok(child) => children.push(child),
+                Err(e) => {
+                    let mut job = Job { children };
+                    job.kill_all();
+                    return Err(NcclError::Bootstrap(format!(
+                        "cannot start rank {rank} ({:?}): {e}",
+                        self.program
+                    )));
+                }
+            }
+        }
+        Ok(Job { children })
+    }
+}
+
+/// Running ranks.
+#[derive(Debug)]
+pub struct Job {
+    /// The processes, by rank.
+    pub children: Vec<Child>,
+}
+
+impl Job {
+    /// Waits for every rank, at most `timeout` overall; after the first failure the
+    /// others get `grace` to finish (they should fail on their own through NCCL's
+    /// timeout) before they are killed. Returns each rank's exit status (a killed rank
+    /// shows a signal).
+    pub fn wait(&mut self, timeout: Duration, grace: Duration) -> Result<Vec<ExitStatus>> {
+        let start = Instant::now();
+        let mut status: Vec<Option<ExitStatus>> = vec![None; self.children.len()];
+        let mut failed_at: Option<Instant> = None;
+        loop {
+            for (i, c) in self.children.iter_mut().enumerate() {
+                if status[i].is_none() {
+                    let s = c
+                        .try_wait()
+                        .map_err(|e| NcclError::Bootstrap(format!("waiting for rank {i}: {e}")))?;
+                    if let Some(s) = s {
+                        if !s.success() && failed_at.is_none() {
+                            failed_at = Some(Instant::now());
+                        }
+                        status[i] = Some(s);
+                    }
+                }
+            }
+            if status.iter().all(Option::is_some) {
+                return Ok(status.into_iter().flatten().collect());
+            }
+            let overdue =
+                start.elapsed() >= timeout || failed_at.is_some_and(|t| t.elapsed() >= grace);
+            if overdue {
+                self.kill_all();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills every rank still running.
+    pub fn kill_all(&mut self) {
+        for c in &mut self.children {
+            if let Ok(None) = c.try_wait() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}

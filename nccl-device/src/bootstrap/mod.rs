@@ -1,0 +1,56 @@
+//! Multi-process jobs, one process per GPU: the torchrun-style environment
+//! ([`BootstrapEnv`]), the exchange of NCCL's unique id over TCP ([`exchange`]) and a
+//! small launcher ([`Launcher`], also the `cudajit-nccl-launch` binary).
+
+mod env;
+mod exchange;
+mod launcher;
+
+use std::sync::Arc;
+
+pub use env::BootstrapEnv;
+pub use exchange::{exchange, Exchanged};
+pub use launcher::{free_port, Job, Launcher};
+
+use crate::error::Result;
+use crate::library::Nccl;
+use crate::safe::{Communicator, InitRank};
+
+/// This machine's host name (ranks with the same name share a host).
+pub fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+impl Communicator {
+    /// Joins the job the environment describes (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
+    /// `MASTER_ADDR`, `MASTER_PORT`): exchanges the unique id over TCP and initialises
+    /// this rank on GPU `LOCAL_RANK`. Every step is bounded by `CUDAJIT_NCCL_TIMEOUT_S`
+    /// (default 120 s).
+    pub fn from_env(nccl: &Arc<Nccl>) -> Result<Communicator> {
+        let env = BootstrapEnv::from_env(&crate::discover::SearchEnv::from_process())?;
+        Communicator::from_bootstrap(nccl, &env)
+    }
+
+    /// Like [`Communicator::from_env`] with an explicit environment.
+    pub fn from_bootstrap(nccl: &Arc<Nccl>, env: &BootstrapEnv) -> Result<Communicator> {
+        let timeout = crate::safe::communicator_timeout();
+        let Exchanged { unique_id, peers } =
+            exchange(env, env.local_rank, || nccl.unique_id(), timeout)?;
+        Communicator::init_rank(
+            nccl,
+            InitRank {
+                unique_id,
+                rank: env.rank as i32,
+                n_ranks: env.world_size as i32,
+                device: env.local_rank,
+                timeout,
+                peers: Some(peers),
+            },
+        )
+    }
+}
