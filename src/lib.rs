@@ -35,15 +35,19 @@
 //! syntax, IR, validation), `cudajit-codegen` (NVVM IR writer, toolchain, cache) and
 //! `cudajit-nccl` (NCCL, planned).
 
+// The macros name this crate `::cudajit`; inside it, too.
+extern crate self as cudajit;
+
 mod error;
 mod gpu;
 mod kernel;
 mod launch;
 mod spec;
+pub mod warp;
 
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::Arch;
-pub use cudajit_core::device::{DeviceScalar, Dim3, Float, Int};
+pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
 pub use cudajit_core::lower::Specialization;
 pub use cudajit_macros::{device, kernel};
 pub use cudarc::driver::{
@@ -60,17 +64,12 @@ pub use cudajit_codegen as codegen;
 /// The language crate: captured syntax, IR, validator.
 pub use cudajit_core as core;
 
-/// What kernel code and launch code need: the attribute, the intrinsics, the launch API.
+/// What kernel code and launch code need: the attributes, the intrinsics, the warp
+/// helpers, the traits of generic kernels and the launch API.
 pub mod prelude {
-    pub use crate::{device, kernel, DeviceScalar, Dim3, Float, Int, LaunchConfig};
-    pub use cudajit_core::device::{
-        activemask, all_sync, any_sync, atomic_add, atomic_and, atomic_compare_exchange,
-        atomic_exchange, atomic_max, atomic_min, atomic_or, atomic_sub, atomic_xor, ballot_sync,
-        block_dim, block_idx, dynamic_shared, fence_block, fence_device, fence_system,
-        global_index, grid_dim, grid_stride, lane_id, shared_array, shfl_down_sync, shfl_idx_sync,
-        shfl_up_sync, shfl_xor_sync, sync_threads, thread_idx, vload2, vload4, vstore2, vstore4,
-        FULL_WARP, WARP_SIZE,
-    };
+    pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
+    pub use crate::{device, kernel, LaunchConfig};
+    pub use cudajit_core::device::*;
 }
 
 /// Items the generated code uses. Not part of the public API.

@@ -639,3 +639,72 @@ fn vector_loads_and_register_arrays_run() {
         }
     }
 }
+
+#[test]
+fn warp_helpers_scoped_atomics_and_special_functions() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let (blocks, threads) = (20usize, 256usize);
+    let n = blocks * threads;
+    let values: Vec<f32> = pseudo_random(23, n)
+        .iter()
+        .map(|&r| (r % 200) as f32 - 100.0)
+        .collect();
+    let dvalues = stream.clone_htod(&values).unwrap();
+    let mut sums = stream.alloc_zeros::<f32>(n / 32).unwrap();
+    let mut ranges = stream.alloc_zeros::<f32>(n / 32).unwrap();
+    let mut scans = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut per_block = stream.alloc_zeros::<u32>(2 * blocks).unwrap();
+    let mut total = stream.alloc_zeros::<u64>(1).unwrap();
+    let mut specials = stream.alloc_zeros::<f32>(n).unwrap();
+    warp_helpers::launch(
+        &stream,
+        LaunchConfig::new(blocks as u32, threads as u32),
+        &dvalues,
+        &mut sums,
+        &mut ranges,
+        &mut scans,
+        &mut per_block,
+        &mut total,
+        &mut specials,
+    )
+    .unwrap();
+    let (sums, ranges) = (
+        stream.clone_dtoh(&sums).unwrap(),
+        stream.clone_dtoh(&ranges).unwrap(),
+    );
+    for (w, lanes) in values.chunks(32).enumerate() {
+        assert_eq!(sums[w], lanes.iter().sum::<f32>(), "warp {w}");
+        let max = lanes.iter().cloned().fold(f32::MIN, f32::max);
+        let min = lanes.iter().cloned().fold(f32::MAX, f32::min);
+        assert_eq!(ranges[w], max - min, "warp {w}");
+    }
+    let scans = stream.clone_dtoh(&scans).unwrap();
+    assert!(scans
+        .iter()
+        .enumerate()
+        .all(|(i, &s)| s == (i % 32) as u32 + 1));
+    let per_block = stream.clone_dtoh(&per_block).unwrap();
+    assert!(per_block[..blocks].iter().all(|&c| c == threads as u32));
+    assert!(per_block[blocks..].iter().all(|&m| m == threads as u32 - 1));
+    assert_eq!(stream.clone_dtoh(&total).unwrap()[0], n as u64);
+    let specials = stream.clone_dtoh(&specials).unwrap();
+    for i in 0..n {
+        let x = values[i] * 0.01;
+        let expected = cudajit::prelude::erf(x)
+            + cudajit::prelude::erfc(x)
+            + 1.0 / (x.abs() + 1.0).sqrt()
+            + x.exp()
+            + x.sin()
+            + x.cos()
+            + (x.abs() + 1.0).ln()
+            + x / 3.0;
+        assert!(
+            (specials[i] - expected).abs() < 1e-4 * expected.abs().max(1.0),
+            "i={i}: {} vs {expected}",
+            specials[i]
+        );
+    }
+}

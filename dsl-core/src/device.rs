@@ -270,6 +270,53 @@ atomics!(
     atomic_exchange,
 );
 
+atomics!(
+    /// [`atomic_add`] atomic only with respect to the threads of the block.
+    atomic_add_block,
+    /// [`atomic_add`] atomic also with respect to the host and other GPUs.
+    atomic_add_system,
+    /// [`atomic_sub`] at block scope.
+    atomic_sub_block,
+    /// [`atomic_sub`] at system scope.
+    atomic_sub_system,
+    /// [`atomic_min`] at block scope.
+    atomic_min_block,
+    /// [`atomic_min`] at system scope.
+    atomic_min_system,
+    /// [`atomic_max`] at block scope.
+    atomic_max_block,
+    /// [`atomic_max`] at system scope.
+    atomic_max_system,
+    /// [`atomic_and`] at block scope.
+    atomic_and_block,
+    /// [`atomic_and`] at system scope.
+    atomic_and_system,
+    /// [`atomic_or`] at block scope.
+    atomic_or_block,
+    /// [`atomic_or`] at system scope.
+    atomic_or_system,
+    /// [`atomic_xor`] at block scope.
+    atomic_xor_block,
+    /// [`atomic_xor`] at system scope.
+    atomic_xor_system,
+    /// [`atomic_exchange`] at block scope.
+    atomic_exchange_block,
+    /// [`atomic_exchange`] at system scope.
+    atomic_exchange_system,
+);
+
+/// [`atomic_compare_exchange`] at block scope.
+pub fn atomic_compare_exchange_block<T: DeviceScalar>(target: &mut T, current: T, new: T) -> T {
+    let _ = (target, current, new);
+    device_only("atomic_compare_exchange_block")
+}
+
+/// [`atomic_compare_exchange`] at system scope.
+pub fn atomic_compare_exchange_system<T: DeviceScalar>(target: &mut T, current: T, new: T) -> T {
+    let _ = (target, current, new);
+    device_only("atomic_compare_exchange_system")
+}
+
 /// If `*target == current`, sets it to `new`, atomically. Returns the previous value
 /// (CUDA `atomicCAS`).
 pub fn atomic_compare_exchange<T: DeviceScalar>(target: &mut T, current: T, new: T) -> T {
@@ -360,4 +407,104 @@ pub fn vstore4<T: DeviceScalar>(slice: &mut [T], i: usize, values: (T, T, T, T))
 pub fn vstore2<T: DeviceScalar>(slice: &mut [T], i: usize, values: (T, T)) {
     let _ = (slice, i, values);
     device_only("vstore2")
+}
+
+/// The error function, `erf(x)` (libdevice's `erf`; `libm` on the host).
+pub fn erf<T: DeviceMath>(x: T) -> T {
+    x.erf_host()
+}
+
+/// `1 - erf(x)`, accurate for large arguments.
+pub fn erfc<T: DeviceMath>(x: T) -> T {
+    x.erfc_host()
+}
+
+/// `1 / sqrt(x)`.
+pub fn rsqrt<T: DeviceMath>(x: T) -> T {
+    x.rsqrt_host()
+}
+
+/// The approximate fast versions of common float functions, which compile to the GPU's
+/// special-function unit (`f32` only on the device; CUDA's `__expf`, `__sinf`,
+/// `__fdividef`...), and the host side of [`erf`], [`erfc`] and [`rsqrt`]. On the host they
+/// are exact.
+pub trait DeviceMath: Copy {
+    #[doc(hidden)]
+    fn erf_host(self) -> Self;
+    #[doc(hidden)]
+    fn erfc_host(self) -> Self;
+    #[doc(hidden)]
+    fn rsqrt_host(self) -> Self;
+    /// Approximate `exp` (about 2 ulp for small arguments, worse for large).
+    fn fast_exp(self) -> Self;
+    /// Approximate `sin` (absolute error about 2^-21.4 in [-π, π]).
+    fn fast_sin(self) -> Self;
+    /// Approximate `cos`.
+    fn fast_cos(self) -> Self;
+    /// Approximate natural logarithm.
+    fn fast_ln(self) -> Self;
+    /// Approximate base-2 logarithm.
+    fn fast_log2(self) -> Self;
+    /// Approximate division.
+    fn fast_div(self, divisor: Self) -> Self;
+}
+
+impl DeviceMath for f32 {
+    fn erf_host(self) -> Self {
+        libm::erff(self)
+    }
+    fn erfc_host(self) -> Self {
+        libm::erfcf(self)
+    }
+    fn rsqrt_host(self) -> Self {
+        1.0 / self.sqrt()
+    }
+    fn fast_exp(self) -> Self {
+        self.exp()
+    }
+    fn fast_sin(self) -> Self {
+        self.sin()
+    }
+    fn fast_cos(self) -> Self {
+        self.cos()
+    }
+    fn fast_ln(self) -> Self {
+        self.ln()
+    }
+    fn fast_log2(self) -> Self {
+        self.log2()
+    }
+    fn fast_div(self, divisor: Self) -> Self {
+        self / divisor
+    }
+}
+
+impl DeviceMath for f64 {
+    fn erf_host(self) -> Self {
+        libm::erf(self)
+    }
+    fn erfc_host(self) -> Self {
+        libm::erfc(self)
+    }
+    fn rsqrt_host(self) -> Self {
+        1.0 / self.sqrt()
+    }
+    fn fast_exp(self) -> Self {
+        self.exp()
+    }
+    fn fast_sin(self) -> Self {
+        self.sin()
+    }
+    fn fast_cos(self) -> Self {
+        self.cos()
+    }
+    fn fast_ln(self) -> Self {
+        self.ln()
+    }
+    fn fast_log2(self) -> Self {
+        self.log2()
+    }
+    fn fast_div(self, divisor: Self) -> Self {
+        self / divisor
+    }
 }

@@ -17,6 +17,40 @@ pub enum AtomicOp {
     CompareExchange,
 }
 
+/// Which threads an atomic is atomic with respect to (PTX `.cta`, `.gpu`, `.sys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AtomicScope {
+    /// The threads of the block (`atomic_add_block`).
+    Block,
+    /// The whole GPU (`atomic_add`, CUDA's default).
+    Device,
+    /// The host and other GPUs too (`atomic_add_system`).
+    System,
+}
+
+impl AtomicOp {
+    const ALL: [(AtomicOp, &'static str); 9] = [
+        (AtomicOp::Add, "add"),
+        (AtomicOp::Sub, "sub"),
+        (AtomicOp::Min, "min"),
+        (AtomicOp::Max, "max"),
+        (AtomicOp::And, "and"),
+        (AtomicOp::Or, "or"),
+        (AtomicOp::Xor, "xor"),
+        (AtomicOp::Exchange, "exchange"),
+        (AtomicOp::CompareExchange, "compare_exchange"),
+    ];
+
+    /// The operation's name in `atomic_<name>`.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(op, _)| *op == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("?")
+    }
+}
+
 /// Which lanes a shuffle reads from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ShuffleMode {
@@ -57,8 +91,9 @@ pub enum Intrinsic {
     SharedArray,
     /// `dynamic_shared::<T>()`: the launch's dynamic shared memory as a slice of `T`.
     DynamicShared,
-    /// `atomic_add(&mut x[i], v)` and friends: returns the old value.
-    Atomic(AtomicOp),
+    /// `atomic_add(&mut x[i], v)` and friends (`atomic_add_block`, `atomic_add_system` for
+    /// other scopes): returns the old value.
+    Atomic(AtomicOp, AtomicScope),
     /// `shfl_idx_sync(mask, v, lane)` and friends.
     Shuffle(ShuffleMode),
     /// `ballot_sync(mask, p)`, `all_sync(mask, p)`, `any_sync(mask, p)`.
@@ -74,7 +109,7 @@ pub enum Intrinsic {
     VectorStore(u8),
 }
 
-const NAMES: [(Intrinsic, &str); 27] = [
+const NAMES: [(Intrinsic, &str); 18] = [
     (Intrinsic::VectorLoad(4), "vload4"),
     (Intrinsic::VectorLoad(2), "vload2"),
     (Intrinsic::VectorStore(4), "vstore4"),
@@ -85,18 +120,6 @@ const NAMES: [(Intrinsic, &str); 27] = [
     (Intrinsic::Fence(FenceScope::System), "fence_system"),
     (Intrinsic::SharedArray, "shared_array"),
     (Intrinsic::DynamicShared, "dynamic_shared"),
-    (Intrinsic::Atomic(AtomicOp::Add), "atomic_add"),
-    (Intrinsic::Atomic(AtomicOp::Sub), "atomic_sub"),
-    (Intrinsic::Atomic(AtomicOp::Min), "atomic_min"),
-    (Intrinsic::Atomic(AtomicOp::Max), "atomic_max"),
-    (Intrinsic::Atomic(AtomicOp::And), "atomic_and"),
-    (Intrinsic::Atomic(AtomicOp::Or), "atomic_or"),
-    (Intrinsic::Atomic(AtomicOp::Xor), "atomic_xor"),
-    (Intrinsic::Atomic(AtomicOp::Exchange), "atomic_exchange"),
-    (
-        Intrinsic::Atomic(AtomicOp::CompareExchange),
-        "atomic_compare_exchange",
-    ),
     (Intrinsic::Shuffle(ShuffleMode::Idx), "shfl_idx_sync"),
     (Intrinsic::Shuffle(ShuffleMode::Up), "shfl_up_sync"),
     (Intrinsic::Shuffle(ShuffleMode::Down), "shfl_down_sync"),
@@ -113,13 +136,37 @@ impl Intrinsic {
         if name == "lane_id" {
             return Some(Intrinsic::LaneId);
         }
+        if let Some(rest) = name.strip_prefix("atomic_") {
+            let (op, scope) = match (rest.strip_suffix("_block"), rest.strip_suffix("_system")) {
+                (Some(op), _) => (op, AtomicScope::Block),
+                (_, Some(op)) => (op, AtomicScope::System),
+                _ => (rest, AtomicScope::Device),
+            };
+            return AtomicOp::ALL
+                .iter()
+                .find(|(_, n)| *n == op)
+                .map(|(op, _)| Intrinsic::Atomic(*op, scope));
+        }
         NAMES.iter().find(|(_, n)| *n == name).map(|(i, _)| *i)
     }
 
-    /// The Rust name.
+    /// The Rust name (for atomics, without the scope suffix).
     pub fn name(self) -> &'static str {
         if self == Intrinsic::LaneId {
             return "lane_id";
+        }
+        if let Intrinsic::Atomic(op, _) = self {
+            return match op {
+                AtomicOp::Add => "atomic_add",
+                AtomicOp::Sub => "atomic_sub",
+                AtomicOp::Min => "atomic_min",
+                AtomicOp::Max => "atomic_max",
+                AtomicOp::And => "atomic_and",
+                AtomicOp::Or => "atomic_or",
+                AtomicOp::Xor => "atomic_xor",
+                AtomicOp::Exchange => "atomic_exchange",
+                AtomicOp::CompareExchange => "atomic_compare_exchange",
+            };
         }
         NAMES
             .iter()
@@ -139,8 +186,8 @@ impl Intrinsic {
             Intrinsic::SharedArray => 1,
             Intrinsic::VectorLoad(_) => 2,
             Intrinsic::VectorStore(_) => 3,
-            Intrinsic::Atomic(AtomicOp::CompareExchange) | Intrinsic::Shuffle(_) => 3,
-            Intrinsic::Atomic(_) | Intrinsic::Vote(_) => 2,
+            Intrinsic::Atomic(AtomicOp::CompareExchange, _) | Intrinsic::Shuffle(_) => 3,
+            Intrinsic::Atomic(..) | Intrinsic::Vote(_) => 2,
         }
     }
 
@@ -151,7 +198,7 @@ impl Intrinsic {
 
     /// Whether the first argument is a place (`&mut x[i]`).
     pub fn takes_place(self) -> bool {
-        matches!(self, Intrinsic::Atomic(_))
+        matches!(self, Intrinsic::Atomic(..))
     }
 
     /// Whether the call produces no value (a statement).
@@ -165,5 +212,34 @@ impl Intrinsic {
     /// Whether the call produces a slice (bound with `let`).
     pub fn is_slice(self) -> bool {
         matches!(self, Intrinsic::SharedArray | Intrinsic::DynamicShared)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_names_carry_their_scope() {
+        assert_eq!(
+            Intrinsic::from_name("atomic_add"),
+            Some(Intrinsic::Atomic(AtomicOp::Add, AtomicScope::Device))
+        );
+        assert_eq!(
+            Intrinsic::from_name("atomic_compare_exchange_block"),
+            Some(Intrinsic::Atomic(
+                AtomicOp::CompareExchange,
+                AtomicScope::Block
+            ))
+        );
+        assert_eq!(
+            Intrinsic::from_name("atomic_max_system"),
+            Some(Intrinsic::Atomic(AtomicOp::Max, AtomicScope::System))
+        );
+        assert_eq!(Intrinsic::from_name("atomic_frobnicate"), None);
+        assert_eq!(
+            Intrinsic::from_name("vload4"),
+            Some(Intrinsic::VectorLoad(4))
+        );
     }
 }

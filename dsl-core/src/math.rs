@@ -42,12 +42,30 @@ pub enum MathFunction {
     CountOnes,
     LeadingZeros,
     TrailingZeros,
+    Erf,
+    Erfc,
+    Rsqrt,
+    FastExp,
+    FastSin,
+    FastCos,
+    FastLn,
+    FastLog2,
+    FastDiv,
 }
 
 use MathFunction::*;
 
 /// Every function with its Rust method name.
-const NAMES: [(MathFunction, &str); 34] = [
+const NAMES: [(MathFunction, &str); 43] = [
+    (Erf, "erf"),
+    (Erfc, "erfc"),
+    (Rsqrt, "rsqrt"),
+    (FastExp, "fast_exp"),
+    (FastSin, "fast_sin"),
+    (FastCos, "fast_cos"),
+    (FastLn, "fast_ln"),
+    (FastLog2, "fast_log2"),
+    (FastDiv, "fast_div"),
     (Sqrt, "sqrt"),
     (Exp, "exp"),
     (Exp2, "exp2"),
@@ -108,7 +126,7 @@ impl MathFunction {
     pub fn extra_arguments(self) -> usize {
         match self {
             MulAdd => 2,
-            Powf | Powi | Copysign | Hypot | Atan2 | Min | Max => 1,
+            Powf | Powi | Copysign | Hypot | Atan2 | Min | Max | FastDiv => 1,
             _ => 0,
         }
     }
@@ -119,6 +137,8 @@ impl MathFunction {
             Abs => ty.is_float() || ty.is_signed(),
             Min | Max => ty.is_float() || ty.is_integer(),
             CountOnes | LeadingZeros | TrailingZeros => ty.is_integer(),
+            // The approximate hardware versions exist for `f32` only.
+            FastExp | FastSin | FastCos | FastLn | FastLog2 | FastDiv => ty == Scalar::F32,
             _ => ty.is_float(),
         }
     }

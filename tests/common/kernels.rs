@@ -525,3 +525,42 @@ pub fn row_times_columns<const R: usize>(k: u32, a: &[f64], b: &[f64], out: &mut
         }
     }
 }
+
+/// The warp helpers of `cudajit::warp`, scoped atomics, `erf` and the fast intrinsics.
+#[kernel]
+pub fn warp_helpers(
+    values: &[f32],
+    sums: &mut [f32],
+    maxima: &mut [f32],
+    scans: &mut [u32],
+    per_block: &mut [u32],
+    total: &mut [u64],
+    specials: &mut [f32],
+) {
+    let i = global_index();
+    let v = values[i];
+    let s = warp_sum(v);
+    let m = warp_max(v);
+    let lowest = warp_min(v);
+    let scan = warp_inclusive_scan(1u32);
+    if lane_id() == 0 {
+        sums[i / 32] = s;
+        maxima[i / 32] = m - lowest;
+    }
+    scans[i] = scan;
+    atomic_add_block(&mut per_block[block_idx().x as usize], 1);
+    atomic_max_block(
+        &mut per_block[grid_dim().x as usize + block_idx().x as usize],
+        thread_idx().x,
+    );
+    atomic_add_system(&mut total[0], 1);
+    let x = v * 0.01;
+    specials[i] = erf(x)
+        + erfc(x)
+        + rsqrt(x.abs() + 1.0)
+        + x.fast_exp()
+        + x.fast_sin()
+        + x.fast_cos()
+        + (x.abs() + 1.0).fast_ln()
+        + x.fast_div(3.0);
+}

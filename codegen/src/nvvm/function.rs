@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use cudajit_core::ast::{Axis, BinaryOp, UnaryOp};
-use cudajit_core::intrinsics::{AtomicOp, FenceScope, Intrinsic, ShuffleMode, VoteOp};
+use cudajit_core::intrinsics::{AtomicOp, AtomicScope, FenceScope, Intrinsic, ShuffleMode, VoteOp};
 use cudajit_core::ir::{
     Block, BuiltinValue, Expression, Function, Handle, Literal, LocalVariable, LoopId, Module,
     Statement, TypeInner,
@@ -697,9 +697,13 @@ impl Writer<'_> {
             Intrinsic::SharedArray | Intrinsic::DynamicShared => {
                 return Err(self.unsupported(span, "a shared array as a statement"))
             }
-            Intrinsic::Atomic(op) => {
+            Intrinsic::Atomic(op, AtomicScope::Device) => {
                 let ty = self.scalar_of(arguments[1])?;
                 Some((self.atomic(op, ty, &values), ty))
+            }
+            Intrinsic::Atomic(op, scope) => {
+                let ty = self.scalar_of(arguments[1])?;
+                Some((self.scoped_atomic(op, scope, ty, &values), ty))
             }
             Intrinsic::Shuffle(mode) => {
                 let ty = self.scalar_of(arguments[1])?;
@@ -797,6 +801,78 @@ impl Writer<'_> {
         self.value(format!(
             "atomicrmw {name} {t}* {pointer}, {t} {} monotonic",
             values[1]
+        ))
+    }
+
+    /// A relaxed atomic at block or system scope, as PTX `atom.cta`/`atom.sys` (LLVM 7 has
+    /// no scopes on `atomicrmw`, and NVVM's scoped intrinsics lack the unsigned min/max).
+    fn scoped_atomic(
+        &mut self,
+        op: AtomicOp,
+        scope: AtomicScope,
+        ty: Scalar,
+        values: &[String],
+    ) -> String {
+        let scope = if scope == AtomicScope::Block {
+            "cta"
+        } else {
+            "sys"
+        };
+        let t = types::scalar(ty);
+        let wide = ty.bits() == 64;
+        let (ptx_op, ptx_ty) = match op {
+            AtomicOp::Add | AtomicOp::Sub if ty.is_float() => {
+                ("add", if wide { "f64" } else { "f32" })
+            }
+            AtomicOp::Add | AtomicOp::Sub => ("add", if wide { "u64" } else { "u32" }),
+            AtomicOp::Min | AtomicOp::Max => {
+                let op = if op == AtomicOp::Min { "min" } else { "max" };
+                let ty = match (ty.is_signed(), wide) {
+                    (true, true) => "s64",
+                    (true, false) => "s32",
+                    (false, true) => "u64",
+                    (false, false) => "u32",
+                };
+                (op, ty)
+            }
+            AtomicOp::And => ("and", if wide { "b64" } else { "b32" }),
+            AtomicOp::Or => ("or", if wide { "b64" } else { "b32" }),
+            AtomicOp::Xor => ("xor", if wide { "b64" } else { "b32" }),
+            AtomicOp::Exchange => ("exch", if wide { "b64" } else { "b32" }),
+            AtomicOp::CompareExchange => ("cas", if wide { "b64" } else { "b32" }),
+        };
+        let letter = match (ty.is_float(), wide) {
+            (true, true) => "d",
+            (true, false) => "f",
+            (false, true) => "l",
+            (false, false) => "r",
+        };
+        let address = self.value(format!("ptrtoint {t}* {} to i64", values[0]));
+        let mut operands = vec![format!("i64 {address}")];
+        let mut value = values[1].clone();
+        if op == AtomicOp::Sub {
+            value = if ty.is_float() {
+                self.value(format!("fsub {t} -0.0, {value}"))
+            } else {
+                self.value(format!("sub {t} 0, {value}"))
+            };
+        }
+        operands.push(format!("{t} {value}"));
+        let (template, constraints) = if op == AtomicOp::CompareExchange {
+            operands.push(format!("{t} {}", values[2]));
+            (
+                format!("atom.{scope}.{ptx_op}.{ptx_ty} $0, [$1], $2, $3;"),
+                format!("={letter},l,{letter},{letter},~{{memory}}"),
+            )
+        } else {
+            (
+                format!("atom.{scope}.{ptx_op}.{ptx_ty} $0, [$1], $2;"),
+                format!("={letter},l,{letter},~{{memory}}"),
+            )
+        };
+        self.value(format!(
+            "call {t} asm sideeffect \"{template}\", \"{constraints}\"({})",
+            operands.join(", ")
         ))
     }
 
@@ -1133,6 +1209,15 @@ fn libdevice_name(function: MathFunction, ty: Scalar) -> String {
         MathFunction::Abs => "fabs",
         MathFunction::Min => "fmin",
         MathFunction::Max => "fmax",
+        MathFunction::Erf => "erf",
+        MathFunction::Erfc => "erfc",
+        MathFunction::Rsqrt => "rsqrt",
+        MathFunction::FastExp => "fast_exp",
+        MathFunction::FastSin => "fast_sin",
+        MathFunction::FastCos => "fast_cos",
+        MathFunction::FastLn => "fast_log",
+        MathFunction::FastLog2 => "fast_log2",
+        MathFunction::FastDiv => "fast_fdivide",
         // Lowered without libdevice.
         MathFunction::Recip
         | MathFunction::IsNan

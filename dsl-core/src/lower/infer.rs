@@ -578,7 +578,7 @@ impl Inference<'_> {
                     ),
                 ))
             }
-            Intrinsic::Atomic(_) => {
+            Intrinsic::Atomic(..) => {
                 let Some(ExprKind::Reference { place, .. }) = args.first().map(|a| &a.kind) else {
                     return Err(LowerError::new(span, "an atomic takes `&mut x[i]` first"));
                 };

@@ -511,7 +511,7 @@ impl Checker<'_> {
             Intrinsic::SharedArray | Intrinsic::DynamicShared => {
                 return Err(Kind::Unsupported(format!("`{name}` as a statement")))
             }
-            Intrinsic::Atomic(op) => {
+            Intrinsic::Atomic(op, _) => {
                 arity(if op == AtomicOp::CompareExchange {
                     3
                 } else {

@@ -293,6 +293,19 @@ impl Parser<'_> {
         {
             return self.intrinsic(call, &name, span);
         }
+        if let Some(name) = intrinsic_name(&call.func) {
+            // `erf(x)`, `erfc(x)`, `rsqrt(x)`: functions std lacks, called like C's.
+            if matches!(name.as_str(), "erf" | "erfc" | "rsqrt") {
+                if let Some(function) = MathFunction::from_name(&name) {
+                    let args: Vec<&syn::Expr> = call.args.iter().collect();
+                    let Some((receiver, rest)) = args.split_first() else {
+                        self.errors.at(call, format!("`{name}` takes one argument"));
+                        return None;
+                    };
+                    return self.math(function, receiver, rest, call, span);
+                }
+            }
+        }
         if let Some(name) = intrinsic_name(&strip_last_arguments(&call.func)) {
             if let Some(intrinsic) = Intrinsic::from_name(&name) {
                 return self.device_intrinsic(call, intrinsic, span);
