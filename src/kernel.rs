@@ -22,6 +22,9 @@ use crate::{Error, LaunchConfig};
 /// A `#[kernel]`'s runtime state; the macro puts one in a `static` per kernel.
 pub struct Kernel {
     captured: CapturedKernel,
+    /// Whether the kernel's crate was built with debug assertions (bounds checks and
+    /// `debug_assert!` follow it).
+    debug: bool,
     first: OnceLock<LoadedKernel>,
     others: Mutex<Vec<&'static LoadedKernel>>,
 }
@@ -39,13 +42,20 @@ pub struct LoadedKernel {
 }
 
 impl Kernel {
-    /// State for a captured kernel; used by the macro.
-    pub const fn new(captured: CapturedKernel) -> Self {
+    /// State for a captured kernel; used by the macro, which passes
+    /// `cfg!(debug_assertions)` of the kernel's crate.
+    pub const fn new(captured: CapturedKernel, debug: bool) -> Self {
         Kernel {
             captured,
+            debug,
             first: OnceLock::new(),
             others: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The compile options of this kernel: checks follow the build of its crate.
+    pub fn options(&self) -> CompileOptions {
+        CompileOptions::for_build(self.debug)
     }
 
     /// The kernel's name.
@@ -162,7 +172,11 @@ impl Kernel {
 
     /// The NVVM IR of the specialisation `spec`.
     pub fn nvvm_ir_with(&'static self, spec: &Specialization) -> Result<String, Error> {
-        Ok(cudajit_codegen::compile::nvvm_ir(&self.captured, spec)?)
+        Ok(cudajit_codegen::compile::nvvm_ir_with(
+            &self.captured,
+            spec,
+            &self.options(),
+        )?)
     }
 
     fn load(

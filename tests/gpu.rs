@@ -708,3 +708,82 @@ fn warp_helpers_scoped_atomics_and_special_functions() {
         );
     }
 }
+
+/// Run in child processes by `device_printing_assertions_and_bounds_checks`: a failed
+/// assertion leaves the CUDA context unusable, so each case gets its own process.
+#[test]
+#[ignore = "run as a child process"]
+fn child_debug_case() {
+    let Ok(case) = std::env::var("CUDAJIT_TEST_CASE") else {
+        return;
+    };
+    let context = cudajit::default_context().unwrap();
+    let stream = context.default_stream();
+    let values: Vec<i32> = (0..256).map(|i| if i == 3 { 0 } else { 7 + i }).collect();
+    let dvalues = stream.clone_htod(&values).unwrap();
+    let mut out = stream.alloc_zeros::<i32>(256).unwrap();
+    let config = LaunchConfig::new(1, 256);
+    match case.as_str() {
+        "print" => debug_print::launch(&stream, config, &dvalues).unwrap(),
+        "assert" => checked_division::launch(&stream, config, &dvalues, &mut out).unwrap(),
+        "bounds" => off_by_one::launch(&stream, config, &dvalues, &mut out).unwrap(),
+        other => panic!("unknown case {other}"),
+    }
+    match stream.synchronize() {
+        Ok(()) => println!("CASE {case}: completed"),
+        Err(error) => println!("CASE {case}: synchronize failed: {error:?}"),
+    }
+}
+
+#[test]
+fn device_printing_assertions_and_bounds_checks() {
+    let Some(_) = common::gpu_or_skip() else {
+        return;
+    };
+    let run = |case: &str, bounds_checks: &str| {
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "child_debug_case",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("CUDAJIT_TEST_CASE", case)
+            .env("CUDAJIT_BOUNDS_CHECKS", bounds_checks)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        eprintln!("--- case {case} ---\n{text}");
+        text
+    };
+    let printed = run("print", "0");
+    assert!(
+        printed.contains("value 0 = 7 half 3.50 positive true hex 7"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("value 1 = 8 half 4.00 positive true hex 8"),
+        "{printed}"
+    );
+    assert!(printed.contains("CASE print: completed"), "{printed}");
+
+    let asserted = run("assert", "0");
+    assert!(asserted.contains("zero divisor at index 3"), "{asserted}");
+    assert!(asserted.contains("CUDA_ERROR_ASSERT"), "{asserted}");
+
+    let checked = run("bounds", "1");
+    assert!(
+        checked.contains("index out of bounds: the len is 256 but the index is 256"),
+        "{checked}"
+    );
+    assert!(checked.contains("CUDA_ERROR_ASSERT"), "{checked}");
+
+    // Without checks the same read goes one element past the end, silently.
+    let unchecked = run("bounds", "0");
+    assert!(unchecked.contains("CASE bounds: completed"), "{unchecked}");
+}

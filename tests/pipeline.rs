@@ -218,3 +218,54 @@ fn vector_accesses_and_register_arrays_compile() {
         .compile_for_arch_with(Arch::SM_90, &spec)
         .unwrap();
 }
+
+#[test]
+fn bounds_checks_assertions_and_printing_compile() {
+    use cudajit::codegen::compile::{nvvm_ir_with, CompileOptions};
+    let Some(_tools) = common::toolchain_or_skip() else {
+        return;
+    };
+    let none = Specialization::default();
+    let checked = CompileOptions {
+        bounds_checks: true,
+        debug_assertions: true,
+        ..CompileOptions::default()
+    };
+    let ir = nvvm_ir_with(off_by_one::KERNEL.captured(), &none, &checked).unwrap();
+    assert!(
+        ir.contains("index out of bounds: the len is %llu but the index is %llu"),
+        "{ir}"
+    );
+    assert!(ir.contains("@__assertfail"), "{ir}");
+    let unchecked = nvvm_ir_with(
+        off_by_one::KERNEL.captured(),
+        &none,
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        !unchecked.contains("@__assertfail"),
+        "no checks unless asked: {unchecked}"
+    );
+    let ir = nvvm_ir_with(debug_print::KERNEL.captured(), &none, &checked).unwrap();
+    assert!(
+        ir.contains("value %llu = %d half %.2f positive %s hex %x"),
+        "{ir}"
+    );
+    for kernel in [
+        &off_by_one::KERNEL,
+        &checked_division::KERNEL,
+        &debug_print::KERNEL,
+    ] {
+        let compiled = cudajit::codegen::compile::compile_kernel(
+            kernel.captured(),
+            &none,
+            Arch::SM_90,
+            &checked,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        assert!(cubin::inspect(&compiled.cubin)
+            .unwrap()
+            .has_function(kernel.name()));
+    }
+}

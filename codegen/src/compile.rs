@@ -28,6 +28,11 @@ pub struct CompileOptions {
     pub opt_level: u8,
     /// Contract `a * b + c` into fused multiply-adds, as nvcc does by default (`-fmad=true`).
     pub fma: bool,
+    /// Check every index against its slice's or array's length (on by default in debug
+    /// builds of the kernel's crate; `CUDAJIT_BOUNDS_CHECKS=0|1` overrides).
+    pub bounds_checks: bool,
+    /// Check `debug_assert!`s (on in debug builds of the kernel's crate).
+    pub debug_assertions: bool,
 }
 
 impl Default for CompileOptions {
@@ -35,11 +40,37 @@ impl Default for CompileOptions {
         CompileOptions {
             opt_level: 3,
             fma: true,
+            bounds_checks: false,
+            debug_assertions: false,
         }
     }
 }
 
 impl CompileOptions {
+    /// The options of a kernel whose crate was built with `debug_assertions` as given:
+    /// checks follow the build, unless `CUDAJIT_BOUNDS_CHECKS` says otherwise.
+    pub fn for_build(debug_assertions: bool) -> Self {
+        let bounds_checks = match std::env::var("CUDAJIT_BOUNDS_CHECKS").ok().as_deref() {
+            Some("0") | Some("off") | Some("false") => false,
+            Some("1") | Some("on") | Some("true") => true,
+            _ => debug_assertions,
+        };
+        CompileOptions {
+            bounds_checks,
+            debug_assertions,
+            ..CompileOptions::default()
+        }
+    }
+
+    /// The options of the NVVM IR writer.
+    pub fn write_options(&self, file: &str) -> nvvm::WriteOptions {
+        nvvm::WriteOptions {
+            bounds_checks: self.bounds_checks,
+            debug_assertions: self.debug_assertions,
+            file: file.to_owned(),
+        }
+    }
+
     /// libNVVM's options for `arch`.
     pub fn nvvm_options(&self, arch: Arch) -> Vec<String> {
         vec![
@@ -171,12 +202,22 @@ pub fn nvvm_ir(
     captured: &'static CapturedKernel,
     spec: &Specialization,
 ) -> Result<String, CompileError> {
+    nvvm_ir_with(captured, spec, &CompileOptions::default())
+}
+
+/// The NVVM IR text of a captured kernel's specialisation under `options`.
+pub fn nvvm_ir_with(
+    captured: &'static CapturedKernel,
+    spec: &Specialization,
+    options: &CompileOptions,
+) -> Result<String, CompileError> {
     let (module, info) = lower_captured(captured, spec)?;
     crate::dump::ir(
         &cudajit_core::lower::entry_symbol(captured.name, spec),
         &module,
     );
-    nvvm::write_module(&module, &info).map_err(|source| CompileError::Write {
+    let write = options.write_options(captured.file);
+    nvvm::write_module_with(&module, &info, &write).map_err(|source| CompileError::Write {
         kernel: captured.name.to_owned(),
         source,
     })
@@ -212,6 +253,13 @@ pub fn cache_key(
         .field(
             "link-options",
             options.link_options(arch).join(" ").as_bytes(),
+        )
+        .field(
+            "checks",
+            &[
+                u8::from(options.bounds_checks),
+                u8::from(options.debug_assertions),
+            ],
         );
     // libNVVM, libdevice, nvJitLink: SHA-256 and version, memoised in the cache directory
     // (codegen/src/toolchain_identity.rs), so a warm start neither hashes nor loads them.
@@ -315,7 +363,7 @@ pub fn compile_kernel(
     let lookup = started.elapsed();
 
     let lower_started = Instant::now();
-    let text = nvvm_ir(captured, spec)?;
+    let text = nvvm_ir_with(captured, spec, options)?;
     let lower = lower_started.elapsed();
     let (bytes, nvvm_time, link_time) = compile_nvvm_ir(toolchain, &entry, &text, arch, options)?;
     let cubin: Arc<[u8]> = bytes.into();

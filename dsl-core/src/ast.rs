@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -157,6 +157,41 @@ pub enum Stmt {
     Block(Block),
     /// An expression evaluated for its effect: a call of a device function returning `()`.
     Expr(Expr),
+    /// `print!`/`println!`: formatted output through the device's `vprintf`.
+    Print {
+        pieces: Vec<FormatPiece>,
+        args: Vec<Expr>,
+        span: Span,
+    },
+    /// `assert!`, `assert_eq!`, `assert_ne!` and their `debug_` forms: if `cond` is false,
+    /// print the message and stop the kernel with a device-side assertion failure.
+    Assert {
+        cond: Expr,
+        /// The condition as written, for the message.
+        text: String,
+        /// The user's formatted message, if any.
+        message: Option<(Vec<FormatPiece>, Vec<Expr>)>,
+        /// `debug_assert!`: checked only when debug assertions are on.
+        debug_only: bool,
+        span: Span,
+    },
+}
+
+/// A piece of a format string: literal text, or argument `index` formatted by `spec`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FormatPiece {
+    Text(String),
+    Arg { index: usize, spec: FormatSpec },
+}
+
+/// The supported part of Rust's format specs: `{}`, `{:?}`, `{:.3}`, `{:x}`, `{:X}`,
+/// `{:8}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FormatSpec {
+    pub width: Option<u32>,
+    pub precision: Option<u32>,
+    /// `Some(false)` for `x`, `Some(true)` for `X`.
+    pub hex: Option<bool>,
 }
 
 /// `if cond { then } else { .. }`, with `else if` chains nested in `otherwise`.

@@ -65,7 +65,7 @@ impl Nccl {
             )
         }?;
         let version = NcclVersion::from_code(u32::try_from(code).unwrap_or(0));
-        let selection = layout::select(version).map_err(|()| NcclError::TooOld {
+        let selection = layout::select(version).map_err(|_| NcclError::TooOld {
             version,
             path: installation.library.clone(),
         })?;

@@ -564,3 +564,41 @@ pub fn warp_helpers(
         + (x.abs() + 1.0).fast_ln()
         + x.fast_div(3.0);
 }
+
+// ----- debugging: printing, assertions, bounds checks -----
+
+/// `println!` on the device.
+#[kernel]
+pub fn debug_print(values: &[i32]) {
+    let i = global_index();
+    if i < 2 {
+        println!(
+            "value {} = {} half {:.2} positive {} hex {:x}",
+            i,
+            values[i],
+            values[i] as f32 / 2.0,
+            values[i] > 0,
+            values[i]
+        );
+    }
+}
+
+/// `assert!` with a message: a zero divisor stops the kernel.
+#[kernel]
+pub fn checked_division(values: &[i32], out: &mut [i32]) {
+    let i = global_index();
+    if i < values.len() {
+        assert!(values[i] != 0, "zero divisor at index {}", i);
+        debug_assert_eq!(out[i], 0);
+        out[i] = 100 / values[i];
+    }
+}
+
+/// Reads one element past the end in its last thread.
+#[kernel]
+pub fn off_by_one(values: &[i32], out: &mut [i32]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = values[i + 1];
+    }
+}

@@ -3,17 +3,19 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use cudajit_core::ast::FormatPiece;
 use cudajit_core::ast::{Axis, BinaryOp, UnaryOp};
 use cudajit_core::intrinsics::{AtomicOp, AtomicScope, FenceScope, Intrinsic, ShuffleMode, VoteOp};
 use cudajit_core::ir::{
-    Block, BuiltinValue, Expression, Function, Handle, Literal, LocalVariable, LoopId, Module,
-    Statement, TypeInner,
+    Block, BuiltinValue, CompileFlag, Expression, Function, Handle, Literal, LocalVariable, LoopId,
+    Module, Statement, TypeInner,
 };
 use cudajit_core::math::MathFunction;
 use cudajit_core::valid::{ExprType, FunctionInfo};
 use cudajit_core::{Scalar, Span};
 
 use super::types;
+use super::WriteOptions;
 
 /// IR the writer cannot express yet. Validated IR from the current front end never
 /// produces it; it names the construct so the gap is clear.
@@ -28,6 +30,8 @@ pub struct WriteError {
 /// A written kernel definition.
 pub(super) struct WrittenKernel {
     pub text: String,
+    /// Module-level string constants (format strings, messages) it uses.
+    pub constants: Vec<String>,
     /// `declare` lines of the intrinsics it calls.
     pub declarations: BTreeSet<String>,
     /// Its function pointer type, for metadata (`void (float, float*)*`).
@@ -68,8 +72,12 @@ pub(super) fn write_function(
     info: &FunctionInfo,
     symbol: &str,
     is_kernel: bool,
+    options: &WriteOptions,
 ) -> Result<WrittenKernel, WriteError> {
     let mut writer = Writer {
+        options,
+        symbol: symbol.to_owned(),
+        constants: Vec::new(),
         module,
         function,
         info,
@@ -161,6 +169,7 @@ pub(super) fn write_function(
         writer.body
     );
     Ok(WrittenKernel {
+        constants: writer.constants,
         text,
         declarations: writer.declarations,
         pointer_type: format!("{result} ({})*", param_types.join(", ")),
@@ -181,6 +190,10 @@ fn sanitize(name: &str) -> String {
 }
 
 struct Writer<'a> {
+    options: &'a WriteOptions,
+    /// The function's symbol, to name its constants uniquely.
+    symbol: String,
+    constants: Vec<String>,
     module: &'a Module,
     function: &'a Function,
     info: &'a FunctionInfo,
@@ -304,12 +317,16 @@ impl Writer<'_> {
                     },
                     _ => return Err(self.unsupported(span, "an element pointer of this type")),
                 };
-                let base_pointer = match self.expr(base)? {
-                    Value::Slice { pointer, .. } | Value::Scalar(pointer) => pointer,
+                let (base_pointer, length) = match self.expr(base)? {
+                    Value::Slice { pointer, length } => (pointer, Some(length)),
+                    Value::Scalar(pointer) => (pointer, None),
                 };
                 let index_ty = self.scalar_of(index)?;
                 let index_value = self.expr(index)?.scalar();
                 let index64 = self.widen_to_i64(index_value, index_ty);
+                if let Some(length) = length {
+                    self.bounds_check(&index64, &length, span);
+                }
                 let mem = types::memory(elem);
                 scalar(self.value(format!(
                     "getelementptr inbounds {mem}, {mem}* {base_pointer}, i64 {index64}"
@@ -344,6 +361,9 @@ impl Writer<'_> {
                 let v = self.expr(value)?.scalar();
                 scalar(self.cast(v, from, to))
             }
+            Expression::CompileFlag(CompileFlag::DebugAssertions) => {
+                scalar(self.options.debug_assertions.to_string())
+            }
             Expression::ArrayElement { local, index } => {
                 let array_ty = self.function.locals[local].ty;
                 let TypeInner::Array { base, len } = self.module.types[array_ty].inner else {
@@ -355,6 +375,7 @@ impl Writer<'_> {
                 let index_ty = self.scalar_of(index)?;
                 let index_value = self.expr(index)?.scalar();
                 let index64 = self.widen_to_i64(index_value, index_ty);
+                self.bounds_check(&index64, &len.to_string(), span);
                 let mem = types::memory(elem);
                 scalar(self.value(format!(
                     "getelementptr inbounds [{len} x {mem}], [{len} x {mem}]* %local{}, i64 0, i64 {index64}",
@@ -645,6 +666,186 @@ impl Writer<'_> {
             None => self.line(format!("call void {call}")),
         }
         Ok(())
+    }
+
+    /// A module-level constant holding `text` (NUL-terminated), as a generic `i8*`.
+    fn string_constant(&mut self, text: &str) -> String {
+        let name = format!("@cudajit_str_{}_{}", self.symbol, self.constants.len());
+        let mut bytes: Vec<u8> = text.as_bytes().to_vec();
+        bytes.push(0);
+        let encoded: String = bytes
+            .iter()
+            .map(|&b| {
+                if b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' ' {
+                    (b as char).to_string()
+                } else {
+                    format!("\\{b:02X}")
+                }
+            })
+            .collect();
+        let n = bytes.len();
+        self.constants.push(format!(
+            "{name} = private unnamed_addr addrspace(4) constant [{n} x i8] c\"{encoded}\", align 1"
+        ));
+        let generic = self.value(format!(
+            "addrspacecast [{n} x i8] addrspace(4)* {name} to [{n} x i8]*"
+        ));
+        self.value(format!(
+            "getelementptr inbounds [{n} x i8], [{n} x i8]* {generic}, i64 0, i64 0"
+        ))
+    }
+
+    /// `vprintf(format, arguments)`: arguments are packed into a local buffer with C's
+    /// promotions (small integers to `i32`, `f32` to `double`), `bool`s print as
+    /// `true`/`false` through `%s`.
+    fn print(
+        &mut self,
+        pieces: &[FormatPiece],
+        arguments: &[Handle<Expression>],
+    ) -> Result<(), WriteError> {
+        let mut values = Vec::new();
+        for argument in arguments {
+            let ty = self.scalar_of(*argument)?;
+            let value = self.expr(*argument)?.scalar();
+            values.push((ty, value));
+        }
+        let mut format = String::new();
+        let mut packed: Vec<(String, String)> = Vec::new();
+        for piece in pieces {
+            match piece {
+                FormatPiece::Text(text) => format.push_str(&text.replace('%', "%%")),
+                FormatPiece::Arg { index, spec } => {
+                    let (ty, value) = values[*index].clone();
+                    let mut conversion = String::from("%");
+                    if let Some(width) = spec.width {
+                        conversion.push_str(&width.to_string());
+                    }
+                    if let (Some(precision), true) = (spec.precision, ty.is_float()) {
+                        conversion.push_str(&format!(".{precision}"));
+                    }
+                    let (letters, slot) = match ty {
+                        Scalar::Bool => {
+                            let yes = self.string_constant("true");
+                            let no = self.string_constant("false");
+                            let pick =
+                                self.value(format!("select i1 {value}, i8* {yes}, i8* {no}"));
+                            ("s", ("i8*".to_owned(), pick))
+                        }
+                        Scalar::F32 => {
+                            let wide = self.value(format!("fpext float {value} to double"));
+                            ("f", ("double".to_owned(), wide))
+                        }
+                        Scalar::F64 => ("f", ("double".to_owned(), value)),
+                        s if s.bits() == 64 => {
+                            let letter = match (spec.hex, s.is_signed()) {
+                                (Some(false), _) => "llx",
+                                (Some(true), _) => "llX",
+                                (None, true) => "lld",
+                                (None, false) => "llu",
+                            };
+                            (letter, ("i64".to_owned(), value))
+                        }
+                        s => {
+                            let wide = if s.bits() < 32 {
+                                let op = if s.is_signed() { "sext" } else { "zext" };
+                                self.value(format!("{op} {} {value} to i32", types::scalar(s)))
+                            } else {
+                                value
+                            };
+                            let letter = match (spec.hex, s.is_signed()) {
+                                (Some(false), _) => "x",
+                                (Some(true), _) => "X",
+                                (None, true) => "d",
+                                (None, false) => "u",
+                            };
+                            (letter, ("i32".to_owned(), wide))
+                        }
+                    };
+                    conversion.push_str(letters);
+                    format.push_str(&conversion);
+                    packed.push(slot);
+                }
+            }
+        }
+        let format_pointer = self.string_constant(&format);
+        self.declare("declare i32 @vprintf(i8*, i8*) nounwind".into());
+        let buffer = if packed.is_empty() {
+            "null".to_owned()
+        } else {
+            let struct_ty = format!(
+                "{{ {} }}",
+                packed
+                    .iter()
+                    .map(|(t, _)| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let storage = self.value(format!("alloca {struct_ty}, align 8"));
+            for (field, (ty, value)) in packed.iter().enumerate() {
+                let slot = self.value(format!(
+                    "getelementptr inbounds {struct_ty}, {struct_ty}* {storage}, i32 0, i32 {field}"
+                ));
+                self.line(format!("store {ty} {value}, {ty}* {slot}"));
+            }
+            self.value(format!("bitcast {struct_ty}* {storage} to i8*"))
+        };
+        self.value(format!(
+            "call i32 @vprintf(i8* {format_pointer}, i8* {buffer})"
+        ));
+        Ok(())
+    }
+
+    /// Stops the kernel through CUDA's device-side assertion (`__assertfail`): the driver
+    /// prints the message with the kernel, file, line, block and thread, and the host sees
+    /// `CUDA_ERROR_ASSERT`.
+    fn trap(&mut self, message: &str, span: Span) {
+        let message = self.string_constant(message);
+        let file = self.options.file.clone();
+        let file = self.string_constant(&file);
+        let function = self.function.name.clone();
+        let function = self.string_constant(&function);
+        self.declare("declare void @__assertfail(i8*, i8*, i32, i8*, i64)".into());
+        self.line(format!(
+            "call void @__assertfail(i8* {message}, i8* {file}, i32 {}, i8* {function}, i64 1)",
+            span.line
+        ));
+    }
+
+    /// With bounds checks on: if `index >= length`, print both and trap.
+    fn bounds_check(&mut self, index: &str, length: &str, span: Span) {
+        if !self.options.bounds_checks {
+            return;
+        }
+        let outside = self.value(format!("icmp uge i64 {index}, {length}"));
+        let fail = self.label("bounds.fail");
+        let ok = self.label("bounds.ok");
+        self.line(format!("br i1 {outside}, label %{fail}, label %{ok}"));
+        self.terminated = true;
+        self.start(&fail);
+        let text = format!(
+            "kernel `{}` ({}:{}:{}): index out of bounds: the len is %llu but the index is %llu\n",
+            self.function.name,
+            self.options.file,
+            span.line,
+            span.column + 1
+        );
+        let format = self.string_constant(&text);
+        self.declare("declare i32 @vprintf(i8*, i8*) nounwind".into());
+        let storage = self.value("alloca { i64, i64 }, align 8".into());
+        let first = self.value(format!(
+            "getelementptr inbounds {{ i64, i64 }}, {{ i64, i64 }}* {storage}, i32 0, i32 0"
+        ));
+        self.line(format!("store i64 {length}, i64* {first}"));
+        let second = self.value(format!(
+            "getelementptr inbounds {{ i64, i64 }}, {{ i64, i64 }}* {storage}, i32 0, i32 1"
+        ));
+        self.line(format!("store i64 {index}, i64* {second}"));
+        let buffer = self.value(format!("bitcast {{ i64, i64 }}* {storage} to i8*"));
+        self.value(format!("call i32 @vprintf(i8* {format}, i8* {buffer})"));
+        self.trap("index out of bounds", span);
+        self.line("unreachable".into());
+        self.terminated = true;
+        self.start(&ok);
     }
 
     /// The element type, LLVM vector type and vector pointer of a vector access.
@@ -1108,6 +1309,8 @@ impl Writer<'_> {
                 arguments,
                 result,
             } => self.call(*function, arguments, *result)?,
+            Statement::Print { pieces, arguments } => self.print(pieces, arguments)?,
+            Statement::Trap { message } => self.trap(message, span),
             Statement::VectorLoad { pointer, results } => {
                 let (elem, vector, address) = self.vector_address(*pointer, results.len())?;
                 let t = types::memory(elem);

@@ -31,8 +31,29 @@ pub const DATA_LAYOUT: &str = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i6
 /// `target triple` of 64-bit NVPTX.
 pub const TRIPLE: &str = "nvptx64-nvidia-cuda";
 
-/// Writes `module` as NVVM IR text.
+/// Choices of the generated code that are not in the IR.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WriteOptions {
+    /// Check every slice, shared-array and local-array index; an index out of bounds
+    /// prints the index, the length and the place, and stops the kernel.
+    pub bounds_checks: bool,
+    /// Check `debug_assert!`s.
+    pub debug_assertions: bool,
+    /// The source file of the kernel, for messages.
+    pub file: String,
+}
+
+/// Writes `module` as NVVM IR text with default options (no checks).
 pub fn write_module(module: &Module, info: &KernelInfo) -> Result<String, WriteError> {
+    write_module_with(module, info, &WriteOptions::default())
+}
+
+/// Writes `module` as NVVM IR text.
+pub fn write_module_with(
+    module: &Module,
+    info: &KernelInfo,
+    options: &WriteOptions,
+) -> Result<String, WriteError> {
     let mut out = String::new();
     let _ = writeln!(out, "target datalayout = \"{DATA_LAYOUT}\"");
     let _ = writeln!(out, "target triple = \"{TRIPLE}\"\n");
@@ -62,6 +83,7 @@ pub fn write_module(module: &Module, info: &KernelInfo) -> Result<String, WriteE
     out.push('\n');
 
     let mut declarations = std::collections::BTreeSet::new();
+    let mut constants = Vec::new();
     let mut kernels = Vec::new();
     // Device functions first, so readers meet callees before callers.
     for (handle, function) in module.functions.iter() {
@@ -73,16 +95,21 @@ pub fn write_module(module: &Module, info: &KernelInfo) -> Result<String, WriteE
             info.function(handle),
             &symbol,
             entry.is_some(),
+            options,
         )?;
         out.push_str(&written.text);
         out.push('\n');
         declarations.extend(written.declarations);
+        constants.extend(written.constants);
         if entry.is_some() {
             kernels.push((symbol, written.pointer_type));
         }
     }
     for declaration in &declarations {
         let _ = writeln!(out, "{declaration}");
+    }
+    for constant in &constants {
+        let _ = writeln!(out, "{constant}");
     }
 
     // Kernels must be in `@llvm.used`, or an LTO link drops them silently.

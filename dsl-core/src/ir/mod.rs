@@ -17,7 +17,7 @@ mod arena;
 
 pub use arena::{Arena, Handle, UniqueArena};
 
-use crate::ast::{Axis, BinaryOp, UnaryOp};
+use crate::ast::{Axis, BinaryOp, FormatPiece, UnaryOp};
 use crate::intrinsics::Intrinsic;
 use crate::math::MathFunction;
 use crate::{Scalar, Span};
@@ -257,6 +257,14 @@ pub enum Statement {
         pointer: Handle<Expression>,
         values: Vec<Handle<Expression>>,
     },
+    /// Formatted output through `vprintf` (`print!`/`println!`).
+    Print {
+        pieces: Vec<FormatPiece>,
+        arguments: Vec<Handle<Expression>>,
+    },
+    /// Stops the kernel with a device-side assertion failure carrying `message`; the host
+    /// sees `CUDA_ERROR_ASSERT` and the driver prints the message with the kernel's name.
+    Trap { message: String },
     /// A device intrinsic with an effect or a per-thread result (barrier, fence, atomic,
     /// warp operation): a statement, so it runs exactly once, where it is written. Atomics
     /// take the element's pointer first.
@@ -283,6 +291,13 @@ impl Literal {
             Literal::Int { ty, .. } | Literal::Float { ty, .. } => ty,
         }
     }
+}
+
+/// Compile options that kernel code can test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompileFlag {
+    /// Whether `debug_assert!`s are checked.
+    DebugAssertions,
 }
 
 /// Values that the hardware provides to each thread.
@@ -337,6 +352,8 @@ pub enum Expression {
         to: Scalar,
     },
     Builtin(BuiltinValue),
+    /// A flag of the compile options (`bool`), so one IR serves every option set.
+    CompileFlag(CompileFlag),
     /// A shared array, as a mutable slice.
     SharedSlice(Handle<SharedVariable>),
     /// A pointer to element `index` of the local array `local`.

@@ -526,6 +526,18 @@ impl Inference<'_> {
                 result?;
             }
             Stmt::Break { .. } | Stmt::Continue { .. } => {}
+            Stmt::Print { args, .. } => {
+                for arg in args {
+                    self.scalar(arg)?;
+                }
+            }
+            Stmt::Assert { cond, message, .. } => {
+                let c = self.scalar(cond)?;
+                self.require(c, Scalar::Bool, cond.span)?;
+                for arg in message.iter().flat_map(|(_, args)| args) {
+                    self.scalar(arg)?;
+                }
+            }
             Stmt::Return { value, span } => match (value, self.result) {
                 (None, None) => {}
                 (Some(value), Some(result)) => {

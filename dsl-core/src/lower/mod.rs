@@ -19,8 +19,8 @@ use crate::ast::{
 };
 use crate::intrinsics::Intrinsic;
 use crate::ir::{
-    Block, BuiltinValue, EntryPoint, Expression, Function, FunctionArgument, Handle, Literal,
-    LocalVariable, LoopId, Module, SharedVariable, Statement, Type, TypeInner,
+    Block, BuiltinValue, CompileFlag, EntryPoint, Expression, Function, FunctionArgument, Handle,
+    Literal, LocalVariable, LoopId, Module, SharedVariable, Statement, Type, TypeInner,
 };
 use crate::{Scalar, Span};
 use infer::{Instance, TypeTable};
@@ -573,6 +573,65 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// `assert!(cond, ..)`: if `cond` is false (and, for `debug_assert!`, debug assertions
+    /// are on), print the user's message and trap.
+    #[allow(clippy::too_many_arguments)]
+    fn assertion(
+        &mut self,
+        cond: &Expr,
+        text: &str,
+        message: &Option<(Vec<ast::FormatPiece>, Vec<Expr>)>,
+        debug_only: bool,
+        span: Span,
+        out: &mut Block,
+    ) -> Result<(), LowerError> {
+        let holds = self.expr(cond, out)?;
+        let mut failed = self.expr_node(
+            Expression::Unary {
+                op: ast::UnaryOp::Not,
+                operand: holds,
+            },
+            span,
+        );
+        if debug_only {
+            let enabled =
+                self.expr_node(Expression::CompileFlag(CompileFlag::DebugAssertions), span);
+            failed = self.expr_node(
+                Expression::Logical {
+                    and: true,
+                    left: enabled,
+                    right: failed,
+                },
+                span,
+            );
+        }
+        let mut report = Block::new();
+        if let Some((pieces, args)) = message {
+            let mut arguments = Vec::new();
+            for arg in args {
+                arguments.push(self.expr(arg, &mut report)?);
+            }
+            let mut pieces = pieces.clone();
+            pieces.push(ast::FormatPiece::Text("\n".into()));
+            report.push(Statement::Print { pieces, arguments }, span);
+        }
+        report.push(
+            Statement::Trap {
+                message: format!("assertion failed: {text}"),
+            },
+            span,
+        );
+        out.push(
+            Statement::If {
+                condition: failed,
+                accept: report,
+                reject: Block::new(),
+            },
+            span,
+        );
+        Ok(())
+    }
+
     /// The pointer to the first element of vector `index` of `n` elements of a slice.
     fn vector_pointer(
         &mut self,
@@ -989,6 +1048,26 @@ impl Lowerer<'_, '_> {
                 let target = self.loop_target(label, *span, "continue")?;
                 out.push(Statement::Continue { target }, *span);
             }
+            Stmt::Print { pieces, args, span } => {
+                let mut arguments = Vec::new();
+                for arg in args {
+                    arguments.push(self.expr(arg, out)?);
+                }
+                out.push(
+                    Statement::Print {
+                        pieces: pieces.clone(),
+                        arguments,
+                    },
+                    *span,
+                );
+            }
+            Stmt::Assert {
+                cond,
+                text,
+                message,
+                debug_only,
+                span,
+            } => self.assertion(cond, text, message, *debug_only, *span, out)?,
             Stmt::Return { value, span } => {
                 let value = value.as_ref().map(|v| self.expr(v, out)).transpose()?;
                 out.push(Statement::Return { value }, *span);

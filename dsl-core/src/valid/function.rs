@@ -248,6 +248,7 @@ impl Checker<'_> {
                 ExprType::Scalar(to)
             }
             Expression::Builtin(_) => ExprType::Scalar(Scalar::U32),
+            Expression::CompileFlag(_) => ExprType::Scalar(Scalar::Bool),
             Expression::ArrayElement { local, index } => {
                 let index_ty = self.scalar(index)?;
                 if !index_ty.is_integer() {
@@ -407,6 +408,22 @@ impl Checker<'_> {
                     )?;
                 }
             }
+            Statement::Print { pieces, arguments } => {
+                for argument in arguments {
+                    self.scalar(*argument)?;
+                }
+                for piece in pieces {
+                    if let crate::ast::FormatPiece::Arg { index, .. } = piece {
+                        if *index >= arguments.len() {
+                            return Err(Kind::TypeMismatch {
+                                expected: format!("an argument {index} for the format"),
+                                found: format!("{} arguments", arguments.len()),
+                            });
+                        }
+                    }
+                }
+            }
+            Statement::Trap { .. } => {}
             Statement::VectorStore { pointer, values } => {
                 let elem = self.vector_element(*pointer, values.len())?;
                 for value in values {

@@ -139,6 +139,12 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                     expr_ok(*value)?;
                 }
             }
+            Statement::Print { arguments, .. } => {
+                for argument in arguments {
+                    expr_ok(*argument)?;
+                }
+            }
+            Statement::Trap { .. } => {}
             Statement::Intrinsic {
                 arguments, result, ..
             } => {
@@ -208,6 +214,7 @@ pub(super) fn operands(
         | Expression::FunctionArgument(_)
         | Expression::LocalLoad(_)
         | Expression::SharedSlice(_)
+        | Expression::CompileFlag(_)
         | Expression::Builtin(_) => (None, None, None),
     };
     a.into_iter().chain(b).chain(c)

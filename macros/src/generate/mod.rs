@@ -111,7 +111,7 @@ fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
 
             /// The kernel's captured form and its per-process state (compiled code, loaded
             /// modules).
-            pub static KERNEL: #cudajit::Kernel = #cudajit::Kernel::new(#captured);
+            pub static KERNEL: #cudajit::Kernel = #cudajit::Kernel::new(#captured, cfg!(debug_assertions));
 
             #launcher
         }

@@ -5,6 +5,7 @@
 //! mistakes are reported at once.
 
 mod expr;
+mod format;
 mod signature;
 mod stmt;
 

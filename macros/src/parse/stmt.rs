@@ -127,11 +127,7 @@ impl<'e> Parser<'e> {
                 );
                 None
             }
-            syn::Stmt::Macro(mac) => {
-                self.errors
-                    .at(&mac.mac.path, "macros are not supported inside kernels");
-                None
-            }
+            syn::Stmt::Macro(mac) => self.macro_stmt(&mac.mac),
             syn::Stmt::Expr(expr, _) => self.expr_stmt(expr),
         }
     }
@@ -323,6 +319,7 @@ impl<'e> Parser<'e> {
                 Some(Stmt::Block(self.no_tail_in(block, &expr_block.block)))
             }
             syn::Expr::Block(_) => None,
+            syn::Expr::Macro(mac) => self.macro_stmt(&mac.mac),
             syn::Expr::Call(call) => {
                 let parsed = self.expr(expr)?;
                 if matches!(

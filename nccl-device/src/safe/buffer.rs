@@ -73,7 +73,7 @@ impl Communicator {
             // SAFETY: live communicator for the last-error text.
             unsafe { check(sys, "ncclMemAlloc", code, r.comm) }?;
             parts.parts.ptrs.push(ptr);
-            if ptr as usize % NCCL_WIN_REQUIRED_ALIGNMENT != 0 {
+            if !(ptr as usize).is_multiple_of(NCCL_WIN_REQUIRED_ALIGNMENT) {
                 return Err(NcclError::InvalidArgument(format!(
                     "ncclMemAlloc returned {ptr:p}, not {NCCL_WIN_REQUIRED_ALIGNMENT}-byte aligned"
                 )));

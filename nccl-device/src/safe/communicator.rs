@@ -57,9 +57,12 @@ pub struct InitRank {
     pub peers: Option<Vec<PeerInfo>>,
 }
 
+/// A window/memory release that waits for the last dev comm.
+pub(crate) type Release = Box<dyn FnOnce(&CommShared) + Send>;
+
 pub(crate) struct Deferred {
     pub(crate) live_dev_comms: usize,
-    pub(crate) releases: Vec<Box<dyn FnOnce(&CommShared) + Send>>,
+    pub(crate) releases: Vec<Release>,
 }
 
 /// The state every handle of one communicator shares.

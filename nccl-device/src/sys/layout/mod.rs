@@ -116,6 +116,11 @@ pub struct CommProperties {
     pub dev_comm_runtime_size: Option<usize>,
 }
 
+/// Builds a generation's `ncclDevCommRequirements`: the initializer with `version` and
+/// the given fields set; a field the generation lacks is returned as the error.
+pub type RequirementsFn =
+    fn(&[(RequirementField, c_int)], u32) -> std::result::Result<RawStruct, RequirementField>;
+
 /// The `ncclCommQueryProperties` half of a generation (2.29+).
 #[derive(Debug, Clone, Copy)]
 pub struct PropertiesOps {
@@ -140,9 +145,8 @@ pub struct Generation {
     pub structs: &'static [StructLayout],
     /// `NCCL_CONFIG_INITIALIZER` with `blocking` and `version` set.
     pub config: fn(bool, u32) -> RawStruct,
-    /// The requirements initializer with `version` and the given fields set; a field the
-    /// generation lacks is returned as the error.
-    pub requirements: fn(&[(RequirementField, c_int)], u32) -> Result<RawStruct, RequirementField>,
+    /// `ncclDevCommRequirements` (see [`RequirementsFn`]).
+    pub requirements: RequirementsFn,
     /// `ncclCommQueryProperties` support (2.29+).
     pub properties: Option<PropertiesOps>,
 }
@@ -214,11 +218,15 @@ impl Selection {
     }
 }
 
-/// Chooses the layouts for `version`; older than [`MIN_SUPPORTED`] is `Err(())` (the
-/// caller reports it with the library's path).
-pub fn select(version: NcclVersion) -> std::result::Result<Selection, ()> {
+/// `version` is older than [`MIN_SUPPORTED`] (the caller reports it with the library's
+/// path as [`NcclError::TooOld`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooOld(pub NcclVersion);
+
+/// Chooses the layouts for `version`.
+pub fn select(version: NcclVersion) -> std::result::Result<Selection, TooOld> {
     if version < MIN_SUPPORTED {
-        return Err(());
+        return Err(TooOld(version));
     }
     let code = version.code();
     let mut nearest = None;
@@ -234,7 +242,7 @@ pub fn select(version: NcclVersion) -> std::result::Result<Selection, ()> {
             nearest = Some(*generation);
         }
     }
-    let generation = nearest.ok_or(())?;
+    let generation = nearest.ok_or(TooOld(version))?;
     Ok(Selection {
         version,
         generation,

@@ -1,0 +1,1388 @@
+//! Eight classic GPU kernels written in cudajit's kernel language, each checked against a
+//! CPU reference and timed against the same algorithm in CUDA C++ built by nvcc
+//! (`benches/cuda/kernels.cu`), in one process run, with the same sizes and launch
+//! configurations.
+//!
+//! | kernel | algorithm |
+//! | --- | --- |
+//! | vector add, SAXPY | one 16-byte vector (4 floats) per thread, scalar tail |
+//! | block reduction | grid-stride loop over 16-byte vectors, warp shuffles, per-warp sums in shared memory; a second one-block launch sums the per-block results |
+//! | scan | reduce-then-scan: tile sums, one block scans them, then every tile is scanned with its offset (4 elements per thread, warp `shfl_up` scan, warp totals in shared memory) |
+//! | histogram | 256 bins per block in shared memory (shared atomics), merged with global atomics |
+//! | transpose | 32 x 32 tiles through padded shared memory, 32 x 8 threads, 4 rows each |
+//! | SGEMM | 128 x 128 block tiles, k-steps of 8 through shared memory, 8 x 8 outputs per thread in registers |
+//! | softmax | one block per row, the row in registers, block max and block sum through warp shuffles and shared memory |
+//!
+//! Kernel times are CUDA-event medians over `--runs` runs (default 30) after `--warmup`
+//! warm-ups (default 5), the two implementations interleaved run by run, the L2 cache
+//! flushed before every timed run. Bandwidth is compared with a device-to-device copy
+//! (`cuMemcpyDtoD`, bytes read + written) measured in the same run.
+//!
+//! ```text
+//! cargo run --release --example kernel_bench -- --cuda-cubin kernels.cubin --markdown perf.md
+//! cargo run --example kernel_bench -- --cpu-check      # no GPU: CPU references + sm_90 compiles
+//! ```
+//!
+//! `scripts/perf-stage.sh` and `scripts/perf-run.sh` build, stage and run it on the GPU
+//! machine; `docs/performance.md` has the results.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudajit::core::ir::Literal;
+use cudajit::core::Scalar;
+use cudajit::prelude::*;
+use cudajit::{Arch, CudaContext, CudaSlice, CudaStream, Kernel, Specialization};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaFunction, CudaModule, PushKernelArg};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+// ============================================================================================
+// The kernels. Each has a twin of the same name in benches/cuda/kernels.cu.
+// ============================================================================================
+
+/// `c = a + b`, one 16-byte vector per thread: thread `q` handles elements `4q..4q+4`, and
+/// thread `n / 4` the `n % 4` elements of the tail. Launch with `n.div_ceil(4)` threads.
+#[kernel]
+fn vector_add(a: &[f32], b: &[f32], c: &mut [f32]) {
+    let q = global_index();
+    let n = c.len();
+    if q < n / 4 {
+        let (a0, a1, a2, a3) = vload4(a, q);
+        let (b0, b1, b2, b3) = vload4(b, q);
+        vstore4(c, q, (a0 + b0, a1 + b1, a2 + b2, a3 + b3));
+    } else if q == n / 4 {
+        for i in 4 * q..n {
+            c[i] = a[i] + b[i];
+        }
+    }
+}
+
+/// `y = alpha * x + y`, laid out as `vector_add`.
+#[kernel]
+fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    let q = global_index();
+    let n = y.len();
+    if q < n / 4 {
+        let (x0, x1, x2, x3) = vload4(x, q);
+        let (y0, y1, y2, y3) = vload4(y, q);
+        vstore4(
+            y,
+            q,
+            (
+                alpha * x0 + y0,
+                alpha * x1 + y1,
+                alpha * x2 + y2,
+                alpha * x3 + y3,
+            ),
+        );
+    } else if q == n / 4 {
+        for i in 4 * q..n {
+            y[i] = alpha * x[i] + y[i];
+        }
+    }
+}
+
+/// The sum of `v` over the 32 lanes of the warp, in every lane (butterfly of
+/// `shfl_xor_sync`, unrolled by the compiler: the bounds are constants).
+#[device]
+fn warp_sum_f32(v: f32) -> f32 {
+    let mut s = v;
+    for k in 0..5u32 {
+        s += shfl_xor_sync(FULL_WARP, s, 16u32 >> k);
+    }
+    s
+}
+
+/// The maximum of `v` over the warp, in every lane.
+#[device]
+fn warp_max_f32(v: f32) -> f32 {
+    let mut m = v;
+    for k in 0..5u32 {
+        m = m.max(shfl_xor_sync(FULL_WARP, m, 16u32 >> k));
+    }
+    m
+}
+
+/// The wrapping sum of `v` over the warp, in every lane.
+#[device]
+fn warp_sum_u32(v: u32) -> u32 {
+    let mut s = v;
+    for k in 0..5u32 {
+        s += shfl_xor_sync(FULL_WARP, s, 16u32 >> k);
+    }
+    s
+}
+
+/// Writes the sum of `x` over this block's share of a grid-stride loop to
+/// `partial[block]`. Each thread reads 16-byte vectors (enough bytes in flight to saturate
+/// HBM without unrolling), the warp sums with shuffles, warp 0 sums the per-warp results
+/// from shared memory. Launched twice: over the input with a full grid, then with one block
+/// over the per-block sums, so the result is deterministic (no float atomics).
+#[kernel]
+fn reduce_sum(x: &[f32], partial: &mut [f32]) {
+    let warp_sums = shared_array::<f32>(32);
+    let n = x.len();
+    let quads = n / 4;
+    let mut sum = 0.0f32;
+    for q in (global_index()..quads).step_by(grid_stride()) {
+        let (a, b, c, d) = vload4(x, q);
+        sum += (a + b) + (c + d);
+    }
+    // The `n % 4` elements after the last vector.
+    let tail = 4 * quads + global_index();
+    if tail < n {
+        sum += x[tail];
+    }
+    sum = warp_sum_f32(sum);
+    let lane = lane_id();
+    let warp = thread_idx().x / 32;
+    if lane == 0 {
+        warp_sums[warp as usize] = sum;
+    }
+    sync_threads();
+    if warp == 0 {
+        let warps = block_dim().x / 32;
+        let v = if lane < warps {
+            warp_sums[lane as usize]
+        } else {
+            0.0
+        };
+        let total = warp_sum_f32(v);
+        if lane == 0 {
+            partial[block_idx().x as usize] = total;
+        }
+    }
+}
+
+/// Scan, phase 1: `sums[b]` = wrapping sum of tile `b` (elements `b*tile .. (b+1)*tile`).
+/// Same tile walk as `scan_tiles`: rounds of 4 elements per thread.
+#[kernel]
+fn scan_tile_sums(tile: u64, x: &[u32], sums: &mut [u32]) {
+    let warp_sums = shared_array::<u32>(32);
+    let n = x.len();
+    let start = block_idx().x as usize * tile as usize;
+    let end = (start + tile as usize).min(n);
+    let t = thread_idx().x as usize;
+    let per_round = 4 * block_dim().x as usize;
+    let mut s = 0u32;
+    for base in (start + 4 * t..end).step_by(per_round) {
+        if base + 4 <= n {
+            let (a, b, c, d) = vload4(x, base / 4);
+            s += (a + b) + (c + d);
+        } else {
+            for i in base..n {
+                s += x[i];
+            }
+        }
+    }
+    s = warp_sum_u32(s);
+    let lane = lane_id();
+    let warp = thread_idx().x / 32;
+    if lane == 0 {
+        warp_sums[warp as usize] = s;
+    }
+    sync_threads();
+    if warp == 0 {
+        let warps = block_dim().x / 32;
+        let v = if lane < warps {
+            warp_sums[lane as usize]
+        } else {
+            0
+        };
+        let total = warp_sum_u32(v);
+        if lane == 0 {
+            sums[block_idx().x as usize] = total;
+        }
+    }
+}
+
+/// Scan, phases 2 and 3: the inclusive (wrapping) prefix sum of tile `b` of `x` into `y`,
+/// plus `prefix[b - 1]` (the inclusive scan of the tile sums) when `prefix` is not empty.
+/// Phase 2 runs it with one block and an empty `prefix` over the tile sums; phase 3 with
+/// one block per tile.
+///
+/// A tile is walked in rounds of `4 * block_dim` elements: each thread scans its 4
+/// consecutive elements (one 16-byte load) in registers, the warp scans the thread totals
+/// with `shfl_up_sync`, lane 31 publishes the warp total in shared memory, and after one
+/// barrier every thread adds the totals of the warps before it and the carry of earlier
+/// rounds. The warp totals alternate between two buffers, so one barrier per round is
+/// enough: a buffer is rewritten two rounds later, after every thread passed the barrier
+/// that follows its last read.
+#[kernel]
+fn scan_tiles(tile: u64, x: &[u32], prefix: &[u32], y: &mut [u32]) {
+    let warp_totals = shared_array::<u32>(64);
+    let n = x.len();
+    let b = block_idx().x as usize;
+    let start = b * tile as usize;
+    let end = (start + tile as usize).min(n);
+    let t = thread_idx().x as usize;
+    let lane = lane_id();
+    let warp = thread_idx().x / 32;
+    let warps = block_dim().x / 32;
+    let per_round = 4 * block_dim().x as usize;
+    let mut carry = 0u32;
+    if b > 0 && prefix.len() > 0 {
+        carry = prefix[b - 1];
+    }
+    let mut buffer = 0u32;
+    // Every thread of the block runs the same rounds (the bounds are block-uniform), as
+    // the barrier inside requires.
+    for round in (start..end).step_by(per_round) {
+        let base = round + 4 * t;
+        let mut v0 = 0u32;
+        let mut v1 = 0u32;
+        let mut v2 = 0u32;
+        let mut v3 = 0u32;
+        if base + 4 <= n {
+            let (a, b1, c, d) = vload4(x, base / 4);
+            v0 = a;
+            v1 = b1;
+            v2 = c;
+            v3 = d;
+        } else if base < n {
+            v0 = x[base];
+            if base + 1 < n {
+                v1 = x[base + 1];
+            }
+            if base + 2 < n {
+                v2 = x[base + 2];
+            }
+        }
+        let p1 = v0 + v1;
+        let p2 = p1 + v2;
+        let p3 = p2 + v3;
+        let mut inclusive = p3;
+        for k in 0..5u32 {
+            let delta = 1u32 << k;
+            let up = shfl_up_sync(FULL_WARP, inclusive, delta);
+            if lane >= delta {
+                inclusive += up;
+            }
+        }
+        if lane == 31 {
+            warp_totals[(buffer * 32 + warp) as usize] = inclusive;
+        }
+        sync_threads();
+        let mut before = 0u32;
+        let mut total = 0u32;
+        for w in 0..warps {
+            let v = warp_totals[(buffer * 32 + w) as usize];
+            if w < warp {
+                before += v;
+            }
+            total += v;
+        }
+        let exclusive = carry + before + (inclusive - p3);
+        if base + 4 <= n {
+            vstore4(
+                y,
+                base / 4,
+                (
+                    exclusive + v0,
+                    exclusive + p1,
+                    exclusive + p2,
+                    exclusive + p3,
+                ),
+            );
+        } else if base < n {
+            y[base] = exclusive + v0;
+            if base + 1 < n {
+                y[base + 1] = exclusive + p1;
+            }
+            if base + 2 < n {
+                y[base + 2] = exclusive + p2;
+            }
+        }
+        carry += total;
+        buffer ^= 1;
+    }
+}
+
+/// A 256-bin histogram of the bytes packed little-endian in `words` (4 per `u32`: the
+/// language has no byte vectors, and word loads keep the reads wide). Per-block bins in
+/// shared memory take the atomics of a grid-stride loop over 16-byte vectors (16 bytes,
+/// 16 shared atomics per load); the block then adds its non-zero bins to `bins` with
+/// global atomics.
+#[kernel]
+fn histogram256(words: &[u32], bins: &mut [u32]) {
+    let local = shared_array::<u32>(256);
+    let t = thread_idx().x as usize;
+    let threads = block_dim().x as usize;
+    for bin in (t..256).step_by(threads) {
+        local[bin] = 0;
+    }
+    sync_threads();
+    let n = words.len();
+    let quads = n / 4;
+    for q in (global_index()..quads).step_by(grid_stride()) {
+        let (w0, w1, w2, w3) = vload4(words, q);
+        for s in 0..4u32 {
+            atomic_add(&mut local[((w0 >> (8 * s)) & 255) as usize], 1u32);
+        }
+        for s in 0..4u32 {
+            atomic_add(&mut local[((w1 >> (8 * s)) & 255) as usize], 1u32);
+        }
+        for s in 0..4u32 {
+            atomic_add(&mut local[((w2 >> (8 * s)) & 255) as usize], 1u32);
+        }
+        for s in 0..4u32 {
+            atomic_add(&mut local[((w3 >> (8 * s)) & 255) as usize], 1u32);
+        }
+    }
+    let tail = 4 * quads + global_index();
+    if tail < n {
+        let w = words[tail];
+        for s in 0..4u32 {
+            atomic_add(&mut local[((w >> (8 * s)) & 255) as usize], 1u32);
+        }
+    }
+    sync_threads();
+    for bin in (t..256).step_by(threads) {
+        let count = local[bin];
+        if count > 0 {
+            atomic_add(&mut bins[bin], count);
+        }
+    }
+}
+
+/// `output` (cols x rows) = transpose of `input` (rows x cols), through a `TILE` x
+/// (`TILE` + 1) shared tile (the padding column keeps the column reads free of bank
+/// conflicts), so global reads and writes are both coalesced. Blocks of `TILE` x `ROWS`
+/// threads, each thread moving `TILE / ROWS` elements; grid (cols / TILE, rows / TILE).
+#[kernel]
+fn transpose_tiled<const TILE: usize, const ROWS: usize>(
+    rows: u32,
+    cols: u32,
+    input: &[f32],
+    output: &mut [f32],
+) {
+    let tile = shared_array::<f32>(TILE * (TILE + 1));
+    let t = TILE as u32;
+    let tx = thread_idx().x;
+    let ty = thread_idx().y;
+    let c = block_idx().x * t + tx;
+    let r0 = block_idx().y * t + ty;
+    for j in (0..t).step_by(ROWS) {
+        let r = r0 + j;
+        if r < rows && c < cols {
+            tile[((ty + j) * (t + 1) + tx) as usize] = input[(r * cols + c) as usize];
+        }
+    }
+    sync_threads();
+    let oc = block_idx().y * t + tx;
+    let or0 = block_idx().x * t + ty;
+    for j in (0..t).step_by(ROWS) {
+        let or = or0 + j;
+        if or < cols && oc < rows {
+            output[(or * rows + oc) as usize] = tile[(tx * (t + 1) + ty + j) as usize];
+        }
+    }
+}
+
+/// `c` (m x n) = `a` (m x k) * `b` (k x n), row-major; m and n multiples of 128, k of 8
+/// (m is the grid's height: `grid = (n / 128, m / 128)`).
+///
+/// Block tile 128 x 128, k-step 8, 256 threads as 16 x 16, each computing 8 x 8 outputs
+/// in registers: rows `4ty..4ty+4` and `64+4ty..64+4ty+4`, columns `4tx..4tx+4` and
+/// `64+4tx..64+4tx+4` of the block tile. That split keeps the 16-byte shared-memory reads
+/// of a warp contiguous (no bank conflicts) and the 16-byte stores of `c` coalesced.
+///
+/// Per k-step each thread loads one 16-byte vector of `a` (row `t/2`, k `4(t%2)..`), stored
+/// transposed in `a_tile[k][m]` (row length 132: the padding spreads the transposed stores
+/// over all banks and keeps rows 16-byte aligned), and one of `b` (k row `t/32`, columns
+/// `4(t%32)..`) stored as is in `b_tile[k][n]`.
+#[kernel]
+fn sgemm(n: u32, k: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
+    let a_tile = shared_array::<f32>(8 * 132);
+    let b_tile = shared_array::<f32>(8 * 128);
+    let t = thread_idx().x;
+    let tx = t % 16;
+    let ty = t / 16;
+    let row0 = block_idx().y as usize * 128;
+    let col0 = block_idx().x as usize * 128;
+    let kk = k as usize;
+    let nn = n as usize;
+
+    // What this thread loads each k-step.
+    let a_row = (t / 2) as usize;
+    let a_k = (4 * (t % 2)) as usize;
+    let b_k = (t / 32) as usize;
+    let b_col = (4 * (t % 32)) as usize;
+
+    let mut acc = [0.0f32; 64];
+    let mut af = [0.0f32; 8];
+    let mut bf = [0.0f32; 8];
+    for k0 in (0..kk).step_by(8) {
+        let (a0, a1, a2, a3) = vload4(a, ((row0 + a_row) * kk + k0 + a_k) / 4);
+        a_tile[(a_k * 132) + a_row] = a0;
+        a_tile[((a_k + 1) * 132) + a_row] = a1;
+        a_tile[((a_k + 2) * 132) + a_row] = a2;
+        a_tile[((a_k + 3) * 132) + a_row] = a3;
+        let (b0, b1, b2, b3) = vload4(b, ((k0 + b_k) * nn + col0 + b_col) / 4);
+        vstore4(b_tile, (b_k * 128 + b_col) / 4, (b0, b1, b2, b3));
+        sync_threads();
+        for kq in 0..8usize {
+            let (x0, x1, x2, x3) = vload4(a_tile, (kq * 132 + 4 * ty as usize) / 4);
+            let (x4, x5, x6, x7) = vload4(a_tile, (kq * 132 + 64 + 4 * ty as usize) / 4);
+            let (y0, y1, y2, y3) = vload4(b_tile, (kq * 128 + 4 * tx as usize) / 4);
+            let (y4, y5, y6, y7) = vload4(b_tile, (kq * 128 + 64 + 4 * tx as usize) / 4);
+            af[0] = x0;
+            af[1] = x1;
+            af[2] = x2;
+            af[3] = x3;
+            af[4] = x4;
+            af[5] = x5;
+            af[6] = x6;
+            af[7] = x7;
+            bf[0] = y0;
+            bf[1] = y1;
+            bf[2] = y2;
+            bf[3] = y3;
+            bf[4] = y4;
+            bf[5] = y5;
+            bf[6] = y6;
+            bf[7] = y7;
+            for i in 0..8usize {
+                for j in 0..8usize {
+                    acc[i * 8 + j] += af[i] * bf[j];
+                }
+            }
+        }
+        sync_threads();
+    }
+    for i in 0..8usize {
+        let r = if i < 4 {
+            4 * ty as usize + i
+        } else {
+            64 + 4 * ty as usize + i - 4
+        };
+        let base = (row0 + r) * nn + col0;
+        vstore4(
+            c,
+            (base + 4 * tx as usize) / 4,
+            (acc[i * 8], acc[i * 8 + 1], acc[i * 8 + 2], acc[i * 8 + 3]),
+        );
+        vstore4(
+            c,
+            (base + 64 + 4 * tx as usize) / 4,
+            (
+                acc[i * 8 + 4],
+                acc[i * 8 + 5],
+                acc[i * 8 + 6],
+                acc[i * 8 + 7],
+            ),
+        );
+    }
+}
+
+/// `y[row] = softmax(x[row])` for rows of `cols = 4 * block_dim` floats, one block per
+/// row: each thread holds one 16-byte vector of the row in registers, so the row is read
+/// once and written once. Block maximum, then block sum of `exp(v - max)`, each a warp
+/// butterfly plus the per-warp results in shared memory, read by every thread (8 reads,
+/// no second barrier).
+#[kernel]
+fn softmax_rows(cols: u32, x: &[f32], y: &mut [f32]) {
+    let warp_max = shared_array::<f32>(32);
+    let warp_sum = shared_array::<f32>(32);
+    let row = block_idx().x as usize;
+    let q = (row * cols as usize) / 4 + thread_idx().x as usize;
+    let lane = lane_id();
+    let warp = thread_idx().x / 32;
+    let warps = block_dim().x / 32;
+
+    let (v0, v1, v2, v3) = vload4(x, q);
+    let mut m = warp_max_f32(v0.max(v1).max(v2.max(v3)));
+    if lane == 0 {
+        warp_max[warp as usize] = m;
+    }
+    sync_threads();
+    for w in 0..warps {
+        m = m.max(warp_max[w as usize]);
+    }
+    let e0 = (v0 - m).exp();
+    let e1 = (v1 - m).exp();
+    let e2 = (v2 - m).exp();
+    let e3 = (v3 - m).exp();
+    let s = warp_sum_f32((e0 + e1) + (e2 + e3));
+    if lane == 0 {
+        warp_sum[warp as usize] = s;
+    }
+    sync_threads();
+    let mut total = 0.0f32;
+    for w in 0..warps {
+        total += warp_sum[w as usize];
+    }
+    let inv = 1.0 / total;
+    vstore4(y, q, (e0 * inv, e1 * inv, e2 * inv, e3 * inv));
+}
+
+// ============================================================================================
+// Command line
+// ============================================================================================
+
+const USAGE: &str = "\
+kernel_bench: eight cudajit kernels against the same algorithms built by nvcc
+
+usage: kernel_bench [options]
+  --cuda-cubin PATH   the nvcc-built cubin of benches/cuda/kernels.cu (also env
+                      CUDAJIT_BENCH_CUBIN); without it only the cudajit side runs
+  --markdown PATH     also write the result table (markdown) to PATH
+  --runs N            timed runs per kernel and implementation (default 30, at least 20)
+  --warmup N          untimed runs before them (default 5, at least 3)
+  --only A,B,..       run only these: vector_add saxpy reduce scan histogram transpose
+                      sgemm softmax
+  --dump-cubins DIR   write the cudajit cubins there (for cuobjdump -sass)
+  --cpu-check         no GPU needed: check the CPU references on small inputs and
+                      compile every kernel for sm_90
+  --help              this text";
+
+const KERNEL_NAMES: [&str; 8] = [
+    "vector_add",
+    "saxpy",
+    "reduce",
+    "scan",
+    "histogram",
+    "transpose",
+    "sgemm",
+    "softmax",
+];
+
+struct Options {
+    cpu_check: bool,
+    cubin: Option<PathBuf>,
+    markdown: Option<PathBuf>,
+    runs: usize,
+    warmup: usize,
+    only: Vec<String>,
+    dump_cubins: Option<PathBuf>,
+}
+
+impl Options {
+    fn parse() -> Result<Option<Options>> {
+        let mut options = Options {
+            cpu_check: false,
+            cubin: std::env::var_os("CUDAJIT_BENCH_CUBIN")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            markdown: None,
+            runs: 30,
+            warmup: 5,
+            only: KERNEL_NAMES.iter().map(|s| s.to_string()).collect(),
+            dump_cubins: None,
+        };
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            let mut value = |name: &str| {
+                args.next()
+                    .ok_or_else(|| format!("{name} needs a value; see --help"))
+            };
+            match arg.as_str() {
+                "--help" | "-h" => {
+                    println!("{USAGE}");
+                    return Ok(None);
+                }
+                "--cpu-check" => options.cpu_check = true,
+                "--cuda-cubin" => options.cubin = Some(value("--cuda-cubin")?.into()),
+                "--markdown" => options.markdown = Some(value("--markdown")?.into()),
+                "--dump-cubins" => options.dump_cubins = Some(value("--dump-cubins")?.into()),
+                "--runs" | "--warmup" => {
+                    let text = value(&arg)?;
+                    let count: usize = text
+                        .parse()
+                        .map_err(|_| format!("{arg} takes a count, got `{text}`"))?;
+                    let least = if arg == "--runs" { 20 } else { 3 };
+                    if count < least {
+                        return Err(format!(
+                            "{arg} {count}: at least {least} (medians of fewer runs are noise)"
+                        )
+                        .into());
+                    }
+                    if arg == "--runs" {
+                        options.runs = count;
+                    } else {
+                        options.warmup = count;
+                    }
+                }
+                "--only" => {
+                    let list = value("--only")?;
+                    options.only = list.split(',').map(|s| s.trim().to_owned()).collect();
+                    for name in &options.only {
+                        if !KERNEL_NAMES.contains(&name.as_str()) {
+                            return Err(format!(
+                                "--only: unknown kernel `{name}`; known: {}",
+                                KERNEL_NAMES.join(" ")
+                            )
+                            .into());
+                        }
+                    }
+                }
+                other => return Err(format!("unknown argument `{other}`; see --help").into()),
+            }
+        }
+        Ok(Some(options))
+    }
+
+    fn wants(&self, name: &str) -> bool {
+        self.only.iter().any(|n| n == name)
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("kernel_bench: {error}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<std::process::ExitCode> {
+    let Some(options) = Options::parse()? else {
+        return Ok(std::process::ExitCode::SUCCESS);
+    };
+    if options.cpu_check {
+        cpu_check(&options)?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let context = match cudajit::default_context() {
+        Ok(context) => context,
+        Err(error) => {
+            println!(
+                "kernel_bench: no GPU here ({error}); nothing to measure. `--cpu-check` runs \
+                 the CPU references and compiles the kernels."
+            );
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
+    };
+    let env = Env::new(context, &options)?;
+    let all_ok = benchmark(&env, &options)?;
+    Ok(if all_ok {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
+}
+
+// ============================================================================================
+// The measuring environment
+// ============================================================================================
+
+/// Events that record time (cudarc's default flags disable timing).
+const TIMED: cudarc::driver::sys::CUevent_flags =
+    cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+
+/// Bytes written before every timed run so that no kernel finds its data in L2 (50 MB on
+/// an H100/H200) left there by the run before.
+const L2_FLUSH_BYTES: usize = 256 << 20;
+
+/// The implementation a launch goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Cudajit,
+    Nvcc,
+}
+
+impl Side {
+    fn label(self) -> &'static str {
+        match self {
+            Side::Cudajit => "cudajit",
+            Side::Nvcc => "nvcc",
+        }
+    }
+}
+
+struct Env {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: Arch,
+    sms: u32,
+    nvcc: Option<Arc<CudaModule>>,
+    runs: usize,
+    warmup: usize,
+    flush: RefCell<CudaSlice<u8>>,
+}
+
+/// Medians (and spread) of one kernel's timed runs, milliseconds.
+#[derive(Clone, Copy, Debug)]
+struct Stats {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Times {
+    cudajit: Stats,
+    nvcc: Option<Stats>,
+}
+
+impl Env {
+    fn new(context: Arc<CudaContext>, options: &Options) -> Result<Env> {
+        let stream = context.default_stream();
+        let (major, minor) = context.compute_capability()?;
+        let sms =
+            context.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let nvcc = match &options.cubin {
+            Some(path) => {
+                let bytes = std::fs::read(path).map_err(|e| {
+                    format!(
+                        "reading the nvcc cubin {}: {e} (build it with `nvcc -O3 -arch=sm_90 \
+                         -cubin -o kernels.cubin benches/cuda/kernels.cu`)",
+                        path.display()
+                    )
+                })?;
+                let module = context
+                    .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
+                    .map_err(|e| format!("loading the nvcc cubin {}: {e}", path.display()))?;
+                Some(module)
+            }
+            None => None,
+        };
+        let flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
+        Ok(Env {
+            stream,
+            arch: Arch::new(major as u32, minor as u32),
+            sms: sms.max(1) as u32,
+            nvcc,
+            runs: options.runs,
+            warmup: options.warmup,
+            flush: RefCell::new(flush),
+            context,
+        })
+    }
+
+    /// The implementations this run compares.
+    fn sides(&self) -> Vec<Side> {
+        match self.nvcc {
+            Some(_) => vec![Side::Cudajit, Side::Nvcc],
+            None => vec![Side::Cudajit],
+        }
+    }
+
+    /// The nvcc kernel `name`, when an nvcc cubin was given.
+    fn nvcc_function(&self, name: &str) -> Result<Option<CudaFunction>> {
+        match &self.nvcc {
+            Some(module) => Ok(Some(module.load_function(name).map_err(|e| {
+                format!("the nvcc cubin has no kernel `{name}` ({e}); rebuild it from benches/cuda/kernels.cu")
+            })?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Times `launch` on every side: `warmup` untimed runs each, then `runs` timed runs
+    /// interleaved (cudajit, nvcc, cudajit, ..) so that clock and thermal drift hit both
+    /// alike, each after an L2 flush, each between two CUDA events.
+    fn time(&self, mut launch: impl FnMut(Side) -> Result<()>) -> Result<Times> {
+        let sides = self.sides();
+        for _ in 0..self.warmup {
+            for &side in &sides {
+                launch(side)?;
+            }
+        }
+        let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(self.runs); sides.len()];
+        for _ in 0..self.runs {
+            for (k, &side) in sides.iter().enumerate() {
+                self.stream.memset_zeros(&mut *self.flush.borrow_mut())?;
+                let start = self.stream.record_event(Some(TIMED))?;
+                launch(side)?;
+                let end = self.stream.record_event(Some(TIMED))?;
+                end.synchronize()?;
+                samples[k].push(f64::from(start.elapsed_ms(&end)?));
+            }
+        }
+        let stats = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            Stats {
+                median: median(&v),
+                min: v[0],
+                max: v[v.len() - 1],
+            }
+        };
+        let mut samples = samples.into_iter();
+        let cudajit = stats(samples.next().unwrap_or_default());
+        let nvcc = samples.next().map(stats);
+        Ok(Times { cudajit, nvcc })
+    }
+
+    /// Device-to-device copy bandwidth, GB/s (bytes read + written), with the method of
+    /// `time`.
+    fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
+        let src = self.stream.alloc_zeros::<u8>(bytes)?;
+        let mut dst = self.stream.alloc_zeros::<u8>(bytes)?;
+        let mut samples = Vec::new();
+        for run in 0..self.warmup + self.runs {
+            self.stream.memset_zeros(&mut *self.flush.borrow_mut())?;
+            let start = self.stream.record_event(Some(TIMED))?;
+            self.stream.memcpy_dtod(&src, &mut dst)?;
+            let end = self.stream.record_event(Some(TIMED))?;
+            end.synchronize()?;
+            if run >= self.warmup {
+                samples.push(f64::from(start.elapsed_ms(&end)?));
+            }
+        }
+        samples.sort_by(f64::total_cmp);
+        Ok(2.0 * bytes as f64 / median(&samples) / 1e6)
+    }
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]),
+    }
+}
+
+/// cudajit's launch configuration as cudarc's, so both sides launch identically.
+fn cu(config: LaunchConfig) -> cudarc::driver::LaunchConfig {
+    cudarc::driver::LaunchConfig {
+        grid_dim: (config.grid.x, config.grid.y, config.grid.z),
+        block_dim: (config.block.x, config.block.y, config.block.z),
+        shared_mem_bytes: config.shared_mem_bytes,
+    }
+}
+
+fn describe(config: &LaunchConfig) -> String {
+    let dim = |d: Dim3| {
+        if d.z > 1 {
+            format!("{}x{}x{}", d.x, d.y, d.z)
+        } else if d.y > 1 {
+            format!("{}x{}", d.x, d.y)
+        } else {
+            format!("{}", d.x)
+        }
+    };
+    format!("{} x {}", dim(config.grid), dim(config.block))
+}
+
+/// The nvcc function of a launch on the nvcc side; an error (not a panic) if missing.
+fn need(function: &Option<CudaFunction>) -> Result<&CudaFunction> {
+    function
+        .as_ref()
+        .ok_or_else(|| "internal: nvcc launch without an nvcc cubin".into())
+}
+
+/// Launches a built cudarc launch on the nvcc side.
+///
+/// Every call site pushes exactly the arguments of the kernel's `extern "C"` signature in
+/// benches/cuda/kernels.cu, in order.
+macro_rules! nvcc_launch {
+    ($env:expr, $function:expr, $config:expr, [$($arg:expr),* $(,)?]) => {{
+        let mut builder = $env.stream.launch_builder(need($function)?);
+        $(builder.arg($arg);)*
+        // SAFETY: the arguments match the kernel's signature in kernels.cu (see above), and
+        // every buffer outlives the launch (the stream is synchronised before they drop).
+        unsafe { builder.launch(cu($config)) }?;
+    }};
+}
+
+// ============================================================================================
+// Inputs and checks
+// ============================================================================================
+
+/// A deterministic pseudo-random stream (SplitMix64), so failures reproduce.
+struct Random(u64);
+
+impl Random {
+    fn new(seed: u64) -> Self {
+        Random(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [lo, hi).
+    fn f32s(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+        let mut r = Random::new(seed);
+        (0..n)
+            .map(|_| lo + (hi - lo) * ((r.next() >> 40) as f32 * (1.0 / (1u64 << 24) as f32)))
+            .collect()
+    }
+    fn u32s(seed: u64, n: usize) -> Vec<u32> {
+        let mut r = Random::new(seed);
+        (0..n).map(|_| (r.next() >> 32) as u32).collect()
+    }
+}
+
+/// An error naming the first mismatches, or `Ok` when `got` equals `expected`.
+fn check_exact<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    got: &[T],
+    expected: &[T],
+) -> Result<()> {
+    if got.len() != expected.len() {
+        return Err(format!("{what}: {} values, expected {}", got.len(), expected.len()).into());
+    }
+    let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i] != expected[i]).collect();
+    match bad.first() {
+        None => Ok(()),
+        Some(&i) => Err(format!(
+            "{what}: {} of {} values wrong; first at {i}: got {:?}, expected {:?}",
+            bad.len(),
+            got.len(),
+            got[i],
+            expected[i]
+        )
+        .into()),
+    }
+}
+
+/// `Ok` when every `|got - expected| <= tolerance[i]`.
+fn check_close(what: &str, got: &[f32], expected: &[f64], tolerance: &[f64]) -> Result<()> {
+    if got.len() != expected.len() {
+        return Err(format!("{what}: {} values, expected {}", got.len(), expected.len()).into());
+    }
+    let mut bad = 0usize;
+    let mut first = None;
+    let mut worst = 0.0f64;
+    for i in 0..got.len() {
+        let error = (f64::from(got[i]) - expected[i]).abs();
+        // NaN fails this test too.
+        if !(error <= tolerance[i]) {
+            bad += 1;
+            first.get_or_insert(i);
+        }
+        if error.is_finite() {
+            worst = worst.max(error / tolerance[i].max(f64::MIN_POSITIVE));
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{what}: {bad} of {} values outside tolerance; first at {i}: got {}, expected {} \
+             (tolerance {:e}); worst error/tolerance {worst:.2}",
+            got.len(),
+            got[i],
+            expected[i],
+            tolerance[i]
+        )
+        .into()),
+    }
+}
+
+fn rel_tolerance(expected: &[f64], rel: f64, abs: f64) -> Vec<f64> {
+    expected.iter().map(|e| rel * e.abs() + abs).collect()
+}
+
+// ============================================================================================
+// CPU references
+// ============================================================================================
+
+fn saxpy_ref(alpha: f32, x: &[f32], y: &[f32]) -> (Vec<f64>, Vec<f64>) {
+    let exact: Vec<f64> = x
+        .iter()
+        .zip(y)
+        .map(|(&x, &y)| f64::from(alpha) * f64::from(x) + f64::from(y))
+        .collect();
+    // One rounding with FMA, two without: allow two half-ulps of the operands' magnitude.
+    let tolerance = x
+        .iter()
+        .zip(y)
+        .map(|(&x, &y)| 1.2e-7 * (f64::from(alpha * x).abs() + f64::from(y).abs()) + 1e-30)
+        .collect();
+    (exact, tolerance)
+}
+
+/// The inclusive prefix sum with `u32` wrapping, as the kernels compute it.
+fn scan_ref(x: &[u32]) -> Vec<u32> {
+    let mut sum = 0u32;
+    x.iter()
+        .map(|&v| {
+            sum = sum.wrapping_add(v);
+            sum
+        })
+        .collect()
+}
+
+/// Counts of the bytes packed little-endian in `words`.
+fn histogram_ref(words: &[u32]) -> Vec<u32> {
+    let mut bins = vec![0u32; 256];
+    for &w in words {
+        for byte in w.to_le_bytes() {
+            bins[usize::from(byte)] += 1;
+        }
+    }
+    bins
+}
+
+fn transpose_ref(rows: usize, cols: usize, input: &[f32]) -> Vec<f32> {
+    let mut out = vec![0.0; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = input[r * cols + c];
+        }
+    }
+    out
+}
+
+/// Entry (i, j) of `a * b` (row-major, inner dimension k) in f64, and the sum of the
+/// magnitudes of its terms, which bounds the f32 rounding error.
+fn sgemm_entry(a: &[f32], b: &[f32], n: usize, k: usize, i: usize, j: usize) -> (f64, f64) {
+    let mut dot = 0.0f64;
+    let mut magnitude = 0.0f64;
+    for p in 0..k {
+        let term = f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+        dot += term;
+        magnitude += term.abs();
+    }
+    (dot, magnitude)
+}
+
+/// The (i, j) entries an SGEMM check compares: all of them for small products; for large
+/// ones the four corners, the first and last row and column of a few block tiles, and
+/// pseudo-random entries (the full CPU product of 4096^3 would take minutes).
+fn sgemm_samples(m: usize, n: usize, full: bool) -> Vec<(usize, usize)> {
+    if full {
+        return (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
+    }
+    let mut samples = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+    for t in [0, 127, 128, 255, 300] {
+        if t < m.min(n) {
+            for u in 0..128.min(n) {
+                samples.push((t, u));
+                samples.push((u.min(m - 1), t));
+            }
+        }
+    }
+    let mut r = Random::new(11);
+    for _ in 0..4096 {
+        samples.push((
+            (r.next() % m as u64) as usize,
+            (r.next() % n as u64) as usize,
+        ));
+    }
+    samples
+}
+
+fn softmax_ref(rows: usize, cols: usize, x: &[f32]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(rows * cols);
+    for row in x.chunks(cols).take(rows) {
+        let max = row
+            .iter()
+            .fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+        let exps: Vec<f64> = row.iter().map(|&v| (f64::from(v) - max).exp()).collect();
+        let sum: f64 = exps.iter().sum();
+        out.extend(exps.iter().map(|e| e / sum));
+    }
+    out
+}
+
+// ============================================================================================
+// One case per kernel: inputs, both implementations checked against the CPU, then timed
+// ============================================================================================
+
+fn vector_add_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
+    let s = &env.stream;
+    let a_h = Random::f32s(1, n, -1.0, 1.0);
+    let b_h = Random::f32s(2, n, -1.0, 1.0);
+    let expected: Vec<f32> = a_h.iter().zip(&b_h).map(|(x, y)| x + y).collect();
+    let a = s.clone_htod(&a_h)?;
+    let b = s.clone_htod(&b_h)?;
+    let mut c = s.alloc_zeros::<f32>(n)?;
+    let config = LaunchConfig::for_elements(n.div_ceil(4));
+    let f = env.nvcc_function("vector_add")?;
+    let len = n as u64;
+    let mut launch = |side: Side, c: &mut CudaSlice<f32>| -> Result<()> {
+        match side {
+            Side::Cudajit => vector_add::launch(s, config, &a, &b, c)?,
+            Side::Nvcc => nvcc_launch!(env, &f, config, [&a, &b, c, &len]),
+        }
+        Ok(())
+    };
+    for side in env.sides() {
+        s.memset_zeros(&mut c)?;
+        launch(side, &mut c)?;
+        let what = format!("vector_add n={n} ({})", side.label());
+        check_exact(&what, &s.clone_dtoh(&c)?, &expected)?;
+    }
+    timed(env, time, |side| launch(side, &mut c))
+}
+
+fn saxpy_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
+    let s = &env.stream;
+    let alpha = 1.5f32;
+    let x_h = Random::f32s(3, n, -1.0, 1.0);
+    let y_h = Random::f32s(4, n, -1.0, 1.0);
+    let (expected, tolerance) = saxpy_ref(alpha, &x_h, &y_h);
+    let x = s.clone_htod(&x_h)?;
+    let mut y = s.clone_htod(&y_h)?;
+    let config = LaunchConfig::for_elements(n.div_ceil(4));
+    let f = env.nvcc_function("saxpy")?;
+    let len = n as u64;
+    let mut launch = |side: Side, y: &mut CudaSlice<f32>| -> Result<()> {
+        match side {
+            Side::Cudajit => saxpy::launch(s, config, alpha, &x, y)?,
+            Side::Nvcc => nvcc_launch!(env, &f, config, [&alpha, &x, y, &len]),
+        }
+        Ok(())
+    };
+    for side in env.sides() {
+        s.memcpy_htod(&y_h, &mut y)?;
+        launch(side, &mut y)?;
+        let what = format!("saxpy n={n} ({})", side.label());
+        check_close(&what, &s.clone_dtoh(&y)?, &expected, &tolerance)?;
+    }
+    // Timed runs keep updating y in place (y grows by at most 1.5 per run): harmless.
+    timed(env, time, |side| launch(side, &mut y))
+}
+
+/// Blocks of the first reduction pass: enough resident 256-thread blocks to fill every SM
+/// (8 x 256 = 2048 threads, an H100/H200 SM's maximum).
+fn reduce_grid(env: &Env) -> LaunchConfig {
+    LaunchConfig::new(env.sms * 8, 256)
+}
+
+fn reduce_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
+    let s = &env.stream;
+    let x_h = Random::f32s(5, n, 0.0, 1.0);
+    let expected: f64 = x_h.iter().map(|&v| f64::from(v)).sum();
+    let x = s.clone_htod(&x_h)?;
+    let first = reduce_grid(env);
+    let second = LaunchConfig::new(1, 1024);
+    let blocks = first.grid.x as usize;
+    let mut partial = s.alloc_zeros::<f32>(blocks)?;
+    let mut out = s.alloc_zeros::<f32>(1)?;
+    let f = env.nvcc_function("reduce_sum")?;
+    let (len, partial_len) = (n as u64, blocks as u64);
+    let mut launch = |side: Side, partial: &mut CudaSlice<f32>, out: &mut CudaSlice<f32>| {
+        match side {
+            Side::Cudajit => {
+                reduce_sum::launch(s, first, &x, partial)?;
+                reduce_sum::launch(s, second, &*partial, out)?;
+            }
+            Side::Nvcc => {
+                nvcc_launch!(env, &f, first, [&x, &len, partial]);
+                nvcc_launch!(env, &f, second, [&*partial, &partial_len, out]);
+            }
+        }
+        Result::Ok(())
+    };
+    for side in env.sides() {
+        s.memset_zeros(&mut out)?;
+        launch(side, &mut partial, &mut out)?;
+        let got = s.clone_dtoh(&out)?;
+        // Per-thread f32 sums of ~1000 values in [0, 1), then two shuffle trees.
+        let what = format!("reduce n={n} ({})", side.label());
+        check_close(&what, &got, &[expected], &[2e-5 * expected + 1e-6])?;
+    }
+    timed(env, time, |side| launch(side, &mut partial, &mut out))
+}
+
+/// Elements per block in the scan: 8 rounds of 4 elements x 256 threads.
+const SCAN_TILE: usize = 8 * 4 * 256;
+
+fn scan_configs(n: usize) -> (usize, [LaunchConfig; 3]) {
+    let tiles = n.div_ceil(SCAN_TILE).max(1);
+    let per_tile = LaunchConfig::new(tiles as u32, 256);
+    (tiles, [per_tile, LaunchConfig::new(1, 1024), per_tile])
+}
+
+fn scan_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
+    let s = &env.stream;
+    let x_h = Random::u32s(6, n);
+    let expected = scan_ref(&x_h);
+    let x = s.clone_htod(&x_h)?;
+    let (tiles, [p1, p2, p3]) = scan_configs(n);
+    let mut sums = s.alloc_zeros::<u32>(tiles)?;
+    let mut scanned = s.alloc_zeros::<u32>(tiles)?;
+    let mut y = s.alloc_zeros::<u32>(n)?;
+    let f_sums = env.nvcc_function("scan_tile_sums")?;
+    let f_scan = env.nvcc_function("scan_tiles")?;
+    let (tile, len, tiles64, none) = (SCAN_TILE as u64, n as u64, tiles as u64, 0u64);
+    let mut launch = |side: Side,
+                      sums: &mut CudaSlice<u32>,
+                      scanned: &mut CudaSlice<u32>,
+                      y: &mut CudaSlice<u32>| {
+        match side {
+            Side::Cudajit => {
+                scan_tile_sums::launch(s, p1, tile, &x, sums)?;
+                // One block scans all tile sums; the empty prefix means "no carry in".
+                scan_tiles::launch(s, p2, tiles64, &*sums, &sums.slice(0..0), scanned)?;
+                scan_tiles::launch(s, p3, tile, &x, &*scanned, y)?;
+            }
+            Side::Nvcc => {
+                nvcc_launch!(env, &f_sums, p1, [&tile, &x, &len, sums]);
+                nvcc_launch!(
+                    env,
+                    &f_scan,
+                    p2,
+                    [&tiles64, &*sums, &tiles64, &*sums, &none, scanned]
+                );
+                nvcc_launch!(env, &f_scan, p3, [&tile, &x, &len, &*scanned, &tiles64, y]);
+            }
+        }
+        Result::Ok(())
+    };
+    for side in env.sides() {
+        s.memset_zeros(&mut y)?;
+        launch(side, &mut sums, &mut scanned, &mut y)?;
+        let what = format!("scan n={n} ({})", side.label());
+        check_exact(&what, &s.clone_dtoh(&y)?, &expected)?;
+    }
+    timed(env, time, |side| {
+        launch(side, &mut sums, &mut scanned, &mut y)
+    })
+}
+
+fn histogram_config(env: &Env) -> LaunchConfig {
+    LaunchConfig::new(env.sms * 8, 256)
+}
+
+/// `mask` narrows the bytes (0x0303_0303: 4 distinct values, heavy same-address atomics).
+fn histogram_case(env: &Env, words: usize, mask: u32, time: bool) -> Result<Option<Times>> {
+    let s = &env.stream;
+    let w_h: Vec<u32> = Random::u32s(7, words).iter().map(|w| w & mask).collect();
+    let expected = histogram_ref(&w_h);
+    let w = s.clone_htod(&w_h)?;
+    let mut bins = s.alloc_zeros::<u32>(256)?;
+    let config = histogram_config(env);
+    let f = env.nvcc_function("histogram256")?;
+    let len = words as u64;
+    let mut launch = |side: Side, bins: &mut CudaSlice<u32>| -> Result<()> {
+        match side {
+            Side::Cudajit => histogram256::launch(s, config, &w, bins)?,
+            Side::Nvcc => nvcc_launch!(env, &f, config, [&w, &len, bins]),
+        }
+        Ok(())
+    };
+    for side in env.sides() {
+        s.memset_zeros(&mut bins)?;
+        launch(side, &mut bins)?;
+        let what = format!("histogram words={words} mask={mask:#x} ({})", side.label());
+        check_exact(&what, &s.clone_dtoh(&bins)?, &expected)?;
+    }
+    // Timed runs keep adding to the bins (at most 2^29 counts per run): no reset needed.
+    timed(env, time, |side| launch(side, &mut bins))
+}
+
+fn transpose_config(rows: u32, cols: u32) -> LaunchConfig {
+    LaunchConfig::new((cols.div_ceil(32), rows.div_ceil(32)), (32, 8))
+}
+
+fn transpose_case(env: &Env, rows: usize, cols: usize, time: bool) -> Result<Option<Times>> {
+    let s = &env.stream;
+    let in_h = Random::f32s(8, rows * cols, -1.0, 1.0);
+    let expected = transpose_ref(rows, cols, &in_h);
+    let input = s.clone_htod(&in_h)?;
+    let mut out = s.alloc_zeros::<f32>(rows * cols)?;
+    let (r32, c32) = (u32::try_from(rows)?, u32::try_from(cols)?);
+    let config = transpose_config(r32, c32);
+    let f = env.nvcc_function("transpose_tiled")?;
+    let mut launch = |side: Side, out: &mut CudaSlice<f32>| -> Result<()> {
+        match side {
+            Side::Cudajit => {
+                transpose_tiled::launch::<32, 8>(s, config, r32, c32, &input, out)?;
+            }
+            Side::Nvcc => nvcc_launch!(env, &f, config, [&r32, &c32, &input, out]),
+        }
+        Ok(())
+    };
+    for side in env.sides() {
+        s.memset_zeros(&mut out)?;
+        launch(side, &mut out)?;
+        let what = format!("transpose {rows}x{cols} ({})", side.label());
+        check_exact(&what, &s.clone_dtoh(&out)?, &expected)?;
+    }
+    timed(env, time, |side| launch(side, &mut out))
+}
+
+fn sgemm_config(m: usize, n: usize) -> LaunchConfig {
+    LaunchConfig::new(((n / 128) as u32, (m / 128) as u32), 256)
+}
+
+fn sgemm_case(
+    env: &Env,
+    (m, n, k): (usize, usize, usize),
+    full_check: bool,
+    time: bool,
+) -> Result<Option<Times>> {
+    if m % 128 != 0 || n % 128 != 0 || k % 8 != 0 || m == 0 || n == 0 || k == 0 {
+        return Err(format!("sgemm {m}x{n}x{k}: m and n must be multiples of 128, k of 8").into());
+    }
+    let s = &env.stream;
+    let a_h = Random::f32s(9, m * k, -1.0, 1.0);
+    let b_h = Random::f32s(10, k * n, -1.0, 1.0);
+    let a = s.clone_htod(&a_h)?;
+    let b = s.clone_htod(&b_h)?;
+    let mut c = s.alloc_zeros::<f32>(m * n)?;
+    let config = sgemm_config(m, n);
+    let f = env.nvcc_function("sgemm")?;
+    let (n32, k32) = (n as u32, k as u32);
+    let mut launch = |side: Side, c: &mut CudaSlice<f32>| -> Result<()> {
+        match side {
+            Side::Cudajit => sgemm::launch(s, config, n32, k32, &a, &b, c)?,
+            Side::Nvcc => nvcc_launch!(env, &f, config, [&n32, &k32, &a, &b, c]),
+        }
+        Ok(())
+    };
+    let samples = sgemm_samples(m, n, full_check);
+    let mut expected = Vec::with_capacity(samples.len());
+    let mut tolerance = Vec::with_capacity(samples.len());
+    for &(i, j) in &samples {
+        let (dot, magnitude) = sgemm_entry(&a_h, &b_h, n, k, i, j);
+        expected.push(dot);
+        // Rounding of a length-k f32 dot product grows like sqrt(k) ulps of the terms'
+        // magnitude; 1e-5 of it is far above that and far below an indexing mistake.
+        tolerance.push(1e-5 * magnitude + 1e-6);
+    }
+    for side in env.sides() {
+        s.memset_zeros(&mut c)?;
+        launch(side, &mut c)?;
+        let all = s.clone_dtoh(&c)?;
+        let got: Vec<f32> = samples.iter().map(|&(i, j)| all[i * n + j]).collect();
+        let what = format!("sgemm {m}x{n}x{k} ({})", side.label());
+        check_close(&what, &got, &expected, &tolerance)?;
+    }
+    timed(env, time, |side| launch(side, &mut c))
+}
+
+fn softmax_case(env: &Env, rows: usize, cols: usize, time: bool) -> Result<Option<Times>> {
+    let threads = cols / 4;
+    if cols % 4 != 0 || threads % 32 != 0 || threads == 0 || threads > 1024 {
+        return Err(format!(
+            "softmax: {cols} columns; the kernel holds a row in one 16-byte vector per thread, \
+             so columns must be 4 x (a multiple of 32 up to 1024)"
+        )
+        .into());
+    }
+    let s = &env.stream;
+    let x_h = Random::f32s(12, rows * cols, -8.0, 8.0);
+    let expected = softmax_ref(rows, cols, &x_h);
+    let tolerance = rel_tolerance(&expected, 1e-5, 1e-12);
+    let x = s.clone_htod(&x_h)?;
+    let mut y = s.alloc_zeros::<f32>(rows * cols)?;
+    let config = LaunchConfig::new(u32::try_from(rows)?, threads as u32);
+    let f = env.nvcc_function("softmax_rows")?;
+    let cols32 = cols as u32;
+    let mut launch = |side: Side, y: &mut CudaSlice<f32>| -> Result<()> {
+        match side {
+            Side::Cudajit => softmax_rows::launch(s, config, cols32, &x, y)?,
+            Side::Nvcc => nvcc_launch!(env, &f, config, [&cols32, &x, y]),
+        }
+        Ok(())
+    };
+    for side in env.sides() {
+        s.memset_zeros(&mut y)?;
+        launch(side, &mut y)?;
+        let what = format!("softmax {rows}x{cols} ({})", side.label());
+        check_close(&what, &s.clone_dtoh(&y)?, &expected, &tolerance)?;
+    }
+    timed(env, time, |side| launch(side, &mut y))
+}
+
+/// `env.time(launch)` when timing was asked for; the synchronised stream either way.
+fn timed(env: &Env, time: bool, launch: impl FnMut(Side) -> Result<()>) -> Result<Option<Times>> {
+    let times = if time { Some(env.time(launch)?) } else { None };
+    env.stream.synchronize()?;
+    Ok(times)
+}
