@@ -27,7 +27,6 @@
 //! machine; `docs/performance.md` has the results.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -1385,4 +1384,560 @@ fn timed(env: &Env, time: bool, launch: impl FnMut(Side) -> Result<()>) -> Resul
     let times = if time { Some(env.time(launch)?) } else { None };
     env.stream.synchronize()?;
     Ok(times)
+}
+
+// ============================================================================================
+// The benchmark: checks at awkward sizes, then the measured size, then the tables
+// ============================================================================================
+
+/// What a kernel's time is measured against.
+#[derive(Clone, Copy, Debug)]
+enum Work {
+    /// Bytes the algorithm must read and write: a bandwidth-bound kernel.
+    Bytes(f64),
+    /// Floating-point operations: a compute-bound kernel.
+    Flops(f64),
+}
+
+struct Row {
+    name: &'static str,
+    size: String,
+    launch: String,
+    work: Work,
+    outcome: std::result::Result<Times, String>,
+}
+
+const RATIO_TARGET: f64 = 1.05;
+const BANDWIDTH_TARGET: f64 = 0.90;
+
+/// Runs the checks and, when they pass, the timed case of one kernel.
+fn measure(
+    name: &'static str,
+    size: String,
+    launch: String,
+    work: Work,
+    run: impl FnOnce() -> Result<Option<Times>>,
+) -> Row {
+    let started = Instant::now();
+    let outcome = match run() {
+        Ok(Some(times)) => Ok(times),
+        Ok(None) => Err("internal: the measured case returned no times".to_owned()),
+        Err(error) => Err(error.to_string()),
+    };
+    println!(
+        "  {name}: done in {:.1} s{}",
+        started.elapsed().as_secs_f64(),
+        match &outcome {
+            Ok(_) => String::new(),
+            Err(e) => format!(" -- FAILED: {e}"),
+        }
+    );
+    Row {
+        name,
+        size,
+        launch,
+        work,
+        outcome,
+    }
+}
+
+fn bench_kernel(env: &Env, name: &'static str) -> Row {
+    match name {
+        "vector_add" => {
+            let n = 128usize << 20;
+            let config = LaunchConfig::for_elements(n.div_ceil(4));
+            measure(
+                name,
+                format!("{} Mi f32", n >> 20),
+                describe(&config),
+                Work::Bytes(12.0 * n as f64),
+                || {
+                    for small in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+                        vector_add_case(env, small, false)?;
+                    }
+                    vector_add_case(env, n, true)
+                },
+            )
+        }
+        "saxpy" => {
+            let n = 128usize << 20;
+            let config = LaunchConfig::for_elements(n.div_ceil(4));
+            measure(
+                name,
+                format!("{} Mi f32", n >> 20),
+                describe(&config),
+                Work::Bytes(12.0 * n as f64),
+                || {
+                    for small in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+                        saxpy_case(env, small, false)?;
+                    }
+                    saxpy_case(env, n, true)
+                },
+            )
+        }
+        "reduce" => {
+            let n = 256usize << 20;
+            let config = reduce_grid(env);
+            measure(
+                name,
+                format!("{} Mi f32", n >> 20),
+                format!("{} + 1 x 1024", describe(&config)),
+                Work::Bytes(4.0 * n as f64),
+                || {
+                    for small in [1, 3, 4, 1001, 1_000_003] {
+                        reduce_case(env, small, false)?;
+                    }
+                    reduce_case(env, n, true)
+                },
+            )
+        }
+        "scan" => {
+            let n = 128usize << 20;
+            let (_, [p1, p2, p3]) = scan_configs(n);
+            measure(
+                name,
+                format!("{} Mi u32", n >> 20),
+                format!("{} + {} + {}", describe(&p1), describe(&p2), describe(&p3)),
+                // Read twice (tile sums, then the scan), written once.
+                Work::Bytes(12.0 * n as f64),
+                || {
+                    for small in [
+                        1,
+                        3,
+                        4,
+                        1025,
+                        SCAN_TILE,
+                        SCAN_TILE + 1,
+                        3 * SCAN_TILE + 7,
+                        1_000_003,
+                    ] {
+                        scan_case(env, small, false)?;
+                    }
+                    // More tile sums than one round of the one-block pass (4096).
+                    scan_case(env, 4100 * SCAN_TILE + 5, false)?;
+                    scan_case(env, n, true)
+                },
+            )
+        }
+        "histogram" => {
+            let words = 128usize << 20;
+            let config = histogram_config(env);
+            measure(
+                name,
+                format!("{} Mi bytes", (4 * words) >> 20),
+                describe(&config),
+                Work::Bytes(4.0 * words as f64),
+                || {
+                    for small in [1, 3, 4, 5, 1001, 1_000_003] {
+                        histogram_case(env, small, u32::MAX, false)?;
+                    }
+                    histogram_case(env, 1_000_003, 0x0303_0303, false)?;
+                    histogram_case(env, words, u32::MAX, true)
+                },
+            )
+        }
+        "transpose" => {
+            let (rows, cols) = (4096usize, 4096usize);
+            let config = transpose_config(rows as u32, cols as u32);
+            measure(
+                name,
+                format!("{rows} x {cols} f32"),
+                describe(&config),
+                Work::Bytes(8.0 * (rows * cols) as f64),
+                || {
+                    for (r, c) in [(1, 1), (33, 65), (1000, 777), (32, 4096)] {
+                        transpose_case(env, r, c, false)?;
+                    }
+                    transpose_case(env, rows, cols, true)
+                },
+            )
+        }
+        "sgemm" => {
+            let (m, n, k) = (4096usize, 4096usize, 4096usize);
+            let config = sgemm_config(m, n);
+            measure(
+                name,
+                format!("{m} x {n} x {k}"),
+                describe(&config),
+                Work::Flops(2.0 * (m * n * k) as f64),
+                || {
+                    sgemm_case(env, (128, 128, 8), true, false)?;
+                    sgemm_case(env, (256, 384, 72), true, false)?;
+                    sgemm_case(env, (m, n, k), false, true)
+                },
+            )
+        }
+        "softmax" => {
+            let (rows, cols) = (65536usize, 1024usize);
+            let config = LaunchConfig::new(rows as u32, (cols / 4) as u32);
+            measure(
+                name,
+                format!("{rows} x {cols} f32"),
+                describe(&config),
+                Work::Bytes(8.0 * (rows * cols) as f64),
+                || {
+                    softmax_case(env, 3, 1024, false)?;
+                    softmax_case(env, 1000, 1024, false)?;
+                    softmax_case(env, 7, 128, false)?;
+                    softmax_case(env, rows, cols, true)
+                },
+            )
+        }
+        other => Row {
+            name: "?",
+            size: String::new(),
+            launch: String::new(),
+            work: Work::Bytes(0.0),
+            outcome: Err(format!("internal: no benchmark named {other}")),
+        },
+    }
+}
+
+/// Runs every selected kernel; prints and writes the tables. Returns whether every
+/// kernel was correct (targets missed are reported, not failures).
+fn benchmark(env: &Env, options: &Options) -> Result<bool> {
+    let gpu = env.context.name()?;
+    let mut driver = 0i32;
+    // SAFETY: a plain out-parameter query.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) };
+    let cubin = match &options.cubin {
+        Some(path) => format!("nvcc cubin: {}", path.display()),
+        None => "no nvcc cubin given (--cuda-cubin PATH or CUDAJIT_BENCH_CUBIN): cudajit side \
+                 only, no ratios"
+            .to_owned(),
+    };
+    println!(
+        "GPU: {gpu}, {} SMs, {}; driver CUDA {}.{}\n{cubin}\nmethod: median of {} timed runs \
+         after {} warm-ups, CUDA events, implementations interleaved, L2 flushed ({} MiB) \
+         before every run",
+        env.sms,
+        env.arch,
+        driver / 1000,
+        (driver % 1000) / 10,
+        env.runs,
+        env.warmup,
+        L2_FLUSH_BYTES >> 20
+    );
+    let copy_bytes = 512usize << 20;
+    let copy = env.copy_bandwidth(copy_bytes)?;
+    println!(
+        "device-to-device copy of {} MiB: {copy:.0} GB/s (bytes read + written)",
+        copy_bytes >> 20
+    );
+
+    let mut rows = Vec::new();
+    for name in KERNEL_NAMES {
+        if options.wants(name) {
+            println!("{name}: checking against the CPU at several sizes, then timing ...");
+            rows.push(bench_kernel(env, name));
+        }
+    }
+
+    let mut report = String::new();
+    let _ = writeln!(
+        report,
+        "GPU: {gpu} ({} SMs, {}), driver CUDA {}.{}; {cubin}.",
+        env.sms,
+        env.arch,
+        driver / 1000,
+        (driver % 1000) / 10
+    );
+    let _ = writeln!(
+        report,
+        "Median of {} runs after {} warm-ups, CUDA events, cudajit and nvcc interleaved, L2 \
+         flushed before each run. Device-to-device copy: **{copy:.0} GB/s** ({} MiB, read + \
+         written).\n",
+        env.runs,
+        env.warmup,
+        copy_bytes >> 20
+    );
+    report.push_str(&results_table(&rows, copy));
+    report.push('\n');
+    report.push_str(&resources_table(env, options)?);
+    println!("\n{report}");
+    if let Some(path) = &options.markdown {
+        std::fs::write(path, &report)
+            .map_err(|e| format!("writing --markdown {}: {e}", path.display()))?;
+        println!("(table written to {})", path.display());
+    }
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.outcome.is_err())
+        .map(|r| r.name)
+        .collect();
+    if !failed.is_empty() {
+        println!(
+            "FAILED (wrong results or errors, no timings reported): {}",
+            failed.join(", ")
+        );
+    }
+    Ok(failed.is_empty())
+}
+
+fn results_table(rows: &[Row], copy_gbs: f64) -> String {
+    let mut t = String::from(
+        "| kernel | size | grid x block | cudajit ms | nvcc ms | cudajit / nvcc | cudajit throughput | nvcc throughput | ratio ≤ 1.05 | ≥ 90 % of copy |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
+    );
+    let throughput = |work: Work, ms: f64| match work {
+        Work::Bytes(bytes) => {
+            let gbs = bytes / ms / 1e6;
+            format!("{gbs:.0} GB/s ({:.1} %)", 100.0 * gbs / copy_gbs)
+        }
+        Work::Flops(flops) => format!("{:.1} TFLOP/s", flops / ms / 1e9),
+    };
+    for row in rows {
+        match &row.outcome {
+            Err(error) => {
+                let _ = writeln!(
+                    t,
+                    "| {} | {} | {} | FAILED: {} | | | | | | |",
+                    row.name,
+                    row.size,
+                    row.launch,
+                    error.replace('|', "/")
+                );
+            }
+            Ok(times) => {
+                let ours = times.cudajit.median;
+                let (nvcc, ratio, nvcc_tp, ratio_ok) = match times.nvcc {
+                    Some(theirs) => {
+                        let ratio = ours / theirs.median;
+                        (
+                            format!("{:.4}", theirs.median),
+                            format!("**{ratio:.3}**"),
+                            throughput(row.work, theirs.median),
+                            if ratio <= RATIO_TARGET {
+                                "yes"
+                            } else {
+                                "**no**"
+                            }
+                            .to_owned(),
+                        )
+                    }
+                    None => ("—".into(), "—".into(), "—".into(), "—".into()),
+                };
+                let bandwidth_ok = match row.work {
+                    Work::Bytes(bytes) => {
+                        if bytes / ours / 1e6 >= BANDWIDTH_TARGET * copy_gbs {
+                            "yes"
+                        } else {
+                            "**no**"
+                        }
+                    }
+                    Work::Flops(_) => "n/a (compute-bound)",
+                };
+                let _ = writeln!(
+                    t,
+                    "| {} | {} | {} | {:.4} | {nvcc} | {ratio} | {} | {nvcc_tp} | {ratio_ok} | {bandwidth_ok} |",
+                    row.name,
+                    row.size,
+                    row.launch,
+                    ours,
+                    throughput(row.work, ours)
+                );
+            }
+        }
+    }
+    let _ = writeln!(t, "\nSpread (min–max ms over the timed runs):\n");
+    for row in rows {
+        if let Ok(times) = &row.outcome {
+            let spread = |s: Stats| format!("{:.4}–{:.4}", s.min, s.max);
+            let _ = writeln!(
+                t,
+                "- {}: cudajit {}{}",
+                row.name,
+                spread(times.cudajit),
+                times
+                    .nvcc
+                    .map(|s| format!(", nvcc {}", spread(s)))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    t
+}
+
+/// Every kernel with its specialisation and its twin's name in kernels.cu.
+fn kernel_list() -> Vec<(&'static Kernel, Specialization, &'static str)> {
+    let plain = Specialization::default;
+    let usize_const = |name: &str, value: u128| {
+        (
+            name.to_owned(),
+            Literal::Int {
+                bits: value,
+                ty: Scalar::Usize,
+            },
+        )
+    };
+    vec![
+        (&vector_add::KERNEL, plain(), "vector_add"),
+        (&saxpy::KERNEL, plain(), "saxpy"),
+        (&reduce_sum::KERNEL, plain(), "reduce_sum"),
+        (&scan_tile_sums::KERNEL, plain(), "scan_tile_sums"),
+        (&scan_tiles::KERNEL, plain(), "scan_tiles"),
+        (&histogram256::KERNEL, plain(), "histogram256"),
+        (
+            &transpose_tiled::KERNEL,
+            Specialization {
+                types: vec![],
+                consts: vec![usize_const("TILE", 32), usize_const("ROWS", 8)],
+            },
+            "transpose_tiled",
+        ),
+        (&sgemm::KERNEL, plain(), "sgemm"),
+        (&softmax_rows::KERNEL, plain(), "softmax_rows"),
+    ]
+}
+
+/// Registers, local memory (spills) and static shared memory of both implementations of
+/// every kernel, as the driver reports them; with `--dump-cubins`, the cudajit cubins.
+fn resources_table(env: &Env, options: &Options) -> Result<String> {
+    let mut t = String::from(
+        "\nResources per thread / block (driver attributes): registers, local memory bytes \
+         (spills), static shared bytes.\n\n\
+         | kernel | cudajit regs | cudajit local B | cudajit shared B | nvcc regs | nvcc local B | nvcc shared B |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    let attributes = |f: &CudaFunction| -> Result<[i32; 3]> {
+        Ok([
+            f.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            f.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            f.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+        ])
+    };
+    for (kernel, spec, twin) in kernel_list() {
+        let compiled = kernel.compile_for_arch_with(env.arch, &spec)?;
+        if let Some(dir) = &options.dump_cubins {
+            dump_cubin(dir, &compiled.entry, &compiled.cubin)?;
+        }
+        let module = env
+            .context
+            .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.to_vec()))?;
+        let [r, l, s] = attributes(&module.load_function(&compiled.entry)?)?;
+        let theirs = match env.nvcc_function(twin) {
+            Ok(Some(f)) => {
+                let [r, l, s] = attributes(&f)?;
+                format!("{r} | {l} | {s}")
+            }
+            Ok(None) => "— | — | —".to_owned(),
+            Err(e) => format!("{e} | | "),
+        };
+        let _ = writeln!(t, "| {twin} | {r} | {l} | {s} | {theirs} |");
+    }
+    Ok(t)
+}
+
+fn dump_cubin(dir: &std::path::Path, entry: &str, cubin: &[u8]) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("--dump-cubins: creating {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{entry}.cubin"));
+    std::fs::write(&path, cubin)
+        .map_err(|e| format!("--dump-cubins: writing {}: {e}", path.display()))?;
+    Ok(())
+}
+
+// ============================================================================================
+// --cpu-check: what can be checked without a GPU
+// ============================================================================================
+
+fn cpu_check(options: &Options) -> Result<()> {
+    println!("CPU references on small inputs:");
+    let expect = |ok: bool, what: &str| -> Result<()> {
+        if ok {
+            println!("  ok   {what}");
+            Ok(())
+        } else {
+            Err(format!("CPU reference check failed: {what}").into())
+        }
+    };
+
+    let (exact, tolerance) = saxpy_ref(2.0, &[1.0, -0.5, 3.0], &[0.5, 0.5, 1.0]);
+    expect(
+        exact == [2.5, -0.5, 7.0] && tolerance.iter().all(|&t| t > 0.0 && t < 1e-5),
+        "saxpy_ref: values and tolerances",
+    )?;
+
+    let x = Random::f32s(1, 1000, 0.0, 1.0);
+    expect(
+        x.iter().all(|&v| (0.0..1.0).contains(&v))
+            && (x.iter().sum::<f32>() / 1000.0 - 0.5).abs() < 0.05,
+        "Random::f32s: uniform in [0, 1)",
+    )?;
+
+    let ones = vec![1u32; 10_000];
+    let scan = scan_ref(&ones);
+    expect(
+        scan.iter().enumerate().all(|(i, &v)| v as usize == i + 1),
+        "scan_ref of ones is 1..=n",
+    )?;
+    let words = Random::u32s(2, 9999);
+    let scan = scan_ref(&words);
+    let total = words.iter().fold(0u32, |s, &w| s.wrapping_add(w));
+    expect(
+        scan.last() == Some(&total),
+        "scan_ref wraps and ends at the wrapping sum",
+    )?;
+
+    let bins = histogram_ref(&words);
+    expect(
+        bins.iter().map(|&b| b as usize).sum::<usize>() == 4 * words.len(),
+        "histogram_ref counts every byte",
+    )?;
+    expect(
+        histogram_ref(&[0x0102_0304])[1..=4] == [1, 1, 1, 1],
+        "histogram_ref reads bytes little-endian",
+    )?;
+
+    let m = Random::f32s(3, 33 * 65, -1.0, 1.0);
+    expect(
+        transpose_ref(65, 33, &transpose_ref(33, 65, &m)) == m,
+        "transpose_ref twice is the identity",
+    )?;
+
+    let (mm, nn, kk) = (8, 12, 8);
+    let a = Random::f32s(4, mm * kk, -1.0, 1.0);
+    let identity: Vec<f32> = (0..kk * kk)
+        .map(|i| if i / kk == i % kk { 1.0 } else { 0.0 })
+        .collect();
+    let a_times_identity = (0..mm).all(|i| {
+        (0..kk).all(|j| sgemm_entry(&a, &identity, kk, kk, i, j).0 == f64::from(a[i * kk + j]))
+    });
+    expect(a_times_identity, "sgemm_entry: A x I = A")?;
+    let samples = sgemm_samples(4096, 4096, false);
+    expect(
+        samples.len() > 4096 && samples.iter().all(|&(i, j)| i < 4096 && j < 4096),
+        "sgemm_samples stay inside the matrix",
+    )?;
+    expect(
+        sgemm_samples(mm, nn, true).len() == mm * nn,
+        "sgemm_samples(full) is every entry",
+    )?;
+
+    let x = Random::f32s(5, 4 * 1024, -8.0, 8.0);
+    let y = softmax_ref(4, 1024, &x);
+    let sums_to_one = y
+        .chunks(1024)
+        .all(|row| (row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    expect(sums_to_one, "softmax_ref rows sum to 1")?;
+
+    println!("\nEvery kernel compiled for sm_90 (libNVVM -> nvJitLink):");
+    for (kernel, spec, _) in kernel_list() {
+        let started = Instant::now();
+        let compiled = kernel
+            .compile_for_arch_with(Arch::SM_90, &spec)
+            .map_err(|e| format!("compiling {}: {e}", kernel.name()))?;
+        println!(
+            "  ok   {:<24} cubin {:>6} bytes, {:?} in {:.0} ms",
+            compiled.entry,
+            compiled.cubin.len(),
+            compiled.report.origin,
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        if let Some(dir) = &options.dump_cubins {
+            dump_cubin(dir, &compiled.entry, &compiled.cubin)?;
+        }
+    }
+    println!("\ncpu-check passed");
+    Ok(())
 }

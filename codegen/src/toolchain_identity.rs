@@ -17,8 +17,9 @@
 //! Never from loading the library (a warm start must not load it, and `nvvmVersion` says
 //! only "2.0"): it is read once, when the file is hashed, from the installation's own
 //! metadata: the wheel's `*.dist-info` name (`nvidia_nvjitlink-13.0.88.dist-info`), a
-//! toolkit's `version.json` (`libnvjitlink`, `cuda_nvcc` for libNVVM and libdevice), or a
-//! versioned file name (`libnvJitLink.so.13.0.88`); else `unknown`. It is stored in the
+//! toolkit's `version.json` (`libnvjitlink`, `cuda_nvcc` for libNVVM and libdevice), a
+//! versioned file name (`libnvJitLink.so.13.0.88`; not libNVVM's, whose soname is its ABI
+//! version), or a `cuda-13.0` toolkit directory; else `unknown`. It is stored in the
 //! memo next to the hash, so it is the same in every process. The hash is what makes the
 //! key exact; the version is what makes a miss explainable ("nvJitLink 13.0.88 ->
 //! 13.1.0").
@@ -268,7 +269,26 @@ pub fn installed_version(path: &Path, component: Option<Component>) -> String {
             }
         }
     }
-    file_name_version(path).unwrap_or_else(|| "unknown".to_owned())
+    // libNVVM's soname (`libnvvm.so.4.0.0`) is its ABI version, not the CUDA release.
+    let soname_is_release = !matches!(component, Some(Component::Nvvm | Component::Libdevice));
+    soname_is_release
+        .then(|| file_name_version(path))
+        .flatten()
+        .or_else(|| toolkit_dir_version(path))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// `13.0` from a `.../cuda-13.0/...` toolkit directory (distribution packages ship no
+/// `version.json`).
+fn toolkit_dir_version(path: &Path) -> Option<String> {
+    path.ancestors().find_map(|dir| {
+        let version = dir.file_name()?.to_str()?.strip_prefix("cuda-")?;
+        let numeric = !version.is_empty()
+            && version
+                .split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        numeric.then(|| version.to_owned())
+    })
 }
 
 /// `13.0.88` from `<dir>/nvidia_nvjitlink-13.0.88.dist-info` (or `nvidia_nvjitlink_cu12-..`).
@@ -413,6 +433,19 @@ mod tests {
         let nvvm = toolkit.join("nvvm/lib64/libnvvm.so.4.0.0");
         fs::write(&nvvm, b"x").unwrap();
         assert_eq!(installed_version(&nvvm, Some(Component::Nvvm)), "13.0.88");
+        // A distribution package: no version.json, a versioned toolkit directory.
+        let packaged = dir.join("cuda-13.0/nvvm/lib64");
+        fs::create_dir_all(&packaged).unwrap();
+        let nvvm = packaged.join("libnvvm.so.4.0.0");
+        fs::write(&nvvm, b"x").unwrap();
+        assert_eq!(installed_version(&nvvm, Some(Component::Nvvm)), "13.0");
+        let jitlink = dir.join("cuda-13.0/lib64/libnvJitLink.so.13.0.88");
+        fs::create_dir_all(jitlink.parent().unwrap()).unwrap();
+        fs::write(&jitlink, b"x").unwrap();
+        assert_eq!(
+            installed_version(&jitlink, Some(Component::NvJitLink)),
+            "13.0.88"
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 }

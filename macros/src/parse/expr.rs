@@ -135,13 +135,12 @@ impl Parser<'_> {
                 }
                 ExprKind::Block(parsed)
             }
-            syn::Expr::Repeat(repeat) => ExprKind::Repeat {
-                value: Box::new(self.expr(&repeat.expr)?),
-                len: Box::new(self.expr(&repeat.len)?),
-            },
-            syn::Expr::Tuple(tuple) if !tuple.elems.is_empty() => {
-                let elems: Vec<Option<Expr>> = tuple.elems.iter().map(|e| self.expr(e)).collect();
-                ExprKind::Tuple(elems.into_iter().collect::<Option<_>>()?)
+            syn::Expr::Repeat(repeat) => {
+                self.errors.at(
+                    repeat,
+                    "arrays are only supported as the initial value of a local: `let mut acc = [0.0f32; 8];`",
+                );
+                return None;
             }
             syn::Expr::Range(range) => {
                 self.errors.at(
@@ -521,6 +520,15 @@ impl Parser<'_> {
                         mutable: true,
                         place: Box::new(place),
                     },
+                });
+            } else if let (Intrinsic::VectorStore(_), 2, syn::Expr::Tuple(tuple)) =
+                (intrinsic, index, arg)
+            {
+                // The values of a vector store: the one place a tuple is written.
+                let elems: Vec<Option<Expr>> = tuple.elems.iter().map(|e| self.expr(e)).collect();
+                args.push(Expr {
+                    kind: ExprKind::Tuple(elems.into_iter().collect::<Option<_>>()?),
+                    span: span_at(tuple),
                 });
             } else {
                 args.push(self.expr(arg)?);

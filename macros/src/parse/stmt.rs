@@ -1,6 +1,6 @@
 //! Statements and blocks of a kernel body.
 
-use cudajit_core::ast::{BinaryOp, Block, Else, Expr, IfStmt, RangeExpr, Stmt};
+use cudajit_core::ast::{BinaryOp, Block, Else, Expr, ExprKind, IfStmt, RangeExpr, Stmt};
 
 use super::signature::{value_type, FnKind, GenericNames};
 use super::{span_at, span_of};
@@ -182,7 +182,21 @@ impl<'e> Parser<'e> {
                         .at(diverge, "`let ... else` is not supported in kernels");
                     return None;
                 }
-                Some(self.expr(&init.expr)?)
+                match &*init.expr {
+                    // `[value; len]`: a local array, the only place arrays are written.
+                    syn::Expr::Repeat(repeat) => {
+                        let value = self.expr(&repeat.expr);
+                        let len = self.expr(&repeat.len);
+                        Some(Expr {
+                            kind: ExprKind::Repeat {
+                                value: Box::new(value?),
+                                len: Box::new(len?),
+                            },
+                            span: span_at(repeat),
+                        })
+                    }
+                    other => Some(self.expr(other)?),
+                }
             }
             None => None,
         };
