@@ -1091,7 +1091,7 @@ fn vector_add_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
     let config = LaunchConfig::for_elements(n.div_ceil(4));
     let f = env.nvcc_function("vector_add")?;
     let len = n as u64;
-    let mut launch = |side: Side, c: &mut CudaSlice<f32>| -> Result<()> {
+    let launch = |side: Side, c: &mut CudaSlice<f32>| -> Result<()> {
         match side {
             Side::Cudajit => vector_add::launch(s, config, &a, &b, c)?,
             Side::Nvcc => nvcc_launch!(env, &f, config, [&a, &b, c, &len]),
@@ -1118,7 +1118,7 @@ fn saxpy_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
     let config = LaunchConfig::for_elements(n.div_ceil(4));
     let f = env.nvcc_function("saxpy")?;
     let len = n as u64;
-    let mut launch = |side: Side, y: &mut CudaSlice<f32>| -> Result<()> {
+    let launch = |side: Side, y: &mut CudaSlice<f32>| -> Result<()> {
         match side {
             Side::Cudajit => saxpy::launch(s, config, alpha, &x, y)?,
             Side::Nvcc => nvcc_launch!(env, &f, config, [&alpha, &x, y, &len]),
@@ -1153,14 +1153,14 @@ fn reduce_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
     let mut out = s.alloc_zeros::<f32>(1)?;
     let f = env.nvcc_function("reduce_sum")?;
     let (len, partial_len) = (n as u64, blocks as u64);
-    let mut launch = |side: Side, partial: &mut CudaSlice<f32>, out: &mut CudaSlice<f32>| {
+    let launch = |side: Side, partial: &mut CudaSlice<f32>, out: &mut CudaSlice<f32>| {
         match side {
             Side::Cudajit => {
                 reduce_sum::launch(s, first, &x, partial)?;
                 reduce_sum::launch(s, second, &*partial, out)?;
             }
             Side::Nvcc => {
-                nvcc_launch!(env, &f, first, [&x, &len, partial]);
+                nvcc_launch!(env, &f, first, [&x, &len, &mut *partial]);
                 nvcc_launch!(env, &f, second, [&*partial, &partial_len, out]);
             }
         }
@@ -1198,7 +1198,7 @@ fn scan_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
     let f_sums = env.nvcc_function("scan_tile_sums")?;
     let f_scan = env.nvcc_function("scan_tiles")?;
     let (tile, len, tiles64, none) = (SCAN_TILE as u64, n as u64, tiles as u64, 0u64);
-    let mut launch = |side: Side,
+    let launch = |side: Side,
                       sums: &mut CudaSlice<u32>,
                       scanned: &mut CudaSlice<u32>,
                       y: &mut CudaSlice<u32>| {
@@ -1210,12 +1210,12 @@ fn scan_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
                 scan_tiles::launch(s, p3, tile, &x, &*scanned, y)?;
             }
             Side::Nvcc => {
-                nvcc_launch!(env, &f_sums, p1, [&tile, &x, &len, sums]);
+                nvcc_launch!(env, &f_sums, p1, [&tile, &x, &len, &mut *sums]);
                 nvcc_launch!(
                     env,
                     &f_scan,
                     p2,
-                    [&tiles64, &*sums, &tiles64, &*sums, &none, scanned]
+                    [&tiles64, &*sums, &tiles64, &*sums, &none, &mut *scanned]
                 );
                 nvcc_launch!(env, &f_scan, p3, [&tile, &x, &len, &*scanned, &tiles64, y]);
             }
@@ -1247,7 +1247,7 @@ fn histogram_case(env: &Env, words: usize, mask: u32, time: bool) -> Result<Opti
     let config = histogram_config(env);
     let f = env.nvcc_function("histogram256")?;
     let len = words as u64;
-    let mut launch = |side: Side, bins: &mut CudaSlice<u32>| -> Result<()> {
+    let launch = |side: Side, bins: &mut CudaSlice<u32>| -> Result<()> {
         match side {
             Side::Cudajit => histogram256::launch(s, config, &w, bins)?,
             Side::Nvcc => nvcc_launch!(env, &f, config, [&w, &len, bins]),
@@ -1277,7 +1277,7 @@ fn transpose_case(env: &Env, rows: usize, cols: usize, time: bool) -> Result<Opt
     let (r32, c32) = (u32::try_from(rows)?, u32::try_from(cols)?);
     let config = transpose_config(r32, c32);
     let f = env.nvcc_function("transpose_tiled")?;
-    let mut launch = |side: Side, out: &mut CudaSlice<f32>| -> Result<()> {
+    let launch = |side: Side, out: &mut CudaSlice<f32>| -> Result<()> {
         match side {
             Side::Cudajit => {
                 transpose_tiled::launch::<32, 8>(s, config, r32, c32, &input, out)?;
@@ -1317,7 +1317,7 @@ fn sgemm_case(
     let config = sgemm_config(m, n);
     let f = env.nvcc_function("sgemm")?;
     let (n32, k32) = (n as u32, k as u32);
-    let mut launch = |side: Side, c: &mut CudaSlice<f32>| -> Result<()> {
+    let launch = |side: Side, c: &mut CudaSlice<f32>| -> Result<()> {
         match side {
             Side::Cudajit => sgemm::launch(s, config, n32, k32, &a, &b, c)?,
             Side::Nvcc => nvcc_launch!(env, &f, config, [&n32, &k32, &a, &b, c]),
@@ -1363,7 +1363,7 @@ fn softmax_case(env: &Env, rows: usize, cols: usize, time: bool) -> Result<Optio
     let config = LaunchConfig::new(u32::try_from(rows)?, threads as u32);
     let f = env.nvcc_function("softmax_rows")?;
     let cols32 = cols as u32;
-    let mut launch = |side: Side, y: &mut CudaSlice<f32>| -> Result<()> {
+    let launch = |side: Side, y: &mut CudaSlice<f32>| -> Result<()> {
         match side {
             Side::Cudajit => softmax_rows::launch(s, config, cols32, &x, y)?,
             Side::Nvcc => nvcc_launch!(env, &f, config, [&cols32, &x, y]),
@@ -1761,7 +1761,7 @@ fn results_table(rows: &[Row], copy_gbs: f64) -> String {
 /// Every kernel with its specialisation and its twin's name in kernels.cu.
 fn kernel_list() -> Vec<(&'static Kernel, Specialization, &'static str)> {
     let plain = Specialization::default;
-    let usize_const = |name: &str, value: u128| {
+    let usize_const = |name: &str, value: u64| {
         (
             name.to_owned(),
             Literal::Int {

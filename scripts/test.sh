@@ -35,6 +35,12 @@ fi
 
 export CUDAJIT_TOOLS_DIR="$tools/site-packages"
 export CUDAJIT_REQUIRE_TOOLCHAIN=1
+
+# NCCL 2.28.3 and 2.32.3 (headers, libnccl.so.2, the device library) for the NCCL
+# discovery, version and layout tests, and CUDA 13.0 headers for nvcc's layout probes,
+# cached once under the tools cache.
+export CUDAJIT_NCCL_HEADERS_CACHE="$cache_root/nccl"
+bash nccl-device/scripts/fetch-wheels.sh --cuda-headers 2.28.3 2.32.3
 # Tests get a cache directory of their own, emptied each run.
 export CUDAJIT_CACHE_DIR="${TMPDIR:-/tmp}/cudajit-test-cache-$$"
 trap 'rm -rf "$CUDAJIT_CACHE_DIR"' EXIT

@@ -19,13 +19,18 @@ use cudarc::nvrtc::Ptx;
 use crate::spec::SpecBuilder;
 use crate::{Error, LaunchConfig};
 
+/// How many loaded specialisations a kernel finds without taking a lock.
+const FAST_SLOTS: usize = 8;
+
 /// A `#[kernel]`'s runtime state; the macro puts one in a `static` per kernel.
 pub struct Kernel {
     captured: CapturedKernel,
     /// Whether the kernel's crate was built with debug assertions (bounds checks and
     /// `debug_assert!` follow it).
     debug: bool,
-    first: OnceLock<LoadedKernel>,
+    /// The first specialisations loaded (in any context), searched without a lock.
+    slots: [OnceLock<LoadedKernel>; FAST_SLOTS],
+    /// Any further ones, behind a lock.
     others: Mutex<Vec<&'static LoadedKernel>>,
 }
 
@@ -48,7 +53,7 @@ impl Kernel {
         Kernel {
             captured,
             debug,
-            first: OnceLock::new(),
+            slots: [const { OnceLock::new() }; FAST_SLOTS],
             others: Mutex::new(Vec::new()),
         }
     }
@@ -76,8 +81,8 @@ impl Kernel {
     }
 
     /// The loaded specialisation `spec` for `stream`'s context, compiling and loading it on
-    /// first use. After that, when it is the first one loaded, this is one atomic load and
-    /// two comparisons.
+    /// first use. After that, for the first eight (context, specialisation) pairs loaded,
+    /// this is a few atomic loads and comparisons: no lock, no allocation.
     #[inline]
     pub fn specialized(
         &'static self,
@@ -85,14 +90,18 @@ impl Kernel {
         spec: &SpecBuilder,
     ) -> Result<&'static LoadedKernel, Error> {
         let context = stream.context();
-        match self.first.get() {
-            Some(loaded)
-                if loaded.context == context.cu_ctx() as usize && loaded.spec_id == spec.id() =>
-            {
-                Ok(loaded)
+        let key = context.cu_ctx() as usize;
+        for slot in &self.slots {
+            match slot.get() {
+                Some(loaded) if loaded.context == key && loaded.spec_id == spec.id() => {
+                    return Ok(loaded)
+                }
+                Some(_) => continue,
+                // Slots fill in order: the rest are empty.
+                None => break,
             }
-            _ => self.compile_specialized(context, spec),
         }
+        self.compile_specialized(context, spec)
     }
 
     /// Compiles (or fetches from the cache) and loads the kernel into `context`. Calling
@@ -120,29 +129,33 @@ impl Kernel {
         let matches =
             |l: &LoadedKernel| l.context == key && l.spec_id == spec.id() && l.spec == full;
         let mut others = self.others.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(loaded) = self.first.get().filter(|l| matches(l)) {
-            return Ok(loaded);
-        }
-        if let Some(loaded) = others.iter().find(|l| matches(l)) {
+        let loaded_already = self
+            .slots
+            .iter()
+            .filter_map(OnceLock::get)
+            .chain(others.iter().copied())
+            .find(|l| matches(l));
+        if let Some(loaded) = loaded_already {
             return Ok(loaded);
         }
         // A first launch may happen inside a CUDA Graph capture: load with the thread's
         // capture mode relaxed (see `relaxed_capture`).
-        let loaded = relaxed_capture(|| self.load(context, spec.id(), full))?;
-        // The first specialisation loaded gets the lock-free fast path; later ones join
-        // the list. They stay loaded for the life of the process, like the static they
-        // hang off.
-        match self.first.set(loaded) {
-            Ok(()) => match self.first.get() {
-                Some(first) => Ok(first),
-                None => unreachable!("OnceLock::get after a successful set"),
-            },
-            Err(loaded) => {
-                let leaked: &'static LoadedKernel = Box::leak(Box::new(loaded));
-                others.push(leaked);
-                Ok(leaked)
+        let mut loaded = relaxed_capture(|| self.load(context, spec.id(), full))?;
+        // The first specialisations loaded get lock-free slots (filled in order, under the
+        // lock); later ones join the list. They stay loaded for the life of the process,
+        // like the static they hang off.
+        for slot in &self.slots {
+            match slot.set(loaded) {
+                Ok(()) => match slot.get() {
+                    Some(stored) => return Ok(stored),
+                    None => unreachable!("OnceLock::get after a successful set"),
+                },
+                Err(back) => loaded = back,
             }
         }
+        let leaked: &'static LoadedKernel = Box::leak(Box::new(loaded));
+        others.push(leaked);
+        Ok(leaked)
     }
 
     /// Compiles for `arch` without a GPU (memory and disk caches apply). For kernels

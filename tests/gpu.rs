@@ -567,7 +567,7 @@ fn warp_votes_scans_dynamic_shared_memory_and_compare_exchange() {
             .enumerate()
             .fold(0u32, |b, (l, &v)| b | (u32::from(v > 0) << l));
         let all = lanes.iter().all(|&v| v > -1000);
-        let any = lanes.iter().any(|&v| v == 7);
+        let any = lanes.contains(&7);
         let mut running = 0;
         for (lane, &v) in lanes.iter().enumerate() {
             let i = w * 32 + lane;
@@ -786,4 +786,22 @@ fn device_printing_assertions_and_bounds_checks() {
     // Without checks the same read goes one element past the end, silently.
     let unchecked = run("bounds", "0");
     assert!(unchecked.contains("CASE bounds: completed"), "{unchecked}");
+}
+
+#[test]
+fn match_on_integers() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let values: Vec<i32> = (-30..70).collect();
+    let n = values.len();
+    let dvalues = stream.clone_htod(&values).unwrap();
+    let mut classes = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut flags = stream.alloc_zeros::<u32>(n).unwrap();
+    classify::launch(&stream, LaunchConfig::for_elements(n), &dvalues, &mut classes, &mut flags).unwrap();
+    let (mut ec, mut ef) = (vec![0; n], vec![0; n]);
+    classify_ref(&values, &mut ec, &mut ef);
+    assert_eq!(stream.clone_dtoh(&classes).unwrap(), ec);
+    assert_eq!(stream.clone_dtoh(&flags).unwrap(), ef);
 }

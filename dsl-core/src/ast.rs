@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -157,6 +157,12 @@ pub enum Stmt {
     Block(Block),
     /// An expression evaluated for its effect: a call of a device function returning `()`.
     Expr(Expr),
+    /// `match` used as a statement.
+    Match {
+        scrutinee: Expr,
+        arms: Vec<MatchArm>,
+        span: Span,
+    },
     /// `print!`/`println!`: formatted output through the device's `vprintf`.
     Print {
         pieces: Vec<FormatPiece>,
@@ -175,6 +181,33 @@ pub enum Stmt {
         debug_only: bool,
         span: Span,
     },
+}
+
+/// One arm of a `match` on an integer (or `bool`) value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchArm {
+    /// The arm matches when any of these does (`1 | 2 | 5..=9`).
+    pub patterns: Vec<Pattern>,
+    /// `if` guard.
+    pub guard: Option<Expr>,
+    /// The arm's code; its tail is the value when the `match` is used as a value.
+    pub body: Block,
+    pub span: Span,
+}
+
+/// A pattern of a `match` arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Pattern {
+    /// A literal (`3`, `-1`, `true`).
+    Literal(Literal),
+    /// `a..b` or `a..=b` of literals.
+    Range {
+        start: Literal,
+        end: Literal,
+        inclusive: bool,
+    },
+    /// `_`.
+    Wildcard,
 }
 
 /// A piece of a format string: literal text, or argument `index` formatted by `spec`.
@@ -290,6 +323,11 @@ pub enum ExprKind {
         intrinsic: Intrinsic,
         ty: Option<ValueType>,
         args: Vec<Expr>,
+    },
+    /// `match` used as a value.
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<MatchArm>,
     },
     /// `[value; len]`, only as the initial value of a local array.
     Repeat {

@@ -8,7 +8,8 @@
 #   nccl-device/scripts/fetch-wheels.sh                 # the versions the test suite checks
 #   nccl-device/scripts/fetch-wheels.sh --all           # every supported generation
 #   nccl-device/scripts/fetch-wheels.sh 2.29.7 2.31.2   # chosen versions
-#   nccl-device/scripts/fetch-wheels.sh --cuda-headers  # also CUDA 13.0 headers (generator)
+#   nccl-device/scripts/fetch-wheels.sh --cuda-headers  # the test versions + CUDA 13.0 headers
+#                                                       # (what scripts/test.sh runs)
 #
 # Layout ($CUDAJIT_NCCL_HEADERS_CACHE, default ~/.cache/cudajit-tools/nccl):
 #   <root>/<version>/nvidia/nccl/include/nccl.h, nccl_device.h, nccl_device/...
@@ -43,7 +44,7 @@ for arg in "$@"; do
     *) versions+=("$arg") ;;
   esac
 done
-if [ ${#versions[@]} -eq 0 ] && [ "$cuda_headers" -eq 0 ]; then
+if [ ${#versions[@]} -eq 0 ]; then
   versions=("${TEST_VERSIONS[@]}")
 fi
 

@@ -182,7 +182,7 @@ pub fn loops_ref(limit: u64, out: &mut [u64]) {
                 sum += a * 10 + b;
             }
         }
-        let parity = if n % 2 == 0 { 100 } else { 200 };
+        let parity = if n.is_multiple_of(2) { 100 } else { 200 };
         *slot = sum + steps * 1_000_000 + parity;
     }
 }
@@ -600,5 +600,48 @@ pub fn off_by_one(values: &[i32], out: &mut [i32]) {
     let i = global_index();
     if i < out.len() {
         out[i] = values[i + 1];
+    }
+}
+
+/// `match` on integers: literals, ranges, `|`, guards, as a value and as a statement.
+#[kernel]
+pub fn classify(values: &[i32], classes: &mut [u32], flags: &mut [u32]) {
+    let i = global_index();
+    if i < values.len() {
+        let v = values[i];
+        classes[i] = match v {
+            0 => 100,
+            1 | 2 | 3 => 200,
+            -5..=-1 => 300,
+            10..20 if v % 2 == 0 => 400,
+            10..20 => 401,
+            _ => 500,
+        };
+        match v % 4 {
+            0 => flags[i] = 1,
+            1 | 2 => {
+                flags[i] = 2;
+            }
+            _ => {}
+        }
+    }
+}
+
+pub fn classify_ref(values: &[i32], classes: &mut [u32], flags: &mut [u32]) {
+    for i in 0..values.len() {
+        let v = values[i];
+        classes[i] = match v {
+            0 => 100,
+            1..=3 => 200,
+            -5..=-1 => 300,
+            10..20 if v % 2 == 0 => 400,
+            10..20 => 401,
+            _ => 500,
+        };
+        match v % 4 {
+            0 => flags[i] = 1,
+            1 | 2 => flags[i] = 2,
+            _ => {}
+        }
     }
 }

@@ -12,7 +12,7 @@ use super::scope::Scopes;
 use super::spec::{Library, Specialization};
 use crate::ast::{
     BinaryOp, Block, Builtin, Else, Expr, ExprKind, FunctionSource, GenericArg, GenericKind,
-    IfStmt, Literal, ParamType, Stmt, UnaryOp, ValueType,
+    IfStmt, Literal, MatchArm, ParamType, Pattern, Stmt, UnaryOp, ValueType,
 };
 use crate::intrinsics::{Intrinsic, VoteOp};
 use crate::math::MathFunction;
@@ -336,6 +336,19 @@ impl Inference<'_> {
                     "references are only supported as the target of an atomic",
                 ))
             }
+            ExprKind::Match { scrutinee, arms } => {
+                let s = self.scalar(scrutinee)?;
+                let mut result = None;
+                for arm in arms {
+                    self.arm_patterns(s, arm)?;
+                    let value = self.block_value(&arm.body, arm.span)?;
+                    match result {
+                        None => result = Some(value),
+                        Some(r) => self.unify(r, value, arm.span)?,
+                    }
+                }
+                result.ok_or_else(|| LowerError::new(span, "a `match` used as a value needs arms"))?
+            }
             ExprKind::Constant { ty, .. } => {
                 let scalar = self.spec.resolve(ty, span)?;
                 self.known(scalar)
@@ -526,6 +539,15 @@ impl Inference<'_> {
                 result?;
             }
             Stmt::Break { .. } | Stmt::Continue { .. } => {}
+            Stmt::Match {
+                scrutinee, arms, ..
+            } => {
+                let s = self.scalar(scrutinee)?;
+                for arm in arms {
+                    self.arm_patterns(s, arm)?;
+                    self.block(&arm.body)?;
+                }
+            }
             Stmt::Print { args, .. } => {
                 for arg in args {
                     self.scalar(arg)?;
@@ -567,6 +589,33 @@ impl Inference<'_> {
                 }
                 _ => return Err(LowerError::new(expr.span, "this expression has no effect")),
             },
+        }
+        Ok(())
+    }
+
+    /// Patterns have the scrutinee's type; guards are `bool`.
+    fn arm_patterns(&mut self, scrutinee: usize, arm: &MatchArm) -> Result<(), LowerError> {
+        for pattern in &arm.patterns {
+            let literals = match pattern {
+                Pattern::Literal(l) => vec![*l],
+                Pattern::Range { start, end, .. } => vec![*start, *end],
+                Pattern::Wildcard => vec![],
+            };
+            for literal in literals {
+                let var = match literal {
+                    Literal::Bool(_) => self.known(Scalar::Bool),
+                    Literal::Int { suffix: Some(s), .. } => self.known(s),
+                    Literal::Int { suffix: None, .. } => self.fresh(Constraint::AnyInt),
+                    Literal::Float { .. } => {
+                        return Err(LowerError::new(arm.span, "float patterns are not supported"))
+                    }
+                };
+                self.unify(var, scrutinee, arm.span)?;
+            }
+        }
+        if let Some(guard) = &arm.guard {
+            let g = self.scalar(guard)?;
+            self.require(g, Scalar::Bool, guard.span)?;
         }
         Ok(())
     }

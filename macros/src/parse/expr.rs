@@ -127,6 +127,7 @@ impl Parser<'_> {
             syn::Expr::Call(call) => return self.call(call),
             syn::Expr::Field(field) => return self.field(field),
             syn::Expr::If(expr_if) => return self.if_value(expr_if),
+            syn::Expr::Match(expr_match) => return self.match_value(expr_match),
             syn::Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
                 let parsed = self.block(&block.block);
                 if parsed.tail.is_none() {
@@ -167,7 +168,11 @@ impl Parser<'_> {
                     let value = int.base10_parse::<f64>().ok()?;
                     return Some(Literal::Float { value, suffix });
                 }
-                match int.base10_parse::<u64>() {
+                // Negative literals appear in patterns (`-5..=-1`): keep their bits.
+                let parsed = int
+                    .base10_parse::<u64>()
+                    .or_else(|_| int.base10_parse::<i64>().map(|v| v as u64));
+                match parsed {
                     Ok(value) => Some(Literal::Int { value, suffix }),
                     Err(_) => {
                         self.errors
@@ -328,9 +333,7 @@ impl Parser<'_> {
             }
         }
         // Anything else is a `#[device]` function; rustc reports paths that are not.
-        let Some(last) = segments.last() else {
-            return None;
-        };
+        let last = segments.last()?;
         let callee = last.ident.to_string();
         if callee == self.own_name && segments.len() == 1 {
             self.errors.at(

@@ -6,6 +6,7 @@
 
 mod expr;
 mod format;
+mod matching;
 mod signature;
 mod stmt;
 

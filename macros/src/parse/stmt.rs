@@ -334,6 +334,9 @@ impl<'e> Parser<'e> {
             }
             syn::Expr::Block(_) => None,
             syn::Expr::Macro(mac) => self.macro_stmt(&mac.mac),
+            syn::Expr::Match(expr_match) if !match_has_value(expr_match) => {
+                self.match_stmt(expr_match)
+            }
             syn::Expr::Call(call) => {
                 let parsed = self.expr(expr)?;
                 if matches!(
@@ -518,6 +521,8 @@ fn is_statement_like(expr: &syn::Expr) -> bool {
         | syn::Expr::Break(_)
         | syn::Expr::Continue(_) => true,
         syn::Expr::Binary(binary) => compound_op(&binary.op).is_some(),
+        syn::Expr::Match(expr_match) => !match_has_value(expr_match),
+        syn::Expr::Macro(_) => true,
         syn::Expr::If(expr_if) => if_is_statement(expr_if),
         syn::Expr::Block(block) => !block_has_value(&block.block),
         _ => false,
@@ -585,4 +590,12 @@ pub(super) fn bind_pattern_names(parser: &mut Parser<'_>, pat: &syn::Pat) {
             .for_each(|f| bind_pattern_names(parser, &f.pat)),
         _ => {}
     }
+}
+
+/// Whether a `match`'s arms produce values (then it is an expression).
+fn match_has_value(expr: &syn::ExprMatch) -> bool {
+    expr.arms.iter().any(|arm| match &*arm.body {
+        syn::Expr::Block(block) => block_has_value(&block.block),
+        other => !is_statement_like(other) && !matches!(other, syn::Expr::Tuple(t) if t.elems.is_empty()),
+    })
 }

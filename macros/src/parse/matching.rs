@@ -1,0 +1,139 @@
+//! `match` on integers and `bool`s: literal, range, `|` and `_` patterns, `if` guards.
+
+use cudajit_core::ast::{Block, Expr, ExprKind, Literal, MatchArm, Pattern, Stmt};
+
+use super::{span_at, span_of};
+use super::stmt::Parser;
+
+impl Parser<'_> {
+    /// `match` used as a statement: arms produce no value.
+    pub(super) fn match_stmt(&mut self, expr: &syn::ExprMatch) -> Option<Stmt> {
+        let scrutinee = self.expr(&expr.expr);
+        let arms = self.arms(expr, false)?;
+        Some(Stmt::Match {
+            scrutinee: scrutinee?,
+            arms,
+            span: span_of(expr.match_token.span),
+        })
+    }
+
+    /// `match` used as a value: every arm ends in a value.
+    pub(super) fn match_value(&mut self, expr: &syn::ExprMatch) -> Option<Expr> {
+        let scrutinee = self.expr(&expr.expr);
+        let arms = self.arms(expr, true)?;
+        Some(Expr {
+            kind: ExprKind::Match {
+                scrutinee: Box::new(scrutinee?),
+                arms,
+            },
+            span: span_of(expr.match_token.span),
+        })
+    }
+
+    fn arms(&mut self, expr: &syn::ExprMatch, values: bool) -> Option<Vec<MatchArm>> {
+        let mut arms = Vec::new();
+        let mut ok = true;
+        for arm in &expr.arms {
+            let patterns = self.patterns(&arm.pat);
+            let guard = arm.guard.as_ref().map(|(_, guard)| self.expr(guard));
+            let body = match &*arm.body {
+                syn::Expr::Block(block) if block.label.is_none() => self.block(&block.block),
+                other if values => {
+                    let value = self.expr(other);
+                    Block {
+                        stmts: Vec::new(),
+                        tail: value.map(Box::new),
+                        span: span_at(other),
+                    }
+                }
+                other => {
+                    let statement = self.arm_statement(other);
+                    Block {
+                        stmts: statement.into_iter().collect(),
+                        tail: None,
+                        span: span_at(other),
+                    }
+                }
+            };
+            if values && body.tail.is_none() {
+                self.errors.at(&arm.body, "this `match` is used as a value, so every arm must end in a value");
+                ok = false;
+            }
+            if !values && body.tail.is_some() {
+                self.errors.at(&arm.body, "this `match` is a statement, so its arms cannot end in a value: add `;`");
+                ok = false;
+            }
+            match (patterns, guard) {
+                (Some(patterns), None) => arms.push(MatchArm { patterns, guard: None, body, span: span_at(arm) }),
+                (Some(patterns), Some(Some(guard))) => arms.push(MatchArm { patterns, guard: Some(guard), body, span: span_at(arm) }),
+                _ => ok = false,
+            }
+        }
+        ok.then_some(arms)
+    }
+
+    /// An arm written without braces in a statement `match`: `0 => y[i] = 1.0,`.
+    fn arm_statement(&mut self, expr: &syn::Expr) -> Option<Stmt> {
+        let block: syn::Block = syn::parse_quote!({ #expr; });
+        let mut parsed = self.block(&block);
+        parsed.stmts.pop()
+    }
+
+    fn patterns(&mut self, pat: &syn::Pat) -> Option<Vec<Pattern>> {
+        match pat {
+            syn::Pat::Or(or) => {
+                let mut all = Vec::new();
+                for case in &or.cases {
+                    all.extend(self.patterns(case)?);
+                }
+                Some(all)
+            }
+            syn::Pat::Wild(_) => Some(vec![Pattern::Wildcard]),
+            syn::Pat::Paren(paren) => self.patterns(&paren.pat),
+            syn::Pat::Lit(lit) => Some(vec![Pattern::Literal(self.pattern_literal(&syn::Expr::Lit(lit.clone()))?)]),
+            syn::Pat::Range(range) => {
+                let (Some(start), Some(end)) = (&range.start, &range.end) else {
+                    self.errors.at(range, "range patterns need both ends in kernels: `a..=b`");
+                    return None;
+                };
+                Some(vec![Pattern::Range {
+                    start: self.pattern_literal(start)?,
+                    end: self.pattern_literal(end)?,
+                    inclusive: matches!(range.limits, syn::RangeLimits::Closed(_)),
+                }])
+            }
+            other => {
+                self.errors.at(
+                    other,
+                    "kernels match on integers and `bool`s with literal, range (`a..=b`), `|` and `_` patterns",
+                );
+                None
+            }
+        }
+    }
+
+    /// A literal of a pattern, `-` allowed.
+    fn pattern_literal(&mut self, expr: &syn::Expr) -> Option<Literal> {
+        let parsed = self.expr(expr)?;
+        match parsed.kind {
+            ExprKind::Lit(literal) => Some(literal),
+            ExprKind::Unary {
+                op: cudajit_core::ast::UnaryOp::Neg,
+                operand,
+            } => match operand.kind {
+                ExprKind::Lit(Literal::Int { value, suffix }) => Some(Literal::Int {
+                    value: value.wrapping_neg(),
+                    suffix,
+                }),
+                _ => {
+                    self.errors.at(expr, "patterns are literals");
+                    None
+                }
+            },
+            _ => {
+                self.errors.at(expr, "patterns are literals");
+                None
+            }
+        }
+    }
+}
