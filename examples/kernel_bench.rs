@@ -1199,9 +1199,9 @@ fn scan_case(env: &Env, n: usize, time: bool) -> Result<Option<Times>> {
     let f_scan = env.nvcc_function("scan_tiles")?;
     let (tile, len, tiles64, none) = (SCAN_TILE as u64, n as u64, tiles as u64, 0u64);
     let launch = |side: Side,
-                      sums: &mut CudaSlice<u32>,
-                      scanned: &mut CudaSlice<u32>,
-                      y: &mut CudaSlice<u32>| {
+                  sums: &mut CudaSlice<u32>,
+                  scanned: &mut CudaSlice<u32>,
+                  y: &mut CudaSlice<u32>| {
         match side {
             Side::Cudajit => {
                 scan_tile_sums::launch(s, p1, tile, &x, sums)?;

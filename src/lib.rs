@@ -63,6 +63,8 @@ pub use launch::{LaunchConfig, LaunchConfigError};
 pub use cudajit_codegen as codegen;
 /// The language crate: captured syntax, IR, validator.
 pub use cudajit_core as core;
+/// NCCL: communicators, symmetric buffers, device communicators.
+pub use cudajit_nccl as nccl;
 
 /// What kernel code and launch code need: the attributes, the intrinsics, the warp
 /// helpers, the traits of generic kernels and the launch API.

@@ -799,7 +799,14 @@ fn match_on_integers() {
     let dvalues = stream.clone_htod(&values).unwrap();
     let mut classes = stream.alloc_zeros::<u32>(n).unwrap();
     let mut flags = stream.alloc_zeros::<u32>(n).unwrap();
-    classify::launch(&stream, LaunchConfig::for_elements(n), &dvalues, &mut classes, &mut flags).unwrap();
+    classify::launch(
+        &stream,
+        LaunchConfig::for_elements(n),
+        &dvalues,
+        &mut classes,
+        &mut flags,
+    )
+    .unwrap();
     let (mut ec, mut ef) = (vec![0; n], vec![0; n]);
     classify_ref(&values, &mut ec, &mut ef);
     assert_eq!(stream.clone_dtoh(&classes).unwrap(), ec);

@@ -240,7 +240,11 @@ pub fn cache_key(
         .field("sources", env!("CUDAJIT_SOURCE_FINGERPRINT").as_bytes())
         .field("kernel", captured.name.as_bytes())
         .field("source", captured.source_hash.as_bytes())
-        .field("specialisation", format!("{spec:?}").as_bytes());
+        .field_labelled(
+            "specialisation",
+            format!("{spec:?}").as_bytes(),
+            &spec.describe(),
+        );
     // Every device function the kernel reaches, by the hash its macro computed.
     for function in captured.reachable().into_iter().skip(1) {
         key.field("device-function", function.source_hash.as_bytes());

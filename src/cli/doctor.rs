@@ -36,7 +36,7 @@ pub fn run(args: &mut Args) -> Result<i32, String> {
     println!("cudajit {} doctor\n", env!("CARGO_PKG_VERSION"));
     let gpu_arch = gpus(compile_only, &mut problems);
     toolchain(gpu_arch, &mut problems);
-    nccl();
+    nccl(&mut problems);
     disk_cache(&mut problems);
     environment();
     println!();
@@ -198,11 +198,24 @@ fn run_probe() -> Result<f64, Box<dyn std::error::Error>> {
     Ok(started.elapsed().as_secs_f64() * 1e3)
 }
 
-fn nccl() {
-    // ---- NCCL section: to be provided by cudajit-nccl (host library, headers, device
-    // library, versions, match). Wired by the lead.
-    println!("NCCL");
-    println!("  NCCL: checked by cudajit-nccl (not yet wired)");
+/// NCCL is optional (only kernels that talk to other GPUs need it): absent is a note; found
+/// but unusable (a version mismatch, a broken library) is a problem.
+fn nccl(problems: &mut Vec<Problem>) {
+    match cudajit_nccl::Nccl::global() {
+        Ok(nccl) => print!("{}", nccl.report()),
+        Err(cudajit_nccl::NcclError::LibraryNotFound { .. }) => {
+            println!("NCCL");
+            println!("  not found (only needed by kernels that use NCCL's device API): pip install nvidia-nccl-cu13, or set NCCL_HOME or CUDAJIT_NCCL_LIBRARY");
+        }
+        Err(error) => {
+            println!("NCCL");
+            println!("  unusable: {error}");
+            problems.push(Problem {
+                what: "NCCL".into(),
+                fix: error.to_string(),
+            });
+        }
+    }
     println!();
 }
 

@@ -604,10 +604,15 @@ impl Inference<'_> {
             for literal in literals {
                 let var = match literal {
                     Literal::Bool(_) => self.known(Scalar::Bool),
-                    Literal::Int { suffix: Some(s), .. } => self.known(s),
+                    Literal::Int {
+                        suffix: Some(s), ..
+                    } => self.known(s),
                     Literal::Int { suffix: None, .. } => self.fresh(Constraint::AnyInt),
                     Literal::Float { .. } => {
-                        return Err(LowerError::new(arm.span, "float patterns are not supported"))
+                        return Err(LowerError::new(
+                            arm.span,
+                            "float patterns are not supported",
+                        ))
                     }
                 };
                 self.unify(var, scrutinee, arm.span)?;

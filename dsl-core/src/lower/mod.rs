@@ -599,7 +599,13 @@ impl Lowerer<'_, '_> {
             self.scopes.push();
             let lowered = match result {
                 Some(result) => self.block_value_into(&arm.body, &mut body).map(|value| {
-                    body.push(Statement::LocalStore { local: result, value }, arm.span);
+                    body.push(
+                        Statement::LocalStore {
+                            local: result,
+                            value,
+                        },
+                        arm.span,
+                    );
                 }),
                 None => self.block_into(&arm.body, &mut body),
             };
@@ -644,16 +650,17 @@ impl Lowerer<'_, '_> {
         patterns: &[ast::Pattern],
         span: Span,
     ) -> Result<Handle<Expression>, LowerError> {
-        let literal = |this: &mut Self, l: &ast::Literal| -> Result<Handle<Expression>, LowerError> {
-            let value = match *l {
-                ast::Literal::Bool(b) => Literal::Bool(b),
-                ast::Literal::Int { value, .. } => Literal::Int { bits: value, ty },
-                ast::Literal::Float { .. } => {
-                    return Err(LowerError::new(span, "float patterns are not supported"))
-                }
+        let literal =
+            |this: &mut Self, l: &ast::Literal| -> Result<Handle<Expression>, LowerError> {
+                let value = match *l {
+                    ast::Literal::Bool(b) => Literal::Bool(b),
+                    ast::Literal::Int { value, .. } => Literal::Int { bits: value, ty },
+                    ast::Literal::Float { .. } => {
+                        return Err(LowerError::new(span, "float patterns are not supported"))
+                    }
+                };
+                Ok(this.literal(value, span))
             };
-            Ok(this.literal(value, span))
-        };
         let mut test: Option<Handle<Expression>> = None;
         for pattern in patterns {
             let this_test = match pattern {
@@ -673,7 +680,11 @@ impl Lowerer<'_, '_> {
                     let above = self.binary(BinaryOp::Ge, v, lo, span);
                     let v = self.load_local(subject, span);
                     let hi = literal(self, end)?;
-                    let op = if *inclusive { BinaryOp::Le } else { BinaryOp::Lt };
+                    let op = if *inclusive {
+                        BinaryOp::Le
+                    } else {
+                        BinaryOp::Lt
+                    };
                     let below = self.binary(op, v, hi, span);
                     self.expr_node(
                         Expression::Logical {

@@ -43,6 +43,21 @@ impl Specialization {
         }
     }
 
+    /// The values for people: `T=f32, N=4` (empty without generic parameters).
+    pub fn describe(&self) -> String {
+        let types = self.types.iter().map(|(n, s)| format!("{n}={s}"));
+        let consts = self.consts.iter().map(|(n, v)| match *v {
+            Literal::Bool(b) => format!("{n}={b}"),
+            Literal::Int { bits, ty } if ty.is_signed() => {
+                let shift = 64 - ty.bits();
+                format!("{n}={}", ((bits << shift) as i64) >> shift)
+            }
+            Literal::Int { bits, .. } => format!("{n}={bits}"),
+            Literal::Float { value, .. } => format!("{n}={value}"),
+        });
+        types.chain(consts).collect::<Vec<_>>().join(", ")
+    }
+
     /// A short text naming the values, for symbols and messages: `f32_4`.
     pub fn suffix(&self) -> String {
         let mut parts: Vec<String> = self

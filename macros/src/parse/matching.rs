@@ -2,8 +2,8 @@
 
 use cudajit_core::ast::{Block, Expr, ExprKind, Literal, MatchArm, Pattern, Stmt};
 
-use super::{span_at, span_of};
 use super::stmt::Parser;
+use super::{span_at, span_of};
 
 impl Parser<'_> {
     /// `match` used as a statement: arms produce no value.
@@ -56,16 +56,32 @@ impl Parser<'_> {
                 }
             };
             if values && body.tail.is_none() {
-                self.errors.at(&arm.body, "this `match` is used as a value, so every arm must end in a value");
+                self.errors.at(
+                    &arm.body,
+                    "this `match` is used as a value, so every arm must end in a value",
+                );
                 ok = false;
             }
             if !values && body.tail.is_some() {
-                self.errors.at(&arm.body, "this `match` is a statement, so its arms cannot end in a value: add `;`");
+                self.errors.at(
+                    &arm.body,
+                    "this `match` is a statement, so its arms cannot end in a value: add `;`",
+                );
                 ok = false;
             }
             match (patterns, guard) {
-                (Some(patterns), None) => arms.push(MatchArm { patterns, guard: None, body, span: span_at(arm) }),
-                (Some(patterns), Some(Some(guard))) => arms.push(MatchArm { patterns, guard: Some(guard), body, span: span_at(arm) }),
+                (Some(patterns), None) => arms.push(MatchArm {
+                    patterns,
+                    guard: None,
+                    body,
+                    span: span_at(arm),
+                }),
+                (Some(patterns), Some(Some(guard))) => arms.push(MatchArm {
+                    patterns,
+                    guard: Some(guard),
+                    body,
+                    span: span_at(arm),
+                }),
                 _ => ok = false,
             }
         }
@@ -90,10 +106,13 @@ impl Parser<'_> {
             }
             syn::Pat::Wild(_) => Some(vec![Pattern::Wildcard]),
             syn::Pat::Paren(paren) => self.patterns(&paren.pat),
-            syn::Pat::Lit(lit) => Some(vec![Pattern::Literal(self.pattern_literal(&syn::Expr::Lit(lit.clone()))?)]),
+            syn::Pat::Lit(lit) => Some(vec![Pattern::Literal(
+                self.pattern_literal(&syn::Expr::Lit(lit.clone()))?,
+            )]),
             syn::Pat::Range(range) => {
                 let (Some(start), Some(end)) = (&range.start, &range.end) else {
-                    self.errors.at(range, "range patterns need both ends in kernels: `a..=b`");
+                    self.errors
+                        .at(range, "range patterns need both ends in kernels: `a..=b`");
                     return None;
                 };
                 Some(vec![Pattern::Range {

@@ -596,6 +596,8 @@ pub(super) fn bind_pattern_names(parser: &mut Parser<'_>, pat: &syn::Pat) {
 fn match_has_value(expr: &syn::ExprMatch) -> bool {
     expr.arms.iter().any(|arm| match &*arm.body {
         syn::Expr::Block(block) => block_has_value(&block.block),
-        other => !is_statement_like(other) && !matches!(other, syn::Expr::Tuple(t) if t.elems.is_empty()),
+        other => {
+            !is_statement_like(other) && !matches!(other, syn::Expr::Tuple(t) if t.elems.is_empty())
+        }
     })
 }
