@@ -72,6 +72,7 @@ pub mod prelude {
     pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
     pub use crate::{device, kernel, LaunchConfig};
     pub use cudajit_core::device::*;
+    pub use cudajit_core::ptx;
 }
 
 /// Items the generated code uses. Not part of the public API.

@@ -812,3 +812,41 @@ fn match_on_integers() {
     assert_eq!(stream.clone_dtoh(&classes).unwrap(), ec);
     assert_eq!(stream.clone_dtoh(&flags).unwrap(), ef);
 }
+
+#[test]
+fn inline_ptx_runs() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 1000;
+    let a: Vec<u32> = (0..n as u32).collect();
+    let b: Vec<f64> = (0..n).map(|i| i as f64 * 0.25).collect();
+    let (da, db) = (
+        stream.clone_htod(&a).unwrap(),
+        stream.clone_htod(&b).unwrap(),
+    );
+    let mut out = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut wide = stream.alloc_zeros::<f64>(n).unwrap();
+    let mut lanes = stream.alloc_zeros::<u32>(n).unwrap();
+    inline_ptx::launch(
+        &stream,
+        LaunchConfig::for_elements(n),
+        &da,
+        &db,
+        &mut out,
+        &mut wide,
+        &mut lanes,
+    )
+    .unwrap();
+    let (out, wide, lanes) = (
+        stream.clone_dtoh(&out).unwrap(),
+        stream.clone_dtoh(&wide).unwrap(),
+        stream.clone_dtoh(&lanes).unwrap(),
+    );
+    for i in 0..n {
+        assert_eq!(out[i], a[i] + 7);
+        assert_eq!(wide[i], b[i] * 2.0 + 0.5);
+        assert_eq!(lanes[i], (i % 32) as u32);
+    }
+}

@@ -9,7 +9,8 @@ use cudajit::core::Scalar;
 use cudajit::{Arch, CubinOrigin, Kernel, Specialization};
 
 /// Every non-generic test kernel, so each is compiled for real on the CPU.
-const KERNELS: [&Kernel; 14] = [
+const KERNELS: [&Kernel; 15] = [
+    &inline_ptx::KERNEL,
     &classify::KERNEL,
     &warp_helpers::KERNEL,
     &saxpy_vec4::KERNEL,

@@ -64,7 +64,8 @@ __device__ __forceinline__ unsigned warp_sum_u32(unsigned v) {
     return v;
 }
 
-// ---- block reduction: grid-stride float4 loop, warp shuffles, per-warp sums in shared ---
+// ---- block reduction: grid-stride float4 loop (2 loads per iteration), warp shuffles,
+// per-warp sums in shared memory ---------------------------------------------------------
 // Launched twice: over the input (one partial sum per block), then one block over those.
 
 extern "C" __global__ void reduce_sum(const float* __restrict__ x, u64 n,
@@ -73,9 +74,17 @@ extern "C" __global__ void reduce_sum(const float* __restrict__ x, u64 n,
     u64 quads = n / 4;
     u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 stride = (u64)gridDim.x * blockDim.x;
+    const float4* x4 = reinterpret_cast<const float4*>(x);
     float sum = 0.0f;
-    for (u64 q = g; q < quads; q += stride) {
-        float4 v = reinterpret_cast<const float4*>(x)[q];
+    u64 q = g;
+    // Two 16-byte loads in flight per thread before either is used.
+    for (; q + stride < quads; q += 2 * stride) {
+        float4 v = x4[q];
+        float4 w = x4[q + stride];
+        sum += ((v.x + v.y) + (v.z + v.w)) + ((w.x + w.y) + (w.z + w.w));
+    }
+    if (q < quads) {
+        float4 v = x4[q];
         sum += (v.x + v.y) + (v.z + v.w);
     }
     u64 tail = 4 * quads + g;
@@ -105,11 +114,11 @@ extern "C" __global__ void scan_tile_sums(u64 tile, const unsigned* __restrict__
     u64 per_round = 4 * (u64)blockDim.x;
     unsigned s = 0;
     for (u64 base = start + 4 * t; base < end; base += per_round) {
-        if (base + 4 <= n) {
+        if (base + 4 <= end) {
             uint4 v = reinterpret_cast<const uint4*>(x)[base / 4];
             s += (v.x + v.y) + (v.z + v.w);
         } else {
-            for (u64 i = base; i < n; ++i) s += x[i];
+            for (u64 i = base; i < end; ++i) s += x[i];
         }
     }
     s = warp_sum_u32(s);
@@ -125,9 +134,15 @@ extern "C" __global__ void scan_tile_sums(u64 tile, const unsigned* __restrict__
     }
 }
 
+__device__ __forceinline__ unsigned element_or_zero(const unsigned* __restrict__ x, u64 i,
+                                                    u64 end) {
+    return i < end ? x[i] : 0u;
+}
+
 // Phases 2 and 3: inclusive scan of tile b of x into y, plus prefix[b - 1] when prefix_len
 // is not zero. Rounds of 4 * blockDim elements: 4 per thread in registers, a shfl_up warp
-// scan, warp totals in shared memory (two alternating buffers: one barrier per round).
+// scan, warp totals in shared memory (two alternating buffers: one barrier per round); the
+// next round's uint4 is loaded before this round's barrier.
 
 extern "C" __global__ void scan_tiles(u64 tile, const unsigned* __restrict__ x, u64 n,
                                       const unsigned* __restrict__ prefix, u64 prefix_len,
@@ -144,19 +159,33 @@ extern "C" __global__ void scan_tiles(u64 tile, const unsigned* __restrict__ x, 
     unsigned carry = 0;
     if (b > 0 && prefix_len > 0) carry = prefix[b - 1];
     unsigned buffer = 0;
+    u64 base = start + 4 * t;
+    unsigned n0 = 0, n1 = 0, n2 = 0, n3 = 0;
+    if (base + 4 <= end) {
+        uint4 v = reinterpret_cast<const uint4*>(x)[base / 4];
+        n0 = v.x;
+        n1 = v.y;
+        n2 = v.z;
+        n3 = v.w;
+    } else {
+        n0 = element_or_zero(x, base, end);
+        n1 = element_or_zero(x, base + 1, end);
+        n2 = element_or_zero(x, base + 2, end);
+    }
     for (u64 round = start; round < end; round += per_round) {
-        u64 base = round + 4 * t;
-        unsigned v0 = 0, v1 = 0, v2 = 0, v3 = 0;
-        if (base + 4 <= n) {
-            uint4 v = reinterpret_cast<const uint4*>(x)[base / 4];
-            v0 = v.x;
-            v1 = v.y;
-            v2 = v.z;
-            v3 = v.w;
-        } else if (base < n) {
-            v0 = x[base];
-            if (base + 1 < n) v1 = x[base + 1];
-            if (base + 2 < n) v2 = x[base + 2];
+        unsigned v0 = n0, v1 = n1, v2 = n2, v3 = n3;
+        u64 next = base + per_round;
+        if (next + 4 <= end) {
+            uint4 v = reinterpret_cast<const uint4*>(x)[next / 4];
+            n0 = v.x;
+            n1 = v.y;
+            n2 = v.z;
+            n3 = v.w;
+        } else if (next < end) {
+            n0 = element_or_zero(x, next, end);
+            n1 = element_or_zero(x, next + 1, end);
+            n2 = element_or_zero(x, next + 2, end);
+            n3 = 0;
         }
         unsigned p1 = v0 + v1;
         unsigned p2 = p1 + v2;
@@ -175,16 +204,17 @@ extern "C" __global__ void scan_tiles(u64 tile, const unsigned* __restrict__ x, 
             total += v;
         }
         unsigned exclusive = carry + before + (inclusive - p3);
-        if (base + 4 <= n) {
+        if (base + 4 <= end) {
             reinterpret_cast<uint4*>(y)[base / 4] =
                 make_uint4(exclusive + v0, exclusive + p1, exclusive + p2, exclusive + p3);
-        } else if (base < n) {
+        } else if (base < end) {
             y[base] = exclusive + v0;
-            if (base + 1 < n) y[base + 1] = exclusive + p1;
-            if (base + 2 < n) y[base + 2] = exclusive + p2;
+            if (base + 1 < end) y[base + 1] = exclusive + p1;
+            if (base + 2 < end) y[base + 2] = exclusive + p2;
         }
         carry += total;
         buffer ^= 1;
+        base = next;
     }
 }
 
@@ -306,32 +336,52 @@ extern "C" __global__ void sgemm(unsigned n, unsigned k, const float* __restrict
     }
 }
 
-// ---- softmax over rows of 4 * blockDim floats, one block per row ----------------------
+// ---- softmax: one warp per row of 32 * PER_LANE floats, the row in registers ---------
+// Lane l holds float4 vectors l, l + 32, .. of its row; max and sum are warp butterflies.
+// Two instantiations: softmax_rows_32 (1024 columns, measured) and softmax_rows_4 (128,
+// checked), the names cudajit gives its specialisations.
 
-extern "C" __global__ void softmax_rows(unsigned cols, const float* __restrict__ x,
-                                        float* __restrict__ y) {
-    __shared__ float warp_max[32];
-    __shared__ float warp_sum[32];
-    u64 row = blockIdx.x;
-    u64 q = (row * cols) / 4 + threadIdx.x;
-    unsigned lane = threadIdx.x % 32;
-    unsigned warp = threadIdx.x / 32;
+template <int PER_LANE>
+__device__ __forceinline__ void softmax_rows_impl(unsigned rows, const float* __restrict__ x,
+                                                  float* __restrict__ y) {
     unsigned warps = blockDim.x / 32;
+    u64 row = blockIdx.x * warps + threadIdx.x / 32;
+    if (row < rows) {
+        u64 lane = threadIdx.x % 32;
+        u64 first = row * 8 * PER_LANE + lane;
+        float v[PER_LANE];
+#pragma unroll
+        for (int j = 0; j < PER_LANE / 4; ++j) {
+            float4 q = reinterpret_cast<const float4*>(x)[first + 32 * j];
+            v[4 * j] = q.x;
+            v[4 * j + 1] = q.y;
+            v[4 * j + 2] = q.z;
+            v[4 * j + 3] = q.w;
+        }
+        float m = v[0];
+#pragma unroll
+        for (int i = 1; i < PER_LANE; ++i) m = fmaxf(m, v[i]);
+        m = warp_max_f32(m);
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+            v[i] = expf(v[i] - m);
+            s += v[i];
+        }
+        float inv = 1.0f / warp_sum_f32(s);
+#pragma unroll
+        for (int j = 0; j < PER_LANE / 4; ++j)
+            reinterpret_cast<float4*>(y)[first + 32 * j] =
+                make_float4(v[4 * j] * inv, v[4 * j + 1] * inv, v[4 * j + 2] * inv, v[4 * j + 3] * inv);
+    }
+}
 
-    float4 v = reinterpret_cast<const float4*>(x)[q];
-    float m = warp_max_f32(fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
-    if (lane == 0) warp_max[warp] = m;
-    __syncthreads();
-    for (unsigned w = 0; w < warps; ++w) m = fmaxf(m, warp_max[w]);
-    float e0 = expf(v.x - m);
-    float e1 = expf(v.y - m);
-    float e2 = expf(v.z - m);
-    float e3 = expf(v.w - m);
-    float s = warp_sum_f32((e0 + e1) + (e2 + e3));
-    if (lane == 0) warp_sum[warp] = s;
-    __syncthreads();
-    float total = 0.0f;
-    for (unsigned w = 0; w < warps; ++w) total += warp_sum[w];
-    float inv = 1.0f / total;
-    reinterpret_cast<float4*>(y)[q] = make_float4(e0 * inv, e1 * inv, e2 * inv, e3 * inv);
+extern "C" __global__ void softmax_rows_32(unsigned rows, const float* __restrict__ x,
+                                           float* __restrict__ y) {
+    softmax_rows_impl<32>(rows, x, y);
+}
+
+extern "C" __global__ void softmax_rows_4(unsigned rows, const float* __restrict__ x,
+                                          float* __restrict__ y) {
+    softmax_rows_impl<4>(rows, x, y);
 }

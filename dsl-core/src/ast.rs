@@ -329,6 +329,13 @@ pub enum ExprKind {
         scrutinee: Box<Expr>,
         arms: Vec<MatchArm>,
     },
+    /// `ptx!(u32: "mov.u32 $0, %smid;")` or `ptx!("membar.gl;")`: inline PTX. `$0` is the
+    /// result (if a type is given), `$1`.. (or `$0`.. without a result) the arguments.
+    InlinePtx {
+        result: Option<Scalar>,
+        template: String,
+        args: Vec<Expr>,
+    },
     /// `[value; len]`, only as the initial value of a local array.
     Repeat {
         value: Box<Expr>,

@@ -508,3 +508,26 @@ impl DeviceMath for f64 {
         self / divisor
     }
 }
+
+/// Inline PTX, the escape hatch for what the language lacks: `ptx!(u32: "mov.u32 $0,
+/// %smid;")` returns a value (`$0` is the result, `$1`.. the arguments);
+/// `ptx!("membar.gl;")` returns nothing (`$0`.. are the arguments). Operands take the
+/// register class of their type (`.b32` for 32-bit and smaller integers, `.b64`, `.f32`,
+/// `.f64`). Only meaningful inside a `#[kernel]` or `#[device]` function.
+#[macro_export]
+macro_rules! ptx {
+    ($ty:ty : $template:literal $(, $arg:expr)* $(,)?) => {{
+        $(let _ = &$arg;)*
+        $crate::device::ptx_on_host::<$ty>($template)
+    }};
+    ($template:literal $(, $arg:expr)* $(,)?) => {{
+        $(let _ = &$arg;)*
+        $crate::device::ptx_on_host::<()>($template)
+    }};
+}
+
+#[doc(hidden)]
+pub fn ptx_on_host<T>(template: &str) -> T {
+    let _ = template;
+    device_only("ptx!")
+}

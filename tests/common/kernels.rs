@@ -645,3 +645,15 @@ pub fn classify_ref(values: &[i32], classes: &mut [u32], flags: &mut [u32]) {
         }
     }
 }
+
+/// Inline PTX: a result, arguments of several register classes, and a statement.
+#[kernel]
+pub fn inline_ptx(a: &[u32], b: &[f64], out: &mut [u32], wide: &mut [f64], lanes: &mut [u32]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = ptx!(u32: "add.u32 $0, $1, $2;", a[i], 7u32);
+        wide[i] = ptx!(f64: "fma.rn.f64 $0, $1, $2, $3;", b[i], 2.0, 0.5);
+        lanes[i] = ptx!(u32: "mov.u32 $0, %laneid;");
+        ptx!("membar.gl;");
+    }
+}

@@ -668,6 +668,84 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// `ptx!`: an `asm sideeffect` call. Operands take the register class of their type
+    /// (`r` 32-bit, `l` 64-bit, `f`/`d` floats); integers narrower than 32 bits and `bool`s
+    /// travel as 32-bit registers.
+    fn inline_ptx(
+        &mut self,
+        template: &str,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<LocalVariable>>,
+    ) -> Result<(), WriteError> {
+        let class = |s: Scalar| match (s.is_float(), s.bits()) {
+            (true, 64) => ("d", "double"),
+            (true, _) => ("f", "float"),
+            (false, 64) => ("l", "i64"),
+            (false, _) => ("r", "i32"),
+        };
+        let mut constraints = Vec::new();
+        let mut operands = Vec::new();
+        let result_ty = match result {
+            Some(local) => {
+                let ty = self.module.types[self.function.locals[local].ty]
+                    .inner
+                    .scalar();
+                let Some(ty) = ty else {
+                    return Err(self.unsupported(self.function.span, "a non-scalar `ptx!` result"));
+                };
+                constraints.push(format!("={}", class(ty).0));
+                Some(ty)
+            }
+            None => None,
+        };
+        for argument in arguments {
+            let ty = self.scalar_of(*argument)?;
+            let mut value = self.expr(*argument)?.scalar();
+            let (letter, register) = class(ty);
+            if !ty.is_float() && ty.bits() < 32 {
+                let op = if ty.is_signed() { "sext" } else { "zext" };
+                value = self.value(format!("{op} {} {value} to i32", types::scalar(ty)));
+            }
+            constraints.push(letter.to_owned());
+            operands.push(format!("{register} {value}"));
+        }
+        constraints.push("~{memory}".into());
+        let escaped: String = template
+            .bytes()
+            .map(|b| {
+                if b == b'"' || b == b'\\' || !(b.is_ascii_graphic() || b == b' ') {
+                    format!("\\{b:02X}")
+                } else {
+                    (b as char).to_string()
+                }
+            })
+            .collect();
+        let call = format!(
+            "asm sideeffect \"{escaped}\", \"{}\"({})",
+            constraints.join(","),
+            operands.join(", ")
+        );
+        match (result_ty, result) {
+            (Some(ty), Some(local)) => {
+                let register = class(ty).1;
+                let raw = self.value(format!("call {register} {call}"));
+                let value = if !ty.is_float() && ty.bits() < 32 {
+                    if ty == Scalar::Bool {
+                        self.value(format!("icmp ne i32 {raw}, 0"))
+                    } else {
+                        self.value(format!("trunc i32 {raw} to {}", types::scalar(ty)))
+                    }
+                } else {
+                    raw
+                };
+                let t = types::scalar(ty);
+                self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
+            }
+            _ => self.line(format!("call void {call}")),
+        }
+        Ok(())
+    }
+
     /// A module-level constant holding `text` (NUL-terminated), as a generic `i8*`.
     fn string_constant(&mut self, text: &str) -> String {
         let name = format!("@cudajit_str_{}_{}", self.symbol, self.constants.len());
@@ -1310,6 +1388,11 @@ impl Writer<'_> {
                 result,
             } => self.call(*function, arguments, *result)?,
             Statement::Print { pieces, arguments } => self.print(pieces, arguments)?,
+            Statement::InlinePtx {
+                template,
+                arguments,
+                result,
+            } => self.inline_ptx(template, arguments, *result)?,
             Statement::Trap { message } => self.trap(message, span),
             Statement::VectorLoad { pointer, results } => {
                 let (elem, vector, address) = self.vector_address(*pointer, results.len())?;

@@ -76,6 +76,16 @@ pub enum TypeInner {
     },
 }
 
+impl TypeInner {
+    /// The scalar, if this is one.
+    pub fn scalar(&self) -> Option<Scalar> {
+        match self {
+            TypeInner::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+}
+
 /// A member of a [`TypeInner::Struct`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StructMember {
@@ -256,6 +266,12 @@ pub enum Statement {
     VectorStore {
         pointer: Handle<Expression>,
         values: Vec<Handle<Expression>>,
+    },
+    /// Inline PTX: `template` with `$N` operands (the result first, if any).
+    InlinePtx {
+        template: String,
+        arguments: Vec<Handle<Expression>>,
+        result: Option<Handle<LocalVariable>>,
     },
     /// Formatted output through `vprintf` (`print!`/`println!`).
     Print {

@@ -349,6 +349,20 @@ impl Inference<'_> {
                 }
                 result.ok_or_else(|| LowerError::new(span, "a `match` used as a value needs arms"))?
             }
+            ExprKind::InlinePtx { result, args, .. } => {
+                for arg in args {
+                    self.scalar(arg)?;
+                }
+                match result {
+                    Some(ty) => self.known(*ty),
+                    None => {
+                        return Err(LowerError::new(
+                            span,
+                            "this `ptx!` has no result type, so it cannot be used as a value: write `ptx!(u32: \"..\")`",
+                        ))
+                    }
+                }
+            }
             ExprKind::Constant { ty, .. } => {
                 let scalar = self.spec.resolve(ty, span)?;
                 self.known(scalar)
@@ -586,6 +600,11 @@ impl Inference<'_> {
                     intrinsic, args, ..
                 } => {
                     self.intrinsic(*intrinsic, args, expr.span)?;
+                }
+                ExprKind::InlinePtx { args, .. } => {
+                    for arg in args {
+                        self.scalar(arg)?;
+                    }
                 }
                 _ => return Err(LowerError::new(expr.span, "this expression has no effect")),
             },

@@ -408,6 +408,12 @@ impl Lowerer<'_, '_> {
                 self.lower_match(scrutinee, arms, Some(result), span, block)?;
                 self.load_local(result, span)
             }
+            ExprKind::InlinePtx { template, args, .. } => {
+                match self.inline_ptx(expr, template, args, block, true)? {
+                    Some(value) => value,
+                    None => return Err(LowerError::new(span, "this `ptx!` has no result")),
+                }
+            }
             ExprKind::Repeat { .. } | ExprKind::Tuple(_) => {
                 return Err(LowerError::new(
                     span,
@@ -535,6 +541,37 @@ impl Lowerer<'_, '_> {
         block.push(
             Statement::Intrinsic {
                 intrinsic,
+                arguments,
+                result,
+            },
+            expr.span,
+        );
+        Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// Inline PTX runs as a statement; its result (if any) goes to a local.
+    fn inline_ptx(
+        &mut self,
+        expr: &Expr,
+        template: &str,
+        args: &[Expr],
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let mut arguments = Vec::new();
+        for arg in args {
+            arguments.push(self.expr(arg, block)?);
+        }
+        let result = match (wants_value, self.types.expr(expr)) {
+            (true, Some(ty)) => {
+                let ty = self.scalar_type(ty);
+                Some(self.local("ptx.result", ty, expr.span))
+            }
+            _ => None,
+        };
+        block.push(
+            Statement::InlinePtx {
+                template: template.to_owned(),
                 arguments,
                 result,
             },
@@ -1245,6 +1282,9 @@ impl Lowerer<'_, '_> {
                 } => {
                     self.intrinsic(expr, *intrinsic, args, out, false)?;
                 }
+                ExprKind::InlinePtx { template, args, .. } => {
+                    self.inline_ptx(expr, template, args, out, false)?;
+                }
                 _ => {
                     self.call(expr, out, false)?;
                 }
@@ -1529,7 +1569,7 @@ fn contains_call(expr: &Expr) -> bool {
             false
         }
         // Intrinsics run as statements, like calls.
-        ExprKind::Intrinsic { .. } => true,
+        ExprKind::Intrinsic { .. } | ExprKind::InlinePtx { .. } => true,
         ExprKind::Repeat { value, len } => contains_call(value) || contains_call(len),
         ExprKind::Tuple(values) => values.iter().any(contains_call),
         ExprKind::Reference { place, .. } => contains_call(place),

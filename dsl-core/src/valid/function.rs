@@ -424,6 +424,19 @@ impl Checker<'_> {
                 }
             }
             Statement::Trap { .. } => {}
+            Statement::InlinePtx {
+                arguments, result, ..
+            } => {
+                for argument in arguments {
+                    self.scalar(*argument)?;
+                }
+                if let Some(local) = result {
+                    let ty = &self.module.types[self.function.locals[*local].ty].inner;
+                    if ty.scalar().is_none() {
+                        return Err(Kind::Unsupported("a non-scalar `ptx!` result".into()));
+                    }
+                }
+            }
             Statement::VectorStore { pointer, values } => {
                 let elem = self.vector_element(*pointer, values.len())?;
                 for value in values {

@@ -145,6 +145,21 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                 }
             }
             Statement::Trap { .. } => {}
+            Statement::InlinePtx {
+                arguments, result, ..
+            } => {
+                for argument in arguments {
+                    expr_ok(*argument)?;
+                }
+                if let Some(local) = result {
+                    if !function.locals.contains(*local) {
+                        return Err(Kind::BadHandle {
+                            what: "local variable",
+                            handle: local.index(),
+                        });
+                    }
+                }
+            }
             Statement::Intrinsic {
                 arguments, result, ..
             } => {

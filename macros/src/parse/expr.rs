@@ -136,6 +136,9 @@ impl Parser<'_> {
                 }
                 ExprKind::Block(parsed)
             }
+            syn::Expr::Macro(mac) if mac.mac.path.is_ident("ptx") => {
+                return self.inline_ptx(&mac.mac)
+            }
             syn::Expr::Repeat(repeat) => {
                 self.errors.at(
                     repeat,

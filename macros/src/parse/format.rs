@@ -9,8 +9,39 @@ use super::span_at;
 use super::stmt::Parser;
 
 /// The macros kernels may use.
-const SUPPORTED: &str =
-    "`print!`, `println!`, `assert!`, `assert_eq!`, `assert_ne!` and their `debug_` forms";
+const SUPPORTED: &str = "`print!`, `println!`, `assert!`, `assert_eq!`, `assert_ne!` and their `debug_` forms, and `ptx!`";
+
+/// `[T:] "template" [, args]*`
+struct PtxArgs {
+    result: Option<syn::Type>,
+    template: syn::LitStr,
+    inputs: Vec<syn::Expr>,
+}
+
+impl syn::parse::Parse for PtxArgs {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let result = if input.peek(syn::LitStr) {
+            None
+        } else {
+            let ty: syn::Type = input.parse()?;
+            input.parse::<Token![:]>()?;
+            Some(ty)
+        };
+        let template: syn::LitStr = input.parse()?;
+        let mut inputs = Vec::new();
+        while input.parse::<Option<Token![,]>>()?.is_some() {
+            if input.is_empty() {
+                break;
+            }
+            inputs.push(input.parse()?);
+        }
+        Ok(PtxArgs {
+            result,
+            template,
+            inputs,
+        })
+    }
+}
 
 impl Parser<'_> {
     /// A macro statement of the kernel language, or an error.
@@ -98,6 +129,10 @@ impl Parser<'_> {
                     span,
                 })
             }
+            "ptx" => {
+                let expr = self.inline_ptx(mac)?;
+                Some(Stmt::Expr(expr))
+            }
             _ => {
                 self.errors.at(
                     &mac.path,
@@ -106,6 +141,37 @@ impl Parser<'_> {
                 None
             }
         }
+    }
+
+    /// `ptx!(T: "template", args..)` or `ptx!("template", args..)`.
+    pub(super) fn inline_ptx(&mut self, mac: &syn::Macro) -> Option<Expr> {
+        let parsed: syn::Result<PtxArgs> = mac.parse_body();
+        let args = match parsed {
+            Ok(args) => args,
+            Err(error) => {
+                self.errors.push(error);
+                return None;
+            }
+        };
+        let result = match &args.result {
+            Some(ty) => match super::signature::scalar_type(ty) {
+                Some(scalar) => Some(scalar),
+                None => {
+                    self.errors.at(ty, "the result of `ptx!` is a scalar type");
+                    return None;
+                }
+            },
+            None => None,
+        };
+        let values: Vec<Option<Expr>> = args.inputs.iter().map(|e| self.expr(e)).collect();
+        Some(Expr {
+            kind: ExprKind::InlinePtx {
+                result,
+                template: args.template.value(),
+                args: values.into_iter().collect::<Option<_>>()?,
+            },
+            span: span_at(mac),
+        })
     }
 
     /// The optional `"format", args..` after an assertion's condition.
