@@ -1,12 +1,12 @@
 //! Creates a device communicator over 2 GPUs and prints its LSA rank and size on each.
 //!
-//!     cargo run -p cudajit-nccl --release --example nccl_setup          # one process, 2 GPUs
+//!     cargo run --release --example nccl_setup                           # one process, 2 GPUs
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/nccl_setup   # one process per GPU
 //!
 //! With RANK/WORLD_SIZE set (the launcher or torchrun), each process takes GPU
 //! LOCAL_RANK; otherwise one process drives GPUs 0 and 1 through ncclCommInitAll.
 
-use cudajit_nccl::{Communicator, DevCommRequirements, Nccl};
+use cudajit::nccl::{Communicator, DevCommRequirements, Nccl, NcclError};
 
 fn main() -> std::process::ExitCode {
     match run() {
@@ -18,7 +18,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn run() -> Result<(), cudajit_nccl::NcclError> {
+fn run() -> Result<(), NcclError> {
     let nccl = Nccl::global()?;
     print!("{}", nccl.report());
     let comm = if std::env::var_os("RANK").is_some() {
