@@ -39,7 +39,7 @@ use cudajit::{Arch, CudaContext, CudaSlice, CudaStream, Kernel, Specialization};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaFunction, CudaModule, PushKernelArg};
 
-type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+pub(crate) type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 // ============================================================================================
 // The kernels. Each has a twin of the same name in benches/cuda/kernels.cu.
@@ -585,7 +585,7 @@ usage: kernel_bench [options]
                       compile every kernel for sm_90
   --help              this text";
 
-const KERNEL_NAMES: [&str; 8] = [
+pub(crate) const KERNEL_NAMES: [&str; 8] = [
     "vector_add",
     "saxpy",
     "reduce",
@@ -596,7 +596,7 @@ const KERNEL_NAMES: [&str; 8] = [
     "softmax",
 ];
 
-struct Options {
+pub(crate) struct Options {
     cpu_check: bool,
     cubin: Option<PathBuf>,
     markdown: Option<PathBuf>,
@@ -607,8 +607,9 @@ struct Options {
 }
 
 impl Options {
-    fn parse() -> Result<Option<Options>> {
-        let mut options = Options {
+    /// Every kernel, 30 runs after 5 warm-ups, the nvcc cubin from `CUDAJIT_BENCH_CUBIN`.
+    pub(crate) fn defaults() -> Options {
+        Options {
             cpu_check: false,
             cubin: std::env::var_os("CUDAJIT_BENCH_CUBIN")
                 .filter(|v| !v.is_empty())
@@ -618,7 +619,11 @@ impl Options {
             warmup: 5,
             only: KERNEL_NAMES.iter().map(|s| s.to_string()).collect(),
             dump_cubins: None,
-        };
+        }
+    }
+
+    fn parse() -> Result<Option<Options>> {
+        let mut options = Options::defaults();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -721,8 +726,9 @@ fn run() -> Result<std::process::ExitCode> {
 const TIMED: cudarc::driver::sys::CUevent_flags =
     cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
 
-/// Bytes written before every timed run so that no kernel finds its data in L2 (50 MB on
-/// an H100/H200) left there by the run before.
+/// Bytes read before every timed run so that no kernel finds its data in L2 (50 MB on an
+/// H100/H200) left there by the run before. Read, not written (as a memset would): a
+/// written flush leaves dirty lines whose write-back would land inside the timed run.
 const L2_FLUSH_BYTES: usize = 256 << 20;
 
 /// The implementation a launch goes to.
@@ -741,7 +747,7 @@ impl Side {
     }
 }
 
-struct Env {
+pub(crate) struct Env {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     arch: Arch,
@@ -749,7 +755,8 @@ struct Env {
     nvcc: Option<Arc<CudaModule>>,
     runs: usize,
     warmup: usize,
-    flush: RefCell<CudaSlice<u8>>,
+    /// The L2 flush: a buffer read by `reduce_sum`, and its per-block sums.
+    flush: RefCell<(CudaSlice<f32>, CudaSlice<f32>)>,
 }
 
 /// Medians (and spread) of one kernel's timed runs, milliseconds.
@@ -767,7 +774,7 @@ struct Times {
 }
 
 impl Env {
-    fn new(context: Arc<CudaContext>, options: &Options) -> Result<Env> {
+    pub(crate) fn new(context: Arc<CudaContext>, options: &Options) -> Result<Env> {
         let stream = context.default_stream();
         let (major, minor) = context.compute_capability()?;
         let sms =
@@ -788,7 +795,10 @@ impl Env {
             }
             None => None,
         };
-        let flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
+        let flush = (
+            stream.alloc_zeros::<f32>(L2_FLUSH_BYTES / 4)?,
+            stream.alloc_zeros::<f32>(sms.max(1) as usize * 8)?,
+        );
         Ok(Env {
             stream,
             arch: Arch::new(major as u32, minor as u32),
@@ -832,7 +842,7 @@ impl Env {
         let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(self.runs); sides.len()];
         for _ in 0..self.runs {
             for (k, &side) in sides.iter().enumerate() {
-                self.stream.memset_zeros(&mut *self.flush.borrow_mut())?;
+                self.flush_l2()?;
                 let start = self.stream.record_event(Some(TIMED))?;
                 launch(side)?;
                 let end = self.stream.record_event(Some(TIMED))?;
@@ -854,6 +864,14 @@ impl Env {
         Ok(Times { cudajit, nvcc })
     }
 
+    /// Replaces L2's contents with clean lines of the flush buffer (see `L2_FLUSH_BYTES`).
+    fn flush_l2(&self) -> Result<()> {
+        let mut flush = self.flush.borrow_mut();
+        let (buffer, sums) = &mut *flush;
+        reduce_sum::launch(&self.stream, reduce_grid(self), &*buffer, sums)?;
+        Ok(())
+    }
+
     /// Device-to-device copy bandwidth, GB/s (bytes read + written), with the method of
     /// `time`.
     fn copy_bandwidth(&self, bytes: usize) -> Result<f64> {
@@ -861,7 +879,7 @@ impl Env {
         let mut dst = self.stream.alloc_zeros::<u8>(bytes)?;
         let mut samples = Vec::new();
         for run in 0..self.warmup + self.runs {
-            self.stream.memset_zeros(&mut *self.flush.borrow_mut())?;
+            self.flush_l2()?;
             let start = self.stream.record_event(Some(TIMED))?;
             self.stream.memcpy_dtod(&src, &mut dst)?;
             let end = self.stream.record_event(Some(TIMED))?;
@@ -990,8 +1008,9 @@ fn check_close(what: &str, got: &[f32], expected: &[f64], tolerance: &[f64]) -> 
     let mut worst = 0.0f64;
     for i in 0..got.len() {
         let error = (f64::from(got[i]) - expected[i]).abs();
-        // NaN fails this test too.
-        if !(error <= tolerance[i]) {
+        // A NaN result fails too (NaN compares false).
+        let within = error <= tolerance[i];
+        if !within {
             bad += 1;
             first.get_or_insert(i);
         }
@@ -1499,6 +1518,80 @@ fn measure(
     }
 }
 
+/// Kernel `name` (one of `KERNEL_NAMES`) against its CPU reference at small and awkward
+/// sizes (tails, partial tiles, skewed data), on both sides when an nvcc cubin is loaded.
+/// The benchmark runs these before timing; `tests/kernels.rs` runs them as GPU tests.
+pub(crate) fn check_small(env: &Env, name: &str) -> Result<()> {
+    match name {
+        "vector_add" => {
+            for n in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+                vector_add_case(env, n, false)?;
+            }
+        }
+        "saxpy" => {
+            for n in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+                saxpy_case(env, n, false)?;
+            }
+        }
+        "reduce" => {
+            for n in [1, 3, 4, 7, 1001, 1_000_003] {
+                reduce_case(env, n, false)?;
+            }
+        }
+        "scan" => {
+            for n in [
+                1,
+                3,
+                4,
+                1025,
+                SCAN_TILE,
+                SCAN_TILE + 1,
+                3 * SCAN_TILE + 7,
+                1_000_003,
+            ] {
+                scan_case(env, n, false)?;
+            }
+            // More tile sums than one round of the one-block pass (4096).
+            scan_case(env, 4100 * SCAN_TILE + 5, false)?;
+        }
+        "histogram" => {
+            for words in [1, 3, 4, 5, 1001, 1_000_003] {
+                histogram_case(env, words, u32::MAX, false)?;
+            }
+            // Four distinct bytes: every block's atomics collide on four bins.
+            histogram_case(env, 1_000_003, 0x0303_0303, false)?;
+        }
+        "transpose" => {
+            for (rows, cols) in [(1, 1), (33, 65), (1000, 777), (32, 4096)] {
+                transpose_case(env, rows, cols, false)?;
+            }
+        }
+        "sgemm" => {
+            sgemm_case(env, (128, 128, 8), true, false)?;
+            sgemm_case(env, (256, 384, 72), true, false)?;
+        }
+        "softmax" => {
+            softmax_case(env, 3, 1024, false)?;
+            softmax_case(env, 1001, 1024, false)?;
+            softmax_case(env, 9, 128, false)?;
+        }
+        other => return Err(format!("no kernel named {other}").into()),
+    }
+    Ok(())
+}
+
+/// Every kernel compiled for `arch` (no GPU needed); the entry names and cubin sizes.
+pub(crate) fn compile_all(arch: Arch) -> Result<Vec<(String, usize)>> {
+    let mut compiled = Vec::new();
+    for (kernel, spec, _) in kernel_list() {
+        let cubin = kernel
+            .compile_for_arch_with(arch, &spec)
+            .map_err(|e| format!("compiling {}: {e}", kernel.name()))?;
+        compiled.push((cubin.entry.clone(), cubin.cubin.len()));
+    }
+    Ok(compiled)
+}
+
 fn bench_kernel(env: &Env, name: &'static str) -> Row {
     match name {
         "vector_add" => {
@@ -1510,9 +1603,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 describe(&config),
                 Work::Bytes(12.0 * n as f64),
                 || {
-                    for small in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
-                        vector_add_case(env, small, false)?;
-                    }
+                    check_small(env, name)?;
                     vector_add_case(env, n, true)
                 },
             )
@@ -1526,9 +1617,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 describe(&config),
                 Work::Bytes(12.0 * n as f64),
                 || {
-                    for small in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
-                        saxpy_case(env, small, false)?;
-                    }
+                    check_small(env, name)?;
                     saxpy_case(env, n, true)
                 },
             )
@@ -1542,9 +1631,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 format!("{} + 1 x 1024", describe(&config)),
                 Work::Bytes(4.0 * n as f64),
                 || {
-                    for small in [1, 3, 4, 1001, 1_000_003] {
-                        reduce_case(env, small, false)?;
-                    }
+                    check_small(env, name)?;
                     reduce_case(env, n, true)
                 },
             )
@@ -1559,20 +1646,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 // Read twice (tile sums, then the scan), written once.
                 Work::Bytes(12.0 * n as f64),
                 || {
-                    for small in [
-                        1,
-                        3,
-                        4,
-                        1025,
-                        SCAN_TILE,
-                        SCAN_TILE + 1,
-                        3 * SCAN_TILE + 7,
-                        1_000_003,
-                    ] {
-                        scan_case(env, small, false)?;
-                    }
-                    // More tile sums than one round of the one-block pass (4096).
-                    scan_case(env, 4100 * SCAN_TILE + 5, false)?;
+                    check_small(env, name)?;
                     scan_case(env, n, true)
                 },
             )
@@ -1586,10 +1660,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 describe(&config),
                 Work::Bytes(4.0 * words as f64),
                 || {
-                    for small in [1, 3, 4, 5, 1001, 1_000_003] {
-                        histogram_case(env, small, u32::MAX, false)?;
-                    }
-                    histogram_case(env, 1_000_003, 0x0303_0303, false)?;
+                    check_small(env, name)?;
                     histogram_case(env, words, u32::MAX, true)
                 },
             )
@@ -1603,9 +1674,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 describe(&config),
                 Work::Bytes(8.0 * (rows * cols) as f64),
                 || {
-                    for (r, c) in [(1, 1), (33, 65), (1000, 777), (32, 4096)] {
-                        transpose_case(env, r, c, false)?;
-                    }
+                    check_small(env, name)?;
                     transpose_case(env, rows, cols, true)
                 },
             )
@@ -1619,8 +1688,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 describe(&config),
                 Work::Flops(2.0 * (m * n * k) as f64),
                 || {
-                    sgemm_case(env, (128, 128, 8), true, false)?;
-                    sgemm_case(env, (256, 384, 72), true, false)?;
+                    check_small(env, name)?;
                     sgemm_case(env, (m, n, k), false, true)
                 },
             )
@@ -1637,9 +1705,7 @@ fn bench_kernel(env: &Env, name: &'static str) -> Row {
                 describe(&config),
                 Work::Bytes(8.0 * (rows * cols) as f64),
                 || {
-                    softmax_case(env, 3, 1024, false)?;
-                    softmax_case(env, 1001, 1024, false)?;
-                    softmax_case(env, 9, 128, false)?;
+                    check_small(env, name)?;
                     softmax_case(env, rows, cols, true)
                 },
             )
@@ -1673,7 +1739,7 @@ fn benchmark(env: &Env, options: &Options) -> Result<bool> {
     };
     println!(
         "GPU: {gpu}, {} SMs, {}; driver CUDA {}.{}\n{cubin}\nmethod: median of {} timed runs \
-         after {} warm-ups, CUDA events, implementations interleaved, L2 flushed ({} MiB) \
+         after {} warm-ups, CUDA events, implementations interleaved, L2 flushed (a {} MiB read) \
          before every run",
         env.sms,
         env.arch,
@@ -1683,6 +1749,14 @@ fn benchmark(env: &Env, options: &Options) -> Result<bool> {
         env.warmup,
         L2_FLUSH_BYTES >> 20
     );
+    // Debug builds compile cudajit kernels with bounds checks: not the code being compared.
+    let checks = vector_add::KERNEL.options().bounds_checks;
+    if checks {
+        println!(
+            "WARNING: cudajit bounds checks are ON (debug build or CUDAJIT_BOUNDS_CHECKS=1): \
+             the timings are not comparable; use a release build"
+        );
+    }
     let copy_bytes = 512usize << 20;
     let copy = env.copy_bandwidth(copy_bytes)?;
     println!(
@@ -1710,10 +1784,11 @@ fn benchmark(env: &Env, options: &Options) -> Result<bool> {
     let _ = writeln!(
         report,
         "Median of {} runs after {} warm-ups, CUDA events, cudajit and nvcc interleaved, L2 \
-         flushed before each run. Device-to-device copy: **{copy:.0} GB/s** ({} MiB, read + \
-         written).\n",
+         flushed before each run; cudajit bounds checks {}. Device-to-device copy: \
+         **{copy:.0} GB/s** ({} MiB, read + written).\n",
         env.runs,
         env.warmup,
+        if checks { "ON (not comparable)" } else { "off" },
         copy_bytes >> 20
     );
     report.push_str(&results_table(&rows, copy));
@@ -1994,21 +2069,20 @@ fn cpu_check(options: &Options) -> Result<()> {
     expect(sums_to_one, "softmax_ref rows sum to 1")?;
 
     println!("\nEvery kernel compiled for sm_90 (libNVVM -> nvJitLink):");
-    for (kernel, spec, _) in kernel_list() {
-        let started = Instant::now();
-        let compiled = kernel
-            .compile_for_arch_with(Arch::SM_90, &spec)
-            .map_err(|e| format!("compiling {}: {e}", kernel.name()))?;
-        println!(
-            "  ok   {:<24} cubin {:>6} bytes, {:?} in {:.0} ms",
-            compiled.entry,
-            compiled.cubin.len(),
-            compiled.report.origin,
-            started.elapsed().as_secs_f64() * 1e3
-        );
-        if let Some(dir) = &options.dump_cubins {
+    let started = Instant::now();
+    for (entry, bytes) in compile_all(Arch::SM_90)? {
+        println!("  ok   {entry:<24} cubin {bytes:>6} bytes");
+    }
+    println!(
+        "  ({:.0} ms, compiles and cache hits)",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    if let Some(dir) = &options.dump_cubins {
+        for (kernel, spec, _) in kernel_list() {
+            let compiled = kernel.compile_for_arch_with(Arch::SM_90, &spec)?;
             dump_cubin(dir, &compiled.entry, &compiled.cubin)?;
         }
+        println!("  cubins written to {}", dir.display());
     }
     println!("\ncpu-check passed");
     Ok(())

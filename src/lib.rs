@@ -48,8 +48,9 @@ pub mod warp;
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::Arch;
 pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
+pub use cudajit_core::layout::DeviceStruct;
 pub use cudajit_core::lower::Specialization;
-pub use cudajit_macros::{device, kernel};
+pub use cudajit_macros::{device, kernel, DeviceCopy};
 pub use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
     DeviceSlice, DriverError,
@@ -70,7 +71,7 @@ pub use cudajit_nccl as nccl;
 /// helpers, the traits of generic kernels and the launch API.
 pub mod prelude {
     pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
-    pub use crate::{device, kernel, LaunchConfig};
+    pub use crate::{device, kernel, DeviceCopy, DeviceStruct, LaunchConfig};
     pub use cudajit_core::device::*;
     pub use cudajit_core::ptx;
 }
@@ -79,7 +80,9 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::spec::SpecBuilder;
+    pub use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout};
     pub use cudajit_core::{CapturedFunction, CapturedKernel, DeviceFunction};
+    pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
     #[inline(always)]

@@ -850,3 +850,43 @@ fn inline_ptx_runs() {
         assert_eq!(lanes[i], (i % 32) as u32);
     }
 }
+
+#[test]
+fn structs_by_value_and_in_slices() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 3000;
+    let particles: Vec<Particle> = (0..n)
+        .map(|i| Particle {
+            x: i as f32,
+            v: 1.0,
+            id: i as u32,
+            alive: i % 3 != 0,
+            mass: 2.0 * i as f64,
+        })
+        .collect();
+    let step = Step {
+        dt: 0.5,
+        gravity: -2.0,
+        generation: 1 << 40,
+    };
+    let mut dparticles = stream.clone_htod(&particles).unwrap();
+    let mut snapshot = stream.alloc_zeros::<Particle>(n).unwrap();
+    let mut ids = stream.alloc_zeros::<u64>(n).unwrap();
+    advance::launch(
+        &stream,
+        LaunchConfig::for_elements(n),
+        step,
+        &mut dparticles,
+        &mut snapshot,
+        &mut ids,
+    )
+    .unwrap();
+    let (mut ep, mut es, mut ei) = (particles.clone(), particles.clone(), vec![0u64; n]);
+    advance_ref(step, &mut ep, &mut es, &mut ei);
+    assert_eq!(stream.clone_dtoh(&dparticles).unwrap(), ep);
+    assert_eq!(stream.clone_dtoh(&snapshot).unwrap(), es);
+    assert_eq!(stream.clone_dtoh(&ids).unwrap(), ei);
+}

@@ -158,6 +158,9 @@ pub enum CompileError {
 /// The device functions `captured` reaches, parsed.
 fn library_of(captured: &'static CapturedKernel) -> Result<Library, CompileError> {
     let mut library = Library::new();
+    for layout in captured.reachable_structs() {
+        library.add_struct(*layout);
+    }
     for function in captured.reachable().into_iter().skip(1) {
         let source = function.parse().map_err(|source| CompileError::Captured {
             kernel: function.name.to_owned(),
@@ -248,6 +251,10 @@ pub fn cache_key(
     // Every device function the kernel reaches, by the hash its macro computed.
     for function in captured.reachable().into_iter().skip(1) {
         key.field("device-function", function.source_hash.as_bytes());
+    }
+    // The layouts of the structs it takes, as rustc computed them.
+    for layout in captured.reachable_structs() {
+        key.field("struct", format!("{layout:?}").as_bytes());
     }
     key.field("arch", arch.sm_name().as_bytes())
         .field(

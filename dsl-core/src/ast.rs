@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -67,6 +67,8 @@ pub enum GenericKind {
 pub enum ValueType {
     Scalar(Scalar),
     Generic(String),
+    /// A `#[derive(DeviceCopy)]` struct, by name; its layout comes with the captured form.
+    Struct(String),
 }
 
 /// A function parameter.
@@ -335,6 +337,11 @@ pub enum ExprKind {
         result: Option<Scalar>,
         template: String,
         args: Vec<Expr>,
+    },
+    /// `value.field` of a struct.
+    Field {
+        base: Box<Expr>,
+        field: String,
     },
     /// `[value; len]`, only as the initial value of a local array.
     Repeat {

@@ -2,6 +2,7 @@
 //! program.
 
 use crate::ast::FunctionSource;
+use crate::layout::StructLayout;
 
 /// A function captured at compile time: its syntax as compact JSON, a SHA-256 of that text
 /// computed when the macro expanded (so the JIT cache can be consulted without parsing or
@@ -20,6 +21,8 @@ pub struct CapturedFunction {
     /// that mutually recursive functions do not make a cycle of constants (recursion is
     /// reported when the kernel is lowered).
     pub callees: fn() -> &'static [&'static CapturedFunction],
+    /// The layouts of the user structs its signature names (by value or in slices).
+    pub structs: fn() -> &'static [&'static StructLayout],
 }
 
 /// A kernel is a captured function with an entry point.
@@ -34,6 +37,24 @@ impl CapturedFunction {
     /// No callees: for functions that call no device function.
     pub fn no_callees() -> &'static [&'static CapturedFunction] {
         &[]
+    }
+
+    /// No structs: for functions whose signature names no user struct.
+    pub fn no_structs() -> &'static [&'static StructLayout] {
+        &[]
+    }
+
+    /// The layouts of every struct this function and the device functions it reaches name.
+    pub fn reachable_structs(&'static self) -> Vec<&'static StructLayout> {
+        let mut layouts: Vec<&'static StructLayout> = Vec::new();
+        for function in self.reachable() {
+            for &layout in (function.structs)() {
+                if !layouts.iter().any(|l| l.name == layout.name) {
+                    layouts.push(layout);
+                }
+            }
+        }
+        layouts
     }
 
     /// This function and every device function it reaches, each once, callers first.

@@ -17,6 +17,7 @@ mod captured;
 pub mod device;
 pub mod intrinsics;
 pub mod ir;
+pub mod layout;
 pub mod lower;
 pub mod math;
 pub mod span;

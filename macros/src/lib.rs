@@ -5,6 +5,7 @@
 //! to the `compile_error!`s, so IDEs and rustc keep working on the rest of the file.
 
 mod check;
+mod derive;
 mod errors;
 mod generate;
 mod parse;
@@ -54,4 +55,18 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     generate::expand(parse::FnKind::Device, attr.into(), item.into()).into()
+}
+
+/// Lets kernels take a struct by value and in slices: `#[derive(Clone, Copy, DeviceCopy)]`
+/// on a `#[repr(C)]` struct whose fields are scalars. Kernels read and write its fields
+/// (`p.mass`, `ps[i].pos_x += v`) and copy whole values (`let p = ps[i]; ps[j] = p;`).
+///
+/// ```ignore
+/// #[derive(Clone, Copy, DeviceCopy)]
+/// #[repr(C)]
+/// struct Particle { x: f32, v: f32, id: u32 }
+/// ```
+#[proc_macro_derive(DeviceCopy)]
+pub fn device_copy(input: TokenStream) -> TokenStream {
+    derive::device_copy(input.into()).into()
 }

@@ -657,3 +657,63 @@ pub fn inline_ptx(a: &[u32], b: &[f64], out: &mut [u32], wide: &mut [f64], lanes
         ptx!("membar.gl;");
     }
 }
+
+// ----- user structs -----
+
+/// A particle, as the host lays it out.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Particle {
+    pub x: f32,
+    pub v: f32,
+    pub id: u32,
+    pub alive: bool,
+    pub mass: f64,
+}
+
+/// Simulation parameters, passed by value.
+#[derive(Clone, Copy, Debug, DeviceCopy)]
+#[repr(C)]
+pub struct Step {
+    pub dt: f32,
+    pub gravity: f32,
+    pub generation: u64,
+}
+
+/// Structs by value and in slices: field reads and writes, whole-struct copies.
+#[kernel]
+pub fn advance(step: Step, particles: &mut [Particle], snapshot: &mut [Particle], ids: &mut [u64]) {
+    let i = global_index();
+    if i < particles.len() {
+        let before = particles[i];
+        if particles[i].alive {
+            particles[i].v += step.gravity * step.dt;
+            particles[i].x += particles[i].v * step.dt;
+            particles[i].mass *= 0.5;
+        }
+        let mut copy = before;
+        copy.id += 1000;
+        snapshot[i] = copy;
+        ids[i] = step.generation + before.id as u64;
+    }
+}
+
+pub fn advance_ref(
+    step: Step,
+    particles: &mut [Particle],
+    snapshot: &mut [Particle],
+    ids: &mut [u64],
+) {
+    for i in 0..particles.len() {
+        let before = particles[i];
+        if particles[i].alive {
+            particles[i].v += step.gravity * step.dt;
+            particles[i].x += particles[i].v * step.dt;
+            particles[i].mass *= 0.5;
+        }
+        let mut copy = before;
+        copy.id += 1000;
+        snapshot[i] = copy;
+        ids[i] = step.generation + before.id as u64;
+    }
+}

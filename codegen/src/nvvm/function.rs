@@ -103,11 +103,26 @@ pub(super) fn write_function(
                     .arguments
                     .push(Value::Scalar(format!("%arg{index}.{name}")));
             }
+            TypeInner::Struct {
+                name: struct_name,
+                align,
+                ..
+            } => {
+                // By value, as CUDA C++ passes structs: a `byval` pointer to the parameter.
+                let ty = format!("{}*", struct_type_name(struct_name));
+                params.push(format!("{ty} byval align {align} %arg{index}.{name}"));
+                param_types.push(ty);
+                writer
+                    .arguments
+                    .push(Value::Scalar(format!("%arg{index}.{name}")));
+            }
             TypeInner::Slice { base, mutable } => {
-                let TypeInner::Scalar(elem) = module.types[*base].inner else {
-                    return Err(writer.unsupported(argument.span, "a slice of non-scalars"));
+                let elem = match &module.types[*base].inner {
+                    TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
+                    TypeInner::Struct { name, .. } => struct_type_name(name),
+                    _ => return Err(writer.unsupported(argument.span, "a slice of this type")),
                 };
-                let ty = format!("{}*", types::memory(elem));
+                let ty = format!("{elem}*");
                 let attrs = match (is_kernel, *mutable) {
                     (false, _) => "",
                     (true, true) => "noalias",
@@ -133,6 +148,7 @@ pub(super) fn write_function(
     for (handle, local) in function.locals.iter() {
         let ty = match &module.types[local.ty].inner {
             TypeInner::Scalar(s) => types::scalar(*s).to_owned(),
+            TypeInner::Struct { name, .. } => struct_type_name(name),
             TypeInner::Array { base, len } => match module.types[*base].inner {
                 TypeInner::Scalar(s) => format!("[{len} x {}]", types::memory(s)),
                 _ => return Err(writer.unsupported(local.span, "an array of non-scalars")),
@@ -291,10 +307,17 @@ impl Writer<'_> {
                 }
                 Ok(value)
             }
+            Expression::LocalLoad(local) if self.struct_valued(handle) => {
+                scalar(format!("%local{}", local.index()))
+            }
             Expression::LocalLoad(local) => {
                 let s = self.scalar_of(handle)?;
                 let ty = types::scalar(s);
                 scalar(self.value(format!("load {ty}, {ty}* %local{}", local.index())))
+            }
+            Expression::Load { pointer } if self.struct_valued(handle) => {
+                // Struct values stay in memory; copies happen where they are stored.
+                Ok(self.expr(pointer)?)
             }
             Expression::Load { pointer } => {
                 let s = self.scalar_of(handle)?;
@@ -310,10 +333,11 @@ impl Writer<'_> {
                 scalar(loaded)
             }
             Expression::ElementPointer { base, index } => {
-                let elem = match self.info.type_of(handle) {
-                    ExprType::Pointer { base, .. } => match self.module.types[base].inner {
-                        TypeInner::Scalar(s) => s,
-                        _ => return Err(self.unsupported(span, "a pointer to a non-scalar")),
+                let mem = match self.info.type_of(handle) {
+                    ExprType::Pointer { base, .. } => match &self.module.types[base].inner {
+                        TypeInner::Scalar(s) => types::memory(*s).to_owned(),
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        _ => return Err(self.unsupported(span, "a pointer to this type")),
                     },
                     _ => return Err(self.unsupported(span, "an element pointer of this type")),
                 };
@@ -327,7 +351,6 @@ impl Writer<'_> {
                 if let Some(length) = length {
                     self.bounds_check(&index64, &length, span);
                 }
-                let mem = types::memory(elem);
                 scalar(self.value(format!(
                     "getelementptr inbounds {mem}, {mem}* {base_pointer}, i64 {index64}"
                 )))
@@ -360,6 +383,21 @@ impl Writer<'_> {
                 let from = self.scalar_of(value)?;
                 let v = self.expr(value)?.scalar();
                 scalar(self.cast(v, from, to))
+            }
+            Expression::LocalPointer(local) => scalar(format!("%local{}", local.index())),
+            Expression::FieldPointer { base, field } => {
+                let struct_ty = match self.info.type_of(base) {
+                    ExprType::Pointer { base, .. } | ExprType::Value(base) => base,
+                    _ => return Err(self.unsupported(span, "a field of a non-struct")),
+                };
+                let TypeInner::Struct { name, .. } = &self.module.types[struct_ty].inner else {
+                    return Err(self.unsupported(span, "a field of a non-struct"));
+                };
+                let ty = struct_type_name(name);
+                let address = self.expr(base)?.scalar();
+                scalar(self.value(format!(
+                    "getelementptr inbounds {ty}, {ty}* {address}, i32 0, i32 {field}"
+                )))
             }
             Expression::CompileFlag(CompileFlag::DebugAssertions) => {
                 scalar(self.options.debug_assertions.to_string())
@@ -665,6 +703,31 @@ impl Writer<'_> {
             }
             None => self.line(format!("call void {call}")),
         }
+        Ok(())
+    }
+
+    /// Whether an expression's value is a struct (kept in memory, handled by address).
+    fn struct_valued(&self, handle: Handle<Expression>) -> bool {
+        matches!(self.info.type_of(handle), ExprType::Value(ty)
+            if matches!(self.module.types[ty].inner, TypeInner::Struct { .. }))
+    }
+
+    /// Copies the struct `value` (at `source`) to `target`.
+    fn copy_struct(
+        &mut self,
+        value: Handle<Expression>,
+        source: &str,
+        target: &str,
+    ) -> Result<(), WriteError> {
+        let ExprType::Value(ty) = self.info.type_of(value) else {
+            return Err(self.unsupported(self.function.span, "copying a non-struct"));
+        };
+        let TypeInner::Struct { name, align, .. } = &self.module.types[ty].inner else {
+            return Err(self.unsupported(self.function.span, "copying a non-struct"));
+        };
+        let t = struct_type_name(name);
+        let loaded = self.value(format!("load {t}, {t}* {source}, align {align}"));
+        self.line(format!("store {t} {loaded}, {t}* {target}, align {align}"));
         Ok(())
     }
 
@@ -1300,6 +1363,15 @@ impl Writer<'_> {
 
     fn statement(&mut self, statement: &Statement, span: Span) -> Result<(), WriteError> {
         match statement {
+            Statement::LocalStore { local, value } if self.struct_valued(*value) => {
+                let source = self.expr(*value)?.scalar();
+                self.copy_struct(*value, &source, &format!("%local{}", local.index()))?;
+            }
+            Statement::Store { pointer, value } if self.struct_valued(*value) => {
+                let source = self.expr(*value)?.scalar();
+                let target = self.expr(*pointer)?.scalar();
+                self.copy_struct(*value, &source, &target)?;
+            }
             Statement::LocalStore { local, value } => {
                 let s = self.scalar_of(*value)?;
                 let v = self.expr(*value)?.scalar();
@@ -1521,4 +1593,9 @@ pub(super) const DYNAMIC_SHARED: &str = "@cudajit_shared_dynamic";
 /// The LLVM name of shared variable `index`.
 pub(super) fn shared_global_name(index: usize) -> String {
     format!("@cudajit_shared_{index}")
+}
+
+/// The LLVM name of a user struct's type.
+pub(super) fn struct_type_name(name: &str) -> String {
+    format!("%struct.{}", sanitize(name))
 }

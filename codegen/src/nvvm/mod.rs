@@ -58,6 +58,19 @@ pub fn write_module_with(
     let _ = writeln!(out, "target datalayout = \"{DATA_LAYOUT}\"");
     let _ = writeln!(out, "target triple = \"{TRIPLE}\"\n");
 
+    // User structs, in the layout rustc gave them (checked to equal LLVM's natural one).
+    for (_, ty) in module.types.iter() {
+        if let cudajit_core::ir::TypeInner::Struct {
+            name,
+            members,
+            size,
+            ..
+        } = &ty.inner
+        {
+            let _ = writeln!(out, "{}", struct_definition(module, name, members, *size)?);
+        }
+    }
+
     // Shared memory: one array per `shared_array` binding, and the launch's dynamic
     // shared memory as an external array of bytes (16-byte aligned, for vector access).
     for (handle, shared) in module.shared.iter() {
@@ -132,4 +145,46 @@ pub fn write_module_with(
     let _ = writeln!(out, "!nvvmir.version = !{{!{version}}}");
     let _ = writeln!(out, "!{version} = !{{i32 2, i32 0}}");
     Ok(out)
+}
+
+/// `%struct.Name = type { .. }`, after checking that LLVM's natural layout of the members
+/// puts each at the offset rustc chose (true of `#[repr(C)]` structs of scalars).
+fn struct_definition(
+    module: &Module,
+    name: &str,
+    members: &[cudajit_core::ir::StructMember],
+    size: u32,
+) -> Result<String, WriteError> {
+    let mut offset = 0u32;
+    let mut max_align = 1u32;
+    let mut fields = Vec::new();
+    for member in members {
+        let cudajit_core::ir::TypeInner::Scalar(s) = module.types[member.ty].inner else {
+            return Err(unsupported_layout(name, "a member that is not a scalar"));
+        };
+        let bytes = s.size_bytes();
+        offset = offset.div_ceil(bytes) * bytes;
+        if offset != member.offset {
+            return Err(unsupported_layout(name, "padding LLVM would not insert"));
+        }
+        offset += bytes;
+        max_align = max_align.max(bytes);
+        fields.push(types::memory(s));
+    }
+    if offset.div_ceil(max_align) * max_align != size {
+        return Err(unsupported_layout(name, "a size LLVM would not compute"));
+    }
+    Ok(format!(
+        "{} = type {{ {} }}",
+        function::struct_type_name(name),
+        fields.join(", ")
+    ))
+}
+
+fn unsupported_layout(name: &str, what: &str) -> WriteError {
+    WriteError {
+        function: name.to_owned(),
+        span: cudajit_core::Span::default(),
+        what: format!("the struct layout ({what})"),
+    }
 }

@@ -372,6 +372,14 @@ pub enum Expression {
     CompileFlag(CompileFlag),
     /// A shared array, as a mutable slice.
     SharedSlice(Handle<SharedVariable>),
+    /// A pointer to member `field` of the struct `base` points to (or of the struct value
+    /// `base`, which back ends keep in memory).
+    FieldPointer {
+        base: Handle<Expression>,
+        field: u32,
+    },
+    /// A pointer to a local variable (a struct local whose fields are written).
+    LocalPointer(Handle<LocalVariable>),
     /// A pointer to element `index` of the local array `local`.
     ArrayElement {
         local: Handle<LocalVariable>,

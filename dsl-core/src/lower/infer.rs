@@ -33,6 +33,13 @@ enum Constraint {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum InferTy {
     Scalar(usize),
+    /// A value of a `#[derive(DeviceCopy)]` struct.
+    Struct(&'static str),
+    /// A slice of structs.
+    StructSlice {
+        name: &'static str,
+        mutable: bool,
+    },
     Slice {
         elem: Scalar,
         mutable: bool,
@@ -45,6 +52,8 @@ pub(super) enum InferTy {
 #[derive(Clone, Copy, Debug)]
 enum Binding {
     Var(usize),
+    Struct(&'static str),
+    StructSlice { name: &'static str, mutable: bool },
     Slice { elem: Scalar, mutable: bool },
     Array(usize),
 }
@@ -73,6 +82,7 @@ pub(super) struct TypeTable {
     exprs: HashMap<*const Expr, Scalar>,
     lets: HashMap<*const Stmt, Scalar>,
     calls: HashMap<*const Expr, Instance>,
+    struct_lets: HashMap<*const Stmt, &'static str>,
 }
 
 impl TypeTable {
@@ -84,6 +94,11 @@ impl TypeTable {
     /// The type of the variable a `let` or `for` statement binds.
     pub(super) fn binding(&self, stmt: &Stmt) -> Option<Scalar> {
         self.lets.get(&(stmt as *const Stmt)).copied()
+    }
+
+    /// The struct a `let` binds, if it binds one.
+    pub(super) fn struct_binding(&self, stmt: &Stmt) -> Option<&'static str> {
+        self.struct_lets.get(&(stmt as *const Stmt)).copied()
     }
 
     /// The device function instance a call expression calls.
@@ -107,6 +122,8 @@ pub(super) fn infer(
         exprs: Vec::new(),
         lets: Vec::new(),
         calls: Vec::new(),
+        structs: Vec::new(),
+        structs_let: Vec::new(),
         result: None,
     };
     inference.scopes.push();
@@ -121,6 +138,16 @@ pub(super) fn infer(
     }
     for param in &function.params {
         let binding = match &param.ty {
+            ParamType::Value(ValueType::Struct(name)) => {
+                Binding::Struct(library.struct_layout(name, param.span)?.name)
+            }
+            ParamType::Slice {
+                elem: ValueType::Struct(name),
+                mutable,
+            } => Binding::StructSlice {
+                name: library.struct_layout(name, param.span)?.name,
+                mutable: *mutable,
+            },
             ParamType::Value(ty) => Binding::Var(inference.known(spec.resolve(ty, param.span)?)),
             ParamType::Slice { elem, mutable } => Binding::Slice {
                 elem: spec.resolve(elem, param.span)?,
@@ -152,6 +179,10 @@ struct Inference<'a> {
     exprs: Vec<(*const Expr, usize, Span)>,
     lets: Vec<(*const Stmt, usize, Span)>,
     calls: Vec<PendingCall>,
+    /// Indexing of struct slices (the element's struct).
+    structs: Vec<(*const Expr, &'static str)>,
+    /// `let`s binding a struct value.
+    structs_let: Vec<(*const Stmt, &'static str)>,
     /// The return type of the function, if it returns a value.
     result: Option<usize>,
 }
@@ -209,9 +240,15 @@ impl Inference<'_> {
     fn scalar(&mut self, expr: &Expr) -> Result<usize, LowerError> {
         match self.expr(expr)? {
             InferTy::Scalar(var) => Ok(var),
-            InferTy::Slice { .. } | InferTy::Array(_) => Err(LowerError::new(
+            InferTy::Slice { .. } | InferTy::Array(_) | InferTy::StructSlice { .. } => {
+                Err(LowerError::new(
+                    expr.span,
+                    "a slice or array can only be indexed or asked for its `.len()` here",
+                ))
+            }
+            InferTy::Struct(name) => Err(LowerError::new(
                 expr.span,
-                "a slice or array can only be indexed or asked for its `.len()` here",
+                format!("a `{name}` is a struct: use one of its fields here"),
             )),
         }
     }
@@ -234,6 +271,10 @@ impl Inference<'_> {
                     return Ok(InferTy::Slice { elem, mutable })
                 }
                 Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
+                Some(Binding::Struct(name)) => return Ok(InferTy::Struct(name)),
+                Some(Binding::StructSlice { name, mutable }) => {
+                    return Ok(InferTy::StructSlice { name, mutable })
+                }
                 None => {
                     return Err(LowerError::new(
                         span,
@@ -276,6 +317,15 @@ impl Inference<'_> {
                 let elem = match self.expr(base)? {
                     InferTy::Slice { elem, .. } => self.known(elem),
                     InferTy::Array(elem) => elem,
+                    InferTy::StructSlice { name, .. } => {
+                        let i = self.scalar(index)?;
+                        self.require(i, Scalar::Usize, index.span)?;
+                        self.structs.push((expr as *const Expr, name));
+                        return Ok(InferTy::Struct(name));
+                    }
+                    InferTy::Struct(_) => {
+                        return Err(LowerError::new(base.span, "structs cannot be indexed"))
+                    }
                     InferTy::Scalar(_) => {
                         return Err(LowerError::new(base.span, "only slices and arrays can be indexed"))
                     }
@@ -362,6 +412,19 @@ impl Inference<'_> {
                         ))
                     }
                 }
+            }
+            ExprKind::Field { base, field } => {
+                let InferTy::Struct(name) = self.expr(base)? else {
+                    return Err(LowerError::new(
+                        base.span,
+                        format!("`.{field}`: only structs have fields"),
+                    ));
+                };
+                let layout = self.library.struct_layout(name, span)?;
+                let (_, member) = layout.field(field).ok_or_else(|| {
+                    LowerError::new(span, format!("`{name}` has no field `{field}`"))
+                })?;
+                self.known(member.ty)
             }
             ExprKind::Constant { ty, .. } => {
                 let scalar = self.spec.resolve(ty, span)?;
@@ -481,6 +544,18 @@ impl Inference<'_> {
                     self.scopes.bind(name, Binding::Array(elem));
                     return Ok(());
                 }
+                if let Some(init) = init {
+                    if let InferTy::Struct(struct_name) = self.expr(init)? {
+                        if let Some(ty) = ty {
+                            if *ty != ValueType::Struct(struct_name.to_owned()) {
+                                return Err(LowerError::new(*span, "mismatched types in `let`"));
+                            }
+                        }
+                        self.structs_let.push((stmt as *const Stmt, struct_name));
+                        self.scopes.bind(name, Binding::Struct(struct_name));
+                        return Ok(());
+                    }
+                }
                 let var = match init {
                     Some(init) => self.scalar(init)?,
                     None => self.fresh(Constraint::Unknown),
@@ -513,6 +588,24 @@ impl Inference<'_> {
                 for (name, _) in names {
                     let v = self.known(elem);
                     self.scopes.bind(name, Binding::Var(v));
+                }
+            }
+            Stmt::Assign {
+                place,
+                op: None,
+                value,
+                span,
+            } if matches!(self.expr(place)?, InferTy::Struct(_)) => {
+                let (InferTy::Struct(a), InferTy::Struct(b)) =
+                    (self.expr(place)?, self.expr(value)?)
+                else {
+                    return Err(LowerError::new(*span, "assign a struct of the same type"));
+                };
+                if a != b {
+                    return Err(LowerError::new(
+                        *span,
+                        format!("mismatched types: `{a}` and `{b}`"),
+                    ));
                 }
             }
             Stmt::Assign {
@@ -856,6 +949,12 @@ impl Inference<'_> {
                     .ok_or_else(|| {
                         LowerError::new(span, format!("unknown type `{name}` in `{callee}`"))
                     }),
+                ValueType::Struct(name) => Err(LowerError::new(
+                    span,
+                    format!(
+                        "device functions cannot take the struct `{name}` yet: pass its fields"
+                    ),
+                )),
             }
         };
         for (param, arg) in function.params.iter().zip(args) {
@@ -963,6 +1062,9 @@ impl Inference<'_> {
         for (ptr, var, span) in std::mem::take(&mut self.lets) {
             let scalar = self.resolve(var, span)?;
             table.lets.insert(ptr, scalar);
+        }
+        for (stmt, name) in std::mem::take(&mut self.structs_let) {
+            table.struct_lets.insert(stmt, name);
         }
         for call in std::mem::take(&mut self.calls) {
             let mut spec = Specialization {

@@ -15,12 +15,13 @@ pub use spec::{Library, Specialization};
 
 use crate::ast::{
     self, BinaryOp, Builtin, Else, Expr, ExprKind, FunctionSource, IfStmt, ParamType, RangeExpr,
-    Stmt,
+    Stmt, ValueType,
 };
 use crate::intrinsics::Intrinsic;
 use crate::ir::{
     Block, BuiltinValue, CompileFlag, EntryPoint, Expression, Function, FunctionArgument, Handle,
-    Literal, LocalVariable, LoopId, Module, SharedVariable, Statement, Type, TypeInner,
+    Literal, LocalVariable, LoopId, Module, SharedVariable, Statement, StructMember, Type,
+    TypeInner,
 };
 use crate::{Scalar, Span};
 use infer::{Instance, TypeTable};
@@ -136,6 +137,7 @@ impl Program<'_> {
                 ..Function::default()
             },
             scopes: Scopes::default(),
+            struct_names: Default::default(),
             loops: Vec::new(),
             next_loop: 0,
         };
@@ -185,6 +187,8 @@ struct Lowerer<'a, 'p> {
     spec: &'a Specialization,
     function: Function,
     scopes: Scopes<Binding>,
+    /// The struct type of each struct-valued name (parameters, slices of structs, locals).
+    struct_names: std::collections::HashMap<String, String>,
     /// Enclosing loops, innermost last, with their labels.
     loops: Vec<(Option<String>, LoopId)>,
     next_loop: u32,
@@ -199,6 +203,95 @@ impl Lowerer<'_, '_> {
 
     /// Declares a parameter. `#[comptime]` parameters are constants of the
     /// specialisation, not arguments.
+    /// The IR type of the `#[derive(DeviceCopy)]` struct `name`.
+    fn struct_type(&mut self, name: &str, span: Span) -> Result<Handle<Type>, LowerError> {
+        let library = self.program.library;
+        let layout = library.struct_layout(name, span)?;
+        let members = layout
+            .fields
+            .iter()
+            .map(|f| StructMember {
+                name: f.name.to_owned(),
+                ty: self.scalar_type(f.ty),
+                offset: f.offset as u32,
+            })
+            .collect();
+        Ok(self.program.module.types.insert(Type {
+            inner: TypeInner::Struct {
+                name: layout.name.to_owned(),
+                members,
+                size: layout.size as u32,
+                align: layout.align as u32,
+            },
+        }))
+    }
+
+    /// A pointer to (or the value of) the struct `expr` names: a slice element, a struct
+    /// local or a struct parameter.
+    fn struct_place(
+        &mut self,
+        expr: &Expr,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        match &expr.kind {
+            ExprKind::Index { base, index } => self.element_pointer(base, index, block),
+            ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::Local(local)) => {
+                    Ok(self.expr_node(Expression::LocalPointer(local), expr.span))
+                }
+                Some(Binding::Argument(index)) => {
+                    Ok(self.expr_node(Expression::FunctionArgument(index), expr.span))
+                }
+                _ => Err(LowerError::new(
+                    expr.span,
+                    format!("`{name}` is not a struct"),
+                )),
+            },
+            _ => Err(LowerError::new(
+                expr.span,
+                "fields are read from struct parameters, locals and slice elements",
+            )),
+        }
+    }
+
+    /// A pointer to `base.field`.
+    fn field_pointer(
+        &mut self,
+        base: &Expr,
+        field: &str,
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let pointer = self.struct_place(base, block)?;
+        let struct_ty = self.struct_of(base)?;
+        let index = match &self.program.module.types[struct_ty].inner {
+            TypeInner::Struct { members, .. } => members.iter().position(|m| m.name == field),
+            _ => None,
+        }
+        .ok_or_else(|| LowerError::new(span, format!("no field `{field}`")))?;
+        Ok(self.expr_node(
+            Expression::FieldPointer {
+                base: pointer,
+                field: index as u32,
+            },
+            span,
+        ))
+    }
+
+    /// The struct type of a struct-valued expression.
+    fn struct_of(&mut self, expr: &Expr) -> Result<Handle<Type>, LowerError> {
+        let name = match &expr.kind {
+            ExprKind::Var(name) => self.struct_names.get(name).cloned(),
+            ExprKind::Index { base, .. } => match &base.kind {
+                ExprKind::Var(slice) => self.struct_names.get(slice).cloned(),
+                _ => None,
+            },
+            _ => None,
+        }
+        .ok_or_else(|| LowerError::new(expr.span, "a struct is expected here"))?;
+        self.struct_type(&name, expr.span)
+    }
+
     fn param(&mut self, param: &ast::Param, body: &mut Block) -> Result<(), LowerError> {
         if param.comptime {
             let value = self.spec.constant(&param.name).ok_or_else(|| {
@@ -211,6 +304,23 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let ty = match &param.ty {
+            ParamType::Value(ValueType::Struct(name)) => {
+                self.struct_names.insert(param.name.clone(), name.clone());
+                self.struct_type(name, param.span)?
+            }
+            ParamType::Slice {
+                elem: ValueType::Struct(name),
+                mutable,
+            } => {
+                self.struct_names.insert(param.name.clone(), name.clone());
+                let base = self.struct_type(name, param.span)?;
+                self.program.module.types.insert(Type {
+                    inner: TypeInner::Slice {
+                        base,
+                        mutable: *mutable,
+                    },
+                })
+            }
             ParamType::Value(value) => {
                 let scalar = self.spec.resolve(value, param.span)?;
                 self.scalar_type(scalar)
@@ -407,6 +517,10 @@ impl Lowerer<'_, '_> {
                 let result = self.local("match.value", ty, span);
                 self.lower_match(scrutinee, arms, Some(result), span, block)?;
                 self.load_local(result, span)
+            }
+            ExprKind::Field { base, field } => {
+                let pointer = self.field_pointer(base, field, span, block)?;
+                self.expr_node(Expression::Load { pointer }, span)
             }
             ExprKind::InlinePtx { template, args, .. } => {
                 match self.inline_ptx(expr, template, args, block, true)? {
@@ -1141,6 +1255,21 @@ impl Lowerer<'_, '_> {
                 }
             }
             Stmt::Let {
+                name,
+                init: Some(init),
+                span,
+                ..
+            } if self.types.struct_binding(stmt).is_some() => {
+                let struct_name = self.types.struct_binding(stmt).unwrap_or_default();
+                let ty = self.struct_type(struct_name, *span)?;
+                let value = self.expr(init, out)?;
+                let local = self.local(name, ty, *span);
+                out.push(Statement::LocalStore { local, value }, *span);
+                self.scopes.bind(name, Binding::Local(local));
+                self.struct_names
+                    .insert(name.clone(), struct_name.to_owned());
+            }
+            Stmt::Let {
                 name, init, span, ..
             } => {
                 let scalar = self.types.binding(stmt).ok_or_else(|| {
@@ -1305,12 +1434,29 @@ impl Lowerer<'_, '_> {
         span: Span,
         out: &mut Block,
     ) -> Result<(), LowerError> {
-        let place_ty = self.type_of(place)?;
+        // Whole structs have no scalar type; they are copied as they are.
+        let place_ty = self.types.expr(place);
         let mut value_handle = self.expr(value, out)?;
-        if op.is_some_and(BinaryOp::is_shift) && self.type_of(value)? != place_ty {
-            value_handle = self.cast(value_handle, place_ty, value.span);
+        if let (Some(place_ty), true) = (place_ty, op.is_some_and(BinaryOp::is_shift)) {
+            if self.type_of(value)? != place_ty {
+                value_handle = self.cast(value_handle, place_ty, value.span);
+            }
         }
         match &place.kind {
+            ExprKind::Field { base, field } => {
+                let pointer = self.field_pointer(base, field, place.span, out)?;
+                if let Some(op) = op {
+                    let current = self.expr_node(Expression::Load { pointer }, place.span);
+                    value_handle = self.binary(op, current, value_handle, span);
+                }
+                out.push(
+                    Statement::Store {
+                        pointer,
+                        value: value_handle,
+                    },
+                    span,
+                );
+            }
             ExprKind::Var(name) => {
                 let Some(Binding::Local(local)) = self.scopes.lookup(name) else {
                     return Err(LowerError::new(
@@ -1576,6 +1722,7 @@ fn contains_call(expr: &Expr) -> bool {
         ExprKind::Unary { operand, .. } => contains_call(operand),
         ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),
         ExprKind::Cast { value, .. } | ExprKind::Len(value) => contains_call(value),
+        ExprKind::Field { base, .. } => contains_call(base),
         ExprKind::Index { base, index } => contains_call(base) || contains_call(index),
         ExprKind::Math { receiver, args, .. } => {
             contains_call(receiver) || args.iter().any(contains_call)

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::error::LowerError;
 use crate::ast::{FunctionSource, GenericKind, ValueType};
 use crate::ir::Literal;
+use crate::layout::StructLayout;
 use crate::{Scalar, Span};
 
 /// Values of the generic parameters (and `#[comptime]` parameters) of one function.
@@ -40,6 +41,10 @@ impl Specialization {
                     ),
                 )
             }),
+            ValueType::Struct(name) => Err(LowerError::new(
+                span,
+                format!("`{name}` is a struct; a scalar is needed here"),
+            )),
         }
     }
 
@@ -105,6 +110,7 @@ impl Specialization {
 #[derive(Clone, Debug, Default)]
 pub struct Library {
     functions: HashMap<String, FunctionSource>,
+    structs: HashMap<String, StructLayout>,
 }
 
 impl Library {
@@ -133,5 +139,25 @@ impl Library {
     /// The device function called `name`.
     pub fn get(&self, name: &str) -> Option<&FunctionSource> {
         self.functions.get(name)
+    }
+
+    /// Adds the layout of a `#[derive(DeviceCopy)]` struct.
+    pub fn add_struct(&mut self, layout: StructLayout) {
+        self.structs.insert(layout.name.to_owned(), layout);
+    }
+
+    /// The layout of the struct called `name`.
+    pub fn get_struct(&self, name: &str) -> Option<&StructLayout> {
+        self.structs.get(name)
+    }
+
+    /// The layout of the struct called `name`, or an error naming the fix.
+    pub fn struct_layout(&self, name: &str, span: Span) -> Result<&StructLayout, LowerError> {
+        self.get_struct(name).ok_or_else(|| {
+            LowerError::new(
+                span,
+                format!("no layout for the struct `{name}`: derive it with `#[derive(DeviceCopy)]` and `#[repr(C)]`"),
+            )
+        })
     }
 }

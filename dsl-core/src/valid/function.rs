@@ -48,7 +48,10 @@ pub(super) fn check_kernel_signature(
         let ok = match &module.types[argument.ty].inner {
             TypeInner::Scalar(_) | TypeInner::Pointer { .. } | TypeInner::Struct { .. } => true,
             TypeInner::Slice { base, .. } => {
-                matches!(module.types[*base].inner, TypeInner::Scalar(_))
+                matches!(
+                    module.types[*base].inner,
+                    TypeInner::Scalar(_) | TypeInner::Struct { .. }
+                )
             }
             TypeInner::Array { .. } => false,
         };
@@ -249,6 +252,49 @@ impl Checker<'_> {
             }
             Expression::Builtin(_) => ExprType::Scalar(Scalar::U32),
             Expression::CompileFlag(_) => ExprType::Scalar(Scalar::Bool),
+            Expression::LocalPointer(local) => ExprType::Pointer {
+                base: self.function.locals[local].ty,
+                space: AddressSpace::Local,
+                mutable: true,
+            },
+            Expression::FieldPointer { base, field } => {
+                let (struct_ty, space, mutable) = match self.ty(base) {
+                    ExprType::Pointer {
+                        base,
+                        space,
+                        mutable,
+                    } => (base, space, mutable),
+                    // A struct value (a parameter): its fields can be read, not written.
+                    ExprType::Value(ty) => (ty, AddressSpace::Generic, false),
+                    other => {
+                        return Err(Kind::TypeMismatch {
+                            expected: "a struct".into(),
+                            found: self.describe(other),
+                        })
+                    }
+                };
+                match &self.module.types[struct_ty].inner {
+                    TypeInner::Struct { members, .. } => match members.get(field as usize) {
+                        Some(member) => ExprType::Pointer {
+                            base: member.ty,
+                            space,
+                            mutable,
+                        },
+                        None => {
+                            return Err(Kind::BadHandle {
+                                what: "struct field",
+                                handle: field as usize,
+                            })
+                        }
+                    },
+                    _ => {
+                        return Err(Kind::TypeMismatch {
+                            expected: "a struct".into(),
+                            found: super::describe_type(self.module, struct_ty),
+                        })
+                    }
+                }
+            }
             Expression::ArrayElement { local, index } => {
                 let index_ty = self.scalar(index)?;
                 if !index_ty.is_integer() {

@@ -66,7 +66,9 @@ pub(super) fn check_function(module: &Module, function: &Function) -> Result<(),
                     handle: shared.index(),
                 })
             }
-            Expression::LocalLoad(local) | Expression::ArrayElement { local, .. }
+            Expression::LocalLoad(local)
+            | Expression::LocalPointer(local)
+            | Expression::ArrayElement { local, .. }
                 if !function.locals.contains(*local) =>
             {
                 return Err(Kind::BadHandle {
@@ -225,10 +227,12 @@ pub(super) fn operands(
             ..
         } => (Some(argument), arg1, arg2),
         Expression::ArrayElement { index, .. } => (Some(index), None, None),
+        Expression::FieldPointer { base, .. } => (Some(base), None, None),
         Expression::Literal(_)
         | Expression::FunctionArgument(_)
         | Expression::LocalLoad(_)
         | Expression::SharedSlice(_)
+        | Expression::LocalPointer(_)
         | Expression::CompileFlag(_)
         | Expression::Builtin(_) => (None, None, None),
     };

@@ -27,6 +27,19 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
             callees
         })
     };
+    let structs = &parsed.structs;
+    let structs_fn = if structs.is_empty() {
+        quote!(#private::CapturedFunction::no_structs)
+    } else {
+        quote!({
+            fn structs() -> &'static [&'static #private::StructLayout] {
+                const STRUCTS: &[&#private::StructLayout] =
+                    &[#(&<#structs as #private::DeviceStruct>::LAYOUT),*];
+                STRUCTS
+            }
+            structs
+        })
+    };
     quote! {
         #private::CapturedFunction {
             name: #name,
@@ -34,6 +47,7 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
             source_hash: #hash,
             file: ::core::file!(),
             callees: #callees_fn,
+            structs: #structs_fn,
         }
     }
 }

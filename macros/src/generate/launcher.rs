@@ -160,7 +160,7 @@ fn value_tokens(value: &ValueType) -> TokenStream {
             let ident = format_ident!("{}", scalar.rust_name());
             quote!(#ident)
         }
-        ValueType::Generic(name) => {
+        ValueType::Generic(name) | ValueType::Struct(name) => {
             let ident = format_ident!("{}", name);
             quote!(#ident)
         }

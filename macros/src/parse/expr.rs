@@ -352,7 +352,21 @@ impl Parser<'_> {
                 for arg in &angle.args {
                     match arg {
                         syn::GenericArgument::Type(ty) => {
-                            match value_type(ty, &self.generics) {
+                            // A const generic parameter of the caller parses as a type path:
+                            // look for it first.
+                            let const_name = match ty {
+                                syn::Type::Path(p) => p
+                                    .path
+                                    .get_ident()
+                                    .map(|i| i.to_string())
+                                    .filter(|n| self.generics.consts.contains(n)),
+                                _ => None,
+                            };
+                            let value = match const_name {
+                                Some(_) => None,
+                                None => value_type(ty, &self.generics),
+                            };
+                            match value {
                                 Some(value) => out.push(GenericArg::Type(value)),
                                 // A const generic parameter of the caller parses as a type path.
                                 None => match ty {
@@ -593,11 +607,20 @@ impl Parser<'_> {
             _ => None,
         };
         let (Some(axis), Some(name)) = (axis, dim3) else {
-            self.errors.at(
-                field,
-                "field access is only supported on the index intrinsics (`thread_idx().x`, ...)",
-            );
-            return None;
+            // A field of a `#[derive(DeviceCopy)]` struct.
+            let syn::Member::Named(member) = &field.member else {
+                self.errors
+                    .at(field, "tuple fields are not supported in kernels");
+                return None;
+            };
+            let base = self.expr(&field.base)?;
+            return Some(Expr {
+                kind: ExprKind::Field {
+                    base: Box::new(base),
+                    field: member.to_string(),
+                },
+                span,
+            });
         };
         let builtin = match name.as_str() {
             "thread_idx" => Builtin::ThreadIdx(axis),

@@ -34,7 +34,14 @@ impl Parser<'_> {
         let mut arms = Vec::new();
         let mut ok = true;
         for arm in &expr.arms {
+            let errors_before = self.errors.len();
             let patterns = self.patterns(&arm.pat);
+            // A rejected pattern may bind names: declare them for this arm, so their uses
+            // add no errors of their own.
+            self.push_scope();
+            if patterns.is_none() {
+                super::stmt::bind_pattern_names(self, &arm.pat);
+            }
             let guard = arm.guard.as_ref().map(|(_, guard)| self.expr(guard));
             let body = match &*arm.body {
                 syn::Expr::Block(block) if block.label.is_none() => self.block(&block.block),
@@ -55,7 +62,9 @@ impl Parser<'_> {
                     }
                 }
             };
-            if values && body.tail.is_none() {
+            self.pop_scope();
+            let reported = self.errors.len() > errors_before;
+            if values && body.tail.is_none() && !reported {
                 self.errors.at(
                     &arm.body,
                     "this `match` is used as a value, so every arm must end in a value",

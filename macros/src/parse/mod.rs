@@ -15,13 +15,15 @@ use cudajit_core::Span;
 use syn::ItemFn;
 
 use crate::errors::Errors;
-pub(crate) use signature::FnKind;
+pub(crate) use signature::{scalar_type, FnKind};
 
 /// A parsed function and the paths of the device functions it calls (for the generated
 /// code, which finds their captured forms through those paths).
 pub(crate) struct Parsed {
     pub source: FunctionSource,
     pub callees: Vec<syn::Path>,
+    /// The user structs the signature names.
+    pub structs: Vec<syn::Ident>,
 }
 
 /// Parses a kernel or device function. Returns `None` if anything was rejected.
@@ -46,7 +48,40 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
     if !errors.is_empty() {
         return None;
     }
+    let struct_names: Vec<&str> = params
+        .iter()
+        .filter_map(|param| match &param.ty {
+            cudajit_core::ast::ParamType::Value(cudajit_core::ast::ValueType::Struct(name))
+            | cudajit_core::ast::ParamType::Slice {
+                elem: cudajit_core::ast::ValueType::Struct(name),
+                ..
+            } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    // The struct names as written, so a type that is not `DeviceCopy` is reported there.
+    let mut structs: Vec<syn::Ident> = Vec::new();
+    for input in &item.sig.inputs {
+        let syn::FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let ty = match &*typed.ty {
+            syn::Type::Reference(r) => match &*r.elem {
+                syn::Type::Slice(s) => &*s.elem,
+                other => other,
+            },
+            other => other,
+        };
+        if let syn::Type::Path(path) = ty {
+            if let Some(ident) = path.path.get_ident() {
+                if struct_names.contains(&ident.to_string().as_str()) && !structs.contains(ident) {
+                    structs.push(ident.clone());
+                }
+            }
+        }
+    }
     Some(Parsed {
+        structs,
         source: FunctionSource {
             name: item.sig.ident.to_string(),
             generics,

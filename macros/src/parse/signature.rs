@@ -207,10 +207,13 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
     match ty {
         Type::Path(path) if path.qself.is_none() => {
             let name = path.path.get_ident()?.to_string();
-            generics
-                .types
-                .contains(&name)
-                .then_some(ValueType::Generic(name))
+            if generics.types.contains(&name) {
+                Some(ValueType::Generic(name))
+            } else {
+                // Any other named type is a `#[derive(DeviceCopy)]` struct; rustc checks it
+                // implements `DeviceStruct` where the layout is taken.
+                Some(ValueType::Struct(name))
+            }
         }
         Type::Paren(inner) => value_type(&inner.elem, generics),
         Type::Group(inner) => value_type(&inner.elem, generics),
@@ -219,7 +222,7 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
 }
 
 /// A primitive scalar type written as a bare name (`f32`).
-pub(super) fn scalar_type(ty: &Type) -> Option<Scalar> {
+pub(crate) fn scalar_type(ty: &Type) -> Option<Scalar> {
     match ty {
         Type::Path(path) if path.qself.is_none() => {
             let ident = path.path.get_ident()?;

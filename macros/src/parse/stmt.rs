@@ -59,6 +59,14 @@ impl<'e> Parser<'e> {
         self.callees
     }
 
+    pub(super) fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    pub(super) fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
     /// Declares `name` in the innermost scope.
     pub(crate) fn bind(&mut self, name: &str) {
         if let Some(scope) = self.scopes.last_mut() {
@@ -492,7 +500,7 @@ impl<'e> Parser<'e> {
     /// The left side of an assignment: a variable or a slice element.
     fn place(&mut self, expr: &syn::Expr) -> Option<Expr> {
         match expr {
-            syn::Expr::Path(_) | syn::Expr::Index(_) => self.expr(expr),
+            syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_) => self.expr(expr),
             syn::Expr::Paren(paren) => self.place(&paren.expr),
             other => {
                 self.errors.at(

@@ -1,12 +1,12 @@
 use cudajit::prelude::*;
 
 #[kernel]
-fn alternate(y: &mut [f32]) {
+fn bucket(x: &[u32], y: &mut [u32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = match i % 2 {
-            0 => 1.0,
-            _ => -1.0,
+        y[i] = match x[i] {
+            0 => 1,
+            n => n * 2,
         };
     }
 }

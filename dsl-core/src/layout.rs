@@ -1,0 +1,47 @@
+//! Layouts of user structs that kernels take by value or in slices
+//! (`#[derive(DeviceCopy)]` on a `#[repr(C)]` struct of scalars).
+
+use crate::Scalar;
+
+/// One field of a [`StructLayout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldLayout {
+    pub name: &'static str,
+    pub ty: Scalar,
+    /// Byte offset in the struct, as `core::mem::offset_of!` gives it.
+    pub offset: usize,
+}
+
+/// The memory layout of a `#[repr(C)]` struct, computed by rustc for the host; the
+/// device uses the same bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StructLayout {
+    pub name: &'static str,
+    pub fields: &'static [FieldLayout],
+    pub size: usize,
+    pub align: usize,
+}
+
+impl StructLayout {
+    /// The field called `name`, with its index.
+    pub fn field(&self, name: &str) -> Option<(usize, &FieldLayout)> {
+        self.fields.iter().enumerate().find(|(_, f)| f.name == name)
+    }
+}
+
+/// Implemented by `#[derive(DeviceCopy)]`: a `#[repr(C)]` struct of scalars that kernels
+/// can take by value (`p: Particle`) and in slices (`&[Particle]`).
+///
+/// # Safety
+/// `LAYOUT` must describe the type's real layout, and every bit pattern the device writes
+/// into its fields must be valid for them (true of the scalars the derive accepts, `bool`
+/// aside, which the device writes as 0 or 1).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed to a kernel",
+    label = "kernels take scalars, slices of scalars and `#[derive(DeviceCopy)]` structs",
+    note = "derive `DeviceCopy` for it (a `#[repr(C)]` struct of scalars)"
+)]
+pub unsafe trait DeviceStruct: Copy + 'static {
+    /// The layout.
+    const LAYOUT: StructLayout;
+}
