@@ -19,6 +19,7 @@ use cudajit_macros::device;
 ///         sums[global_index() / 32] = total;
 ///     }
 /// }
+/// # fn main() {}
 /// ```
 #[device]
 pub fn warp_sum<T: DeviceScalar + core::ops::Add<Output = T>>(value: T) -> T {
