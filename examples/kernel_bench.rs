@@ -6,12 +6,12 @@
 //! | kernel | algorithm |
 //! | --- | --- |
 //! | vector add, SAXPY | one 16-byte vector (4 floats) per thread, scalar tail |
-//! | block reduction | grid-stride loop over 16-byte vectors, warp shuffles, per-warp sums in shared memory; a second one-block launch sums the per-block results |
-//! | scan | reduce-then-scan: tile sums, one block scans them, then every tile is scanned with its offset (4 elements per thread, warp `shfl_up` scan, warp totals in shared memory) |
+//! | block reduction | grid-stride loop, two 16-byte vectors per iteration, warp shuffles, per-warp sums in shared memory; a second one-block launch sums the per-block results |
+//! | scan | reduce-then-scan: tile sums, one block scans them, then every tile is scanned with its offset (4 elements per thread, prefetched a round ahead, warp `shfl_up` scan, warp totals in shared memory) |
 //! | histogram | 256 bins per block in shared memory (shared atomics), merged with global atomics |
 //! | transpose | 32 x 32 tiles through padded shared memory, 32 x 8 threads, 4 rows each |
 //! | SGEMM | 128 x 128 block tiles, k-steps of 8 through shared memory, 8 x 8 outputs per thread in registers |
-//! | softmax | one block per row, the row in registers, block max and block sum through warp shuffles and shared memory |
+//! | softmax | one warp per row, the row in a register array, max and sum as warp butterflies |
 //!
 //! Kernel times are CUDA-event medians over `--runs` runs (default 30) after `--warmup`
 //! warm-ups (default 5), the two implementations interleaved run by run, the L2 cache
@@ -19,6 +19,7 @@
 //! (`cuMemcpyDtoD`, bytes read + written) measured in the same run.
 //!
 //! ```text
+//! nvcc -O3 -arch=sm_90 -cubin -o kernels.cubin benches/cuda/kernels.cu
 //! cargo run --release --example kernel_bench -- --cuda-cubin kernels.cubin --markdown perf.md
 //! cargo run --example kernel_bench -- --cpu-check      # no GPU: CPU references + sm_90 compiles
 //! ```
