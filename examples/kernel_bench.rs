@@ -1502,13 +1502,24 @@ fn measure(
         Ok(None) => Err("internal: the measured case returned no times".to_owned()),
         Err(error) => Err(error.to_string()),
     };
+    let result = match &outcome {
+        Ok(times) => format!(
+            "correct; median cudajit {:.4} ms{}",
+            times.cudajit.median,
+            times
+                .nvcc
+                .map(|t| format!(
+                    ", nvcc {:.4} ms, cudajit/nvcc {:.3}",
+                    t.median,
+                    times.cudajit.median / t.median
+                ))
+                .unwrap_or_default()
+        ),
+        Err(e) => format!("FAILED: {e}"),
+    };
     println!(
-        "  {name}: done in {:.1} s{}",
-        started.elapsed().as_secs_f64(),
-        match &outcome {
-            Ok(_) => String::new(),
-            Err(e) => format!(" -- FAILED: {e}"),
-        }
+        "  {name}: {result} ({:.1} s)",
+        started.elapsed().as_secs_f64()
     );
     Row {
         name,
@@ -1535,7 +1546,9 @@ pub(crate) fn check_small(env: &Env, name: &str) -> Result<()> {
             }
         }
         "reduce" => {
-            for n in [1, 3, 4, 7, 1001, 1_000_003] {
+            // 10_000_019: several iterations of the two-vector loop per thread, an odd
+            // vector left over for some, and a 3-element tail.
+            for n in [1, 3, 4, 7, 1001, 1_000_003, 10_000_019] {
                 reduce_case(env, n, false)?;
             }
         }
@@ -1556,7 +1569,7 @@ pub(crate) fn check_small(env: &Env, name: &str) -> Result<()> {
             scan_case(env, 4100 * SCAN_TILE + 5, false)?;
         }
         "histogram" => {
-            for words in [1, 3, 4, 5, 1001, 1_000_003] {
+            for words in [1, 3, 4, 5, 1001, 1_000_003, 5_000_011] {
                 histogram_case(env, words, u32::MAX, false)?;
             }
             // Four distinct bytes: every block's atomics collide on four bins.
