@@ -18,6 +18,8 @@ step "quickstart, second process (disk cache)"
 ./bin/quickstart
 step "GPU tests"
 ./bin/test-gpu --test-threads=1
+step "kernel-suite tests (the benchmark's kernels at odd sizes)"
+./bin/test-kernels --test-threads=1
 step "pipeline tests against the machine's CUDA toolkit"
 CUDAJIT_REQUIRE_TOOLCHAIN=1 ./bin/test-pipeline --nocapture
 step "benchmark"

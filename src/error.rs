@@ -30,6 +30,14 @@ pub enum Error {
     /// programs use `?` on cudarc calls.
     #[error("CUDA driver call failed: {0}")]
     Cuda(#[from] DriverError),
+    /// A kernel run on the CPU simulator did something wrong (an index out of bounds, a
+    /// failed assertion, a barrier not every thread reaches, a data race on shared
+    /// memory...), or uses what the simulator cannot run.
+    #[error("CPU simulator: {0}")]
+    Simulator(#[from] cudajit_core::sim::SimError),
+    /// A stream and a buffer of different backends, or an unknown `CUDAJIT_BACKEND`.
+    #[error("{0}")]
+    Backend(String),
     /// A driver call of a kernel's load or launch failed.
     #[error("kernel `{kernel}`: {what} failed: {source}")]
     Driver {

@@ -32,6 +32,15 @@ pub struct Kernel {
     slots: [OnceLock<LoadedKernel>; FAST_SLOTS],
     /// Any further ones, behind a lock.
     others: Mutex<Vec<&'static LoadedKernel>>,
+    /// Specialisations prepared for the CPU simulator.
+    simulated: Mutex<Vec<SimulatedKernel>>,
+}
+
+/// A specialisation prepared for the CPU simulator.
+struct SimulatedKernel {
+    spec_id: u64,
+    spec: Specialization,
+    program: Arc<cudajit_core::sim::Program>,
 }
 
 /// A kernel's specialisation loaded into one CUDA context, ready to launch.
@@ -55,6 +64,7 @@ impl Kernel {
             debug,
             slots: [const { OnceLock::new() }; FAST_SLOTS],
             others: Mutex::new(Vec::new()),
+            simulated: Mutex::new(Vec::new()),
         }
     }
 
@@ -170,12 +180,7 @@ impl Kernel {
         arch: Arch,
         spec: &Specialization,
     ) -> Result<CompiledKernel, Error> {
-        Ok(compile_kernel(
-            &self.captured,
-            spec,
-            arch,
-            &CompileOptions::default(),
-        )?)
+        Ok(compile_kernel(&self.captured, spec, arch, &self.options())?)
     }
 
     /// The NVVM IR the kernel lowers to (no generic parameters).
@@ -190,6 +195,70 @@ impl Kernel {
             spec,
             &self.options(),
         )?)
+    }
+
+    /// The kernel's specialisation `spec` prepared for the CPU simulator (lowered and
+    /// validated once; no GPU toolchain needed).
+    pub fn sim_program(
+        &'static self,
+        spec: &SpecBuilder,
+    ) -> Result<Arc<cudajit_core::sim::Program>, Error> {
+        if spec.overflowed() {
+            return Err(Error::TooManyParameters {
+                kernel: self.name().to_owned(),
+            });
+        }
+        let full = spec.build();
+        let mut simulated = self.simulated.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = simulated
+            .iter()
+            .find(|s| s.spec_id == spec.id() && s.spec == full)
+        {
+            return Ok(found.program.clone());
+        }
+        let (module, info) = cudajit_codegen::compile::lower_captured(&self.captured, &full)?;
+        let options = cudajit_core::sim::ProgramOptions {
+            debug_assertions: self.options().debug_assertions,
+            file: self.captured.file.to_owned(),
+        };
+        let program = Arc::new(cudajit_core::sim::Program::new(
+            &module, &info, None, &options,
+        )?);
+        simulated.push(SimulatedKernel {
+            spec_id: spec.id(),
+            spec: full,
+            program: program.clone(),
+        });
+        Ok(program)
+    }
+
+    /// Runs the specialisation `spec` on the CPU simulator of `stream`, to completion:
+    /// what the generated `launch` does on a [`crate::SimStream`]. `args` holds one value per
+    /// launched parameter (`#[comptime]` ones are compiled in).
+    pub fn simulate(
+        &'static self,
+        stream: &crate::SimStream,
+        spec: &SpecBuilder,
+        config: &LaunchConfig,
+        args: &[cudajit_core::sim::SimArg<'_>],
+    ) -> Result<(), Error> {
+        let program = self.sim_program(spec)?;
+        let limit = cudajit_core::sim::MAX_SHARED_BYTES_PER_BLOCK
+            .saturating_sub(program.static_shared_bytes());
+        config
+            .check(cudajit_core::sim::MAX_THREADS_PER_BLOCK, limit)
+            .map_err(|source| Error::LaunchConfig {
+                kernel: program.kernel().to_owned(),
+                source,
+            })?;
+        let launch = cudajit_core::sim::SimLaunch {
+            grid: config.grid,
+            block: config.block,
+            dynamic_shared_bytes: config.shared_mem_bytes,
+        };
+        let report = cudajit_core::sim::launch(&program, &launch, args, stream.options())?;
+        stream.record(report);
+        Ok(())
     }
 
     fn load(

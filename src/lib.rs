@@ -38,10 +38,12 @@
 // The macros name this crate `::cudajit`; inside it, too.
 extern crate self as cudajit;
 
+mod backend;
 mod error;
 mod gpu;
 mod kernel;
 mod launch;
+mod sim;
 mod spec;
 pub mod warp;
 
@@ -55,7 +57,12 @@ pub use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
     DeviceSlice, DriverError,
 };
+pub use backend::{
+    Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
+};
+pub use cudajit_core::sim::{SimError, SimOptions, SimReport};
 pub use error::Error;
+pub use sim::{BufferElement, SimBuffer, SimStream};
 pub use gpu::{default_context, gpu_count};
 pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
@@ -88,6 +95,37 @@ pub mod __private {
     #[inline(always)]
     pub fn arg<T>(value: &T) -> *mut core::ffi::c_void {
         value as *const T as *mut core::ffi::c_void
+    }
+
+    /// A scalar launch argument for the CPU simulator.
+    #[inline]
+    pub fn sim_scalar<T: cudajit_core::device::DeviceScalar>(
+        value: T,
+    ) -> cudajit_core::sim::SimArg<'static> {
+        let scalar = T::SCALAR;
+        let size = core::mem::size_of::<T>();
+        let mut bits = [0u8; 8];
+        if size == scalar.size_bytes() as usize && size <= 8 {
+            // SAFETY: `T` is a scalar of `size` bytes (checked against its IR type), read
+            // as plain bytes; every bit pattern of those bytes is a valid `u8`.
+            let bytes = unsafe { core::slice::from_raw_parts(&value as *const T as *const u8, size) };
+            bits[..size].copy_from_slice(bytes);
+        }
+        cudajit_core::sim::SimArg::Scalar {
+            scalar,
+            bits: u64::from_le_bytes(bits),
+        }
+    }
+
+    /// The error of a simulated launch of a kernel whose parameters the simulator cannot
+    /// take yet.
+    pub fn sim_unsupported(kernel: &str, what: &str) -> crate::Error {
+        crate::Error::Simulator(cudajit_core::sim::SimError::Unsupported {
+            kernel: kernel.to_owned(),
+            function: kernel.to_owned(),
+            location: String::from("its signature"),
+            what: what.to_owned(),
+        })
     }
 
     /// The element count of a device slice, as the kernel's 64-bit length argument.

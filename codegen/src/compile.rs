@@ -48,16 +48,19 @@ impl Default for CompileOptions {
 
 impl CompileOptions {
     /// The options of a kernel whose crate was built with `debug_assertions` as given:
-    /// checks follow the build, unless `CUDAJIT_BOUNDS_CHECKS` says otherwise.
+    /// checks follow the build, unless `CUDAJIT_BOUNDS_CHECKS` says otherwise;
+    /// `CUDAJIT_FMA=0` turns off the contraction of `a * b + c` into FMAs (so float
+    /// results are bit-identical to the CPU simulator's, which never contracts).
     pub fn for_build(debug_assertions: bool) -> Self {
-        let bounds_checks = match std::env::var("CUDAJIT_BOUNDS_CHECKS").ok().as_deref() {
-            Some("0") | Some("off") | Some("false") => false,
-            Some("1") | Some("on") | Some("true") => true,
-            _ => debug_assertions,
+        let flag = |name: &str| match std::env::var(name).ok().as_deref() {
+            Some("0") | Some("off") | Some("false") => Some(false),
+            Some("1") | Some("on") | Some("true") => Some(true),
+            _ => None,
         };
         CompileOptions {
-            bounds_checks,
+            bounds_checks: flag("CUDAJIT_BOUNDS_CHECKS").unwrap_or(debug_assertions),
             debug_assertions,
+            fma: flag("CUDAJIT_FMA").unwrap_or(true),
             ..CompileOptions::default()
         }
     }

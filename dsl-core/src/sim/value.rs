@@ -353,9 +353,12 @@ pub(crate) fn unary_fn(op: UnaryOp, scalar: Scalar) -> Option<UnaryFn> {
 /// `as` from one numeric scalar to another: the very `as` of Rust, which is the
 /// language's definition (and what the writer's instructions compute).
 macro_rules! cast_matrix {
-    ($from:expr, $to:expr, [$($s:ident => $t:ty),*]) => {
+    ($from:expr, $to:expr, $all:tt) => {
+        cast_matrix!(@from $from, $to, $all, $all)
+    };
+    (@from $from:expr, $to:expr, [$($s:ident => $t:ty),*], $all:tt) => {
         match $from {
-            $(Scalar::$s => cast_matrix!(@to $to, $t, [$($s => $t),*]),)*
+            $(Scalar::$s => cast_matrix!(@to $to, $t, $all),)*
             Scalar::Bool => return None,
         }
     };

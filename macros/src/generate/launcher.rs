@@ -7,11 +7,12 @@ use quote::{format_ident, quote};
 
 use super::paths;
 
-/// `launch` takes the kernel's arguments as host values (scalars by value, device slices
-/// for `&[T]`/`&mut [T]`, so the borrow checker enforces the kernel's aliasing rules),
-/// resolves the compiled kernel for the stream's context (and the specialisation given by
-/// the generic arguments and `#[comptime]` values) and launches it. `compile` does the
-/// same ahead of time.
+/// `launch` takes the kernel's arguments as host values (scalars by value, buffers for
+/// `&[T]`/`&mut [T]`, so the borrow checker enforces the kernel's aliasing rules) and a
+/// stream of either backend (`cudajit::LaunchStream`): on a CUDA stream it resolves the
+/// compiled kernel for the stream's context (and the specialisation given by the generic
+/// arguments and `#[comptime]` values) and launches it; on the CPU simulator it runs the
+/// same specialisation there. `compile` does the GPU part ahead of time.
 pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> TokenStream {
     let cudajit = paths::cudajit();
     let private = quote!(#cudajit::__private);
@@ -37,6 +38,9 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
     let mut lengths = Vec::new();
     let mut pointers = Vec::new();
     let mut args = Vec::new();
+    // The simulator's arguments, and what it cannot take yet.
+    let mut sim_args = Vec::new();
+    let mut sim_unsupported: Option<&str> = None;
     for param in &source.params {
         let name = format_ident!("{}", param.name);
         match &param.ty {
@@ -58,19 +62,30 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
                 };
                 pointers.push(quote!(let #local = #convert;));
                 args.push(quote!(#private::arg(&#local)));
+                if matches!(value, ValueType::Struct(_)) {
+                    sim_unsupported.get_or_insert("struct parameters");
+                } else {
+                    sim_args.push(quote!(#private::sim_scalar(#name)));
+                }
             }
             ParamType::Slice { elem, mutable } => {
                 let ty = value_tokens(elem);
                 let len = format_ident!("__cj_len_{}", param.name);
                 let ptr = format_ident!("__cj_ptr_{}", param.name);
                 let sync = format_ident!("__cj_sync_{}", param.name);
-                lengths.push(quote!(let #len: u64 = #private::slice_len::<#ty, _>(#name);));
+                if matches!(elem, ValueType::Struct(_)) {
+                    sim_unsupported.get_or_insert("slices of structs");
+                }
                 if *mutable {
-                    params.push(quote!(#name: &mut impl #cudajit::DevicePtrMut<#ty>));
-                    pointers.push(quote!(let (#ptr, #sync) = #cudajit::DevicePtrMut::device_ptr_mut(#name, #stream);));
+                    params.push(quote!(#name: &mut impl #cudajit::KernelSliceMut<#ty>));
+                    lengths.push(quote!(let #len: u64 = #cudajit::KernelSliceMut::<#ty>::slice_len(&*#name) as u64;));
+                    pointers.push(quote!(let (#ptr, #sync) = #cudajit::KernelSliceMut::<#ty>::cuda_ptr_mut(#name, #stream)?;));
+                    sim_args.push(quote!(#cudajit::KernelSliceMut::<#ty>::sim_slice_mut(#name)?));
                 } else {
-                    params.push(quote!(#name: &impl #cudajit::DevicePtr<#ty>));
-                    pointers.push(quote!(let (#ptr, #sync) = #cudajit::DevicePtr::device_ptr(#name, #stream);));
+                    params.push(quote!(#name: &impl #cudajit::KernelSlice<#ty>));
+                    lengths.push(quote!(let #len: u64 = #cudajit::KernelSlice::<#ty>::slice_len(#name) as u64;));
+                    pointers.push(quote!(let (#ptr, #sync) = #cudajit::KernelSlice::<#ty>::cuda_ptr(#name, #stream)?;));
+                    sim_args.push(quote!(#cudajit::KernelSlice::<#ty>::sim_slice(#name)?));
                 }
                 args.push(quote!(#private::arg(&#ptr)));
                 args.push(quote!(#private::arg(&#len)));
@@ -102,6 +117,21 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
         }
     }
     let generic_kernel = !spec_parts.is_empty();
+    let sim_launch = match sim_unsupported {
+        Some(what) => quote!(::core::result::Result::Err(#private::sim_unsupported(KERNEL.name(), #what))),
+        None => {
+            let sim_count = sim_args.len();
+            quote! {
+                let __cj_sim_args: [#cudajit::core::sim::SimArg<'_>; #sim_count] = [#(#sim_args),*];
+                KERNEL.simulate(
+                    __cj_sim,
+                    &#private::SpecBuilder::new() #(#spec_parts)*,
+                    &__cj_config,
+                    &__cj_sim_args,
+                )
+            }
+        }
+    };
     let resolve = if generic_kernel {
         quote!(KERNEL.specialized(#stream, &#private::SpecBuilder::new() #(#spec_parts)*)?)
     } else {
@@ -118,8 +148,10 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
     let doc = format!(
         "Launches `{}` on `{stream}` with `{config}` (grid, block, dynamic shared memory).\n\n\
          The first launch of a specialisation on a GPU compiles it (or loads it from the \
-         cache); later launches only check the configuration and call the driver. Errors: \
-         an invalid configuration, a compile failure, or the driver's launch error.",
+         cache); later launches only check the configuration and call the driver. On the \
+         CPU simulator (a `cudajit::SimStream`, or a `cudajit::Stream` on it) the kernel \
+         runs to completion before `launch` returns. Errors: an invalid configuration, a \
+         compile failure, the driver's launch error, or what the simulator found wrong.",
         source.name
     );
     quote! {
@@ -136,20 +168,28 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
         #[doc = #doc]
         #[allow(clippy::too_many_arguments, clippy::needless_borrow)]
         pub fn launch #impl_generics (
-            #stream: &#cudajit::CudaStream,
+            #stream: &impl #cudajit::LaunchStream,
             #config: impl ::core::convert::Into<#cudajit::LaunchConfig>,
             #(#params),*
         ) -> ::core::result::Result<(), #cudajit::Error> {
             let __cj_config: #cudajit::LaunchConfig = #config.into();
-            let __cj_kernel = #resolve;
-            __cj_kernel.check(&__cj_config)?;
-            #(#lengths)*
-            #(#pointers)*
-            let mut __cj_args: [*mut ::core::ffi::c_void; #count] = [#(#args),*];
-            // SAFETY: the argument list is generated from the same captured parameters as
-            // the compiled kernel's signature: one value per scalar, pointer and length per
-            // slice, each pointing at a live local of the right type.
-            unsafe { __cj_kernel.launch_raw(#stream, &__cj_config, &mut __cj_args) }
+            match #cudajit::LaunchStream::target(#stream) {
+                #cudajit::StreamTarget::Cuda(#stream) => {
+                    let __cj_kernel = #resolve;
+                    __cj_kernel.check(&__cj_config)?;
+                    #(#lengths)*
+                    #(#pointers)*
+                    let mut __cj_args: [*mut ::core::ffi::c_void; #count] = [#(#args),*];
+                    // SAFETY: the argument list is generated from the same captured
+                    // parameters as the compiled kernel's signature: one value per scalar,
+                    // pointer and length per slice, each pointing at a live local of the
+                    // right type.
+                    unsafe { __cj_kernel.launch_raw(#stream, &__cj_config, &mut __cj_args) }
+                }
+                #cudajit::StreamTarget::Sim(__cj_sim) => {
+                    #sim_launch
+                }
+            }
         }
     }
 }

@@ -1,0 +1,101 @@
+//! What a simulated launch reports: every error names the kernel, and those raised by a
+//! thread name its block, its thread and the source position of the operation.
+
+use std::fmt;
+
+/// Where in a launch something happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimSite {
+    /// The kernel's entry symbol.
+    pub kernel: String,
+    /// The function running (the kernel or a `#[device]` function).
+    pub function: String,
+    /// `file:line:column` of the operation (the kernel's file).
+    pub location: String,
+    /// `block_idx()` of the block.
+    pub block: [u32; 3],
+    /// `thread_idx()` of the thread.
+    pub thread: [u32; 3],
+}
+
+impl fmt::Display for SimSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(
+            f,
+            "kernel `{}`, block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}), at {}",
+            self.kernel, self.location
+        )?;
+        if self.function != self.kernel {
+            write!(f, " in `{}`", self.function)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a simulated launch failed. A launch stops at the first error of its lowest-numbered
+/// failing block.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// An index outside its slice or array (`x[i]` with `i >= x.len()`).
+    #[error("{site}: index out of bounds: the len is {len} but the index is {index}")]
+    OutOfBounds {
+        site: Box<SimSite>,
+        index: u64,
+        len: u64,
+    },
+    /// A failed `assert!` (or bounds check the front end emitted): the GPU would stop the
+    /// kernel with `CUDA_ERROR_ASSERT`.
+    #[error("{site}: {message}")]
+    Assertion { site: Box<SimSite>, message: String },
+    /// A `sync_threads()` that not every thread of the block reaches: some threads exited
+    /// or wait at another barrier. On a GPU this hangs or corrupts silently.
+    #[error("{site}: barrier divergence: {detail}")]
+    BarrierDivergence { site: Box<SimSite>, detail: String },
+    /// Two threads of a block accessed one shared-memory element with no `sync_threads()`
+    /// between, at least one of them writing without an atomic.
+    #[error("{site}: data race on shared memory: {detail}")]
+    SharedMemoryRace { site: Box<SimSite>, detail: String },
+    /// A warp shuffle or vote whose mask names threads that do not execute it, or that
+    /// reads a lane that does not take part.
+    #[error("{site}: warp synchronisation: {detail}")]
+    Warp { site: Box<SimSite>, detail: String },
+    /// An access outside any buffer, misaligned, or a store to a read-only buffer.
+    #[error("{site}: invalid memory access: {detail}")]
+    MemoryAccess { site: Box<SimSite>, detail: String },
+    /// The kernel uses something the simulator cannot run.
+    #[error("kernel `{kernel}`: {what} is not supported by the CPU simulator (in `{function}` at {location})")]
+    Unsupported {
+        kernel: String,
+        function: String,
+        location: String,
+        what: String,
+    },
+    /// The launch itself is invalid: configuration or arguments.
+    #[error("kernel `{kernel}`: {detail}")]
+    Launch { kernel: String, detail: String },
+}
+
+impl SimError {
+    /// Where it happened, for errors raised by a thread.
+    pub fn site(&self) -> Option<&SimSite> {
+        match self {
+            SimError::OutOfBounds { site, .. }
+            | SimError::Assertion { site, .. }
+            | SimError::BarrierDivergence { site, .. }
+            | SimError::SharedMemoryRace { site, .. }
+            | SimError::Warp { site, .. }
+            | SimError::MemoryAccess { site, .. } => Some(site),
+            SimError::Unsupported { .. } | SimError::Launch { .. } => None,
+        }
+    }
+
+    /// The kernel's entry symbol.
+    pub fn kernel(&self) -> &str {
+        match self {
+            SimError::Unsupported { kernel, .. } | SimError::Launch { kernel, .. } => kernel,
+            other => other.site().map(|s| s.kernel.as_str()).unwrap_or("?"),
+        }
+    }
+}

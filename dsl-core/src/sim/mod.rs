@@ -1,0 +1,330 @@
+//! A CPU simulator of kernels: the validated IR run with CUDA's semantics, no GPU needed.
+//!
+//! The simulator interprets the same validated IR the NVVM writer consumes, so it is an
+//! independent second implementation of the IR's meaning: kernels can be tested on any
+//! machine, and the GPU's results checked against it (`tests/differential.rs`).
+//!
+//! - [`Program::new`] prepares a kernel once per specialisation ([`program`]: flat
+//!   register code).
+//! - [`launch`] runs it over a grid: blocks on host threads, warps of 32 threads,
+//!   `sync_threads()` as a real barrier, warp-synchronous shuffles and votes
+//!   ([`scheduler`]), one interpreter per thread ([`thread`]).
+//! - Memory ([`memory`]): every index is bounds-checked, and shared-memory data races
+//!   between barriers are reported.
+//! - Math ([`math`]): libdevice's functions from the host's math library, within the ulp
+//!   bounds of [`ulp_bound`].
+//!
+//! What a kernel does wrong is an error naming the kernel, the block, the thread and the
+//! source position ([`SimError`]), never a hang or a crash of the host.
+//!
+//! The seam for NCCL's device API: a launch sees global memory as a table of regions
+//! ([`memory::GlobalRegion`]) addressed by pointers carrying a region number, so several
+//! ranks simulated in one process can each own regions while LSA pointers reach a peer's
+//! window; ranks' launches run concurrently on their own host threads and meet at
+//! cross-rank barriers implemented beside the block barrier ([`scheduler`]). Extern calls
+//! (`#[extern_device]`), which the NCCL device API compiles to, are where the simulator
+//! will dispatch to host implementations of those functions.
+
+mod error;
+mod format;
+pub mod math;
+pub mod memory;
+mod program;
+mod scheduler;
+mod thread;
+mod value;
+
+use std::time::{Duration, Instant};
+
+pub use error::{SimError, SimSite};
+pub use math::{ulp_bound, ulp_distance_f32, ulp_distance_f64};
+pub use memory::{DeviceMemory, GlobalRegion};
+pub use program::{Program, ProgramOptions, SimParameter};
+pub use value::RegisterValue;
+
+use crate::device::Dim3;
+use crate::Scalar;
+use memory::{pointer, MAX_GLOBAL_REGIONS};
+use thread::Output;
+
+/// Most threads per block, as on every CUDA GPU.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+/// Most shared memory per block (static and dynamic), as on an H100/H200 (227 KiB).
+pub const MAX_SHARED_BYTES_PER_BLOCK: u32 = 232_448;
+
+/// Grid and block dimensions and dynamic shared memory of a simulated launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimLaunch {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dynamic_shared_bytes: u32,
+}
+
+/// How a launch runs.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Host threads running blocks; 0 takes `CUDAJIT_SIM_THREADS` or every core.
+    pub workers: usize,
+    /// Collect `print!` output in [`SimReport::output`] instead of writing it to stdout.
+    pub capture_output: bool,
+    /// Report data races on shared memory (on by default; costs a record per access).
+    pub race_detection: bool,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            workers: 0,
+            capture_output: false,
+            race_detection: true,
+        }
+    }
+}
+
+impl SimOptions {
+    /// The number of host threads a launch of `blocks` blocks uses.
+    pub fn resolved_workers(&self) -> usize {
+        let requested = if self.workers > 0 {
+            self.workers
+        } else {
+            std::env::var("CUDAJIT_SIM_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|&n: &usize| n > 0)
+                .unwrap_or_else(|| {
+                    std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(1)
+                })
+        };
+        requested.max(1)
+    }
+}
+
+/// An argument of a simulated launch, one per kernel parameter.
+#[derive(Clone, Copy, Debug)]
+pub enum SimArg<'a> {
+    /// A scalar: its type and register bits (see [`RegisterValue`]).
+    Scalar { scalar: Scalar, bits: u64 },
+    /// A slice: `len` elements of type `elem` of `memory`, from element `first`.
+    /// `mutable` must be true for `&mut [T]` parameters.
+    Slice {
+        memory: &'a DeviceMemory,
+        elem: Scalar,
+        first: usize,
+        len: usize,
+        mutable: bool,
+    },
+}
+
+impl<'a> SimArg<'a> {
+    /// A scalar argument.
+    pub fn scalar<T: RegisterValue>(value: T) -> Self {
+        SimArg::Scalar {
+            scalar: T::SCALAR,
+            bits: value.to_register(),
+        }
+    }
+
+    /// All of `memory` as a slice of `elem`, for a `&[T]` or (with `mutable`) `&mut [T]`
+    /// parameter.
+    pub fn slice(memory: &'a DeviceMemory, elem: Scalar, mutable: bool) -> Self {
+        SimArg::Slice {
+            memory,
+            elem,
+            first: 0,
+            len: memory.len() / elem.size_bytes() as usize,
+            mutable,
+        }
+    }
+}
+
+/// What a finished launch did.
+#[derive(Clone, Debug, Default)]
+pub struct SimReport {
+    /// Threads simulated (grid size times block size).
+    pub threads: u64,
+    pub blocks: u64,
+    /// Barriers completed, summed over blocks.
+    pub barriers: u64,
+    /// Host threads used.
+    pub workers: usize,
+    pub elapsed: Duration,
+    /// `print!` output, with [`SimOptions::capture_output`].
+    pub output: String,
+}
+
+impl SimReport {
+    /// Simulated threads per second of wall time.
+    pub fn threads_per_second(&self) -> f64 {
+        self.threads as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Runs `program` over `config` with `args` (one per [`Program::parameters`]), blocks
+/// spread over host threads. Returns when every block has finished, or the first error
+/// of the lowest-numbered failing block.
+pub fn launch(
+    program: &Program,
+    config: &SimLaunch,
+    args: &[SimArg<'_>],
+    options: &SimOptions,
+) -> Result<SimReport, SimError> {
+    let started = Instant::now();
+    let launch_error = |detail: String| SimError::Launch {
+        kernel: program.kernel.clone(),
+        detail,
+    };
+    check_config(program, config).map_err(launch_error)?;
+    if args.len() != program.parameters.len() {
+        return Err(launch_error(format!(
+            "{} arguments given, the kernel takes {}",
+            args.len(),
+            program.parameters.len()
+        )));
+    }
+    let entry = &program.functions[program.entry as usize];
+    let mut image = entry.init.clone();
+    let mut globals = Vec::new();
+    let mut region_names = Vec::new();
+    let mut reg = 0usize;
+    for (index, (arg, parameter)) in args.iter().zip(&program.parameters).enumerate() {
+        match (*arg, *parameter) {
+            (SimArg::Scalar { scalar, bits }, SimParameter::Scalar(expected))
+                if scalar == expected =>
+            {
+                image[reg] = value::canonical(bits, scalar);
+                reg += 1;
+            }
+            (
+                SimArg::Slice {
+                    memory,
+                    elem,
+                    first,
+                    len,
+                    mutable,
+                },
+                SimParameter::Slice {
+                    elem: expected,
+                    mutable: wants_mutable,
+                },
+            ) if elem == expected => {
+                if wants_mutable && !mutable {
+                    return Err(launch_error(format!(
+                        "argument {index} is a read-only slice for a `&mut [{elem}]` parameter"
+                    )));
+                }
+                let size = elem.size_bytes() as usize;
+                let end = first
+                    .checked_add(len)
+                    .and_then(|e| e.checked_mul(size))
+                    .filter(|&e| e <= memory.len());
+                if end.is_none() {
+                    return Err(launch_error(format!(
+                        "argument {index}: elements {first}..{first}+{len} are outside its buffer of {} bytes",
+                        memory.len()
+                    )));
+                }
+                if globals.len() >= MAX_GLOBAL_REGIONS {
+                    return Err(launch_error("too many slice arguments".into()));
+                }
+                image[reg] = pointer(globals.len() as u64, (first * size) as u64);
+                image[reg + 1] = len as u64;
+                reg += 2;
+                globals.push(GlobalRegion {
+                    memory,
+                    writable: wants_mutable,
+                });
+                region_names.push(format!("argument {index} (&{}[{elem}])", if wants_mutable { "mut " } else { "" }));
+            }
+            (arg, parameter) => {
+                return Err(launch_error(format!(
+                    "argument {index} is {}, the parameter is {}",
+                    describe_arg(&arg),
+                    describe_parameter(&parameter)
+                )))
+            }
+        }
+    }
+    let output = if options.capture_output {
+        Output::Capture(Default::default())
+    } else {
+        Output::Stdout
+    };
+    let grid = scheduler::Grid {
+        program,
+        grid: config.grid,
+        block: config.block,
+        dynamic_shared_bytes: config.dynamic_shared_bytes,
+        globals: &globals,
+        region_names: &region_names,
+        image: &image,
+        output: &output,
+        track_races: options.race_detection,
+    };
+    let workers = options.resolved_workers();
+    let stats = scheduler::run_grid(&grid, workers)?;
+    let blocks = u64::from(config.grid.x) * u64::from(config.grid.y) * u64::from(config.grid.z);
+    let per_block =
+        u64::from(config.block.x) * u64::from(config.block.y) * u64::from(config.block.z);
+    Ok(SimReport {
+        threads: blocks * per_block,
+        blocks,
+        barriers: stats.barriers,
+        workers: workers.min(blocks as usize).max(1),
+        elapsed: started.elapsed(),
+        output: match output {
+            Output::Capture(buffer) => buffer.into_inner().unwrap_or_else(|p| p.into_inner()),
+            Output::Stdout => String::new(),
+        },
+    })
+}
+
+fn check_config(program: &Program, config: &SimLaunch) -> Result<(), String> {
+    let axes = [
+        ("x", config.grid.x, config.block.x, i32::MAX as u32, 1024),
+        ("y", config.grid.y, config.block.y, 65535, 1024),
+        ("z", config.grid.z, config.block.z, 65535, 64),
+    ];
+    for (axis, grid, block, grid_limit, block_limit) in axes {
+        if grid == 0 || block == 0 {
+            return Err(format!("a launch dimension {axis} is 0"));
+        }
+        if grid > grid_limit || block > block_limit {
+            return Err(format!(
+                "grid {grid} / block {block} along {axis} exceed CUDA's limits ({grid_limit} / {block_limit})"
+            ));
+        }
+    }
+    let threads = u64::from(config.block.x) * u64::from(config.block.y) * u64::from(config.block.z);
+    if threads > u64::from(MAX_THREADS_PER_BLOCK) {
+        return Err(format!(
+            "{threads} threads per block, over CUDA's limit of {MAX_THREADS_PER_BLOCK}"
+        ));
+    }
+    let shared = u64::from(program.static_shared_bytes) + u64::from(config.dynamic_shared_bytes);
+    if shared > u64::from(MAX_SHARED_BYTES_PER_BLOCK) {
+        return Err(format!(
+            "{shared} bytes of shared memory per block, over the limit of {MAX_SHARED_BYTES_PER_BLOCK}"
+        ));
+    }
+    Ok(())
+}
+
+fn describe_arg(arg: &SimArg<'_>) -> String {
+    match arg {
+        SimArg::Scalar { scalar, .. } => format!("a `{scalar}`"),
+        SimArg::Slice { elem, mutable, .. } => {
+            format!("a `&{}[{elem}]`", if *mutable { "mut " } else { "" })
+        }
+    }
+}
+
+fn describe_parameter(parameter: &SimParameter) -> String {
+    match parameter {
+        SimParameter::Scalar(scalar) => format!("`{scalar}`"),
+        SimParameter::Slice { elem, mutable } => {
+            format!("`&{}[{elem}]`", if *mutable { "mut " } else { "" })
+        }
+    }
+}

@@ -1,0 +1,624 @@
+//! Blocks, warps and barriers.
+//!
+//! Blocks are independent, as on a GPU: host threads take them in turn from a shared
+//! counter, each running one block at a time with its own registers, local and shared
+//! memory. Within a block, threads form warps of 32 consecutive linear indices
+//! (`x + y * dim.x + z * dim.x * dim.y`, as CUDA numbers them). A warp runs each of its
+//! ready threads until it stops; threads stopped in warp operations are then grouped as
+//! PTX's `.sync` instructions define it (the same operation with the same member mask), and
+//! a group completes once every non-exited thread of its mask is in it. When every warp is
+//! stopped at barriers, the barrier completes if every thread of the block waits at the
+//! same `sync_threads()`; anything else (a thread that exited, or waits at another barrier
+//! or in a warp operation that cannot complete) is reported instead of hanging.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::device::Dim3;
+use crate::intrinsics::{ShuffleMode, VoteOp};
+
+use super::error::{SimError, SimSite};
+use super::memory::{AccessFault, GlobalRegion, MemoryView, SharedMemory, LOCAL_REGION, SHARED_REGION};
+use super::program::{Program, BUILTINS};
+use super::thread::{self, Fault, FaultKind, Output, Site, Status, ThreadContext, ThreadState, WarpOp};
+
+/// Threads per warp.
+pub(crate) const WARP_SIZE: usize = 32;
+
+/// Everything about one launch that every block shares.
+pub(crate) struct Grid<'a, 'm> {
+    pub program: &'a Program,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dynamic_shared_bytes: u32,
+    pub globals: &'a [GlobalRegion<'m>],
+    /// A name for each global region, for messages.
+    pub region_names: &'a [String],
+    /// The entry function's registers with the launch's arguments in place.
+    pub image: &'a [u64],
+    pub output: &'a Output,
+    pub track_races: bool,
+}
+
+/// Counts of a finished grid.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GridStats {
+    pub barriers: u64,
+}
+
+/// Runs every block of `grid` on up to `workers` host threads.
+pub(crate) fn run_grid(grid: &Grid<'_, '_>, workers: usize) -> Result<GridStats, SimError> {
+    let blocks = grid.grid.x as usize * grid.grid.y as usize * grid.grid.z as usize;
+    let next = AtomicUsize::new(0);
+    // Blocks after the first failing one are skipped; blocks before it still run, so the
+    // error reported is that of the lowest-numbered failing block, whatever the timing.
+    let first_failure = AtomicUsize::new(usize::MAX);
+    let failures = Mutex::new(Vec::new());
+    let barriers = AtomicU64::new(0);
+    let work = || {
+        let mut runner = BlockRunner::new(grid);
+        loop {
+            let block = next.fetch_add(1, Ordering::Relaxed);
+            if block >= blocks || block > first_failure.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Err(error) = runner.run_block(block) {
+                first_failure.fetch_min(block, Ordering::Relaxed);
+                failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((block, error));
+            }
+        }
+        barriers.fetch_add(runner.barriers, Ordering::Relaxed);
+    };
+    let workers = workers.clamp(1, blocks.max(1));
+    if workers == 1 {
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(work);
+            }
+        });
+    }
+    let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    failures.sort_by_key(|(block, _)| *block);
+    match failures.into_iter().next() {
+        Some((_, error)) => Err(error),
+        None => Ok(GridStats {
+            barriers: barriers.into_inner(),
+        }),
+    }
+}
+
+/// One host thread's state for running blocks.
+struct BlockRunner<'g, 'a, 'm> {
+    grid: &'g Grid<'a, 'm>,
+    threads: Vec<ThreadState>,
+    builtins: Vec<[u64; BUILTINS]>,
+    /// Registers of every thread of the block, `stack_registers` each.
+    regs: Vec<u64>,
+    stack_registers: usize,
+    /// Local memory of every thread, `stack_local_bytes` each.
+    local: Vec<u8>,
+    stack_local_bytes: usize,
+    shared: SharedMemory,
+    block_index: [u32; 3],
+    barriers: u64,
+}
+
+impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
+    fn new(grid: &'g Grid<'a, 'm>) -> Self {
+        let threads = grid.block.x as usize * grid.block.y as usize * grid.block.z as usize;
+        let entry = &grid.program.functions[grid.program.entry as usize];
+        let stack_registers = entry.stack_registers as usize;
+        let stack_local_bytes = entry.stack_local_bytes as usize;
+        BlockRunner {
+            grid,
+            threads: vec![
+                ThreadState {
+                    frames: Vec::with_capacity(4),
+                    status: Status::Exited,
+                };
+                threads
+            ],
+            builtins: vec![[0; BUILTINS]; threads],
+            regs: vec![0; threads * stack_registers],
+            stack_registers,
+            local: vec![0; threads * stack_local_bytes],
+            stack_local_bytes,
+            shared: SharedMemory::new(grid.track_races),
+            block_index: [0; 3],
+            barriers: 0,
+        }
+    }
+
+    fn thread_index(&self, linear: usize) -> [u32; 3] {
+        let (x, y) = (self.grid.block.x as usize, self.grid.block.y as usize);
+        [
+            (linear % x) as u32,
+            ((linear / x) % y) as u32,
+            (linear / (x * y)) as u32,
+        ]
+    }
+
+    fn run_block(&mut self, linear: usize) -> Result<(), SimError> {
+        let grid = self.grid;
+        let (gx, gy) = (grid.grid.x as usize, grid.grid.y as usize);
+        self.block_index = [
+            (linear % gx) as u32,
+            ((linear / gx) % gy) as u32,
+            (linear / (gx * gy)) as u32,
+        ];
+        self.shared.start_block(
+            grid.program.static_shared_bytes as usize + grid.dynamic_shared_bytes as usize,
+        );
+        let b = self.block_index.map(u64::from);
+        let (block, dims) = (grid.block, grid.grid);
+        let output = grid.output;
+        for t in 0..self.threads.len() {
+            let [tx, ty, tz] = self.thread_index(t).map(u64::from);
+            self.builtins[t] = [
+                tx,
+                ty,
+                tz,
+                b[0],
+                b[1],
+                b[2],
+                u64::from(block.x),
+                u64::from(block.y),
+                u64::from(block.z),
+                u64::from(dims.x),
+                u64::from(dims.y),
+                u64::from(dims.z),
+                (t % WARP_SIZE) as u64,
+            ];
+            let context = ThreadContext {
+                program: grid.program,
+                builtins: &self.builtins[t],
+                dynamic_shared_bytes: u64::from(grid.dynamic_shared_bytes),
+                output,
+            };
+            let (r, l) = (self.stack_registers, self.stack_local_bytes);
+            thread::start(
+                &context,
+                &mut self.threads[t],
+                &mut self.regs[t * r..(t + 1) * r],
+                &mut self.local[t * l..(t + 1) * l],
+                grid.image,
+            );
+        }
+        let warps = self.threads.len().div_ceil(WARP_SIZE);
+        loop {
+            for warp in 0..warps {
+                self.run_warp(warp)?;
+            }
+            if !self.complete_barrier()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs the threads of `warp` until every one waits at a barrier or has exited,
+    /// completing its warp operations on the way.
+    fn run_warp(&mut self, warp: usize) -> Result<(), SimError> {
+        let first = warp * WARP_SIZE;
+        let last = (first + WARP_SIZE).min(self.threads.len());
+        loop {
+            for t in first..last {
+                if matches!(self.threads[t].status, Status::Ready) {
+                    self.run_thread(t)?;
+                }
+            }
+            if !self.complete_warp_operations(first, last)? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn run_thread(&mut self, t: usize) -> Result<(), SimError> {
+        let grid = self.grid;
+        let context = ThreadContext {
+            program: grid.program,
+            builtins: &self.builtins[t],
+            dynamic_shared_bytes: u64::from(grid.dynamic_shared_bytes),
+            output: grid.output,
+        };
+        let (r, l) = (self.stack_registers, self.stack_local_bytes);
+        let mut memory = MemoryView {
+            globals: grid.globals,
+            shared: &mut self.shared,
+            local: &mut self.local[t * l..(t + 1) * l],
+            thread: t as u32,
+        };
+        let regs = &mut self.regs[t * r..(t + 1) * r];
+        thread::run(&context, &mut self.threads[t], regs, &mut memory)
+            .map_err(|fault| self.fault_error(t, fault))
+    }
+
+    /// Completes the warp operations of lanes `first..last` that can complete. Returns
+    /// whether any did (those lanes are ready again); reports a warp that can never
+    /// proceed.
+    fn complete_warp_operations(&mut self, first: usize, last: usize) -> Result<bool, SimError> {
+        let waiting: Vec<usize> = (first..last)
+            .filter(|&t| matches!(self.threads[t].status, Status::Warp(_)))
+            .collect();
+        if waiting.is_empty() {
+            return Ok(false);
+        }
+        let mut progress = false;
+        let mut handled = vec![false; last - first];
+        let mut blocked: Option<SimError> = None;
+        for &leader in &waiting {
+            if handled[leader - first] {
+                continue;
+            }
+            let Status::Warp(key) = self.threads[leader].status else {
+                continue;
+            };
+            let same = |status: &Status| matches!(status, Status::Warp(w) if w.op == key.op && w.mask == key.mask);
+            let group: Vec<usize> = waiting
+                .iter()
+                .copied()
+                .filter(|&t| same(&self.threads[t].status))
+                .collect();
+            for &t in &group {
+                handled[t - first] = true;
+            }
+            if matches!(key.op, WarpOp::ActiveMask(_)) {
+                let mask = group
+                    .iter()
+                    .fold(0u32, |m, &t| m | (1 << (t - first)));
+                self.deliver(&group, |_, _| Ok(u64::from(mask)))?;
+                progress = true;
+                continue;
+            }
+            // Every thread must name itself, and every non-exited thread named must be here.
+            for &t in &group {
+                if key.mask & (1 << (t - first)) == 0 {
+                    return Err(self.warp_error(
+                        t,
+                        key.site,
+                        format!(
+                            "{} with mask {:#010x}, which does not include the calling lane {}",
+                            describe(key.op),
+                            key.mask,
+                            t - first
+                        ),
+                    ));
+                }
+            }
+            let mut ready = true;
+            for lane in 0..WARP_SIZE {
+                let t = first + lane;
+                if key.mask & (1 << lane) == 0 || t >= last || group.contains(&t) {
+                    continue;
+                }
+                let elsewhere = match self.threads[t].status {
+                    Status::Exited => continue,
+                    // Released by another group of this round: it may still come here.
+                    Status::Ready => {
+                        ready = false;
+                        break;
+                    }
+                    Status::Barrier { site } => {
+                        format!("waits at the sync_threads() at {}", self.location(site))
+                    }
+                    Status::Warp(other) => format!(
+                        "waits in {} with mask {:#010x} at {}",
+                        describe(other.op),
+                        other.mask,
+                        self.location(other.site)
+                    ),
+                };
+                ready = false;
+                if blocked.is_none() {
+                    blocked = Some(self.warp_error(
+                        group[0],
+                        key.site,
+                        format!(
+                            "{} with mask {:#010x} cannot complete: lane {lane} (thread {}) is named in the mask but {elsewhere}",
+                            describe(key.op),
+                            key.mask,
+                            fmt3(self.thread_index(t)),
+                        ),
+                    ));
+                }
+                break;
+            }
+            if !ready {
+                continue;
+            }
+            let values: Vec<(usize, u64, u32)> = group
+                .iter()
+                .map(|&t| match self.threads[t].status {
+                    Status::Warp(w) => (t - first, w.value, w.lane),
+                    _ => (t - first, 0, 0),
+                })
+                .collect();
+            let value_of = |lane: usize| values.iter().find(|v| v.0 == lane).map(|v| v.1);
+            match key.op {
+                WarpOp::Vote(op) => {
+                    let ballot = values
+                        .iter()
+                        .filter(|v| v.1 & 1 == 1)
+                        .fold(0u32, |m, v| m | (1 << v.0));
+                    let members = values.iter().fold(0u32, |m, v| m | (1 << v.0));
+                    let result = match op {
+                        VoteOp::Ballot => u64::from(ballot),
+                        VoteOp::All => u64::from(ballot == members),
+                        VoteOp::Any => u64::from(ballot != 0),
+                    };
+                    self.deliver(&group, |_, _| Ok(result))?;
+                }
+                WarpOp::Shuffle(mode, _) => {
+                    let warp_threads = last - first;
+                    let outcome = |lane: usize, offset: u32| -> Result<u64, String> {
+                        let b = (offset & 31) as usize;
+                        // PTX `shfl.sync` with the clamp the writer passes (31, or 0 for
+                        // `up`): an out-of-range source reads the lane's own value.
+                        let (source, valid) = match mode {
+                            ShuffleMode::Up => (lane.wrapping_sub(b), lane >= b),
+                            ShuffleMode::Down => (lane + b, lane + b < WARP_SIZE),
+                            ShuffleMode::Xor => (lane ^ b, true),
+                            ShuffleMode::Idx => (b, true),
+                        };
+                        let source = if valid { source } else { lane };
+                        value_of(source).ok_or_else(|| {
+                            let why = if source >= warp_threads {
+                                format!("does not exist (this warp has {warp_threads} threads)")
+                            } else if key.mask & (1 << source) == 0 {
+                                "is not in the mask".to_owned()
+                            } else {
+                                "has exited".to_owned()
+                            };
+                            format!(
+                                "{} with mask {:#010x}: lane {lane} reads lane {source}, which {why}; the value would be undefined on a GPU",
+                                describe(key.op),
+                                key.mask
+                            )
+                        })
+                    };
+                    let lanes: Vec<u32> = values.iter().map(|v| v.2).collect();
+                    self.deliver(&group, |index, lane| outcome(lane, lanes[index]))?;
+                }
+                WarpOp::ActiveMask(_) => {}
+            }
+            progress = true;
+        }
+        if progress {
+            return Ok(true);
+        }
+        Err(blocked.unwrap_or_else(|| {
+            self.warp_error(
+                waiting[0],
+                Site { function: 0, pc: 0 },
+                "a warp operation cannot complete".into(),
+            )
+        }))
+    }
+
+    /// Gives each thread of `group` its result (`result(index in group, lane)`) and makes
+    /// it ready.
+    fn deliver(
+        &mut self,
+        group: &[usize],
+        result: impl Fn(usize, usize) -> Result<u64, String>,
+    ) -> Result<(), SimError> {
+        let first = group[0] - group[0] % WARP_SIZE;
+        for (index, &t) in group.iter().enumerate() {
+            let Status::Warp(wait) = self.threads[t].status else {
+                continue;
+            };
+            let value = result(index, t - first).map_err(|detail| self.warp_error(t, wait.site, detail))?;
+            self.regs[t * self.stack_registers + wait.dst] = value;
+            self.threads[t].status = Status::Ready;
+        }
+        Ok(())
+    }
+
+    /// With every warp stopped: completes the block's barrier if every thread waits at
+    /// the same one. Returns `false` when every thread has exited.
+    fn complete_barrier(&mut self) -> Result<bool, SimError> {
+        let mut waiting: Option<(usize, Site)> = None;
+        let mut exited: Option<usize> = None;
+        for (t, state) in self.threads.iter().enumerate() {
+            match state.status {
+                Status::Barrier { site } => match waiting {
+                    None => waiting = Some((t, site)),
+                    Some((first, first_site)) if first_site != site => {
+                        return Err(self.barrier_error(
+                            first,
+                            first_site,
+                            format!(
+                                "thread {} waits at this sync_threads(), thread {} at the one at {}; every thread of a block must reach the same barrier",
+                                fmt3(self.thread_index(first)),
+                                fmt3(self.thread_index(t)),
+                                self.location(site)
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                },
+                Status::Exited => {
+                    exited.get_or_insert(t);
+                }
+                // Warps end only with every thread at a barrier or exited.
+                Status::Ready | Status::Warp(_) => {}
+            }
+        }
+        let Some((first, site)) = waiting else {
+            return Ok(false);
+        };
+        if let Some(gone) = exited {
+            return Err(self.barrier_error(
+                first,
+                site,
+                format!(
+                    "thread {} waits at this sync_threads(), but thread {} exited without reaching it; on a GPU the block would hang or the barrier would not synchronise",
+                    fmt3(self.thread_index(first)),
+                    fmt3(self.thread_index(gone))
+                ),
+            ));
+        }
+        for state in &mut self.threads {
+            state.status = Status::Ready;
+        }
+        self.shared.epoch = self.shared.epoch.wrapping_add(1);
+        self.barriers += 1;
+        Ok(true)
+    }
+
+    // ----- reports -----
+
+    fn location(&self, site: Site) -> String {
+        let program = self.grid.program;
+        let span = program
+            .functions
+            .get(site.function as usize)
+            .and_then(|f| f.spans.get(site.pc as usize))
+            .copied()
+            .unwrap_or_default();
+        format!("{}:{span}", program.file)
+    }
+
+    fn site(&self, t: usize, site: Site) -> Box<SimSite> {
+        let program = self.grid.program;
+        Box::new(SimSite {
+            kernel: program.kernel.clone(),
+            function: program
+                .functions
+                .get(site.function as usize)
+                .map(|f| f.name.clone())
+                .unwrap_or_default(),
+            location: self.location(site),
+            block: self.block_index,
+            thread: self.thread_index(t),
+        })
+    }
+
+    fn warp_error(&self, t: usize, site: Site, detail: String) -> SimError {
+        let site = match self.threads[t].status {
+            Status::Warp(wait) if site.function == 0 && site.pc == 0 => wait.site,
+            _ => site,
+        };
+        SimError::Warp {
+            site: self.site(t, site),
+            detail,
+        }
+    }
+
+    fn barrier_error(&self, t: usize, site: Site, detail: String) -> SimError {
+        SimError::BarrierDivergence {
+            site: self.site(t, site),
+            detail,
+        }
+    }
+
+    fn region_name(&self, region: u64) -> String {
+        match region {
+            SHARED_REGION => format!(
+                "the block's shared memory ({} bytes)",
+                self.grid.program.static_shared_bytes + self.grid.dynamic_shared_bytes
+            ),
+            LOCAL_REGION => "the thread's local memory".to_owned(),
+            r => match (self.grid.region_names.get(r as usize), self.grid.globals.get(r as usize)) {
+                (Some(name), Some(global)) => {
+                    format!("`{name}` ({} bytes)", global.memory.len())
+                }
+                _ => format!("region {r}"),
+            },
+        }
+    }
+
+    fn fault_error(&self, t: usize, fault: Fault) -> SimError {
+        let site = self.site(t, fault.site);
+        let program = self.grid.program;
+        match fault.kind {
+            FaultKind::OutOfBounds { index, len } => SimError::OutOfBounds { site, index, len },
+            FaultKind::Assertion { message } => SimError::Assertion {
+                site,
+                message: program
+                    .messages
+                    .get(message as usize)
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            FaultKind::FellOff => SimError::MemoryAccess {
+                site,
+                detail: "the function ended without returning its value".into(),
+            },
+            FaultKind::Misaligned { offset, align } => SimError::MemoryAccess {
+                site,
+                detail: format!(
+                    "a {align}-byte vector access at byte offset {offset}, which is not a multiple of {align}"
+                ),
+            },
+            FaultKind::Access(AccessFault::Race(race)) => {
+                let what = match program.shared_at(race.offset) {
+                    Some((variable, index)) => format!("`{}`[{index}]", variable.name),
+                    None => format!("byte {}", race.offset),
+                };
+                let verb = |write: bool| if write { "writes" } else { "reads" };
+                let other = Site::unpack(race.first_site);
+                SimError::SharedMemoryRace {
+                    site,
+                    detail: format!(
+                        "thread {} {} {what} here, but thread {} {} it at {} with no sync_threads() between",
+                        fmt3(self.thread_index(t)),
+                        verb(race.second_write),
+                        fmt3(self.thread_index(race.first_thread as usize)),
+                        if race.first_write { "wrote" } else { "read" },
+                        self.location(other),
+                    ),
+                }
+            }
+            FaultKind::Access(AccessFault::OutOfRegion {
+                region,
+                offset,
+                size,
+            }) => SimError::MemoryAccess {
+                site,
+                detail: format!(
+                    "a {size}-byte access at byte offset {offset} of {}, outside it",
+                    self.region_name(region)
+                ),
+            },
+            FaultKind::Access(AccessFault::Misaligned { offset, align }) => SimError::MemoryAccess {
+                site,
+                detail: format!("a {align}-byte access at byte offset {offset}, misaligned"),
+            },
+            FaultKind::Access(AccessFault::ReadOnly { region }) => SimError::MemoryAccess {
+                site,
+                detail: format!("a store to {}, which is read-only (`&[T]`)", self.region_name(region)),
+            },
+            FaultKind::Access(AccessFault::BadRegion { region }) => SimError::MemoryAccess {
+                site,
+                detail: format!("a pointer into region {region}, which does not exist"),
+            },
+        }
+    }
+}
+
+fn describe(op: WarpOp) -> String {
+    match op {
+        WarpOp::Shuffle(mode, _) => format!(
+            "shfl_{}_sync",
+            match mode {
+                ShuffleMode::Idx => "idx",
+                ShuffleMode::Up => "up",
+                ShuffleMode::Down => "down",
+                ShuffleMode::Xor => "xor",
+            }
+        ),
+        WarpOp::Vote(VoteOp::Ballot) => "ballot_sync".into(),
+        WarpOp::Vote(VoteOp::All) => "all_sync".into(),
+        WarpOp::Vote(VoteOp::Any) => "any_sync".into(),
+        WarpOp::ActiveMask(_) => "activemask".into(),
+    }
+}
+
+fn fmt3([x, y, z]: [u32; 3]) -> String {
+    format!("({x}, {y}, {z})")
+}

@@ -1,0 +1,470 @@
+//! One thread's interpreter: runs a thread's compiled code until it exits, fails, or
+//! reaches an operation that needs other threads (a barrier, a warp shuffle or vote,
+//! `activemask`), and leaves its state ready to be resumed there.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use crate::intrinsics::{ShuffleMode, VoteOp};
+use crate::Scalar;
+
+use super::format;
+use super::memory::{pointer, AccessFault, MemoryView, LOCAL_REGION, OFFSET_MASK, SHARED_REGION};
+use super::program::{Op, Program, Reg, BUILTINS};
+
+/// An activation of a function on a thread's stack.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frame {
+    pub function: u32,
+    /// The next operation to run.
+    pub pc: u32,
+    /// The frame's first register in the thread's registers.
+    pub base: u32,
+    /// The frame's first byte in the thread's local memory.
+    pub local_base: u32,
+    /// The caller's register that receives the result.
+    pub result: Option<Reg>,
+}
+
+/// An operation of the program: function and operation index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Site {
+    pub function: u32,
+    pub pc: u32,
+}
+
+impl Site {
+    /// A compact identity, for shared-memory access records.
+    pub(crate) fn pack(self) -> u32 {
+        (self.function << 20) | (self.pc & 0xf_ffff)
+    }
+
+    pub(crate) fn unpack(packed: u32) -> Site {
+        Site {
+            function: packed >> 20,
+            pc: packed & 0xf_ffff,
+        }
+    }
+}
+
+/// A warp-level operation a thread waits in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WarpOp {
+    Shuffle(ShuffleMode, Scalar),
+    Vote(VoteOp),
+    /// `activemask()`: the lanes at the same operation, so it is identified by its site.
+    ActiveMask(Site),
+}
+
+/// A thread waiting in a warp operation, with its operands.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WarpWait {
+    pub op: WarpOp,
+    pub mask: u32,
+    /// The value shuffled, or the predicate voted.
+    pub value: u64,
+    /// The shuffle's lane operand.
+    pub lane: u32,
+    /// The register (in the thread's registers, absolute) that receives the result.
+    pub dst: usize,
+    pub site: Site,
+}
+
+/// Where a thread is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Status {
+    /// Can run.
+    Ready,
+    /// Waiting at the `sync_threads()` at `site`.
+    Barrier { site: Site },
+    /// Waiting in a warp operation.
+    Warp(WarpWait),
+    /// Returned from the kernel.
+    Exited,
+}
+
+/// A thread's stack and status; its registers and local memory live in the block's.
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadState {
+    pub frames: Vec<Frame>,
+    pub status: Status,
+}
+
+/// Why a thread stopped with an error, and where.
+#[derive(Clone, Debug)]
+pub(crate) struct Fault {
+    pub kind: FaultKind,
+    pub site: Site,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum FaultKind {
+    OutOfBounds { index: u64, len: u64 },
+    Access(AccessFault),
+    Misaligned { offset: u64, align: u64 },
+    Assertion { message: u32 },
+    FellOff,
+}
+
+/// Where `print!` output goes.
+pub(crate) enum Output {
+    Stdout,
+    Capture(Mutex<String>),
+}
+
+impl Output {
+    fn print(&self, text: &str) {
+        match self {
+            Output::Stdout => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            Output::Capture(buffer) => buffer
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push_str(text),
+        }
+    }
+}
+
+/// What a thread needs besides its own state.
+pub(crate) struct ThreadContext<'a> {
+    pub program: &'a Program,
+    pub builtins: &'a [u64; BUILTINS],
+    pub dynamic_shared_bytes: u64,
+    pub output: &'a Output,
+}
+
+/// Starts `state` at the beginning of the kernel: the entry frame with `image` (the entry
+/// function's registers with the launch's arguments in place) and the thread's built-ins.
+pub(crate) fn start(
+    context: &ThreadContext<'_>,
+    state: &mut ThreadState,
+    regs: &mut [u64],
+    local: &mut [u8],
+    image: &[u64],
+) {
+    let program = context.program;
+    let entry = &program.functions[program.entry as usize];
+    regs[..image.len()].copy_from_slice(image);
+    for &(reg, builtin) in &entry.builtins {
+        regs[reg as usize] = context.builtins[builtin];
+    }
+    local[..entry.local_bytes as usize].fill(0);
+    state.frames.clear();
+    state.frames.push(Frame {
+        function: program.entry,
+        pc: 0,
+        base: 0,
+        local_base: 0,
+        result: None,
+    });
+    state.status = Status::Ready;
+}
+
+/// Runs a ready thread until it exits, waits or fails; on `Ok`, its status says which.
+pub(crate) fn run(
+    context: &ThreadContext<'_>,
+    state: &mut ThreadState,
+    regs: &mut [u64],
+    memory: &mut MemoryView<'_, '_>,
+) -> Result<(), Fault> {
+    let program = context.program;
+    let Some(&frame) = state.frames.last() else {
+        state.status = Status::Exited;
+        return Ok(());
+    };
+    let mut function_index = frame.function;
+    let mut function = &program.functions[function_index as usize];
+    let mut code: &[Op] = &function.code;
+    let mut pc = frame.pc as usize;
+    let mut base = frame.base as usize;
+    let mut local_base = frame.local_base as usize;
+
+    macro_rules! reg {
+        ($r:expr) => {
+            regs[base + $r as usize]
+        };
+    }
+    macro_rules! site {
+        () => {
+            Site {
+                function: function_index,
+                pc: (pc - 1) as u32,
+            }
+        };
+    }
+    macro_rules! fault {
+        ($kind:expr) => {
+            return Err(Fault {
+                kind: $kind,
+                site: site!(),
+            })
+        };
+    }
+    macro_rules! suspend {
+        ($status:expr) => {{
+            if let Some(top) = state.frames.last_mut() {
+                top.pc = pc as u32;
+            }
+            state.status = $status;
+            return Ok(());
+        }};
+    }
+
+    loop {
+        let op = &code[pc];
+        pc += 1;
+        match op {
+            Op::Binary { f, dst, a, b } => {
+                let value = f(reg!(*a), reg!(*b));
+                reg!(*dst) = value;
+            }
+            Op::Unary { f, dst, a } => {
+                let value = f(reg!(*a));
+                reg!(*dst) = value;
+            }
+            Op::Ternary { f, dst, a, b, c } => {
+                let value = f(reg!(*a), reg!(*b), reg!(*c));
+                reg!(*dst) = value;
+            }
+            Op::Copy { dst, src } => {
+                let value = reg!(*src);
+                reg!(*dst) = value;
+            }
+            Op::Jump { to } => pc = *to as usize,
+            Op::JumpIf { cond, to } => {
+                if reg!(*cond) != 0 {
+                    pc = *to as usize;
+                }
+            }
+            Op::JumpIfNot { cond, to } => {
+                if reg!(*cond) == 0 {
+                    pc = *to as usize;
+                }
+            }
+            Op::SliceElement {
+                dst,
+                base: slice,
+                index,
+                size,
+                extent,
+            } => {
+                let start = reg!(*slice);
+                let len = reg!(*slice + 1);
+                let i = reg!(*index);
+                let extent = u64::from(*extent);
+                if i >= len || len - i < extent {
+                    fault!(FaultKind::OutOfBounds {
+                        index: i.saturating_add(extent - 1),
+                        len
+                    });
+                }
+                reg!(*dst) = start.wrapping_add(i * u64::from(*size));
+            }
+            Op::PointerElement {
+                dst,
+                base: start,
+                index,
+                size,
+            } => {
+                let start = reg!(*start);
+                let offset = (start & OFFSET_MASK)
+                    .wrapping_add(reg!(*index).wrapping_mul(u64::from(*size)))
+                    & OFFSET_MASK;
+                reg!(*dst) = (start & !OFFSET_MASK) | offset;
+            }
+            Op::ArrayElement {
+                dst,
+                offset,
+                len,
+                index,
+                size,
+            } => {
+                let i = reg!(*index);
+                if i >= u64::from(*len) {
+                    fault!(FaultKind::OutOfBounds {
+                        index: i,
+                        len: u64::from(*len)
+                    });
+                }
+                let at = local_base as u64 + u64::from(*offset) + i * u64::from(*size);
+                reg!(*dst) = pointer(LOCAL_REGION, at);
+            }
+            Op::Load {
+                dst,
+                pointer,
+                size,
+                mask,
+            } => {
+                let site = site!().pack();
+                match memory.load(reg!(*pointer), *size, site) {
+                    Ok(value) => reg!(*dst) = value & mask,
+                    Err(fault) => fault!(FaultKind::Access(fault)),
+                }
+            }
+            Op::Store { pointer, src, size } => {
+                let site = site!().pack();
+                if let Err(fault) = memory.store(reg!(*pointer), *size, reg!(*src), site) {
+                    fault!(FaultKind::Access(fault));
+                }
+            }
+            Op::DynamicShared { dst, offset, size } => {
+                reg!(*dst) = pointer(SHARED_REGION, u64::from(*offset));
+                reg!(*dst + 1) = context.dynamic_shared_bytes / u64::from(*size);
+            }
+            Op::Call {
+                function: callee,
+                args,
+                result,
+            } => {
+                if let Some(top) = state.frames.last_mut() {
+                    top.pc = pc as u32;
+                }
+                let target = &program.functions[*callee as usize];
+                let new_base = base + function.registers as usize;
+                let new_local = local_base + function.local_bytes as usize;
+                regs[new_base..new_base + target.registers as usize]
+                    .copy_from_slice(&target.init);
+                for (i, &arg) in args.iter().enumerate() {
+                    regs[new_base + i] = regs[base + arg as usize];
+                }
+                for &(reg, builtin) in &target.builtins {
+                    regs[new_base + reg as usize] = context.builtins[builtin];
+                }
+                memory.local[new_local..new_local + target.local_bytes as usize].fill(0);
+                state.frames.push(Frame {
+                    function: *callee,
+                    pc: 0,
+                    base: new_base as u32,
+                    local_base: new_local as u32,
+                    result: *result,
+                });
+                function_index = *callee;
+                function = target;
+                code = &function.code;
+                pc = 0;
+                base = new_base;
+                local_base = new_local;
+            }
+            Op::Return { value } => {
+                let value = value.map(|r| reg!(r));
+                let finished = state.frames.pop();
+                let Some(&caller) = state.frames.last() else {
+                    state.status = Status::Exited;
+                    return Ok(());
+                };
+                function_index = caller.function;
+                function = &program.functions[function_index as usize];
+                code = &function.code;
+                pc = caller.pc as usize;
+                base = caller.base as usize;
+                local_base = caller.local_base as usize;
+                if let (Some(dst), Some(value)) = (finished.and_then(|f| f.result), value) {
+                    reg!(dst) = value;
+                }
+            }
+            Op::VectorLoad {
+                pointer,
+                results,
+                size,
+            } => {
+                let start = reg!(*pointer);
+                let total = u64::from(*size) * results.len() as u64;
+                if (start & OFFSET_MASK) % total != 0 {
+                    fault!(FaultKind::Misaligned {
+                        offset: start & OFFSET_MASK,
+                        align: total
+                    });
+                }
+                let site = site!().pack();
+                for (k, &dst) in results.iter().enumerate() {
+                    let at = start + k as u64 * u64::from(*size);
+                    match memory.load(at, *size, site) {
+                        Ok(value) => reg!(dst) = value,
+                        Err(fault) => fault!(FaultKind::Access(fault)),
+                    }
+                }
+            }
+            Op::VectorStore {
+                pointer,
+                values,
+                size,
+            } => {
+                let start = reg!(*pointer);
+                let total = u64::from(*size) * values.len() as u64;
+                if (start & OFFSET_MASK) % total != 0 {
+                    fault!(FaultKind::Misaligned {
+                        offset: start & OFFSET_MASK,
+                        align: total
+                    });
+                }
+                let site = site!().pack();
+                for (k, &src) in values.iter().enumerate() {
+                    let at = start + k as u64 * u64::from(*size);
+                    if let Err(fault) = memory.store(at, *size, reg!(src), site) {
+                        fault!(FaultKind::Access(fault));
+                    }
+                }
+            }
+            Op::Print { format, args } => {
+                let format = &program.formats[*format as usize];
+                let values: Vec<u64> = args.iter().map(|&r| reg!(r)).collect();
+                context
+                    .output
+                    .print(&format::format(&format.pieces, &format.types, &values));
+            }
+            Op::Trap { message } => fault!(FaultKind::Assertion { message: *message }),
+            Op::Atomic {
+                op,
+                kind,
+                dst,
+                pointer,
+                a,
+                b,
+            } => match memory.atomic(reg!(*pointer), *kind, *op, reg!(*a), reg!(*b)) {
+                Ok(old) => reg!(*dst) = old,
+                Err(fault) => fault!(FaultKind::Access(fault)),
+            },
+            Op::Barrier => suspend!(Status::Barrier { site: site!() }),
+            Op::Shuffle {
+                mode,
+                kind,
+                dst,
+                mask,
+                value,
+                lane,
+            } => suspend!(Status::Warp(WarpWait {
+                op: WarpOp::Shuffle(*mode, *kind),
+                mask: reg!(*mask) as u32,
+                value: reg!(*value),
+                lane: reg!(*lane) as u32,
+                dst: base + *dst as usize,
+                site: site!(),
+            })),
+            Op::Vote {
+                op,
+                dst,
+                mask,
+                predicate,
+            } => suspend!(Status::Warp(WarpWait {
+                op: WarpOp::Vote(*op),
+                mask: reg!(*mask) as u32,
+                value: reg!(*predicate),
+                lane: 0,
+                dst: base + *dst as usize,
+                site: site!(),
+            })),
+            Op::ActiveMask { dst } => suspend!(Status::Warp(WarpWait {
+                op: WarpOp::ActiveMask(site!()),
+                mask: 0,
+                value: 0,
+                lane: 0,
+                dst: base + *dst as usize,
+                site: site!(),
+            })),
+            Op::FellOff => fault!(FaultKind::FellOff),
+        }
+    }
+}
