@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod cases;
 pub mod kernels;
 
 use cudajit::codegen::toolchain::Toolchain;
