@@ -14,11 +14,11 @@
 
 use std::sync::Arc;
 
+use cudajit_core::sim::{SimArg, SimOptions};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
-use cudajit_core::sim::{SimArg, SimOptions};
 
 use crate::sim::{BufferElement, SimBuffer, SimStream};
 use crate::Error;
@@ -241,7 +241,9 @@ impl Stream {
             None | Some("") | Some("auto") => match crate::default_context() {
                 Ok(context) => Ok(Stream::from_cuda(context.default_stream())),
                 Err(Error::NoGpu(reason)) => {
-                    tracing::info!("cudajit: no GPU found ({reason}); running on the CPU simulator");
+                    tracing::info!(
+                        "cudajit: no GPU found ({reason}); running on the CPU simulator"
+                    );
                     Ok(Stream {
                         inner: StreamInner::Sim(SimStream::new()),
                         no_gpu: Some(reason.into()),
@@ -258,9 +260,8 @@ impl Stream {
     /// The default stream of GPU `ordinal`.
     pub fn gpu(ordinal: usize) -> Result<Stream, Error> {
         crate::gpu_count()?;
-        let context = cudarc::driver::CudaContext::new(ordinal).map_err(|e| {
-            Error::NoGpu(format!("cannot create a context on GPU {ordinal}: {e}"))
-        })?;
+        let context = cudarc::driver::CudaContext::new(ordinal)
+            .map_err(|e| Error::NoGpu(format!("cannot create a context on GPU {ordinal}: {e}")))?;
         Ok(Stream::from_cuda(context.default_stream()))
     }
 

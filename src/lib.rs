@@ -47,25 +47,27 @@ mod sim;
 mod spec;
 pub mod warp;
 
+pub use backend::{
+    Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
+};
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::Arch;
 pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
 pub use cudajit_core::layout::DeviceStruct;
 pub use cudajit_core::lower::Specialization;
+pub use cudajit_core::sim::{PrintTarget, SimError, SimOptions, SimReport};
 pub use cudajit_macros::{device, kernel, DeviceCopy};
 pub use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
     DeviceSlice, DriverError,
 };
-pub use backend::{
-    Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
-};
-pub use cudajit_core::sim::{SimError, SimOptions, SimReport};
 pub use error::Error;
-pub use sim::{BufferElement, SimBuffer, SimStream};
 pub use gpu::{default_context, gpu_count};
+/// The 16-bit float types kernels take (`half`'s).
+pub use half::{bf16, f16};
 pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
+pub use sim::{BufferElement, SimBuffer, SimStream};
 
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
 pub use cudajit_codegen as codegen;
@@ -108,7 +110,8 @@ pub mod __private {
         if size == scalar.size_bytes() as usize && size <= 8 {
             // SAFETY: `T` is a scalar of `size` bytes (checked against its IR type), read
             // as plain bytes; every bit pattern of those bytes is a valid `u8`.
-            let bytes = unsafe { core::slice::from_raw_parts(&value as *const T as *const u8, size) };
+            let bytes =
+                unsafe { core::slice::from_raw_parts(&value as *const T as *const u8, size) };
             bits[..size].copy_from_slice(bytes);
         }
         cudajit_core::sim::SimArg::Scalar {

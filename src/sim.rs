@@ -99,17 +99,11 @@ impl<T: BufferElement> SimBuffer<T> {
 }
 
 /// A stream of the CPU simulator: allocates [`SimBuffer`]s and runs kernels launched on
-/// it. Clones share their captured output and last report.
+/// it. Clones share their options and last report.
 #[derive(Clone, Debug, Default)]
 pub struct SimStream {
     options: SimOptions,
-    state: Arc<Mutex<SimStreamState>>,
-}
-
-#[derive(Debug, Default)]
-struct SimStreamState {
-    output: String,
-    last: Option<SimReport>,
+    last: Arc<Mutex<Option<SimReport>>>,
 }
 
 impl SimStream {
@@ -119,12 +113,12 @@ impl SimStream {
         SimStream::default()
     }
 
-    /// A stream with `options` (with `capture_output`, read `print!` output back with
-    /// [`SimStream::take_output`]).
+    /// A stream with `options` (with `print: PrintTarget::capture()`, read `print!` output
+    /// back with [`SimStream::take_output`]).
     pub fn with_options(options: SimOptions) -> Self {
         SimStream {
             options,
-            state: Arc::default(),
+            last: Arc::default(),
         }
     }
 
@@ -164,23 +158,22 @@ impl SimStream {
         Ok(())
     }
 
-    /// The `print!` output captured since the last call (with `capture_output`).
+    /// The `print!` output captured since the last call (with a capturing
+    /// [`SimOptions::print`]), including that of launches that failed.
     pub fn take_output(&self) -> String {
-        std::mem::take(&mut self.lock().output)
+        self.options.print.take()
     }
 
     /// What the last launch on this stream did (threads, time, barriers).
     pub fn last_report(&self) -> Option<SimReport> {
-        self.lock().last.clone()
+        self.lock().clone()
     }
 
-    pub(crate) fn record(&self, mut report: SimReport) {
-        let mut state = self.lock();
-        state.output.push_str(&std::mem::take(&mut report.output));
-        state.last = Some(report);
+    pub(crate) fn record(&self, report: SimReport) {
+        *self.lock() = Some(report);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, SimStreamState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<SimReport>> {
+        self.last.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -890,3 +890,52 @@ fn structs_by_value_and_in_slices() {
     assert_eq!(stream.clone_dtoh(&snapshot).unwrap(), es);
     assert_eq!(stream.clone_dtoh(&ids).unwrap(), ei);
 }
+
+#[test]
+fn sixteen_bit_floats() {
+    use cudajit::{bf16, f16};
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 4096;
+    let x: Vec<f16> = (0..n)
+        .map(|i| f16::from_f32((i % 200) as f32 * 0.37 - 30.0))
+        .collect();
+    let y: Vec<bf16> = (0..n)
+        .map(|i| bf16::from_f32((i % 97) as f32 * 1.3 - 50.0))
+        .collect();
+    let (dx, dy) = (
+        stream.clone_htod(&x).unwrap(),
+        stream.clone_htod(&y).unwrap(),
+    );
+    let mut o16 = stream.alloc_zeros::<f16>(n).unwrap();
+    let mut ob = stream.alloc_zeros::<bf16>(n).unwrap();
+    let mut wide = stream.alloc_zeros::<f32>(n).unwrap();
+    half_precision::launch(
+        &stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &dy,
+        1.75,
+        &mut o16,
+        &mut ob,
+        &mut wide,
+    )
+    .unwrap();
+    let (mut e16, mut eb, mut ew) = (vec![f16::ZERO; n], vec![bf16::ZERO; n], vec![0.0; n]);
+    half_precision_ref(&x, &y, 1.75, &mut e16, &mut eb, &mut ew);
+    assert_eq!(stream.clone_dtoh(&wide).unwrap(), ew);
+    // Each f16/bf16 operation rounds once, as the host's `half` does; an FMA contraction
+    // on the device may round once fewer, so allow one unit in the last place.
+    let got16 = stream.clone_dtoh(&o16).unwrap();
+    for i in 0..n {
+        let (a, b) = (got16[i].to_bits() as i32, e16[i].to_bits() as i32);
+        assert!((a - b).abs() <= 1, "f16 i={i}: {} vs {}", got16[i], e16[i]);
+    }
+    let gotb = stream.clone_dtoh(&ob).unwrap();
+    for i in 0..n {
+        let (a, b) = (gotb[i].to_bits() as i32, eb[i].to_bits() as i32);
+        assert!((a - b).abs() <= 1, "bf16 i={i}: {} vs {}", gotb[i], eb[i]);
+    }
+}

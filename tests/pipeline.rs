@@ -9,7 +9,8 @@ use cudajit::core::Scalar;
 use cudajit::{Arch, CubinOrigin, Kernel, Specialization};
 
 /// Every non-generic test kernel, so each is compiled for real on the CPU.
-const KERNELS: [&Kernel; 16] = [
+const KERNELS: [&Kernel; 17] = [
+    &half_precision::KERNEL,
     &advance::KERNEL,
     &inline_ptx::KERNEL,
     &classify::KERNEL,

@@ -96,6 +96,7 @@ macro_rules! device_scalars {
 device_scalars!(
     bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, isize => Isize,
     u8 => U8, u16 => U16, u32 => U32, u64 => U64, usize => Usize, f32 => F32, f64 => F64,
+    half::f16 => F16, half::bf16 => BF16,
 );
 
 /// Floating-point scalars (`f32`, `f64`): what a `T: Float` kernel may do with a `T`.

@@ -134,12 +134,12 @@ impl MathFunction {
     /// Whether the function applies to receivers of type `ty`.
     pub fn applies_to(self, ty: Scalar) -> bool {
         match self {
-            Abs => ty.is_float() || ty.is_signed(),
-            Min | Max => ty.is_float() || ty.is_integer(),
+            Abs => ty.is_wide_float() || ty.is_signed(),
+            Min | Max => ty.is_wide_float() || ty.is_integer(),
             CountOnes | LeadingZeros | TrailingZeros => ty.is_integer(),
             // The approximate hardware versions exist for `f32` only.
             FastExp | FastSin | FastCos | FastLn | FastLog2 | FastDiv => ty == Scalar::F32,
-            _ => ty.is_float(),
+            _ => ty.is_wide_float(),
         }
     }
 

@@ -19,6 +19,10 @@ pub enum Scalar {
     Usize,
     F32,
     F64,
+    /// IEEE binary16 (`half::f16` on the host).
+    F16,
+    /// bfloat16 (`half::bf16` on the host).
+    BF16,
 }
 
 /// The broad class of a scalar, which decides which instructions operate on it.
@@ -32,7 +36,7 @@ pub enum ScalarKind {
 
 impl Scalar {
     /// Every scalar, for tables and tests.
-    pub const ALL: [Scalar; 13] = [
+    pub const ALL: [Scalar; 15] = [
         Scalar::Bool,
         Scalar::I8,
         Scalar::I16,
@@ -46,6 +50,8 @@ impl Scalar {
         Scalar::Usize,
         Scalar::F32,
         Scalar::F64,
+        Scalar::F16,
+        Scalar::BF16,
     ];
 
     /// The Rust name of the type (`f32`, `usize`, ...).
@@ -64,6 +70,8 @@ impl Scalar {
             Scalar::Usize => "usize",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
         }
     }
 
@@ -82,7 +90,7 @@ impl Scalar {
             Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::U64 | Scalar::Usize => {
                 ScalarKind::Uint
             }
-            Scalar::F32 | Scalar::F64 => ScalarKind::Float,
+            Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => ScalarKind::Float,
         }
     }
 
@@ -91,7 +99,7 @@ impl Scalar {
         match self {
             Scalar::Bool => 1,
             Scalar::I8 | Scalar::U8 => 8,
-            Scalar::I16 | Scalar::U16 => 16,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 16,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 32,
             Scalar::I64 | Scalar::U64 | Scalar::Isize | Scalar::Usize | Scalar::F64 => 64,
         }
@@ -105,6 +113,12 @@ impl Scalar {
     /// Whether this is an integer type (signed or unsigned).
     pub fn is_integer(self) -> bool {
         matches!(self.kind(), ScalarKind::Sint | ScalarKind::Uint)
+    }
+
+    /// Whether this is `f32` or `f64`, the floats with full arithmetic and libdevice
+    /// functions (the 16-bit floats convert through `f32`).
+    pub fn is_wide_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
     }
 
     /// Whether this is a floating-point type.

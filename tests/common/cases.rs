@@ -84,24 +84,78 @@ pub struct Case {
 /// Every case.
 pub fn all() -> Vec<Case> {
     vec![
-        Case { name: "saxpy", run: saxpy_case },
-        Case { name: "int_ops", run: int_ops_case },
-        Case { name: "casts", run: casts_case },
-        Case { name: "loops", run: loops_case },
-        Case { name: "transpose", run: transpose_case },
-        Case { name: "bools", run: bools_case },
-        Case { name: "scale_strided", run: scale_strided_case },
-        Case { name: "generics", run: generics_case },
-        Case { name: "math_ops", run: math_ops_case },
-        Case { name: "block_sum", run: block_sum_case },
-        Case { name: "histogram", run: histogram_case },
-        Case { name: "transpose_tiled", run: transpose_tiled_case },
-        Case { name: "warp_ops", run: warp_ops_case },
-        Case { name: "vectors_and_arrays", run: vectors_and_arrays_case },
-        Case { name: "warp_helpers", run: warp_helpers_case },
-        Case { name: "classify", run: classify_case },
-        Case { name: "libdevice_f32", run: libdevice_f32_case },
-        Case { name: "libdevice_f64", run: libdevice_f64_case },
+        Case {
+            name: "saxpy",
+            run: saxpy_case,
+        },
+        Case {
+            name: "int_ops",
+            run: int_ops_case,
+        },
+        Case {
+            name: "casts",
+            run: casts_case,
+        },
+        Case {
+            name: "loops",
+            run: loops_case,
+        },
+        Case {
+            name: "transpose",
+            run: transpose_case,
+        },
+        Case {
+            name: "bools",
+            run: bools_case,
+        },
+        Case {
+            name: "scale_strided",
+            run: scale_strided_case,
+        },
+        Case {
+            name: "generics",
+            run: generics_case,
+        },
+        Case {
+            name: "math_ops",
+            run: math_ops_case,
+        },
+        Case {
+            name: "block_sum",
+            run: block_sum_case,
+        },
+        Case {
+            name: "histogram",
+            run: histogram_case,
+        },
+        Case {
+            name: "transpose_tiled",
+            run: transpose_tiled_case,
+        },
+        Case {
+            name: "warp_ops",
+            run: warp_ops_case,
+        },
+        Case {
+            name: "vectors_and_arrays",
+            run: vectors_and_arrays_case,
+        },
+        Case {
+            name: "warp_helpers",
+            run: warp_helpers_case,
+        },
+        Case {
+            name: "classify",
+            run: classify_case,
+        },
+        Case {
+            name: "libdevice_f32",
+            run: libdevice_f32_case,
+        },
+        Case {
+            name: "libdevice_f64",
+            run: libdevice_f64_case,
+        },
     ]
 }
 
@@ -129,7 +183,10 @@ pub fn saxpy_case(stream: &Stream) -> Result<Outputs, Error> {
         let dx = up(stream, &x)?;
         let mut dy = up(stream, &y0)?;
         saxpy::launch(stream, LaunchConfig::for_elements(n), 1.75, &dx, &mut dy)?;
-        outputs.push(exact(format!("y (n={n})"), Values::F32(stream.clone_dtoh(&dy)?)));
+        outputs.push(exact(
+            format!("y (n={n})"),
+            Values::F32(stream.clone_dtoh(&dy)?),
+        ));
     }
     Ok(outputs)
 }
@@ -158,8 +215,14 @@ pub fn int_ops_case(stream: &Stream) -> Result<Outputs, Error> {
         let mut flags = stream.alloc_zeros::<u32>(n)?;
         let config = LaunchConfig::for_elements(n);
         int_ops::launch(stream, config, &da, &db, shift, &mut out, &mut flags)?;
-        outputs.push(exact(format!("out (shift {shift})"), Values::I32(stream.clone_dtoh(&out)?)));
-        outputs.push(exact(format!("flags (shift {shift})"), Values::U32(stream.clone_dtoh(&flags)?)));
+        outputs.push(exact(
+            format!("out (shift {shift})"),
+            Values::I32(stream.clone_dtoh(&out)?),
+        ));
+        outputs.push(exact(
+            format!("flags (shift {shift})"),
+            Values::U32(stream.clone_dtoh(&flags)?),
+        ));
     }
     Ok(outputs)
 }
@@ -238,7 +301,10 @@ pub fn transpose_case(stream: &Stream) -> Result<Outputs, Error> {
     let mut doutput = stream.alloc_zeros::<f64>(input.len())?;
     let config = LaunchConfig::new((cols.div_ceil(16), rows.div_ceil(16)), (16, 16));
     transpose::launch(stream, config, rows, cols, &dinput, &mut doutput)?;
-    Ok(vec![exact("output", Values::F64(stream.clone_dtoh(&doutput)?))])
+    Ok(vec![exact(
+        "output",
+        Values::F64(stream.clone_dtoh(&doutput)?),
+    )])
 }
 
 pub fn bools_inputs() -> (Vec<bool>, Vec<i64>) {
@@ -256,8 +322,18 @@ pub fn bools_case(stream: &Stream) -> Result<Outputs, Error> {
     let mut outputs = Vec::new();
     for invert in [false, true] {
         let mut out = stream.alloc_zeros::<bool>(n)?;
-        bools::launch(stream, LaunchConfig::for_elements(n), invert, &dx, &dy, &mut out)?;
-        outputs.push(exact(format!("out (invert {invert})"), Values::Bool(stream.clone_dtoh(&out)?)));
+        bools::launch(
+            stream,
+            LaunchConfig::for_elements(n),
+            invert,
+            &dx,
+            &dy,
+            &mut out,
+        )?;
+        outputs.push(exact(
+            format!("out (invert {invert})"),
+            Values::Bool(stream.clone_dtoh(&out)?),
+        ));
     }
     Ok(outputs)
 }
@@ -300,14 +376,23 @@ pub fn generics_case(stream: &Stream) -> Result<Outputs, Error> {
     let dinput = up(stream, &input)?;
     let mut out = stream.alloc_zeros::<f32>(n)?;
     window_sums::launch::<1>(stream, config, &dinput, &mut out)?;
-    outputs.push(exact("window_sums W=1", Values::F32(stream.clone_dtoh(&out)?)));
+    outputs.push(exact(
+        "window_sums W=1",
+        Values::F32(stream.clone_dtoh(&out)?),
+    ));
     let mut out = stream.alloc_zeros::<f32>(n)?;
     window_sums::launch::<4>(stream, config, &dinput, &mut out)?;
-    outputs.push(exact("window_sums W=4", Values::F32(stream.clone_dtoh(&out)?)));
+    outputs.push(exact(
+        "window_sums W=4",
+        Values::F32(stream.clone_dtoh(&out)?),
+    ));
     for rounds in [0u32, 3, 10] {
         let mut data = up(stream, &start)?;
         collatz_steps::launch(stream, config, rounds, &mut data)?;
-        outputs.push(exact(format!("collatz rounds={rounds}"), Values::U64(stream.clone_dtoh(&data)?)));
+        outputs.push(exact(
+            format!("collatz rounds={rounds}"),
+            Values::U64(stream.clone_dtoh(&data)?),
+        ));
     }
     Ok(outputs)
 }
@@ -346,8 +431,16 @@ pub fn math_ops_case(stream: &Stream) -> Result<Outputs, Error> {
     )?;
     Ok(vec![
         // Sums of several libdevice results, each within a few ulp.
-        out("out32", Values::F32(stream.clone_dtoh(&o32)?), Tolerance::Relative(1e-5)),
-        out("out64", Values::F64(stream.clone_dtoh(&o64)?), Tolerance::Relative(1e-13)),
+        out(
+            "out32",
+            Values::F32(stream.clone_dtoh(&o32)?),
+            Tolerance::Relative(1e-5),
+        ),
+        out(
+            "out64",
+            Values::F64(stream.clone_dtoh(&o64)?),
+            Tolerance::Relative(1e-13),
+        ),
         exact("counts", Values::U32(stream.clone_dtoh(&counts)?)),
     ])
 }
@@ -362,7 +455,10 @@ pub fn block_sum_case(stream: &Stream) -> Result<Outputs, Error> {
     let ddata = up(stream, &data)?;
     let mut total = stream.alloc_zeros::<u64>(1)?;
     block_sum::launch(stream, LaunchConfig::new(33, 256), &ddata, &mut total)?;
-    Ok(vec![exact("total", Values::U64(stream.clone_dtoh(&total)?))])
+    Ok(vec![exact(
+        "total",
+        Values::U64(stream.clone_dtoh(&total)?),
+    )])
 }
 
 pub fn histogram_inputs() -> Vec<u8> {
@@ -389,7 +485,10 @@ pub fn transpose_tiled_case(stream: &Stream) -> Result<Outputs, Error> {
     let mut doutput = stream.alloc_zeros::<f32>(input.len())?;
     let config = LaunchConfig::new((cols.div_ceil(32), rows.div_ceil(32)), (32, 32));
     transpose_tiled::launch::<32>(stream, config, rows, cols, &dinput, &mut doutput)?;
-    Ok(vec![exact("output", Values::F32(stream.clone_dtoh(&doutput)?))])
+    Ok(vec![exact(
+        "output",
+        Values::F32(stream.clone_dtoh(&doutput)?),
+    )])
 }
 
 pub const WARP_BLOCKS: usize = 8;
@@ -452,7 +551,10 @@ pub fn vectors_and_arrays_case(stream: &Stream) -> Result<Outputs, Error> {
         let dx = up(stream, &x)?;
         let mut dy = up(stream, &y0)?;
         saxpy_vec4::launch(stream, LaunchConfig::new(16, 256), 3.0, &dx, &mut dy)?;
-        outputs.push(exact(format!("saxpy_vec4 n={n}"), Values::F32(stream.clone_dtoh(&dy)?)));
+        outputs.push(exact(
+            format!("saxpy_vec4 n={n}"),
+            Values::F32(stream.clone_dtoh(&dy)?),
+        ));
     }
     let (a, b) = arrays_inputs();
     let (da, db) = (up(stream, &a)?, up(stream, &b)?);
@@ -465,7 +567,10 @@ pub fn vectors_and_arrays_case(stream: &Stream) -> Result<Outputs, Error> {
         &db,
         &mut out,
     )?;
-    outputs.push(exact("row_times_columns", Values::F64(stream.clone_dtoh(&out)?)));
+    outputs.push(exact(
+        "row_times_columns",
+        Values::F64(stream.clone_dtoh(&out)?),
+    ));
     Ok(outputs)
 }
 
@@ -509,7 +614,11 @@ pub fn warp_helpers_case(stream: &Stream) -> Result<Outputs, Error> {
         exact("total", Values::U64(stream.clone_dtoh(&total)?)),
         // erf, erfc and rsqrt within a few ulp; the fast_* intrinsics are the GPU's
         // hardware approximations.
-        out("specials", Values::F32(stream.clone_dtoh(&specials)?), Tolerance::Relative(1e-5)),
+        out(
+            "specials",
+            Values::F32(stream.clone_dtoh(&specials)?),
+            Tolerance::Relative(1e-5),
+        ),
     ])
 }
 
@@ -650,9 +759,13 @@ fn libdevice_outputs<T: Copy>(values: Vec<T>, wrap: fn(Vec<T>) -> Values, f64: b
         .iter()
         .enumerate()
         .map(|(k, name)| {
-            let function = cudajit::core::math::MathFunction::from_name(name)
-                .expect("a libdevice function");
-            let scalar = if f64 { cudajit::core::Scalar::F64 } else { cudajit::core::Scalar::F32 };
+            let function =
+                cudajit::core::math::MathFunction::from_name(name).expect("a libdevice function");
+            let scalar = if f64 {
+                cudajit::core::Scalar::F64
+            } else {
+                cudajit::core::Scalar::F32
+            };
             let ulp = cudajit::core::sim::ulp_bound(function, scalar).unwrap_or(0);
             let tolerance = if ulp == 0 {
                 Tolerance::Exact
@@ -670,16 +783,36 @@ pub fn libdevice_f32_case(stream: &Stream) -> Result<Outputs, Error> {
     let y: Vec<f32> = y.iter().map(|&v| v as f32).collect();
     let (dx, dy) = (up(stream, &x)?, up(stream, &y)?);
     let mut out = stream.alloc_zeros::<f32>(LIBDEVICE.len() * LIBDEVICE_N)?;
-    libdevice_table_f32::launch(stream, LaunchConfig::for_elements(LIBDEVICE_N), &dx, &dy, &mut out)?;
-    Ok(libdevice_outputs(stream.clone_dtoh(&out)?, Values::F32, false))
+    libdevice_table_f32::launch(
+        stream,
+        LaunchConfig::for_elements(LIBDEVICE_N),
+        &dx,
+        &dy,
+        &mut out,
+    )?;
+    Ok(libdevice_outputs(
+        stream.clone_dtoh(&out)?,
+        Values::F32,
+        false,
+    ))
 }
 
 pub fn libdevice_f64_case(stream: &Stream) -> Result<Outputs, Error> {
     let (x, y) = libdevice_inputs();
     let (dx, dy) = (up(stream, &x)?, up(stream, &y)?);
     let mut out = stream.alloc_zeros::<f64>(LIBDEVICE.len() * LIBDEVICE_N)?;
-    libdevice_table_f64::launch(stream, LaunchConfig::for_elements(LIBDEVICE_N), &dx, &dy, &mut out)?;
-    Ok(libdevice_outputs(stream.clone_dtoh(&out)?, Values::F64, true))
+    libdevice_table_f64::launch(
+        stream,
+        LaunchConfig::for_elements(LIBDEVICE_N),
+        &dx,
+        &dy,
+        &mut out,
+    )?;
+    Ok(libdevice_outputs(
+        stream.clone_dtoh(&out)?,
+        Values::F64,
+        true,
+    ))
 }
 
 // ----- comparing two backends -----

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use cudajit::prelude::*;
+use cudajit::{bf16, f16};
 
 #[kernel]
 pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
@@ -715,5 +716,44 @@ pub fn advance_ref(
         copy.id += 1000;
         snapshot[i] = copy;
         ids[i] = step.generation + before.id as u64;
+    }
+}
+
+// ----- 16-bit floats -----
+
+/// `f16` arithmetic natively, `bf16` through `f32`, conversions both ways.
+#[kernel]
+pub fn half_precision(
+    x: &[f16],
+    y: &[bf16],
+    scale: f32,
+    out16: &mut [f16],
+    outb: &mut [bf16],
+    wide: &mut [f32],
+) {
+    let i = global_index();
+    if i < x.len() {
+        let h = x[i];
+        let s = f16::from_f32(scale);
+        out16[i] = h * s + h;
+        outb[i] = y[i] * bf16::from_f32(scale) - y[i];
+        wide[i] = h.to_f32() + y[i].to_f32();
+    }
+}
+
+pub fn half_precision_ref(
+    x: &[f16],
+    y: &[bf16],
+    scale: f32,
+    out16: &mut [f16],
+    outb: &mut [bf16],
+    wide: &mut [f32],
+) {
+    for i in 0..x.len() {
+        let h = x[i];
+        let s = f16::from_f32(scale);
+        out16[i] = h * s + h;
+        outb[i] = y[i] * bf16::from_f32(scale) - y[i];
+        wide[i] = h.to_f32() + y[i].to_f32();
     }
 }

@@ -364,6 +364,13 @@ impl Writer<'_> {
                 let value = self.expr(operand)?.scalar();
                 let ty = types::scalar(s);
                 scalar(match (op, s.is_float()) {
+                    // Flip the sign bit: exact, and the only negation LLVM 7 has for these.
+                    (UnaryOp::Neg, true) if s == Scalar::BF16 => {
+                        self.value(format!("xor i16 {value}, -32768"))
+                    }
+                    (UnaryOp::Neg, true) if s == Scalar::F16 => {
+                        self.value(format!("fsub half 0xH8000, {value}"))
+                    }
                     (UnaryOp::Neg, true) => self.value(format!("fsub {ty} -0.0, {value}")),
                     (UnaryOp::Neg, false) => self.value(format!("sub {ty} 0, {value}")),
                     (UnaryOp::Not, _) => {
@@ -496,6 +503,17 @@ impl Writer<'_> {
     }
 
     fn binary(&mut self, op: BinaryOp, s: Scalar, l: String, r: String) -> String {
+        // bf16 (and f16's remainder) compute in f32, then round back, as `half` does.
+        if s == Scalar::BF16 || (s == Scalar::F16 && op == BinaryOp::Rem) {
+            let wide_l = self.cast(l, s, Scalar::F32);
+            let wide_r = self.cast(r, s, Scalar::F32);
+            let result = self.binary(op, Scalar::F32, wide_l, wide_r);
+            return if op.is_comparison() {
+                result
+            } else {
+                self.cast(result, Scalar::F32, s)
+            };
+        }
         let ty = types::scalar(s);
         let float = s.is_float();
         let signed = s.is_signed();
@@ -596,6 +614,28 @@ impl Writer<'_> {
     }
 
     fn cast(&mut self, v: String, from: Scalar, to: Scalar) -> String {
+        if from == to {
+            return v;
+        }
+        // bf16 converts through f32: widening is exact (its bits are f32's top half),
+        // narrowing rounds to nearest even with PTX `cvt.rn.bf16.f32` (sm_80 and newer).
+        if from == Scalar::BF16 {
+            let wide = self.value(format!("zext i16 {v} to i32"));
+            let bits = self.value(format!("shl i32 {wide}, 16"));
+            let float = self.value(format!("bitcast i32 {bits} to float"));
+            return self.cast(float, Scalar::F32, to);
+        }
+        if to == Scalar::BF16 {
+            let float = self.cast(v, from, Scalar::F32);
+            return self.value(format!(
+                "call i16 asm \"cvt.rn.bf16.f32 $0, $1;\", \"=h,f\"(float {float})"
+            ));
+        }
+        // f16 to an integer: through f32, whose saturating conversion is Rust's.
+        if from == Scalar::F16 && !to.is_float() {
+            let float = self.value(format!("fpext half {v} to float"));
+            return self.cast(float, Scalar::F32, to);
+        }
         let (f, t) = (types::scalar(from), types::scalar(to));
         match (from.is_float(), to.is_float()) {
             (true, true) => match from.bits().cmp(&to.bits()) {
@@ -872,8 +912,8 @@ impl Writer<'_> {
                                 self.value(format!("select i1 {value}, i8* {yes}, i8* {no}"));
                             ("s", ("i8*".to_owned(), pick))
                         }
-                        Scalar::F32 => {
-                            let wide = self.value(format!("fpext float {value} to double"));
+                        Scalar::F32 | Scalar::F16 | Scalar::BF16 => {
+                            let wide = self.cast(value, ty, Scalar::F64);
                             ("f", ("double".to_owned(), wide))
                         }
                         Scalar::F64 => ("f", ("double".to_owned(), value)),
@@ -1272,6 +1312,13 @@ impl Writer<'_> {
                 self.value(format!("bitcast i32 {moved} to float"))
             }
             (32, false) => shuffle32(self, value.to_owned()),
+            _ if ty == Scalar::F16 => {
+                let bits = self.value(format!("bitcast half {value} to i16"));
+                let wide = self.value(format!("zext i16 {bits} to i32"));
+                let moved = shuffle32(self, wide);
+                let narrow = self.value(format!("trunc i32 {moved} to i16"));
+                self.value(format!("bitcast i16 {narrow} to half"))
+            }
             _ => {
                 let wide = self.value(format!("zext {t} {value} to i32"));
                 let moved = shuffle32(self, wide);

@@ -12,6 +12,9 @@ pub(super) fn scalar(s: Scalar) -> &'static str {
         Scalar::I64 | Scalar::U64 | Scalar::Isize | Scalar::Usize => "i64",
         Scalar::F32 => "float",
         Scalar::F64 => "double",
+        Scalar::F16 => "half",
+        // LLVM 7 has no bfloat type: bf16 lives in an `i16` and computes through `f32`.
+        Scalar::BF16 => "i16",
     }
 }
 
@@ -37,6 +40,11 @@ pub(super) fn int_constant(bits: u64, width: u32) -> String {
 
 /// A float constant. LLVM 7 wants floats as the hex bits of the equivalent `double`.
 pub(super) fn float_constant(value: f64, ty: Scalar) -> String {
+    match ty {
+        Scalar::F16 => return format!("0xH{:04X}", half::f16::from_f64(value).to_bits()),
+        Scalar::BF16 => return int_constant(u64::from(half::bf16::from_f64(value).to_bits()), 16),
+        _ => {}
+    }
     let value = if ty == Scalar::F32 {
         value as f32 as f64
     } else {

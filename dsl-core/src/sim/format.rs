@@ -40,6 +40,14 @@ fn conversion(ty: Scalar, bits: u64, spec: &FormatSpec) -> String {
         Scalar::Bool => if bits & 1 == 1 { "true" } else { "false" }.to_owned(),
         Scalar::F32 => fixed(f64::from(f32::from_register(bits)), spec.precision),
         Scalar::F64 => fixed(f64::from_register(bits), spec.precision),
+        Scalar::F16 => fixed(
+            f64::from(half::f16::from_register(bits).to_f32()),
+            spec.precision,
+        ),
+        Scalar::BF16 => fixed(
+            f64::from(half::bf16::from_register(bits).to_f32()),
+            spec.precision,
+        ),
         s => {
             // C's promotions: narrow integers widen to 32 bits by their signedness.
             let wide = widen(bits, s);
@@ -67,7 +75,12 @@ fn conversion(ty: Scalar, bits: u64, spec: &FormatSpec) -> String {
 /// C's `%.Nf` (N = 6 by default), with C's spellings of infinities and NaNs.
 fn fixed(value: f64, precision: Option<u32>) -> String {
     if value.is_nan() {
-        return if value.is_sign_negative() { "-nan" } else { "nan" }.to_owned();
+        return if value.is_sign_negative() {
+            "-nan"
+        } else {
+            "nan"
+        }
+        .to_owned();
     }
     if value.is_infinite() {
         return if value < 0.0 { "-inf" } else { "inf" }.to_owned();
@@ -117,7 +130,13 @@ mod tests {
                 },
             },
         ];
-        let types = [Scalar::I32, Scalar::F32, Scalar::Bool, Scalar::I8, Scalar::F64];
+        let types = [
+            Scalar::I32,
+            Scalar::F32,
+            Scalar::Bool,
+            Scalar::I8,
+            Scalar::F64,
+        ];
         let values = [
             (-7i32).to_register(),
             3.5f32.to_register(),

@@ -234,9 +234,7 @@ pub fn ulp_bound(function: MathFunction, scalar: Scalar) -> Option<u32> {
         | M::CountOnes
         | M::LeadingZeros
         | M::TrailingZeros => return Some(0),
-        M::FastExp | M::FastSin | M::FastCos | M::FastLn | M::FastLog2 | M::FastDiv => {
-            return None
-        }
+        M::FastExp | M::FastSin | M::FastCos | M::FastLn | M::FastLog2 | M::FastDiv => return None,
         M::Exp | M::Exp2 => {
             if single {
                 2
@@ -263,7 +261,11 @@ pub fn ulp_bound(function: MathFunction, scalar: Scalar) -> Option<u32> {
 /// two NaNs, `u64::MAX` for a NaN against a number).
 pub fn ulp_distance_f32(a: f32, b: f32) -> u64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
     }
     let key = |v: f32| {
         let bits = v.to_bits() as i32;
@@ -275,7 +277,11 @@ pub fn ulp_distance_f32(a: f32, b: f32) -> u64 {
 /// [`ulp_distance_f32`] for `f64`s.
 pub fn ulp_distance_f64(a: f64, b: f64) -> u64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
     }
     let key = |v: f64| {
         let bits = v.to_bits() as i64;
@@ -306,7 +312,10 @@ mod tests {
     #[test]
     fn ulp_distances() {
         assert_eq!(ulp_distance_f32(1.0, 1.0), 0);
-        assert_eq!(ulp_distance_f32(1.0, f32::from_bits(1.0f32.to_bits() + 2)), 2);
+        assert_eq!(
+            ulp_distance_f32(1.0, f32::from_bits(1.0f32.to_bits() + 2)),
+            2
+        );
         assert_eq!(ulp_distance_f32(-0.0, 0.0), 0);
         assert_eq!(ulp_distance_f32(f32::from_bits(1), -f32::from_bits(1)), 2);
         assert_eq!(ulp_distance_f64(f64::NAN, f64::NAN), 0);

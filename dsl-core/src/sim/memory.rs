@@ -80,7 +80,10 @@ impl DeviceMemory {
     /// # Panics
     /// If the bytes are outside the memory.
     pub fn write_bytes(&mut self, offset: usize, data: &[u8]) {
-        assert!(offset + data.len() <= self.bytes, "write outside device memory");
+        assert!(
+            offset + data.len() <= self.bytes,
+            "write outside device memory"
+        );
         for (i, &byte) in data.iter().enumerate() {
             let at = offset + i;
             let word = self.words[at / 8].get_mut();
@@ -94,7 +97,10 @@ impl DeviceMemory {
     /// # Panics
     /// If the bytes are outside the memory.
     pub fn read_bytes(&self, offset: usize, out: &mut [u8]) {
-        assert!(offset + out.len() <= self.bytes, "read outside device memory");
+        assert!(
+            offset + out.len() <= self.bytes,
+            "read outside device memory"
+        );
         let mut i = 0;
         while i < out.len() {
             let at = offset + i;
@@ -377,7 +383,13 @@ impl SharedMemory {
 
     /// Records a plain access by `thread` (its linear index) at `site`, reporting a race.
     #[inline]
-    fn record(&mut self, at: usize, thread: u32, site: u32, write: bool) -> Result<(), AccessFault> {
+    fn record(
+        &mut self,
+        at: usize,
+        thread: u32,
+        site: u32,
+        write: bool,
+    ) -> Result<(), AccessFault> {
         let epoch = self.epoch;
         let record = &mut self.records[at];
         let race = |first_thread, first_site, first_write| {
@@ -616,14 +628,22 @@ mod tests {
         // Another thread may not, before a barrier.
         assert!(matches!(
             shared.load(0, 4, 1, 3),
-            Err(AccessFault::Race(RaceReport { first_thread: 0, first_write: true, .. }))
+            Err(AccessFault::Race(RaceReport {
+                first_thread: 0,
+                first_write: true,
+                ..
+            }))
         ));
         shared.epoch += 1;
         assert_eq!(shared.load(0, 4, 1, 3).unwrap(), 7);
         // A write after another thread's read, before a barrier.
         assert!(matches!(
             shared.store(0, 4, 1, 2, 4),
-            Err(AccessFault::Race(RaceReport { first_thread: 1, first_write: false, .. }))
+            Err(AccessFault::Race(RaceReport {
+                first_thread: 1,
+                first_write: false,
+                ..
+            }))
         ));
         // Atomics never race.
         shared.atomic(8, Scalar::U32, AtomicOp::Add, 1, 0).unwrap();
@@ -633,10 +653,28 @@ mod tests {
 
     #[test]
     fn atomic_operations() {
-        assert_eq!(rmw(Scalar::I32, AtomicOp::Min, 5, (-3i32).to_register(), 0), (-3i32).to_register());
-        assert_eq!(rmw(Scalar::U32, AtomicOp::Min, 5, (-3i32).to_register(), 0), 5);
-        assert_eq!(rmw(Scalar::U32, AtomicOp::Add, u64::from(u32::MAX), 2, 0), 1);
-        assert_eq!(rmw(Scalar::F32, AtomicOp::Sub, 1.5f32.to_register(), 0.5f32.to_register(), 0), 1.0f32.to_register());
+        assert_eq!(
+            rmw(Scalar::I32, AtomicOp::Min, 5, (-3i32).to_register(), 0),
+            (-3i32).to_register()
+        );
+        assert_eq!(
+            rmw(Scalar::U32, AtomicOp::Min, 5, (-3i32).to_register(), 0),
+            5
+        );
+        assert_eq!(
+            rmw(Scalar::U32, AtomicOp::Add, u64::from(u32::MAX), 2, 0),
+            1
+        );
+        assert_eq!(
+            rmw(
+                Scalar::F32,
+                AtomicOp::Sub,
+                1.5f32.to_register(),
+                0.5f32.to_register(),
+                0
+            ),
+            1.0f32.to_register()
+        );
         assert_eq!(rmw(Scalar::U64, AtomicOp::CompareExchange, 4, 4, 9), 9);
         assert_eq!(rmw(Scalar::U64, AtomicOp::CompareExchange, 4, 5, 9), 4);
     }

@@ -34,6 +34,7 @@ mod scheduler;
 mod thread;
 mod value;
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use error::{SimError, SimSite};
@@ -45,7 +46,6 @@ pub use value::RegisterValue;
 use crate::device::Dim3;
 use crate::Scalar;
 use memory::{pointer, MAX_GLOBAL_REGIONS};
-use thread::Output;
 
 /// Most threads per block, as on every CUDA GPU.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
@@ -60,13 +60,55 @@ pub struct SimLaunch {
     pub dynamic_shared_bytes: u32,
 }
 
+/// Where `print!` output of simulated kernels goes.
+#[derive(Clone, Debug, Default)]
+pub enum PrintTarget {
+    /// The process's standard output, one `print!` at a time.
+    #[default]
+    Stdout,
+    /// A buffer, read back with [`PrintTarget::take`] (kept even when a launch fails).
+    Capture(Arc<Mutex<String>>),
+}
+
+impl PrintTarget {
+    /// A new, empty capture buffer.
+    pub fn capture() -> Self {
+        PrintTarget::Capture(Arc::default())
+    }
+
+    /// The output captured so far, emptying the buffer (empty for [`PrintTarget::Stdout`]).
+    pub fn take(&self) -> String {
+        match self {
+            PrintTarget::Stdout => String::new(),
+            PrintTarget::Capture(buffer) => {
+                std::mem::take(&mut *buffer.lock().unwrap_or_else(|p| p.into_inner()))
+            }
+        }
+    }
+
+    pub(crate) fn print(&self, text: &str) {
+        match self {
+            PrintTarget::Stdout => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            PrintTarget::Capture(buffer) => buffer
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push_str(text),
+        }
+    }
+}
+
 /// How a launch runs.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
     /// Host threads running blocks; 0 takes `CUDAJIT_SIM_THREADS` or every core.
     pub workers: usize,
-    /// Collect `print!` output in [`SimReport::output`] instead of writing it to stdout.
-    pub capture_output: bool,
+    /// Where `print!` output goes.
+    pub print: PrintTarget,
     /// Report data races on shared memory (on by default; costs a record per access).
     pub race_detection: bool,
 }
@@ -75,7 +117,7 @@ impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
             workers: 0,
-            capture_output: false,
+            print: PrintTarget::Stdout,
             race_detection: true,
         }
     }
@@ -150,8 +192,6 @@ pub struct SimReport {
     /// Host threads used.
     pub workers: usize,
     pub elapsed: Duration,
-    /// `print!` output, with [`SimOptions::capture_output`].
-    pub output: String,
 }
 
 impl SimReport {
@@ -235,7 +275,10 @@ pub fn launch(
                     memory,
                     writable: wants_mutable,
                 });
-                region_names.push(format!("argument {index} (&{}[{elem}])", if wants_mutable { "mut " } else { "" }));
+                region_names.push(format!(
+                    "argument {index} (&{}[{elem}])",
+                    if wants_mutable { "mut " } else { "" }
+                ));
             }
             (arg, parameter) => {
                 return Err(launch_error(format!(
@@ -246,11 +289,6 @@ pub fn launch(
             }
         }
     }
-    let output = if options.capture_output {
-        Output::Capture(Default::default())
-    } else {
-        Output::Stdout
-    };
     let grid = scheduler::Grid {
         program,
         grid: config.grid,
@@ -259,7 +297,7 @@ pub fn launch(
         globals: &globals,
         region_names: &region_names,
         image: &image,
-        output: &output,
+        output: &options.print,
         track_races: options.race_detection,
     };
     let workers = options.resolved_workers();
@@ -273,10 +311,6 @@ pub fn launch(
         barriers: stats.barriers,
         workers: workers.min(blocks as usize).max(1),
         elapsed: started.elapsed(),
-        output: match output {
-            Output::Capture(buffer) => buffer.into_inner().unwrap_or_else(|p| p.into_inner()),
-            Output::Stdout => String::new(),
-        },
     })
 }
 

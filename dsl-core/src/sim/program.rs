@@ -12,8 +12,8 @@
 use crate::ast::{Axis, FormatPiece};
 use crate::intrinsics::{AtomicOp, Intrinsic, ShuffleMode, VoteOp};
 use crate::ir::{
-    Block, BuiltinValue, CompileFlag, Expression, Function, Handle, Literal, LocalVariable,
-    LoopId, Module, Statement, TypeInner,
+    Block, BuiltinValue, CompileFlag, Expression, Function, Handle, Literal, LocalVariable, LoopId,
+    Module, Statement, TypeInner,
 };
 use crate::math::MathFunction;
 use crate::valid::{ExprType, FunctionInfo, KernelInfo};
@@ -413,7 +413,10 @@ impl Program {
                 if callees.iter().all(|&c| done[c]) {
                     let (registers, bytes) = callees.iter().fold((0, 0), |(r, b), &c| {
                         let callee = &self.functions[c];
-                        (r.max(callee.stack_registers), b.max(callee.stack_local_bytes))
+                        (
+                            r.max(callee.stack_registers),
+                            b.max(callee.stack_local_bytes),
+                        )
                     });
                     let function = &mut self.functions[f];
                     function.stack_registers = function.registers + registers;
@@ -443,7 +446,12 @@ impl Program {
                 None => true,
             })
             .max_by_key(|s| s.offset)
-            .map(|s| (s, (offset - u64::from(s.offset)) / u64::from(s.elem.size_bytes())))
+            .map(|s| {
+                (
+                    s,
+                    (offset - u64::from(s.offset)) / u64::from(s.elem.size_bytes()),
+                )
+            })
     }
 }
 
@@ -736,14 +744,17 @@ impl<'a> FunctionCompiler<'a> {
                 Literal::Float { value, ty } => value::float_literal(value, ty),
             }),
             Expression::FunctionArgument(index) => self.arguments[index as usize],
-            Expression::LocalLoad(local) => match ExprType::of(self.module, self.function.locals[local].ty) {
-                ExprType::Scalar(_) | ExprType::Slice { .. } | ExprType::Pointer { .. } => {
-                    self.local_register(local)?
+            Expression::LocalLoad(local) => {
+                match ExprType::of(self.module, self.function.locals[local].ty) {
+                    ExprType::Scalar(_) | ExprType::Slice { .. } | ExprType::Pointer { .. } => {
+                        self.local_register(local)?
+                    }
+                    ExprType::Value(_) => {
+                        return self
+                            .unsupported("a struct or array value (structs are not simulated yet)")
+                    }
                 }
-                ExprType::Value(_) => {
-                    return self.unsupported("a struct or array value (structs are not simulated yet)")
-                }
-            },
+            }
             Expression::Load { pointer } => {
                 let ExprType::Scalar(s) = ty else {
                     return self.unsupported("loading a struct (structs are not simulated yet)");
@@ -797,7 +808,8 @@ impl<'a> FunctionCompiler<'a> {
             Expression::Cast { value: operand, to } => {
                 let from = self.scalar_of(operand)?;
                 let a = self.expr(operand)?;
-                if from == to || (from.bits() == to.bits() && from.is_integer() && to.is_integer()) {
+                if from == to || (from.bits() == to.bits() && from.is_integer() && to.is_integer())
+                {
                     // Same bits: integers of one width share their register encoding.
                     return Ok(a);
                 }
@@ -948,9 +960,7 @@ impl<'a> FunctionCompiler<'a> {
         match (resolved, b, c) {
             (FloatMath::Unary(f), None, None) => self.emit(Op::Unary { f, dst, a }),
             (FloatMath::Binary(f), Some(b), None) => self.emit(Op::Binary { f, dst, a, b }),
-            (FloatMath::Ternary(f), Some(b), Some(c)) => {
-                self.emit(Op::Ternary { f, dst, a, b, c })
-            }
+            (FloatMath::Ternary(f), Some(b), Some(c)) => self.emit(Op::Ternary { f, dst, a, b, c }),
             _ => return self.unsupported(format!("`{}` with these arguments", function.name())),
         }
         Ok(dst)
@@ -1167,7 +1177,11 @@ impl<'a> FunctionCompiler<'a> {
             Some(reg) => reg,
             None => self.register(1),
         };
-        let arg = |i: usize| args.get(i).copied().ok_or((self.span, "missing argument".to_owned()));
+        let arg = |i: usize| {
+            args.get(i)
+                .copied()
+                .ok_or((self.span, "missing argument".to_owned()))
+        };
         match intrinsic {
             Intrinsic::SyncThreads => self.emit(Op::Barrier),
             // Every access of the simulator is sequentially consistent within a block and

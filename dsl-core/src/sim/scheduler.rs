@@ -18,9 +18,11 @@ use crate::device::Dim3;
 use crate::intrinsics::{ShuffleMode, VoteOp};
 
 use super::error::{SimError, SimSite};
-use super::memory::{AccessFault, GlobalRegion, MemoryView, SharedMemory, LOCAL_REGION, SHARED_REGION};
+use super::memory::{
+    AccessFault, GlobalRegion, MemoryView, SharedMemory, LOCAL_REGION, SHARED_REGION,
+};
 use super::program::{Program, BUILTINS};
-use super::thread::{self, Fault, FaultKind, Output, Site, Status, ThreadContext, ThreadState, WarpOp};
+use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
 
 /// Threads per warp.
 pub(crate) const WARP_SIZE: usize = 32;
@@ -36,7 +38,7 @@ pub(crate) struct Grid<'a, 'm> {
     pub region_names: &'a [String],
     /// The entry function's registers with the launch's arguments in place.
     pub image: &'a [u64],
-    pub output: &'a Output,
+    pub output: &'a super::PrintTarget,
     pub track_races: bool,
 }
 
@@ -267,9 +269,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 handled[t - first] = true;
             }
             if matches!(key.op, WarpOp::ActiveMask(_)) {
-                let mask = group
-                    .iter()
-                    .fold(0u32, |m, &t| m | (1 << (t - first)));
+                let mask = group.iter().fold(0u32, |m, &t| m | (1 << (t - first)));
                 self.deliver(&group, |_, _| Ok(u64::from(mask)))?;
                 progress = true;
                 continue;
@@ -411,7 +411,8 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             let Status::Warp(wait) = self.threads[t].status else {
                 continue;
             };
-            let value = result(index, t - first).map_err(|detail| self.warp_error(t, wait.site, detail))?;
+            let value =
+                result(index, t - first).map_err(|detail| self.warp_error(t, wait.site, detail))?;
             self.regs[t * self.stack_registers + wait.dst] = value;
             self.threads[t].status = Status::Ready;
         }
@@ -523,7 +524,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 self.grid.program.static_shared_bytes + self.grid.dynamic_shared_bytes
             ),
             LOCAL_REGION => "the thread's local memory".to_owned(),
-            r => match (self.grid.region_names.get(r as usize), self.grid.globals.get(r as usize)) {
+            r => match (
+                self.grid.region_names.get(r as usize),
+                self.grid.globals.get(r as usize),
+            ) {
                 (Some(name), Some(global)) => {
                     format!("`{name}` ({} bytes)", global.memory.len())
                 }

@@ -2,9 +2,6 @@
 //! reaches an operation that needs other threads (a barrier, a warp shuffle or vote,
 //! `activemask`), and leaves its state ready to be resumed there.
 
-use std::io::Write;
-use std::sync::Mutex;
-
 use crate::intrinsics::{ShuffleMode, VoteOp};
 use crate::Scalar;
 
@@ -106,34 +103,12 @@ pub(crate) enum FaultKind {
     FellOff,
 }
 
-/// Where `print!` output goes.
-pub(crate) enum Output {
-    Stdout,
-    Capture(Mutex<String>),
-}
-
-impl Output {
-    fn print(&self, text: &str) {
-        match self {
-            Output::Stdout => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes());
-                let _ = out.flush();
-            }
-            Output::Capture(buffer) => buffer
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push_str(text),
-        }
-    }
-}
-
 /// What a thread needs besides its own state.
 pub(crate) struct ThreadContext<'a> {
     pub program: &'a Program,
     pub builtins: &'a [u64; BUILTINS],
     pub dynamic_shared_bytes: u64,
-    pub output: &'a Output,
+    pub output: &'a super::PrintTarget,
 }
 
 /// Starts `state` at the beginning of the kernel: the entry frame with `image` (the entry
@@ -325,8 +300,7 @@ pub(crate) fn run(
                 let target = &program.functions[*callee as usize];
                 let new_base = base + function.registers as usize;
                 let new_local = local_base + function.local_bytes as usize;
-                regs[new_base..new_base + target.registers as usize]
-                    .copy_from_slice(&target.init);
+                regs[new_base..new_base + target.registers as usize].copy_from_slice(&target.init);
                 for (i, &arg) in args.iter().enumerate() {
                     regs[new_base + i] = regs[base + arg as usize];
                 }

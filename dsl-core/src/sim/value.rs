@@ -83,6 +83,30 @@ impl RegisterValue for f32 {
     }
 }
 
+impl RegisterValue for half::f16 {
+    const SCALAR: Scalar = Scalar::F16;
+    #[inline(always)]
+    fn from_register(bits: u64) -> Self {
+        half::f16::from_bits(bits as u16)
+    }
+    #[inline(always)]
+    fn to_register(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
+impl RegisterValue for half::bf16 {
+    const SCALAR: Scalar = Scalar::BF16;
+    #[inline(always)]
+    fn from_register(bits: u64) -> Self {
+        half::bf16::from_bits(bits as u16)
+    }
+    #[inline(always)]
+    fn to_register(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
 impl RegisterValue for f64 {
     const SCALAR: Scalar = Scalar::F64;
     #[inline(always)]
@@ -107,10 +131,11 @@ pub(crate) fn canonical(bits: u64, scalar: Scalar) -> u64 {
 
 /// The bits of a float literal as `scalar`.
 pub(crate) fn float_literal(value: f64, scalar: Scalar) -> u64 {
-    if scalar == Scalar::F32 {
-        (value as f32).to_register()
-    } else {
-        value.to_register()
+    match scalar {
+        Scalar::F32 => (value as f32).to_register(),
+        Scalar::F16 => half::f16::from_f32(value as f32).to_register(),
+        Scalar::BF16 => half::bf16::from_f32(value as f32).to_register(),
+        _ => value.to_register(),
     }
 }
 
@@ -282,6 +307,53 @@ fn float_binary<T: SimFloat>(op: BinaryOp) -> Option<BinaryFn> {
     })
 }
 
+/// The 16-bit floats: storage formats whose arithmetic goes through `f32` (each operation
+/// computed in `f32`, which is exact for one operation of 16-bit operands, then rounded to
+/// nearest even).
+pub(crate) trait HalfFloat: RegisterValue {
+    fn widen(self) -> f32;
+    fn narrow(value: f32) -> Self;
+}
+
+impl HalfFloat for half::f16 {
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+    fn narrow(value: f32) -> Self {
+        half::f16::from_f32(value)
+    }
+}
+
+impl HalfFloat for half::bf16 {
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+    fn narrow(value: f32) -> Self {
+        half::bf16::from_f32(value)
+    }
+}
+
+fn half_get<T: HalfFloat>(bits: u64) -> f32 {
+    T::from_register(bits).widen()
+}
+
+fn half_binary<T: HalfFloat>(op: BinaryOp) -> Option<BinaryFn> {
+    Some(match op {
+        BinaryOp::Add => |a, b| T::narrow(half_get::<T>(a) + half_get::<T>(b)).to_register(),
+        BinaryOp::Sub => |a, b| T::narrow(half_get::<T>(a) - half_get::<T>(b)).to_register(),
+        BinaryOp::Mul => |a, b| T::narrow(half_get::<T>(a) * half_get::<T>(b)).to_register(),
+        BinaryOp::Div => |a, b| T::narrow(half_get::<T>(a) / half_get::<T>(b)).to_register(),
+        BinaryOp::Rem => |a, b| T::narrow(half_get::<T>(a) % half_get::<T>(b)).to_register(),
+        BinaryOp::Eq => |a, b| u64::from(half_get::<T>(a) == half_get::<T>(b)),
+        BinaryOp::Ne => |a, b| u64::from(half_get::<T>(a) != half_get::<T>(b)),
+        BinaryOp::Lt => |a, b| u64::from(half_get::<T>(a) < half_get::<T>(b)),
+        BinaryOp::Le => |a, b| u64::from(half_get::<T>(a) <= half_get::<T>(b)),
+        BinaryOp::Gt => |a, b| u64::from(half_get::<T>(a) > half_get::<T>(b)),
+        BinaryOp::Ge => |a, b| u64::from(half_get::<T>(a) >= half_get::<T>(b)),
+        _ => return None,
+    })
+}
+
 fn bool_binary(op: BinaryOp) -> Option<BinaryFn> {
     // `bool` is an unsigned 1-bit integer: `false < true`.
     Some(match op {
@@ -313,6 +385,8 @@ pub(crate) fn binary_fn(op: BinaryOp, scalar: Scalar) -> Option<BinaryFn> {
         Scalar::U64 | Scalar::Usize => int_binary::<u64>(op),
         Scalar::F32 => float_binary::<f32>(op),
         Scalar::F64 => float_binary::<f64>(op),
+        Scalar::F16 => half_binary::<half::f16>(op),
+        Scalar::BF16 => half_binary::<half::bf16>(op),
     }
 }
 
@@ -347,6 +421,11 @@ pub(crate) fn unary_fn(op: UnaryOp, scalar: Scalar) -> Option<UnaryFn> {
         Scalar::U64 | Scalar::Usize => Some(int_unary::<u64>(op)),
         Scalar::F32 => float_unary::<f32>(op),
         Scalar::F64 => float_unary::<f64>(op),
+        // Negation flips the sign bit.
+        Scalar::F16 | Scalar::BF16 => match op {
+            UnaryOp::Neg => Some(|a| a ^ 0x8000),
+            UnaryOp::Not => None,
+        },
     }
 }
 
@@ -359,13 +438,13 @@ macro_rules! cast_matrix {
     (@from $from:expr, $to:expr, [$($s:ident => $t:ty),*], $all:tt) => {
         match $from {
             $(Scalar::$s => cast_matrix!(@to $to, $t, $all),)*
-            Scalar::Bool => return None,
+            Scalar::Bool | Scalar::F16 | Scalar::BF16 => return None,
         }
     };
     (@to $to:expr, $f:ty, [$($s:ident => $t:ty),*]) => {
         match $to {
             $(Scalar::$s => (|x: u64| (<$f as RegisterValue>::from_register(x) as $t).to_register()) as UnaryFn,)*
-            Scalar::Bool => return None,
+            Scalar::Bool | Scalar::F16 | Scalar::BF16 => return None,
         }
     };
 }
@@ -376,6 +455,12 @@ pub(crate) fn cast_fn(from: Scalar, to: Scalar) -> Option<UnaryFn> {
         // `bool as` an integer: 0 or 1, already the register's value.
         return (to == Scalar::Bool || to.is_integer()).then_some((|x| x & 1) as UnaryFn);
     }
+    if to == Scalar::Bool {
+        return None;
+    }
+    if matches!(from, Scalar::F16 | Scalar::BF16) || matches!(to, Scalar::F16 | Scalar::BF16) {
+        return Some(half_cast(from, to));
+    }
     Some(cast_matrix!(from, to, [
         I8 => i8, I16 => i16, I32 => i32, I64 => i64, Isize => i64,
         U8 => u8, U16 => u16, U32 => u32, U64 => u64, Usize => u64,
@@ -383,11 +468,95 @@ pub(crate) fn cast_fn(from: Scalar, to: Scalar) -> Option<UnaryFn> {
     ]))
 }
 
+/// A scalar converted to `f32` (Rust's `as f32`).
+trait ToF32: RegisterValue {
+    fn to_f32(self) -> f32;
+}
+
+/// A scalar from an `f32` (Rust's `as`: saturating, NaN to 0 for integers).
+trait FromF32: RegisterValue {
+    fn from_f32(value: f32) -> Self;
+}
+
+macro_rules! through_f32 {
+    ($($t:ty),*) => {$(
+        impl ToF32 for $t {
+            fn to_f32(self) -> f32 { self as f32 }
+        }
+        impl FromF32 for $t {
+            fn from_f32(value: f32) -> Self { value as $t }
+        }
+    )*};
+}
+
+through_f32!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+impl ToF32 for half::f16 {
+    fn to_f32(self) -> f32 {
+        self.widen()
+    }
+}
+impl FromF32 for half::f16 {
+    fn from_f32(value: f32) -> Self {
+        Self::narrow(value)
+    }
+}
+impl ToF32 for half::bf16 {
+    fn to_f32(self) -> f32 {
+        self.widen()
+    }
+}
+impl FromF32 for half::bf16 {
+    fn from_f32(value: f32) -> Self {
+        Self::narrow(value)
+    }
+}
+
+fn via_f32<F: ToF32, T: FromF32>(bits: u64) -> u64 {
+    T::from_f32(F::from_register(bits).to_f32()).to_register()
+}
+
+/// A cast from or to a 16-bit float, which goes through `f32` (so `f64 as f16` and
+/// `i64 as f16` round twice, as the writer's conversions do).
+fn half_cast(from: Scalar, to: Scalar) -> UnaryFn {
+    macro_rules! to_type {
+        ($f:ty) => {
+            match to {
+                Scalar::I8 => via_f32::<$f, i8> as UnaryFn,
+                Scalar::I16 => via_f32::<$f, i16>,
+                Scalar::I32 => via_f32::<$f, i32>,
+                Scalar::I64 | Scalar::Isize => via_f32::<$f, i64>,
+                Scalar::U8 => via_f32::<$f, u8>,
+                Scalar::U16 => via_f32::<$f, u16>,
+                Scalar::U32 => via_f32::<$f, u32>,
+                Scalar::U64 | Scalar::Usize => via_f32::<$f, u64>,
+                Scalar::F32 => via_f32::<$f, f32>,
+                Scalar::F64 => via_f32::<$f, f64>,
+                Scalar::F16 => via_f32::<$f, half::f16>,
+                Scalar::BF16 => via_f32::<$f, half::bf16>,
+                Scalar::Bool => |x| x,
+            }
+        };
+    }
+    match from {
+        Scalar::I8 => to_type!(i8),
+        Scalar::I16 => to_type!(i16),
+        Scalar::I32 => to_type!(i32),
+        Scalar::I64 | Scalar::Isize => to_type!(i64),
+        Scalar::U8 => to_type!(u8),
+        Scalar::U16 => to_type!(u16),
+        Scalar::U32 => to_type!(u32),
+        Scalar::U64 | Scalar::Usize => to_type!(u64),
+        Scalar::F32 => to_type!(f32),
+        Scalar::F64 => to_type!(f64),
+        Scalar::F16 => to_type!(half::f16),
+        Scalar::BF16 => to_type!(half::bf16),
+        Scalar::Bool => |x| x & 1,
+    }
+}
+
 /// The pieces of integer math functions (`abs`, `min`, `max`, bit counts) for `scalar`.
-pub(crate) fn int_math(
-    function: crate::math::MathFunction,
-    scalar: Scalar,
-) -> Option<IntMath> {
+pub(crate) fn int_math(function: crate::math::MathFunction, scalar: Scalar) -> Option<IntMath> {
     fn pick<T: SimInt>(function: crate::math::MathFunction) -> Option<IntMath> {
         use crate::math::MathFunction as M;
         Some(match function {
@@ -409,7 +578,7 @@ pub(crate) fn int_math(
         Scalar::U16 => pick::<u16>(function),
         Scalar::U32 => pick::<u32>(function),
         Scalar::U64 | Scalar::Usize => pick::<u64>(function),
-        Scalar::Bool | Scalar::F32 | Scalar::F64 => None,
+        Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => None,
     }
 }
 
@@ -468,7 +637,10 @@ mod tests {
             u64::MAX,
             "sign extension"
         );
-        assert_eq!(c(Scalar::U64, Scalar::F32, u64::MAX), (u64::MAX as f32).to_register());
+        assert_eq!(
+            c(Scalar::U64, Scalar::F32, u64::MAX),
+            (u64::MAX as f32).to_register()
+        );
         assert_eq!(c(Scalar::Bool, Scalar::I32, 1), 1);
         assert!(cast_fn(Scalar::F32, Scalar::Bool).is_none());
     }

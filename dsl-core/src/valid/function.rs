@@ -620,7 +620,7 @@ impl Checker<'_> {
                 let float_ok = matches!(
                     op,
                     AtomicOp::Add | AtomicOp::Sub | AtomicOp::Exchange | AtomicOp::CompareExchange
-                ) && ty.is_float();
+                ) && ty.is_wide_float();
                 if !integer && !float_ok {
                     return Err(Kind::BadOperand { op: name, ty: format!("`{ty}` (atomics take 32- and 64-bit integers, and floats for add, sub, exchange and compare-exchange)") });
                 }

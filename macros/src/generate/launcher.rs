@@ -118,7 +118,9 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
     }
     let generic_kernel = !spec_parts.is_empty();
     let sim_launch = match sim_unsupported {
-        Some(what) => quote!(::core::result::Result::Err(#private::sim_unsupported(KERNEL.name(), #what))),
+        Some(what) => {
+            quote!(::core::result::Result::Err(#private::sim_unsupported(KERNEL.name(), #what)))
+        }
         None => {
             let sim_count = sim_args.len();
             quote! {

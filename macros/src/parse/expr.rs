@@ -229,6 +229,21 @@ impl Parser<'_> {
                 span,
             });
         }
+        // `h.to_f32()`, `h.to_f64()` of the 16-bit float types.
+        if let ("to_f32" | "to_f64", true) = (method.as_str(), call.args.is_empty()) {
+            let ty = if method == "to_f32" {
+                cudajit_core::Scalar::F32
+            } else {
+                cudajit_core::Scalar::F64
+            };
+            return Some(Expr {
+                kind: ExprKind::Cast {
+                    value: Box::new(self.expr(&call.receiver)?),
+                    ty,
+                },
+                span,
+            });
+        }
         if method == "step_by" {
             self.errors.at(
                 call,
@@ -432,6 +447,18 @@ impl Parser<'_> {
         name: &str,
         span: cudajit_core::Span,
     ) -> Option<Expr> {
+        // `f16::from_f32(x)`: the conversions of the 16-bit float types are `as` casts.
+        if let ("from_f32" | "from_f64", ValueType::Scalar(to), [value]) =
+            (name, &ty, call.args.iter().collect::<Vec<_>>().as_slice())
+        {
+            return Some(Expr {
+                kind: ExprKind::Cast {
+                    value: Box::new(self.expr(value)?),
+                    ty: *to,
+                },
+                span,
+            });
+        }
         if (name == "zero" || name == "one") && call.args.is_empty() {
             return Some(Expr {
                 kind: ExprKind::Constant {
