@@ -89,7 +89,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::spec::SpecBuilder;
-    pub use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout};
+    pub use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout, VariantLayout};
     pub use cudajit_core::{CapturedFunction, CapturedKernel, DeviceFunction};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 

@@ -892,6 +892,43 @@ fn structs_by_value_and_in_slices() {
 }
 
 #[test]
+fn fieldless_enums() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let n = 4099;
+    let all = [Op::Add, Op::Sub, Op::Mul, Op::Keep];
+    let ops: Vec<Op> = (0..n).map(|i| all[(i * 7 + i / 5) % 4]).collect();
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| 3.0 - i as f32).collect();
+    let dops = stream.clone_htod(&ops).unwrap();
+    let (da, db) = (
+        stream.clone_htod(&a).unwrap(),
+        stream.clone_htod(&b).unwrap(),
+    );
+    for mode in [Op::Mul, Op::Add] {
+        let mut dout = stream.alloc_zeros::<f32>(n).unwrap();
+        let mut dcodes = stream.alloc_zeros::<u32>(n).unwrap();
+        apply_ops::launch(
+            &stream,
+            LaunchConfig::for_elements(n),
+            mode,
+            &dops,
+            &da,
+            &db,
+            &mut dout,
+            &mut dcodes,
+        )
+        .unwrap();
+        let (mut out, mut codes) = (vec![0.0; n], vec![0u32; n]);
+        apply_ops_ref(mode, &ops, &a, &b, &mut out, &mut codes);
+        assert_eq!(stream.clone_dtoh(&dout).unwrap(), out, "mode {mode:?}");
+        assert_eq!(stream.clone_dtoh(&dcodes).unwrap(), codes, "mode {mode:?}");
+    }
+}
+
+#[test]
 fn sixteen_bit_floats() {
     use cudajit::{bf16, f16};
     let Some(context) = common::gpu_or_skip() else {

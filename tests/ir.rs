@@ -34,6 +34,7 @@ fn every_test_kernel_lowers_and_validates() {
         transpose::KERNEL.captured(),
         bools::KERNEL.captured(),
         scale_strided::KERNEL.captured(),
+        apply_ops::KERNEL.captured(),
     ] {
         let (module, info) = lower_captured(kernel, &Specialization::default())
             .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
@@ -306,4 +307,31 @@ fn kernels_cannot_return_values() {
         function: handle,
     });
     assert_eq!(rejection(&fixed), ValidationErrorKind::KernelReturnsValue);
+}
+
+#[kernel]
+fn overwrite_ops(ops: &mut [Op]) {
+    let i = global_index();
+    if i < ops.len() {
+        ops[i] = Op::Add;
+    }
+}
+
+#[test]
+fn enums_are_their_repr_and_cannot_be_written() {
+    let (module, _) =
+        lower_captured(apply_ops::KERNEL.captured(), &Specialization::default()).unwrap();
+    let function = &module.functions[module.entry_points[0].function];
+    // `mode: Op` with `#[repr(u8)]` is passed as a `u8`.
+    let mode = &function.arguments[0];
+    assert_eq!(
+        module.types[mode.ty].inner,
+        TypeInner::Scalar(Scalar::U8),
+        "{mode:?}"
+    );
+    let error = lower_captured(overwrite_ops::KERNEL.captured(), &Specialization::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("kernels only read enums"), "{error}");
+    assert!(error.contains("`Op`"), "{error}");
 }

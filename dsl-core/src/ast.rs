@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -208,6 +208,8 @@ pub enum Pattern {
         end: Literal,
         inclusive: bool,
     },
+    /// `Enum::Variant`.
+    Variant { ty: String, variant: String },
     /// `_`.
     Wildcard,
 }
@@ -337,6 +339,11 @@ pub enum ExprKind {
         result: Option<Scalar>,
         template: String,
         args: Vec<Expr>,
+    },
+    /// `Enum::Variant` of a `#[derive(DeviceCopy)]` enum: its discriminant.
+    EnumVariant {
+        ty: String,
+        variant: String,
     },
     /// `value.field` of a struct.
     Field {

@@ -12,17 +12,37 @@ pub struct FieldLayout {
     pub offset: usize,
 }
 
-/// The memory layout of a `#[repr(C)]` struct, computed by rustc for the host; the
-/// device uses the same bytes.
+/// A variant of a fieldless enum and its discriminant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VariantLayout {
+    pub name: &'static str,
+    pub value: i64,
+}
+
+/// The memory layout of a `#[repr(C)]` struct, or of a fieldless `#[repr(u8..i64)]` enum,
+/// computed by rustc for the host; the device uses the same bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StructLayout {
     pub name: &'static str,
+    /// The fields of a struct (none for an enum).
     pub fields: &'static [FieldLayout],
     pub size: usize,
     pub align: usize,
+    /// For an enum: its integer representation; kernels see it as that integer.
+    pub enum_repr: Option<Scalar>,
+    /// For an enum: its variants.
+    pub variants: &'static [VariantLayout],
 }
 
 impl StructLayout {
+    /// The discriminant of the variant called `name`.
+    pub fn variant(&self, name: &str) -> Option<i64> {
+        self.variants
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| v.value)
+    }
+
     /// The field called `name`, with its index.
     pub fn field(&self, name: &str) -> Option<(usize, &FieldLayout)> {
         self.fields.iter().enumerate().find(|(_, f)| f.name == name)
@@ -38,8 +58,8 @@ impl StructLayout {
 /// aside, which the device writes as 0 or 1).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a kernel",
-    label = "kernels take scalars, slices of scalars and `#[derive(DeviceCopy)]` structs",
-    note = "derive `DeviceCopy` for it (a `#[repr(C)]` struct of scalars)"
+    label = "kernels take scalars, slices of scalars and `#[derive(DeviceCopy)]` structs and enums",
+    note = "derive `DeviceCopy` for it (a `#[repr(C)]` struct of scalars, or a fieldless enum with `#[repr(u8)]`..`#[repr(i64)]`)"
 )]
 pub unsafe trait DeviceStruct: Copy + 'static {
     /// The layout.

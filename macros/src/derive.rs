@@ -1,5 +1,5 @@
-//! `#[derive(DeviceCopy)]`: a `#[repr(C)]` struct of scalars that kernels take by value and
-//! in slices.
+//! `#[derive(DeviceCopy)]`: a `#[repr(C)]` struct of scalars, or a fieldless enum with an
+//! integer `#[repr]`, that kernels take by value and in slices.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -7,6 +7,7 @@ use syn::{Data, DeriveInput, Fields};
 
 use crate::errors::Errors;
 use crate::parse::scalar_type;
+use cudajit_core::Scalar;
 
 /// Expands `#[derive(DeviceCopy)]`.
 pub(crate) fn device_copy(input: TokenStream) -> TokenStream {
@@ -14,15 +15,11 @@ pub(crate) fn device_copy(input: TokenStream) -> TokenStream {
         Ok(input) => input,
         Err(error) => return error.to_compile_error(),
     };
+    if let Data::Enum(data) = &input.data {
+        return device_enum(&input, data);
+    }
     let mut errors = Errors::default();
-    let repr_c = input.attrs.iter().any(|attr| {
-        attr.path().is_ident("repr")
-            && attr
-                .parse_args_with(
-                    syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
-                )
-                .is_ok_and(|list| list.iter().any(|i| i == "C"))
-    });
+    let repr_c = reprs(&input).iter().any(|i| i == "C");
     if !repr_c {
         errors.at(
             &input.ident,
@@ -83,6 +80,90 @@ pub(crate) fn device_copy(input: TokenStream) -> TokenStream {
                 fields: &[#(#layouts),*],
                 size: ::core::mem::size_of::<#ident>(),
                 align: ::core::mem::align_of::<#ident>(),
+                enum_repr: ::core::option::Option::None,
+                variants: &[],
+            };
+        }
+    }
+}
+
+/// The idents of the type's `#[repr(..)]` attributes.
+fn reprs(input: &DeriveInput) -> Vec<syn::Ident> {
+    input
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("repr"))
+        .filter_map(|attr| {
+            attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
+            )
+            .ok()
+        })
+        .flatten()
+        .collect()
+}
+
+/// A fieldless enum: kernels see it as its integer representation, so every discriminant
+/// must be known and every bit pattern the device writes must be checked by the host
+/// (enums are not `ValidAsZeroBits` unless a variant is 0, and never `DeviceRepr`-writable).
+fn device_enum(input: &DeriveInput, data: &syn::DataEnum) -> TokenStream {
+    let mut errors = Errors::default();
+    let repr = reprs(input).iter().find_map(|ident| {
+        Scalar::from_rust_name(&ident.to_string())
+            .filter(|s| s.is_integer() && !matches!(s, Scalar::Usize | Scalar::Isize))
+    });
+    let Some(repr) = repr else {
+        return syn::Error::new_spanned(
+            &input.ident,
+            "`DeviceCopy` enums need an integer representation, such as `#[repr(u32)]`: kernels see the enum as that integer",
+        )
+        .to_compile_error();
+    };
+    if !input.generics.params.is_empty() {
+        errors.at(&input.generics, "`DeviceCopy` enums cannot be generic");
+    }
+    if data.variants.is_empty() {
+        errors.at(&input.ident, "`DeviceCopy` enums need at least one variant");
+    }
+    for variant in &data.variants {
+        if !matches!(variant.fields, Fields::Unit) {
+            errors.at(
+                &variant.fields,
+                "`DeviceCopy` enums are fieldless: kernels see them as integers",
+            );
+        }
+    }
+    if !errors.is_empty() {
+        return errors.into_compile_errors();
+    }
+    let ident = &input.ident;
+    let name = ident.to_string();
+    let private = quote!(::cudajit::__private);
+    let repr_variant = syn::Ident::new(&format!("{repr:?}"), proc_macro2::Span::call_site());
+    let variants = data.variants.iter().map(|variant| {
+        let variant_ident = &variant.ident;
+        let variant_name = variant_ident.to_string();
+        quote! {
+            #private::VariantLayout {
+                name: #variant_name,
+                value: #ident::#variant_ident as i64,
+            }
+        }
+    });
+    quote! {
+        // SAFETY: a fieldless enum with an integer `repr` is passed as that integer. Kernels
+        // only read enums (a write of an arbitrary integer could make an invalid value), which
+        // the lowering enforces by treating enum slices as read-only.
+        unsafe impl #private::DeviceRepr for #ident {}
+        // SAFETY: the layout is computed by rustc (`size_of`, `align_of`, `as` casts).
+        unsafe impl #private::DeviceStruct for #ident {
+            const LAYOUT: #private::StructLayout = #private::StructLayout {
+                name: #name,
+                fields: &[],
+                size: ::core::mem::size_of::<#ident>(),
+                align: ::core::mem::align_of::<#ident>(),
+                enum_repr: ::core::option::Option::Some(::cudajit::core::Scalar::#repr_variant),
+                variants: &[#(#variants),*],
             };
         }
     }

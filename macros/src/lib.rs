@@ -61,10 +61,17 @@ pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// on a `#[repr(C)]` struct whose fields are scalars. Kernels read and write its fields
 /// (`p.mass`, `ps[i].pos_x += v`) and copy whole values (`let p = ps[i]; ps[j] = p;`).
 ///
+/// On a fieldless enum with an integer `#[repr(u8..i64)]`, kernels take it by value and in
+/// read-only slices as that integer, and name, compare and `match` its variants.
+///
 /// ```ignore
 /// #[derive(Clone, Copy, DeviceCopy)]
 /// #[repr(C)]
 /// struct Particle { x: f32, v: f32, id: u32 }
+///
+/// #[derive(Clone, Copy, PartialEq, DeviceCopy)]
+/// #[repr(u8)]
+/// enum Op { Add = 1, Sub = 7, Mul }
 /// ```
 #[proc_macro_derive(DeviceCopy)]
 pub fn device_copy(input: TokenStream) -> TokenStream {

@@ -672,6 +672,55 @@ pub struct Particle {
     pub mass: f64,
 }
 
+/// An operation code, as the host stores it.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(u8)]
+pub enum Op {
+    Add = 1,
+    Sub = 7,
+    Mul,
+    Keep = 200,
+}
+
+/// Apply one [`Op`] per element; `mode` (by value) chooses how results are scaled.
+/// Enums by value and in slices, variants in expressions and `match` patterns.
+#[kernel]
+pub fn apply_ops(mode: Op, ops: &[Op], a: &[f32], b: &[f32], out: &mut [f32], codes: &mut [u32]) {
+    let i = global_index();
+    if i < out.len() {
+        let op = ops[i];
+        let r = match op {
+            Op::Add => a[i] + b[i],
+            Op::Sub => a[i] - b[i],
+            Op::Mul => a[i] * b[i],
+            _ => a[i],
+        };
+        out[i] = if mode == Op::Mul { r * 2.0 } else { r };
+        codes[i] = op as u32 + if op != Op::Keep { 1000 } else { 0 };
+    }
+}
+
+pub fn apply_ops_ref(
+    mode: Op,
+    ops: &[Op],
+    a: &[f32],
+    b: &[f32],
+    out: &mut [f32],
+    codes: &mut [u32],
+) {
+    for i in 0..out.len() {
+        let op = ops[i];
+        let r = match op {
+            Op::Add => a[i] + b[i],
+            Op::Sub => a[i] - b[i],
+            Op::Mul => a[i] * b[i],
+            _ => a[i],
+        };
+        out[i] = if mode == Op::Mul { r * 2.0 } else { r };
+        codes[i] = op as u32 + if op != Op::Keep { 1000 } else { 0 };
+    }
+}
+
 /// Simulation parameters, passed by value.
 #[derive(Clone, Copy, Debug, DeviceCopy)]
 #[repr(C)]

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::error::LowerError;
 use super::scope::Scopes;
-use super::spec::{Library, Specialization};
+use super::spec::{Library, Resolved, Specialization};
 use crate::ast::{
     BinaryOp, Block, Builtin, Else, Expr, ExprKind, FunctionSource, GenericArg, GenericKind,
     IfStmt, Literal, MatchArm, ParamType, Pattern, Stmt, UnaryOp, ValueType,
@@ -138,26 +138,46 @@ pub(super) fn infer(
     }
     for param in &function.params {
         let binding = match &param.ty {
-            ParamType::Value(ValueType::Struct(name)) => {
-                Binding::Struct(library.struct_layout(name, param.span)?.name)
+            ParamType::Value(ty @ ValueType::Struct(_)) => {
+                match library.resolve_value(spec, ty, param.span)? {
+                    Resolved::Scalar(repr) => Binding::Var(inference.known(repr)),
+                    Resolved::Struct(name) => Binding::Struct(name),
+                }
             }
             ParamType::Slice {
-                elem: ValueType::Struct(name),
+                elem: ty @ ValueType::Struct(_),
                 mutable,
-            } => Binding::StructSlice {
-                name: library.struct_layout(name, param.span)?.name,
-                mutable: *mutable,
+            } => match library.resolve_value(spec, ty, param.span)? {
+                Resolved::Scalar(_) if *mutable => {
+                    return Err(LowerError::new(
+                        param.span,
+                        format!(
+                            "kernels only read enums: `{}` cannot be written through `&mut [..]`, since a stored integer might not be a variant; write the discriminants to a `&mut [u32]` (or the enum's `repr`) instead",
+                            ty_name(ty)
+                        ),
+                    ));
+                }
+                Resolved::Scalar(repr) => Binding::Slice {
+                    elem: repr,
+                    mutable: *mutable,
+                },
+                Resolved::Struct(name) => Binding::StructSlice {
+                    name,
+                    mutable: *mutable,
+                },
             },
-            ParamType::Value(ty) => Binding::Var(inference.known(spec.resolve(ty, param.span)?)),
+            ParamType::Value(ty) => {
+                Binding::Var(inference.known(library.scalar(spec, ty, param.span)?))
+            }
             ParamType::Slice { elem, mutable } => Binding::Slice {
-                elem: spec.resolve(elem, param.span)?,
+                elem: library.scalar(spec, elem, param.span)?,
                 mutable: *mutable,
             },
         };
         inference.scopes.bind(&param.name, binding);
     }
     inference.result = match &function.result {
-        Some(ty) => Some(inference.known(spec.resolve(ty, function.span)?)),
+        Some(ty) => Some(inference.known(library.scalar(spec, ty, function.span)?)),
         None => None,
     };
     match (&function.body.tail, inference.result) {
@@ -413,6 +433,10 @@ impl Inference<'_> {
                     }
                 }
             }
+            ExprKind::EnumVariant { ty, variant } => {
+                let literal = self.library.variant(ty, variant, span)?;
+                self.known(literal.scalar())
+            }
             ExprKind::Field { base, field } => {
                 let InferTy::Struct(name) = self.expr(base)? else {
                     return Err(LowerError::new(
@@ -427,7 +451,7 @@ impl Inference<'_> {
                 self.known(member.ty)
             }
             ExprKind::Constant { ty, .. } => {
-                let scalar = self.spec.resolve(ty, span)?;
+                let scalar = self.library.scalar(self.spec, ty, span)?;
                 self.known(scalar)
             }
             ExprKind::Math {
@@ -517,7 +541,7 @@ impl Inference<'_> {
                             let len = self.scalar(arg)?;
                             self.require(len, Scalar::Usize, arg.span)?;
                         }
-                        let elem = self.spec.resolve(elem, *init_span)?;
+                        let elem = self.library.scalar(self.spec, elem, *init_span)?;
                         self.scopes.bind(
                             name,
                             Binding::Slice {
@@ -537,7 +561,7 @@ impl Inference<'_> {
                     let l = self.scalar(len)?;
                     self.require(l, Scalar::Usize, len.span)?;
                     if let Some(ty) = ty {
-                        let scalar = self.spec.resolve(ty, *span)?;
+                        let scalar = self.library.scalar(self.spec, ty, *span)?;
                         self.require(elem, scalar, *span)?;
                     }
                     self.lets.push((stmt as *const Stmt, elem, *span));
@@ -561,7 +585,7 @@ impl Inference<'_> {
                     None => self.fresh(Constraint::Unknown),
                 };
                 if let Some(ty) = ty {
-                    let scalar = self.spec.resolve(ty, *span)?;
+                    let scalar = self.library.scalar(self.spec, ty, *span)?;
                     self.require(var, scalar, *span)?;
                 }
                 self.lets.push((stmt as *const Stmt, var, *span));
@@ -711,6 +735,12 @@ impl Inference<'_> {
             let literals = match pattern {
                 Pattern::Literal(l) => vec![*l],
                 Pattern::Range { start, end, .. } => vec![*start, *end],
+                Pattern::Variant { ty, variant } => {
+                    let repr = self.library.variant(ty, variant, arm.span)?.scalar();
+                    let var = self.known(repr);
+                    self.unify(var, scrutinee, arm.span)?;
+                    vec![]
+                }
                 Pattern::Wildcard => vec![],
             };
             for literal in literals {
@@ -906,7 +936,7 @@ impl Inference<'_> {
             let given = generic_args.get(index);
             match (&generic.kind, given) {
                 (GenericKind::Type { .. }, Some(GenericArg::Type(ty))) => {
-                    let scalar = self.spec.resolve(ty, span)?;
+                    let scalar = self.library.scalar(self.spec, ty, span)?;
                     types.push((generic.name.clone(), self.known(scalar)));
                 }
                 (GenericKind::Type { .. }, None) => {
@@ -1106,5 +1136,13 @@ fn describe(c: Constraint) -> String {
         Constraint::AnyInt => "an integer".into(),
         Constraint::AnyFloat => "a float".into(),
         Constraint::Known(s) => format!("`{s}`"),
+    }
+}
+
+/// The name of a struct or enum type as written.
+fn ty_name(ty: &ValueType) -> &str {
+    match ty {
+        ValueType::Struct(name) | ValueType::Generic(name) => name,
+        ValueType::Scalar(scalar) => scalar.rust_name(),
     }
 }

@@ -11,7 +11,7 @@ mod scope;
 mod spec;
 
 pub use error::LowerError;
-pub use spec::{Library, Specialization};
+pub use spec::{Library, Resolved, Specialization};
 
 use crate::ast::{
     self, BinaryOp, Builtin, Else, Expr, ExprKind, FunctionSource, IfStmt, ParamType, RangeExpr,
@@ -121,7 +121,8 @@ impl Program<'_> {
         spec: &Specialization,
         is_kernel: bool,
     ) -> Result<Function, LowerError> {
-        let types = infer::infer(source, spec, self.library)?;
+        let library = self.library;
+        let types = infer::infer(source, spec, library)?;
         let name = if is_kernel {
             source.name.clone()
         } else {
@@ -152,7 +153,7 @@ impl Program<'_> {
             lowerer.param(param, &mut body)?;
         }
         if let Some(result) = &source.result {
-            let ty = spec.resolve(result, source.span)?;
+            let ty = library.scalar(spec, result, source.span)?;
             lowerer.function.result = Some(lowerer.scalar_type(ty));
         }
         match (&source.body.tail, &source.result) {
@@ -304,16 +305,29 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let ty = match &param.ty {
-            ParamType::Value(ValueType::Struct(name)) => {
-                self.struct_names.insert(param.name.clone(), name.clone());
-                self.struct_type(name, param.span)?
+            ParamType::Value(ty @ ValueType::Struct(name)) => {
+                let library = self.program.library;
+                match library.resolve_value(self.spec, ty, param.span)? {
+                    // An enum is its integer representation.
+                    Resolved::Scalar(repr) => self.scalar_type(repr),
+                    Resolved::Struct(_) => {
+                        self.struct_names.insert(param.name.clone(), name.clone());
+                        self.struct_type(name, param.span)?
+                    }
+                }
             }
             ParamType::Slice {
-                elem: ValueType::Struct(name),
+                elem: ty @ ValueType::Struct(name),
                 mutable,
             } => {
-                self.struct_names.insert(param.name.clone(), name.clone());
-                let base = self.struct_type(name, param.span)?;
+                let library = self.program.library;
+                let base = match library.resolve_value(self.spec, ty, param.span)? {
+                    Resolved::Scalar(repr) => self.scalar_type(repr),
+                    Resolved::Struct(_) => {
+                        self.struct_names.insert(param.name.clone(), name.clone());
+                        self.struct_type(name, param.span)?
+                    }
+                };
                 self.program.module.types.insert(Type {
                     inner: TypeInner::Slice {
                         base,
@@ -322,11 +336,11 @@ impl Lowerer<'_, '_> {
                 })
             }
             ParamType::Value(value) => {
-                let scalar = self.spec.resolve(value, param.span)?;
+                let scalar = self.program.library.scalar(self.spec, value, param.span)?;
                 self.scalar_type(scalar)
             }
             ParamType::Slice { elem, mutable } => {
-                let elem = self.spec.resolve(elem, param.span)?;
+                let elem = self.program.library.scalar(self.spec, elem, param.span)?;
                 let base = self.scalar_type(elem);
                 self.program.module.types.insert(Type {
                     inner: TypeInner::Slice {
@@ -518,6 +532,11 @@ impl Lowerer<'_, '_> {
                 self.lower_match(scrutinee, arms, Some(result), span, block)?;
                 self.load_local(result, span)
             }
+            ExprKind::EnumVariant { ty, variant } => {
+                let library = self.program.library;
+                let literal = library.variant(ty, variant, span)?;
+                self.literal(literal, span)
+            }
             ExprKind::Field { base, field } => {
                 let pointer = self.field_pointer(base, field, span, block)?;
                 self.expr_node(Expression::Load { pointer }, span)
@@ -704,7 +723,7 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<(), LowerError> {
-        let elem = self.spec.resolve(elem, span)?;
+        let elem = self.program.library.scalar(self.spec, elem, span)?;
         let elem = self.scalar_type(elem);
         let len = match (intrinsic, args.first()) {
             (Intrinsic::SharedArray, Some(len)) => {
@@ -816,6 +835,16 @@ impl Lowerer<'_, '_> {
         for pattern in patterns {
             let this_test = match pattern {
                 ast::Pattern::Wildcard => self.literal(Literal::Bool(true), span),
+                ast::Pattern::Variant {
+                    ty: enum_ty,
+                    variant,
+                } => {
+                    let library = self.program.library;
+                    let value = library.variant(enum_ty, variant, span)?;
+                    let v = self.load_local(subject, span);
+                    let c = self.literal(value, span);
+                    self.binary(BinaryOp::Eq, v, c, span)
+                }
                 ast::Pattern::Literal(l) => {
                     let v = self.load_local(subject, span);
                     let c = literal(self, l)?;
@@ -1711,9 +1740,11 @@ impl Lowerer<'_, '_> {
 fn contains_call(expr: &Expr) -> bool {
     match &expr.kind {
         ExprKind::Call { .. } => true,
-        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Builtin(_) | ExprKind::Constant { .. } => {
-            false
-        }
+        ExprKind::Lit(_)
+        | ExprKind::Var(_)
+        | ExprKind::Builtin(_)
+        | ExprKind::Constant { .. }
+        | ExprKind::EnumVariant { .. } => false,
         // Intrinsics run as statements, like calls.
         ExprKind::Intrinsic { .. } | ExprKind::InlinePtx { .. } => true,
         ExprKind::Repeat { value, len } => contains_call(value) || contains_call(len),

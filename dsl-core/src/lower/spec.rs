@@ -106,6 +106,13 @@ impl Specialization {
     }
 }
 
+/// A value type after resolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    Scalar(Scalar),
+    Struct(&'static str),
+}
+
 /// The `#[device]` functions a kernel can reach, by name.
 #[derive(Clone, Debug, Default)]
 pub struct Library {
@@ -149,6 +156,57 @@ impl Library {
     /// The layout of the struct called `name`.
     pub fn get_struct(&self, name: &str) -> Option<&StructLayout> {
         self.structs.get(name)
+    }
+
+    /// A type as written, resolved: a scalar (enums are their integer representation) or a
+    /// struct.
+    pub fn resolve_value(
+        &self,
+        spec: &Specialization,
+        ty: &ValueType,
+        span: Span,
+    ) -> Result<Resolved, LowerError> {
+        match ty {
+            ValueType::Struct(name) => {
+                let layout = self.struct_layout(name, span)?;
+                Ok(match layout.enum_repr {
+                    Some(repr) => Resolved::Scalar(repr),
+                    None => Resolved::Struct(layout.name),
+                })
+            }
+            other => spec.resolve(other, span).map(Resolved::Scalar),
+        }
+    }
+
+    /// A type that must be a scalar here, resolved (an enum is its integer representation).
+    pub fn scalar(
+        &self,
+        spec: &Specialization,
+        ty: &ValueType,
+        span: Span,
+    ) -> Result<Scalar, LowerError> {
+        match self.resolve_value(spec, ty, span)? {
+            Resolved::Scalar(scalar) => Ok(scalar),
+            Resolved::Struct(name) => Err(LowerError::new(
+                span,
+                format!("`{name}` is a struct; a scalar is needed here"),
+            )),
+        }
+    }
+
+    /// The discriminant of `ty::variant`, as a literal of the enum's representation.
+    pub fn variant(&self, ty: &str, variant: &str, span: Span) -> Result<Literal, LowerError> {
+        let layout = self.struct_layout(ty, span)?;
+        let (Some(repr), Some(value)) = (layout.enum_repr, layout.variant(variant)) else {
+            return Err(LowerError::new(
+                span,
+                format!("`{ty}::{variant}` is not a variant of a `DeviceCopy` enum"),
+            ));
+        };
+        Ok(Literal::Int {
+            bits: value as u64,
+            ty: repr,
+        })
     }
 
     /// The layout of the struct called `name`, or an error naming the fix.

@@ -56,10 +56,14 @@ impl Parser<'_> {
                     }
                     ExprKind::Var(name)
                 }
+                _ if path.qself.is_none() && self.enum_variant(&path.path).is_some() => {
+                    let (ty, variant) = self.enum_variant(&path.path)?;
+                    ExprKind::EnumVariant { ty, variant }
+                }
                 _ => {
                     self.errors.at(
                         path,
-                        "only local variables and parameters can be named in a kernel; paths to constants or statics are not supported yet",
+                        "only local variables, parameters and variants of `DeviceCopy` enums (`Enum::Variant`) can be named in a kernel; paths to constants or statics are not supported yet",
                     );
                     return None;
                 }

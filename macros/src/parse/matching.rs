@@ -130,10 +130,18 @@ impl Parser<'_> {
                     inclusive: matches!(range.limits, syn::RangeLimits::Closed(_)),
                 }])
             }
+            syn::Pat::Path(path) if path.qself.is_none() => {
+                let Some((ty, variant)) = self.enum_variant(&path.path) else {
+                    self.errors
+                        .at(path, "patterns name enum variants as `Enum::Variant`");
+                    return None;
+                };
+                Some(vec![Pattern::Variant { ty, variant }])
+            }
             other => {
                 self.errors.at(
                     other,
-                    "kernels match on integers and `bool`s with literal, range (`a..=b`), `|` and `_` patterns",
+                    "kernels match on integers, `bool`s and `DeviceCopy` enums with literal, range (`a..=b`), `Enum::Variant`, `|` and `_` patterns",
                 );
                 None
             }

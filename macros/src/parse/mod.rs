@@ -22,7 +22,7 @@ pub(crate) use signature::{scalar_type, FnKind};
 pub(crate) struct Parsed {
     pub source: FunctionSource,
     pub callees: Vec<syn::Path>,
-    /// The user structs the signature names.
+    /// The user structs and enums the signature and body name.
     pub structs: Vec<syn::Ident>,
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
         }
     }
     let body = parser.fn_body(&item.block, result.is_some());
-    let callees = parser.into_callees();
+    let (callees, enums) = parser.into_uses();
     if !errors.is_empty() {
         return None;
     }
@@ -78,6 +78,11 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
                     structs.push(ident.clone());
                 }
             }
+        }
+    }
+    for ident in enums {
+        if !structs.contains(&ident) {
+            structs.push(ident);
         }
     }
     Some(Parsed {

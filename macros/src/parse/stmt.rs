@@ -22,6 +22,9 @@ pub(crate) struct Parser<'e> {
     pub(super) own_name: String,
     /// Device functions called, each once, in order of first call.
     callees: Vec<syn::Path>,
+    /// `DeviceCopy` enums named by `Enum::Variant` in the body, so their layouts reach
+    /// the lowering even when no parameter has that type.
+    enums: Vec<syn::Ident>,
 }
 
 impl<'e> Parser<'e> {
@@ -39,6 +42,7 @@ impl<'e> Parser<'e> {
             kind,
             own_name,
             callees: Vec::new(),
+            enums: Vec::new(),
         }
     }
 
@@ -54,9 +58,28 @@ impl<'e> Parser<'e> {
         }
     }
 
-    /// The device functions called.
-    pub(crate) fn into_callees(self) -> Vec<syn::Path> {
-        self.callees
+    /// `Enum::Variant`: the enum and variant names, with the enum recorded. `None` for any
+    /// other path.
+    pub(super) fn enum_variant(&mut self, path: &syn::Path) -> Option<(String, String)> {
+        let [ty, variant] = [path.segments.first()?, path.segments.last()?];
+        if path.segments.len() != 2
+            || path.leading_colon.is_some()
+            || !ty.arguments.is_none()
+            || !variant.arguments.is_none()
+            || ty.ident == "Self"
+            || cudajit_core::Scalar::from_rust_name(&ty.ident.to_string()).is_some()
+        {
+            return None;
+        }
+        if !self.enums.contains(&ty.ident) {
+            self.enums.push(ty.ident.clone());
+        }
+        Some((ty.ident.to_string(), variant.ident.to_string()))
+    }
+
+    /// The device functions called and the enums named.
+    pub(crate) fn into_uses(self) -> (Vec<syn::Path>, Vec<syn::Ident>) {
+        (self.callees, self.enums)
     }
 
     pub(super) fn push_scope(&mut self) {
