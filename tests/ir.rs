@@ -35,6 +35,7 @@ fn every_test_kernel_lowers_and_validates() {
         bools::KERNEL.captured(),
         scale_strided::KERNEL.captured(),
         apply_ops::KERNEL.captured(),
+        tuples::KERNEL.captured(),
     ] {
         let (module, info) = lower_captured(kernel, &Specialization::default())
             .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));

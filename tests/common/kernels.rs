@@ -768,6 +768,64 @@ pub fn advance_ref(
     }
 }
 
+// ----- tuples -----
+
+/// Tuples: literals, `.N` reads and writes, destructuring (with `_` and `mut`), swaps,
+/// annotated types, whole-tuple copies and `vload4` bound to one name.
+#[kernel]
+pub fn tuples(x: &[f32], y: &[u32], out: &mut [f32], idx: &mut [u32], quads: &mut [f32]) {
+    let i = global_index();
+    if i < out.len() {
+        let mut best = (x[i], y[i]);
+        let other: (f32, u32) = (x[i] * 0.5 + 1.0, y[i] + 3);
+        if other.0 > best.0 {
+            best = other;
+        }
+        let (mut lo, mut hi) = (x[i], other.0);
+        if lo > hi {
+            (lo, hi) = (hi, lo);
+        }
+        let copy = best;
+        let (value, _) = copy;
+        best.1 += 1;
+        let (a, b, c) = (lo, hi, value);
+        out[i] = a * 100.0 + b * 10.0 + c;
+        idx[i] = best.1;
+    }
+    if i * 4 + 3 < quads.len() {
+        let v = vload4(x, i);
+        quads[i * 4] = v.3;
+        quads[i * 4 + 1] = v.2;
+        quads[i * 4 + 2] = v.1;
+        quads[i * 4 + 3] = v.0;
+    }
+}
+
+pub fn tuples_ref(x: &[f32], y: &[u32], out: &mut [f32], idx: &mut [u32], quads: &mut [f32]) {
+    for i in 0..out.len() {
+        let mut best = (x[i], y[i]);
+        let other: (f32, u32) = (x[i] * 0.5 + 1.0, y[i] + 3);
+        if other.0 > best.0 {
+            best = other;
+        }
+        let (mut lo, mut hi) = (x[i], other.0);
+        if lo > hi {
+            (lo, hi) = (hi, lo);
+        }
+        let copy = best;
+        let (value, _) = copy;
+        best.1 += 1;
+        let (a, b, c) = (lo, hi, value);
+        out[i] = a * 100.0 + b * 10.0 + c;
+        idx[i] = best.1;
+    }
+    for i in 0..quads.len() / 4 {
+        for k in 0..4 {
+            quads[i * 4 + k] = x[i * 4 + 3 - k];
+        }
+    }
+}
+
 // ----- 16-bit floats -----
 
 /// `f16` arithmetic natively, `bf16` through `f32`, conversions both ways.

@@ -4,7 +4,7 @@ use cudajit::prelude::*;
 fn swap_pairs(y: &mut [f32]) {
     let i = 2 * global_index();
     if i + 1 < y.len() {
-        (y[i], y[i + 1]) = (y[i + 1], y[i]);
+        [y[i], y[i + 1]] = [y[i + 1], y[i]];
     }
 }
 

@@ -1,11 +1,11 @@
 use cudajit::prelude::*;
 
 #[kernel]
-fn copy(x: &[f32], y: &mut [f32]) {
+fn pick(x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        let _pair = (x[i], y[i]);
-        y[i] = x[i];
+        let pair = if x[i] > 0.0 { (x[i], 1.0) } else { (0.0, x[i]) };
+        y[i] = pair.0 * pair.1;
     }
 }
 

@@ -47,6 +47,13 @@ impl Parser<'_> {
                             span,
                         });
                     }
+                    if let Some(arity) = self.tuple_arity(&name) {
+                        self.errors.at(
+                            path,
+                            format!("`{name}` is a tuple of {arity}: use its elements (`{name}.0`) or destructure it (`let (a, b) = {name};`); whole tuples can only be copied with `let` and `=`"),
+                        );
+                        return None;
+                    }
                     if !self.is_bound(&name) {
                         self.errors.at(
                             path,
@@ -624,6 +631,9 @@ impl Parser<'_> {
     }
 
     fn field(&mut self, field: &syn::ExprField) -> Option<Expr> {
+        if let Some(element) = self.tuple_field(field) {
+            return element;
+        }
         let span = span_at(field);
         let axis = match &field.member {
             syn::Member::Named(ident) if ident == "x" => Some(Axis::X),
@@ -776,7 +786,7 @@ fn unsupported(expr: &syn::Expr) -> String {
     let what = match expr {
         syn::Expr::Closure(_) => "closures are",
         syn::Expr::Reference(_) => "references (`&x`) are",
-        syn::Expr::Tuple(_) => "tuples are",
+        syn::Expr::Tuple(_) => "tuples outside `let` and `=` (`let (a, b) = (x, y);`) are",
         syn::Expr::Array(_) | syn::Expr::Repeat(_) => "arrays are",
         syn::Expr::Struct(_) => "struct literals are",
         syn::Expr::Match(_) => "`match` is",

@@ -101,6 +101,10 @@ impl Parser<'_> {
     fn arm_statement(&mut self, expr: &syn::Expr) -> Option<Stmt> {
         let block: syn::Block = syn::parse_quote!({ #expr; });
         let mut parsed = self.block(&block);
+        // A tuple assignment expands to several statements: keep them together.
+        if parsed.stmts.len() > 1 {
+            return Some(Stmt::Block(parsed));
+        }
         parsed.stmts.pop()
     }
 

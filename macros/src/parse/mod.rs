@@ -9,6 +9,7 @@ mod format;
 mod matching;
 mod signature;
 mod stmt;
+mod tuple;
 
 use cudajit_core::ast::FunctionSource;
 use cudajit_core::Span;

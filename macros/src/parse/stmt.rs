@@ -25,6 +25,10 @@ pub(crate) struct Parser<'e> {
     /// `DeviceCopy` enums named by `Enum::Variant` in the body, so their layouts reach
     /// the lowering even when no parameter has that type.
     enums: Vec<syn::Ident>,
+    /// Statements that a statement expanded into, before the one it returned (tuples).
+    pending: Vec<Stmt>,
+    /// Counter for the names of temporaries (`$tuple0`, ...).
+    temps: usize,
 }
 
 impl<'e> Parser<'e> {
@@ -43,6 +47,8 @@ impl<'e> Parser<'e> {
             own_name,
             callees: Vec::new(),
             enums: Vec::new(),
+            pending: Vec::new(),
+            temps: 0,
         }
     }
 
@@ -97,6 +103,43 @@ impl<'e> Parser<'e> {
         }
     }
 
+    /// Declares `name` as a tuple local of `arity` scalar elements (`name.0`, ...).
+    pub(super) fn bind_tuple_name(&mut self, name: &str, arity: usize) {
+        self.bind(&format!("{name}.#{arity}"));
+    }
+
+    /// The number of elements of `name` when its innermost binding is a tuple local.
+    pub(super) fn tuple_arity(&self, name: &str) -> Option<usize> {
+        let marker = format!("{name}.#");
+        for binding in self
+            .scopes
+            .iter()
+            .rev()
+            .flat_map(|scope| scope.iter().rev())
+        {
+            if binding == name {
+                return None;
+            }
+            if let Some(arity) = binding.strip_prefix(&marker) {
+                return arity.parse().ok();
+            }
+        }
+        None
+    }
+
+    /// A fresh name for compiler temporaries: `$` cannot start a Rust name.
+    pub(super) fn fresh_temp(&mut self) -> String {
+        self.temps += 1;
+        format!("$tuple{}", self.temps)
+    }
+
+    /// Several statements in place of one: all but the last wait in `pending`.
+    pub(super) fn emit(&mut self, mut stmts: Vec<Stmt>) -> Option<Stmt> {
+        let last = stmts.pop();
+        self.pending.extend(stmts);
+        last
+    }
+
     pub(super) fn is_bound(&self, name: &str) -> bool {
         self.scopes
             .iter()
@@ -135,9 +178,9 @@ impl<'e> Parser<'e> {
                     tail = self.expr(expr).map(Box::new);
                 }
                 _ => {
-                    if let Some(stmt) = self.stmt(stmt) {
-                        stmts.push(stmt);
-                    }
+                    let parsed = self.stmt(stmt);
+                    stmts.append(&mut self.pending);
+                    stmts.extend(parsed);
                 }
             }
         }
@@ -174,6 +217,9 @@ impl<'e> Parser<'e> {
 
     fn local_inner(&mut self, local: &syn::Local) -> Option<Stmt> {
         let span = span_of(local.let_token.span);
+        if let Some(tuple) = self.tuple_let(local, span) {
+            return tuple;
+        }
         let (pat, ty) = match &local.pat {
             syn::Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
             other => (other, None),
@@ -231,6 +277,20 @@ impl<'e> Parser<'e> {
             }
             None => None,
         };
+        // `let v = vload4(x, i);`: `v` is a tuple of the loaded values.
+        let is_vector_load = matches!(
+            &init,
+            Some(Expr {
+                kind: ExprKind::Intrinsic {
+                    intrinsic: Intrinsic::VectorLoad(_),
+                    ..
+                },
+                ..
+            })
+        );
+        if let (true, None, Some(value)) = (is_vector_load, &ty, init.clone()) {
+            return Some(self.vector_tuple_let(&name, value, span));
+        }
         // Bound after the initialiser: `let x = x + 1;` reads the outer `x`.
         self.bind(&name);
         Some(Stmt::Let {
@@ -295,12 +355,17 @@ impl<'e> Parser<'e> {
     fn expr_stmt(&mut self, expr: &syn::Expr) -> Option<Stmt> {
         let span = span_at(expr);
         match expr {
-            syn::Expr::Assign(assign) => Some(Stmt::Assign {
-                place: self.place(&assign.left)?,
-                op: None,
-                value: self.expr(&assign.right)?,
-                span,
-            }),
+            syn::Expr::Assign(assign) => {
+                if let Some(tuple) = self.tuple_assign(&assign.left, &assign.right, span) {
+                    return tuple;
+                }
+                Some(Stmt::Assign {
+                    place: self.place(&assign.left)?,
+                    op: None,
+                    value: self.expr(&assign.right)?,
+                    span,
+                })
+            }
             syn::Expr::Binary(binary) if compound_op(&binary.op).is_some() => Some(Stmt::Assign {
                 place: self.place(&binary.left)?,
                 op: compound_op(&binary.op),
@@ -521,7 +586,7 @@ impl<'e> Parser<'e> {
     }
 
     /// The left side of an assignment: a variable or a slice element.
-    fn place(&mut self, expr: &syn::Expr) -> Option<Expr> {
+    pub(super) fn place(&mut self, expr: &syn::Expr) -> Option<Expr> {
         match expr {
             syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_) => self.expr(expr),
             syn::Expr::Paren(paren) => self.place(&paren.expr),
