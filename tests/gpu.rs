@@ -896,32 +896,11 @@ fn tuples() {
     let Some(context) = common::gpu_or_skip() else {
         return;
     };
-    let stream = context.default_stream();
-    let n = 5000;
-    let x: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
-    let y: Vec<u32> = (0..n).map(|i| (i * 13 % 17) as u32).collect();
-    let (dx, dy) = (
-        stream.clone_htod(&x).unwrap(),
-        stream.clone_htod(&y).unwrap(),
-    );
-    let mut dout = stream.alloc_zeros::<f32>(n).unwrap();
-    let mut didx = stream.alloc_zeros::<u32>(n).unwrap();
-    let mut dquads = stream.alloc_zeros::<f32>(n).unwrap();
-    tuples::launch(
-        &stream,
-        LaunchConfig::for_elements(n),
-        &dx,
-        &dy,
-        &mut dout,
-        &mut didx,
-        &mut dquads,
-    )
-    .unwrap();
-    let (mut out, mut idx, mut quads) = (vec![0.0; n], vec![0; n], vec![0.0; n]);
-    tuples_ref(&x, &y, &mut out, &mut idx, &mut quads);
-    assert_eq!(stream.clone_dtoh(&dout).unwrap(), out);
-    assert_eq!(stream.clone_dtoh(&didx).unwrap(), idx);
-    assert_eq!(stream.clone_dtoh(&dquads).unwrap(), quads);
+    let stream = cudajit::Stream::from_cuda(context.default_stream());
+    let outputs = common::cases::tuples_case(&stream).unwrap();
+    for (output, expected) in outputs.iter().zip(common::cases::tuples_expected()) {
+        assert_eq!(output.values, expected, "{}", output.name);
+    }
 }
 
 #[test]

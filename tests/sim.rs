@@ -566,38 +566,10 @@ fn the_simulator_reports_its_work() {
     assert!(report.threads_per_second() > 0.0);
 }
 
-/// Inputs for the `tuples` kernel: both orders of `x[i]` and `x[i] * 0.5 + 1`.
-fn tuple_inputs(n: usize) -> (Vec<f32>, Vec<u32>) {
-    let x = (0..n).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
-    let y = (0..n).map(|i| (i * 13 % 17) as u32).collect();
-    (x, y)
-}
-
 #[test]
 fn tuples_match_rust() {
-    let stream = sim();
-    let n = 1000;
-    let (x, y) = tuple_inputs(n);
-    let (dx, dy) = (
-        stream.clone_htod(&x).unwrap(),
-        stream.clone_htod(&y).unwrap(),
-    );
-    let mut dout = stream.alloc_zeros::<f32>(n).unwrap();
-    let mut didx = stream.alloc_zeros::<u32>(n).unwrap();
-    let mut dquads = stream.alloc_zeros::<f32>(n).unwrap();
-    tuples::launch(
-        &stream,
-        LaunchConfig::for_elements(n),
-        &dx,
-        &dy,
-        &mut dout,
-        &mut didx,
-        &mut dquads,
-    )
-    .unwrap();
-    let (mut out, mut idx, mut quads) = (vec![0.0; n], vec![0; n], vec![0.0; n]);
-    tuples_ref(&x, &y, &mut out, &mut idx, &mut quads);
-    assert_eq!(stream.clone_dtoh(&dout).unwrap(), out);
-    assert_eq!(stream.clone_dtoh(&didx).unwrap(), idx);
-    assert_eq!(stream.clone_dtoh(&dquads).unwrap(), quads);
+    let outputs = cases::tuples_case(&sim()).unwrap();
+    for (output, expected) in outputs.iter().zip(cases::tuples_expected()) {
+        assert_eq!(output.values, expected, "{}", output.name);
+    }
 }

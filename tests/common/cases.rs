@@ -85,6 +85,10 @@ pub struct Case {
 pub fn all() -> Vec<Case> {
     vec![
         Case {
+            name: "tuples",
+            run: tuples_case,
+        },
+        Case {
             name: "saxpy",
             run: saxpy_case,
         },
@@ -887,4 +891,48 @@ pub struct Agreement {
     pub worst_index: usize,
     pub max_relative: f64,
     pub differing: usize,
+}
+
+pub const TUPLES_N: usize = 5000;
+
+/// Inputs of the `tuples` kernel: both orders of `x[i]` and `x[i] * 0.5 + 1` occur, and
+/// every value is exact in `f32`, so results match with or without FMA contraction.
+pub fn tuples_inputs() -> (Vec<f32>, Vec<u32>) {
+    let n = TUPLES_N;
+    let x = (0..n).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+    let y = (0..n).map(|i| (i * 13 % 17) as u32).collect();
+    (x, y)
+}
+
+/// The outputs of `tuples` (`out`, `idx`, `quads`) and what the CPU reference computes.
+pub fn tuples_case(stream: &Stream) -> Result<Outputs, Error> {
+    let n = TUPLES_N;
+    let (x, y) = tuples_inputs();
+    let (dx, dy) = (up(stream, &x)?, up(stream, &y)?);
+    let mut dout = stream.alloc_zeros::<f32>(n)?;
+    let mut didx = stream.alloc_zeros::<u32>(n)?;
+    let mut dquads = stream.alloc_zeros::<f32>(n)?;
+    tuples::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &dy,
+        &mut dout,
+        &mut didx,
+        &mut dquads,
+    )?;
+    Ok(vec![
+        exact("out", Values::F32(stream.clone_dtoh(&dout)?)),
+        exact("idx", Values::U32(stream.clone_dtoh(&didx)?)),
+        exact("quads", Values::F32(stream.clone_dtoh(&dquads)?)),
+    ])
+}
+
+/// What `tuples_case` must return, from the CPU reference.
+pub fn tuples_expected() -> [Values; 3] {
+    let n = TUPLES_N;
+    let (x, y) = tuples_inputs();
+    let (mut out, mut idx, mut quads) = (vec![0.0; n], vec![0; n], vec![0.0; n]);
+    tuples_ref(&x, &y, &mut out, &mut idx, &mut quads);
+    [Values::F32(out), Values::U32(idx), Values::F32(quads)]
 }
