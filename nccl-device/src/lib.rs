@@ -8,6 +8,8 @@
 //! - [`Nccl`]: the loaded library, its release checked against its headers;
 //! - [`safe`]: [`Communicator`], [`SymmetricBuffer`], [`DevComm`] with RAII teardown in
 //!   NCCL's order;
+//! - [`device_library`]: the NCCL device library kernels link against (the shipped
+//!   `.ltoir`, or a bridge over 2.28's headers built by nvcc);
 //! - [`bootstrap`]: one process per GPU (torchrun-style variables, TCP exchange of the
 //!   unique id, a launcher).
 //!
@@ -28,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod bootstrap;
+pub mod device_library;
 pub mod discover;
 mod error;
 mod library;

@@ -5,9 +5,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use cudajit_nccl::device_library::nvcc::{self, Nvcc};
 use cudajit_nccl::sys::layout::{self, Generation};
 use cudajit_nccl::NcclVersion;
 
@@ -17,24 +18,6 @@ fn versions() -> Vec<String> {
         .split_whitespace()
         .map(str::to_owned)
         .collect()
-}
-
-fn nvcc() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CUDAJIT_NVCC").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let mut dirs: Vec<PathBuf> = std::env::var_os("CUDAJIT_TOOLS_DIR")
-        .map(PathBuf::from)
-        .into_iter()
-        .collect();
-    dirs.push(home.join(".cache/cudajit-tools/cu13.0.88/site-packages"));
-    dirs.push(home.join(".cache/cudajit-tools/site-packages"));
-    dirs.into_iter()
-        .map(|d| d.join("nvidia/cu13/bin/nvcc"))
-        .find(|p| p.is_file())
 }
 
 fn generation_of(version: &str) -> &'static Generation {
@@ -66,57 +49,31 @@ fn probe_source(g: &Generation) -> String {
     s
 }
 
-fn compile_and_run(nvcc: &Path, include: &Path, src: &str, work: &Path) -> Result<String, String> {
-    let cuda = common::cache_root().join("cuda-13.0/nvidia/cu13");
+fn compile_and_run(nvcc: &Nvcc, include: &Path, src: &str, work: &Path) -> Result<String, String> {
     let file = work.join("probe.cu");
     std::fs::write(&file, src).map_err(|e| e.to_string())?;
     let exe = work.join("probe");
+    // The same nvcc, CUDA include path and header fallbacks as the bridge build.
     let build = |defines: &[&str]| {
-        Command::new(nvcc)
-            .args(defines)
-            .arg("-I")
-            .arg(include)
-            .arg("-I")
-            .arg(cuda.join("include"))
-            .arg("-I")
-            .arg(cuda.join("include/cccl"))
-            .arg("-L")
-            .arg(cuda.join("lib"))
-            .arg("-o")
-            .arg(&exe)
-            .arg(&file)
-            .output()
+        let mut cmd = nvcc.command(include);
+        cmd.args(defines).arg("-o").arg(&exe).arg(&file);
+        cmd
     };
-    let mut out = build(&[]).map_err(|e| format!("running {}: {e}", nvcc.display()))?;
-    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("doca_gpunetio") {
-        // 2.28.7's wheel lacks the DOCA headers gin_gdaki.h includes (as in gen_layouts.py).
-        out = build(&["-DNCCL_GIN_GDAKI_ENABLE=0"]).map_err(|e| e.to_string())?;
-    }
-    if !out.status.success() {
-        return Err(format!(
-            "nvcc failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    nvcc::run_with_header_fallbacks(build)
+        .map_err(|(command, out)| format!("nvcc failed:\n$ {command}\n{out}"))?;
     let run = Command::new(&exe).output().map_err(|e| e.to_string())?;
     Ok(String::from_utf8_lossy(&run.stdout).into_owned())
 }
 
 #[test]
 fn generated_layouts_match_the_real_headers() {
-    let Some(nvcc) = nvcc() else {
-        common::skip(
-            "no nvcc (CUDAJIT_NVCC, or the nvidia-cuda-nvcc wheel under CUDAJIT_TOOLS_DIR)",
-        );
-        return;
+    let nvcc = match Nvcc::locate(&common::tools_env()) {
+        Ok(nvcc) => nvcc,
+        Err(e) => {
+            common::skip(&format!("no nvcc with CUDA headers: {e}"));
+            return;
+        }
     };
-    if !common::cache_root().join("cuda-13.0/.complete").is_file() {
-        common::skip(&format!(
-            "no CUDA headers in {}",
-            common::cache_root().join("cuda-13.0").display()
-        ));
-        return;
-    }
     for version in versions() {
         let Some(dir) = common::release_dir(&version) else {
             common::skip(&format!(

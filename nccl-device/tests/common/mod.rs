@@ -37,3 +37,22 @@ pub fn skip(reason: &str) -> bool {
     eprintln!("SKIPPED: {reason}. Run nccl-device/scripts/fetch-wheels.sh --cuda-headers (and scripts/test.sh for nvcc).");
     true
 }
+
+/// The compiler tools' environment: the process's, with `CUDAJIT_TOOLS_DIR` defaulting to
+/// where scripts/test.sh installs NVIDIA's compiler wheels.
+pub fn tools_env() -> cudajit_codegen::toolchain::SearchEnv {
+    let mut vars: Vec<(String, std::ffi::OsString)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .collect();
+    if !vars
+        .iter()
+        .any(|(k, v)| k == "CUDAJIT_TOOLS_DIR" && !v.is_empty())
+    {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let default = home.join(".cache/cudajit-tools/cu13.0.88/site-packages");
+        vars.push(("CUDAJIT_TOOLS_DIR".into(), default.into()));
+    }
+    cudajit_codegen::toolchain::SearchEnv::from_pairs(vars)
+}

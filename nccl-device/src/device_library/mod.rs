@@ -1,0 +1,228 @@
+//! The NCCL device library a kernel links against, for a given NCCL installation.
+//!
+//! - NCCL with `libnccl_device.ltoir` beside `libnccl.so.2` (the 2.31+ wheels): that file,
+//!   linked as LTO-IR; its names are C++-mangled ([`symbols::LTOIR_2_32`],
+//!   [`symbols::LTOIR_2_31`]).
+//! - NCCL 2.28, which ships no device library: cudajit's `extern "C"` bridge over the
+//!   installed `nccl_device.h`, compiled by nvcc into a fatbin with LTO-IR and cached on
+//!   disk ([`bridge`], [`symbols::BRIDGE_2_28`]).
+//!
+//! Either way nvJitLink's `-lto` link inlines the calls into the kernel. [`DeviceLibrary::link`]
+//! turns an undefined-symbol failure into an error naming the function, the library, its
+//! path and release.
+//!
+//! The library must belong to the loaded `libnccl` release (struct layouts change between
+//! patch releases): [`DeviceLibrary::for_nccl`] takes it from a loaded [`Nccl`], whose
+//! headers were already checked against the library.
+
+pub mod bridge;
+mod error;
+pub mod nvcc;
+pub mod symbols;
+mod unresolved;
+
+use std::path::PathBuf;
+
+use cudajit_codegen::toolchain::{
+    InputKind, LinkInput, Linked, NvJitLink, SearchEnv, ToolchainError,
+};
+use cudajit_codegen::Arch;
+
+pub use error::{DeviceLibraryError, MissingSymbol, Result};
+pub use nvcc::{Nvcc, NvccLookupError};
+pub use symbols::{DeviceFunction, SymbolEntry, SymbolTable};
+
+use crate::discover::Installation;
+use crate::version::NcclVersion;
+use crate::Nccl;
+
+/// Where a device library came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// Shipped by NCCL beside the host library.
+    Shipped,
+    /// cudajit's bridge, compiled from the installation's headers.
+    Bridge,
+}
+
+/// A device library ready to be linked.
+#[derive(Debug, Clone)]
+pub struct DeviceLibrary {
+    /// Where it came from.
+    pub provenance: Provenance,
+    /// What nvJitLink should take it as.
+    pub kind: InputKind,
+    /// The file.
+    pub path: PathBuf,
+    /// The NCCL release it belongs to.
+    pub version: NcclVersion,
+    /// Its symbols.
+    pub symbols: &'static SymbolTable,
+    bytes: Vec<u8>,
+}
+
+impl DeviceLibrary {
+    /// The device library of a loaded NCCL, for `arch`.
+    pub fn for_nccl(nccl: &Nccl, arch: Arch, env: &SearchEnv) -> Result<DeviceLibrary> {
+        Self::provide(nccl.installation(), nccl.version(), arch, env)
+    }
+
+    /// The device library of `installation` (release `version`) for `arch`: the shipped
+    /// `.ltoir`, or the bridge built with the nvcc that `env` selects and cached under
+    /// cudajit's cache directory (`CUDAJIT_CACHE_DIR`, ...; a temporary directory when
+    /// the cache is off). `version` must be the library's own (see the module docs).
+    pub fn provide(
+        installation: &Installation,
+        version: NcclVersion,
+        arch: Arch,
+        env: &SearchEnv,
+    ) -> Result<DeviceLibrary> {
+        let (provenance, kind, path, symbols) = match &installation.device_library {
+            Some(ltoir) => {
+                // 2.32 added the barrier session's destroy; older .ltoir lack it.
+                let table = if version < NcclVersion::new(2, 32, 0) {
+                    &symbols::LTOIR_2_31
+                } else {
+                    &symbols::LTOIR_2_32
+                };
+                (Provenance::Shipped, InputKind::LtoIr, ltoir.clone(), table)
+            }
+            None if version.major == 2 && version.minor == 28 => {
+                let include = installation.include_dir.as_deref().ok_or_else(|| {
+                    DeviceLibraryError::NoHeaders {
+                        version,
+                        library: installation.library.clone(),
+                    }
+                })?;
+                let nvcc = Nvcc::locate(env).map_err(|e| e.into_error(version))?;
+                // The bridge checks its ncclDevComm against the host bindings' layout.
+                let dev_comm = crate::sys::layout::select(version)
+                    .ok()
+                    .filter(|s| s.exact)
+                    .map(|s| s.generation.dev_comm.size);
+                let fatbin =
+                    bridge::build(&nvcc, include, version, arch, dev_comm, &cache_dir(env))?;
+                (
+                    Provenance::Bridge,
+                    InputKind::Fatbin,
+                    fatbin,
+                    &symbols::BRIDGE_2_28,
+                )
+            }
+            None => {
+                return Err(DeviceLibraryError::NoDeviceLibrary {
+                    version,
+                    library: installation.library.clone(),
+                })
+            }
+        };
+        let bytes = std::fs::read(&path).map_err(|e| DeviceLibraryError::Io {
+            what: "cannot read the NCCL device library",
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(DeviceLibrary {
+            provenance,
+            kind,
+            path,
+            version,
+            symbols,
+            bytes,
+        })
+    }
+
+    /// The linker symbol of `function` in this library.
+    pub fn symbol(&self, function: DeviceFunction) -> Result<&'static str> {
+        self.symbols.get(function).map(|e| e.symbol).ok_or_else(|| {
+            DeviceLibraryError::FunctionUnavailable {
+                function: function.name().to_owned(),
+                generation: self.symbols.generation,
+                path: self.path.clone(),
+                version: self.version,
+            }
+        })
+    }
+
+    /// The library's contents.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// This library as an nvJitLink input.
+    pub fn link_input(&self) -> LinkInput<'_> {
+        LinkInput {
+            name: self
+                .path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("nccl-device-library"),
+            kind: self.kind,
+            bytes: &self.bytes,
+        }
+    }
+
+    /// Links `kernels` (LTO-IR from libNVVM `-gen-lto`) with this library for `arch`
+    /// (`-arch=sm_XY -lto`), plus the linked PTX when `want_ptx`. Functions left undefined
+    /// come back as [`DeviceLibraryError::MissingSymbols`], a device library newer than
+    /// nvJitLink as [`DeviceLibraryError::NvJitLinkTooOld`].
+    pub fn link(
+        &self,
+        nvjitlink: &NvJitLink,
+        kernels: &[LinkInput<'_>],
+        arch: Arch,
+        want_ptx: bool,
+    ) -> Result<Linked> {
+        let mut inputs = kernels.to_vec();
+        inputs.push(self.link_input());
+        let arch_option = format!("-arch={}", arch.sm_name());
+        nvjitlink
+            .link(&inputs, &[arch_option.as_str(), "-lto"], want_ptx)
+            .map_err(|e| self.link_error(e, nvjitlink))
+    }
+
+    fn link_error(&self, e: ToolchainError, nvjitlink: &NvJitLink) -> DeviceLibraryError {
+        if let ToolchainError::NvJitLinkFailed(failure) = &e {
+            let unresolved = unresolved::unresolved_symbols(&failure.error_log);
+            if !unresolved.is_empty() {
+                return DeviceLibraryError::MissingSymbols {
+                    missing: unresolved
+                        .into_iter()
+                        .map(|symbol| MissingSymbol {
+                            function: unresolved::function_of(&symbol).map(str::to_owned),
+                            symbol,
+                        })
+                        .collect(),
+                    generation: self.symbols.generation,
+                    path: self.path.clone(),
+                    version: self.version,
+                    log: failure.error_log.clone(),
+                };
+            }
+            if failure.status == "NVJITLINK_ERROR_OUTDATED_LIBRARY" {
+                let (major, minor) = nvjitlink.version();
+                return DeviceLibraryError::NvJitLinkTooOld {
+                    version: self.version,
+                    path: self.path.clone(),
+                    nvjitlink: nvjitlink.path().to_path_buf(),
+                    nvjitlink_version: format!("{major}.{minor}"),
+                };
+            }
+        }
+        DeviceLibraryError::Link {
+            version: self.version,
+            path: self.path.clone(),
+            source: e,
+        }
+    }
+}
+
+/// `<cudajit cache>/nccl-device`, or a directory under the system's temporary directory
+/// when the cache is disabled (the bridge must still exist as a file while linking).
+fn cache_dir(env: &SearchEnv) -> PathBuf {
+    let var = |k: &str| env.var(k).and_then(|v| v.to_str()).map(str::to_owned);
+    cudajit_codegen::cache::configured_dir(var)
+        .unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("cudajit-nccl-{}", std::process::id()))
+        })
+        .join("nccl-device")
+}

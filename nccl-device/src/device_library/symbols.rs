@@ -1,0 +1,292 @@
+//! Which symbol implements each device function, per generation of NCCL device library.
+//!
+//! The names move between releases (C++-mangled in the 2.31+ `.ltoir`, `cudajit_nccl_`
+//! names in our 2.28 bridge, and NCCL's C wrapper names are being renamed again
+//! upstream), so the mapping lives in one table per generation instead of in the
+//! callers. The signatures differ too: the `.ltoir` takes NCCL's C++ objects (a
+//! `ncclCoopAny` by value), the bridge only pointers and scalars.
+
+use std::fmt;
+
+/// A device function of NCCL's API as cudajit names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeviceFunction {
+    /// Pointer to `offset` in the window of LSA peer `peer`.
+    LsaPointer,
+    /// Pointer to `offset` in the window of world rank `peer`.
+    PeerPointer,
+    /// Pointer to `offset` in this rank's own window.
+    LocalPointer,
+    /// World rank of this process.
+    Rank,
+    /// Number of world ranks.
+    NRanks,
+    /// Rank within the LSA team.
+    LsaRank,
+    /// Size of the LSA team.
+    LsaSize,
+    /// World rank of an LSA-team rank.
+    LsaRankToWorld,
+    /// Starts an LSA barrier session in caller-provided storage.
+    LsaBarrierInit,
+    /// Signals arrival at the LSA barrier.
+    LsaBarrierArrive,
+    /// Waits for every LSA peer's arrival.
+    LsaBarrierWait,
+    /// Arrive then wait.
+    LsaBarrierSync,
+    /// Ends the session, persisting the barrier epoch for the next kernel.
+    LsaBarrierDestroy,
+    /// Fills a `ncclCoopAny` describing the whole CTA (libraries whose barrier takes one).
+    CoopInitCta,
+    /// The communicator's LSA barrier handle (libraries whose barrier takes one).
+    LsaBarrierHandle,
+}
+
+impl DeviceFunction {
+    /// The name used in cudajit's device API and in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceFunction::LsaPointer => "lsa_pointer",
+            DeviceFunction::PeerPointer => "peer_pointer",
+            DeviceFunction::LocalPointer => "local_pointer",
+            DeviceFunction::Rank => "rank",
+            DeviceFunction::NRanks => "nranks",
+            DeviceFunction::LsaRank => "lsa_rank",
+            DeviceFunction::LsaSize => "lsa_size",
+            DeviceFunction::LsaRankToWorld => "lsa_rank_to_world",
+            DeviceFunction::LsaBarrierInit => "lsa_barrier_init",
+            DeviceFunction::LsaBarrierArrive => "lsa_barrier_arrive",
+            DeviceFunction::LsaBarrierWait => "lsa_barrier_wait",
+            DeviceFunction::LsaBarrierSync => "lsa_barrier_sync",
+            DeviceFunction::LsaBarrierDestroy => "lsa_barrier_destroy",
+            DeviceFunction::CoopInitCta => "coop_init_cta",
+            DeviceFunction::LsaBarrierHandle => "lsa_barrier_handle",
+        }
+    }
+}
+
+impl fmt::Display for DeviceFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One function's symbol in one library, with the C++ signature it was taken from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SymbolEntry {
+    /// Our name for it.
+    pub function: DeviceFunction,
+    /// The linker symbol.
+    pub symbol: &'static str,
+    /// The C/C++ declaration behind the symbol, for messages and binding authors.
+    pub signature: &'static str,
+}
+
+/// The symbols of one generation of device library.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SymbolTable {
+    /// Which libraries the table describes, e.g. "NCCL 2.31+ libnccl_device.ltoir".
+    pub generation: &'static str,
+    /// Every function the library provides.
+    pub entries: &'static [SymbolEntry],
+}
+
+impl SymbolTable {
+    /// The entry of `function`, if this generation has it.
+    pub fn get(&self, function: DeviceFunction) -> Option<&'static SymbolEntry> {
+        self.entries.iter().find(|e| e.function == function)
+    }
+
+    /// The entry whose linker symbol is `symbol`.
+    pub fn by_symbol(&self, symbol: &str) -> Option<&'static SymbolEntry> {
+        self.entries.iter().find(|e| e.symbol == symbol)
+    }
+}
+
+const fn entry(
+    function: DeviceFunction,
+    symbol: &'static str,
+    signature: &'static str,
+) -> SymbolEntry {
+    SymbolEntry {
+        function,
+        symbol,
+        signature,
+    }
+}
+
+/// Bytes (and alignment) a kernel reserves for an LSA barrier session of the 2.28 bridge;
+/// `bridge_2_28.cu` asserts the real session fits.
+pub const BRIDGE_LSA_BARRIER_SESSION_BYTES: usize = 64;
+/// See [`BRIDGE_LSA_BARRIER_SESSION_BYTES`].
+pub const BRIDGE_LSA_BARRIER_SESSION_ALIGN: usize = 16;
+
+/// `libnccl_device.ltoir` as shipped in the 2.32 wheels: built without
+/// `NCCL_IR_EXTERN_C`, so every name is C++-mangled. Mangled names taken from nvcc's
+/// PTX for calls declared by the 2.32.3 `nccl_device_wrapper.h`, and link-tested in
+/// `tests/device_library.rs`.
+pub static LTOIR_2_32: SymbolTable = SymbolTable {
+    generation: "NCCL 2.32+ libnccl_device.ltoir (C++-mangled names)",
+    entries: LTOIR_ENTRIES,
+};
+
+/// The 2.31 `.ltoir`: as 2.32's but without `ncclLsaBarrierSessionDestroy`, so a session
+/// cannot persist its barrier epoch for the next kernel (link-tested against 2.31.2).
+pub static LTOIR_2_31: SymbolTable = SymbolTable {
+    generation: "NCCL 2.31 libnccl_device.ltoir (C++-mangled names, no session destroy)",
+    entries: LTOIR_ENTRIES.split_at(LTOIR_ENTRIES.len() - 1).0,
+};
+
+/// Every `.ltoir` entry; the last, the session destroy, arrived in 2.32.
+const LTOIR_ENTRIES: &[SymbolEntry] = &[
+        entry(
+            DeviceFunction::LsaPointer,
+            "_Z17ncclGetLsaPointerP17ncclWindow_vidmemmi",
+            "void* ncclGetLsaPointer(ncclWindow_t, size_t offset, int peer)",
+        ),
+        entry(
+            DeviceFunction::PeerPointer,
+            "_Z18ncclGetPeerPointerP17ncclWindow_vidmemmi",
+            "void* ncclGetPeerPointer(ncclWindow_t, size_t offset, int peer)",
+        ),
+        entry(
+            DeviceFunction::LocalPointer,
+            "_Z19ncclGetLocalPointerP17ncclWindow_vidmemm",
+            "void* ncclGetLocalPointer(ncclWindow_t, size_t offset)",
+        ),
+        entry(
+            DeviceFunction::Rank,
+            "_Z16ncclDevComm_RankPK11ncclDevComm",
+            "int ncclDevComm_Rank(ncclDevComm const*)",
+        ),
+        entry(
+            DeviceFunction::NRanks,
+            "_Z18ncclDevComm_NRanksPK11ncclDevComm",
+            "int ncclDevComm_NRanks(ncclDevComm const*)",
+        ),
+        entry(
+            DeviceFunction::LsaRank,
+            "_Z19ncclDevComm_LsaRankPK11ncclDevComm",
+            "int ncclDevComm_LsaRank(ncclDevComm const*)",
+        ),
+        entry(
+            DeviceFunction::LsaSize,
+            "_Z19ncclDevComm_LsaSizePK11ncclDevComm",
+            "int ncclDevComm_LsaSize(ncclDevComm const*)",
+        ),
+        entry(
+            DeviceFunction::LsaRankToWorld,
+            "_Z19ncclTeamRankToWorldRK11ncclDevComm8ncclTeami",
+            "int ncclTeamRankToWorld(ncclDevComm const&, ncclTeam, int rank)",
+        ),
+        entry(
+            DeviceFunction::CoopInitCta,
+            "_Z18ncclCoopAnyInitCtaP11ncclCoopAny",
+            "void ncclCoopAnyInitCta(ncclCoopAny*)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierHandle,
+            "_Z22ncclDevComm_LsaBarrierPK11ncclDevComm",
+            "ncclLsaBarrierHandle ncclDevComm_LsaBarrier(ncclDevComm const*)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierInit,
+            "_Z25ncclLsaBarrierSessionInitP23ncclLsaBarrierSession_C11ncclCoopAnyRK11ncclDevComm8ncclTeam20ncclLsaBarrierHandlejb18ncclMultimemHandle",
+            "void ncclLsaBarrierSessionInit(ncclLsaBarrierSession_C*, ncclCoopAny, ncclDevComm const&, ncclTeam, ncclLsaBarrierHandle, uint32_t index, bool multimem, ncclMultimemHandle)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierArrive,
+            "_Z27ncclLsaBarrierSessionArriveP23ncclLsaBarrierSession_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
+            "void ncclLsaBarrierSessionArrive(ncclLsaBarrierSession_C*, ncclCoopAny, cuda::memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierWait,
+            "_Z25ncclLsaBarrierSessionWaitP23ncclLsaBarrierSession_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
+            "void ncclLsaBarrierSessionWait(ncclLsaBarrierSession_C*, ncclCoopAny, cuda::memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierSync,
+            "_Z25ncclLsaBarrierSessionSyncP23ncclLsaBarrierSession_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
+            "void ncclLsaBarrierSessionSync(ncclLsaBarrierSession_C*, ncclCoopAny, cuda::memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierDestroy,
+            "_Z28ncclLsaBarrierSessionDestroyP23ncclLsaBarrierSession_C",
+            "void ncclLsaBarrierSessionDestroy(ncclLsaBarrierSession_C*)",
+        ),
+];
+
+/// Our `extern "C"` bridge over NCCL 2.28's headers (`bridge_2_28.cu`). Barrier sessions
+/// live in [`BRIDGE_LSA_BARRIER_SESSION_BYTES`] bytes the kernel provides; the
+/// cooperative group is always the CTA; memory orders are `cuda::memory_order` values.
+pub static BRIDGE_2_28: SymbolTable = SymbolTable {
+    generation: "cudajit bridge over NCCL 2.28 nccl_device.h (cudajit_nccl_* names)",
+    entries: &[
+        entry(
+            DeviceFunction::LsaPointer,
+            "cudajit_nccl_lsa_pointer",
+            "void* cudajit_nccl_lsa_pointer(ncclWindow_t, size_t offset, int lsa_peer)",
+        ),
+        entry(
+            DeviceFunction::PeerPointer,
+            "cudajit_nccl_peer_pointer",
+            "void* cudajit_nccl_peer_pointer(ncclWindow_t, size_t offset, int peer)",
+        ),
+        entry(
+            DeviceFunction::LocalPointer,
+            "cudajit_nccl_local_pointer",
+            "void* cudajit_nccl_local_pointer(ncclWindow_t, size_t offset)",
+        ),
+        entry(
+            DeviceFunction::Rank,
+            "cudajit_nccl_rank",
+            "int cudajit_nccl_rank(const ncclDevComm*)",
+        ),
+        entry(
+            DeviceFunction::NRanks,
+            "cudajit_nccl_nranks",
+            "int cudajit_nccl_nranks(const ncclDevComm*)",
+        ),
+        entry(
+            DeviceFunction::LsaRank,
+            "cudajit_nccl_lsa_rank",
+            "int cudajit_nccl_lsa_rank(const ncclDevComm*)",
+        ),
+        entry(
+            DeviceFunction::LsaSize,
+            "cudajit_nccl_lsa_size",
+            "int cudajit_nccl_lsa_size(const ncclDevComm*)",
+        ),
+        entry(
+            DeviceFunction::LsaRankToWorld,
+            "cudajit_nccl_lsa_rank_to_world",
+            "int cudajit_nccl_lsa_rank_to_world(const ncclDevComm*, int lsa_rank)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierInit,
+            "cudajit_nccl_lsa_barrier_init",
+            "void cudajit_nccl_lsa_barrier_init(void* session, const ncclDevComm*, unsigned index)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierArrive,
+            "cudajit_nccl_lsa_barrier_arrive",
+            "void cudajit_nccl_lsa_barrier_arrive(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierWait,
+            "cudajit_nccl_lsa_barrier_wait",
+            "void cudajit_nccl_lsa_barrier_wait(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierSync,
+            "cudajit_nccl_lsa_barrier_sync",
+            "void cudajit_nccl_lsa_barrier_sync(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierDestroy,
+            "cudajit_nccl_lsa_barrier_destroy",
+            "void cudajit_nccl_lsa_barrier_destroy(void* session)",
+        ),
+    ],
+};

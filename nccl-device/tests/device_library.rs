@@ -1,0 +1,623 @@
+//! The NCCL device-library provider against the real libraries, on the CPU: a kernel in
+//! NVVM IR calling the LSA pointer, team and LSA barrier functions is compiled by libNVVM
+//! (`-gen-lto`), linked by nvJitLink (`-lto`) with the 2.32.3 wheel's
+//! `libnccl_device.ltoir` and with the 2.28.3 bridge built by nvcc, and the linked PTX
+//! must contain the kernel and no call to any of those functions (LTO inlined them).
+//! A kernel calling a symbol the library lacks must fail with the provider's error.
+//!
+//! Needs NCCL wheels and CUDA headers from fetch-wheels.sh and the compiler wheels of
+//! scripts/test.sh; skips (or, under CUDAJIT_REQUIRE_TOOLCHAIN=1, fails) without them.
+
+mod common;
+
+use std::time::Instant;
+
+use cudajit_codegen::toolchain::{InputKind, LinkInput, NvvmModule, Toolchain};
+use cudajit_codegen::Arch;
+use cudajit_nccl::device_library::{
+    bridge, DeviceFunction as F, DeviceLibrary, DeviceLibraryError, Nvcc, Provenance,
+};
+use cudajit_nccl::discover::{locate, SearchEnv as NcclEnv};
+use cudajit_nccl::NcclVersion;
+
+const ARCH: Arch = Arch::SM_90;
+
+const HEADER: &str = r#"target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+"#;
+
+/// The module trailer: the kernel in `@llvm.used` (else `-gen-lto` links drop it) and
+/// in `!nvvm.annotations`. `ty` is the kernel's function pointer type.
+fn trailer(ty: &str) -> String {
+    format!(
+        "@llvm.used = appending global [1 x i8*] [i8* bitcast ({ty} @probe to i8*)], section \"llvm.metadata\"\n\
+         declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n\
+         !nvvm.annotations = !{{!0}}\n\
+         !0 = !{{{ty} @probe, !\"kernel\", i32 1}}\n\
+         !nvvmir.version = !{{!1}}\n\
+         !1 = !{{i32 2, i32 0}}\n"
+    )
+}
+
+/// A kernel over the 2.28 bridge's C ABI: pointers and scalars only.
+fn bridge_kernel(lib: &DeviceLibrary) -> String {
+    let s = |f| lib.symbol(f).unwrap();
+    format!(
+        "{HEADER}
+define void @probe(i8* %comm, i8* %window, float** %out, i32* %ranks) {{
+entry:
+  %session = alloca [{bytes} x i8], align {align}
+  %sp = getelementptr [{bytes} x i8], [{bytes} x i8]* %session, i64 0, i64 0
+  %cta = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  call void @{init}(i8* %sp, i8* %comm, i32 %cta)
+  call void @{arrive}(i8* %sp, i32 0)
+  call void @{wait}(i8* %sp, i32 2)
+  call void @{sync}(i8* %sp, i32 3)
+  call void @{destroy}(i8* %sp)
+  %lsa_rank = call i32 @{lsa_rank}(i8* %comm)
+  %lsa_size = call i32 @{lsa_size}(i8* %comm)
+  %rank = call i32 @{rank}(i8* %comm)
+  %nranks = call i32 @{nranks}(i8* %comm)
+  %next0 = add i32 %lsa_rank, 1
+  %next = srem i32 %next0, %lsa_size
+  %world = call i32 @{to_world}(i8* %comm, i32 %next)
+  %p = call i8* @{lsa_pointer}(i8* %window, i64 64, i32 %next)
+  %q = call i8* @{peer_pointer}(i8* %window, i64 64, i32 %world)
+  %pf = bitcast i8* %p to float*
+  %qf = bitcast i8* %q to float*
+  store float* %pf, float** %out
+  %out1 = getelementptr float*, float** %out, i64 1
+  store float* %qf, float** %out1
+  %sum0 = add i32 %rank, %nranks
+  %sum = add i32 %sum0, %world
+  store i32 %sum, i32* %ranks
+  ret void
+}}
+declare void @{init}(i8*, i8*, i32)
+declare void @{arrive}(i8*, i32)
+declare void @{wait}(i8*, i32)
+declare void @{sync}(i8*, i32)
+declare void @{destroy}(i8*)
+declare i32 @{lsa_rank}(i8*)
+declare i32 @{lsa_size}(i8*)
+declare i32 @{rank}(i8*)
+declare i32 @{nranks}(i8*)
+declare i32 @{to_world}(i8*, i32)
+declare i8* @{lsa_pointer}(i8*, i64, i32)
+declare i8* @{peer_pointer}(i8*, i64, i32)
+{trailer}",
+        bytes = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES,
+        align = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_ALIGN,
+        init = s(F::LsaBarrierInit),
+        arrive = s(F::LsaBarrierArrive),
+        wait = s(F::LsaBarrierWait),
+        sync = s(F::LsaBarrierSync),
+        destroy = s(F::LsaBarrierDestroy),
+        lsa_rank = s(F::LsaRank),
+        lsa_size = s(F::LsaSize),
+        rank = s(F::Rank),
+        nranks = s(F::NRanks),
+        to_world = s(F::LsaRankToWorld),
+        lsa_pointer = s(F::LsaPointer),
+        peer_pointer = s(F::PeerPointer),
+        trailer = trailer("void (i8*, i8*, float**, i32*)*"),
+    )
+}
+
+/// The bridge functions the bridge kernel calls, all of which must be inlined.
+const BRIDGE_CALLED: &[F] = &[
+    F::LsaBarrierInit,
+    F::LsaBarrierArrive,
+    F::LsaBarrierWait,
+    F::LsaBarrierSync,
+    F::LsaBarrierDestroy,
+    F::LsaRank,
+    F::LsaSize,
+    F::Rank,
+    F::NRanks,
+    F::LsaRankToWorld,
+    F::LsaPointer,
+    F::PeerPointer,
+];
+
+/// libNVVM `-gen-lto` of one module.
+fn lto_ir(toolchain: &Toolchain, ir: &str) -> Vec<u8> {
+    let nvvm = toolchain.nvvm().expect("libNVVM loads");
+    let options = [format!("-arch={}", ARCH.compute_name()), "-gen-lto".into()];
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    nvvm.compile(&[NvvmModule::new("probe.ll", ir.as_bytes())], &options)
+        .unwrap_or_else(|e| panic!("libNVVM rejected the probe kernel: {e}\n{ir}"))
+        .result
+}
+
+struct Setup {
+    toolchain: Toolchain,
+    tools_env: cudajit_codegen::toolchain::SearchEnv,
+}
+
+fn setup() -> Option<Setup> {
+    let tools_env = common::tools_env();
+    match Toolchain::discover(&tools_env) {
+        Ok(toolchain) => Some(Setup {
+            toolchain,
+            tools_env,
+        }),
+        Err(e) => {
+            common::skip(&format!("no libNVVM/nvJitLink ({e})"));
+            None
+        }
+    }
+}
+
+/// The installation of a cached wheel release and its version.
+fn installation(version: &str) -> Option<(cudajit_nccl::discover::Installation, NcclVersion)> {
+    let Some(dir) = common::release_dir(version) else {
+        common::skip(&format!(
+            "no NCCL {version} in {}",
+            common::cache_root().display()
+        ));
+        return None;
+    };
+    let env = NcclEnv::isolated([("CUDAJIT_NCCL_LIBRARY", dir.join("lib/libnccl.so.2"))]);
+    let inst = locate(&env).expect("the cached release is a complete installation");
+    let v = NcclVersion::from_header(&inst.header().expect("headers beside the library"))
+        .expect("nccl.h parses");
+    Some((inst, v))
+}
+
+/// The target of every `call` in `ptx`: a symbol, or the register of an indirect call.
+/// PTX spreads a call over several lines (`call.uni (retval0), target, (params);`), so
+/// statements are split at `;` and the call is found inside them.
+fn call_targets(ptx: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    for stmt in ptx.split(';') {
+        let Some(at) = stmt.match_indices("call").map(|(i, _)| i).find(|&i| {
+            // The opcode, not `callseq` in a `// callseq N` comment.
+            (i == 0 || stmt[..i].ends_with(|c: char| c.is_whitespace()))
+                && stmt[i + 4..].starts_with(|c: char| c.is_whitespace() || c == '.')
+        }) else {
+            continue;
+        };
+        // Skip the opcode (`call`, `call.uni`) and a `(retval0),` return list.
+        let mut rest = stmt[at..]
+            .trim_start_matches(|c: char| !c.is_whitespace())
+            .trim_start();
+        if rest.starts_with('(') {
+            let close = rest.find(')').map_or(rest.len(), |i| i + 1);
+            rest = rest[close..]
+                .trim_start()
+                .trim_start_matches(',')
+                .trim_start();
+        }
+        let target: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != ',')
+            .collect();
+        targets.push(target);
+    }
+    targets
+}
+
+/// Checks the linked PTX: it has the kernel, none of `called` survives (an inlined
+/// function whose address is not taken vanishes from the module: no definition,
+/// declaration or call), and every call left satisfies `allowed`.
+fn assert_inlined(ptx: &str, lib: &DeviceLibrary, called: &[F], allowed: impl Fn(&str) -> bool) {
+    // For reading what LTO made of the calls: CUDAJIT_NCCL_TEST_PTX_DIR=<dir>.
+    if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
+        let file = std::path::Path::new(&dir).join(format!("probe-{}.ptx", lib.version));
+        std::fs::write(&file, ptx).unwrap();
+    }
+    assert!(
+        ptx.contains(".entry probe"),
+        "the linked PTX lacks the kernel:\n{ptx}"
+    );
+    for f in called {
+        let symbol = lib.symbol(*f).unwrap();
+        assert!(
+            !ptx.contains(symbol),
+            "{f} ({symbol}) was not inlined: it is still in the linked PTX"
+        );
+    }
+    let calls = call_targets(ptx);
+    let unexpected: Vec<&String> = calls.iter().filter(|t| !allowed(t)).collect();
+    assert!(
+        unexpected.is_empty(),
+        "calls left in the linked PTX: {unexpected:?}"
+    );
+}
+
+#[test]
+fn bridge_2_28_links_and_inlines() {
+    let Some(setup) = setup() else { return };
+    let Some((inst, version)) = installation("2.28.3") else {
+        return;
+    };
+    let cache = std::env::temp_dir().join(format!("cudajit-nccl-bridge-{}", std::process::id()));
+    let mut vars: Vec<(String, std::ffi::OsString)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .filter(|(k, _)| k != "CUDAJIT_CACHE" && k != "CUDAJIT_CACHE_DIR")
+        .collect();
+    vars.push(("CUDAJIT_CACHE_DIR".into(), cache.clone().into()));
+    if let Some(tools) = setup.tools_env.var("CUDAJIT_TOOLS_DIR") {
+        vars.push(("CUDAJIT_TOOLS_DIR".into(), tools.to_owned()));
+    }
+    let env = cudajit_codegen::toolchain::SearchEnv::from_pairs(vars);
+
+    let started = Instant::now();
+    let lib = match DeviceLibrary::provide(&inst, version, ARCH, &env) {
+        Err(e @ DeviceLibraryError::NvccNotFound { .. })
+        | Err(e @ DeviceLibraryError::CudaHeadersNotFound { .. }) => {
+            common::skip(&e.to_string());
+            return;
+        }
+        other => other.expect("the 2.28.3 bridge builds"),
+    };
+    let cold = started.elapsed();
+    assert_eq!(lib.provenance, Provenance::Bridge);
+    assert_eq!(lib.kind, InputKind::Fatbin);
+    assert!(
+        lib.path.starts_with(&cache),
+        "bridge not in the cache: {}",
+        lib.path.display()
+    );
+
+    // Same key: the cached fatbin, no nvcc run.
+    let started = Instant::now();
+    let again = DeviceLibrary::provide(&inst, version, ARCH, &env).unwrap();
+    let warm = started.elapsed();
+    assert_eq!(again.path, lib.path);
+    // Another architecture is another entry.
+    let sm80 = DeviceLibrary::provide(&inst, version, Arch::SM_80, &env).unwrap();
+    assert_ne!(sm80.path, lib.path);
+
+    let kernel = lto_ir(&setup.toolchain, &bridge_kernel(&lib));
+    let nvjitlink = setup.toolchain.nvjitlink().unwrap();
+    let started = Instant::now();
+    let linked = lib
+        .link(
+            nvjitlink,
+            &[LinkInput {
+                name: "probe.ltoir",
+                kind: InputKind::LtoIr,
+                bytes: &kernel,
+            }],
+            ARCH,
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let link = started.elapsed();
+    eprintln!(
+        "NCCL 2.28.3 bridge: nvcc build {cold:?}, cached lookup {warm:?}, nvJitLink (cubin + PTX) {link:?}"
+    );
+    assert!(!linked.cubin.is_empty());
+    // The bridge instantiates NCCL's templates with ncclCoopCta: nothing is left to call.
+    assert_inlined(linked.ptx.as_deref().unwrap(), &lib, BRIDGE_CALLED, |_| {
+        false
+    });
+
+    // The bridge checks ncclDevComm's size against the host bindings: a wrong one is
+    // refused by nvcc, with the command and the assertion in our error.
+    let nvcc = Nvcc::locate(&env).unwrap();
+    let include = inst.include_dir.as_deref().unwrap();
+    let real = cudajit_nccl::sys::layout::select(version)
+        .unwrap()
+        .generation
+        .dev_comm
+        .size;
+    let err = bridge::build(&nvcc, include, version, ARCH, Some(real + 8), &cache)
+        .expect_err("a wrong ncclDevComm size must not compile");
+    let text = err.to_string();
+    assert!(
+        matches!(err, DeviceLibraryError::BridgeCompile { .. })
+            && text.contains("differs from the host bindings")
+            && text.contains(&format!("-DCUDAJIT_DEV_COMM_BYTES={}", real + 8)),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// A kernel over the 2.32.3 `.ltoir`'s C++ ABI. Class-type arguments travel as LLVM
+/// aggregates by value, as NVVM's C++ front end passes them (`ncclCoopAny` 24 bytes,
+/// `ncclTeam` 12, `ncclLsaBarrierHandle` 8, `ncclMultimemHandle` 8); references and
+/// `this`-like session pointers are pointers; `bool` is `i1 zeroext`.
+fn ltoir_kernel(lib: &DeviceLibrary) -> String {
+    let s = |f| lib.symbol(f).unwrap();
+    // 2.31's library has no session destroy (see symbols::LTOIR_2_31).
+    let (destroy_call, destroy_decl) = match lib.symbol(F::LsaBarrierDestroy) {
+        Ok(d) => (
+            format!("call void @{d}(%session* %sp)"),
+            format!("declare void @{d}(%session*)"),
+        ),
+        Err(_) => (String::new(), String::new()),
+    };
+    format!(
+        "{HEADER}
+%coop_storage = type {{ [16 x i8] }}
+%coop_vtable = type {{ i32 (i8*)*, i32 (i8*)*, void (i8*)* }}
+%coop = type {{ %coop_storage, %coop_vtable* }}
+%team = type {{ i32, i32, i32 }}
+%bar = type {{ i32, i32 }}
+%mm = type {{ i8* }}
+%comm = type opaque
+%session = type opaque
+
+define void @probe(%comm* %c, i8* %window, float** %out, i32* %ranks) {{
+entry:
+  %coop_slot = alloca %coop, align 8
+  %storage = alloca [256 x i8], align 16
+  %sp = bitcast [256 x i8]* %storage to %session*
+  call void @{coop_init}(%coop* %coop_slot)
+  %coop = load %coop, %coop* %coop_slot, align 8
+  %lsa_rank = call i32 @{lsa_rank}(%comm* %c)
+  %lsa_size = call i32 @{lsa_size}(%comm* %c)
+  %rank = call i32 @{rank}(%comm* %c)
+  %nranks = call i32 @{nranks}(%comm* %c)
+  %t0 = insertvalue %team undef, i32 %lsa_size, 0
+  %t1 = insertvalue %team %t0, i32 %lsa_rank, 1
+  %team = insertvalue %team %t1, i32 1, 2
+  %handle = call %bar @{handle}(%comm* %c)
+  %cta = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  call void @{init}(%session* %sp, %coop %coop, %comm* %c, %team %team, %bar %handle, i32 %cta, i8 0, %mm zeroinitializer)
+  call void @{arrive}(%session* %sp, %coop %coop, i32 0)
+  call void @{wait}(%session* %sp, %coop %coop, i32 2)
+  call void @{sync}(%session* %sp, %coop %coop, i32 3)
+  {destroy_call}
+  %next0 = add i32 %lsa_rank, 1
+  %next = srem i32 %next0, %lsa_size
+  %world = call i32 @{to_world}(%comm* %c, %team %team, i32 %next)
+  %p = call i8* @{lsa_pointer}(i8* %window, i64 64, i32 %next)
+  %q = call i8* @{peer_pointer}(i8* %window, i64 64, i32 %world)
+  %pf = bitcast i8* %p to float*
+  %qf = bitcast i8* %q to float*
+  store float* %pf, float** %out
+  %out1 = getelementptr float*, float** %out, i64 1
+  store float* %qf, float** %out1
+  %sum0 = add i32 %rank, %nranks
+  %sum = add i32 %sum0, %world
+  store i32 %sum, i32* %ranks
+  ret void
+}}
+declare void @{coop_init}(%coop*)
+declare %bar @{handle}(%comm*)
+declare void @{init}(%session*, %coop, %comm*, %team, %bar, i32, i8, %mm)
+declare void @{arrive}(%session*, %coop, i32)
+declare void @{wait}(%session*, %coop, i32)
+declare void @{sync}(%session*, %coop, i32)
+{destroy_decl}
+declare i32 @{lsa_rank}(%comm*)
+declare i32 @{lsa_size}(%comm*)
+declare i32 @{rank}(%comm*)
+declare i32 @{nranks}(%comm*)
+declare i32 @{to_world}(%comm*, %team, i32)
+declare i8* @{lsa_pointer}(i8*, i64, i32)
+declare i8* @{peer_pointer}(i8*, i64, i32)
+{trailer}",
+        coop_init = s(F::CoopInitCta),
+        handle = s(F::LsaBarrierHandle),
+        init = s(F::LsaBarrierInit),
+        arrive = s(F::LsaBarrierArrive),
+        wait = s(F::LsaBarrierWait),
+        sync = s(F::LsaBarrierSync),
+        lsa_rank = s(F::LsaRank),
+        lsa_size = s(F::LsaSize),
+        rank = s(F::Rank),
+        nranks = s(F::NRanks),
+        to_world = s(F::LsaRankToWorld),
+        lsa_pointer = s(F::LsaPointer),
+        peer_pointer = s(F::PeerPointer),
+        trailer = trailer("void (%comm*, i8*, float**, i32*)*"),
+    )
+}
+
+/// The nvJitLink that reads the 2.31+ `.ltoir` (fetch-wheels.sh caches it), unless
+/// `CUDAJIT_NVJITLINK` already names one.
+fn toolchain_for_ltoir(setup: &Setup) -> Option<Toolchain> {
+    if std::env::var_os("CUDAJIT_NVJITLINK").is_some() {
+        return Some(Toolchain::discover(&setup.tools_env).unwrap());
+    }
+    let lib = common::cache_root().join("nvjitlink-13.5.37/nvidia/cu13/lib/libnvJitLink.so.13");
+    if !lib.is_file() {
+        common::skip(&format!(
+            "no {} (fetch-wheels.sh 2.32.3 fetches it)",
+            lib.display()
+        ));
+        return None;
+    }
+    let mut vars: Vec<(String, std::ffi::OsString)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .collect();
+    if let Some(tools) = setup.tools_env.var("CUDAJIT_TOOLS_DIR") {
+        vars.push(("CUDAJIT_TOOLS_DIR".into(), tools.to_owned()));
+    }
+    vars.push(("CUDAJIT_NVJITLINK".into(), lib.into()));
+    let env = cudajit_codegen::toolchain::SearchEnv::from_pairs(vars);
+    Some(Toolchain::discover(&env).unwrap())
+}
+
+/// Releases whose `.ltoir` the link test covers: 2.32.3, or `CUDAJIT_NCCL_LTOIR_VERSIONS`.
+fn ltoir_versions() -> Vec<String> {
+    std::env::var("CUDAJIT_NCCL_LTOIR_VERSIONS")
+        .unwrap_or_else(|_| "2.32.3".into())
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn ltoir_of(setup: &Setup, release: &str) -> Option<DeviceLibrary> {
+    let (inst, version) = installation(release)?;
+    if inst.device_library.is_none() {
+        common::skip(&format!(
+            "the cached {release} lacks libnccl_device.ltoir (rerun fetch-wheels.sh {release})"
+        ));
+        return None;
+    }
+    let lib = DeviceLibrary::provide(&inst, version, ARCH, &setup.tools_env).unwrap();
+    assert_eq!(lib.provenance, Provenance::Shipped);
+    assert_eq!(lib.kind, InputKind::LtoIr);
+    assert!(!lib.bytes().is_empty(), "an empty .ltoir");
+    Some(lib)
+}
+
+#[test]
+fn ltoir_links_and_inlines() {
+    let Some(setup) = setup() else { return };
+    let Some(toolchain) = toolchain_for_ltoir(&setup) else {
+        return;
+    };
+    for release in ltoir_versions() {
+        let Some(lib) = ltoir_of(&setup, &release) else {
+            continue;
+        };
+        link_ltoir_and_check(&setup, &toolchain, &lib);
+    }
+}
+
+fn link_ltoir_and_check(setup: &Setup, toolchain: &Toolchain, lib: &DeviceLibrary) {
+    let kernel = lto_ir(&setup.toolchain, &ltoir_kernel(lib));
+    let mut called: Vec<F> = BRIDGE_CALLED
+        .iter()
+        .copied()
+        .filter(|f| lib.symbol(*f).is_ok())
+        .collect();
+    called.extend([F::CoopInitCta, F::LsaBarrierHandle]);
+    let nvjitlink = toolchain.nvjitlink().unwrap();
+    let started = Instant::now();
+    let linked = lib
+        .link(
+            nvjitlink,
+            &[LinkInput {
+                name: "probe.ltoir",
+                kind: InputKind::LtoIr,
+                bytes: &kernel,
+            }],
+            ARCH,
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "NCCL {} .ltoir ({} bytes), nvJitLink {:?}: cubin + PTX {:?}",
+        lib.version,
+        lib.bytes().len(),
+        nvjitlink.version(),
+        started.elapsed()
+    );
+    assert!(!linked.cubin.is_empty());
+    // The .ltoir's barrier takes a type-erased ncclCoopAny whose vtable is a mutable
+    // static, so LTO cannot resolve its thread_rank/size/sync: those calls (direct to
+    // `ncclCoopAny::*<ncclCoopCta>`, or through a register) are NCCL's and stay.
+    let ptx = linked.ptx.as_deref().unwrap();
+    assert_inlined(ptx, lib, &called, |t| {
+        t.starts_with('%') || t.starts_with("_ZN11ncclCoopAny")
+    });
+    eprintln!(
+        "NCCL {} .ltoir: {} ncclCoopAny calls left after LTO",
+        lib.version,
+        call_targets(ptx).len()
+    );
+}
+
+#[test]
+fn an_nvjitlink_older_than_the_ltoir_is_our_error() {
+    let Some(setup) = setup() else { return };
+    let nvjitlink = setup.toolchain.nvjitlink().unwrap();
+    if nvjitlink.version() != (13, 0) {
+        // Not a missing prerequisite: a newer default nvJitLink simply reads the .ltoir.
+        eprintln!(
+            "SKIPPED: the default nvJitLink is {:?}, not the 13.0 that cannot read the 2.32.3 .ltoir",
+            nvjitlink.version()
+        );
+        return;
+    }
+    let Some(lib) = ltoir_of(&setup, "2.32.3") else {
+        return;
+    };
+    let kernel = lto_ir(&setup.toolchain, &ltoir_kernel(&lib));
+    let input = LinkInput {
+        name: "probe.ltoir",
+        kind: InputKind::LtoIr,
+        bytes: &kernel,
+    };
+    let err = lib
+        .link(nvjitlink, &[input], ARCH, false)
+        .expect_err("nvJitLink 13.0 cannot read 2.32.3's LTO-IR");
+    let DeviceLibraryError::NvJitLinkTooOld {
+        nvjitlink_version, ..
+    } = &err
+    else {
+        panic!("expected NvJitLinkTooOld, got: {err}");
+    };
+    assert_eq!(nvjitlink_version, "13.0");
+    let text = err.to_string();
+    for needle in [
+        "NCCL 2.32.3",
+        "libnccl_device.ltoir",
+        "Fix:",
+        "CUDAJIT_NVJITLINK",
+    ] {
+        assert!(text.contains(needle), "`{needle}` missing from: {text}");
+    }
+}
+
+/// The bridge kernel with one more call, to `symbol`, which the bridge does not define.
+fn kernel_calling(lib: &DeviceLibrary, symbol: &str) -> String {
+    bridge_kernel(lib)
+        .replace(
+            "  ret void\n",
+            &format!("  %extra = call i8* @{symbol}(i8* %window, i64 0, i32 0)\n  store i8 0, i8* %extra\n  ret void\n"),
+        )
+        .replacen(
+            "declare void @",
+            &format!("declare i8* @{symbol}(i8*, i64, i32)\ndeclare void @"),
+            1,
+        )
+}
+
+#[test]
+fn a_symbol_the_library_lacks_is_named_in_our_error() {
+    let Some(setup) = setup() else { return };
+    let Some((inst, version)) = installation("2.28.3") else {
+        return;
+    };
+    let lib = match DeviceLibrary::provide(&inst, version, ARCH, &setup.tools_env) {
+        Err(e @ DeviceLibraryError::NvccNotFound { .. })
+        | Err(e @ DeviceLibraryError::CudaHeadersNotFound { .. }) => {
+            common::skip(&e.to_string());
+            return;
+        }
+        other => other.expect("the 2.28.3 bridge builds"),
+    };
+    // A plausible bridge name for a function the 2.28 bridge does not have (GIN arrived
+    // in 2.28.9). Not a C++-mangled NCCL name: the bridge's LTO-IR also carries the
+    // inline functions of nccl_device.h it instantiated, under their mangled names.
+    let absent = "cudajit_nccl_gin_put";
+    let kernel = lto_ir(&setup.toolchain, &kernel_calling(&lib, absent));
+    let err = lib
+        .link(
+            setup.toolchain.nvjitlink().unwrap(),
+            &[LinkInput {
+                name: "probe.ltoir",
+                kind: InputKind::LtoIr,
+                bytes: &kernel,
+            }],
+            ARCH,
+            false,
+        )
+        .expect_err("a call to an undefined symbol must not link");
+    let DeviceLibraryError::MissingSymbols { missing, path, .. } = &err else {
+        panic!("expected MissingSymbols, got: {err}");
+    };
+    assert_eq!(missing.len(), 1, "{err}");
+    assert_eq!(missing[0].symbol, absent);
+    assert_eq!(missing[0].function, None);
+    assert_eq!(path, &lib.path);
+    let text = err.to_string();
+    for needle in [
+        "symbol `cudajit_nccl_gin_put`",
+        "NCCL 2.28.3",
+        &lib.path.display().to_string(),
+        "cudajit bridge over NCCL 2.28",
+        "Fix:",
+    ] {
+        assert!(text.contains(needle), "`{needle}` missing from: {text}");
+    }
+}
