@@ -51,3 +51,5 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== quickstart on the CPU simulator (no GPU needed)"
+CUDAJIT_BACKEND=sim cargo run --quiet --example quickstart

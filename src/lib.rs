@@ -53,10 +53,11 @@ pub use backend::{
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::Arch;
 pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
+pub use cudajit_core::external::{DeviceLibrary, LibraryError, LibraryKind};
 pub use cudajit_core::layout::DeviceStruct;
 pub use cudajit_core::lower::Specialization;
 pub use cudajit_core::sim::{PrintTarget, SimError, SimOptions, SimReport};
-pub use cudajit_macros::{device, kernel, DeviceCopy};
+pub use cudajit_macros::{device, extern_device, kernel, DeviceCopy};
 pub use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
     DeviceSlice, DriverError,
@@ -80,7 +81,7 @@ pub use cudajit_nccl as nccl;
 /// helpers, the traits of generic kernels and the launch API.
 pub mod prelude {
     pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
-    pub use crate::{device, kernel, DeviceCopy, DeviceStruct, LaunchConfig};
+    pub use crate::{device, extern_device, kernel, DeviceCopy, DeviceStruct, LaunchConfig};
     pub use cudajit_core::device::*;
     pub use cudajit_core::ptx;
 }
@@ -89,6 +90,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::spec::SpecBuilder;
+    pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
     pub use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout, VariantLayout};
     pub use cudajit_core::{CapturedFunction, CapturedKernel, DeviceFunction};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};

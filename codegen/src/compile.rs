@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use cudajit_core::external::{DeviceLibrary, LibraryError, LibraryKind};
 use cudajit_core::ir::Module;
 use cudajit_core::lower::{Library, LowerError, Specialization};
 use cudajit_core::valid::{KernelInfo, ValidationError};
@@ -86,7 +87,13 @@ impl CompileOptions {
 
     /// nvJitLink's options for `arch`.
     pub fn link_options(&self, arch: Arch) -> Vec<String> {
-        vec![format!("-arch={}", arch.sm_name()), "-lto".to_owned()]
+        let mut options = vec![format!("-arch={}", arch.sm_name()), "-lto".to_owned()];
+        // With `-lto`, nvJitLink generates the code and contracts `a * b + c` on its own
+        // unless told not to: libNVVM's `-fma=0` alone does not stop it.
+        if !self.fma {
+            options.push("-fma=0".to_owned());
+        }
+        options
     }
 }
 
@@ -156,6 +163,47 @@ pub enum CompileError {
     },
     #[error("kernel `{kernel}`: nvJitLink produced no usable cubin: {source}")]
     Cubin { kernel: String, source: CubinError },
+    #[error("kernel `{kernel}`: {source}")]
+    Library {
+        kernel: String,
+        source: LibraryError,
+    },
+    #[error(
+        "kernel `{kernel}`: {}\n--- nvJitLink log ---\n{log}",
+        missing.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    MissingExtern {
+        kernel: String,
+        missing: Vec<MissingExtern>,
+        log: String,
+    },
+}
+
+/// An `#[extern_device]` symbol that no linked device library defines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingExtern {
+    /// The symbol nvJitLink could not resolve.
+    pub symbol: String,
+    /// The `#[extern_device]` function bound to it, if one is.
+    pub function: Option<String>,
+    /// The library the function names, and where its bytes come from.
+    pub library: Option<(String, String)>,
+}
+
+impl std::fmt::Display for MissingExtern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.function, &self.library) {
+            (Some(function), Some((library, origin))) => write!(
+                f,
+                "the `#[extern_device]` function `{function}` binds to the symbol `{}`, which \
+                 the device library `{library}` ({origin}) does not define; check the symbol \
+                 (`#[link_name]`), that the library exports it `extern \"C\"`, and that it \
+                 was rebuilt",
+                self.symbol
+            ),
+            _ => write!(f, "no linked input defines the symbol `{}`", self.symbol),
+        }
+    }
 }
 
 /// The device functions `captured` reaches, parsed.
@@ -255,6 +303,14 @@ pub fn cache_key(
     for function in captured.reachable().into_iter().skip(1) {
         key.field("device-function", function.source_hash.as_bytes());
     }
+    // The device libraries its `#[extern_device]` functions link, by content.
+    for library in captured.reachable_libraries() {
+        key.field_labelled(
+            "device-library",
+            &library_identity(library),
+            &format!("{} ({})", library.name(), library.origin()),
+        );
+    }
     // The layouts of the structs it takes, as rustc computed them.
     for layout in captured.reachable_structs() {
         key.field("struct", format!("{layout:?}").as_bytes());
@@ -283,6 +339,54 @@ pub fn cache_key(
         key.field_labelled(tag, value, label);
     }
     key.parts()
+}
+
+/// What identifies a device library in a cache key: its name, kind and the SHA-256 of its
+/// bytes (memoised per library, so a warm start hashes each file once per process), or the
+/// reason it cannot be read (the compile then fails, so that key never holds a cubin).
+fn library_identity(library: &'static DeviceLibrary) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    type Hashes = Mutex<HashMap<usize, Vec<u8>>>;
+    static HASHES: OnceLock<Hashes> = OnceLock::new();
+    let address = library as *const DeviceLibrary as usize;
+    let hashes = HASHES.get_or_init(Default::default);
+    if let Some(hash) = lock(hashes).get(&address) {
+        return hash.clone();
+    }
+    let mut identity = format!("{}/{:?}/", library.name(), library.kind()).into_bytes();
+    match library.bytes() {
+        Ok(bytes) => {
+            identity.extend_from_slice(&Sha256::digest(bytes));
+            lock(hashes).insert(address, identity.clone());
+        }
+        Err(error) => identity.extend_from_slice(error.to_string().as_bytes()),
+    }
+    identity
+}
+
+/// nvJitLink's input kind for a device library.
+fn input_kind(kind: LibraryKind) -> InputKind {
+    match kind {
+        LibraryKind::LtoIr => InputKind::LtoIr,
+        LibraryKind::Fatbin => InputKind::Fatbin,
+        LibraryKind::Ptx => InputKind::Ptx,
+        LibraryKind::Cubin => InputKind::Cubin,
+    }
+}
+
+/// The `#[extern_device]` functions `captured` reaches: (function, symbol, library).
+fn extern_functions(
+    captured: &'static CapturedKernel,
+) -> Vec<(String, String, &'static DeviceLibrary)> {
+    captured
+        .reachable()
+        .into_iter()
+        .filter_map(|function| {
+            let library = function.library?();
+            let symbol = function.parse().ok()?.external?;
+            Some((function.name.to_owned(), symbol, library))
+        })
+        .collect()
 }
 
 type MemoryCache = Mutex<HashMap<CacheKey, Arc<[u8]>>>;
@@ -379,7 +483,11 @@ pub fn compile_kernel(
     let lower_started = Instant::now();
     let text = nvvm_ir_with(captured, spec, options)?;
     let lower = lower_started.elapsed();
-    let (bytes, nvvm_time, link_time) = compile_nvvm_ir(toolchain, &entry, &text, arch, options)?;
+    let libraries = captured.reachable_libraries();
+    let (linked, nvvm_time, link_time) =
+        link_nvvm_ir(toolchain, &entry, &text, arch, options, &libraries, false)
+            .map_err(|e| name_missing_externs(e, captured))?;
+    let bytes = linked.cubin;
     let cubin: Arc<[u8]> = bytes.into();
     if let Some(disk) = disk {
         let meta = cache::entry_meta(captured.name, &arch.sm_name(), &components);
@@ -392,6 +500,60 @@ pub fn compile_kernel(
     ))
 }
 
+/// The linked PTX of a captured kernel's specialisation (nvJitLink `-ptx`), with its device
+/// libraries: to inspect what LTO made of calls into them. Bypasses the caches.
+pub fn linked_ptx(
+    captured: &'static CapturedKernel,
+    spec: &Specialization,
+    arch: Arch,
+    options: &CompileOptions,
+) -> Result<String, CompileError> {
+    let kernel = captured.name.to_owned();
+    let toolchain = Toolchain::global().map_err(|source| CompileError::Toolchain {
+        kernel: kernel.clone(),
+        source,
+    })?;
+    let entry = cudajit_core::lower::entry_symbol(captured.name, spec);
+    let text = nvvm_ir_with(captured, spec, options)?;
+    let libraries = captured.reachable_libraries();
+    let (linked, _, _) = link_nvvm_ir(toolchain, &entry, &text, arch, options, &libraries, true)
+        .map_err(|e| name_missing_externs(e, captured))?;
+    Ok(linked.ptx.unwrap_or_default())
+}
+
+/// A link failure that names unresolved symbols, mapped back to the `#[extern_device]`
+/// functions and device libraries of `captured`.
+fn name_missing_externs(error: CompileError, captured: &'static CapturedKernel) -> CompileError {
+    let CompileError::Toolchain {
+        kernel,
+        source: ToolchainError::NvJitLinkFailed(failure),
+    } = &error
+    else {
+        return error;
+    };
+    let unresolved = failure.unresolved_symbols();
+    if unresolved.is_empty() {
+        return error;
+    }
+    let externs = extern_functions(captured);
+    let missing = unresolved
+        .into_iter()
+        .map(|symbol| {
+            let bound = externs.iter().find(|(_, s, _)| *s == symbol);
+            MissingExtern {
+                function: bound.map(|(function, _, _)| function.clone()),
+                library: bound.map(|(_, _, library)| (library.name().to_owned(), library.origin())),
+                symbol,
+            }
+        })
+        .collect();
+    CompileError::MissingExtern {
+        kernel: kernel.clone(),
+        missing,
+        log: failure.error_log.clone(),
+    }
+}
+
 /// NVVM IR text → cubin for `arch`, checking that the cubin defines `entry`.
 pub fn compile_nvvm_ir(
     toolchain: &Toolchain,
@@ -400,6 +562,22 @@ pub fn compile_nvvm_ir(
     arch: Arch,
     options: &CompileOptions,
 ) -> Result<(Vec<u8>, Duration, Duration), CompileError> {
+    let (linked, nvvm_time, link_time) =
+        link_nvvm_ir(toolchain, entry, text, arch, options, &[], false)?;
+    Ok((linked.cubin, nvvm_time, link_time))
+}
+
+/// NVVM IR text → cubin (and PTX if `want_ptx`) for `arch`, linked with `libraries`,
+/// checking that the cubin defines `entry`.
+pub fn link_nvvm_ir(
+    toolchain: &Toolchain,
+    entry: &str,
+    text: &str,
+    arch: Arch,
+    options: &CompileOptions,
+    libraries: &[&'static DeviceLibrary],
+    want_ptx: bool,
+) -> Result<(crate::toolchain::Linked, Duration, Duration), CompileError> {
     let error = |source| CompileError::Toolchain {
         kernel: entry.to_owned(),
         source,
@@ -430,11 +608,22 @@ pub fn compile_nvvm_ir(
     let started = Instant::now();
     let link_options = options.link_options(arch);
     let link_args: Vec<&str> = link_options.iter().map(String::as_str).collect();
-    let inputs = [LinkInput {
+    let mut inputs = vec![LinkInput {
         name: entry,
         kind: InputKind::LtoIr,
         bytes: &ltoir.result,
     }];
+    for library in libraries {
+        let bytes = library.bytes().map_err(|source| CompileError::Library {
+            kernel: entry.to_owned(),
+            source,
+        })?;
+        inputs.push(LinkInput {
+            name: library.name(),
+            kind: input_kind(library.kind()),
+            bytes,
+        });
+    }
     let input_bytes = inputs.iter().map(|i| i.bytes.len()).sum();
     let step = crate::progress::Step::sized(
         format!("nvJitLink: linking `{entry}` for {arch}"),
@@ -442,7 +631,7 @@ pub fn compile_nvvm_ir(
     );
     let linked = toolchain
         .nvjitlink()
-        .and_then(|linker| linker.link(&inputs, &link_args, false))
+        .and_then(|linker| linker.link(&inputs, &link_args, want_ptx))
         .map_err(error)?;
     step.finish();
     let link_time = started.elapsed();
@@ -458,7 +647,7 @@ pub fn compile_nvvm_ir(
             source: CubinError("the kernel's entry point is missing"),
         });
     }
-    Ok((linked.cubin, nvvm_time, link_time))
+    Ok((linked, nvvm_time, link_time))
 }
 
 /// Locks a mutex, recovering the data if another thread panicked while holding it (the

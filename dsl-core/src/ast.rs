@@ -30,6 +30,10 @@ pub struct FunctionSource {
     pub body: Block,
     /// Where the function starts.
     pub span: Span,
+    /// For an `#[extern_device]` function: the symbol it binds to in its device library
+    /// (the body is then empty). Absent from the text of other functions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
 }
 
 impl FunctionSource {

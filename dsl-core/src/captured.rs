@@ -2,6 +2,7 @@
 //! program.
 
 use crate::ast::FunctionSource;
+use crate::external::DeviceLibrary;
 use crate::layout::StructLayout;
 
 /// A function captured at compile time: its syntax as compact JSON, a SHA-256 of that text
@@ -23,6 +24,8 @@ pub struct CapturedFunction {
     pub callees: fn() -> &'static [&'static CapturedFunction],
     /// The layouts of the user structs its signature names (by value or in slices).
     pub structs: fn() -> &'static [&'static StructLayout],
+    /// For an `#[extern_device]` function: the device library that defines it.
+    pub library: Option<fn() -> &'static DeviceLibrary>,
 }
 
 /// A kernel is a captured function with an entry point.
@@ -55,6 +58,21 @@ impl CapturedFunction {
             }
         }
         layouts
+    }
+
+    /// The device libraries of the `#[extern_device]` functions this function reaches, each
+    /// once, in the order first reached.
+    pub fn reachable_libraries(&'static self) -> Vec<&'static DeviceLibrary> {
+        let mut libraries: Vec<&'static DeviceLibrary> = Vec::new();
+        for function in self.reachable() {
+            if let Some(library) = function.library {
+                let library = library();
+                if !libraries.iter().any(|l| std::ptr::eq(*l, library)) {
+                    libraries.push(library);
+                }
+            }
+        }
+        libraries
     }
 
     /// This function and every device function it reaches, each once, callers first.

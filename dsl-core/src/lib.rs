@@ -15,6 +15,7 @@
 pub mod ast;
 mod captured;
 pub mod device;
+pub mod external;
 pub mod intrinsics;
 pub mod ir;
 pub mod layout;

@@ -7,6 +7,7 @@
 mod check;
 mod derive;
 mod errors;
+mod extern_device;
 mod generate;
 mod parse;
 
@@ -55,6 +56,34 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     generate::expand(parse::FnKind::Device, attr.into(), item.into()).into()
+}
+
+/// Declares external device functions that a device library the user supplies defines
+/// (CUDA C++ compiled by nvcc to LTO-IR, a fatbin, PTX or a cubin).
+///
+/// On an `extern "C"` block; `library` names a `static` `cudajit::DeviceLibrary`. Kernels
+/// and `#[device]` functions call the functions as ordinary Rust (no `unsafe`: the
+/// declaration is trusted); nvJitLink links the library in, and with LTO-IR the calls
+/// inline. Parameters and results are scalars (`bool` passes as a C `bool`, one byte). The
+/// symbol is the Rust name, or `#[link_name = "c_name"]`. On the host the functions panic.
+///
+/// ```ignore
+/// use cudajit::prelude::*;
+/// use cudajit::{DeviceLibrary, LibraryKind};
+///
+/// static FAST_MATH: DeviceLibrary =
+///     DeviceLibrary::file("fast_math", LibraryKind::Fatbin, "fast_math.fatbin");
+///
+/// #[extern_device(library = FAST_MATH)]
+/// extern "C" {
+///     fn fast_sigmoid(x: f32) -> f32;
+///     #[link_name = "fast_math_clamp"]
+///     fn clamp(x: f32, lo: f32, hi: f32) -> f32;
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    extern_device::expand(attr.into(), item.into()).into()
 }
 
 /// Lets kernels take a struct by value and in slices: `#[derive(Clone, Copy, DeviceCopy)]`

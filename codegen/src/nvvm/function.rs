@@ -7,8 +7,8 @@ use cudajit_core::ast::FormatPiece;
 use cudajit_core::ast::{Axis, BinaryOp, UnaryOp};
 use cudajit_core::intrinsics::{AtomicOp, AtomicScope, FenceScope, Intrinsic, ShuffleMode, VoteOp};
 use cudajit_core::ir::{
-    Block, BuiltinValue, CompileFlag, Expression, Function, Handle, Literal, LocalVariable, LoopId,
-    Module, Statement, TypeInner,
+    Block, BuiltinValue, CompileFlag, Expression, ExternFunction, Function, Handle, Literal,
+    LocalVariable, LoopId, Module, Statement, Type, TypeInner,
 };
 use cudajit_core::math::MathFunction;
 use cudajit_core::valid::{ExprType, FunctionInfo};
@@ -514,6 +514,21 @@ impl Writer<'_> {
                 self.cast(result, Scalar::F32, s)
             };
         }
+        // Rust's `%` on floats is C's `fmod`, which is exact; LLVM's `frem` becomes
+        // `x - trunc(x / y) * y` on NVPTX, which is not (the CPU simulator's differential
+        // tests found results off by orders of magnitude). libdevice's `fmod` is exact.
+        if op == BinaryOp::Rem && matches!(s, Scalar::F32 | Scalar::F64) {
+            let name = if s == Scalar::F32 {
+                "__nv_fmodf"
+            } else {
+                "__nv_fmod"
+            };
+            let ty = types::scalar(s);
+            self.declare(format!(
+                "declare {ty} @{name}({ty}, {ty}) nounwind readnone"
+            ));
+            return self.value(format!("call {ty} @{name}({ty} {l}, {ty} {r})"));
+        }
         let ty = types::scalar(s);
         let float = s.is_float();
         let signed = s.is_signed();
@@ -738,6 +753,71 @@ impl Writer<'_> {
                 let ty = types::scalar(s);
                 let value = self.value(format!("call {ty} {call}"));
                 if let Some(local) = result {
+                    self.line(format!("store {ty} {value}, {ty}* %local{}", local.index()));
+                }
+            }
+            None => self.line(format!("call void {call}")),
+        }
+        Ok(())
+    }
+
+    /// A call of an `#[extern_device]` function, declared here and defined by its device
+    /// library at link time. Scalars pass as in C: `bool` as an `i8` holding 0 or 1.
+    fn call_extern(
+        &mut self,
+        callee: Handle<ExternFunction>,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<LocalVariable>>,
+    ) -> Result<(), WriteError> {
+        let module = self.module;
+        let declared = &module.externs[callee];
+        let scalar_of_type = |ty: Handle<Type>| match module.types[ty].inner {
+            TypeInner::Scalar(s) => Some(s),
+            _ => None,
+        };
+        let mut parameters = Vec::new();
+        for &ty in &declared.arguments {
+            let Some(s) = scalar_of_type(ty) else {
+                return Err(self.unsupported(self.function.span, "a non-scalar extern parameter"));
+            };
+            parameters.push(types::memory(s));
+        }
+        let result_scalar = match declared.result {
+            Some(ty) => match scalar_of_type(ty) {
+                Some(s) => Some(s),
+                None => {
+                    return Err(self.unsupported(self.function.span, "a non-scalar extern result"))
+                }
+            },
+            None => None,
+        };
+        let return_type = result_scalar.map_or("void", types::memory);
+        let symbol = &declared.symbol;
+        self.declare(format!(
+            "declare {return_type} @{symbol}({})",
+            parameters.join(", ")
+        ));
+        let mut operands = Vec::new();
+        for (argument, parameter) in arguments.iter().zip(&parameters) {
+            let s = self.scalar_of(*argument)?;
+            let value = self.expr(*argument)?.scalar();
+            let value = if s == Scalar::Bool {
+                self.value(format!("zext i1 {value} to i8"))
+            } else {
+                value
+            };
+            operands.push(format!("{parameter} {value}"));
+        }
+        let call = format!("@{symbol}({})", operands.join(", "));
+        match result_scalar {
+            Some(s) => {
+                let value = self.value(format!("call {return_type} {call}"));
+                if let Some(local) = result {
+                    let (ty, value) = if s == Scalar::Bool {
+                        ("i1", self.value(format!("icmp ne i8 {value}, 0")))
+                    } else {
+                        (types::scalar(s), value)
+                    };
                     self.line(format!("store {ty} {value}, {ty}* %local{}", local.index()));
                 }
             }
@@ -1349,9 +1429,26 @@ impl Writer<'_> {
             MathFunction::Recip => self.value(format!("fdiv {ty} 1.0, {x}")),
             MathFunction::IsNan => self.value(format!("fcmp uno {ty} {x}, {x}")),
             MathFunction::Abs if int => {
-                let negative = self.value(format!("icmp slt {ty} {x}, 0"));
-                let negated = self.value(format!("sub {ty} 0, {x}"));
-                self.value(format!("select i1 {negative}, {ty} {negated}, {ty} {x}"))
+                // PTX `abs`, opaque to LLVM: `i32::MIN.abs()` wraps to `MIN` in Rust, but
+                // LLVM 7 treats an `abs` it recognises as never negative (C's `abs(INT_MIN)`
+                // is undefined) and folds later comparisons and remainders on that basis,
+                // as the CPU simulator's differential tests found.
+                let (wide, asm, constraint) = if s.bits() == 64 {
+                    (x.clone(), "abs.s64", "l")
+                } else if s.bits() == 32 {
+                    (x.clone(), "abs.s32", "r")
+                } else {
+                    (self.value(format!("sext {ty} {x} to i32")), "abs.s32", "r")
+                };
+                let wide_ty = if s.bits() == 64 { "i64" } else { "i32" };
+                let result = self.value(format!(
+                    "call {wide_ty} asm \"{asm} $0, $1;\", \"={constraint},{constraint}\"({wide_ty} {wide})"
+                ));
+                if s.bits() < 32 {
+                    self.value(format!("trunc i32 {result} to {ty}"))
+                } else {
+                    result
+                }
             }
             MathFunction::Min | MathFunction::Max if int => {
                 let predicate = match (function == MathFunction::Min, s.is_signed()) {
@@ -1506,6 +1603,11 @@ impl Writer<'_> {
                 arguments,
                 result,
             } => self.call(*function, arguments, *result)?,
+            Statement::CallExtern {
+                function,
+                arguments,
+                result,
+            } => self.call_extern(*function, arguments, *result)?,
             Statement::Print { pieces, arguments } => self.print(pieces, arguments)?,
             Statement::InlinePtx {
                 template,

@@ -179,6 +179,36 @@ pub struct LinkFailure {
     pub options: Vec<String>,
 }
 
+/// How nvJitLink (through ptxas) names a call that no input defines:
+/// `ptxas fatal   : Unresolved extern function '<symbol>'`, with the status
+/// `NVJITLINK_ERROR_PTX_COMPILE`, which covers every PTX failure.
+const UNRESOLVED_MARKER: &str = "Unresolved extern function '";
+
+impl LinkFailure {
+    /// The symbols the link left unresolved, each once, in order of appearance.
+    pub fn unresolved_symbols(&self) -> Vec<String> {
+        unresolved_symbols(&self.error_log)
+    }
+}
+
+/// The unresolved symbols named in an nvJitLink error log, each once, in order of
+/// appearance.
+pub fn unresolved_symbols(log: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for line in log.lines() {
+        let Some((_, rest)) = line.split_once(UNRESOLVED_MARKER) else {
+            continue;
+        };
+        let Some((symbol, _)) = rest.split_once('\'') else {
+            continue;
+        };
+        if !found.iter().any(|s| s == symbol) {
+            found.push(symbol.to_owned());
+        }
+    }
+    found
+}
+
 /// Convenience alias used throughout the module.
 pub type Result<T, E = ToolchainError> = std::result::Result<T, E>;
 

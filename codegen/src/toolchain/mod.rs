@@ -32,7 +32,9 @@ use std::sync::OnceLock;
 
 pub use counters::{invocation_counts, InvocationCounts};
 pub use discover::{locate, locate_libdevice, Component, Located, Origin, RootSource, SearchEnv};
-pub use error::{CallError, LinkFailure, NvvmCompileFailure, Result, ToolchainError};
+pub use error::{
+    unresolved_symbols, CallError, LinkFailure, NvvmCompileFailure, Result, ToolchainError,
+};
 pub use identity::{FileIdentity, ToolchainIdentity};
 pub use nvcc::{nvcc_version, parse_nvcc_version};
 pub use nvjitlink::{InputKind, LinkInput, Linked, NvJitLink};

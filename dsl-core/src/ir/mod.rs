@@ -256,6 +256,13 @@ pub enum Statement {
         arguments: Vec<Handle<Expression>>,
         result: Option<Handle<LocalVariable>>,
     },
+    /// Calls the `#[extern_device]` function `function` (scalars only), storing its return
+    /// value, if any, in `result`.
+    CallExtern {
+        function: Handle<ExternFunction>,
+        arguments: Vec<Handle<Expression>>,
+        result: Option<Handle<LocalVariable>>,
+    },
     /// Loads `results.len()` consecutive elements starting at `pointer` (which must be
     /// aligned to their total size) in one access, into `results`.
     VectorLoad {

@@ -19,9 +19,9 @@ use crate::ast::{
 };
 use crate::intrinsics::Intrinsic;
 use crate::ir::{
-    Block, BuiltinValue, CompileFlag, EntryPoint, Expression, Function, FunctionArgument, Handle,
-    Literal, LocalVariable, LoopId, Module, SharedVariable, Statement, StructMember, Type,
-    TypeInner,
+    Block, BuiltinValue, CompileFlag, EntryPoint, Expression, ExternFunction, Function,
+    FunctionArgument, Handle, Literal, LocalVariable, LoopId, Module, SharedVariable, Statement,
+    StructMember, Type, TypeInner,
 };
 use crate::{Scalar, Span};
 use infer::{Instance, TypeTable};
@@ -1059,6 +1059,12 @@ impl Lowerer<'_, '_> {
         let instance = self.types.call(expr).cloned().ok_or_else(|| {
             LowerError::new(expr.span, "internal: call without a resolved callee")
         })?;
+        let library = self.program.library;
+        if let Some(source) = library.get(&instance.name) {
+            if source.external.is_some() {
+                return self.call_extern(source, args, expr.span, block, wants_value);
+            }
+        }
         let function = self.program.instance(&instance, expr.span)?;
         let mut arguments = Vec::new();
         for arg in args {
@@ -1080,6 +1086,83 @@ impl Lowerer<'_, '_> {
             expr.span,
         );
         Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// A call of an `#[extern_device]` function: declared in the module, defined by its
+    /// device library at link time.
+    fn call_extern(
+        &mut self,
+        source: &FunctionSource,
+        args: &[Expr],
+        span: Span,
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let function = self.extern_function(source)?;
+        let mut arguments = Vec::new();
+        for arg in args {
+            arguments.push(self.expr(arg, block)?);
+        }
+        let result_ty = self.program.module.externs[function].result;
+        let result = match (result_ty, wants_value) {
+            (Some(ty), true) => Some(self.local(&format!("{}.result", source.name), ty, span)),
+            _ => None,
+        };
+        block.push(
+            Statement::CallExtern {
+                function,
+                arguments,
+                result,
+            },
+            span,
+        );
+        Ok(result.map(|local| self.load_local(local, span)))
+    }
+
+    /// The module's declaration of an `#[extern_device]` function, added on first use.
+    fn extern_function(
+        &mut self,
+        source: &FunctionSource,
+    ) -> Result<Handle<ExternFunction>, LowerError> {
+        let existing = self
+            .program
+            .module
+            .externs
+            .iter()
+            .find(|(_, f)| f.name == source.name)
+            .map(|(handle, _)| handle);
+        if let Some(handle) = existing {
+            return Ok(handle);
+        }
+        let library = self.program.library;
+        let no_generics = Specialization::default();
+        let mut arguments = Vec::new();
+        for param in &source.params {
+            let ParamType::Value(ty) = &param.ty else {
+                return Err(LowerError::new(
+                    param.span,
+                    "extern device functions take scalars only",
+                ));
+            };
+            let scalar = library.scalar(&no_generics, ty, param.span)?;
+            arguments.push(self.scalar_type(scalar));
+        }
+        let result = match &source.result {
+            Some(ty) => {
+                let scalar = library.scalar(&no_generics, ty, source.span)?;
+                Some(self.scalar_type(scalar))
+            }
+            None => None,
+        };
+        Ok(self.program.module.externs.append(ExternFunction {
+            name: source.name.clone(),
+            symbol: source
+                .external
+                .clone()
+                .unwrap_or_else(|| source.name.clone()),
+            arguments,
+            result,
+        }))
     }
 
     /// `left && right` / `left || right` whose right side calls a function: the call must

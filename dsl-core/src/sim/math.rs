@@ -8,7 +8,9 @@
 //! bits, by at most the sum of both errors. [`ulp_bound`] gives the bound the differential
 //! tests allow per function; `docs/simulator.md` lists them. Functions that IEEE-754 defines
 //! exactly (`sqrt`, `floor`, `ceil`, `round`, `trunc`, `abs`, `copysign`, `mul_add`,
-//! `min`, `max`, `recip`, `is_nan`) are exact on both sides.
+//! `min`, `max`, `recip`, `is_nan`) are exact on both sides, and so is `powi`, which
+//! libdevice computes by repeated correctly rounded multiplication and the simulator
+//! reproduces step by step.
 //!
 //! The `fast_*` intrinsics (`__expf`, `__sinf`, ... on the GPU) are computed here with the
 //! accurate functions: the GPU's hardware approximations are far less accurate (`__sinf`
@@ -17,7 +19,7 @@
 use crate::math::MathFunction;
 use crate::Scalar;
 
-use super::value::{BinaryFn, RegisterValue, TernaryFn, UnaryFn};
+use super::value::{BinaryFn, CanonicalNan, RegisterValue, TernaryFn, UnaryFn};
 
 /// A float math function resolved for its type, by arity.
 #[derive(Clone, Copy)]
@@ -36,23 +38,61 @@ pub(crate) fn float_math(function: MathFunction, scalar: Scalar) -> Option<Float
     }
 }
 
+/// A function of one float whose NaN results are the GPU's canonical NaN.
 macro_rules! unary {
+    ($t:ty, |$x:ident| $body:expr) => {
+        FloatMath::Unary(|bits| {
+            let $x = <$t>::from_register(bits);
+            RegisterValue::to_register(CanonicalNan::canonical($body))
+        })
+    };
+}
+
+/// A function of two arguments whose NaN results are the GPU's canonical NaN.
+macro_rules! binary {
+    ($t:ty, $a:ty, |$x:ident, $y:ident| $body:expr) => {
+        FloatMath::Binary(|bits, other| {
+            let $x = <$t>::from_register(bits);
+            let $y = <$a>::from_register(other);
+            RegisterValue::to_register(CanonicalNan::canonical($body))
+        })
+    };
+}
+
+/// `abs` and `copysign`, which only move sign bits (of NaNs too).
+macro_rules! bitwise {
     ($t:ty, |$x:ident| $body:expr) => {
         FloatMath::Unary(|bits| {
             let $x = <$t>::from_register(bits);
             RegisterValue::to_register($body)
         })
     };
-}
-
-macro_rules! binary {
-    ($t:ty, $a:ty, |$x:ident, $y:ident| $body:expr) => {
+    ($t:ty, |$x:ident, $y:ident| $body:expr) => {
         FloatMath::Binary(|bits, other| {
             let $x = <$t>::from_register(bits);
-            let $y = <$a>::from_register(other);
+            let $y = <$t>::from_register(other);
             RegisterValue::to_register($body)
         })
     };
+}
+
+/// `x.powi(n)` exactly as libdevice's `__nv_powif`/`__nv_powi` compute it (read from
+/// `libdevice.10.bc`): binary exponentiation over `|n|` with one correctly rounded
+/// multiplication per step, then `1 / r` for a negative `n`. Bit-identical to the GPU.
+fn powi<T: Copy>(x: T, n: i32, one: T, mul: fn(T, T) -> T, div: fn(T, T) -> T) -> T {
+    let mut e = n.unsigned_abs();
+    let mut base = x;
+    let mut r = one;
+    loop {
+        if e & 1 != 0 {
+            r = mul(r, base);
+        }
+        e >>= 1;
+        if e == 0 {
+            return if n < 0 { div(one, r) } else { r };
+        }
+        base = mul(base, base);
+    }
 }
 
 /// IEEE-754 `minNum` as PTX `min.f32`/`min.f64` computes it: a NaN operand is ignored, and
@@ -76,9 +116,7 @@ fn maximum<T: Copy + PartialOrd>(a: T, b: T, a_nan: bool, b_nan: bool, a_negativ
         b
     } else if b_nan || a > b {
         a
-    } else if b > a {
-        b
-    } else if a_negative {
+    } else if b > a || a_negative {
         b
     } else {
         a
@@ -109,15 +147,15 @@ fn f32_math(function: MathFunction) -> Option<FloatMath> {
         M::Round => unary!(f32, |x| x.round()),
         M::Trunc => unary!(f32, |x| x.trunc()),
         M::Recip => unary!(f32, |x| 1.0 / x),
-        M::Abs => unary!(f32, |x| x.abs()),
+        M::Abs => bitwise!(f32, |x| x.abs()),
         M::Erf => unary!(f32, |x| libm::erff(x)),
         M::Erfc => unary!(f32, |x| libm::erfcf(x)),
         // Computed in double precision, then rounded once: the correctly rounded result in
         // all but rare cases.
         M::Rsqrt => unary!(f32, |x| (1.0 / f64::from(x).sqrt()) as f32),
         M::Powf => binary!(f32, f32, |x, y| x.powf(y)),
-        M::Powi => binary!(f32, i32, |x, n| f64::from(x).powf(f64::from(n)) as f32),
-        M::Copysign => binary!(f32, f32, |x, y| x.copysign(y)),
+        M::Powi => binary!(f32, i32, |x, n| powi(x, n, 1.0, |a, b| a * b, |a, b| a / b)),
+        M::Copysign => bitwise!(f32, |x, y| x.copysign(y)),
         M::Hypot => binary!(f32, f32, |x, y| x.hypot(y)),
         M::Atan2 => binary!(f32, f32, |x, y| x.atan2(y)),
         M::FastDiv => binary!(f32, f32, |x, y| x / y),
@@ -138,6 +176,7 @@ fn f32_math(function: MathFunction) -> Option<FloatMath> {
         M::MulAdd => FloatMath::Ternary(|x, a, b| {
             f32::from_register(x)
                 .mul_add(f32::from_register(a), f32::from_register(b))
+                .canonical()
                 .to_register()
         }),
         M::IsNan => FloatMath::Unary(|x| u64::from(f32::from_register(x).is_nan())),
@@ -169,13 +208,13 @@ fn f64_math(function: MathFunction) -> Option<FloatMath> {
         M::Round => unary!(f64, |x| x.round()),
         M::Trunc => unary!(f64, |x| x.trunc()),
         M::Recip => unary!(f64, |x| 1.0 / x),
-        M::Abs => unary!(f64, |x| x.abs()),
+        M::Abs => bitwise!(f64, |x| x.abs()),
         M::Erf => unary!(f64, |x| libm::erf(x)),
         M::Erfc => unary!(f64, |x| libm::erfc(x)),
         M::Rsqrt => unary!(f64, |x| 1.0 / x.sqrt()),
         M::Powf => binary!(f64, f64, |x, y| x.powf(y)),
-        M::Powi => binary!(f64, i32, |x, n| x.powf(f64::from(n))),
-        M::Copysign => binary!(f64, f64, |x, y| x.copysign(y)),
+        M::Powi => binary!(f64, i32, |x, n| powi(x, n, 1.0, |a, b| a * b, |a, b| a / b)),
+        M::Copysign => bitwise!(f64, |x, y| x.copysign(y)),
         M::Hypot => binary!(f64, f64, |x, y| x.hypot(y)),
         M::Atan2 => binary!(f64, f64, |x, y| x.atan2(y)),
         M::Min => binary!(f64, f64, |x, y| minimum(
@@ -195,6 +234,7 @@ fn f64_math(function: MathFunction) -> Option<FloatMath> {
         M::MulAdd => FloatMath::Ternary(|x, a, b| {
             f64::from_register(x)
                 .mul_add(f64::from_register(a), f64::from_register(b))
+                .canonical()
                 .to_register()
         }),
         M::IsNan => FloatMath::Unary(|x| u64::from(f64::from_register(x).is_nan())),
@@ -220,6 +260,7 @@ pub fn ulp_bound(function: MathFunction, scalar: Scalar) -> Option<u32> {
     let single = scalar == Scalar::F32;
     let libdevice = match function {
         M::Sqrt
+        | M::Powi
         | M::Floor
         | M::Ceil
         | M::Round
@@ -251,7 +292,7 @@ pub fn ulp_bound(function: MathFunction, scalar: Scalar) -> Option<u32> {
         }
         M::Sin | M::Cos | M::Asin | M::Acos | M::Atan | M::Rsqrt | M::Erf => 2,
         M::Sinh | M::Hypot | M::Atan2 => 3,
-        M::Tan | M::Powf | M::Powi => 4,
+        M::Tan | M::Powf => 4,
         M::Erfc => 5,
     };
     Some(libdevice + 1)

@@ -154,7 +154,9 @@ impl DeviceMemory {
     /// the memory and is aligned to `size`.
     #[inline(always)]
     fn load(&self, offset: u64, size: u32) -> u64 {
-        debug_assert!(self.contains(offset, u64::from(size)) && offset % u64::from(size) == 0);
+        debug_assert!(
+            self.contains(offset, u64::from(size)) && offset.is_multiple_of(u64::from(size))
+        );
         // SAFETY: the access is inside the allocation (checked by the caller) and aligned to
         // its size (the allocation is 8-byte aligned and the offset a multiple of `size`),
         // and all concurrent accesses to these bytes are atomic.
@@ -172,7 +174,9 @@ impl DeviceMemory {
     /// Stores the low `size` bytes of `value` at `offset` (checked as for [`Self::load`]).
     #[inline(always)]
     fn store(&self, offset: u64, size: u32, value: u64) {
-        debug_assert!(self.contains(offset, u64::from(size)) && offset % u64::from(size) == 0);
+        debug_assert!(
+            self.contains(offset, u64::from(size)) && offset.is_multiple_of(u64::from(size))
+        );
         // SAFETY: as in `load`.
         unsafe {
             let at = self.base().add(offset as usize);
@@ -365,7 +369,7 @@ impl SharedMemory {
     }
 
     fn check(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
-        if offset % u64::from(size) != 0 {
+        if !offset.is_multiple_of(u64::from(size)) {
             return Err(AccessFault::Misaligned {
                 offset,
                 align: size,
@@ -497,7 +501,7 @@ impl MemoryView<'_, '_> {
             .globals
             .get(region as usize)
             .ok_or(AccessFault::BadRegion { region })?;
-        if offset % u64::from(size) != 0 {
+        if !offset.is_multiple_of(u64::from(size)) {
             return Err(AccessFault::Misaligned {
                 offset,
                 align: size,
@@ -514,7 +518,7 @@ impl MemoryView<'_, '_> {
     }
 
     fn local_at(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
-        if offset % u64::from(size) != 0 {
+        if !offset.is_multiple_of(u64::from(size)) {
             return Err(AccessFault::Misaligned {
                 offset,
                 align: size,

@@ -30,6 +30,7 @@ mod format;
 pub mod math;
 pub mod memory;
 mod program;
+pub mod random;
 mod scheduler;
 mod thread;
 mod value;

@@ -1115,6 +1115,12 @@ impl<'a> FunctionCompiler<'a> {
             Statement::InlinePtx { .. } => {
                 return self.unsupported("inline PTX (`ptx!`), which only a GPU can run")
             }
+            Statement::CallExtern { function, .. } => {
+                let name = &self.module.externs[*function].name;
+                return self.unsupported(format!(
+                    "a call of the `#[extern_device]` function `{name}`, which only its device library defines"
+                ));
+            }
             Statement::Print { pieces, arguments } => {
                 let mut types = Vec::new();
                 let mut args = Vec::new();

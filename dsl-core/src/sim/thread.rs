@@ -346,7 +346,7 @@ pub(crate) fn run(
             } => {
                 let start = reg!(*pointer);
                 let total = u64::from(*size) * results.len() as u64;
-                if (start & OFFSET_MASK) % total != 0 {
+                if !(start & OFFSET_MASK).is_multiple_of(total) {
                     fault!(FaultKind::Misaligned {
                         offset: start & OFFSET_MASK,
                         align: total
@@ -368,7 +368,7 @@ pub(crate) fn run(
             } => {
                 let start = reg!(*pointer);
                 let total = u64::from(*size) * values.len() as u64;
-                if (start & OFFSET_MASK) % total != 0 {
+                if !(start & OFFSET_MASK).is_multiple_of(total) {
                     fault!(FaultKind::Misaligned {
                         offset: start & OFFSET_MASK,
                         align: total

@@ -272,6 +272,7 @@ fn int_binary<T: SimInt>(op: BinaryOp) -> Option<BinaryFn> {
 /// Floating-point types: the operations the IR applies to them.
 pub(crate) trait SimFloat:
     RegisterValue
+    + CanonicalNan
     + PartialOrd
     + std::ops::Add<Output = Self>
     + std::ops::Sub<Output = Self>
@@ -285,17 +286,45 @@ pub(crate) trait SimFloat:
 impl SimFloat for f32 {}
 impl SimFloat for f64 {}
 
+/// The NaN a GPU's float arithmetic returns, whatever its operands: PTX's canonical NaN,
+/// `0x7fffffff` (x86 returns `0xffc00000`, whose sign `copysign` would reveal).
+pub(crate) trait CanonicalNan: Copy {
+    fn canonical(self) -> Self;
+}
+
+impl CanonicalNan for f32 {
+    #[inline(always)]
+    fn canonical(self) -> Self {
+        if self.is_nan() {
+            f32::from_bits(0x7fff_ffff)
+        } else {
+            self
+        }
+    }
+}
+
+impl CanonicalNan for f64 {
+    #[inline(always)]
+    fn canonical(self) -> Self {
+        if self.is_nan() {
+            f64::from_bits(0x7fff_ffff_ffff_ffff)
+        } else {
+            self
+        }
+    }
+}
+
 fn float_get<T: SimFloat>(bits: u64) -> T {
     T::from_register(bits)
 }
 
 fn float_binary<T: SimFloat>(op: BinaryOp) -> Option<BinaryFn> {
     Some(match op {
-        BinaryOp::Add => |a, b| (float_get::<T>(a) + float_get(b)).to_register(),
-        BinaryOp::Sub => |a, b| (float_get::<T>(a) - float_get(b)).to_register(),
-        BinaryOp::Mul => |a, b| (float_get::<T>(a) * float_get(b)).to_register(),
-        BinaryOp::Div => |a, b| (float_get::<T>(a) / float_get(b)).to_register(),
-        BinaryOp::Rem => |a, b| (float_get::<T>(a) % float_get(b)).to_register(),
+        BinaryOp::Add => |a, b| (float_get::<T>(a) + float_get(b)).canonical().to_register(),
+        BinaryOp::Sub => |a, b| (float_get::<T>(a) - float_get(b)).canonical().to_register(),
+        BinaryOp::Mul => |a, b| (float_get::<T>(a) * float_get(b)).canonical().to_register(),
+        BinaryOp::Div => |a, b| (float_get::<T>(a) / float_get(b)).canonical().to_register(),
+        BinaryOp::Rem => |a, b| (float_get::<T>(a) % float_get(b)).canonical().to_register(),
         // Rust's (and LLVM's `oeq`/`une`/`olt`...) comparisons: false with a NaN, except `!=`.
         BinaryOp::Eq => |a, b| u64::from(float_get::<T>(a) == float_get(b)),
         BinaryOp::Ne => |a, b| u64::from(float_get::<T>(a) != float_get(b)),
@@ -337,13 +366,17 @@ fn half_get<T: HalfFloat>(bits: u64) -> f32 {
     T::from_register(bits).widen()
 }
 
+fn half_put<T: HalfFloat>(value: f32) -> u64 {
+    T::narrow(value.canonical()).to_register()
+}
+
 fn half_binary<T: HalfFloat>(op: BinaryOp) -> Option<BinaryFn> {
     Some(match op {
-        BinaryOp::Add => |a, b| T::narrow(half_get::<T>(a) + half_get::<T>(b)).to_register(),
-        BinaryOp::Sub => |a, b| T::narrow(half_get::<T>(a) - half_get::<T>(b)).to_register(),
-        BinaryOp::Mul => |a, b| T::narrow(half_get::<T>(a) * half_get::<T>(b)).to_register(),
-        BinaryOp::Div => |a, b| T::narrow(half_get::<T>(a) / half_get::<T>(b)).to_register(),
-        BinaryOp::Rem => |a, b| T::narrow(half_get::<T>(a) % half_get::<T>(b)).to_register(),
+        BinaryOp::Add => |a, b| half_put::<T>(half_get::<T>(a) + half_get::<T>(b)),
+        BinaryOp::Sub => |a, b| half_put::<T>(half_get::<T>(a) - half_get::<T>(b)),
+        BinaryOp::Mul => |a, b| half_put::<T>(half_get::<T>(a) * half_get::<T>(b)),
+        BinaryOp::Div => |a, b| half_put::<T>(half_get::<T>(a) / half_get::<T>(b)),
+        BinaryOp::Rem => |a, b| half_put::<T>(half_get::<T>(a) % half_get::<T>(b)),
         BinaryOp::Eq => |a, b| u64::from(half_get::<T>(a) == half_get::<T>(b)),
         BinaryOp::Ne => |a, b| u64::from(half_get::<T>(a) != half_get::<T>(b)),
         BinaryOp::Lt => |a, b| u64::from(half_get::<T>(a) < half_get::<T>(b)),
@@ -460,6 +493,14 @@ pub(crate) fn cast_fn(from: Scalar, to: Scalar) -> Option<UnaryFn> {
     }
     if matches!(from, Scalar::F16 | Scalar::BF16) || matches!(to, Scalar::F16 | Scalar::BF16) {
         return Some(half_cast(from, to));
+    }
+    if from.is_float() && to.is_float() && from != to {
+        // A NaN converts to the canonical NaN, as PTX's `cvt` does.
+        return Some(if to == Scalar::F32 {
+            |x| (f64::from_register(x) as f32).canonical().to_register()
+        } else {
+            |x| f64::from(f32::from_register(x)).canonical().to_register()
+        });
     }
     Some(cast_matrix!(from, to, [
         I8 => i8, I16 => i16, I32 => i32, I64 => i64, Isize => i64,

@@ -440,6 +440,11 @@ impl Checker<'_> {
                 arguments,
                 result,
             } => self.call(*function, arguments, *result)?,
+            Statement::CallExtern {
+                function,
+                arguments,
+                result,
+            } => self.call_extern(*function, arguments, *result)?,
             Statement::Intrinsic {
                 intrinsic,
                 arguments,
@@ -526,6 +531,43 @@ impl Checker<'_> {
                     found: self.describe(found),
                 });
             }
+        }
+        match (result, callee.result) {
+            (None, _) => Ok(()),
+            (Some(local), Some(ty)) => self.same(
+                ExprType::of(self.module, self.function.locals[local].ty),
+                ExprType::of(self.module, ty),
+            ),
+            (Some(_), None) => Err(Kind::TypeMismatch {
+                expected: format!("a value from `{}`", callee.name),
+                found: "nothing".into(),
+            }),
+        }
+    }
+
+    /// An `#[extern_device]` call: scalar arguments of the declared types, in number.
+    fn call_extern(
+        &self,
+        callee: Handle<crate::ir::ExternFunction>,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<crate::ir::LocalVariable>>,
+    ) -> Result<(), Kind> {
+        let callee = &self.module.externs[callee];
+        if arguments.len() != callee.arguments.len() {
+            return Err(Kind::TypeMismatch {
+                expected: format!("{} arguments for `{}`", callee.arguments.len(), callee.name),
+                found: arguments.len().to_string(),
+            });
+        }
+        for (argument, parameter) in arguments.iter().zip(&callee.arguments) {
+            let expected = ExprType::of(self.module, *parameter);
+            if !matches!(expected, ExprType::Scalar(_)) {
+                return Err(Kind::Unsupported(format!(
+                    "a non-scalar parameter of the extern function `{}`",
+                    callee.name
+                )));
+            }
+            self.same(expected, self.ty(*argument))?;
         }
         match (result, callee.result) {
             (None, _) => Ok(()),

@@ -200,6 +200,29 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                     }
                 }
             }
+            Statement::CallExtern {
+                function: callee,
+                arguments,
+                result,
+            } => {
+                if !module.externs.contains(*callee) {
+                    return Err(Kind::BadHandle {
+                        what: "extern function",
+                        handle: callee.index(),
+                    });
+                }
+                for argument in arguments {
+                    expr_ok(*argument)?;
+                }
+                if let Some(local) = result {
+                    if !function.locals.contains(*local) {
+                        return Err(Kind::BadHandle {
+                            what: "local variable",
+                            handle: local.index(),
+                        });
+                    }
+                }
+            }
             Statement::Block(inner) => check_block(module, function, inner)?,
             Statement::Break { .. } | Statement::Continue { .. } | Statement::Return { .. } => {}
         }

@@ -48,6 +48,7 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
             file: ::core::file!(),
             callees: #callees_fn,
             structs: #structs_fn,
+            library: ::core::option::Option::None,
         }
     }
 }

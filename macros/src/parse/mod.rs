@@ -95,6 +95,7 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             result,
             body,
             span: span_of(item.sig.ident.span()),
+            external: None,
         },
         callees,
     })

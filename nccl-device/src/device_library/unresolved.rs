@@ -8,24 +8,9 @@
 
 use super::symbols::{BRIDGE_2_28, LTOIR_2_32};
 
-const MARKER: &str = "Unresolved extern function '";
-
-/// The unresolved symbols named in `log`, each once, in order of appearance.
-pub fn unresolved_symbols(log: &str) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    for line in log.lines() {
-        let Some((_, rest)) = line.split_once(MARKER) else {
-            continue;
-        };
-        let Some((symbol, _)) = rest.split_once('\'') else {
-            continue;
-        };
-        if !found.iter().any(|s| s == symbol) {
-            found.push(symbol.to_owned());
-        }
-    }
-    found
-}
+/// The unresolved symbols named in `log`, each once, in order of appearance (the parser
+/// lives with nvJitLink's bindings in the codegen crate).
+pub use cudajit_codegen::toolchain::unresolved_symbols;
 
 /// Our name for `symbol` when some generation's table maps it.
 pub fn function_of(symbol: &str) -> Option<&'static str> {

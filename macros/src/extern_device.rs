@@ -1,0 +1,287 @@
+//! `#[extern_device(library = PATH)]` on an `extern "C" { .. }` block: external device
+//! functions that a user-supplied device library defines.
+//!
+//! For each `fn name(a: f32, b: i32) -> f32;` of the block the expansion is
+//!
+//! ```text
+//! fn name(a: f32, b: i32) -> f32 { .. }   // host stub: panics (device code only)
+//! struct name {}                         // marker with the captured declaration
+//! impl cudajit::DeviceFunction for name { const CAPTURED = .. library: Some(&PATH) .. }
+//! ```
+//!
+//! so kernels call `name(..)` as ordinary Rust, and find its declaration and library the
+//! way they find `#[device]` functions. The symbol is the function's name, or the string
+//! of a `#[link_name = "c_name"]` attribute, as in ordinary Rust `extern` blocks.
+
+use cudajit_core::ast::{Block, FunctionSource, Param, ParamType, ValueType};
+use cudajit_core::Scalar;
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use sha2::{Digest, Sha256};
+use syn::parse::Parser;
+use syn::spanned::Spanned;
+use syn::{ForeignItem, ForeignItemFn, ItemForeignMod};
+
+use crate::errors::Errors;
+use crate::parse::{scalar_type, span_of};
+
+/// Expands `#[extern_device(..)]`.
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let block: ItemForeignMod = match syn::parse2(item.clone()) {
+        Ok(block) => block,
+        Err(error) => {
+            let error = syn::Error::new(
+                error.span(),
+                "`#[extern_device]` applies to an `extern \"C\" { fn name(..) -> T; }` block",
+            );
+            let compile_error = error.to_compile_error();
+            return quote!(#compile_error #item);
+        }
+    };
+    let mut errors = Errors::default();
+    let library = library_argument(attr, &mut errors);
+    match &block.abi.name {
+        Some(abi) if abi.value() == "C" => {}
+        _ => errors.at(
+            &block.abi,
+            "external device functions use the C ABI: write `extern \"C\"`",
+        ),
+    }
+    let mut functions = Vec::new();
+    for foreign in &block.items {
+        match foreign {
+            ForeignItem::Fn(function) => {
+                if let Some(declared) = declaration(function, &mut errors) {
+                    functions.push((function, declared));
+                }
+            }
+            other => errors.at(
+                other,
+                "`#[extern_device]` blocks declare functions only (`fn name(..) -> T;`)",
+            ),
+        }
+    }
+    match library {
+        Some(library) if errors.is_empty() => functions
+            .iter()
+            .map(|(function, declared)| generate(function, declared, &library))
+            .collect(),
+        _ => {
+            // Host stubs with the declared signatures keep the callers type-checking.
+            let compile_errors = errors.into_compile_errors();
+            let stubs = block.items.iter().filter_map(|foreign| match foreign {
+                ForeignItem::Fn(function) => Some(host_stub(function)),
+                _ => None,
+            });
+            quote!(#compile_errors #(#stubs)*)
+        }
+    }
+}
+
+/// The `library = PATH` argument: the `static` [`DeviceLibrary`] that defines the block's
+/// functions.
+fn library_argument(attr: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
+    let usage =
+        "write `#[extern_device(library = NAME)]`, NAME being a `static` `cudajit::DeviceLibrary`";
+    if attr.is_empty() {
+        errors.push(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            format!("`#[extern_device]` needs its device library: {usage}"),
+        ));
+        return None;
+    }
+    let parsed =
+        syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated
+            .parse2(attr.clone());
+    let Ok(arguments) = parsed else {
+        errors.at(&attr, usage);
+        return None;
+    };
+    let mut library = None;
+    for argument in arguments {
+        if !argument.path.is_ident("library") {
+            errors.at(&argument.path, format!("unknown argument: {usage}"));
+            continue;
+        }
+        match argument.value {
+            syn::Expr::Path(path) if path.qself.is_none() => library = Some(path.path),
+            other => errors.at(other, usage),
+        }
+    }
+    library
+}
+
+/// The captured declaration of one function, or `None` after reporting why its signature
+/// cannot cross the C ABI.
+fn declaration(function: &ForeignItemFn, errors: &mut Errors) -> Option<FunctionSource> {
+    let before = errors.len();
+    let sig = &function.sig;
+    if !sig.generics.params.is_empty() {
+        // The parameter types would only repeat the error.
+        errors.at(&sig.generics, "external device functions cannot be generic");
+        return None;
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(variadic, "external device functions cannot be variadic");
+    }
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        let syn::FnArg::Typed(typed) = input else {
+            errors.at(input, "external device functions take no `self`");
+            continue;
+        };
+        let name = match &*typed.pat {
+            syn::Pat::Ident(ident) => ident.ident.to_string(),
+            syn::Pat::Wild(_) => format!("arg{}", params.len()),
+            other => {
+                errors.at(other, "parameters are named (`name: T`)");
+                continue;
+            }
+        };
+        if let Some(scalar) = abi_scalar(&typed.ty, errors) {
+            params.push(Param {
+                name,
+                ty: ParamType::Value(ValueType::Scalar(scalar)),
+                mutable: false,
+                comptime: false,
+                span: span_of(typed.pat.span()),
+            });
+        }
+    }
+    let result = match &sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Tuple(unit) if unit.elems.is_empty() => None,
+            ty => abi_scalar(ty, errors).map(ValueType::Scalar),
+        },
+    };
+    let symbol = link_name(function, errors).unwrap_or_else(|| sig.ident.to_string());
+    if errors.len() > before {
+        return None;
+    }
+    Some(FunctionSource {
+        name: sig.ident.to_string(),
+        generics: Vec::new(),
+        params,
+        result,
+        body: Block {
+            stmts: Vec::new(),
+            tail: None,
+            span: span_of(sig.ident.span()),
+        },
+        span: span_of(sig.ident.span()),
+        external: Some(symbol),
+    })
+}
+
+/// The scalar a parameter or result type passes as, if it has a C ABI equivalent.
+fn abi_scalar(ty: &syn::Type, errors: &mut Errors) -> Option<Scalar> {
+    match scalar_type(ty) {
+        Some(Scalar::F16 | Scalar::BF16) => {
+            errors.at(
+                ty,
+                "`f16`/`bf16` have no C ABI equivalent (`__half` is a struct in CUDA C++); pass \
+                 the bits as `u16` or widen to `f32`",
+            );
+            None
+        }
+        Some(scalar) => Some(scalar),
+        None => {
+            errors.at(
+                ty,
+                "external device functions take and return scalars (`bool`, integers, `f32`, \
+                 `f64`): this type has no C ABI form cudajit can pass",
+            );
+            None
+        }
+    }
+}
+
+/// `#[link_name = "symbol"]`, the symbol in the device library.
+fn link_name(function: &ForeignItemFn, errors: &mut Errors) -> Option<String> {
+    let attr = function
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("link_name"))?;
+    match &attr.meta {
+        syn::Meta::NameValue(syn::MetaNameValue {
+            value:
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(symbol),
+                    ..
+                }),
+            ..
+        }) if !symbol.value().is_empty() => Some(symbol.value()),
+        _ => {
+            errors.at(attr, "write `#[link_name = \"symbol\"]`");
+            None
+        }
+    }
+}
+
+/// The host function of the same signature: it panics, as device intrinsics do on the host.
+fn host_stub(function: &ForeignItemFn) -> TokenStream {
+    let name = &function.sig.ident;
+    let vis = &function.vis;
+    let inputs = &function.sig.inputs;
+    let output = &function.sig.output;
+    let attrs = function
+        .attrs
+        .iter()
+        .filter(|a| !a.path().is_ident("link_name"));
+    let message = name.to_string();
+    quote! {
+        #(#attrs)*
+        #[allow(unused_variables)]
+        #vis fn #name(#inputs) #output {
+            ::cudajit::__private::extern_device_on_host(#message)
+        }
+    }
+}
+
+fn generate(
+    function: &ForeignItemFn,
+    declared: &FunctionSource,
+    library: &syn::Path,
+) -> TokenStream {
+    let private = quote!(::cudajit::__private);
+    let name = &function.sig.ident;
+    let vis = &function.vis;
+    let stub = host_stub(function);
+    let json = declared.to_json();
+    let hash: String = Sha256::digest(json.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name_text = name.to_string();
+    let doc = format!("The captured declaration of the `#[extern_device]` function [`{name}()`].");
+    // Spanned at the user's path, so a path that is not a `DeviceLibrary` is reported there.
+    let library_fn = quote_spanned! {library.span()=>
+        {
+            fn library() -> &'static #private::DeviceLibrary {
+                &#library
+            }
+            library
+        }
+    };
+    quote! {
+        #stub
+
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name {}
+
+        impl #private::DeviceFunction for #name {
+            const CAPTURED: #private::CapturedFunction = #private::CapturedFunction {
+                name: #name_text,
+                source: #json,
+                source_hash: #hash,
+                file: ::core::file!(),
+                callees: #private::CapturedFunction::no_callees,
+                structs: #private::CapturedFunction::no_structs,
+                library: ::core::option::Option::Some(#library_fn),
+            };
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! `#[extern_device]` on the CPU: a CUDA C++ device library built with nvcc, a Rust kernel
+//! calling it compiled to a cubin, the calls inlined by LTO, the library in the cache key,
+//! and a missing symbol named with its function and library.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use cudajit::codegen::compile::{cache_key, linked_ptx, CompileError, CompileOptions};
+use cudajit::codegen::cubin;
+use cudajit::codegen::toolchain::SearchEnv;
+use cudajit::core::CapturedFunction;
+use cudajit::nccl::device_library::Nvcc;
+use cudajit::prelude::*;
+use cudajit::{Arch, DeviceLibrary, LibraryKind, Specialization};
+
+const LIBRARY_PATH: &str = concat!(
+    env!("CARGO_TARGET_TMPDIR"),
+    "/extern_device/fast_math.fatbin"
+);
+
+static FAST_MATH: DeviceLibrary =
+    DeviceLibrary::file("fast_math", LibraryKind::Fatbin, LIBRARY_PATH);
+
+#[extern_device(library = FAST_MATH)]
+extern "C" {
+    #[link_name = "fast_math_sigmoid"]
+    fn sigmoid(x: f32) -> f32;
+    #[link_name = "fast_math_in_range"]
+    fn in_range(x: f32, lo: f32, hi: f32) -> bool;
+    fn fast_math_mad(a: i32, b: i32, c: i32) -> i32;
+    #[link_name = "fast_math_missing"]
+    fn missing(x: f32) -> f32;
+}
+
+#[kernel]
+fn activate(x: &[f32], y: &mut [f32], tag: &mut [i32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = sigmoid(x[i]);
+        tag[i] = if in_range(x[i], -1.0, 1.0) {
+            fast_math_mad(i as i32, 2, 1)
+        } else {
+            0
+        };
+    }
+}
+
+#[kernel]
+fn calls_missing(y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = missing(y[i]);
+    }
+}
+
+/// Builds `examples/extern_device/fast_math.cu` once with nvcc; `None` after printing why
+/// the test is skipped (a failure under `CUDAJIT_REQUIRE_TOOLCHAIN=1`).
+fn library_or_skip() -> Option<&'static PathBuf> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    common::toolchain_or_skip()?;
+    let built = BUILT.get_or_init(|| {
+        let nvcc = Nvcc::locate(&SearchEnv::from_process()).map_err(|e| e.to_string())?;
+        let output = PathBuf::from(LIBRARY_PATH);
+        std::fs::create_dir_all(output.parent().unwrap()).map_err(|e| e.to_string())?;
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/extern_device/fast_math.cu"
+        );
+        let status = nvcc
+            .command(&nvcc.cuda_include)
+            .args(["-dlto", "-rdc=true", "-fatbin", "-arch=sm_90", "-o"])
+            .arg(&output)
+            .arg(source)
+            .status()
+            .map_err(|e| format!("running {}: {e}", nvcc.path.display()))?;
+        if !status.success() {
+            return Err(format!("nvcc failed ({status}) on {source}"));
+        }
+        Ok(output)
+    });
+    match built {
+        Ok(path) => Some(path),
+        Err(error) if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") => {
+            panic!("nvcc is required (CUDAJIT_REQUIRE_TOOLCHAIN=1): {error}")
+        }
+        Err(error) => {
+            eprintln!("skipped: cannot build the device library: {error}");
+            None
+        }
+    }
+}
+
+#[test]
+fn nvvm_ir_declares_the_extern_functions() {
+    let ir = activate::KERNEL.nvvm_ir().expect("lowering activate");
+    assert!(
+        ir.contains("declare float @fast_math_sigmoid(float)"),
+        "{ir}"
+    );
+    assert!(
+        ir.contains("declare i8 @fast_math_in_range(float, float, float)"),
+        "{ir}"
+    );
+    assert!(
+        ir.contains("declare i32 @fast_math_mad(i32, i32, i32)"),
+        "{ir}"
+    );
+    assert!(ir.contains("call float @fast_math_sigmoid("), "{ir}");
+}
+
+#[test]
+fn kernel_links_the_library_into_a_cubin() {
+    let Some(_) = library_or_skip() else {
+        return;
+    };
+    let compiled = activate::KERNEL
+        .compile_for_arch(Arch::SM_90)
+        .expect("compiling activate with fast_math");
+    let info = cubin::inspect(&compiled.cubin).expect("a cubin");
+    assert!(info.has_function("activate"), "{:?}", info.functions);
+}
+
+#[test]
+fn calls_into_the_library_are_inlined() {
+    let Some(_) = library_or_skip() else {
+        return;
+    };
+    let ptx = linked_ptx(
+        activate::KERNEL.captured(),
+        &Specialization::default(),
+        Arch::SM_90,
+        &CompileOptions::default(),
+    )
+    .expect("linking activate to PTX");
+    assert!(ptx.contains(".entry activate"), "{ptx}");
+    assert!(!ptx.contains("fast_math"), "a call was not inlined:\n{ptx}");
+    assert!(!ptx.contains("call"), "a call remains:\n{ptx}");
+    // `__expf` of fast_math_sigmoid, inlined.
+    assert!(ptx.contains("ex2.approx"), "{ptx}");
+}
+
+#[test]
+fn missing_symbol_names_function_library_and_path() {
+    let Some(_) = library_or_skip() else {
+        return;
+    };
+    let error = match calls_missing::KERNEL.compile_for_arch(Arch::SM_90) {
+        Ok(_) => panic!("a kernel calling an undefined symbol linked"),
+        Err(cudajit::Error::Compile(error)) => error,
+        Err(other) => panic!("unexpected error: {other}"),
+    };
+    assert!(
+        matches!(error, CompileError::MissingExtern { .. }),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    for needle in [
+        "`missing`",
+        "`fast_math_missing`",
+        "`fast_math`",
+        LIBRARY_PATH,
+    ] {
+        assert!(text.contains(needle), "{needle} not in: {text}");
+    }
+}
+
+static LIBRARY_A: DeviceLibrary =
+    DeviceLibrary::embedded("fast_math", LibraryKind::Fatbin, b"version A");
+static LIBRARY_B: DeviceLibrary =
+    DeviceLibrary::embedded("fast_math", LibraryKind::Fatbin, b"version B");
+
+fn library_a() -> &'static DeviceLibrary {
+    &LIBRARY_A
+}
+fn library_b() -> &'static DeviceLibrary {
+    &LIBRARY_B
+}
+
+use cudajit::__private::DeviceFunction;
+static SIGMOID_A: CapturedFunction = CapturedFunction {
+    library: Some(library_a),
+    ..<sigmoid as DeviceFunction>::CAPTURED
+};
+static SIGMOID_B: CapturedFunction = CapturedFunction {
+    library: Some(library_b),
+    ..<sigmoid as DeviceFunction>::CAPTURED
+};
+fn callees_a() -> &'static [&'static CapturedFunction] {
+    static CALLEES: [&CapturedFunction; 1] = [&SIGMOID_A];
+    &CALLEES
+}
+fn callees_b() -> &'static [&'static CapturedFunction] {
+    static CALLEES: [&CapturedFunction; 1] = [&SIGMOID_B];
+    &CALLEES
+}
+
+#[test]
+fn a_changed_library_changes_the_cache_key() {
+    let Some(toolchain) = common::toolchain_or_skip() else {
+        return;
+    };
+    let kernel = *activate::KERNEL.captured();
+    let with_a: &'static CapturedFunction = Box::leak(Box::new(CapturedFunction {
+        callees: callees_a,
+        ..kernel
+    }));
+    let with_b: &'static CapturedFunction = Box::leak(Box::new(CapturedFunction {
+        callees: callees_b,
+        ..kernel
+    }));
+    let key = |captured| {
+        cache_key(
+            captured,
+            &Specialization::default(),
+            Arch::SM_90,
+            &CompileOptions::default(),
+            toolchain,
+        )
+        .key
+    };
+    assert_eq!(key(with_a), key(with_a));
+    assert_ne!(key(with_a), key(with_b));
+}
+
+#[test]
+fn extern_functions_panic_on_the_host() {
+    let result = std::panic::catch_unwind(|| sigmoid(1.0));
+    let message = result.expect_err("a host call must panic");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        text.contains("`sigmoid()` is an `#[extern_device]` function"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_simulator_reports_extern_calls_as_unsupported() {
+    let stream = cudajit::Stream::simulator();
+    let x = stream.clone_htod(&[0.5f32; 4]).expect("upload");
+    let mut y = stream.clone_htod(&[0f32; 4]).expect("upload");
+    let mut tag = stream.clone_htod(&[0i32; 4]).expect("upload");
+    let result = activate::launch(&stream, LaunchConfig::for_elements(4), &x, &mut y, &mut tag);
+    match result {
+        Err(cudajit::Error::Simulator(error)) => {
+            let text = error.to_string();
+            assert!(
+                text.contains("`#[extern_device]` function `sigmoid`"),
+                "{text}"
+            );
+        }
+        Err(other) => panic!("unexpected error: {other}"),
+        Ok(()) => panic!("the simulator ran an extern call"),
+    }
+}
