@@ -93,6 +93,14 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
             })
         }
     };
+    // A call's or intrinsic's optional result local.
+    let result_ok = |result: &Option<crate::ir::Handle<crate::ir::LocalVariable>>| match result {
+        Some(local) if !function.locals.contains(*local) => Err(Kind::BadHandle {
+            what: "local variable",
+            handle: local.index(),
+        }),
+        _ => Ok(()),
+    };
     for statement in &block.statements {
         match statement {
             Statement::LocalStore { local, value } => {
@@ -153,14 +161,7 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                 for argument in arguments {
                     expr_ok(*argument)?;
                 }
-                if let Some(local) = result {
-                    if !function.locals.contains(*local) {
-                        return Err(Kind::BadHandle {
-                            what: "local variable",
-                            handle: local.index(),
-                        });
-                    }
-                }
+                result_ok(result)?;
             }
             Statement::Intrinsic {
                 arguments, result, ..
@@ -168,14 +169,7 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                 for argument in arguments {
                     expr_ok(*argument)?;
                 }
-                if let Some(local) = result {
-                    if !function.locals.contains(*local) {
-                        return Err(Kind::BadHandle {
-                            what: "local variable",
-                            handle: local.index(),
-                        });
-                    }
-                }
+                result_ok(result)?;
             }
             Statement::Call {
                 function: callee,
@@ -191,14 +185,7 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                 for argument in arguments {
                     expr_ok(*argument)?;
                 }
-                if let Some(local) = result {
-                    if !function.locals.contains(*local) {
-                        return Err(Kind::BadHandle {
-                            what: "local variable",
-                            handle: local.index(),
-                        });
-                    }
-                }
+                result_ok(result)?;
             }
             Statement::CallExtern {
                 function: callee,
@@ -214,14 +201,7 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                 for argument in arguments {
                     expr_ok(*argument)?;
                 }
-                if let Some(local) = result {
-                    if !function.locals.contains(*local) {
-                        return Err(Kind::BadHandle {
-                            what: "local variable",
-                            handle: local.index(),
-                        });
-                    }
-                }
+                result_ok(result)?;
             }
             Statement::Block(inner) => check_block(module, function, inner)?,
             Statement::Break { .. } | Statement::Continue { .. } | Statement::Return { .. } => {}
