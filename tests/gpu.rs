@@ -904,6 +904,18 @@ fn tuples() {
 }
 
 #[test]
+fn tuple_values_of_branches() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = cudajit::Stream::from_cuda(context.default_stream());
+    let outputs = common::cases::tuple_branches_case(&stream).unwrap();
+    for (output, expected) in outputs.iter().zip(common::cases::tuple_branches_expected()) {
+        assert_eq!(output.values, expected, "{}", output.name);
+    }
+}
+
+#[test]
 fn fieldless_enums() {
     let Some(context) = common::gpu_or_skip() else {
         return;

@@ -573,3 +573,11 @@ fn tuples_match_rust() {
         assert_eq!(output.values, expected, "{}", output.name);
     }
 }
+
+#[test]
+fn tuple_values_of_branches_match_rust() {
+    let outputs = cases::tuple_branches_case(&sim()).unwrap();
+    for (output, expected) in outputs.iter().zip(cases::tuple_branches_expected()) {
+        assert_eq!(output.values, expected, "{}", output.name);
+    }
+}

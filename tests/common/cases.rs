@@ -89,6 +89,10 @@ pub fn all() -> Vec<Case> {
             run: tuples_case,
         },
         Case {
+            name: "tuple_branches",
+            run: tuple_branches_case,
+        },
+        Case {
             name: "saxpy",
             run: saxpy_case,
         },
@@ -935,4 +939,44 @@ pub fn tuples_expected() -> [Values; 3] {
     let (mut out, mut idx, mut quads) = (vec![0.0; n], vec![0; n], vec![0.0; n]);
     tuples_ref(&x, &y, &mut out, &mut idx, &mut quads);
     [Values::F32(out), Values::U32(idx), Values::F32(quads)]
+}
+
+/// Inputs of `tuple_branches`: every residue mod 4, both signs, both orders.
+pub fn tuple_branches_inputs() -> Vec<i32> {
+    pseudo_random(11, TUPLES_N)
+        .into_iter()
+        .map(|r| (r % 2001) as i32 - 1000)
+        .collect()
+}
+
+/// The outputs of `tuple_branches` (`lo`, `hi`, `tag`).
+pub fn tuple_branches_case(stream: &Stream) -> Result<Outputs, Error> {
+    let x = tuple_branches_inputs();
+    let n = x.len();
+    let dx = up(stream, &x)?;
+    let mut dlo = stream.alloc_zeros::<i32>(n)?;
+    let mut dhi = stream.alloc_zeros::<i32>(n)?;
+    let mut dtag = stream.alloc_zeros::<u32>(n)?;
+    tuple_branches::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &mut dlo,
+        &mut dhi,
+        &mut dtag,
+    )?;
+    Ok(vec![
+        exact("lo", Values::I32(stream.clone_dtoh(&dlo)?)),
+        exact("hi", Values::I32(stream.clone_dtoh(&dhi)?)),
+        exact("tag", Values::U32(stream.clone_dtoh(&dtag)?)),
+    ])
+}
+
+/// What `tuple_branches_case` must return, from the CPU reference.
+pub fn tuple_branches_expected() -> [Values; 3] {
+    let x = tuple_branches_inputs();
+    let n = x.len();
+    let (mut lo, mut hi, mut tag) = (vec![0; n], vec![0; n], vec![0; n]);
+    tuple_branches_ref(&x, &mut lo, &mut hi, &mut tag);
+    [Values::I32(lo), Values::I32(hi), Values::U32(tag)]
 }

@@ -826,6 +826,67 @@ pub fn tuples_ref(x: &[f32], y: &[u32], out: &mut [f32], idx: &mut [u32], quads:
     }
 }
 
+/// Tuples as the values of `if`, `match` and blocks, nested and from tuple locals.
+#[kernel]
+pub fn tuple_branches(x: &[i32], lo: &mut [i32], hi: &mut [i32], tag: &mut [u32]) {
+    let i = global_index();
+    if i + 1 < x.len() {
+        let (a, b) = (x[i], x[i + 1]);
+        let (small, large) = if a < b { (a, b) } else { (b, a) };
+        let pair = (small, large);
+        let t = match x[i] & 3 {
+            0 => (1u32, pair.0),
+            1 | 2 => {
+                let bump = pair.1 + 1;
+                (2, bump)
+            }
+            _ => {
+                if a > 0 {
+                    (3, a)
+                } else {
+                    (4, b)
+                }
+            }
+        };
+        let (c, d) = {
+            let s = t;
+            (s.1, s.0)
+        };
+        lo[i] = small + c;
+        hi[i] = large;
+        tag[i] = d;
+    }
+}
+
+pub fn tuple_branches_ref(x: &[i32], lo: &mut [i32], hi: &mut [i32], tag: &mut [u32]) {
+    for i in 0..x.len().saturating_sub(1) {
+        let (a, b) = (x[i], x[i + 1]);
+        let (small, large) = if a < b { (a, b) } else { (b, a) };
+        let pair = (small, large);
+        let t = match x[i] & 3 {
+            0 => (1u32, pair.0),
+            1 | 2 => {
+                let bump = pair.1 + 1;
+                (2, bump)
+            }
+            _ => {
+                if a > 0 {
+                    (3, a)
+                } else {
+                    (4, b)
+                }
+            }
+        };
+        let (c, d) = {
+            let s = t;
+            (s.1, s.0)
+        };
+        lo[i] = small + c;
+        hi[i] = large;
+        tag[i] = d;
+    }
+}
+
 // ----- 16-bit floats -----
 
 /// `f16` arithmetic natively, `bf16` through `f32`, conversions both ways.

@@ -651,7 +651,7 @@ impl Parser<'_> {
             // A field of a `#[derive(DeviceCopy)]` struct.
             let syn::Member::Named(member) = &field.member else {
                 self.errors
-                    .at(field, "tuple fields are not supported in kernels");
+                    .at(field, "`.0`, `.1`, ... work on tuple locals in kernels: bind the tuple first (`let t = (a, b); t.1`)");
                 return None;
             };
             let base = self.expr(&field.base)?;

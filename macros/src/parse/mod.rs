@@ -10,6 +10,7 @@ mod matching;
 mod signature;
 mod stmt;
 mod tuple;
+mod tuple_branches;
 
 use cudajit_core::ast::FunctionSource;
 use cudajit_core::Span;

@@ -26,7 +26,7 @@ pub(crate) struct Parser<'e> {
     /// the lowering even when no parameter has that type.
     enums: Vec<syn::Ident>,
     /// Statements that a statement expanded into, before the one it returned (tuples).
-    pending: Vec<Stmt>,
+    pub(super) pending: Vec<Stmt>,
     /// Counter for the names of temporaries (`$tuple0`, ...).
     temps: usize,
 }

@@ -5,7 +5,8 @@
 //!
 //! Supported: `let t = (a, b);`, `t.0` as a value and as a place, `let (x, mut y) = t;`,
 //! `let (x, y) = (a, b);`, `let t: (f32, u32) = ..`, `let v = vload4(..)` then `v.2`,
-//! `(x, y) = (y, x);`, `t = (a, b);` and `let u = t;`. A statement that expands to several is
+//! `(x, y) = (y, x);`, `t = (a, b);`, `let u = t;`, and `if`/`match`/blocks whose branches
+//! end in tuples. A statement that expands to several is
 //! returned first-to-last through [`Parser::pending`](super::stmt::Parser).
 
 use cudajit_core::ast::{Expr, ExprKind, Stmt, ValueType};
@@ -15,6 +16,7 @@ use cudajit_core::Span;
 use super::signature::value_type;
 use super::span_at;
 use super::stmt::Parser;
+use super::tuple_branches::{assign_tails, tail_tuple_arity};
 
 /// What a tuple `let` or assignment takes its elements from.
 enum Source {
@@ -75,6 +77,9 @@ impl Parser<'_> {
                 .path
                 .get_ident()
                 .is_some_and(|ident| self.tuple_arity(&ident.to_string()).is_some()),
+            syn::Expr::If(_) | syn::Expr::Match(_) | syn::Expr::Block(_) => {
+                tail_tuple_arity(expr).is_some()
+            }
             _ => false,
         }
     }
@@ -109,14 +114,51 @@ impl Parser<'_> {
                     (0..arity).map(|i| element_name(&name, i)).collect(),
                 ))
             }
+            syn::Expr::If(_) | syn::Expr::Match(_) | syn::Expr::Block(_)
+                if tail_tuple_arity(expr).is_some() =>
+            {
+                self.branch_tuple(expr)
+            }
             other => {
                 self.errors.at(
                     other,
-                    "a tuple comes from a tuple expression `(a, b)` or a tuple local; tuples returned by `if`, `match` or function calls are not supported yet",
+                    "a tuple comes from a tuple expression `(a, b)`, a tuple local, or an `if`/`match`/block whose branches end in tuples; tuples returned by function calls are not supported yet",
                 );
                 None
             }
         }
+    }
+
+    /// `if c { (a, b) } else { (b, a) }` as a tuple: one uninitialised temporary per element,
+    /// assigned at the end of every branch, then read like a tuple local. The declarations
+    /// and the rewritten `if`/`match` wait in `pending`, before the statement being parsed.
+    fn branch_tuple(&mut self, expr: &syn::Expr) -> Option<Source> {
+        let arity = tail_tuple_arity(expr)?;
+        let temp = self.fresh_temp().replace('$', "__cudajit_");
+        let names: Vec<syn::Ident> = (0..arity)
+            .map(|i| syn::Ident::new(&format!("{temp}_{i}"), proc_macro2::Span::call_site()))
+            .collect();
+        let rewritten = assign_tails(expr, &names, &mut *self.errors)?;
+        let span = span_at(expr);
+        let mut stmts: Vec<Stmt> = names
+            .iter()
+            .map(|name| Stmt::Let {
+                name: name.to_string(),
+                mutable: true,
+                ty: None,
+                init: None,
+                span,
+            })
+            .collect();
+        for name in &names {
+            self.bind(&name.to_string());
+        }
+        let statement = syn::Stmt::Expr(rewritten, None);
+        let block: syn::Block = syn::parse_quote!({ #statement });
+        let parsed = self.block(&block);
+        stmts.push(Stmt::Block(parsed));
+        self.pending.extend(stmts);
+        Some(Source::Local(names.iter().map(|n| n.to_string()).collect()))
     }
 
     /// `let t = (a, b);`, `let t: (f32, u32) = ..;`, `let u = t;`, `let v = vload4(x, i);`
