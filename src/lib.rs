@@ -106,14 +106,34 @@ pub mod __private {
     pub fn sim_scalar<T: cudajit_core::device::DeviceScalar>(
         value: T,
     ) -> cudajit_core::sim::SimArg<'static> {
-        let scalar = T::SCALAR;
+        scalar_bits(&value, T::SCALAR)
+    }
+
+    /// A `DeviceCopy` launch argument for the CPU simulator: an enum is its integer
+    /// representation; structs are not simulated yet (an error naming the kernel).
+    pub fn sim_struct_value<T: cudajit_core::layout::DeviceStruct>(
+        kernel: &str,
+        value: T,
+    ) -> Result<cudajit_core::sim::SimArg<'static>, crate::Error> {
+        match T::LAYOUT.enum_repr {
+            Some(repr) => Ok(scalar_bits(&value, repr)),
+            None => Err(sim_unsupported(kernel, "struct parameters")),
+        }
+    }
+
+    /// `value`'s bytes as a simulator scalar of type `scalar` (zero when the sizes differ,
+    /// which the derive and the `DeviceScalar` impls rule out).
+    fn scalar_bits<T>(
+        value: &T,
+        scalar: crate::core::Scalar,
+    ) -> cudajit_core::sim::SimArg<'static> {
         let size = core::mem::size_of::<T>();
         let mut bits = [0u8; 8];
         if size == scalar.size_bytes() as usize && size <= 8 {
-            // SAFETY: `T` is a scalar of `size` bytes (checked against its IR type), read
-            // as plain bytes; every bit pattern of those bytes is a valid `u8`.
+            // SAFETY: `T` is a scalar or a fieldless enum of `size` bytes (checked against
+            // its IR type), read as plain bytes; every bit pattern is a valid `u8`.
             let bytes =
-                unsafe { core::slice::from_raw_parts(&value as *const T as *const u8, size) };
+                unsafe { core::slice::from_raw_parts(value as *const T as *const u8, size) };
             bits[..size].copy_from_slice(bytes);
         }
         cudajit_core::sim::SimArg::Scalar {

@@ -581,3 +581,61 @@ fn tuple_values_of_branches_match_rust() {
         assert_eq!(output.values, expected, "{}", output.name);
     }
 }
+
+/// An enum by value on the simulator: `Op`'s `repr(u8)` discriminants, matched.
+#[kernel]
+fn by_mode(mode: Op, x: &[f32], y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = match mode {
+            Op::Add => x[i] + 1.0,
+            Op::Sub => x[i] - 1.0,
+            Op::Mul => x[i] * 2.0,
+            Op::Keep => x[i],
+        };
+    }
+}
+
+#[test]
+fn enums_by_value_run_and_structs_are_refused() {
+    let stream = sim();
+    let x: Vec<f32> = (0..300).map(|i| i as f32).collect();
+    let dx = stream.clone_htod(&x).unwrap();
+    for (mode, f) in [
+        (Op::Add, (|v| v + 1.0) as fn(f32) -> f32),
+        (Op::Sub, |v| v - 1.0),
+        (Op::Mul, |v| v * 2.0),
+        (Op::Keep, |v| v),
+    ] {
+        let mut dy = stream.alloc_zeros::<f32>(x.len()).unwrap();
+        by_mode::launch(
+            &stream,
+            LaunchConfig::for_elements(x.len()),
+            mode,
+            &dx,
+            &mut dy,
+        )
+        .unwrap();
+        let expected: Vec<f32> = x.iter().map(|&v| f(v)).collect();
+        assert_eq!(stream.clone_dtoh(&dy).unwrap(), expected, "{mode:?}");
+    }
+    let step = Step {
+        dt: 0.5,
+        gravity: -2.0,
+        generation: 1,
+    };
+    let mut particles = stream.alloc_zeros::<u64>(1).unwrap();
+    let error = struct_param::launch(&stream, LaunchConfig::for_elements(1), step, &mut particles)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("struct parameters"), "{error}");
+}
+
+/// A struct by value: refused by the simulator with an error, not a panic.
+#[kernel]
+fn struct_param(step: Step, out: &mut [u64]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = step.generation;
+    }
+}

@@ -63,7 +63,8 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
                 pointers.push(quote!(let #local = #convert;));
                 args.push(quote!(#private::arg(&#local)));
                 if matches!(value, ValueType::Struct(_)) {
-                    sim_unsupported.get_or_insert("struct parameters");
+                    // Enums run on the simulator as their integer; structs are refused there.
+                    sim_args.push(quote!(#private::sim_struct_value(KERNEL.name(), #name)?));
                 } else {
                     sim_args.push(quote!(#private::sim_scalar(#name)));
                 }
