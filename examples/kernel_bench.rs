@@ -1558,18 +1558,34 @@ fn measure(
     }
 }
 
+/// Sizes the element-wise kernels are checked at: single elements, lengths that are not a
+/// multiple of the 4-wide vector accesses, and a large one with a tail.
+pub(crate) const ELEMENTWISE_CHECK_SIZES: [usize; 6] = [1, 3, 4, 5, 1001, (1 << 20) + 3];
+
+/// Sizes the scan is checked at: partial, single and several tiles, with tails.
+pub(crate) const SCAN_CHECK_SIZES: [usize; 8] = [
+    1,
+    3,
+    4,
+    1025,
+    SCAN_TILE,
+    SCAN_TILE + 1,
+    3 * SCAN_TILE + 7,
+    1_000_003,
+];
+
 /// Kernel `name` (one of `KERNEL_NAMES`) against its CPU reference at small and awkward
 /// sizes (tails, partial tiles, skewed data), on both sides when an nvcc cubin is loaded.
 /// The benchmark runs these before timing; `tests/kernels.rs` runs them as GPU tests.
 pub(crate) fn check_small(env: &Env, name: &str) -> Result<()> {
     match name {
         "vector_add" => {
-            for n in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+            for n in ELEMENTWISE_CHECK_SIZES {
                 vector_add_case(env, n, false)?;
             }
         }
         "saxpy" => {
-            for n in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+            for n in ELEMENTWISE_CHECK_SIZES {
                 saxpy_case(env, n, false)?;
             }
         }
@@ -1581,16 +1597,7 @@ pub(crate) fn check_small(env: &Env, name: &str) -> Result<()> {
             }
         }
         "scan" => {
-            for n in [
-                1,
-                3,
-                4,
-                1025,
-                SCAN_TILE,
-                SCAN_TILE + 1,
-                3 * SCAN_TILE + 7,
-                1_000_003,
-            ] {
+            for n in SCAN_CHECK_SIZES {
                 scan_case(env, n, false)?;
             }
             // More tile sums than one round of the one-block pass (4096).

@@ -191,12 +191,12 @@ fn softmax(s: &Stream, rows: usize, cols: usize) -> Result<()> {
 fn check_on_simulator(s: &Stream, name: &str) -> Result<()> {
     match name {
         "vector_add" => {
-            for n in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+            for n in kernel_bench::ELEMENTWISE_CHECK_SIZES {
                 vector_add(s, n)?;
             }
         }
         "saxpy" => {
-            for n in [1, 3, 4, 5, 1001, (1 << 20) + 3] {
+            for n in kernel_bench::ELEMENTWISE_CHECK_SIZES {
                 saxpy(s, n)?;
             }
         }
@@ -212,16 +212,7 @@ fn check_on_simulator(s: &Stream, name: &str) -> Result<()> {
             }
         }
         "scan" => {
-            for n in [
-                1,
-                3,
-                4,
-                1025,
-                SCAN_TILE,
-                SCAN_TILE + 1,
-                3 * SCAN_TILE + 7,
-                1_000_003,
-            ] {
+            for n in kernel_bench::SCAN_CHECK_SIZES {
                 scan(s, n)?;
             }
             scan_one_block_pass(s, 3 * 4096 + 5)?;
