@@ -282,32 +282,17 @@ fn bounds_checks_assertions_and_printing_compile() {
 /// for `const T* __restrict__`; `&mut [T]` loads stay plain `ld.global`.
 #[test]
 fn read_only_slices_load_through_the_non_coherent_cache() {
-    use cudajit::codegen::compile::CompileOptions;
-    use cudajit::codegen::toolchain::{InputKind, LinkInput, NvvmModule};
-    let Some(tools) = common::toolchain_or_skip() else {
+    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+    if common::toolchain_or_skip().is_none() {
         return;
-    };
-    let arch = Arch::SM_90;
-    let options = CompileOptions::default();
-    let ir = saxpy::KERNEL.nvvm_ir().expect("lowering saxpy");
-    let nvvm_options = options.nvvm_options(arch);
-    let nvvm_args: Vec<&str> = nvvm_options.iter().map(String::as_str).collect();
-    let ltoir = tools
-        .nvvm()
-        .and_then(|nvvm| nvvm.compile(&[NvvmModule::new("saxpy", ir.as_bytes())], &nvvm_args))
-        .expect("libNVVM");
-    let link_options = options.link_options(arch);
-    let link_args: Vec<&str> = link_options.iter().map(String::as_str).collect();
-    let input = LinkInput {
-        name: "saxpy",
-        kind: InputKind::LtoIr,
-        bytes: &ltoir.result,
-    };
-    let linked = tools
-        .nvjitlink()
-        .and_then(|linker| linker.link(&[input], &link_args, true))
-        .expect("nvJitLink");
-    let ptx = linked.ptx.expect("linked PTX");
+    }
+    let ptx = linked_ptx(
+        saxpy::KERNEL.captured(),
+        &Specialization::default(),
+        Arch::SM_90,
+        &CompileOptions::default(),
+    )
+    .expect("linking saxpy");
     // `x` (read-only) through the non-coherent path, `y` (read and written) not.
     assert!(ptx.contains("ld.global.nc.f32"), "{ptx}");
     assert!(ptx.contains("ld.global.f32"), "{ptx}");

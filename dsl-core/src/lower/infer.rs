@@ -138,41 +138,33 @@ pub(super) fn infer(
     }
     for param in &function.params {
         let binding = match &param.ty {
-            ParamType::Value(ty @ ValueType::Struct(_)) => {
-                match library.resolve_value(spec, ty, param.span)? {
-                    Resolved::Scalar(repr) => Binding::Var(inference.known(repr)),
-                    Resolved::Struct(name) => Binding::Struct(name),
+            ParamType::Value(ty) => match library.resolve_value(spec, ty, param.span)? {
+                Resolved::Scalar(scalar) => Binding::Var(inference.known(scalar)),
+                Resolved::Struct(name) => Binding::Struct(name),
+            },
+            ParamType::Slice { elem, mutable } => {
+                let resolved = library.resolve_value(spec, elem, param.span)?;
+                let is_enum = matches!(elem, ValueType::Struct(_));
+                match resolved {
+                    Resolved::Scalar(_) if is_enum && *mutable => {
+                        return Err(LowerError::new(
+                            param.span,
+                            format!(
+                                "kernels only read enums: `{}` cannot be written through `&mut [..]`, since a stored integer might not be a variant; write the discriminants to a `&mut [u32]` (or the enum's `repr`) instead",
+                                ty_name(elem)
+                            ),
+                        ));
+                    }
+                    Resolved::Scalar(elem) => Binding::Slice {
+                        elem,
+                        mutable: *mutable,
+                    },
+                    Resolved::Struct(name) => Binding::StructSlice {
+                        name,
+                        mutable: *mutable,
+                    },
                 }
             }
-            ParamType::Slice {
-                elem: ty @ ValueType::Struct(_),
-                mutable,
-            } => match library.resolve_value(spec, ty, param.span)? {
-                Resolved::Scalar(_) if *mutable => {
-                    return Err(LowerError::new(
-                        param.span,
-                        format!(
-                            "kernels only read enums: `{}` cannot be written through `&mut [..]`, since a stored integer might not be a variant; write the discriminants to a `&mut [u32]` (or the enum's `repr`) instead",
-                            ty_name(ty)
-                        ),
-                    ));
-                }
-                Resolved::Scalar(repr) => Binding::Slice {
-                    elem: repr,
-                    mutable: *mutable,
-                },
-                Resolved::Struct(name) => Binding::StructSlice {
-                    name,
-                    mutable: *mutable,
-                },
-            },
-            ParamType::Value(ty) => {
-                Binding::Var(inference.known(library.scalar(spec, ty, param.span)?))
-            }
-            ParamType::Slice { elem, mutable } => Binding::Slice {
-                elem: library.scalar(spec, elem, param.span)?,
-                mutable: *mutable,
-            },
         };
         inference.scopes.bind(&param.name, binding);
     }

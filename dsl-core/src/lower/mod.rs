@@ -293,6 +293,24 @@ impl Lowerer<'_, '_> {
         self.struct_type(&name, expr.span)
     }
 
+    /// The IR type of a parameter's value (or slice element): a scalar, an enum as its
+    /// integer representation, or a struct (remembered by parameter name for field access).
+    fn param_value_type(
+        &mut self,
+        param: &str,
+        ty: &ValueType,
+        span: Span,
+    ) -> Result<Handle<Type>, LowerError> {
+        let library = self.program.library;
+        match library.resolve_value(self.spec, ty, span)? {
+            Resolved::Scalar(scalar) => Ok(self.scalar_type(scalar)),
+            Resolved::Struct(name) => {
+                self.struct_names.insert(param.to_owned(), name.to_owned());
+                self.struct_type(name, span)
+            }
+        }
+    }
+
     fn param(&mut self, param: &ast::Param, body: &mut Block) -> Result<(), LowerError> {
         if param.comptime {
             let value = self.spec.constant(&param.name).ok_or_else(|| {
@@ -305,43 +323,9 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let ty = match &param.ty {
-            ParamType::Value(ty @ ValueType::Struct(name)) => {
-                let library = self.program.library;
-                match library.resolve_value(self.spec, ty, param.span)? {
-                    // An enum is its integer representation.
-                    Resolved::Scalar(repr) => self.scalar_type(repr),
-                    Resolved::Struct(_) => {
-                        self.struct_names.insert(param.name.clone(), name.clone());
-                        self.struct_type(name, param.span)?
-                    }
-                }
-            }
-            ParamType::Slice {
-                elem: ty @ ValueType::Struct(name),
-                mutable,
-            } => {
-                let library = self.program.library;
-                let base = match library.resolve_value(self.spec, ty, param.span)? {
-                    Resolved::Scalar(repr) => self.scalar_type(repr),
-                    Resolved::Struct(_) => {
-                        self.struct_names.insert(param.name.clone(), name.clone());
-                        self.struct_type(name, param.span)?
-                    }
-                };
-                self.program.module.types.insert(Type {
-                    inner: TypeInner::Slice {
-                        base,
-                        mutable: *mutable,
-                    },
-                })
-            }
-            ParamType::Value(value) => {
-                let scalar = self.program.library.scalar(self.spec, value, param.span)?;
-                self.scalar_type(scalar)
-            }
+            ParamType::Value(value) => self.param_value_type(&param.name, value, param.span)?,
             ParamType::Slice { elem, mutable } => {
-                let elem = self.program.library.scalar(self.spec, elem, param.span)?;
-                let base = self.scalar_type(elem);
+                let base = self.param_value_type(&param.name, elem, param.span)?;
                 self.program.module.types.insert(Type {
                     inner: TypeInner::Slice {
                         base,

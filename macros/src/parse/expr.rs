@@ -63,17 +63,16 @@ impl Parser<'_> {
                     }
                     ExprKind::Var(name)
                 }
-                _ if path.qself.is_none() && self.enum_variant(&path.path).is_some() => {
-                    let (ty, variant) = self.enum_variant(&path.path)?;
-                    ExprKind::EnumVariant { ty, variant }
-                }
-                _ => {
-                    self.errors.at(
-                        path,
-                        "only local variables, parameters and variants of `DeviceCopy` enums (`Enum::Variant`) can be named in a kernel; paths to constants or statics are not supported yet",
-                    );
-                    return None;
-                }
+                _ => match path.qself.is_none().then(|| self.enum_variant(&path.path)) {
+                    Some(Some((ty, variant))) => ExprKind::EnumVariant { ty, variant },
+                    _ => {
+                        self.errors.at(
+                            path,
+                            "only local variables, parameters and variants of `DeviceCopy` enums (`Enum::Variant`) can be named in a kernel; paths to constants or statics are not supported yet",
+                        );
+                        return None;
+                    }
+                },
             },
             syn::Expr::Paren(paren) => return self.expr(&paren.expr),
             syn::Expr::Group(group) => return self.expr(&group.expr),

@@ -176,7 +176,7 @@ impl Parser<'_> {
             return None;
         };
         let source = self.tuple_source(init)?;
-        let arity = source_len(&source);
+        let arity = source.len();
         let targets: Vec<Option<(String, bool)>> = (0..arity)
             .map(|i| Some((element_name(name, i), mutable)))
             .collect();
@@ -234,7 +234,7 @@ impl Parser<'_> {
         init: &syn::Expr,
         span: Span,
     ) -> Option<Vec<Stmt>> {
-        let len = source_len(&source);
+        let len = source.len();
         if targets.len() != len {
             self.errors.at(
                 init,
@@ -246,22 +246,7 @@ impl Parser<'_> {
             return None;
         }
         let types = self.element_types(ty, len)?;
-        let values: Vec<Expr> = match source {
-            Source::Elements(values) => values,
-            Source::Local(names) => names.into_iter().map(|n| var(n, span)).collect(),
-        };
-        // Temporaries first, so that every value is read before any name changes.
-        let temp = self.fresh_temp();
-        let mut stmts = Vec::new();
-        for (index, (value, ty)) in values.into_iter().zip(&types).enumerate() {
-            stmts.push(Stmt::Let {
-                name: element_name(&temp, index),
-                mutable: false,
-                ty: ty.clone(),
-                init: Some(value),
-                span,
-            });
-        }
+        let (temp, mut stmts) = self.temporaries(source, types, span);
         for (index, target) in targets.into_iter().enumerate() {
             if let Some((name, mutable)) = target {
                 stmts.push(Stmt::Let {
@@ -274,6 +259,34 @@ impl Parser<'_> {
             }
         }
         Some(stmts)
+    }
+
+    /// One temporary per element of `source` (typed by `types`), so that every value is
+    /// read before any name or place changes. Returns the temporaries' tuple name.
+    fn temporaries(
+        &mut self,
+        source: Source,
+        types: Vec<Option<ValueType>>,
+        span: Span,
+    ) -> (String, Vec<Stmt>) {
+        let values: Vec<Expr> = match source {
+            Source::Elements(values) => values,
+            Source::Local(names) => names.into_iter().map(|n| var(n, span)).collect(),
+        };
+        let temp = self.fresh_temp();
+        let stmts = values
+            .into_iter()
+            .zip(types)
+            .enumerate()
+            .map(|(index, (value, ty))| Stmt::Let {
+                name: element_name(&temp, index),
+                mutable: false,
+                ty,
+                init: Some(value),
+                span,
+            })
+            .collect();
+        (temp, stmts)
     }
 
     /// The element types of `let t: (f32, u32)`, or no annotation for each.
@@ -330,12 +343,12 @@ impl Parser<'_> {
         let Some(source) = self.tuple_source(right) else {
             return Some(None);
         };
-        if places.len() != source_len(&source) {
+        if places.len() != source.len() {
             self.errors.at(
                 right,
                 format!(
                     "this tuple has {} elements, the left side {}",
-                    source_len(&source),
+                    source.len(),
                     places.len()
                 ),
             );
@@ -362,13 +375,10 @@ impl Parser<'_> {
         span: Span,
     ) -> Option<Stmt> {
         let source = self.tuple_source(right)?;
-        if source_len(&source) != arity {
+        if source.len() != arity {
             self.errors.at(
                 right,
-                format!(
-                    "`{name}` has {arity} elements, this tuple {}",
-                    source_len(&source)
-                ),
+                format!("`{name}` has {arity} elements, this tuple {}", source.len()),
             );
             return None;
         }
@@ -385,21 +395,8 @@ impl Parser<'_> {
         source: Source,
         span: Span,
     ) -> Option<Stmt> {
-        let values: Vec<Expr> = match source {
-            Source::Elements(values) => values,
-            Source::Local(names) => names.into_iter().map(|n| var(n, span)).collect(),
-        };
-        let temp = self.fresh_temp();
-        let mut stmts = Vec::new();
-        for (index, value) in values.into_iter().enumerate() {
-            stmts.push(Stmt::Let {
-                name: element_name(&temp, index),
-                mutable: false,
-                ty: None,
-                init: Some(value),
-                span,
-            });
-        }
+        let types = vec![None; source.len()];
+        let (temp, mut stmts) = self.temporaries(source, types, span);
         for (index, place) in places.into_iter().enumerate() {
             if let Some(place) = place {
                 stmts.push(Stmt::Assign {
@@ -455,9 +452,11 @@ impl Parser<'_> {
     }
 }
 
-fn source_len(source: &Source) -> usize {
-    match source {
-        Source::Elements(values) => values.len(),
-        Source::Local(names) => names.len(),
+impl Source {
+    fn len(&self) -> usize {
+        match self {
+            Source::Elements(values) => values.len(),
+            Source::Local(names) => names.len(),
+        }
     }
 }
