@@ -33,7 +33,7 @@
 //!
 //! The crates behind the facade: `cudajit-macros` (the macro), `cudajit-core` (captured
 //! syntax, IR, validation), `cudajit-codegen` (NVVM IR writer, toolchain, cache) and
-//! `cudajit-nccl` (NCCL, planned).
+//! `cudajit-nccl` (NCCL's host layer; its device API for kernels is [`nccl::device`]).
 
 // The macros name this crate `::cudajit`; inside it, too.
 extern crate self as cudajit;
@@ -43,6 +43,7 @@ mod error;
 mod gpu;
 mod kernel;
 mod launch;
+pub mod nccl;
 mod sim;
 mod spec;
 pub mod warp;
@@ -74,8 +75,6 @@ pub use sim::{BufferElement, SimBuffer, SimStream};
 pub use cudajit_codegen as codegen;
 /// The language crate: captured syntax, IR, validator.
 pub use cudajit_core as core;
-/// NCCL: communicators, symmetric buffers, device communicators.
-pub use cudajit_nccl as nccl;
 
 /// What kernel code and launch code need: the attributes, the intrinsics, the warp
 /// helpers, the traits of generic kernels and the launch API.

@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -94,6 +94,14 @@ pub enum ParamType {
     Value(ValueType),
     /// `&[T]` (`mutable: false`) or `&mut [T]` (`mutable: true`).
     Slice { elem: ValueType, mutable: bool },
+    /// `&S`/`&mut S` (a `#[derive(DeviceCopy)]` struct) or `&[T; N]`/`&mut [T; N]` (`len`
+    /// is `Some(N)`): a parameter of an `#[extern_device]` function, passed as a pointer,
+    /// as C passes `const S*` and `T*`. The caller writes `&value` or `&mut array`.
+    Reference {
+        target: ValueType,
+        len: Option<u32>,
+        mutable: bool,
+    },
 }
 
 /// A `{ ... }` block. Blocks produce no value unless `tail` is set (in `if` expressions
@@ -361,7 +369,8 @@ pub enum ExprKind {
     },
     /// `(a, b, ..)`, only as the value argument of `vstore4`/`vstore2`.
     Tuple(Vec<Expr>),
-    /// `&mut place` or `&place`, only as the first argument of an atomic.
+    /// `&mut place` or `&place`: the first argument of an atomic, or an argument of an
+    /// `#[extern_device]` function that takes a reference.
     Reference {
         mutable: bool,
         place: Box<Expr>,

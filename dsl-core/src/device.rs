@@ -232,6 +232,29 @@ pub fn shared_array<T: DeviceScalar>(len: usize) -> &'static mut [T] {
     device_only("shared_array")
 }
 
+/// The `len` elements of `T` at the device address `address`, as a slice bound with `let`:
+/// `let peer = unsafe { slice_at::<f32>(address, n) };`. The address comes from device
+/// code that hands out memory, such as an NCCL window's peer address
+/// (`cudajit::nccl::device::lsa_address`).
+///
+/// # Safety
+/// `address` must be the start of `len` valid, aligned elements of `T` in global memory
+/// (this GPU's or a peer's mapped into it) for as long as the slice is used.
+pub unsafe fn slice_at<T: DeviceScalar>(address: usize, len: usize) -> &'static [T] {
+    let _ = (address, len);
+    device_only("slice_at")
+}
+
+/// [`slice_at`], writable: `let out = unsafe { slice_at_mut::<f32>(address, n) };`.
+///
+/// # Safety
+/// As for [`slice_at`]; in addition nothing else may write the elements while the kernel
+/// does, except where the program orders the accesses (barriers, atomics).
+pub unsafe fn slice_at_mut<T: DeviceScalar>(address: usize, len: usize) -> &'static mut [T] {
+    let _ = (address, len);
+    device_only("slice_at_mut")
+}
+
 /// The launch's dynamic shared memory (`LaunchConfig::with_shared_mem`) as a slice of
 /// `T`, bound with `let`: `let buf = dynamic_shared::<f32>();`. CUDA's
 /// `extern __shared__ T buf[]`.

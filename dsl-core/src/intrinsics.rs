@@ -107,9 +107,14 @@ pub enum Intrinsic {
     VectorLoad(u8),
     /// `vstore4(y, i, (a, b, c, d))` / `vstore2(..)`: the same, written.
     VectorStore(u8),
+    /// `unsafe { slice_at::<T>(address, len) }` (`slice_at_mut` when `mutable`): the `len`
+    /// elements of `T` at a device address, such as an NCCL peer's window, as a slice.
+    SliceAt { mutable: bool },
 }
 
-const NAMES: [(Intrinsic, &str); 18] = [
+const NAMES: [(Intrinsic, &str); 20] = [
+    (Intrinsic::SliceAt { mutable: false }, "slice_at"),
+    (Intrinsic::SliceAt { mutable: true }, "slice_at_mut"),
     (Intrinsic::VectorLoad(4), "vload4"),
     (Intrinsic::VectorLoad(2), "vload2"),
     (Intrinsic::VectorStore(4), "vstore4"),
@@ -184,7 +189,7 @@ impl Intrinsic {
             | Intrinsic::ActiveMask
             | Intrinsic::LaneId => 0,
             Intrinsic::SharedArray => 1,
-            Intrinsic::VectorLoad(_) => 2,
+            Intrinsic::VectorLoad(_) | Intrinsic::SliceAt { .. } => 2,
             Intrinsic::VectorStore(_) => 3,
             Intrinsic::Atomic(AtomicOp::CompareExchange, _) | Intrinsic::Shuffle(_) => 3,
             Intrinsic::Atomic(..) | Intrinsic::Vote(_) => 2,
@@ -193,7 +198,10 @@ impl Intrinsic {
 
     /// Whether the intrinsic takes one explicit type argument (`shared_array::<f32>`).
     pub fn takes_type(self) -> bool {
-        matches!(self, Intrinsic::SharedArray | Intrinsic::DynamicShared)
+        matches!(
+            self,
+            Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. }
+        )
     }
 
     /// Whether the first argument is a place (`&mut x[i]`).
@@ -211,7 +219,10 @@ impl Intrinsic {
 
     /// Whether the call produces a slice (bound with `let`).
     pub fn is_slice(self) -> bool {
-        matches!(self, Intrinsic::SharedArray | Intrinsic::DynamicShared)
+        matches!(
+            self,
+            Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. }
+        )
     }
 }
 

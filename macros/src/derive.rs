@@ -74,6 +74,8 @@ pub(crate) fn device_copy(input: TokenStream) -> TokenStream {
         // SAFETY: all-zero bytes are a valid value of every scalar field.
         unsafe impl #private::ValidAsZeroBits for #ident {}
         // SAFETY: the layout is computed by rustc (`offset_of!`, `size_of`, `align_of`).
+        // Not listed in rustc's "other types implement" notes: the fix is the derive.
+        #[diagnostic::do_not_recommend]
         unsafe impl #private::DeviceStruct for #ident {
             const LAYOUT: #private::StructLayout = #private::StructLayout {
                 name: #name,
@@ -156,6 +158,7 @@ fn device_enum(input: &DeriveInput, data: &syn::DataEnum) -> TokenStream {
         // the lowering enforces by treating enum slices as read-only.
         unsafe impl #private::DeviceRepr for #ident {}
         // SAFETY: the layout is computed by rustc (`size_of`, `align_of`, `as` casts).
+        #[diagnostic::do_not_recommend]
         unsafe impl #private::DeviceStruct for #ident {
             const LAYOUT: #private::StructLayout = #private::StructLayout {
                 name: #name,

@@ -138,10 +138,10 @@ fn declaration(function: &ForeignItemFn, errors: &mut Errors) -> Option<Function
                 continue;
             }
         };
-        if let Some(scalar) = abi_scalar(&typed.ty, errors) {
+        if let Some(ty) = abi_param(&typed.ty, errors) {
             params.push(Param {
                 name,
-                ty: ParamType::Value(ValueType::Scalar(scalar)),
+                ty,
                 mutable: false,
                 comptime: false,
                 span: span_of(typed.pat.span()),
@@ -174,6 +174,64 @@ fn declaration(function: &ForeignItemFn, errors: &mut Errors) -> Option<Function
     })
 }
 
+/// How a parameter crosses the C ABI: a scalar; a `#[derive(DeviceCopy)]` enum (as its
+/// integer) or handle struct (one scalar field) by value; `&S`/`&mut S` as `const S*`/`S*`;
+/// `&[T; N]`/`&mut [T; N]` as `T*`. Whether a named type is a struct, an enum or a handle
+/// is known once its layout is: the lowering checks it.
+fn abi_param(ty: &syn::Type, errors: &mut Errors) -> Option<ParamType> {
+    let named = |ty: &syn::Type| match ty {
+        syn::Type::Path(path) if path.qself.is_none() && scalar_type(ty).is_none() => {
+            path.path.get_ident().map(|ident| ident.to_string())
+        }
+        _ => None,
+    };
+    match ty {
+        syn::Type::Reference(reference) => {
+            let mutable = reference.mutability.is_some();
+            match &*reference.elem {
+                syn::Type::Array(array) => {
+                    let elem = abi_scalar(&array.elem, errors)?;
+                    let len = match &array.len {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Int(n),
+                            ..
+                        }) => n.base10_parse::<u32>().ok(),
+                        _ => None,
+                    };
+                    let Some(len) = len else {
+                        errors.at(&array.len, "write the array length as an integer literal");
+                        return None;
+                    };
+                    Some(ParamType::Reference {
+                        target: ValueType::Scalar(elem),
+                        len: Some(len),
+                        mutable,
+                    })
+                }
+                elem => match named(elem) {
+                    Some(name) => Some(ParamType::Reference {
+                        target: ValueType::Struct(name),
+                        len: None,
+                        mutable,
+                    }),
+                    None => {
+                        errors.at(
+                            ty,
+                            "references passed to external device functions are `&S`/`&mut S` \
+                             (a `#[derive(DeviceCopy)]` struct) or `&[T; N]`/`&mut [T; N]`",
+                        );
+                        None
+                    }
+                },
+            }
+        }
+        _ => match named(ty) {
+            Some(name) => Some(ParamType::Value(ValueType::Struct(name))),
+            None => abi_scalar(ty, errors).map(|s| ParamType::Value(ValueType::Scalar(s))),
+        },
+    }
+}
+
 /// The scalar a parameter or result type passes as, if it has a C ABI equivalent.
 fn abi_scalar(ty: &syn::Type, errors: &mut Errors) -> Option<Scalar> {
     match scalar_type(ty) {
@@ -186,11 +244,22 @@ fn abi_scalar(ty: &syn::Type, errors: &mut Errors) -> Option<Scalar> {
             None
         }
         Some(scalar) => Some(scalar),
+        None if matches!(ty, syn::Type::Ptr(_)) => {
+            errors.at(
+                ty,
+                "raw pointers cross the C ABI as `usize` addresses: declare the parameter or \
+                 result `usize` (`uintptr_t` in C) and read the memory with \
+                 `slice_at::<T>(address, len)`",
+            );
+            None
+        }
         None => {
             errors.at(
                 ty,
-                "external device functions take and return scalars (`bool`, integers, `f32`, \
-                 `f64`): this type has no C ABI form cudajit can pass",
+                "external device functions take scalars (`bool`, integers, `f32`, `f64`), \
+                 `#[derive(DeviceCopy)]` enums and one-field handle structs by value, `&S` / \
+                 `&mut S` and `&[T; N]` / `&mut [T; N]`, and return scalars: this type has no \
+                 C ABI form cudajit can pass",
             );
             None
         }
@@ -254,6 +323,31 @@ fn generate(
         .map(|b| format!("{b:02x}"))
         .collect();
     let name_text = name.to_string();
+    // The structs and enums of the signature, whose layouts the lowering needs.
+    let structs: Vec<syn::Ident> = declared
+        .params
+        .iter()
+        .filter_map(|param| match &param.ty {
+            ParamType::Value(ValueType::Struct(name))
+            | ParamType::Reference {
+                target: ValueType::Struct(name),
+                ..
+            } => Some(syn::Ident::new(name, name_span(function, name))),
+            _ => None,
+        })
+        .collect();
+    let structs_fn = if structs.is_empty() {
+        quote!(#private::CapturedFunction::no_structs)
+    } else {
+        quote!({
+            fn structs() -> &'static [&'static #private::StructLayout] {
+                const STRUCTS: &[&#private::StructLayout] =
+                    &[#(&<#structs as #private::DeviceStruct>::LAYOUT),*];
+                STRUCTS
+            }
+            structs
+        })
+    };
     let doc = format!("The captured declaration of the `#[extern_device]` function [`{name}()`].");
     // Spanned at the user's path, so a path that is not a `DeviceLibrary` is reported there.
     let library_fn = quote_spanned! {library.span()=>
@@ -279,9 +373,22 @@ fn generate(
                 source_hash: #hash,
                 file: ::core::file!(),
                 callees: #private::CapturedFunction::no_callees,
-                structs: #private::CapturedFunction::no_structs,
+                structs: #structs_fn,
                 library: ::core::option::Option::Some(#library_fn),
             };
         }
     }
+}
+
+/// The span of the type named `name` in the function's signature (for errors rustc reports
+/// on the generated layout reference).
+fn name_span(function: &ForeignItemFn, name: &str) -> proc_macro2::Span {
+    use quote::ToTokens;
+    function
+        .sig
+        .inputs
+        .to_token_stream()
+        .into_iter()
+        .find(|token| matches!(token, proc_macro2::TokenTree::Ident(i) if i == name))
+        .map_or_else(|| function.sig.ident.span(), |token| token.span())
 }

@@ -61,10 +61,11 @@ entry:
   %next0 = add i32 %lsa_rank, 1
   %next = srem i32 %next0, %lsa_size
   %world = call i32 @{to_world}(i8* %comm, i32 %next)
-  %p = call i8* @{lsa_pointer}(i8* %window, i64 64, i32 %next)
-  %q = call i8* @{peer_pointer}(i8* %window, i64 64, i32 %world)
-  %pf = bitcast i8* %p to float*
-  %qf = bitcast i8* %q to float*
+  %w = ptrtoint i8* %window to i64
+  %p = call i64 @{lsa_pointer}(i64 %w, i64 64, i32 %next)
+  %q = call i64 @{peer_pointer}(i64 %w, i64 64, i32 %world)
+  %pf = inttoptr i64 %p to float*
+  %qf = inttoptr i64 %q to float*
   store float* %pf, float** %out
   %out1 = getelementptr float*, float** %out, i64 1
   store float* %qf, float** %out1
@@ -83,8 +84,8 @@ declare i32 @{lsa_size}(i8*)
 declare i32 @{rank}(i8*)
 declare i32 @{nranks}(i8*)
 declare i32 @{to_world}(i8*, i32)
-declare i8* @{lsa_pointer}(i8*, i64, i32)
-declare i8* @{peer_pointer}(i8*, i64, i32)
+declare i64 @{lsa_pointer}(i64, i64, i32)
+declare i64 @{peer_pointer}(i64, i64, i32)
 {trailer}",
         bytes = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES,
         align = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_ALIGN,
@@ -365,10 +366,11 @@ entry:
   %next0 = add i32 %lsa_rank, 1
   %next = srem i32 %next0, %lsa_size
   %world = call i32 @{to_world}(%comm* %c, %team %team, i32 %next)
-  %p = call i8* @{lsa_pointer}(i8* %window, i64 64, i32 %next)
-  %q = call i8* @{peer_pointer}(i8* %window, i64 64, i32 %world)
-  %pf = bitcast i8* %p to float*
-  %qf = bitcast i8* %q to float*
+  %w = ptrtoint i8* %window to i64
+  %p = call i64 @{lsa_pointer}(i64 %w, i64 64, i32 %next)
+  %q = call i64 @{peer_pointer}(i64 %w, i64 64, i32 %world)
+  %pf = inttoptr i64 %p to float*
+  %qf = inttoptr i64 %q to float*
   store float* %pf, float** %out
   %out1 = getelementptr float*, float** %out, i64 1
   store float* %qf, float** %out1

@@ -392,6 +392,28 @@ impl Writer<'_> {
                 scalar(self.cast(v, from, to))
             }
             Expression::LocalPointer(local) => scalar(format!("%local{}", local.index())),
+            // A struct value is already its address (struct values stay in memory).
+            Expression::ValuePointer { value } => Ok(self.expr(value)?),
+            Expression::RawSlice {
+                address,
+                length,
+                elem,
+                ..
+            } => {
+                let TypeInner::Scalar(elem) = self.module.types[elem].inner else {
+                    return Err(self.unsupported(span, "a slice of non-scalars at an address"));
+                };
+                let mem = types::memory(elem);
+                let address = self.expr(address)?.scalar();
+                let length = self.expr(length)?.scalar();
+                // Device addresses (peer windows included) are global memory: saying so
+                // lets the back end use `ld.global`/`st.global`.
+                let global = self.value(format!("inttoptr i64 {address} to {mem} addrspace(1)*"));
+                let pointer = self.value(format!(
+                    "addrspacecast {mem} addrspace(1)* {global} to {mem}*"
+                ));
+                Ok(Value::Slice { pointer, length })
+            }
             Expression::FieldPointer { base, field } => {
                 let struct_ty = match self.info.type_of(base) {
                     ExprType::Pointer { base, .. } | ExprType::Value(base) => base,
@@ -777,10 +799,25 @@ impl Writer<'_> {
         };
         let mut parameters = Vec::new();
         for &ty in &declared.arguments {
-            let Some(s) = scalar_of_type(ty) else {
-                return Err(self.unsupported(self.function.span, "a non-scalar extern parameter"));
+            let parameter = match &module.types[ty].inner {
+                TypeInner::Scalar(s) => types::memory(*s).to_owned(),
+                // `&S`, `&mut [T; N]`: C's `const S*`, `T*`.
+                TypeInner::Pointer { base, .. } => match &module.types[*base].inner {
+                    TypeInner::Scalar(s) => format!("{}*", types::memory(*s)),
+                    TypeInner::Struct { name, .. } => format!("{}*", struct_type_name(name)),
+                    _ => {
+                        return Err(
+                            self.unsupported(self.function.span, "a pointer extern parameter")
+                        )
+                    }
+                },
+                _ => {
+                    return Err(
+                        self.unsupported(self.function.span, "a non-scalar extern parameter")
+                    )
+                }
             };
-            parameters.push(types::memory(s));
+            parameters.push(parameter);
         }
         let result_scalar = match declared.result {
             Some(ty) => match scalar_of_type(ty) {
@@ -799,6 +836,11 @@ impl Writer<'_> {
         ));
         let mut operands = Vec::new();
         for (argument, parameter) in arguments.iter().zip(&parameters) {
+            if parameter.ends_with('*') {
+                let value = self.expr(*argument)?.scalar();
+                operands.push(format!("{parameter} {value}"));
+                continue;
+            }
             let s = self.scalar_of(*argument)?;
             let value = self.expr(*argument)?.scalar();
             let value = if s == Scalar::Bool {
@@ -1156,7 +1198,7 @@ impl Writer<'_> {
                 self.line(format!("call void @llvm.nvvm.membar.{name}()"));
                 None
             }
-            Intrinsic::SharedArray | Intrinsic::DynamicShared => {
+            Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. } => {
                 return Err(self.unsupported(span, "a shared array as a statement"))
             }
             Intrinsic::Atomic(op, AtomicScope::Device) => {

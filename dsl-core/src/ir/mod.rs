@@ -387,6 +387,19 @@ pub enum Expression {
     },
     /// A pointer to a local variable (a struct local whose fields are written).
     LocalPointer(Handle<LocalVariable>),
+    /// A pointer to the struct value `value` (kept in memory by back ends), for an
+    /// `#[extern_device]` parameter `&S`. Read-only.
+    ValuePointer {
+        value: Handle<Expression>,
+    },
+    /// The slice of `length` elements of type `elem` at the device address `address`
+    /// (`usize`): `slice_at`/`slice_at_mut`, e.g. over an NCCL peer's window.
+    RawSlice {
+        address: Handle<Expression>,
+        length: Handle<Expression>,
+        elem: Handle<Type>,
+        mutable: bool,
+    },
     /// A pointer to element `index` of the local array `local`.
     ArrayElement {
         local: Handle<LocalVariable>,

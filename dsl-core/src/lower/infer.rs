@@ -138,6 +138,12 @@ pub(super) fn infer(
     }
     for param in &function.params {
         let binding = match &param.ty {
+            ParamType::Reference { .. } => {
+                return Err(LowerError::new(
+                    param.span,
+                    "reference parameters belong to `#[extern_device]` functions",
+                ))
+            }
             ParamType::Value(ty) => match library.resolve_value(spec, ty, param.span)? {
                 Resolved::Scalar(scalar) => Binding::Var(inference.known(scalar)),
                 Resolved::Struct(name) => Binding::Struct(name),
@@ -529,18 +535,17 @@ impl Inference<'_> {
                 }) = init
                 {
                     if intrinsic.is_slice() {
+                        // Lengths and, for `slice_at`, the address: all `usize`.
                         for arg in args {
                             let len = self.scalar(arg)?;
                             self.require(len, Scalar::Usize, arg.span)?;
                         }
                         let elem = self.library.scalar(self.spec, elem, *init_span)?;
-                        self.scopes.bind(
-                            name,
-                            Binding::Slice {
-                                elem,
-                                mutable: true,
-                            },
-                        );
+                        let mutable = match intrinsic {
+                            Intrinsic::SliceAt { mutable } => *mutable,
+                            _ => true,
+                        };
+                        self.scopes.bind(name, Binding::Slice { elem, mutable });
                         return Ok(());
                     }
                 }
@@ -768,7 +773,7 @@ impl Inference<'_> {
     ) -> Result<Option<usize>, LowerError> {
         Ok(match intrinsic {
             Intrinsic::SyncThreads | Intrinsic::Fence(_) => None,
-            Intrinsic::SharedArray | Intrinsic::DynamicShared => {
+            Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. } => {
                 return Err(LowerError::new(
                     span,
                     format!(
@@ -961,9 +966,20 @@ impl Inference<'_> {
                 ),
             ));
         }
+        let external = function.external.is_some();
         let var_of = |this: &mut Self, ty: &ValueType| -> Result<usize, LowerError> {
             match ty {
                 ValueType::Scalar(s) => Ok(this.known(*s)),
+                // Enums pass as their integer (`repr`) to external functions.
+                ValueType::Struct(name) if external => {
+                    match this.library.resolve_value(this.spec, ty, span)? {
+                        Resolved::Scalar(s) => Ok(this.known(s)),
+                        Resolved::Struct(_) => Err(LowerError::new(
+                            span,
+                            format!("the struct `{name}` is not a scalar"),
+                        )),
+                    }
+                }
                 ValueType::Generic(name) => types
                     .iter()
                     .find(|(n, _)| n == name)
@@ -980,6 +996,30 @@ impl Inference<'_> {
             }
         };
         for (param, arg) in function.params.iter().zip(args) {
+            if let ParamType::Reference {
+                target,
+                len,
+                mutable,
+            } = &param.ty
+            {
+                self.reference_argument(callee, param, target, *len, *mutable, arg)?;
+                continue;
+            }
+            if let ParamType::Value(ty @ ValueType::Struct(name)) = &param.ty {
+                if let Resolved::Struct(handle) =
+                    self.library.resolve_value(self.spec, ty, arg.span)?
+                {
+                    match self.expr(arg)? {
+                        InferTy::Struct(given) if given == handle => continue,
+                        _ => {
+                            return Err(LowerError::new(
+                                arg.span,
+                                format!("`{callee}` takes a `{name}` here"),
+                            ))
+                        }
+                    }
+                }
+            }
             match (&param.ty, self.expr(arg)?) {
                 (ParamType::Value(ty), InferTy::Scalar(a)) => {
                     let p = var_of(self, ty)?;
@@ -1027,6 +1067,59 @@ impl Inference<'_> {
             span,
         });
         Ok(result)
+    }
+
+    /// `&name` / `&mut name` passed to an `#[extern_device]` reference parameter: a struct
+    /// of the parameter's type, or a local array of its element type and length.
+    fn reference_argument(
+        &mut self,
+        callee: &str,
+        param: &crate::ast::Param,
+        target: &ValueType,
+        len: Option<u32>,
+        mutable: bool,
+        arg: &Expr,
+    ) -> Result<(), LowerError> {
+        let wrong = |what: String| Err(LowerError::new(arg.span, what));
+        let ExprKind::Reference {
+            mutable: given_mut,
+            place,
+        } = &arg.kind
+        else {
+            let amp = if mutable { "&mut " } else { "&" };
+            return wrong(format!(
+                "`{}` of `{callee}` is a reference: pass `{amp}name`",
+                param.name
+            ));
+        };
+        if mutable && !given_mut {
+            return wrong(format!(
+                "`{callee}` writes through `{}`: pass `&mut ..`",
+                param.name
+            ));
+        }
+        let given = self.expr(place)?;
+        match (len, given) {
+            (None, InferTy::Struct(name)) => {
+                match self.library.resolve_value(self.spec, target, arg.span)? {
+                    Resolved::Struct(wanted) if wanted == name => Ok(()),
+                    _ => wrong(format!("`{callee}` takes `&{}` here", ty_name(target))),
+                }
+            }
+            (Some(_), InferTy::Array(elem)) => {
+                let wanted = self.library.scalar(self.spec, target, arg.span)?;
+                self.require(elem, wanted, arg.span)
+            }
+            _ => wrong(format!(
+                "`{}` of `{callee}` takes a reference to a {}",
+                param.name,
+                if len.is_some() {
+                    "local array (`let mut a = [0u64; N];`)"
+                } else {
+                    "struct"
+                }
+            )),
+        }
     }
 
     /// The value of a const generic argument: a literal or a const of the caller.

@@ -19,9 +19,9 @@ use crate::ast::{
 };
 use crate::intrinsics::Intrinsic;
 use crate::ir::{
-    Block, BuiltinValue, CompileFlag, EntryPoint, Expression, ExternFunction, Function,
-    FunctionArgument, Handle, Literal, LocalVariable, LoopId, Module, SharedVariable, Statement,
-    StructMember, Type, TypeInner,
+    AddressSpace, Block, BuiltinValue, CompileFlag, EntryPoint, Expression, ExternFunction,
+    Function, FunctionArgument, Handle, Literal, LocalVariable, LoopId, Module, SharedVariable,
+    Statement, StructMember, Type, TypeInner,
 };
 use crate::{Scalar, Span};
 use infer::{Instance, TypeTable};
@@ -180,6 +180,14 @@ enum Binding {
     Shared(Handle<SharedVariable>),
     /// A local array bound by `let`, of `len` elements.
     Array(Handle<LocalVariable>, u32),
+    /// A slice at a device address bound by `let` (`slice_at`): the address and length
+    /// live in hidden locals, so every use sees the values of the `let`.
+    RawSlice {
+        address: Handle<LocalVariable>,
+        length: Handle<LocalVariable>,
+        elem: Handle<Type>,
+        mutable: bool,
+    },
 }
 
 struct Lowerer<'a, 'p> {
@@ -323,6 +331,12 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let ty = match &param.ty {
+            ParamType::Reference { .. } => {
+                return Err(LowerError::new(
+                    param.span,
+                    "reference parameters belong to `#[extern_device]` functions; kernels and device functions take values and slices",
+                ))
+            }
             ParamType::Value(value) => self.param_value_type(&param.name, value, param.span)?,
             ParamType::Slice { elem, mutable } => {
                 let base = self.param_value_type(&param.name, elem, param.span)?;
@@ -447,6 +461,24 @@ impl Lowerer<'_, '_> {
                 }
                 Some(Binding::Shared(shared)) => {
                     self.expr_node(Expression::SharedSlice(shared), span)
+                }
+                Some(Binding::RawSlice {
+                    address,
+                    length,
+                    elem,
+                    mutable,
+                }) => {
+                    let address = self.load_local(address, span);
+                    let length = self.load_local(length, span);
+                    self.expr_node(
+                        Expression::RawSlice {
+                            address,
+                            length,
+                            elem,
+                            mutable,
+                        },
+                        span,
+                    )
                 }
                 Some(Binding::Constant(value)) => {
                     // The inferred type wins: a `usize` const used where rustc saw it.
@@ -731,6 +763,50 @@ impl Lowerer<'_, '_> {
             len,
         });
         self.scopes.bind(name, Binding::Shared(shared));
+        Ok(())
+    }
+
+    /// `let name = unsafe { slice_at::<T>(address, len) };` (or `slice_at_mut`): the slice
+    /// of `len` elements at `address`, both evaluated once, here.
+    fn slice_at_let(
+        &mut self,
+        name: &str,
+        intrinsic: Intrinsic,
+        elem: &ast::ValueType,
+        args: &[Expr],
+        span: Span,
+        block: &mut Block,
+    ) -> Result<(), LowerError> {
+        let Intrinsic::SliceAt { mutable } = intrinsic else {
+            return Err(LowerError::new(span, "not a `slice_at`"));
+        };
+        let [address, length] = args else {
+            return Err(LowerError::new(
+                span,
+                "`slice_at` takes the address and the number of elements",
+            ));
+        };
+        let elem = self.program.library.scalar(self.spec, elem, span)?;
+        let elem = self.scalar_type(elem);
+        let address = self.expr(address, block)?;
+        let address = self.temporary(
+            &format!("{name}.address"),
+            address,
+            Scalar::Usize,
+            span,
+            block,
+        );
+        let length = self.expr(length, block)?;
+        let length = self.temporary(&format!("{name}.len"), length, Scalar::Usize, span, block);
+        self.scopes.bind(
+            name,
+            Binding::RawSlice {
+                address,
+                length,
+                elem,
+                mutable,
+            },
+        );
         Ok(())
     }
 
@@ -1084,8 +1160,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Option<Handle<Expression>>, LowerError> {
         let function = self.extern_function(source)?;
         let mut arguments = Vec::new();
-        for arg in args {
-            arguments.push(self.expr(arg, block)?);
+        for (arg, param) in args.iter().zip(&source.params) {
+            arguments.push(self.extern_argument(arg, param, block)?);
         }
         let result_ty = self.program.module.externs[function].result;
         let result = match (result_ty, wants_value) {
@@ -1101,6 +1177,79 @@ impl Lowerer<'_, '_> {
             span,
         );
         Ok(result.map(|local| self.load_local(local, span)))
+    }
+
+    /// One argument of an `#[extern_device]` call, in the form its parameter passes: a
+    /// scalar; `&value`/`&mut array` as a pointer; a handle struct as its one field.
+    fn extern_argument(
+        &mut self,
+        arg: &Expr,
+        param: &ast::Param,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let span = arg.span;
+        match (&param.ty, &arg.kind) {
+            (ParamType::Reference { .. }, ExprKind::Reference { place, .. }) => {
+                let ExprKind::Var(name) = &place.kind else {
+                    return Err(LowerError::new(
+                        place.span,
+                        "pass a named struct or array: `&comm`, `&mut session`",
+                    ));
+                };
+                match self.scopes.lookup(name) {
+                    Some(Binding::Argument(index)) => {
+                        let value = self.expr_node(Expression::FunctionArgument(index), span);
+                        Ok(self.expr_node(Expression::ValuePointer { value }, span))
+                    }
+                    Some(Binding::Local(local)) => {
+                        Ok(self.expr_node(Expression::LocalPointer(local), span))
+                    }
+                    Some(Binding::Array(local, _)) => {
+                        let index = self.literal(
+                            Literal::Int {
+                                bits: 0,
+                                ty: Scalar::Usize,
+                            },
+                            span,
+                        );
+                        Ok(self.expr_node(Expression::ArrayElement { local, index }, span))
+                    }
+                    _ => Err(LowerError::new(
+                        place.span,
+                        format!(
+                            "`{name}` is not a struct or array that can be passed by reference"
+                        ),
+                    )),
+                }
+            }
+            (ParamType::Reference { .. }, _) => Err(LowerError::new(
+                span,
+                format!(
+                    "`{}` is a reference parameter: pass `&name` (or `&mut name`)",
+                    param.name
+                ),
+            )),
+            (ParamType::Value(ValueType::Struct(ty)), _)
+                if self
+                    .program
+                    .library
+                    .struct_layout(ty, span)?
+                    .enum_repr
+                    .is_none() =>
+            {
+                // A handle: the struct's one field is what crosses the C ABI.
+                let pointer = self.struct_place(arg, block)?;
+                let field = self.expr_node(
+                    Expression::FieldPointer {
+                        base: pointer,
+                        field: 0,
+                    },
+                    span,
+                );
+                Ok(self.expr_node(Expression::Load { pointer: field }, span))
+            }
+            _ => self.expr(arg, block),
+        }
     }
 
     /// The module's declaration of an `#[extern_device]` function, added on first use.
@@ -1122,14 +1271,57 @@ impl Lowerer<'_, '_> {
         let no_generics = Specialization::default();
         let mut arguments = Vec::new();
         for param in &source.params {
-            let ParamType::Value(ty) = &param.ty else {
-                return Err(LowerError::new(
-                    param.span,
-                    "extern device functions take scalars only",
-                ));
+            let ty = match &param.ty {
+                ParamType::Value(ValueType::Struct(name))
+                    if library.struct_layout(name, param.span)?.enum_repr.is_none() =>
+                {
+                    let layout = library.struct_layout(name, param.span)?;
+                    match layout.fields {
+                        [only] if only.offset == 0 && only.ty.size_bytes() as usize == layout.size => {
+                            self.scalar_type(only.ty)
+                        }
+                        _ => {
+                            return Err(LowerError::new(
+                                param.span,
+                                format!(
+                                    "`{name}` is passed by value to an extern function: only handle structs (one scalar field, such as a window handle) cross the C ABI by value; take `&{name}` instead"
+                                ),
+                            ))
+                        }
+                    }
+                }
+                ParamType::Value(ty) => {
+                    let scalar = library.scalar(&no_generics, ty, param.span)?;
+                    self.scalar_type(scalar)
+                }
+                ParamType::Reference {
+                    target,
+                    len,
+                    mutable,
+                } => {
+                    let base = match (target, len) {
+                        (ValueType::Struct(name), None) => self.struct_type(name, param.span)?,
+                        (target, _) => {
+                            let scalar = library.scalar(&no_generics, target, param.span)?;
+                            self.scalar_type(scalar)
+                        }
+                    };
+                    self.program.module.types.insert(Type {
+                        inner: TypeInner::Pointer {
+                            base,
+                            space: AddressSpace::Generic,
+                            mutable: *mutable,
+                        },
+                    })
+                }
+                ParamType::Slice { .. } => {
+                    return Err(LowerError::new(
+                        param.span,
+                        "extern device functions take scalars, handles and references, not slices",
+                    ))
+                }
             };
-            let scalar = library.scalar(&no_generics, ty, param.span)?;
-            arguments.push(self.scalar_type(scalar));
+            arguments.push(ty);
         }
         let result = match &source.result {
             Some(ty) => {
@@ -1296,6 +1488,23 @@ impl Lowerer<'_, '_> {
 
     fn stmt(&mut self, stmt: &Stmt, out: &mut Block) -> Result<(), LowerError> {
         match stmt {
+            Stmt::Let {
+                name,
+                init:
+                    Some(Expr {
+                        kind:
+                            ExprKind::Intrinsic {
+                                intrinsic,
+                                ty: Some(elem),
+                                args,
+                            },
+                        ..
+                    }),
+                span,
+                ..
+            } if matches!(intrinsic, Intrinsic::SliceAt { .. }) => {
+                self.slice_at_let(name, *intrinsic, elem, args, *span, out)?
+            }
             Stmt::Let {
                 name,
                 init:

@@ -874,9 +874,14 @@ impl<'a> FunctionCompiler<'a> {
                 arg1,
                 arg2,
             } => self.math(handle, function, argument, arg1, arg2, dst)?,
-            Expression::FieldPointer { .. } | Expression::LocalPointer(_) => {
+            Expression::FieldPointer { .. }
+            | Expression::LocalPointer(_)
+            | Expression::ValuePointer { .. } => {
                 return self.unsupported("struct fields (structs are not simulated yet)")
             }
+            Expression::RawSlice { .. } => return self.unsupported(
+                "memory at a device address (`slice_at`; the simulator has no device addresses)",
+            ),
         })
     }
 
@@ -1189,6 +1194,7 @@ impl<'a> FunctionCompiler<'a> {
                 .ok_or((self.span, "missing argument".to_owned()))
         };
         match intrinsic {
+            Intrinsic::SliceAt { .. } => return self.unsupported("`slice_at` as a statement"),
             Intrinsic::SyncThreads => self.emit(Op::Barrier),
             // Every access of the simulator is sequentially consistent within a block and
             // atomic across blocks: fences have nothing left to order.

@@ -320,6 +320,39 @@ impl Checker<'_> {
                     }
                 }
             }
+            Expression::ValuePointer { value } => match self.ty(value) {
+                ExprType::Value(base) => ExprType::Pointer {
+                    base,
+                    space: AddressSpace::Generic,
+                    mutable: false,
+                },
+                other => {
+                    return Err(Kind::TypeMismatch {
+                        expected: "a struct value".into(),
+                        found: self.describe(other),
+                    })
+                }
+            },
+            Expression::RawSlice {
+                address,
+                length,
+                elem,
+                mutable,
+            } => {
+                for part in [address, length] {
+                    let ty = self.scalar(part)?;
+                    if ty != Scalar::Usize {
+                        return Err(Kind::TypeMismatch {
+                            expected: "usize".into(),
+                            found: ty.rust_name().into(),
+                        });
+                    }
+                }
+                ExprType::Slice {
+                    base: elem,
+                    mutable,
+                }
+            }
             Expression::SharedSlice(shared) => ExprType::Slice {
                 base: self.module.shared[shared].elem,
                 mutable: true,
@@ -560,14 +593,33 @@ impl Checker<'_> {
             });
         }
         for (argument, parameter) in arguments.iter().zip(&callee.arguments) {
-            let expected = ExprType::of(self.module, *parameter);
-            if !matches!(expected, ExprType::Scalar(_)) {
-                return Err(Kind::Unsupported(format!(
-                    "a non-scalar parameter of the extern function `{}`",
-                    callee.name
-                )));
+            match (ExprType::of(self.module, *parameter), self.ty(*argument)) {
+                (expected @ ExprType::Scalar(_), found) => self.same(expected, found)?,
+                // `&S`/`&mut [T; N]`: a pointer to the same type, anywhere; writable when
+                // the function writes through it.
+                (
+                    ExprType::Pointer {
+                        base,
+                        mutable: wants_mut,
+                        ..
+                    },
+                    ExprType::Pointer {
+                        base: given,
+                        mutable,
+                        ..
+                    },
+                ) if base == given => {
+                    if wants_mut && !mutable {
+                        return Err(Kind::StoreToImmutable);
+                    }
+                }
+                (expected, found) => {
+                    return Err(Kind::TypeMismatch {
+                        expected: format!("{} for `{}`", self.describe(expected), callee.name),
+                        found: self.describe(found),
+                    })
+                }
             }
-            self.same(expected, self.ty(*argument))?;
         }
         match (result, callee.result) {
             (None, _) => Ok(()),
@@ -626,7 +678,7 @@ impl Checker<'_> {
                 arity(0)?;
                 None
             }
-            Intrinsic::SharedArray | Intrinsic::DynamicShared => {
+            Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. } => {
                 return Err(Kind::Unsupported(format!("`{name}` as a statement")))
             }
             Intrinsic::Atomic(op, _) => {

@@ -231,6 +231,10 @@ pub(super) fn operands(
         } => (Some(argument), arg1, arg2),
         Expression::ArrayElement { index, .. } => (Some(index), None, None),
         Expression::FieldPointer { base, .. } => (Some(base), None, None),
+        Expression::ValuePointer { value } => (Some(value), None, None),
+        Expression::RawSlice {
+            address, length, ..
+        } => (Some(address), Some(length), None),
         Expression::Literal(_)
         | Expression::FunctionArgument(_)
         | Expression::LocalLoad(_)

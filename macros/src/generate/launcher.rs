@@ -44,6 +44,9 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
     for param in &source.params {
         let name = format_ident!("{}", param.name);
         match &param.ty {
+            // Only `#[extern_device]` declarations have reference parameters; the signature
+            // parser never produces one for a kernel.
+            ParamType::Reference { .. } => continue,
             ParamType::Value(value) if param.comptime => {
                 // In declaration order among the launch arguments; compiled in, not passed.
                 let ty = value_tokens(value);

@@ -138,6 +138,19 @@ impl Parser<'_> {
             syn::Expr::Field(field) => return self.field(field),
             syn::Expr::If(expr_if) => return self.if_value(expr_if),
             syn::Expr::Match(expr_match) => return self.match_value(expr_match),
+            // `unsafe { slice_at::<T>(address, len) }`: the block is Rust's, for the host
+            // type-check; the kernel language has no unsafe operations to mark.
+            syn::Expr::Unsafe(block) => match block.block.stmts.as_slice() {
+                [syn::Stmt::Expr(inner, None)] => return self.expr(inner),
+                _ => {
+                    let parsed = self.block(&block.block);
+                    if parsed.tail.is_none() {
+                        self.errors.at(block, "this block is used as a value, so it must end in an expression without `;`");
+                        return None;
+                    }
+                    ExprKind::Block(parsed)
+                }
+            },
             syn::Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
                 let parsed = self.block(&block.block);
                 if parsed.tail.is_none() {
@@ -438,7 +451,7 @@ impl Parser<'_> {
             last.arguments = syn::PathArguments::None;
         }
         self.add_callee(&plain);
-        let args: Vec<Option<Expr>> = call.args.iter().map(|a| self.expr(a)).collect();
+        let args: Vec<Option<Expr>> = call.args.iter().map(|a| self.call_argument(a)).collect();
         Some(Expr {
             kind: ExprKind::Call {
                 callee,
@@ -446,6 +459,29 @@ impl Parser<'_> {
                 args: args.into_iter().collect::<Option<_>>()?,
             },
             span,
+        })
+    }
+
+    /// An argument of a function call: a value, or `&name` / `&mut name` for the reference
+    /// parameters of `#[extern_device]` functions (the lowering checks the callee takes one).
+    fn call_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
+        let syn::Expr::Reference(reference) = arg else {
+            return self.expr(arg);
+        };
+        let syn::Expr::Path(path) = &*reference.expr else {
+            self.errors.at(
+                arg,
+                "only a named struct or array can be passed by reference: `&comm`, `&mut session`",
+            );
+            return None;
+        };
+        let place = self.expr(&syn::Expr::Path(path.clone()))?;
+        Some(Expr {
+            span: span_at(arg),
+            kind: ExprKind::Reference {
+                mutable: reference.mutability.is_some(),
+                place: Box::new(place),
+            },
         })
     }
 

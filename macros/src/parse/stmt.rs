@@ -428,6 +428,10 @@ impl<'e> Parser<'e> {
                 let block = self.block(&expr_block.block);
                 Some(Stmt::Block(self.no_tail_in(block, &expr_block.block)))
             }
+            syn::Expr::Unsafe(unsafe_block) => {
+                let block = self.block(&unsafe_block.block);
+                Some(Stmt::Block(self.no_tail_in(block, &unsafe_block.block)))
+            }
             syn::Expr::Block(_) => None,
             syn::Expr::Macro(mac) => self.macro_stmt(&mac.mac),
             syn::Expr::Match(expr_match) if !match_has_value(expr_match) => {
@@ -621,6 +625,7 @@ fn is_statement_like(expr: &syn::Expr) -> bool {
         syn::Expr::Macro(_) => true,
         syn::Expr::If(expr_if) => if_is_statement(expr_if),
         syn::Expr::Block(block) => !block_has_value(&block.block),
+        syn::Expr::Unsafe(block) => !block_has_value(&block.block),
         _ => false,
     }
 }

@@ -38,18 +38,26 @@ static __device__ __forceinline__ cuda::memory_order cudajit_order(int order) {
   return static_cast<cuda::memory_order>(order);
 }
 
+// Windows and the addresses of window memory cross as integers (uintptr_t): kernels hold
+// a window as a 64-bit handle and read memory at an address through a slice, so the
+// kernel language needs no pointer type and the declarations match these definitions
+// exactly (LTO inlines across a match, not across a cast of the callee).
+static __device__ __forceinline__ ncclWindow_t cudajit_window(uintptr_t window) {
+  return reinterpret_cast<ncclWindow_t>(window);
+}
+
 extern "C" {
 
-__device__ void* cudajit_nccl_lsa_pointer(ncclWindow_t window, size_t offset, int lsa_peer) {
-  return ncclGetLsaPointer(window, offset, lsa_peer);
+__device__ uintptr_t cudajit_nccl_lsa_pointer(uintptr_t window, size_t offset, int lsa_peer) {
+  return reinterpret_cast<uintptr_t>(ncclGetLsaPointer(cudajit_window(window), offset, lsa_peer));
 }
 
-__device__ void* cudajit_nccl_peer_pointer(ncclWindow_t window, size_t offset, int peer) {
-  return ncclGetPeerPointer(window, offset, peer);
+__device__ uintptr_t cudajit_nccl_peer_pointer(uintptr_t window, size_t offset, int peer) {
+  return reinterpret_cast<uintptr_t>(ncclGetPeerPointer(cudajit_window(window), offset, peer));
 }
 
-__device__ void* cudajit_nccl_local_pointer(ncclWindow_t window, size_t offset) {
-  return ncclGetLocalPointer(window, offset);
+__device__ uintptr_t cudajit_nccl_local_pointer(uintptr_t window, size_t offset) {
+  return reinterpret_cast<uintptr_t>(ncclGetLocalPointer(cudajit_window(window), offset));
 }
 
 __device__ int cudajit_nccl_rank(const ncclDevComm* comm) { return ncclTeamWorld(*comm).rank; }

@@ -226,17 +226,17 @@ pub static BRIDGE_2_28: SymbolTable = SymbolTable {
         entry(
             DeviceFunction::LsaPointer,
             "cudajit_nccl_lsa_pointer",
-            "void* cudajit_nccl_lsa_pointer(ncclWindow_t, size_t offset, int lsa_peer)",
+            "uintptr_t cudajit_nccl_lsa_pointer(uintptr_t window, size_t offset, int lsa_peer)",
         ),
         entry(
             DeviceFunction::PeerPointer,
             "cudajit_nccl_peer_pointer",
-            "void* cudajit_nccl_peer_pointer(ncclWindow_t, size_t offset, int peer)",
+            "uintptr_t cudajit_nccl_peer_pointer(uintptr_t window, size_t offset, int peer)",
         ),
         entry(
             DeviceFunction::LocalPointer,
             "cudajit_nccl_local_pointer",
-            "void* cudajit_nccl_local_pointer(ncclWindow_t, size_t offset)",
+            "uintptr_t cudajit_nccl_local_pointer(uintptr_t window, size_t offset)",
         ),
         entry(
             DeviceFunction::Rank,

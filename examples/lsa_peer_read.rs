@@ -1,0 +1,70 @@
+//! Each rank reads the window of its next LSA peer with a `#[kernel]` that calls NCCL's
+//! device API, and checks what it read.
+//!
+//!     cargo run --release --example lsa_peer_read                                   # one process, all GPUs
+//!     cudajit-nccl-launch --nproc 2 -- target/release/examples/lsa_peer_read        # one process per GPU
+//!
+//! Needs at least 2 GPUs connected by NVLink and NCCL >= 2.28 (see docs/nccl.md).
+
+#[path = "lsa/setup.rs"]
+mod setup;
+
+#[path = "lsa/kernels.rs"]
+mod kernels;
+
+use kernels::peer_read;
+
+const CTAS: u32 = 64;
+
+fn main() -> setup::Result<()> {
+    let Some(world) = setup::world(CTAS)? else {
+        return Ok(());
+    };
+    let count: usize = std::env::var("COUNT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or((1 << 24) + 3);
+    // Input at byte 0, output at the next 4096-byte boundary (window offsets must be).
+    let out_offset = (count * 4).div_ceil(4096) * 4096;
+    let buffer = world.comm.alloc_symmetric::<f32>(out_offset / 4 + count)?;
+    let value = |rank: i32, i: usize| (rank * 1000) as f32 + (i % 977) as f32;
+    for i in 0..world.local() {
+        let data: Vec<f32> = (0..count).map(|k| value(world.rank(i), k)).collect();
+        buffer.copy_from_host(i, &data)?;
+    }
+    let lsa_size = world.dev.lsa_size(0).ok_or("no LSA size")?;
+    world.launch_all(|i, stream| {
+        let (comm, window) = world.params(&buffer, i)?;
+        peer_read::launch(
+            stream,
+            setup::config(CTAS, 512),
+            comm,
+            window,
+            count,
+            out_offset,
+        )?;
+        Ok(())
+    })?;
+    let mut all = vec![0f32; out_offset / 4 + count];
+    for i in 0..world.local() {
+        buffer.copy_to_host(i, &mut all)?;
+        let lsa_rank = world.dev.lsa_rank(i).ok_or("no LSA rank")?;
+        let peer = (lsa_rank + 1) % lsa_size;
+        let got = &all[out_offset / 4..];
+        let bad = (0..count).filter(|&k| got[k] != value(peer, k)).count();
+        println!(
+            "rank {}: read {count} floats of LSA peer {peer}: {}",
+            world.rank(i),
+            if bad == 0 {
+                "all correct".to_owned()
+            } else {
+                format!("{bad} WRONG")
+            }
+        );
+        if bad != 0 {
+            return Err(format!("rank {}: {bad} mismatches", world.rank(i)).into());
+        }
+    }
+    buffer.close()?;
+    world.close()
+}

@@ -1,0 +1,111 @@
+//! NCCL's device API in `#[kernel]`s, on the CPU: the kernels of the LSA examples lowered
+//! to NVVM IR, then linked by nvJitLink against the device library of a real NCCL
+//! release (the 2.28.3 wheel, the release of the GPU machine: cudajit's bridge built by
+//! nvcc over its headers), with every NCCL call inlined and the barrier session and
+//! communicator kept out of local memory.
+//!
+//! Needs the compiler wheels of scripts/test.sh and the NCCL wheels of
+//! nccl-device/scripts/fetch-wheels.sh; skips without them (fails under
+//! `CUDAJIT_REQUIRE_TOOLCHAIN=1`).
+
+mod common;
+
+#[path = "../examples/lsa/kernels.rs"]
+mod kernels;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+use cudajit::{Arch, Specialization};
+
+const RELEASE: &str = "2.28.3";
+
+/// Points `Nccl::global()` at the cached 2.28.3 wheel (once, before anything loads NCCL);
+/// `None` after printing why the test is skipped.
+fn nccl_or_skip() -> Option<()> {
+    static READY: OnceLock<Result<(), String>> = OnceLock::new();
+    common::toolchain_or_skip()?;
+    let ready = READY.get_or_init(|| {
+        let root = std::env::var_os("CUDAJIT_NCCL_HEADERS_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                    .join(".cache/cudajit-tools/nccl")
+            })
+            .join(RELEASE);
+        if !root.join(".complete").is_file() {
+            return Err(format!(
+                "no NCCL {RELEASE} wheel in {} (nccl-device/scripts/fetch-wheels.sh)",
+                root.display()
+            ));
+        }
+        // SAFETY: set once, before any thread of this process reads it (all reads go
+        // through this OnceLock first).
+        unsafe {
+            std::env::set_var(
+                "CUDAJIT_NCCL_LIBRARY",
+                root.join("nvidia/nccl/lib/libnccl.so.2"),
+            )
+        };
+        Ok(())
+    });
+    match ready {
+        Ok(()) => Some(()),
+        Err(e) if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") => {
+            panic!("CUDAJIT_REQUIRE_TOOLCHAIN=1 but {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+/// The linked PTX of a kernel: no call into NCCL may remain, and nothing may live in
+/// local memory (the session and the communicator stay in registers and parameters).
+fn check_inlined(name: &str, ptx: &str) {
+    assert!(ptx.contains(&format!(".entry {name}")), "{ptx}");
+    assert!(
+        !ptx.contains("cudajit_nccl_"),
+        "an NCCL call was not inlined:\n{ptx}"
+    );
+    assert!(!ptx.contains("call."), "a call remains:\n{ptx}");
+    assert!(!ptx.contains("__local_depot"), "local memory used:\n{ptx}");
+}
+
+#[test]
+fn nvvm_ir_passes_comm_session_and_window_as_c_does() {
+    let ir = kernels::peer_read::KERNEL
+        .nvvm_ir()
+        .expect("lowering peer_read");
+    for needle in [
+        "declare i32 @cudajit_nccl_lsa_rank(%struct.DevComm*)",
+        "declare void @cudajit_nccl_lsa_barrier_init(i64*, %struct.DevComm*, i32)",
+        "declare void @cudajit_nccl_lsa_barrier_sync(i64*, i32)",
+        "declare i64 @cudajit_nccl_lsa_pointer(i64, i64, i32)",
+        "byval align 16",
+    ] {
+        assert!(ir.contains(needle), "{needle} not in:\n{ir}");
+    }
+}
+
+#[test]
+fn peer_read_links_against_the_bridge_with_every_call_inlined() {
+    let Some(()) = nccl_or_skip() else {
+        return;
+    };
+    let ptx = linked_ptx(
+        kernels::peer_read::KERNEL.captured(),
+        &Specialization::default(),
+        Arch::SM_90,
+        &CompileOptions::default(),
+    )
+    .expect("linking peer_read");
+    check_inlined("peer_read", &ptx);
+    // The peer's floats are read as 16-byte vectors from global memory.
+    assert!(
+        ptx.contains("ld.global.v4.f32") || ptx.contains("ld.global.nc.v4.f32"),
+        "{ptx}"
+    );
+}
