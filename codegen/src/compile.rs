@@ -303,12 +303,13 @@ pub fn cache_key(
     for function in captured.reachable().into_iter().skip(1) {
         key.field("device-function", function.source_hash.as_bytes());
     }
-    // The device libraries its `#[extern_device]` functions link, by content.
+    // The device libraries its `#[extern_device]` functions link, by the content of
+    // their parts for `arch`.
     for library in captured.reachable_libraries() {
         key.field_labelled(
             "device-library",
-            &library_identity(library),
-            &format!("{} ({})", library.name(), library.origin()),
+            &library_identity(library, arch),
+            &format!("{} ({})", library.name(), library.origin_for(arch.number())),
         );
     }
     // The layouts of the structs it takes, as rustc computed them.
@@ -341,23 +342,28 @@ pub fn cache_key(
     key.parts()
 }
 
-/// What identifies a device library in a cache key: its name, kind and the SHA-256 of its
-/// bytes (memoised per library, so a warm start hashes each file once per process), or the
-/// reason it cannot be read (the compile then fails, so that key never holds a cubin).
-fn library_identity(library: &'static DeviceLibrary) -> Vec<u8> {
+/// What identifies a device library in a cache key for `arch`: its name, then the kind
+/// and SHA-256 of each of its parts for `arch`, in link order (memoised per library and
+/// architecture, so a warm start hashes each file once per process), or the reason it
+/// cannot be had (the compile then fails, so that key never holds a cubin).
+pub fn library_identity(library: &'static DeviceLibrary, arch: Arch) -> Vec<u8> {
     use sha2::{Digest, Sha256};
-    type Hashes = Mutex<HashMap<usize, Vec<u8>>>;
+    type Hashes = Mutex<HashMap<(usize, Arch), Vec<u8>>>;
     static HASHES: OnceLock<Hashes> = OnceLock::new();
-    let address = library as *const DeviceLibrary as usize;
+    let memo = (library as *const DeviceLibrary as usize, arch);
     let hashes = HASHES.get_or_init(Default::default);
-    if let Some(hash) = lock(hashes).get(&address) {
+    if let Some(hash) = lock(hashes).get(&memo) {
         return hash.clone();
     }
-    let mut identity = format!("{}/{:?}/", library.name(), library.kind()).into_bytes();
-    match library.bytes() {
-        Ok(bytes) => {
-            identity.extend_from_slice(&Sha256::digest(bytes));
-            lock(hashes).insert(address, identity.clone());
+    let mut identity = format!("{}/", library.name()).into_bytes();
+    match library.parts(arch.number()) {
+        Ok(provided) => {
+            for part in &provided.parts {
+                identity.extend_from_slice(format!("{:?}:", part.kind).as_bytes());
+                identity.extend_from_slice(&Sha256::digest(&part.bytes));
+                identity.push(b'/');
+            }
+            lock(hashes).insert(memo, identity.clone());
         }
         Err(error) => identity.extend_from_slice(error.to_string().as_bytes()),
     }
@@ -486,7 +492,7 @@ pub fn compile_kernel(
     let libraries = captured.reachable_libraries();
     let (linked, nvvm_time, link_time) =
         link_nvvm_ir(toolchain, &entry, &text, arch, options, &libraries, false)
-            .map_err(|e| name_missing_externs(e, captured))?;
+            .map_err(|e| name_missing_externs(e, captured, arch))?;
     let bytes = linked.cubin;
     let cubin: Arc<[u8]> = bytes.into();
     if let Some(disk) = disk {
@@ -517,13 +523,17 @@ pub fn linked_ptx(
     let text = nvvm_ir_with(captured, spec, options)?;
     let libraries = captured.reachable_libraries();
     let (linked, _, _) = link_nvvm_ir(toolchain, &entry, &text, arch, options, &libraries, true)
-        .map_err(|e| name_missing_externs(e, captured))?;
+        .map_err(|e| name_missing_externs(e, captured, arch))?;
     Ok(linked.ptx.unwrap_or_default())
 }
 
 /// A link failure that names unresolved symbols, mapped back to the `#[extern_device]`
-/// functions and device libraries of `captured`.
-fn name_missing_externs(error: CompileError, captured: &'static CapturedKernel) -> CompileError {
+/// functions and device libraries of `captured` (linked for `arch`).
+fn name_missing_externs(
+    error: CompileError,
+    captured: &'static CapturedKernel,
+    arch: Arch,
+) -> CompileError {
     let CompileError::Toolchain {
         kernel,
         source: ToolchainError::NvJitLinkFailed(failure),
@@ -542,7 +552,9 @@ fn name_missing_externs(error: CompileError, captured: &'static CapturedKernel) 
             let bound = externs.iter().find(|(_, s, _)| *s == symbol);
             MissingExtern {
                 function: bound.map(|(function, _, _)| function.clone()),
-                library: bound.map(|(_, _, library)| (library.name().to_owned(), library.origin())),
+                library: bound.map(|(_, _, library)| {
+                    (library.name().to_owned(), library.origin_for(arch.number()))
+                }),
                 symbol,
             }
         })
@@ -608,20 +620,25 @@ pub fn link_nvvm_ir(
     let started = Instant::now();
     let link_options = options.link_options(arch);
     let link_args: Vec<&str> = link_options.iter().map(String::as_str).collect();
+    // Every part of every library, for `arch`, in the libraries' order.
+    let provided = libraries
+        .iter()
+        .map(|library| library.parts(arch.number()))
+        .collect::<Result<Vec<_>, LibraryError>>()
+        .map_err(|source| CompileError::Library {
+            kernel: entry.to_owned(),
+            source,
+        })?;
     let mut inputs = vec![LinkInput {
         name: entry,
         kind: InputKind::LtoIr,
         bytes: &ltoir.result,
     }];
-    for library in libraries {
-        let bytes = library.bytes().map_err(|source| CompileError::Library {
-            kernel: entry.to_owned(),
-            source,
-        })?;
+    for part in provided.iter().flat_map(|library| &library.parts) {
         inputs.push(LinkInput {
-            name: library.name(),
-            kind: input_kind(library.kind()),
-            bytes,
+            name: &part.name,
+            kind: input_kind(part.kind),
+            bytes: &part.bytes,
         });
     }
     let input_bytes = inputs.iter().map(|i| i.bytes.len()).sum();
@@ -656,4 +673,170 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Provided device libraries through the real libNVVM and nvJitLink (skipped without
+    //! NVIDIA's wheels unless `CUDAJIT_REQUIRE_TOOLCHAIN=1`).
+
+    use super::*;
+    use cudajit_core::external::{LibraryPart, ProvidedLibrary};
+
+    const HEADER: &str = r#"target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+"#;
+
+    /// The toolchain of `CUDAJIT_TOOLS_DIR`, or `None` (printed) to skip.
+    fn toolchain() -> Option<&'static Toolchain> {
+        static TOOLCHAIN: OnceLock<Option<Toolchain>> = OnceLock::new();
+        let found = TOOLCHAIN.get_or_init(|| {
+            let env = crate::toolchain::SearchEnv::from_process();
+            Toolchain::discover(&env).ok()
+        });
+        if found.is_none() {
+            assert!(
+                std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1"),
+                "no libNVVM/nvJitLink and CUDAJIT_REQUIRE_TOOLCHAIN=1"
+            );
+            eprintln!("skipped: no libNVVM/nvJitLink (set CUDAJIT_TOOLS_DIR)");
+        }
+        found.as_ref()
+    }
+
+    /// A provider that compiles `provided_twice` with libNVVM `-gen-lto` for the SM asked.
+    fn twice_provider(sm: u32) -> Result<ProvidedLibrary, String> {
+        let toolchain = toolchain().ok_or("no toolchain")?;
+        let source = format!(
+            "{HEADER}define float @provided_twice(float %x) {{\n  %y = fmul float %x, 2.0\n  \
+             ret float %y\n}}\n!nvvmir.version = !{{!0}}\n!0 = !{{i32 2, i32 0}}\n"
+        );
+        let arch = format!("-arch=compute_{sm}");
+        let ltoir = toolchain
+            .nvvm()
+            .and_then(|nvvm| {
+                nvvm.compile(
+                    &[NvvmModule::new("twice.ll", source.as_bytes())],
+                    &[arch.as_str(), "-gen-lto"],
+                )
+            })
+            .map_err(|e| e.to_string())?
+            .result;
+        Ok(ProvidedLibrary {
+            origin: format!("compiled by the test for sm_{sm}"),
+            parts: vec![LibraryPart {
+                name: "twice.ltoir".into(),
+                kind: LibraryKind::LtoIr,
+                bytes: ltoir,
+            }],
+        })
+    }
+
+    fn refusing_provider(sm: u32) -> Result<ProvidedLibrary, String> {
+        Err(format!(
+            "no library for sm_{sm} here; install one (fix: set TWICE_DIR)"
+        ))
+    }
+
+    static TWICE: DeviceLibrary = DeviceLibrary::provided("twice", twice_provider);
+    static REFUSING: DeviceLibrary = DeviceLibrary::provided("refusing", refusing_provider);
+
+    /// A kernel storing `callee(*p)` to `*p` (in `@llvm.used`, else LTO drops it).
+    fn kernel_calling(callee: &str) -> String {
+        format!(
+            "{HEADER}define void @calls_twice(float* %p) {{\n  %x = load float, float* %p\n  \
+             %y = call float @{callee}(float %x)\n  store float %y, float* %p\n  ret void\n}}\n\
+             declare float @{callee}(float)\n\
+             @llvm.used = appending global [1 x i8*] [i8* bitcast (void (float*)* @calls_twice \
+             to i8*)], section \"llvm.metadata\"\n\
+             !nvvm.annotations = !{{!0}}\n!0 = !{{void (float*)* @calls_twice, !\"kernel\", i32 1}}\n\
+             !nvvmir.version = !{{!1}}\n!1 = !{{i32 2, i32 0}}\n"
+        )
+    }
+
+    #[test]
+    fn a_provided_lto_ir_part_links_inlines_and_keys_the_cache() {
+        let Some(toolchain) = toolchain() else { return };
+        let options = CompileOptions::default();
+        let (linked, _, _) = link_nvvm_ir(
+            toolchain,
+            "calls_twice",
+            &kernel_calling("provided_twice"),
+            Arch::SM_90,
+            &options,
+            &[&TWICE],
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let ptx = linked.ptx.unwrap();
+        assert!(ptx.contains(".entry calls_twice"), "{ptx}");
+        assert!(!ptx.contains("provided_twice"), "not inlined:\n{ptx}");
+
+        // The identity holds the hash of the part provided for that architecture.
+        use sha2::{Digest, Sha256};
+        let sm90 = library_identity(&TWICE, Arch::SM_90);
+        let part = &TWICE.parts(90).unwrap().parts[0];
+        let mut expected = b"twice/LtoIr:".to_vec();
+        expected.extend_from_slice(&Sha256::digest(&part.bytes));
+        expected.push(b'/');
+        assert_eq!(sm90, expected);
+        assert_eq!(library_identity(&TWICE, Arch::SM_90), sm90);
+        // Another architecture, other parts (compiled for compute_80), another identity.
+        assert_ne!(library_identity(&TWICE, Arch::SM_80), sm90);
+        assert_eq!(TWICE.origin_for(90), "compiled by the test for sm_90");
+    }
+
+    #[test]
+    fn a_provider_error_is_a_library_compile_error() {
+        let Some(toolchain) = toolchain() else { return };
+        let error = link_nvvm_ir(
+            toolchain,
+            "calls_twice",
+            &kernel_calling("provided_twice"),
+            Arch::SM_90,
+            &CompileOptions::default(),
+            &[&REFUSING],
+            false,
+        )
+        .expect_err("a refusing provider cannot link");
+        assert!(matches!(error, CompileError::Library { .. }), "{error:?}");
+        let text = error.to_string();
+        for needle in [
+            "kernel `calls_twice`",
+            "device library `refusing`",
+            "provided at run time for sm_90",
+            "no library for sm_90 here; install one (fix: set TWICE_DIR)",
+        ] {
+            assert!(text.contains(needle), "`{needle}` missing from: {text}");
+        }
+        // The identity of a failing library carries the reason and is not memoised.
+        let identity = library_identity(&REFUSING, Arch::SM_90);
+        assert!(String::from_utf8_lossy(&identity).contains("no library for sm_90"));
+    }
+
+    #[test]
+    fn a_symbol_no_part_defines_is_reported_unresolved() {
+        let Some(toolchain) = toolchain() else { return };
+        let error = link_nvvm_ir(
+            toolchain,
+            "calls_twice",
+            &kernel_calling("provided_thrice"),
+            Arch::SM_90,
+            &CompileOptions::default(),
+            &[&TWICE],
+            false,
+        )
+        .expect_err("an undefined symbol cannot link");
+        let CompileError::Toolchain {
+            source: ToolchainError::NvJitLinkFailed(failure),
+            ..
+        } = &error
+        else {
+            panic!("expected an nvJitLink failure, got {error:?}");
+        };
+        assert_eq!(
+            failure.unresolved_symbols(),
+            vec!["provided_thrice".to_owned()]
+        );
+    }
 }
