@@ -155,7 +155,7 @@ mod tests {
     fn every_placeholder_is_replaced() {
         for table in [&symbols::LTOIR_2_32, &symbols::LTOIR_2_31] {
             let text = source(table).unwrap();
-            assert!(!text.contains("{nccl:"), "{}", table.generation);
+            assert!(!text.contains("@{nccl:"), "{}", table.generation);
             for function in CALLED {
                 if let Some(entry) = table.get(*function) {
                     assert!(text.contains(entry.symbol), "{function} unused");
