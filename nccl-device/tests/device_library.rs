@@ -14,112 +14,21 @@ use std::time::Instant;
 
 use cudajit_codegen::toolchain::{InputKind, LinkInput, NvvmModule, Toolchain};
 use cudajit_codegen::Arch;
+use cudajit_core::external::LibraryKind;
 use cudajit_nccl::device_library::{
-    bridge, DeviceFunction as F, DeviceLibrary, DeviceLibraryError, Nvcc, Provenance,
+    bridge, shim, symbols, DeviceFunction as F, DeviceLibrary, DeviceLibraryError, Nvcc, Provenance,
 };
 use cudajit_nccl::discover::{locate, SearchEnv as NcclEnv};
 use cudajit_nccl::NcclVersion;
 
+use common::probe::{bridge_abi_kernel, call_targets, trailer, BRIDGE_CALLED, HEADER};
+
 const ARCH: Arch = Arch::SM_90;
-
-const HEADER: &str = r#"target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
-target triple = "nvptx64-nvidia-cuda"
-"#;
-
-/// The module trailer: the kernel in `@llvm.used` (else `-gen-lto` links drop it) and
-/// in `!nvvm.annotations`. `ty` is the kernel's function pointer type.
-fn trailer(ty: &str) -> String {
-    format!(
-        "@llvm.used = appending global [1 x i8*] [i8* bitcast ({ty} @probe to i8*)], section \"llvm.metadata\"\n\
-         declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n\
-         !nvvm.annotations = !{{!0}}\n\
-         !0 = !{{{ty} @probe, !\"kernel\", i32 1}}\n\
-         !nvvmir.version = !{{!1}}\n\
-         !1 = !{{i32 2, i32 0}}\n"
-    )
-}
 
 /// A kernel over the 2.28 bridge's C ABI: pointers and scalars only.
 fn bridge_kernel(lib: &DeviceLibrary) -> String {
-    let s = |f| lib.symbol(f).unwrap();
-    format!(
-        "{HEADER}
-define void @probe(i8* %comm, i8* %window, float** %out, i32* %ranks) {{
-entry:
-  %session = alloca [{bytes} x i8], align {align}
-  %sp = getelementptr [{bytes} x i8], [{bytes} x i8]* %session, i64 0, i64 0
-  %cta = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  call void @{init}(i8* %sp, i8* %comm, i32 %cta)
-  call void @{arrive}(i8* %sp, i32 0)
-  call void @{wait}(i8* %sp, i32 2)
-  call void @{sync}(i8* %sp, i32 3)
-  call void @{destroy}(i8* %sp)
-  %lsa_rank = call i32 @{lsa_rank}(i8* %comm)
-  %lsa_size = call i32 @{lsa_size}(i8* %comm)
-  %rank = call i32 @{rank}(i8* %comm)
-  %nranks = call i32 @{nranks}(i8* %comm)
-  %next0 = add i32 %lsa_rank, 1
-  %next = srem i32 %next0, %lsa_size
-  %world = call i32 @{to_world}(i8* %comm, i32 %next)
-  %w = ptrtoint i8* %window to i64
-  %p = call i64 @{lsa_pointer}(i64 %w, i64 64, i32 %next)
-  %q = call i64 @{peer_pointer}(i64 %w, i64 64, i32 %world)
-  %pf = inttoptr i64 %p to float*
-  %qf = inttoptr i64 %q to float*
-  store float* %pf, float** %out
-  %out1 = getelementptr float*, float** %out, i64 1
-  store float* %qf, float** %out1
-  %sum0 = add i32 %rank, %nranks
-  %sum = add i32 %sum0, %world
-  store i32 %sum, i32* %ranks
-  ret void
-}}
-declare void @{init}(i8*, i8*, i32)
-declare void @{arrive}(i8*, i32)
-declare void @{wait}(i8*, i32)
-declare void @{sync}(i8*, i32)
-declare void @{destroy}(i8*)
-declare i32 @{lsa_rank}(i8*)
-declare i32 @{lsa_size}(i8*)
-declare i32 @{rank}(i8*)
-declare i32 @{nranks}(i8*)
-declare i32 @{to_world}(i8*, i32)
-declare i64 @{lsa_pointer}(i64, i64, i32)
-declare i64 @{peer_pointer}(i64, i64, i32)
-{trailer}",
-        bytes = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES,
-        align = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_ALIGN,
-        init = s(F::LsaBarrierInit),
-        arrive = s(F::LsaBarrierArrive),
-        wait = s(F::LsaBarrierWait),
-        sync = s(F::LsaBarrierSync),
-        destroy = s(F::LsaBarrierDestroy),
-        lsa_rank = s(F::LsaRank),
-        lsa_size = s(F::LsaSize),
-        rank = s(F::Rank),
-        nranks = s(F::NRanks),
-        to_world = s(F::LsaRankToWorld),
-        lsa_pointer = s(F::LsaPointer),
-        peer_pointer = s(F::PeerPointer),
-        trailer = trailer("void (i8*, i8*, float**, i32*)*"),
-    )
+    bridge_abi_kernel(lib.symbols)
 }
-
-/// The bridge functions the bridge kernel calls, all of which must be inlined.
-const BRIDGE_CALLED: &[F] = &[
-    F::LsaBarrierInit,
-    F::LsaBarrierArrive,
-    F::LsaBarrierWait,
-    F::LsaBarrierSync,
-    F::LsaBarrierDestroy,
-    F::LsaRank,
-    F::LsaSize,
-    F::Rank,
-    F::NRanks,
-    F::LsaRankToWorld,
-    F::LsaPointer,
-    F::PeerPointer,
-];
 
 /// libNVVM `-gen-lto` of one module.
 fn lto_ir(toolchain: &Toolchain, ir: &str) -> Vec<u8> {
@@ -166,57 +75,30 @@ fn installation(version: &str) -> Option<(cudajit_nccl::discover::Installation, 
     Some((inst, v))
 }
 
-/// The target of every `call` in `ptx`: a symbol, or the register of an indirect call.
-/// PTX spreads a call over several lines (`call.uni (retval0), target, (params);`), so
-/// statements are split at `;` and the call is found inside them.
-fn call_targets(ptx: &str) -> Vec<String> {
-    let mut targets = Vec::new();
-    for stmt in ptx.split(';') {
-        let Some(at) = stmt.match_indices("call").map(|(i, _)| i).find(|&i| {
-            // The opcode, not `callseq` in a `// callseq N` comment.
-            (i == 0 || stmt[..i].ends_with(|c: char| c.is_whitespace()))
-                && stmt[i + 4..].starts_with(|c: char| c.is_whitespace() || c == '.')
-        }) else {
-            continue;
-        };
-        // Skip the opcode (`call`, `call.uni`) and a `(retval0),` return list.
-        let mut rest = stmt[at..]
-            .trim_start_matches(|c: char| !c.is_whitespace())
-            .trim_start();
-        if rest.starts_with('(') {
-            let close = rest.find(')').map_or(rest.len(), |i| i + 1);
-            rest = rest[close..]
-                .trim_start()
-                .trim_start_matches(',')
-                .trim_start();
-        }
-        let target: String = rest
-            .chars()
-            .take_while(|c| !c.is_whitespace() && *c != ',')
-            .collect();
-        targets.push(target);
-    }
-    targets
-}
-
 /// Checks the linked PTX: it has the kernel, none of `called` survives (an inlined
 /// function whose address is not taken vanishes from the module: no definition,
 /// declaration or call), and every call left satisfies `allowed`.
 fn assert_inlined(ptx: &str, lib: &DeviceLibrary, called: &[F], allowed: impl Fn(&str) -> bool) {
+    let symbols: Vec<&str> = called.iter().map(|f| lib.symbol(*f).unwrap()).collect();
+    assert_symbols_inlined(ptx, &lib.version.to_string(), &symbols, allowed);
+}
+
+/// [`assert_inlined`] for linker symbols; `label` names the PTX file kept under
+/// `CUDAJIT_NCCL_TEST_PTX_DIR`.
+fn assert_symbols_inlined(ptx: &str, label: &str, called: &[&str], allowed: impl Fn(&str) -> bool) {
     // For reading what LTO made of the calls: CUDAJIT_NCCL_TEST_PTX_DIR=<dir>.
     if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
-        let file = std::path::Path::new(&dir).join(format!("probe-{}.ptx", lib.version));
+        let file = std::path::Path::new(&dir).join(format!("probe-{label}.ptx"));
         std::fs::write(&file, ptx).unwrap();
     }
     assert!(
         ptx.contains(".entry probe"),
         "the linked PTX lacks the kernel:\n{ptx}"
     );
-    for f in called {
-        let symbol = lib.symbol(*f).unwrap();
+    for symbol in called {
         assert!(
             !ptx.contains(symbol),
-            "{f} ({symbol}) was not inlined: it is still in the linked PTX"
+            "{symbol} was not inlined: it is still in the linked PTX"
         );
     }
     let calls = call_targets(ptx);
@@ -366,11 +248,10 @@ entry:
   %next0 = add i32 %lsa_rank, 1
   %next = srem i32 %next0, %lsa_size
   %world = call i32 @{to_world}(%comm* %c, %team %team, i32 %next)
-  %w = ptrtoint i8* %window to i64
-  %p = call i64 @{lsa_pointer}(i64 %w, i64 64, i32 %next)
-  %q = call i64 @{peer_pointer}(i64 %w, i64 64, i32 %world)
-  %pf = inttoptr i64 %p to float*
-  %qf = inttoptr i64 %q to float*
+  %p = call i8* @{lsa_pointer}(i8* %window, i64 64, i32 %next)
+  %q = call i8* @{peer_pointer}(i8* %window, i64 64, i32 %world)
+  %pf = bitcast i8* %p to float*
+  %qf = bitcast i8* %q to float*
   store float* %pf, float** %out
   %out1 = getelementptr float*, float** %out, i64 1
   store float* %qf, float** %out1
@@ -621,5 +502,209 @@ fn a_symbol_the_library_lacks_is_named_in_our_error() {
         "Fix:",
     ] {
         assert!(text.contains(needle), "`{needle}` missing from: {text}");
+    }
+}
+
+/// Links the bridge-ABI kernel `ir` with `lib`'s shim and `lib` (a `.ltoir`).
+fn link_through_shim(
+    setup: &Setup,
+    toolchain: &Toolchain,
+    lib: &DeviceLibrary,
+    ir: &str,
+    want_ptx: bool,
+) -> Result<cudajit_codegen::toolchain::Linked, Box<DeviceLibraryError>> {
+    let kernel = lto_ir(&setup.toolchain, ir);
+    let shim = lib
+        .shim(&setup.toolchain, ARCH)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("a .ltoir has a shim");
+    let inputs = [
+        LinkInput {
+            name: "probe.ltoir",
+            kind: InputKind::LtoIr,
+            bytes: &kernel,
+        },
+        LinkInput {
+            name: "cudajit_nccl_shim.ltoir",
+            kind: InputKind::LtoIr,
+            bytes: &shim,
+        },
+    ];
+    lib.link(toolchain.nvjitlink().unwrap(), &inputs, ARCH, want_ptx)
+        .map_err(Box::new)
+}
+
+/// The bridge kernel (the `cudajit_nccl_*` C ABI) links against the `.ltoir` through the
+/// shim, and LTO leaves no call to the bridge functions nor to the `.ltoir` functions the
+/// shim calls: only NCCL's own ncclCoopAny calls remain, as with a C++-ABI kernel.
+#[test]
+fn the_bridge_abi_links_against_the_ltoir_through_the_shim() {
+    let Some(setup) = setup() else { return };
+    let Some(toolchain) = toolchain_for_ltoir(&setup) else {
+        return;
+    };
+    for release in ltoir_versions() {
+        let Some(lib) = ltoir_of(&setup, &release) else {
+            continue;
+        };
+        if lib.symbol(F::LsaBarrierDestroy).is_err() {
+            continue; // 2.31: see the_2_31_shim_leaves_the_session_destroy_undefined
+        }
+        let started = Instant::now();
+        let linked = link_through_shim(
+            &setup,
+            &toolchain,
+            &lib,
+            &bridge_abi_kernel(&symbols::BRIDGE_2_28),
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        eprintln!(
+            "NCCL {} .ltoir through the shim: libNVVM + nvJitLink (cubin + PTX) {:?}",
+            lib.version,
+            started.elapsed()
+        );
+        assert!(!linked.cubin.is_empty());
+        let mut gone: Vec<&str> = BRIDGE_CALLED
+            .iter()
+            .map(|f| symbols::BRIDGE_2_28.get(*f).unwrap().symbol)
+            .collect();
+        gone.extend(
+            BRIDGE_CALLED
+                .iter()
+                .chain(&[F::CoopInitCta, F::LsaBarrierHandle])
+                .map(|f| lib.symbol(*f).unwrap()),
+        );
+        let ptx = linked.ptx.as_deref().unwrap();
+        assert_symbols_inlined(ptx, &format!("shim-{}", lib.version), &gone, |t| {
+            t.starts_with('%') || t.starts_with("_ZN11ncclCoopAny")
+        });
+        assert!(
+            !ptx.contains("cudajit_nccl"),
+            "a shim function survived LTO"
+        );
+
+        // As a cudajit_core DeviceLibrary takes it: the shim, then the .ltoir.
+        let provided = lib.parts(&setup.toolchain, ARCH).unwrap();
+        assert_eq!(provided.parts.len(), 2);
+        assert_eq!(provided.parts[0].kind, LibraryKind::LtoIr);
+        assert_eq!(provided.parts[1].kind, LibraryKind::LtoIr);
+        assert_eq!(provided.parts[1].bytes, lib.bytes());
+        assert_eq!(provided.parts[1].name, "libnccl_device.ltoir");
+        for needle in [
+            lib.version.to_string(),
+            lib.path.display().to_string(),
+            "shim".to_owned(),
+        ] {
+            assert!(
+                provided.origin.contains(&needle),
+                "`{needle}` missing from {}",
+                provided.origin
+            );
+        }
+    }
+}
+
+/// The 2.31 `.ltoir` has no session destroy: the shim leaves
+/// `cudajit_nccl_lsa_barrier_destroy` undefined, so the bridge kernel fails to link with
+/// that function named, and links once it no longer ends its session.
+#[test]
+fn the_2_31_shim_leaves_the_session_destroy_undefined() {
+    if common::release_dir("2.31.2").is_none() {
+        // Not a prerequisite of the test suite (fetch-wheels.sh 2.31.2 fetches it).
+        eprintln!("SKIPPED: no NCCL 2.31.2 cached (fetch-wheels.sh 2.31.2)");
+        return;
+    }
+    let Some(setup) = setup() else { return };
+    let Some(toolchain) = toolchain_for_ltoir(&setup) else {
+        return;
+    };
+    let Some(lib) = ltoir_of(&setup, "2.31.2") else {
+        return;
+    };
+    let kernel = bridge_abi_kernel(&symbols::BRIDGE_2_28);
+    let err = link_through_shim(&setup, &toolchain, &lib, &kernel, false)
+        .expect_err("2.31 has no session destroy");
+    let DeviceLibraryError::MissingSymbols { missing, .. } = &*err else {
+        panic!("expected MissingSymbols, got: {err}");
+    };
+    assert_eq!(missing.len(), 1, "{err}");
+    assert_eq!(missing[0].symbol, "cudajit_nccl_lsa_barrier_destroy");
+    assert_eq!(missing[0].function.as_deref(), Some("lsa_barrier_destroy"));
+
+    let destroy = "  call void @cudajit_nccl_lsa_barrier_destroy(i8* %sp)\n";
+    assert!(kernel.contains(destroy));
+    let linked = link_through_shim(&setup, &toolchain, &lib, &kernel.replace(destroy, ""), true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!linked.ptx.unwrap().contains("cudajit_nccl"));
+    let origin = lib.parts(&setup.toolchain, ARCH).unwrap().origin;
+    assert!(
+        origin.contains("no LSA barrier session destroy"),
+        "{origin}"
+    );
+}
+
+/// The `.ltoir`'s `ncclLsaBarrierSession_C` is the size `shim_ltoir.ll` builds sessions
+/// of: a kernel storing `ncclLsaBarrierSession_C_size()` is linked and LTO folds the call
+/// to a constant in the PTX.
+#[test]
+fn the_ltoir_session_has_the_size_the_shim_assumes() {
+    let Some(setup) = setup() else { return };
+    let Some(toolchain) = toolchain_for_ltoir(&setup) else {
+        return;
+    };
+    let mut releases = ltoir_versions();
+    if common::release_dir("2.31.2").is_some() && !releases.iter().any(|r| r == "2.31.2") {
+        releases.push("2.31.2".into());
+    }
+    for release in releases {
+        let Some(lib) = ltoir_of(&setup, &release) else {
+            continue;
+        };
+        let size = shim::LTOIR_SESSION_SIZE_SYMBOL;
+        let ir = format!(
+            "{HEADER}
+define void @probe(i64* %out) {{
+entry:
+  %size = call i64 @{size}()
+  store i64 %size, i64* %out
+  ret void
+}}
+declare i64 @{size}()
+@llvm.used = appending global [1 x i8*] [i8* bitcast (void (i64*)* @probe to i8*)], section \"llvm.metadata\"
+!nvvm.annotations = !{{!0}}
+!0 = !{{void (i64*)* @probe, !\"kernel\", i32 1}}
+!nvvmir.version = !{{!1}}
+!1 = !{{i32 2, i32 0}}
+"
+        );
+        let kernel = lto_ir(&setup.toolchain, &ir);
+        let linked = lib
+            .link(
+                toolchain.nvjitlink().unwrap(),
+                &[LinkInput {
+                    name: "probe.ltoir",
+                    kind: InputKind::LtoIr,
+                    bytes: &kernel,
+                }],
+                ARCH,
+                true,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ptx = linked.ptx.unwrap();
+        assert!(
+            !ptx.contains(size),
+            "the size getter was not inlined:\n{ptx}"
+        );
+        let expected = shim::LTOIR_LSA_BARRIER_SESSION_BYTES;
+        let stored: Vec<&str> = ptx
+            .lines()
+            .filter(|l| l.contains(&format!(", {expected};")))
+            .collect();
+        assert!(
+            !stored.is_empty(),
+            "NCCL {release}: no constant {expected} in the PTX of the size probe:\n{ptx}"
+        );
+        eprintln!("NCCL {release}: ncclLsaBarrierSession_C is {expected} bytes: {stored:?}");
     }
 }

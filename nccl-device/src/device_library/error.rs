@@ -155,6 +155,18 @@ pub enum DeviceLibraryError {
         nvjitlink_version: String,
     },
 
+    /// cudajit's C-ABI shim over the `.ltoir` could not be made.
+    #[error("NCCL {version} device library {}: {source}", path.display())]
+    Shim {
+        /// The release.
+        version: NcclVersion,
+        /// The `.ltoir`.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: super::shim::ShimError,
+    },
+
     /// Any other link failure (nvJitLink's own report, with its logs).
     #[error("linking with the NCCL {version} device library {}: {source}", path.display())]
     Link {

@@ -7,7 +7,10 @@
 //!   installed `nccl_device.h`, compiled by nvcc into a fatbin with LTO-IR and cached on
 //!   disk ([`bridge`], [`symbols::BRIDGE_2_28`]).
 //!
-//! Either way nvJitLink's `-lto` link inlines the calls into the kernel. [`DeviceLibrary::link`]
+//! Either way nvJitLink's `-lto` link inlines the calls into the kernel. Kernels written
+//! against the bridge's C ABI (`cudajit_nccl_*`, [`symbols::BRIDGE_2_28`]) link against
+//! either: for a `.ltoir`, [`shim`] defines those functions over its mangled ones
+//! ([`DeviceLibrary::parts`], [`provide_for_loaded_nccl`]). [`DeviceLibrary::link`]
 //! turns an undefined-symbol failure into an error naming the function, the library, its
 //! path and release.
 //!
@@ -18,15 +21,17 @@
 pub mod bridge;
 mod error;
 pub mod nvcc;
+pub mod shim;
 pub mod symbols;
 mod unresolved;
 
 use std::path::PathBuf;
 
 use cudajit_codegen::toolchain::{
-    InputKind, LinkInput, Linked, NvJitLink, SearchEnv, ToolchainError,
+    InputKind, LinkInput, Linked, NvJitLink, SearchEnv, Toolchain, ToolchainError,
 };
 use cudajit_codegen::Arch;
+use cudajit_core::external::{LibraryKind, LibraryPart, ProvidedLibrary};
 
 pub use error::{DeviceLibraryError, MissingSymbol, Result};
 pub use nvcc::{Nvcc, NvccLookupError};
@@ -148,6 +153,70 @@ impl DeviceLibrary {
         &self.bytes
     }
 
+    /// The C-ABI shim over this `.ltoir` ([`shim`]), compiled by `toolchain`'s libNVVM for
+    /// `arch`; `None` for the 2.28 bridge, which defines the C ABI itself.
+    pub fn shim(&self, toolchain: &Toolchain, arch: Arch) -> Result<Option<Vec<u8>>> {
+        if self.provenance == Provenance::Bridge {
+            return Ok(None);
+        }
+        shim::compile(toolchain, self.symbols, arch)
+            .map(Some)
+            .map_err(|source| DeviceLibraryError::Shim {
+                version: self.version,
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// What a kernel written against the bridge's C ABI (`cudajit_nccl_*`) links, for
+    /// `arch`, as a [`cudajit_core::external::DeviceLibrary`] takes it: the bridge fatbin
+    /// (2.28), or the shim's LTO-IR (compiled by `toolchain`'s libNVVM) then the `.ltoir`.
+    pub fn parts(&self, toolchain: &Toolchain, arch: Arch) -> Result<ProvidedLibrary> {
+        let file_name = self.link_input().name.to_owned();
+        let library = LibraryPart {
+            name: file_name,
+            kind: match self.provenance {
+                Provenance::Bridge => LibraryKind::Fatbin,
+                Provenance::Shipped => LibraryKind::LtoIr,
+            },
+            bytes: self.bytes.clone(),
+        };
+        let Some(shim) = self.shim(toolchain, arch)? else {
+            return Ok(ProvidedLibrary {
+                origin: format!(
+                    "NCCL {}: cudajit's bridge, built by nvcc for {arch}, {}",
+                    self.version,
+                    self.path.display()
+                ),
+                parts: vec![library],
+            });
+        };
+        let caveat = if self
+            .symbols
+            .get(DeviceFunction::LsaBarrierDestroy)
+            .is_none()
+        {
+            "; this release has no LSA barrier session destroy (NCCL 2.32+ has), so              cudajit_nccl_lsa_barrier_destroy is left undefined"
+        } else {
+            ""
+        };
+        Ok(ProvidedLibrary {
+            origin: format!(
+                "NCCL {} {} with cudajit's C-ABI shim for {arch}{caveat}",
+                self.version,
+                self.path.display()
+            ),
+            parts: vec![
+                LibraryPart {
+                    name: "cudajit_nccl_shim.ltoir".to_owned(),
+                    kind: LibraryKind::LtoIr,
+                    bytes: shim,
+                },
+                library,
+            ],
+        })
+    }
+
     /// This library as an nvJitLink input.
     pub fn link_input(&self) -> LinkInput<'_> {
         LinkInput {
@@ -225,4 +294,31 @@ fn cache_dir(env: &SearchEnv) -> PathBuf {
             std::env::temp_dir().join(format!("cudajit-nccl-{}", std::process::id()))
         })
         .join("nccl-device")
+}
+
+/// The NCCL device library of the process's NCCL ([`Nccl::global`]) for SM version `sm`
+/// (e.g. 90), as the parts a kernel written against the bridge's C ABI (`cudajit_nccl_*`)
+/// links: usable as the provider of a [`cudajit_core::external::DeviceLibrary`],
+///
+/// ```no_run
+/// use cudajit_core::external::DeviceLibrary;
+/// static NCCL: DeviceLibrary =
+///     DeviceLibrary::provided("nccl", cudajit_nccl::device_library::provide_for_loaded_nccl);
+/// ```
+///
+/// Tools (nvcc for the 2.28 bridge, the cache directory) are found from the process
+/// environment; the shim is compiled by the process's libNVVM ([`Toolchain::global`]).
+/// The error says what is missing and how to fix it.
+pub fn provide_for_loaded_nccl(sm: u32) -> std::result::Result<ProvidedLibrary, String> {
+    let arch = Arch::new(sm / 10, sm % 10);
+    let nccl = Nccl::global().map_err(|e| {
+        format!(
+            "the NCCL device library comes from the loaded NCCL, which could not be loaded:              {e}"
+        )
+    })?;
+    let toolchain = Toolchain::global()
+        .map_err(|e| format!("compiling cudajit's NCCL shim needs libNVVM: {e}"))?;
+    let library = DeviceLibrary::for_nccl(&nccl, arch, &SearchEnv::from_process())
+        .map_err(|e| e.to_string())?;
+    library.parts(toolchain, arch).map_err(|e| e.to_string())
 }

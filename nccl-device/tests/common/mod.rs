@@ -56,3 +56,4 @@ pub fn tools_env() -> cudajit_codegen::toolchain::SearchEnv {
     }
     cudajit_codegen::toolchain::SearchEnv::from_pairs(vars)
 }
+pub mod probe;

@@ -1,0 +1,221 @@
+; cudajit's C-ABI shim over NCCL's shipped libnccl_device.ltoir (2.31+).
+;
+; Defines the `cudajit_nccl_*` functions of the 2.28 bridge (bridge_2_28.cu), with the same
+; C signatures (windows and addresses as integers, the communicator and session as
+; pointers, scalars), by calling the C++-mangled functions of the
+; .ltoir, which take NCCL's objects by value (ncclCoopAny, ncclTeam, the barrier and
+; multimem handles). Kernels written against the bridge ABI thus link against either
+; library. libNVVM compiles this text with -gen-lto; nvJitLink's -lto then inlines the shim
+; into the kernel and the .ltoir's functions into the shim.
+;
+; A global named `{nccl:NAME}` stands for the .ltoir symbol of cudajit's device function NAME
+; (symbols.rs, one table per NCCL generation); shim.rs substitutes them.
+;
+; Aggregates travel by value as NVVM's C++ front end passes them (the ABI the .ltoir probe
+; of tests/device_library.rs was link-tested with): ncclCoopAny { Storage (16 bytes,
+; pointer-aligned), VTable const* } = 24 bytes, ncclTeam { nRanks, rank, stride },
+; ncclLsaBarrierHandle { bufHandle, nBarriers }, ncclMultimemHandle { mcBasePtr }; bool is i8;
+; cuda::memory_order is i32 with cuda::memory_order's values, as the bridge takes it.
+;
+; The LSA barrier session. The .ltoir's ncclLsaBarrierSession_C wraps
+; ncclLsaBarrierSession<ncclCoopAny>: { ncclCoopAny coop (24); ncclDevComm const& comm (8);
+; ncclTeam team (12); ncclLsaBarrierHandle handle (8); int index; bool multimem;
+; ncclMultimemHandle mmHandle (at 64); uint32_t epoch } = 80 bytes, align 8
+; (lsa_barrier__types.h, coop.h of 2.32.3; the size is the .ltoir's own
+; ncclLsaBarrierSession_C_size(), checked by tests/device_library.rs). That does NOT fit the
+; bridge ABI's 64-byte session buffer. But the first 24 bytes, the type-erased coop, are
+; always the same CTA coop, which ncclCoopAnyInitCta rebuilds: so the caller's buffer holds
+; only the session's bytes [24, 80) (56 bytes), and each shim function assembles the full
+; session in a local, calls NCCL, and writes the 56 bytes back. After inlining the local is
+; scalarised or stays in the thread's local memory; the session holds no pointer to itself,
+; so moving it between calls is sound.
+
+target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+%coop_storage = type { [16 x i8] }
+%coop_vtable = type { i32 (i8*)*, i32 (i8*)*, void (i8*)* }
+%coop = type { %coop_storage, %coop_vtable* }
+%team = type { i32, i32, i32 }
+%bar = type { i32, i32 }
+%mm = type { i8* }
+%comm = type opaque
+%session = type opaque
+
+; ---- LSA pointers
+
+define i64 @cudajit_nccl_lsa_pointer(i64 %window, i64 %offset, i32 %lsa_peer) alwaysinline {
+  %w = inttoptr i64 %window to i8*
+  %p = call i8* @{nccl:lsa_pointer}(i8* %w, i64 %offset, i32 %lsa_peer)
+  %a = ptrtoint i8* %p to i64
+  ret i64 %a
+}
+
+define i64 @cudajit_nccl_peer_pointer(i64 %window, i64 %offset, i32 %peer) alwaysinline {
+  %w = inttoptr i64 %window to i8*
+  %p = call i8* @{nccl:peer_pointer}(i8* %w, i64 %offset, i32 %peer)
+  %a = ptrtoint i8* %p to i64
+  ret i64 %a
+}
+
+define i64 @cudajit_nccl_local_pointer(i64 %window, i64 %offset) alwaysinline {
+  %w = inttoptr i64 %window to i8*
+  %p = call i8* @{nccl:local_pointer}(i8* %w, i64 %offset)
+  %a = ptrtoint i8* %p to i64
+  ret i64 %a
+}
+
+; ---- Teams
+
+define i32 @cudajit_nccl_rank(i8* %comm) alwaysinline {
+  %c = bitcast i8* %comm to %comm*
+  %r = call i32 @{nccl:rank}(%comm* %c)
+  ret i32 %r
+}
+
+define i32 @cudajit_nccl_nranks(i8* %comm) alwaysinline {
+  %c = bitcast i8* %comm to %comm*
+  %r = call i32 @{nccl:nranks}(%comm* %c)
+  ret i32 %r
+}
+
+define i32 @cudajit_nccl_lsa_rank(i8* %comm) alwaysinline {
+  %c = bitcast i8* %comm to %comm*
+  %r = call i32 @{nccl:lsa_rank}(%comm* %c)
+  ret i32 %r
+}
+
+define i32 @cudajit_nccl_lsa_size(i8* %comm) alwaysinline {
+  %c = bitcast i8* %comm to %comm*
+  %r = call i32 @{nccl:lsa_size}(%comm* %c)
+  ret i32 %r
+}
+
+; ncclTeamLsa(comm) = { comm.lsaSize, comm.lsaRank, 1 } (core__funcs.h).
+define internal %team @cudajit_nccl_shim_team_lsa(%comm* %c) alwaysinline {
+  %size = call i32 @{nccl:lsa_size}(%comm* %c)
+  %rank = call i32 @{nccl:lsa_rank}(%comm* %c)
+  %t0 = insertvalue %team undef, i32 %size, 0
+  %t1 = insertvalue %team %t0, i32 %rank, 1
+  %t2 = insertvalue %team %t1, i32 1, 2
+  ret %team %t2
+}
+
+define i32 @cudajit_nccl_lsa_rank_to_world(i8* %comm, i32 %lsa_rank) alwaysinline {
+  %c = bitcast i8* %comm to %comm*
+  %team = call %team @cudajit_nccl_shim_team_lsa(%comm* %c)
+  %r = call i32 @{nccl:lsa_rank_to_world}(%comm* %c, %team %team, i32 %lsa_rank)
+  ret i32 %r
+}
+
+; ---- LSA barrier sessions (see the top of the file for the storage)
+
+; A CTA coop, by value.
+define internal %coop @cudajit_nccl_shim_cta() alwaysinline {
+  %slot = alloca %coop, align 8
+  call void @{nccl:coop_init_cta}(%coop* %slot)
+  %coop = load %coop, %coop* %slot, align 8
+  ret %coop %coop
+}
+
+; The full session in `full` (80 bytes): a fresh CTA coop, then the caller's 56 bytes.
+define internal void @cudajit_nccl_shim_enter(i8* %saved, i8* %full) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_cta()
+  %coop_slot = bitcast i8* %full to %coop*
+  store %coop %coop, %coop* %coop_slot, align 8
+  %state = getelementptr i8, i8* %full, i64 24
+  call void @llvm.memcpy.p0i8.p0i8.i64(i8* align 8 %state, i8* align 16 %saved, i64 56, i1 false)
+  ret void
+}
+
+; The session's bytes [24, 80) back into the caller's buffer.
+define internal void @cudajit_nccl_shim_leave(i8* %saved, i8* %full) alwaysinline {
+  %state = getelementptr i8, i8* %full, i64 24
+  call void @llvm.memcpy.p0i8.p0i8.i64(i8* align 16 %saved, i8* align 8 %state, i64 56, i1 false)
+  ret void
+}
+
+; As the bridge's `ncclLsaBarrierSession<ncclCoopCta>(ncclCoopCta(), *comm, ncclTeamTagLsa(),
+; index)`: the LSA team, the communicator's LSA barrier, unicast (multimem off, as NVLS must
+; stay off on the GPU machines; the handle is then unused).
+define void @cudajit_nccl_lsa_barrier_init(i8* %session, i8* %comm, i32 %index) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  %s = bitcast i8* %sp to %session*
+  %c = bitcast i8* %comm to %comm*
+  %coop = call %coop @cudajit_nccl_shim_cta()
+  %team = call %team @cudajit_nccl_shim_team_lsa(%comm* %c)
+  %handle = call %bar @{nccl:lsa_barrier_handle}(%comm* %c)
+  call void @{nccl:lsa_barrier_init}(%session* %s, %coop %coop, %comm* %c, %team %team, %bar %handle, i32 %index, i8 0, %mm zeroinitializer)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_arrive(i8* %session, i32 %order) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  %coop = call %coop @cudajit_nccl_shim_cta()
+  call void @{nccl:lsa_barrier_arrive}(%session* %s, %coop %coop, i32 %order)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_wait(i8* %session, i32 %order) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  %coop = call %coop @cudajit_nccl_shim_cta()
+  call void @{nccl:lsa_barrier_wait}(%session* %s, %coop %coop, i32 %order)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_sync(i8* %session, i32 %order) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  %coop = call %coop @cudajit_nccl_shim_cta()
+  call void @{nccl:lsa_barrier_sync}(%session* %s, %coop %coop, i32 %order)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+; BEGIN lsa_barrier_destroy
+; Persists the barrier epoch for the next kernel (the session's destructor). The 2.31
+; .ltoir has no ncclLsaBarrierSessionDestroy: shim.rs then leaves this function out, so a
+; kernel that ends a session fails to link, naming this symbol, instead of silently
+; losing the epoch (the next kernel's barrier would stop synchronising).
+define void @cudajit_nccl_lsa_barrier_destroy(i8* %session) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  call void @{nccl:lsa_barrier_destroy}(%session* %s)
+  ret void
+}
+
+declare void @{nccl:lsa_barrier_destroy}(%session*)
+; END lsa_barrier_destroy
+
+declare i8* @{nccl:lsa_pointer}(i8*, i64, i32)
+declare i8* @{nccl:peer_pointer}(i8*, i64, i32)
+declare i8* @{nccl:local_pointer}(i8*, i64)
+declare i32 @{nccl:rank}(%comm*)
+declare i32 @{nccl:nranks}(%comm*)
+declare i32 @{nccl:lsa_rank}(%comm*)
+declare i32 @{nccl:lsa_size}(%comm*)
+declare i32 @{nccl:lsa_rank_to_world}(%comm*, %team, i32)
+declare void @{nccl:coop_init_cta}(%coop*)
+declare %bar @{nccl:lsa_barrier_handle}(%comm*)
+declare void @{nccl:lsa_barrier_init}(%session*, %coop, %comm*, %team, %bar, i32, i8, %mm)
+declare void @{nccl:lsa_barrier_arrive}(%session*, %coop, i32)
+declare void @{nccl:lsa_barrier_wait}(%session*, %coop, i32)
+declare void @{nccl:lsa_barrier_sync}(%session*, %coop, i32)
+declare void @llvm.memcpy.p0i8.p0i8.i64(i8* nocapture, i8* nocapture readonly, i64, i1)
+
+!nvvmir.version = !{!0}
+!0 = !{i32 2, i32 0}
