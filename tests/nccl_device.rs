@@ -90,22 +90,52 @@ fn nvvm_ir_passes_comm_session_and_window_as_c_does() {
     }
 }
 
+fn spec(ty: Option<cudajit::core::Scalar>) -> Specialization {
+    Specialization {
+        types: ty.map(|t| ("T".to_owned(), t)).into_iter().collect(),
+        consts: Vec::new(),
+    }
+}
+
 #[test]
-fn peer_read_links_against_the_bridge_with_every_call_inlined() {
+fn the_example_kernels_link_against_the_bridge_with_every_call_inlined() {
+    use cudajit::core::Scalar;
     let Some(()) = nccl_or_skip() else {
         return;
     };
-    let ptx = linked_ptx(
-        kernels::peer_read::KERNEL.captured(),
-        &Specialization::default(),
-        Arch::SM_90,
-        &CompileOptions::default(),
-    )
-    .expect("linking peer_read");
-    check_inlined("peer_read", &ptx);
-    // The peer's floats are read as 16-byte vectors from global memory.
-    assert!(
-        ptx.contains("ld.global.v4.f32") || ptx.contains("ld.global.nc.v4.f32"),
-        "{ptx}"
-    );
+    let kernels = [
+        (kernels::peer_read::KERNEL.captured(), None),
+        (
+            kernels::all_reduce_one_shot::KERNEL.captured(),
+            Some(Scalar::F32),
+        ),
+        (
+            kernels::all_reduce_one_shot::KERNEL.captured(),
+            Some(Scalar::I32),
+        ),
+        (
+            kernels::all_reduce_two_shot::KERNEL.captured(),
+            Some(Scalar::F32),
+        ),
+        (
+            kernels::all_reduce_two_shot::KERNEL.captured(),
+            Some(Scalar::I32),
+        ),
+    ];
+    for (captured, ty) in kernels {
+        let spec = spec(ty);
+        let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
+            .unwrap_or_else(|e| panic!("linking {}: {e}", captured.name));
+        let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
+        check_inlined(&entry, &ptx);
+        // LSA data moves as 16-byte vectors of global memory.
+        assert!(
+            ptx.contains("ld.global.v4") || ptx.contains("ld.global.nc.v4"),
+            "{entry}: no vector load\n{ptx}"
+        );
+        assert!(
+            ptx.contains("st.global.v4"),
+            "{entry}: no vector store\n{ptx}"
+        );
+    }
 }

@@ -48,11 +48,10 @@ use crate::{extern_device, DeviceCopy, DeviceLibrary};
 /// The device library of the NCCL this process loads (`Nccl::global()`): provided at the
 /// first compile of a kernel that calls into it, for that kernel's GPU, and part of the
 /// kernel's cache key by content.
-pub static NCCL_DEVICE: DeviceLibrary = DeviceLibrary::provided("NCCL device library", provide_tmp);
-
-fn provide_tmp(_sm: u32) -> Result<cudajit_core::external::ProvidedLibrary, String> {
-    Err("TEMPORARY".into())
-}
+pub static NCCL_DEVICE: DeviceLibrary = DeviceLibrary::provided(
+    "NCCL device library",
+    cudajit_nccl::device_library::provide_for_loaded_nccl,
+);
 
 /// Bytes of `ncclDevComm` a [`DevComm`] carries: more than any release so far needs
 /// (88 bytes in 2.28.3, 200 in 2.28.9, 248 in 2.32.3).
