@@ -253,7 +253,7 @@ fn all_reduce_and_all_gather_on_symmetric_buffers() {
     }
     // Ranges past the buffer and a wrong number of streams are refused before NCCL.
     let err = comm
-        .all_gather(buf.at(1), buf.at(count), count, &streams)
+        .all_gather(buf.at(0), buf.at(count + 1), count, &streams)
         .unwrap_err();
     assert!(matches!(err, NcclError::InvalidArgument(_)), "{err}");
     let err = comm
