@@ -26,7 +26,7 @@
 //! peer read = bytes/t.
 //!
 //! ```text
-//! nvcc -O3 -arch=sm_90 -cubin -std=c++17 -I/usr/include -o lsa_collectives.cubin \
+//! nvcc -O3 -arch=sm_90 -cubin -std=c++17 [-I<nccl include>] -o lsa_collectives.cubin \
 //!     examples/nccl_reference/lsa_collectives.cu
 //! NCCL_NVLS_ENABLE=0 cargo run --release --example nccl_bench -- \
 //!     --reference lsa_collectives.cubin --max-bytes 1G --out bench-out

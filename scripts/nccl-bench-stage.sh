@@ -48,8 +48,11 @@ nvcc --version | tail -2
 grep -E '^#define NCCL_(MAJOR|MINOR|PATCH)' "$nccl_inc/nccl.h"
 
 echo; echo "=== nvcc lsa_collectives.cu ==="
+# /usr/include is searched anyway; naming it with -I can upset libstdc++'s include_next.
+inc_args=()
+if [ "$nccl_inc" != /usr/include ]; then inc_args=(-I"$nccl_inc"); fi
 ref_args=()
-if nvcc -O3 -arch=sm_90 -cubin -std=c++17 -I"$nccl_inc" -Xptxas -v \
+if nvcc -O3 -arch=sm_90 -cubin -std=c++17 "${inc_args[@]}" -Xptxas -v \
      -o lsa_collectives.cubin lsa_collectives.cu > "$out/nvcc.txt" 2>&1; then
   cp lsa_collectives.cubin "$out/"
   ref_args=(--reference lsa_collectives.cubin)

@@ -57,6 +57,14 @@ static __device__ __forceinline__ void peer_bases(ncclWindow_t win, size_t offse
   }
 }
 
+// Window memory is global memory: saying so lets the compiler emit ld/st.global instead
+// of generic accesses.
+template <typename P>
+static __device__ __forceinline__ P* global(P* p) {
+  __builtin_assume(__isGlobal(p));
+  return p;
+}
+
 // ---------------------------------------------------------------------------------------
 // Element types: a 16-byte vector, its f32 (or i32) accumulator, and the scalar tail.
 
@@ -145,7 +153,7 @@ static __device__ __forceinline__ void reduce_vectors(char* const* src, int n, c
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) acc[u] = L::zero();
     for (int p = 0; p < n; ++p) {
-      const Vec* in = reinterpret_cast<const Vec*>(src[p]);
+      const Vec* in = global(reinterpret_cast<const Vec*>(src[p]));
       Vec v[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) v[u] = in[i + u * stride];
@@ -153,16 +161,16 @@ static __device__ __forceinline__ void reduce_vectors(char* const* src, int n, c
       for (int u = 0; u < kUnroll; ++u) L::add(acc[u], v[u]);
     }
     for (int d = 0; d < n_dst; ++d) {
-      Vec* out = reinterpret_cast<Vec*>(dst[d]);
+      Vec* out = global(reinterpret_cast<Vec*>(dst[d]));
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) out[i + u * stride] = L::pack(acc[u]);
     }
   }
   for (; i < end; i += stride) {
     typename L::Acc acc = L::zero();
-    for (int p = 0; p < n; ++p) L::add(acc, reinterpret_cast<const Vec*>(src[p])[i]);
+    for (int p = 0; p < n; ++p) L::add(acc, global(reinterpret_cast<const Vec*>(src[p]))[i]);
     const Vec r = L::pack(acc);
-    for (int d = 0; d < n_dst; ++d) reinterpret_cast<Vec*>(dst[d])[i] = r;
+    for (int d = 0; d < n_dst; ++d) global(reinterpret_cast<Vec*>(dst[d]))[i] = r;
   }
 }
 
@@ -237,7 +245,7 @@ static __device__ __forceinline__ void copy_bytes(const char* from, char* const*
   uintptr_t align = reinterpret_cast<uintptr_t>(from) | bytes;
   for (int d = 0; d < n_to; ++d) align |= reinterpret_cast<uintptr_t>(to[d]);
   if (align % 16 == 0) {
-    const uint4* in = reinterpret_cast<const uint4*>(from);
+    const uint4* in = global(reinterpret_cast<const uint4*>(from));
     const size_t n = bytes / 16;
     constexpr int kUnroll = 4;
     size_t i = first;
@@ -246,13 +254,14 @@ static __device__ __forceinline__ void copy_bytes(const char* from, char* const*
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) v[u] = in[i + u * stride];
       for (int d = 0; d < n_to; ++d) {
+        uint4* out = global(reinterpret_cast<uint4*>(to[d]));
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) reinterpret_cast<uint4*>(to[d])[i + u * stride] = v[u];
+        for (int u = 0; u < kUnroll; ++u) out[i + u * stride] = v[u];
       }
     }
     for (; i < n; i += stride) {
       const uint4 v = in[i];
-      for (int d = 0; d < n_to; ++d) reinterpret_cast<uint4*>(to[d])[i] = v;
+      for (int d = 0; d < n_to; ++d) global(reinterpret_cast<uint4*>(to[d]))[i] = v;
     }
   } else if (align % 4 == 0) {
     for (size_t i = first; i < bytes / 4; i += stride) {
