@@ -42,8 +42,8 @@ mod version;
 pub use error::{NcclCallError, NcclError, Result};
 pub use library::{check_same_release, Nccl, NcclReport, UniqueId, SEARCH_ORDER};
 pub use safe::{
-    Communicator, DevComm, DevCommRequirements, DeviceApiStatus, InitRank, LocalRank, PeerInfo,
-    SymmetricBuffer, DEFAULT_TIMEOUT,
+    BufferAt, Communicator, DevComm, DevCommRequirements, DeviceApiStatus, InitRank, LocalRank,
+    NcclType, PeerInfo, ReduceOp, SymmetricBuffer, DEFAULT_TIMEOUT,
 };
 pub use sys::layout::{CommProperties, DevCommLayout, Generation};
 pub use version::{NcclVersion, MIN_SUPPORTED};

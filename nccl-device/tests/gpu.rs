@@ -1,6 +1,6 @@
 //! NCCL on real GPUs (2 or more): init-all and multi-process init, symmetric buffers,
-//! device communicators, teardown, a killed rank, and 100 create/destroy cycles without
-//! leaking GPU memory. Skipped, with the reason printed, without 2 GPUs or NCCL.
+//! host collectives on them, device communicators, teardown, a killed rank, and 100
+//! create/destroy cycles without leaking GPU memory. Skipped, with the reason printed, without 2 GPUs or NCCL.
 //!
 //! Run with `--test-threads=1` (each test uses every GPU). Multi-process tests start
 //! children of this same binary (`child_entry`) through the launcher.
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudajit_nccl::bootstrap::Launcher;
-use cudajit_nccl::{Communicator, DevCommRequirements, DeviceApiStatus, Nccl, NcclError};
+use cudajit_nccl::{Communicator, DevCommRequirements, DeviceApiStatus, Nccl, NcclError, ReduceOp};
 use cudarc::driver::CudaContext;
 
 const CHILD_VAR: &str = "CUDAJIT_NCCL_TEST_CHILD";
@@ -207,6 +207,67 @@ fn repeated_create_destroy_does_not_leak() {
             lost >> 20
         );
     }
+}
+
+#[test]
+fn all_reduce_and_all_gather_on_symmetric_buffers() {
+    let Some((nccl, devices)) = setup() else {
+        return;
+    };
+    let comm = Communicator::init_all(&nccl, &devices).unwrap();
+    let n = devices.len();
+    let count = 1_000_003;
+    let streams: Vec<_> = (0..n)
+        .map(|i| comm.context(i).unwrap().new_stream().unwrap())
+        .collect();
+    // Input at 0, output after it; an all-gather output holds n * count.
+    let buf = comm.alloc_symmetric::<i32>(count + n * count).unwrap();
+    for i in 0..n {
+        let data: Vec<i32> = (0..count)
+            .map(|k| (k % 1000) as i32 * (i as i32 + 1))
+            .collect();
+        buf.copy_from_host(i, &data).unwrap();
+    }
+    comm.all_reduce(buf.at(0), buf.at(count), count, ReduceOp::Sum, &streams)
+        .unwrap();
+    streams.iter().for_each(|s| s.synchronize().unwrap());
+    let factor: i32 = (1..=n as i32).sum();
+    for i in 0..n {
+        let mut back = vec![0i32; 2 * count];
+        buf.copy_to_host(i, &mut back).unwrap();
+        assert!((0..count).all(|k| back[count + k] == (k % 1000) as i32 * factor));
+    }
+    comm.all_gather(buf.at(0), buf.at(count), count, &streams)
+        .unwrap();
+    streams.iter().for_each(|s| s.synchronize().unwrap());
+    for i in 0..n {
+        let mut back = vec![0i32; count + n * count];
+        buf.copy_to_host(i, &mut back).unwrap();
+        for r in 0..n {
+            let block = &back[count + r * count..count + (r + 1) * count];
+            assert!(block
+                .iter()
+                .enumerate()
+                .all(|(k, v)| *v == (k % 1000) as i32 * (r as i32 + 1)));
+        }
+    }
+    // Ranges past the buffer and a wrong number of streams are refused before NCCL.
+    let err = comm
+        .all_gather(buf.at(0), buf.at(count + 1), count, &streams)
+        .unwrap_err();
+    assert!(matches!(err, NcclError::InvalidArgument(_)), "{err}");
+    let err = comm
+        .all_reduce(
+            buf.at(0),
+            buf.at(count),
+            count,
+            ReduceOp::Sum,
+            &streams[..1],
+        )
+        .unwrap_err();
+    assert!(matches!(err, NcclError::InvalidArgument(_)), "{err}");
+    drop(buf);
+    comm.close().unwrap();
 }
 
 fn run_children(scenario: &str, timeout_s: u32) -> (Vec<std::process::ExitStatus>, Duration) {

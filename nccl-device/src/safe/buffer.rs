@@ -158,6 +158,11 @@ impl<T> SymmetricBuffer<T> {
             .map_err(|e| NcclError::cuda("copy from the symmetric buffer", e))
     }
 
+    /// Whether the buffer was allocated on `comm`.
+    pub(crate) fn belongs_to(&self, comm: &Arc<CommShared>) -> bool {
+        Arc::ptr_eq(&self.comm, comm)
+    }
+
     fn rank_and_ptr(&self, i: usize, n: usize) -> Result<(&crate::safe::LocalRank, u64)> {
         let (Some(r), Some(ptr)) = (self.comm.ranks.get(i), self.device_ptr(i)) else {
             return Err(NcclError::InvalidArgument(format!("no local rank {i}")));

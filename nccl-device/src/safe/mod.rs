@@ -1,4 +1,5 @@
-//! RAII types over NCCL: [`Communicator`], [`SymmetricBuffer`], [`DevComm`].
+//! RAII types over NCCL: [`Communicator`], [`SymmetricBuffer`], [`DevComm`], and the
+//! host-initiated collectives on symmetric buffers ([`Communicator::all_reduce`]).
 //!
 //! Each type covers *every rank of the communicator that lives in this process* (one
 //! for one-process-per-GPU jobs, all of them for [`Communicator::init_all`]), because
@@ -14,11 +15,13 @@
 
 mod buffer;
 mod capability;
+mod collective;
 mod communicator;
 mod devcomm;
 
 pub use buffer::SymmetricBuffer;
 pub use capability::DeviceApiStatus;
+pub use collective::{BufferAt, NcclType, ReduceOp};
 pub(crate) use communicator::timeout_from_env as communicator_timeout;
 pub use communicator::{Communicator, InitRank, LocalRank, PeerInfo, DEFAULT_TIMEOUT};
 pub use devcomm::{DevComm, DevCommRequirements};

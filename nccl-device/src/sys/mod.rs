@@ -61,6 +61,27 @@ pub struct NcclSys {
     pub group_start: unsafe extern "C" fn() -> ncclResult_t,
     /// `ncclGroupEnd()`
     pub group_end: unsafe extern "C" fn() -> ncclResult_t,
+    /// `ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t,
+    /// ncclRedOp_t, ncclComm_t, cudaStream_t)`
+    pub all_reduce: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        ncclDataType_t,
+        ncclRedOp_t,
+        ncclComm_t,
+        cudaStream_t,
+    ) -> ncclResult_t,
+    /// `ncclAllGather(const void* send, void* recv, size_t sendcount, ncclDataType_t,
+    /// ncclComm_t, cudaStream_t)`
+    pub all_gather: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        ncclDataType_t,
+        ncclComm_t,
+        cudaStream_t,
+    ) -> ncclResult_t,
     /// `ncclMemAlloc(void**, size_t)`
     pub mem_alloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> ncclResult_t,
     /// `ncclMemFree(void*)`
@@ -156,6 +177,8 @@ impl NcclSys {
             comm_user_rank: sym!("ncclCommUserRank"),
             group_start: sym!("ncclGroupStart"),
             group_end: sym!("ncclGroupEnd"),
+            all_reduce: sym!("ncclAllReduce"),
+            all_gather: sym!("ncclAllGather"),
             mem_alloc: sym!("ncclMemAlloc"),
             mem_free: sym!("ncclMemFree"),
             comm_window_register: sym!("ncclCommWindowRegister"),

@@ -9,6 +9,12 @@ pub type ncclResult_t = c_int;
 pub type ncclComm_t = *mut c_void;
 /// `ncclWindow_t`: opaque pointer to `struct ncclWindow_vidmem`.
 pub type ncclWindow_t = *mut c_void;
+/// `cudaStream_t` (the same handle as the driver's `CUstream`).
+pub type cudaStream_t = *mut c_void;
+/// `ncclDataType_t`, kept as an integer like [`ncclResult_t`].
+pub type ncclDataType_t = c_int;
+/// `ncclRedOp_t`, kept as an integer like [`ncclResult_t`].
+pub type ncclRedOp_t = c_int;
 
 /// `NCCL_UNIQUE_ID_BYTES`.
 pub const NCCL_UNIQUE_ID_BYTES: usize = 128;
@@ -25,6 +31,24 @@ pub struct ncclUniqueId {
 pub const ncclSuccess: ncclResult_t = 0;
 /// `ncclInProgress`: a non-blocking communicator is still working.
 pub const ncclInProgress: ncclResult_t = 7;
+
+/// `ncclInt32`.
+pub const ncclInt32: ncclDataType_t = 2;
+/// `ncclFloat32`.
+pub const ncclFloat32: ncclDataType_t = 7;
+/// `ncclBfloat16`.
+pub const ncclBfloat16: ncclDataType_t = 9;
+
+/// `ncclSum`.
+pub const ncclSum: ncclRedOp_t = 0;
+/// `ncclProd`.
+pub const ncclProd: ncclRedOp_t = 1;
+/// `ncclMax`.
+pub const ncclMax: ncclRedOp_t = 2;
+/// `ncclMin`.
+pub const ncclMin: ncclRedOp_t = 3;
+/// `ncclAvg`.
+pub const ncclAvg: ncclRedOp_t = 4;
 
 /// `NCCL_WIN_COLL_SYMMETRIC`: the buffer is registered at the same offset on every rank.
 pub const NCCL_WIN_COLL_SYMMETRIC: c_int = 0x01;

@@ -1,0 +1,212 @@
+//! Host-initiated collectives (`ncclAllReduce`, `ncclAllGather`) on symmetric buffers,
+//! issued for every local rank inside one NCCL group, each on its own stream.
+
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream;
+
+use crate::error::{NcclError, Result};
+use crate::safe::buffer::SymmetricBuffer;
+use crate::safe::communicator::Communicator;
+use crate::sys::{
+    ncclAvg, ncclBfloat16, ncclDataType_t, ncclFloat32, ncclInt32, ncclMax, ncclMin, ncclProd,
+    ncclRedOp_t, ncclSum,
+};
+
+/// An element type NCCL's collectives understand (`ncclDataType_t`).
+pub trait NcclType: Copy + 'static {
+    /// Its `ncclDataType_t`.
+    const DATA_TYPE: ncclDataType_t;
+    /// A short name for reports: `f32`, `bf16`, `i32`.
+    const NAME: &'static str;
+}
+
+impl NcclType for f32 {
+    const DATA_TYPE: ncclDataType_t = ncclFloat32;
+    const NAME: &'static str = "f32";
+}
+
+impl NcclType for i32 {
+    const DATA_TYPE: ncclDataType_t = ncclInt32;
+    const NAME: &'static str = "i32";
+}
+
+impl NcclType for half::bf16 {
+    const DATA_TYPE: ncclDataType_t = ncclBfloat16;
+    const NAME: &'static str = "bf16";
+}
+
+/// A reduction (`ncclRedOp_t`, built-in operations only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `ncclSum`.
+    Sum,
+    /// `ncclProd`.
+    Prod,
+    /// `ncclMax`.
+    Max,
+    /// `ncclMin`.
+    Min,
+    /// `ncclAvg`.
+    Avg,
+}
+
+impl ReduceOp {
+    fn to_c(self) -> ncclRedOp_t {
+        match self {
+            ReduceOp::Sum => ncclSum,
+            ReduceOp::Prod => ncclProd,
+            ReduceOp::Max => ncclMax,
+            ReduceOp::Min => ncclMin,
+            ReduceOp::Avg => ncclAvg,
+        }
+    }
+}
+
+/// Elements of a [`SymmetricBuffer`] from `offset` on, on every local rank: the send or
+/// receive side of a collective ([`SymmetricBuffer::at`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BufferAt<'b, T> {
+    pub(crate) buffer: &'b SymmetricBuffer<T>,
+    pub(crate) offset: usize,
+}
+
+impl<T> SymmetricBuffer<T> {
+    /// This buffer from element `offset` on, as a collective's send or receive side.
+    pub fn at(&self, offset: usize) -> BufferAt<'_, T> {
+        BufferAt {
+            buffer: self,
+            offset,
+        }
+    }
+}
+
+impl<T> BufferAt<'_, T> {
+    /// The device address of local rank `i`'s element `offset`, if `count` elements from
+    /// there fit the buffer.
+    fn address(&self, i: usize, count: usize, what: &str) -> Result<u64> {
+        let fits = self
+            .offset
+            .checked_add(count)
+            .is_some_and(|end| end <= self.buffer.len());
+        if !fits {
+            return Err(NcclError::InvalidArgument(format!(
+                "{what}: {count} elements at offset {} exceed the buffer's {}",
+                self.offset,
+                self.buffer.len()
+            )));
+        }
+        let base = self
+            .buffer
+            .device_ptr(i)
+            .ok_or_else(|| NcclError::InvalidArgument(format!("{what}: no local rank {i}")))?;
+        Ok(base + (self.offset * std::mem::size_of::<T>()) as u64)
+    }
+}
+
+impl Communicator {
+    /// `ncclAllReduce` of `count` elements from `send` into `recv` on every local rank
+    /// (one group), rank `i` on `streams[i]`. Asynchronous: completion is the streams'.
+    /// `send` and `recv` may be the same elements (in place).
+    pub fn all_reduce<T: NcclType>(
+        &self,
+        send: BufferAt<'_, T>,
+        recv: BufferAt<'_, T>,
+        count: usize,
+        op: ReduceOp,
+        streams: &[Arc<CudaStream>],
+    ) -> Result<()> {
+        let (sends, recvs) = self.collective_args(&send, count, &recv, count, streams)?;
+        let shared = &self.shared;
+        let sys = shared.nccl.sys();
+        let _op = shared.lock()?;
+        shared.grouped("ncclAllReduce", |i, r| {
+            // SAFETY: `sends[i]`/`recvs[i]` hold `count` elements of `T` on rank i's device
+            // (checked by collective_args) and live as long as the borrowed buffers, which
+            // the caller keeps until the stream has run the collective; `streams[i]` is a
+            // stream of rank i's context.
+            unsafe {
+                (sys.all_reduce)(
+                    sends[i] as *const _,
+                    recvs[i] as *mut _,
+                    count,
+                    T::DATA_TYPE,
+                    op.to_c(),
+                    r.comm,
+                    streams[i].cu_stream() as _,
+                )
+            }
+        })
+    }
+
+    /// `ncclAllGather`: `count` elements from `send` on every rank, concatenated in rank
+    /// order into `recv` (`n_ranks * count` elements) on every local rank.
+    pub fn all_gather<T: NcclType>(
+        &self,
+        send: BufferAt<'_, T>,
+        recv: BufferAt<'_, T>,
+        count: usize,
+        streams: &[Arc<CudaStream>],
+    ) -> Result<()> {
+        let total = count
+            .checked_mul(self.n_ranks() as usize)
+            .ok_or_else(|| NcclError::InvalidArgument(format!("{count} elements overflow")))?;
+        let (sends, recvs) = self.collective_args(&send, count, &recv, total, streams)?;
+        let shared = &self.shared;
+        let sys = shared.nccl.sys();
+        let _op = shared.lock()?;
+        shared.grouped("ncclAllGather", |i, r| {
+            // SAFETY: as in `all_reduce`, with `recvs[i]` holding `n_ranks * count`.
+            unsafe {
+                (sys.all_gather)(
+                    sends[i] as *const _,
+                    recvs[i] as *mut _,
+                    count,
+                    T::DATA_TYPE,
+                    r.comm,
+                    streams[i].cu_stream() as _,
+                )
+            }
+        })
+    }
+
+    /// Checks buffers and streams against the local ranks; the per-rank addresses.
+    fn collective_args<T>(
+        &self,
+        send: &BufferAt<'_, T>,
+        send_count: usize,
+        recv: &BufferAt<'_, T>,
+        recv_count: usize,
+        streams: &[Arc<CudaStream>],
+    ) -> Result<(Vec<u64>, Vec<u64>)> {
+        let ranks = self.local_ranks();
+        for side in [send, recv] {
+            if !side.buffer.belongs_to(&self.shared) {
+                return Err(NcclError::InvalidArgument(
+                    "a buffer of another communicator".into(),
+                ));
+            }
+        }
+        if streams.len() != ranks.len() {
+            return Err(NcclError::InvalidArgument(format!(
+                "{} streams for {} local ranks",
+                streams.len(),
+                ranks.len()
+            )));
+        }
+        let mut sends = Vec::with_capacity(ranks.len());
+        let mut recvs = Vec::with_capacity(ranks.len());
+        for (i, r) in ranks.iter().enumerate() {
+            let ordinal = streams[i].context().ordinal();
+            if ordinal != r.device {
+                return Err(NcclError::InvalidArgument(format!(
+                    "stream {i} is on GPU {ordinal}, rank {} on GPU {}",
+                    r.rank, r.device
+                )));
+            }
+            sends.push(send.address(i, send_count, "send")?);
+            recvs.push(recv.address(i, recv_count, "receive")?);
+        }
+        Ok((sends, recvs))
+    }
+}
