@@ -54,7 +54,9 @@ pub use backend::{
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::Arch;
 pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
-pub use cudajit_core::external::{DeviceLibrary, LibraryError, LibraryKind};
+pub use cudajit_core::external::{
+    DeviceLibrary, LibraryError, LibraryKind, LibraryPart, LibraryProvider, ProvidedLibrary,
+};
 pub use cudajit_core::layout::DeviceStruct;
 pub use cudajit_core::lower::Specialization;
 pub use cudajit_core::sim::{PrintTarget, SimError, SimOptions, SimReport};

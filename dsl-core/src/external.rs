@@ -187,6 +187,8 @@ impl DeviceLibrary {
         let LibrarySource::Provided(provider) = self.source else {
             return self.single().cloned();
         };
+        // Asked under the lock: threads racing for one architecture share one answer
+        // (a provider may run a compiler).
         let mut provided = lock(&self.provided);
         let answer = provided
             .entry(sm)

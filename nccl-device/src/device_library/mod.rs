@@ -196,7 +196,8 @@ impl DeviceLibrary {
             .get(DeviceFunction::LsaBarrierDestroy)
             .is_none()
         {
-            "; this release has no LSA barrier session destroy (NCCL 2.32+ has), so              cudajit_nccl_lsa_barrier_destroy is left undefined"
+            "; this release has no LSA barrier session destroy (NCCL 2.32+ has), so \
+             cudajit_nccl_lsa_barrier_destroy is left undefined"
         } else {
             ""
         };
@@ -313,7 +314,8 @@ pub fn provide_for_loaded_nccl(sm: u32) -> std::result::Result<ProvidedLibrary, 
     let arch = Arch::new(sm / 10, sm % 10);
     let nccl = Nccl::global().map_err(|e| {
         format!(
-            "the NCCL device library comes from the loaded NCCL, which could not be loaded:              {e}"
+            "the NCCL device library comes from the loaded NCCL, which could not be loaded: \
+             {e}"
         )
     })?;
     let toolchain = Toolchain::global()
