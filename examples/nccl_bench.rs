@@ -36,8 +36,13 @@
 //! to `--out` (default `$OUT`, else `target/nccl_bench`). Exit status 1 when any check
 //! failed. `scripts/nccl-bench-stage.sh` stages it for the GPU machine.
 //!
-//! A new contender (e.g. cudajit's DSL all-reduce) is added in [`extra_contenders`].
+//! cudajit's own kernels (`examples/lsa/kernels.rs`) are the contenders of
+//! `nccl_bench/cudajit_contenders.rs`.
 
+#[path = "nccl_bench/cudajit_contenders.rs"]
+mod cudajit_contenders;
+#[path = "lsa/kernels.rs"]
+mod lsa;
 #[path = "nccl_bench/svg.rs"]
 mod svg;
 
@@ -228,7 +233,9 @@ fn parse_bytes(value: &str) -> BenchResult<usize> {
 
 /// An element type of the benchmark: NCCL's, the reference kernels' (`NAME` is their
 /// suffix), and the host reference of a sum.
-trait Elem: NcclType + PartialEq + std::fmt::Debug {
+trait Elem:
+    NcclType + PartialEq + std::fmt::Debug + cudajit::DeviceScalar + core::ops::Add<Output = Self>
+{
     fn from_i32(v: i32) -> Self;
     /// The sum in rank order, accumulated as the kernels do (f32 for floats).
     fn sum(values: impl Iterator<Item = Self>) -> Self;
@@ -382,22 +389,6 @@ impl<'a> Contender<'a> {
             Launch::Group(f) => f(streams, size),
         }
     }
-}
-
-/// Contenders beyond the built-in ones, measured and checked the same way. This is the
-/// place for cudajit's own kernels, e.g. a DSL all-reduce launched per rank:
-///
-/// ```ignore
-/// out.push(Contender::per_rank("cudajit one-shot", Collective::AllReduce,
-///     move |rank, stream, size| {
-///         let window = pass.buffer.window(rank).unwrap() as u64;
-///         lsa_all_reduce::launch(stream, config, pass.dev_comm_arg(rank), window, 0, size.count)?;
-///         Ok(())
-///     }));
-/// ```
-fn extra_contenders<'a, T: Elem>(pass: &'a Pass<T>) -> Vec<Contender<'a>> {
-    let _ = pass;
-    Vec::new()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -641,7 +632,10 @@ impl<T: Elem> Pass<'_, T> {
                 },
             ));
         }
-        out.extend(extra_contenders(self));
+        match cudajit_contenders::contenders(self) {
+            Ok(extra) => out.extend(extra),
+            Err(e) => eprintln!("cudajit contenders skipped: {e}"),
+        }
         out
     }
 
@@ -832,6 +826,9 @@ fn run_pass<T: Elem>(
         for c in &contenders {
             let correct = if size.bytes <= opts.verify_max {
                 pass.poison_outputs(&size)?;
+                // A smaller size's output region overlaps a larger size's input, and a
+                // timed run may have overwritten it: write this size's input again.
+                pass.write_inputs(count)?;
                 c.start(&pass.setup.streams, &size)?;
                 pass.setup.synchronize()?;
                 let problem = pass.check(c.collective, &size)?;

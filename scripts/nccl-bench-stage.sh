@@ -5,7 +5,8 @@
 # has no Rust toolchain. Then, with the device tool:
 #   run(command="bash .gpu-nccl/run.sh", carry=[".gpu-nccl"], kind="nvidia-h200-x2")
 # and read nccl_bench.txt / .csv / .svg from the files that come back.
-# Arguments after the script name are passed on to nccl_bench by run.sh (baked in), e.g.
+# Arguments after the script name are passed on to nccl_bench by run.sh (baked in; run.sh's
+# own arguments come after them and win), e.g.
 #   scripts/nccl-bench-stage.sh --max-bytes 256M --factor 4
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,7 +64,7 @@ else
 fi
 
 echo; echo "=== nccl_bench ==="
-./nccl_bench "${ref_args[@]}" --out "$out" "${bench_args[@]}"
+./nccl_bench "${ref_args[@]}" --out "$out" "${bench_args[@]}" "$@"
 status=$?
 echo; echo "=== done (nccl_bench exit status $status) ==="
 ls -la "$out"

@@ -121,6 +121,11 @@ fn the_example_kernels_link_against_the_bridge_with_every_call_inlined() {
             kernels::all_reduce_two_shot::KERNEL.captured(),
             Some(Scalar::I32),
         ),
+        (
+            kernels::all_reduce_two_shot::KERNEL.captured(),
+            Some(Scalar::BF16),
+        ),
+        (kernels::all_gather::KERNEL.captured(), Some(Scalar::F32)),
     ];
     for (captured, ty) in kernels {
         let spec = spec(ty);
@@ -128,14 +133,18 @@ fn the_example_kernels_link_against_the_bridge_with_every_call_inlined() {
             .unwrap_or_else(|e| panic!("linking {}: {e}", captured.name));
         let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
         check_inlined(&entry, &ptx);
-        // LSA data moves as 16-byte vectors of global memory.
+        // LSA data moves as vectors of global memory (16 bytes; 8 for 2-byte types).
+        let v = if ty == Some(Scalar::BF16) {
+            "v4.u16"
+        } else {
+            "v4"
+        };
+        let load = [format!("ld.global.{v}"), format!("ld.global.nc.{v}")];
         assert!(
-            ptx.contains("ld.global.v4") || ptx.contains("ld.global.nc.v4"),
+            load.iter().any(|l| ptx.contains(l.as_str())),
             "{entry}: no vector load\n{ptx}"
         );
-        assert!(
-            ptx.contains("st.global.v4"),
-            "{entry}: no vector store\n{ptx}"
-        );
+        let store = format!("st.global.{v}");
+        assert!(ptx.contains(&store), "{entry}: no vector store\n{ptx}");
     }
 }

@@ -1,5 +1,11 @@
 //! The `#[kernel]`s of the LSA examples, shared with tests/nccl_device.rs (which compiles
-//! and links them on the CPU) and the GPU benchmark.
+//! and links them on the CPU) and the GPU benchmark (examples/nccl_bench.rs).
+//!
+//! Each mirrors the CUDA C++ reference of examples/nccl_reference/lsa_collectives.cu:
+//! peers' window addresses computed once per CTA into shared memory, an entry LSA barrier
+//! with acquire, the data moved by `cudajit::nccl::device`'s reduce-copy helpers
+//! (16-byte vectors, unrolled by 4), an exit barrier with release, then the session's
+//! destroy. The window holds the input at byte 0 and the output at `out_offset`.
 
 use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::prelude::*;
@@ -8,31 +14,25 @@ use cudajit::prelude::*;
 /// of this rank's window.
 #[kernel]
 pub fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+    let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+    let destination = shared_array::<usize>(1);
+    if thread_idx().x == 0 {
+        destination[0] = nccl::local_address(window, out_offset);
+    }
+    sync_threads();
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     // Every peer has filled its window before anyone reads it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
-    let src = unsafe { slice_at::<f32>(nccl::lsa_address(window, 0, peer), count) };
-    let out = unsafe { slice_at_mut::<f32>(nccl::local_address(window, out_offset), count) };
-    let vectors = count / 4;
-    let mut v = global_index();
-    while v < vectors {
-        let (a, b, c, d) = vload4(src, v);
-        vstore4(out, v, (a, b, c, d));
-        v += grid_stride();
-    }
-    let mut i = vectors * 4 + global_index();
-    while i < count {
-        out[i] = src[i];
-        i += grid_stride();
-    }
+    let source = nccl::lsa_address(window, 0, peer);
+    nccl::lsa_copy::<f32>(source, destination, 1, count, count / 4);
     // Nobody overwrites its window before every peer has read it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }
 
-/// One-shot: `out = sum over LSA peers of their input`, every rank computing all of it.
+/// One-shot all-reduce: `out = sum over LSA peers of their input`, every rank computing
+/// all of it from all peers' windows.
 #[kernel]
 pub fn all_reduce_one_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     comm: DevComm,
@@ -40,48 +40,32 @@ pub fn all_reduce_one_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     count: usize,
     out_offset: usize,
 ) {
+    let peers = nccl::lsa_size(&comm);
+    let sources = shared_array::<usize>(72);
+    let destination = shared_array::<usize>(1);
+    let mut p = thread_idx().x as usize;
+    while p < peers as usize {
+        sources[p] = nccl::lsa_address(window, 0, p as i32);
+        p += block_dim().x as usize;
+    }
+    if thread_idx().x == 0 {
+        destination[0] = nccl::local_address(window, out_offset);
+    }
+    sync_threads();
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let peers = nccl::lsa_size(&comm);
-    let out = unsafe { slice_at_mut::<T>(nccl::local_address(window, out_offset), count) };
+    let n = peers as usize;
     let vectors = count / 4;
-    let mut v = global_index();
-    while v < vectors {
-        let first = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, 0), count) };
-        let (mut a, mut b, mut c, mut d) = vload4(first, v);
-        let mut peer = 1;
-        while peer < peers {
-            let src = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, peer), count) };
-            let (e, f, g, h) = vload4(src, v);
-            a = a + e;
-            b = b + f;
-            c = c + g;
-            d = d + h;
-            peer += 1;
-        }
-        vstore4(out, v, (a, b, c, d));
-        v += grid_stride();
-    }
-    let mut i = vectors * 4 + global_index();
-    while i < count {
-        let first = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, 0), count) };
-        let mut sum = first[i];
-        let mut peer = 1;
-        while peer < peers {
-            let src = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, peer), count) };
-            sum = sum + src[i];
-            peer += 1;
-        }
-        out[i] = sum;
-        i += grid_stride();
-    }
+    nccl::lsa_reduce_copy::<T>(sources, n, destination, 1, count, 0, vectors);
+    nccl::lsa_reduce_copy_tail::<T>(sources, n, destination, 1, count, vectors * 4, count);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }
 
-/// Two-shot: LSA rank `r` reduces vectors `r*share .. (r+1)*share` over all peers
-/// (reduce-scatter) and stores the sums into every peer's output (all-gather).
+/// Two-shot all-reduce: LSA rank `r` reduces its share of the vectors over all peers
+/// (reduce-scatter) and stores the sums into every peer's output (all-gather); the last
+/// rank also takes the elements past the last whole vector.
 #[kernel]
 pub fn all_reduce_two_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     comm: DevComm,
@@ -89,58 +73,59 @@ pub fn all_reduce_two_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     count: usize,
     out_offset: usize,
 ) {
+    let peers = nccl::lsa_size(&comm);
+    let me = nccl::lsa_rank(&comm);
+    let sources = shared_array::<usize>(72);
+    let destinations = shared_array::<usize>(72);
+    let mut p = thread_idx().x as usize;
+    while p < peers as usize {
+        sources[p] = nccl::lsa_address(window, 0, p as i32);
+        destinations[p] = nccl::lsa_address(window, out_offset, p as i32);
+        p += block_dim().x as usize;
+    }
+    sync_threads();
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let n = peers as usize;
+    let vectors = count / 4;
+    let share = (vectors + n - 1) / n;
+    let begin = (me as usize * share).min(vectors);
+    let end = (begin + share).min(vectors);
+    nccl::lsa_reduce_copy::<T>(sources, n, destinations, n, count, begin, end);
+    if me == peers - 1 {
+        nccl::lsa_reduce_copy_tail::<T>(sources, n, destinations, n, count, vectors * 4, count);
+    }
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// All-gather (push): LSA rank `r` stores its `count` input elements into every peer's
+/// output at element `r * count`. `block_bytes` is `count * size_of::<T>()`.
+#[kernel]
+pub fn all_gather<T: DeviceScalar>(
+    comm: DevComm,
+    window: Window,
+    count: usize,
+    block_bytes: usize,
+    out_offset: usize,
+) {
     let peers = nccl::lsa_size(&comm);
     let me = nccl::lsa_rank(&comm) as usize;
-    let vectors = count / 4;
-    let share = (vectors + peers as usize - 1) / peers as usize;
-    let start = me * share;
-    let end = (start + share).min(vectors);
-    let mut v = start + global_index();
-    while v < end {
-        let first = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, 0), count) };
-        let (mut a, mut b, mut c, mut d) = vload4(first, v);
-        let mut peer = 1;
-        while peer < peers {
-            let src = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, peer), count) };
-            let (e, f, g, h) = vload4(src, v);
-            a = a + e;
-            b = b + f;
-            c = c + g;
-            d = d + h;
-            peer += 1;
-        }
-        let mut peer = 0;
-        while peer < peers {
-            let dst =
-                unsafe { slice_at_mut::<T>(nccl::lsa_address(window, out_offset, peer), count) };
-            vstore4(dst, v, (a, b, c, d));
-            peer += 1;
-        }
-        v += grid_stride();
+    let destinations = shared_array::<usize>(72);
+    let mut p = thread_idx().x as usize;
+    while p < peers as usize {
+        destinations[p] = nccl::lsa_address(window, out_offset + me * block_bytes, p as i32);
+        p += block_dim().x as usize;
     }
-    // The last `count % 4` elements: LSA rank 0 reduces and distributes them.
-    let mut i = vectors * 4 + global_index();
-    while me == 0 && i < count {
-        let first = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, 0), count) };
-        let mut sum = first[i];
-        let mut peer = 1;
-        while peer < peers {
-            let src = unsafe { slice_at::<T>(nccl::lsa_address(window, 0, peer), count) };
-            sum = sum + src[i];
-            peer += 1;
-        }
-        let mut peer = 0;
-        while peer < peers {
-            let dst =
-                unsafe { slice_at_mut::<T>(nccl::lsa_address(window, out_offset, peer), count) };
-            dst[i] = sum;
-            peer += 1;
-        }
-        i += grid_stride();
-    }
+    sync_threads();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    // 16-byte accesses need every block to start at a 16-byte boundary.
+    let vectors = if block_bytes % 16 == 0 { count / 4 } else { 0 };
+    let source = nccl::local_address(window, 0);
+    nccl::lsa_copy::<T>(source, destinations, peers as usize, count, vectors);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }

@@ -41,6 +41,9 @@
 //! `lsa_barrier_count >= grid.x`. `lsa_barrier_destroy` stores the barrier's epoch for
 //! the next kernel: skip it and the next kernel's barrier stops synchronising.
 
+use cudajit_core::device::{
+    global_index, grid_stride, slice_at, slice_at_mut, vload4, vstore4, DeviceScalar,
+};
 use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout};
 
 use crate::{extern_device, DeviceCopy, DeviceLibrary};
@@ -245,4 +248,184 @@ extern "C" {
     /// Ends the session, storing its epoch for the next kernel.
     #[link_name = "cudajit_nccl_lsa_barrier_destroy"]
     pub fn lsa_barrier_destroy(session: &mut [u64; 8]);
+}
+
+/// The most LSA peers the helpers below take: the length of the shared arrays of peer
+/// addresses kernels give them (NVLink domains have at most 72 GPUs).
+pub const LSA_MAX_PEERS: usize = 72;
+
+/// Reduce-copy over LSA peers: sums the 4-element vectors `[begin, end)` of the `n_sources`
+/// arrays at the addresses `sources[..n_sources]` (peers' windows, in LSA rank order) and
+/// stores the sums at the same index of the `n_destinations` arrays at
+/// `destinations[..n_destinations]`; `len` is each array's length in elements. The whole
+/// grid shares the work (grid-stride, unrolled by 4 so each thread keeps 4 independent
+/// 16-byte loads per source in flight), so every thread of the grid calls it with the same
+/// arguments. One-shot all-reduce: all peers' inputs to the local output; two-shot: this
+/// rank's share of all inputs to every peer's output.
+///
+/// Arrays must start at 16-byte boundaries (window offsets do); the elements past the last
+/// whole vector are the caller's (`lsa_reduce_copy_tail`).
+#[crate::device]
+#[allow(clippy::too_many_arguments)]
+pub fn lsa_reduce_copy<T: DeviceScalar + core::ops::Add<Output = T>>(
+    sources: &[usize],
+    n_sources: usize,
+    destinations: &[usize],
+    n_destinations: usize,
+    len: usize,
+    begin: usize,
+    end: usize,
+) {
+    let stride = grid_stride();
+    let mut v = begin + global_index();
+    while v + 3 * stride < end {
+        let first = unsafe { slice_at::<T>(sources[0], len) };
+        let (mut a0, mut b0, mut c0, mut d0) = vload4(first, v);
+        let (mut a1, mut b1, mut c1, mut d1) = vload4(first, v + stride);
+        let (mut a2, mut b2, mut c2, mut d2) = vload4(first, v + 2 * stride);
+        let (mut a3, mut b3, mut c3, mut d3) = vload4(first, v + 3 * stride);
+        let mut p = 1;
+        while p < n_sources {
+            let src = unsafe { slice_at::<T>(sources[p], len) };
+            let (e0, f0, g0, h0) = vload4(src, v);
+            let (e1, f1, g1, h1) = vload4(src, v + stride);
+            let (e2, f2, g2, h2) = vload4(src, v + 2 * stride);
+            let (e3, f3, g3, h3) = vload4(src, v + 3 * stride);
+            a0 = a0 + e0;
+            b0 = b0 + f0;
+            c0 = c0 + g0;
+            d0 = d0 + h0;
+            a1 = a1 + e1;
+            b1 = b1 + f1;
+            c1 = c1 + g1;
+            d1 = d1 + h1;
+            a2 = a2 + e2;
+            b2 = b2 + f2;
+            c2 = c2 + g2;
+            d2 = d2 + h2;
+            a3 = a3 + e3;
+            b3 = b3 + f3;
+            c3 = c3 + g3;
+            d3 = d3 + h3;
+            p += 1;
+        }
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            vstore4(dst, v, (a0, b0, c0, d0));
+            vstore4(dst, v + stride, (a1, b1, c1, d1));
+            vstore4(dst, v + 2 * stride, (a2, b2, c2, d2));
+            vstore4(dst, v + 3 * stride, (a3, b3, c3, d3));
+            d += 1;
+        }
+        v += 4 * stride;
+    }
+    while v < end {
+        let first = unsafe { slice_at::<T>(sources[0], len) };
+        let (mut a, mut b, mut c, mut e) = vload4(first, v);
+        let mut p = 1;
+        while p < n_sources {
+            let src = unsafe { slice_at::<T>(sources[p], len) };
+            let (w, x, y, z) = vload4(src, v);
+            a = a + w;
+            b = b + x;
+            c = c + y;
+            e = e + z;
+            p += 1;
+        }
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            vstore4(dst, v, (a, b, c, e));
+            d += 1;
+        }
+        v += stride;
+    }
+}
+
+/// [`lsa_reduce_copy`] for single elements `[begin, end)` (the tail past the last whole
+/// vector), by the whole grid.
+#[crate::device]
+#[allow(clippy::too_many_arguments)]
+pub fn lsa_reduce_copy_tail<T: DeviceScalar + core::ops::Add<Output = T>>(
+    sources: &[usize],
+    n_sources: usize,
+    destinations: &[usize],
+    n_destinations: usize,
+    len: usize,
+    begin: usize,
+    end: usize,
+) {
+    let mut i = begin + global_index();
+    while i < end {
+        let first = unsafe { slice_at::<T>(sources[0], len) };
+        let mut sum = first[i];
+        let mut p = 1;
+        while p < n_sources {
+            let src = unsafe { slice_at::<T>(sources[p], len) };
+            sum = sum + src[i];
+            p += 1;
+        }
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            dst[i] = sum;
+            d += 1;
+        }
+        i += grid_stride();
+    }
+}
+
+/// Copies the `len` elements at `source` to the `n_destinations` arrays at
+/// `destinations[..n_destinations]` (an LSA push or pull), 16-byte vectors unrolled by 4
+/// when `vectors` says every address allows them (pass `len / 4` then, else 0), single
+/// elements for the rest. Every thread of the grid calls it with the same arguments.
+#[crate::device]
+pub fn lsa_copy<T: DeviceScalar>(
+    source: usize,
+    destinations: &[usize],
+    n_destinations: usize,
+    len: usize,
+    vectors: usize,
+) {
+    let stride = grid_stride();
+    let src = unsafe { slice_at::<T>(source, len) };
+    let mut v = global_index();
+    while v + 3 * stride < vectors {
+        let (a0, b0, c0, d0) = vload4(src, v);
+        let (a1, b1, c1, d1) = vload4(src, v + stride);
+        let (a2, b2, c2, d2) = vload4(src, v + 2 * stride);
+        let (a3, b3, c3, d3) = vload4(src, v + 3 * stride);
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            vstore4(dst, v, (a0, b0, c0, d0));
+            vstore4(dst, v + stride, (a1, b1, c1, d1));
+            vstore4(dst, v + 2 * stride, (a2, b2, c2, d2));
+            vstore4(dst, v + 3 * stride, (a3, b3, c3, d3));
+            d += 1;
+        }
+        v += 4 * stride;
+    }
+    while v < vectors {
+        let (a, b, c, e) = vload4(src, v);
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            vstore4(dst, v, (a, b, c, e));
+            d += 1;
+        }
+        v += stride;
+    }
+    let mut i = vectors * 4 + global_index();
+    while i < len {
+        let x = src[i];
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            dst[i] = x;
+            d += 1;
+        }
+        i += stride;
+    }
 }

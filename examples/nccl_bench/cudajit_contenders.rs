@@ -1,0 +1,107 @@
+//! cudajit's own contenders: the `#[kernel]`s of `examples/lsa/kernels.rs`, written in the
+//! kernel language over `cudajit::nccl::device`, launched with the same grid as the
+//! reference kernels and checked and timed the same way.
+
+use cudajit::nccl::device::{DevComm, Window};
+
+use super::lsa::{all_gather, all_reduce_one_shot, all_reduce_two_shot, peer_read};
+use super::{BenchResult, Collective, Contender, Elem, Pass};
+
+/// The kernel parameters of every local rank.
+fn params<T: Elem>(pass: &Pass<T>) -> BenchResult<Vec<(DevComm, Window)>> {
+    let dev = pass.dev.as_ref().ok_or("no device communicator")?;
+    (0..pass.setup.n())
+        .map(|i| {
+            let comm = DevComm::for_rank(dev, i)?;
+            let window = Window::for_rank(&pass.buffer, i).ok_or("no window")?;
+            Ok((comm, window))
+        })
+        .collect()
+}
+
+/// The DSL all-reduce (one-shot and two-shot), all-gather and, for f32, peer read.
+pub(super) fn contenders<'a, T>(pass: &'a Pass<T>) -> BenchResult<Vec<Contender<'a>>>
+where
+    T: Elem,
+{
+    if pass.dev.is_none() {
+        return Ok(Vec::new());
+    }
+    let params = std::sync::Arc::new(params(pass)?);
+    let config = move |bytes: usize| {
+        let c = pass.config(bytes);
+        cudajit::LaunchConfig::new(c.grid_dim.0, c.block_dim.0)
+    };
+    let mut out = Vec::new();
+    let p = params.clone();
+    out.push(Contender::per_rank(
+        "cudajit one-shot",
+        Collective::AllReduce,
+        move |i, stream, s| {
+            let (comm, window) = p[i];
+            all_reduce_one_shot::launch::<T>(
+                stream,
+                config(s.bytes),
+                comm,
+                window,
+                s.count,
+                s.output_offset,
+            )?;
+            Ok(())
+        },
+    ));
+    let p = params.clone();
+    out.push(Contender::per_rank(
+        "cudajit two-shot",
+        Collective::AllReduce,
+        move |i, stream, s| {
+            let (comm, window) = p[i];
+            all_reduce_two_shot::launch::<T>(
+                stream,
+                config(s.bytes),
+                comm,
+                window,
+                s.count,
+                s.output_offset,
+            )?;
+            Ok(())
+        },
+    ));
+    let p = params.clone();
+    out.push(Contender::per_rank(
+        "cudajit all-gather",
+        Collective::AllGather,
+        move |i, stream, s| {
+            let (comm, window) = p[i];
+            all_gather::launch::<T>(
+                stream,
+                config(s.bytes),
+                comm,
+                window,
+                s.count,
+                s.bytes,
+                s.output_offset,
+            )?;
+            Ok(())
+        },
+    ));
+    if T::SCALAR == cudajit::core::Scalar::F32 {
+        out.push(Contender::per_rank(
+            "cudajit peer read",
+            Collective::PeerRead,
+            move |i, stream, s| {
+                let (comm, window) = params[i];
+                peer_read::launch(
+                    stream,
+                    config(s.bytes),
+                    comm,
+                    window,
+                    s.count,
+                    s.output_offset,
+                )?;
+                Ok(())
+            },
+        ));
+    }
+    Ok(out)
+}
