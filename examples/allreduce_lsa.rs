@@ -1,5 +1,5 @@
 //! An all-reduce (sum) written as `#[kernel]`s over NCCL's LSA device API, checked against
-//! a reference on the host, for f32 and i32, over sizes from 4 KB up.
+//! a reference on the host, for f32, i32 and bf16, over sizes from 4 KB up.
 //!
 //!     cargo run --release --example allreduce_lsa                                 # one process, all GPUs
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/allreduce_lsa      # one process per GPU
@@ -17,7 +17,10 @@ mod setup;
 #[path = "lsa/kernels.rs"]
 mod kernels;
 
-use kernels::{all_reduce_one_shot, all_reduce_two_shot};
+use cudajit::bf16;
+use kernels::{
+    all_reduce_one_shot, all_reduce_one_shot_bf16, all_reduce_two_shot, all_reduce_two_shot_bf16,
+};
 
 const CTAS: u32 = 132;
 const THREADS: u32 = 512;
@@ -25,7 +28,7 @@ const THREADS: u32 = 512;
 const ONE_SHOT_MAX_BYTES: usize = 256 << 10;
 
 /// Runs the all-reduce of `count` elements (`value(rank, i)` on each rank) and checks the
-/// result against the sum computed here.
+/// result against the sum in rank order computed here.
 fn check<T>(
     world: &setup::World,
     count: usize,
@@ -35,70 +38,35 @@ fn check<T>(
 where
     T: cudajit::DeviceScalar + core::ops::Add<Output = T> + PartialEq + std::fmt::Debug,
 {
-    let bytes = count * std::mem::size_of::<T>();
-    let out_offset = bytes.div_ceil(4096) * 4096;
-    let elems = out_offset / std::mem::size_of::<T>() + count;
-    let buffer = world.comm.alloc_symmetric::<T>(elems)?;
-    let ranks: Vec<i32> = (0..world.dev.n_ranks(0).ok_or("no size")?).collect();
-    for i in 0..world.local() {
-        let data: Vec<T> = (0..count).map(|k| value(world.rank(i), k)).collect();
-        buffer.copy_from_host(i, &data)?;
-    }
-    let one_shot = bytes <= ONE_SHOT_MAX_BYTES;
-    world.launch_all(|i, stream| {
-        let (comm, window) = world.params(&buffer, i)?;
-        let config = setup::config(CTAS, THREADS);
-        if one_shot {
-            all_reduce_one_shot::launch::<T>(stream, config, comm, window, count, out_offset)?;
-        } else {
-            all_reduce_two_shot::launch::<T>(stream, config, comm, window, count, out_offset)?;
+    let ranks = world.dev.n_ranks(0).ok_or("no size")?;
+    let one_shot = count * std::mem::size_of::<T>() <= ONE_SHOT_MAX_BYTES;
+    let expected = |_rank: i32, k: usize| (1..ranks).fold(value(0, k), |s, r| sum(s, value(r, k)));
+    let case = setup::Case {
+        name: if one_shot { "one-shot" } else { "two-shot" },
+        input_len: count,
+        output_len: count,
+        input: &value,
+        expected: &expected,
+    };
+    // bf16 has kernels of its own: 16-byte vectors of 8, summed in f32.
+    let half = T::SCALAR == cudajit::core::Scalar::BF16;
+    setup::check_case(world, &case, |_, stream, comm, window, o| {
+        let (c, n) = (setup::config(CTAS, THREADS), count);
+        match (one_shot, half) {
+            (true, false) => all_reduce_one_shot::launch::<T>(stream, c, comm, window, n, o)?,
+            (false, false) => all_reduce_two_shot::launch::<T>(stream, c, comm, window, n, o)?,
+            (true, true) => all_reduce_one_shot_bf16::launch(stream, c, comm, window, n, o)?,
+            (false, true) => all_reduce_two_shot_bf16::launch(stream, c, comm, window, n, o)?,
         }
         Ok(())
-    })?;
-    let mut all = vec![value(0, 0); elems];
-    for i in 0..world.local() {
-        buffer.copy_to_host(i, &mut all)?;
-        let got = &all[out_offset / std::mem::size_of::<T>()..];
-        let mut bad = 0;
-        for (k, g) in got.iter().enumerate() {
-            let want = ranks[1..]
-                .iter()
-                .fold(value(ranks[0], k), |s, &r| sum(s, value(r, k)));
-            if *g != want {
-                if bad == 0 {
-                    eprintln!(
-                        "rank {}: element {k} is {g:?}, expected {want:?}",
-                        world.rank(i)
-                    );
-                }
-                bad += 1;
-            }
-        }
-        if bad != 0 {
-            return Err(format!("rank {}: {bad} of {count} wrong", world.rank(i)).into());
-        }
-    }
-    println!(
-        "{:>12} bytes {:>4} {}: correct on {} local rank(s)",
-        bytes,
-        std::any::type_name::<T>(),
-        if one_shot { "one-shot" } else { "two-shot" },
-        world.local()
-    );
-    buffer.close()?;
-    Ok(())
+    })
 }
 
 fn main() -> setup::Result<()> {
     let Some(world) = setup::world(CTAS)? else {
         return Ok(());
     };
-    let max_bytes: usize = std::env::var("MAX_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64 << 20);
-    let mut bytes = 4096;
-    while bytes <= max_bytes {
+    for bytes in setup::sizes(64 << 20) {
         // Odd counts too, so the scalar tails run.
         for count in [bytes / 4, bytes / 4 + 3] {
             // Small integers: every order of summation gives the same float.
@@ -114,8 +82,14 @@ fn main() -> setup::Result<()> {
                 |r, i| (i as i32).wrapping_mul(31).wrapping_add(r * 1_000_003),
                 i32::wrapping_add,
             )?;
+            // Small integers are exact in bf16 too (8 bits of mantissa): sums up to 256.
+            check(
+                &world,
+                count,
+                |r, i| bf16::from_f32(((r as usize * 3 + i) % 64) as f32),
+                |a, b| bf16::from_f32(a.to_f32() + b.to_f32()),
+            )?;
         }
-        bytes *= 4;
     }
     world.close()
 }

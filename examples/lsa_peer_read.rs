@@ -20,51 +20,25 @@ fn main() -> setup::Result<()> {
     let Some(world) = setup::world(CTAS)? else {
         return Ok(());
     };
-    let count: usize = std::env::var("COUNT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or((1 << 24) + 3);
-    // Input at byte 0, output at the next 4096-byte boundary (window offsets must be).
-    let out_offset = (count * 4).div_ceil(4096) * 4096;
-    let buffer = world.comm.alloc_symmetric::<f32>(out_offset / 4 + count)?;
-    let value = |rank: i32, i: usize| (rank * 1000) as f32 + (i % 977) as f32;
-    for i in 0..world.local() {
-        let data: Vec<f32> = (0..count).map(|k| value(world.rank(i), k)).collect();
-        buffer.copy_from_host(i, &data)?;
-    }
     let lsa_size = world.dev.lsa_size(0).ok_or("no LSA size")?;
-    world.launch_all(|i, stream| {
-        let (comm, window) = world.params(&buffer, i)?;
-        peer_read::launch(
-            stream,
-            setup::config(CTAS, 512),
-            comm,
-            window,
-            count,
-            out_offset,
-        )?;
-        Ok(())
-    })?;
-    let mut all = vec![0f32; out_offset / 4 + count];
-    for i in 0..world.local() {
-        buffer.copy_to_host(i, &mut all)?;
-        let lsa_rank = world.dev.lsa_rank(i).ok_or("no LSA rank")?;
-        let peer = (lsa_rank + 1) % lsa_size;
-        let got = &all[out_offset / 4..];
-        let bad = (0..count).filter(|&k| got[k] != value(peer, k)).count();
-        println!(
-            "rank {}: read {count} floats of LSA peer {peer}: {}",
-            world.rank(i),
-            if bad == 0 {
-                "all correct".to_owned()
-            } else {
-                format!("{bad} WRONG")
-            }
-        );
-        if bad != 0 {
-            return Err(format!("rank {}: {bad} mismatches", world.rank(i)).into());
+    let value = |rank: i32, k: usize| (rank * 1000) as f32 + (k % 977) as f32;
+    // Every rank (a single node: LSA rank = rank) ends with its next peer's input.
+    let expected = |rank: i32, k: usize| value((rank + 1) % lsa_size, k);
+    for bytes in setup::sizes(64 << 20) {
+        for count in [bytes / 4, bytes / 4 + 3] {
+            let case = setup::Case {
+                name: "peer read",
+                input_len: count,
+                output_len: count,
+                input: &value,
+                expected: &expected,
+            };
+            setup::check_case(&world, &case, |_, stream, comm, window, out| {
+                let config = setup::config(CTAS, 512);
+                peer_read::launch(stream, config, comm, window, count, out)?;
+                Ok(())
+            })?;
         }
     }
-    buffer.close()?;
     world.close()
 }

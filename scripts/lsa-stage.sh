@@ -8,8 +8,10 @@ target="${CARGO_TARGET_DIR:-target}"
 stage=.gpu-lsa
 rm -rf "$stage" && mkdir -p "$stage/bin"
 cargo build --release -p cudajit-nccl --bin cudajit-nccl-launch
-cargo build --release --example lsa_peer_read --example allreduce_lsa
-cp "$target/release/examples/lsa_peer_read" "$target/release/examples/allreduce_lsa" \
+examples=(lsa_peer_read allreduce_lsa allgather_lsa alltoall_lsa)
+cargo build --release $(printf -- '--example %s ' "${examples[@]}")
+for e in "${examples[@]}"; do cp "$target/release/examples/$e" "$stage/bin/"; done
+cp \
    "$target/release/cudajit-nccl-launch" "$stage/bin/"
 strip "$stage"/bin/* 2>/dev/null || true
 cp scripts/lsa-run.sh "$stage/"

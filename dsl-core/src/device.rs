@@ -421,6 +421,19 @@ pub fn vload2<T: DeviceScalar>(slice: &[T], i: usize) -> (T, T) {
     device_only("vload2")
 }
 
+/// Elements `8*i .. 8*i+8` of `slice` in one 16-byte load, for 16-bit element types
+/// (`f16`, `bf16`, `i16`, `u16`): CUDA's `uint4` load of eight halves.
+pub fn vload8<T: DeviceScalar>(slice: &[T], i: usize) -> (T, T, T, T, T, T, T, T) {
+    let _ = (slice, i);
+    device_only("vload8")
+}
+
+/// Writes `values` to elements `8*i .. 8*i+8` of `slice` in one 16-byte store.
+pub fn vstore8<T: DeviceScalar>(slice: &mut [T], i: usize, values: (T, T, T, T, T, T, T, T)) {
+    let _ = (slice, i, values);
+    device_only("vstore8")
+}
+
 /// Writes `values` to elements `4*i .. 4*i+4` of `slice` in one 16-byte store.
 pub fn vstore4<T: DeviceScalar>(slice: &mut [T], i: usize, values: (T, T, T, T)) {
     let _ = (slice, i, values);

@@ -112,7 +112,9 @@ pub enum Intrinsic {
     SliceAt { mutable: bool },
 }
 
-const NAMES: [(Intrinsic, &str); 20] = [
+const NAMES: [(Intrinsic, &str); 22] = [
+    (Intrinsic::VectorLoad(8), "vload8"),
+    (Intrinsic::VectorStore(8), "vstore8"),
     (Intrinsic::SliceAt { mutable: false }, "slice_at"),
     (Intrinsic::SliceAt { mutable: true }, "slice_at_mut"),
     (Intrinsic::VectorLoad(4), "vload4"),

@@ -25,7 +25,7 @@ pub fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize)
     // Every peer has filled its window before anyone reads it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
     let source = nccl::lsa_address(window, 0, peer);
-    nccl::lsa_copy::<f32>(source, destination, 1, count, count / 4);
+    nccl::lsa_copy::<f32>(source, destination, 0, 1, count, count / 4);
     // Nobody overwrites its window before every peer has read it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
@@ -43,11 +43,7 @@ pub fn all_reduce_one_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    let mut p = thread_idx().x as usize;
-    while p < peers as usize {
-        sources[p] = nccl::lsa_address(window, 0, p as i32);
-        p += block_dim().x as usize;
-    }
+    nccl::lsa_addresses(window, 0, peers, sources);
     if thread_idx().x == 0 {
         destination[0] = nccl::local_address(window, out_offset);
     }
@@ -77,12 +73,8 @@ pub fn all_reduce_two_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     let me = nccl::lsa_rank(&comm);
     let sources = shared_array::<usize>(72);
     let destinations = shared_array::<usize>(72);
-    let mut p = thread_idx().x as usize;
-    while p < peers as usize {
-        sources[p] = nccl::lsa_address(window, 0, p as i32);
-        destinations[p] = nccl::lsa_address(window, out_offset, p as i32);
-        p += block_dim().x as usize;
-    }
+    nccl::lsa_addresses(window, 0, peers, sources);
+    nccl::lsa_addresses(window, out_offset, peers, destinations);
     sync_threads();
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
@@ -113,11 +105,7 @@ pub fn all_gather<T: DeviceScalar>(
     let peers = nccl::lsa_size(&comm);
     let me = nccl::lsa_rank(&comm) as usize;
     let destinations = shared_array::<usize>(72);
-    let mut p = thread_idx().x as usize;
-    while p < peers as usize {
-        destinations[p] = nccl::lsa_address(window, out_offset + me * block_bytes, p as i32);
-        p += block_dim().x as usize;
-    }
+    nccl::lsa_addresses(window, out_offset + me * block_bytes, peers, destinations);
     sync_threads();
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
@@ -125,7 +113,86 @@ pub fn all_gather<T: DeviceScalar>(
     // 16-byte accesses need every block to start at a 16-byte boundary.
     let vectors = if block_bytes % 16 == 0 { count / 4 } else { 0 };
     let source = nccl::local_address(window, 0);
-    nccl::lsa_copy::<T>(source, destinations, peers as usize, count, vectors);
+    nccl::lsa_copy::<T>(source, destinations, 0, peers as usize, count, vectors);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// [`all_reduce_one_shot`] for `bf16` as the CUDA C++ reference computes it: 16-byte
+/// vectors of 8 elements, summed in `f32`, rounded once.
+#[kernel]
+pub fn all_reduce_one_shot_bf16(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+    let peers = nccl::lsa_size(&comm);
+    let sources = shared_array::<usize>(72);
+    let destination = shared_array::<usize>(1);
+    nccl::lsa_addresses(window, 0, peers, sources);
+    if thread_idx().x == 0 {
+        destination[0] = nccl::local_address(window, out_offset);
+    }
+    sync_threads();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let n = peers as usize;
+    let vectors = count / 8;
+    nccl::lsa_reduce_copy_bf16(sources, n, destination, 1, count, 0, vectors);
+    nccl::lsa_reduce_copy_tail_bf16(sources, n, destination, 1, count, vectors * 8, count);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// [`all_reduce_two_shot`] for `bf16`: 16-byte vectors of 8, summed in `f32`.
+#[kernel]
+pub fn all_reduce_two_shot_bf16(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+    let peers = nccl::lsa_size(&comm);
+    let me = nccl::lsa_rank(&comm);
+    let sources = shared_array::<usize>(72);
+    let destinations = shared_array::<usize>(72);
+    nccl::lsa_addresses(window, 0, peers, sources);
+    nccl::lsa_addresses(window, out_offset, peers, destinations);
+    sync_threads();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let n = peers as usize;
+    let vectors = count / 8;
+    let share = (vectors + n - 1) / n;
+    let begin = (me as usize * share).min(vectors);
+    let end = (begin + share).min(vectors);
+    nccl::lsa_reduce_copy_bf16(sources, n, destinations, n, count, begin, end);
+    if me == peers - 1 {
+        nccl::lsa_reduce_copy_tail_bf16(sources, n, destinations, n, count, vectors * 8, count);
+    }
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// All-to-all (push): LSA rank `r` stores block `p` of its input (`count` elements per
+/// peer, `n * count` in all) into block `r` of peer `p`'s output. `block_bytes` is
+/// `count * size_of::<T>()`.
+#[kernel]
+pub fn all_to_all<T: DeviceScalar>(
+    comm: DevComm,
+    window: Window,
+    count: usize,
+    block_bytes: usize,
+    out_offset: usize,
+) {
+    let peers = nccl::lsa_size(&comm);
+    let me = nccl::lsa_rank(&comm) as usize;
+    let destinations = shared_array::<usize>(72);
+    nccl::lsa_addresses(window, out_offset + me * block_bytes, peers, destinations);
+    sync_threads();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let vectors = if block_bytes % 16 == 0 { count / 4 } else { 0 };
+    let mut p = 0;
+    while p < peers as usize {
+        let source = nccl::local_address(window, p * block_bytes);
+        nccl::lsa_copy::<T>(source, destinations, p, 1, count, vectors);
+        p += 1;
+    }
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }

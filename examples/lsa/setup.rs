@@ -98,3 +98,90 @@ impl World {
 pub fn config(ctas: u32, threads: u32) -> LaunchConfig {
     LaunchConfig::new(ctas, threads)
 }
+
+/// One checked run of a collective: every rank's input, the window layout, and the output
+/// each rank must end with.
+pub struct Case<'a, T> {
+    /// What runs, for the report (e.g. "two-shot").
+    pub name: &'a str,
+    /// Input elements per rank, at byte 0 of the window.
+    pub input_len: usize,
+    /// Output elements per rank, at `out_offset` (the input rounded up to 4096 bytes).
+    pub output_len: usize,
+    /// Element `k` of world rank `rank`'s input.
+    pub input: &'a dyn Fn(i32, usize) -> T,
+    /// Element `k` of world rank `rank`'s output.
+    pub expected: &'a dyn Fn(i32, usize) -> T,
+}
+
+/// Where the output starts: the input's bytes rounded up to 4096 (window offsets must).
+pub fn out_offset<T>(input_len: usize) -> usize {
+    (input_len * std::mem::size_of::<T>()).div_ceil(4096) * 4096
+}
+
+/// Fills every rank's window with its input, runs `launch(local rank, stream, comm,
+/// window, out_offset)` on every rank, and compares every rank's output with
+/// `case.expected`.
+pub fn check_case<T>(
+    world: &World,
+    case: &Case<'_, T>,
+    mut launch: impl FnMut(usize, &Arc<CudaStream>, DevComm, Window, usize) -> Result<()>,
+) -> Result<()>
+where
+    T: cudajit::DeviceScalar + PartialEq + std::fmt::Debug,
+{
+    let elem = std::mem::size_of::<T>();
+    let out_offset = out_offset::<T>(case.input_len);
+    let len = out_offset / elem + case.output_len;
+    let buffer = world.comm.alloc_symmetric::<T>(len)?;
+    for i in 0..world.local() {
+        let data: Vec<T> = (0..case.input_len)
+            .map(|k| (case.input)(world.rank(i), k))
+            .collect();
+        buffer.copy_from_host(i, &data)?;
+    }
+    world.launch_all(|i, stream| {
+        let (comm, window) = world.params(&buffer, i)?;
+        launch(i, stream, comm, window, out_offset)
+    })?;
+    let mut all = vec![(case.input)(0, 0); len];
+    for i in 0..world.local() {
+        buffer.copy_to_host(i, &mut all)?;
+        let rank = world.rank(i);
+        let got = &all[out_offset / elem..];
+        let wrong: Vec<usize> = (0..case.output_len)
+            .filter(|&k| got[k] != (case.expected)(rank, k))
+            .collect();
+        if let Some(&k) = wrong.first() {
+            return Err(format!(
+                "{} on rank {rank}: {} of {} elements wrong, the first at {k}: {:?}, expected {:?}",
+                case.name,
+                wrong.len(),
+                case.output_len,
+                got[k],
+                (case.expected)(rank, k)
+            )
+            .into());
+        }
+    }
+    println!(
+        "{:>12} bytes in {:>4} {:<10}: correct on {} local rank(s)",
+        case.input_len * elem,
+        cudajit::core::Scalar::rust_name(T::SCALAR),
+        case.name,
+        world.local()
+    );
+    buffer.close()?;
+    Ok(())
+}
+
+/// Input sizes in bytes from 4 KB to `MAX_BYTES` (default `default_max`), by 4.
+pub fn sizes(default_max: usize) -> Vec<usize> {
+    let max: usize = std::env::var("MAX_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_max);
+    std::iter::successors(Some(4096usize), |b| Some(b * 4))
+        .take_while(|&b| b <= max)
+        .collect()
+}

@@ -754,6 +754,19 @@ impl Writer<'_> {
                     operands.push(format!("{}* {pointer}", types::memory(elem)));
                     operands.push(format!("i64 {length}"));
                 }
+                // A struct passes as its address, the callee's `byval` copy, as in C.
+                Value::Scalar(value) if self.struct_valued(*argument) => {
+                    let ExprType::Value(ty) = self.info.type_of(*argument) else {
+                        return Err(self.unsupported(self.function.span, "a struct argument"));
+                    };
+                    let TypeInner::Struct { name, align, .. } = &self.module.types[ty].inner else {
+                        return Err(self.unsupported(self.function.span, "a struct argument"));
+                    };
+                    operands.push(format!(
+                        "{}* byval align {align} {value}",
+                        struct_type_name(name)
+                    ));
+                }
                 Value::Scalar(value) => {
                     let s = self.scalar_of(*argument)?;
                     let value = if s == Scalar::Bool {
@@ -1660,29 +1673,70 @@ impl Writer<'_> {
             Statement::VectorLoad { pointer, results } => {
                 let (elem, vector, address) = self.vector_address(*pointer, results.len())?;
                 let t = types::memory(elem);
-                let loaded = self.value(format!(
-                    "load {vector}, {vector}* {address}, align {}",
-                    elem.size_bytes() as usize * results.len()
-                ));
-                for (lane, local) in results.iter().enumerate() {
-                    let value = self.value(format!("extractelement {vector} {loaded}, i32 {lane}"));
-                    self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
+                let bytes = elem.size_bytes() as usize * results.len();
+                if paired_lanes(elem, results.len()) {
+                    // The NVPTX back end splits `<8 x i16>` into two 8-byte accesses (and
+                    // folds a bitcast of a `<4 x i32>` load back into one): load 16 bytes as
+                    // `<4 x i32>`, as CUDA C++ loads a `uint4`, and split each word.
+                    let cast = self.value(format!("bitcast {vector}* {address} to <4 x i32>*"));
+                    let raw =
+                        self.value(format!("load <4 x i32>, <4 x i32>* {cast}, align {bytes}"));
+                    for (lane, local) in results.iter().enumerate() {
+                        let word =
+                            self.value(format!("extractelement <4 x i32> {raw}, i32 {}", lane / 2));
+                        let shifted = if lane % 2 == 1 {
+                            self.value(format!("lshr i32 {word}, 16"))
+                        } else {
+                            word
+                        };
+                        let value = self.value(format!("trunc i32 {shifted} to i16"));
+                        self.line(format!("store i16 {value}, i16* %local{}", local.index()));
+                    }
+                } else {
+                    let loaded =
+                        self.value(format!("load {vector}, {vector}* {address}, align {bytes}"));
+                    for (lane, local) in results.iter().enumerate() {
+                        let value =
+                            self.value(format!("extractelement {vector} {loaded}, i32 {lane}"));
+                        self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
+                    }
                 }
             }
             Statement::VectorStore { pointer, values } => {
                 let (elem, vector, address) = self.vector_address(*pointer, values.len())?;
                 let t = types::memory(elem);
-                let mut packed = "undef".to_owned();
-                for (lane, value) in values.iter().enumerate() {
-                    let v = self.expr(*value)?.scalar();
-                    packed = self.value(format!(
-                        "insertelement {vector} {packed}, {t} {v}, i32 {lane}"
+                let bytes = elem.size_bytes() as usize * values.len();
+                let mut lanes = Vec::new();
+                for value in values {
+                    lanes.push(self.expr(*value)?.scalar());
+                }
+                if paired_lanes(elem, values.len()) {
+                    // As the load: two 16-bit lanes per 32-bit word, one 16-byte store.
+                    let mut packed = "undef".to_owned();
+                    for (word, pair) in lanes.chunks(2).enumerate() {
+                        let lo = self.value(format!("zext i16 {} to i32", pair[0]));
+                        let hi = self.value(format!("zext i16 {} to i32", pair[1]));
+                        let hi = self.value(format!("shl i32 {hi}, 16"));
+                        let both = self.value(format!("or i32 {lo}, {hi}"));
+                        packed = self.value(format!(
+                            "insertelement <4 x i32> {packed}, i32 {both}, i32 {word}"
+                        ));
+                    }
+                    let cast = self.value(format!("bitcast {vector}* {address} to <4 x i32>*"));
+                    self.line(format!(
+                        "store <4 x i32> {packed}, <4 x i32>* {cast}, align {bytes}"
+                    ));
+                } else {
+                    let mut packed = "undef".to_owned();
+                    for (lane, v) in lanes.iter().enumerate() {
+                        packed = self.value(format!(
+                            "insertelement {vector} {packed}, {t} {v}, i32 {lane}"
+                        ));
+                    }
+                    self.line(format!(
+                        "store {vector} {packed}, {vector}* {address}, align {bytes}"
                     ));
                 }
-                self.line(format!(
-                    "store {vector} {packed}, {vector}* {address}, align {}",
-                    elem.size_bytes() as usize * values.len()
-                ));
             }
             Statement::Intrinsic {
                 intrinsic,
@@ -1789,4 +1843,10 @@ pub(super) fn shared_global_name(index: usize) -> String {
 /// The LLVM name of a user struct's type.
 pub(super) fn struct_type_name(name: &str) -> String {
     format!("%struct.{}", sanitize(name))
+}
+
+/// Whether a vector access of `count` `elem`s moves its 16-bit lanes in pairs, as 32-bit
+/// words (see the vector load).
+fn paired_lanes(elem: Scalar, count: usize) -> bool {
+    elem.size_bytes() == 2 && count == 8
 }

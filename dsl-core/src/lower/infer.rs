@@ -863,7 +863,7 @@ impl Inference<'_> {
         if !(bytes == 16 || bytes == 8) || elem == Scalar::Bool {
             return Err(LowerError::new(
                 span,
-                format!("`{n}` elements of `{elem}` are {bytes} bytes; vector accesses move 8 or 16 bytes (`vload4` of 32-bit values, `vload2` of 64-bit values)"),
+                format!("`{n}` elements of `{elem}` are {bytes} bytes; vector accesses move 8 or 16 bytes (`vload8` of 16-bit values, `vload4` of 32-bit values, `vload2` of 64-bit values)"),
             ));
         }
         Ok(elem)

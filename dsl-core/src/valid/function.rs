@@ -647,7 +647,10 @@ impl Checker<'_> {
             return Err(Kind::Unsupported("vector access of non-scalars".into()));
         };
         let bytes = elem.size_bytes() as usize * count;
-        if !(count == 2 || count == 4) || !(bytes == 8 || bytes == 16) || elem == Scalar::Bool {
+        if !(count == 2 || count == 4 || count == 8)
+            || !(bytes == 8 || bytes == 16)
+            || elem == Scalar::Bool
+        {
             return Err(Kind::Unsupported(format!(
                 "a vector access of {count} `{elem}` ({bytes} bytes); 8 or 16 bytes are supported"
             )));
