@@ -1,0 +1,87 @@
+//! The kernels of the LSA examples against NCCL 2.32.3's shipped `libnccl_device.ltoir`, on
+//! the CPU: the provider links cudajit's C-ABI shim and the `.ltoir` (nvJitLink 13.5.37,
+//! the first that reads it), and every call of NCCL's API inlines. Only the calls of the
+//! `.ltoir`'s type-erased `ncclCoopAny` remain (its vtable is a mutable static LTO cannot
+//! fold; docs/nccl.md), and the shim keeps the 80-byte session in local memory.
+//!
+//! A process loads one NCCL: this file is its own test binary. Needs the wheels of
+//! nccl-device/scripts/fetch-wheels.sh (2.32.3 and nvJitLink 13.5.37) and the compiler
+//! wheels of scripts/test.sh; skips without them (fails under `CUDAJIT_REQUIRE_TOOLCHAIN=1`).
+
+mod common;
+
+#[path = "../examples/lsa/kernels.rs"]
+mod kernels;
+
+use std::path::PathBuf;
+
+use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+use cudajit::core::Scalar;
+use cudajit::{Arch, Specialization};
+
+fn cache_root() -> PathBuf {
+    std::env::var_os("CUDAJIT_NCCL_HEADERS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/cudajit-tools/nccl")
+        })
+}
+
+#[test]
+fn the_example_kernels_link_against_the_2_32_ltoir() {
+    let root = cache_root();
+    let library = root.join("2.32.3/nvidia/nccl/lib/libnccl.so.2");
+    let nvjitlink = root.join("nvjitlink-13.5.37/nvidia/cu13/lib/libnvJitLink.so.13");
+    if !library.is_file() || !nvjitlink.is_file() {
+        let missing = format!(
+            "no NCCL 2.32.3 or nvJitLink 13.5.37 under {} (nccl-device/scripts/fetch-wheels.sh)",
+            root.display()
+        );
+        if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
+            panic!("CUDAJIT_REQUIRE_TOOLCHAIN=1 but {missing}");
+        }
+        eprintln!("skipped: {missing}");
+        return;
+    }
+    // SAFETY: the only test of this binary sets them before anything reads them.
+    unsafe {
+        std::env::set_var("CUDAJIT_NCCL_LIBRARY", &library);
+        std::env::set_var("CUDAJIT_NVJITLINK", &nvjitlink);
+    }
+    common::toolchain_or_skip().expect("the toolchain");
+    let f32_spec = Specialization {
+        types: vec![("T".to_owned(), Scalar::F32)],
+        consts: Vec::new(),
+    };
+    for (captured, spec) in [
+        (
+            kernels::peer_read::KERNEL.captured(),
+            Specialization::default(),
+        ),
+        (kernels::all_reduce_two_shot::KERNEL.captured(), f32_spec),
+    ] {
+        let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
+            .unwrap_or_else(|e| panic!("linking {} against 2.32.3: {e}", captured.name));
+        let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
+        assert!(ptx.contains(&format!(".entry {entry}")), "{ptx}");
+        for symbol in [
+            "cudajit_nccl_",
+            "ncclGetLsaPointer",
+            "ncclLsaBarrierSession",
+        ] {
+            assert!(
+                !ptx.contains(symbol),
+                "{entry}: {symbol} not inlined:\n{ptx}"
+            );
+        }
+        for line in ptx.lines().filter(|l| l.contains(".func")) {
+            assert!(
+                line.contains("ncclCoopAny")
+                    || line.contains("vprintf")
+                    || line.contains("__assertfail"),
+                "{entry}: unexpected function left: {line}"
+            );
+        }
+    }
+}
