@@ -730,7 +730,8 @@ pub struct Step {
     pub generation: u64,
 }
 
-/// Structs by value and in slices: field reads and writes, whole-struct copies.
+/// Structs by value and in slices: field reads and writes, whole-struct copies, structs
+/// passed to a device function.
 #[kernel]
 pub fn advance(step: Step, particles: &mut [Particle], snapshot: &mut [Particle], ids: &mut [u64]) {
     let i = global_index();
@@ -744,8 +745,14 @@ pub fn advance(step: Step, particles: &mut [Particle], snapshot: &mut [Particle]
         let mut copy = before;
         copy.id += 1000;
         snapshot[i] = copy;
-        ids[i] = step.generation + before.id as u64;
+        ids[i] = tagged_id(step, before);
     }
+}
+
+/// A device function taking structs by value (a parameter and a local).
+#[device]
+pub fn tagged_id(step: Step, particle: Particle) -> u64 {
+    step.generation + particle.id as u64
 }
 
 pub fn advance_ref(
