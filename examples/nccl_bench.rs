@@ -1134,7 +1134,7 @@ fn run() -> BenchResult<bool> {
     let csv_path = opts.out.join("nccl_bench.csv");
     std::fs::write(&csv_path, csv(&all, n))?;
     let title = format!(
-        "NCCL {} on {n} GPUs ({}): device-API reference kernels vs NCCL",
+        "NCCL {} on {n} GPUs ({}): cudajit kernels, CUDA C++ reference kernels and NCCL",
         nccl.version(),
         dtype
     );
