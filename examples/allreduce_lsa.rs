@@ -5,6 +5,10 @@
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/allreduce_lsa      # one process per GPU
 //!     MAX_BYTES=1073741824 cargo run --release --example allreduce_lsa            # up to 1 GB
 //!
+//! Without a GPU (or with `CUDAJIT_BACKEND=sim`) the same kernels run on `SIM_RANKS`
+//! (default 4) simulated ranks on the CPU (`cudajit::nccl::sim`), over sizes from 4 KB to
+//! `MAX_BYTES` (default 64 KB, two-shot above 16 KB there).
+//!
 //! Each rank's input is the start of its symmetric window; the result goes to byte
 //! `out_offset` of every rank's window. Small messages use the one-shot kernel (every
 //! rank reads every peer's input), large ones the two-shot kernel (each rank reduces its
@@ -89,33 +93,117 @@ where
     Ok(())
 }
 
+/// The grid and the one-shot limit on simulated ranks.
+const SIM_CTAS: u32 = 8;
+const SIM_THREADS: u32 = 128;
+const SIM_ONE_SHOT_MAX_BYTES: usize = 16 << 10;
+
+/// [`check`] on simulated ranks: the same kernels, layout and reference.
+fn check_simulated<T>(
+    world: &cudajit::nccl::sim::SimWorld,
+    count: usize,
+    value: impl Fn(i32, usize) -> T,
+    sum: impl Fn(T, T) -> T,
+) -> setup::Result<()>
+where
+    T: cudajit::BufferElement
+        + cudajit::DeviceScalar
+        + core::ops::Add<Output = T>
+        + PartialEq
+        + std::fmt::Debug,
+{
+    let bytes = count * std::mem::size_of::<T>();
+    let out_offset = bytes.div_ceil(4096) * 4096;
+    let elems = out_offset / std::mem::size_of::<T>() + count;
+    let buffer = world.alloc_symmetric::<T>(elems)?;
+    let nranks = world.nranks();
+    for rank in 0..nranks {
+        let data: Vec<T> = (0..count).map(|k| value(rank as i32, k)).collect();
+        buffer.copy_from_host(rank, &data)?;
+    }
+    let one_shot = bytes <= SIM_ONE_SHOT_MAX_BYTES;
+    for rank in 0..nranks {
+        let (stream, comm, window) = (
+            world.stream(rank),
+            world.dev_comm(rank),
+            buffer.window(rank),
+        );
+        let config = setup::config(SIM_CTAS, SIM_THREADS);
+        // Runs when the last rank has launched.
+        if one_shot {
+            all_reduce_one_shot::launch::<T>(stream, config, comm, window, count, out_offset)?;
+        } else {
+            all_reduce_two_shot::launch::<T>(stream, config, comm, window, count, out_offset)?;
+        }
+    }
+    world.synchronize()?;
+    for rank in 0..nranks {
+        let all = buffer.to_vec(rank)?;
+        let got = &all[out_offset / std::mem::size_of::<T>()..];
+        let bad = got
+            .iter()
+            .enumerate()
+            .filter(|&(k, g)| {
+                *g != (1..nranks as i32).fold(value(0, k), |s, r| sum(s, value(r, k)))
+            })
+            .count();
+        if bad != 0 {
+            return Err(format!("simulated rank {rank}: {bad} of {count} wrong").into());
+        }
+    }
+    println!(
+        "{:>12} bytes {:>4} {}: correct on {nranks} simulated rank(s)",
+        bytes,
+        std::any::type_name::<T>(),
+        if one_shot { "one-shot" } else { "two-shot" },
+    );
+    Ok(())
+}
+
 fn main() -> setup::Result<()> {
-    let Some(world) = setup::world(CTAS)? else {
-        return Ok(());
-    };
+    let simulated = setup::simulate_instead();
     let max_bytes: usize = std::env::var("MAX_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(64 << 20);
+        .unwrap_or(if simulated.is_some() {
+            64 << 10
+        } else {
+            64 << 20
+        });
+    if let Some(reason) = simulated {
+        let nranks = setup::sim_ranks();
+        println!("no GPU run: {nranks} simulated ranks on the CPU simulator ({reason})");
+        let world = cudajit::nccl::sim::SimWorld::new(nranks)?;
+        let mut bytes = 4096;
+        while bytes <= max_bytes {
+            for count in [bytes / 4, bytes / 4 + 3] {
+                check_simulated(&world, count, f32_value, |a, b| a + b)?;
+                check_simulated(&world, count, i32_value, i32::wrapping_add)?;
+            }
+            bytes *= 4;
+        }
+        return Ok(());
+    }
+    let Some(world) = setup::world(CTAS)? else {
+        return Ok(());
+    };
     let mut bytes = 4096;
     while bytes <= max_bytes {
         // Odd counts too, so the scalar tails run.
         for count in [bytes / 4, bytes / 4 + 3] {
-            // Small integers: every order of summation gives the same float.
-            check(
-                &world,
-                count,
-                |r, i| ((r as usize * 7 + i) % 1024) as f32,
-                |a, b| a + b,
-            )?;
-            check(
-                &world,
-                count,
-                |r, i| (i as i32).wrapping_mul(31).wrapping_add(r * 1_000_003),
-                i32::wrapping_add,
-            )?;
+            check(&world, count, f32_value, |a, b| a + b)?;
+            check(&world, count, i32_value, i32::wrapping_add)?;
         }
         bytes *= 4;
     }
     world.close()
+}
+
+/// Small integers: every order of summation gives the same float.
+fn f32_value(r: i32, i: usize) -> f32 {
+    ((r as usize * 7 + i) % 1024) as f32
+}
+
+fn i32_value(r: i32, i: usize) -> i32 {
+    (i as i32).wrapping_mul(31).wrapping_add(r * 1_000_003)
 }

@@ -53,3 +53,6 @@ echo "== cargo test"
 cargo test --workspace
 echo "== quickstart on the CPU simulator (no GPU needed)"
 CUDAJIT_BACKEND=sim cargo run --quiet --example quickstart
+echo "== LSA examples on simulated NCCL ranks (no GPU, no NCCL library needed)"
+CUDAJIT_BACKEND=sim cargo run --quiet --example lsa_peer_read
+CUDAJIT_BACKEND=sim SIM_RANKS=8 cargo run --quiet --example allreduce_lsa

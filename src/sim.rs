@@ -225,6 +225,7 @@ struct GroupInner {
     options: SimOptions,
     externs: Box<ExternsFactory>,
     queues: Mutex<Vec<VecDeque<PendingLaunch>>>,
+    last: Mutex<Option<SimReport>>,
 }
 
 impl std::fmt::Debug for SimGroup {
@@ -250,6 +251,7 @@ impl SimGroup {
                 options,
                 externs,
                 queues: Mutex::new((0..members).map(|_| VecDeque::new()).collect()),
+                last: Mutex::new(None),
             }),
         }
     }
@@ -270,6 +272,15 @@ impl SimGroup {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<VecDeque<PendingLaunch>>> {
         self.inner.queues.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What the group's last run did (every member's launch together).
+    pub fn last_report(&self) -> Option<SimReport> {
+        self.inner
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// `Ok` unless launches wait: then an error naming the members that must launch.
@@ -361,6 +372,7 @@ impl SimGroup {
         let mut options = self.inner.options.clone();
         options.externs = (self.inner.externs)();
         let report = cudajit_core::sim::launch_group(&launches, &options)?;
+        *self.inner.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
         stream.record(report);
         Ok(())
     }

@@ -94,6 +94,29 @@ impl World {
     }
 }
 
+/// Why the example runs on simulated ranks (`cudajit::nccl::sim`) instead of GPUs:
+/// `CUDAJIT_BACKEND=sim`, or no GPU at all (and no launcher's `RANK`). `None` on a machine
+/// with a GPU, which runs the GPU path exactly as before.
+pub fn simulate_instead() -> Option<String> {
+    match std::env::var("CUDAJIT_BACKEND").as_deref() {
+        Ok("sim" | "simulator" | "cpu") => return Some("CUDAJIT_BACKEND=sim".into()),
+        Ok("gpu" | "cuda") => return None,
+        _ => {}
+    }
+    if std::env::var_os("RANK").is_some() {
+        return None;
+    }
+    cudajit::gpu_count().err().map(|e| e.to_string())
+}
+
+/// Ranks of the simulated world: `SIM_RANKS`, default 4.
+pub fn sim_ranks() -> usize {
+    std::env::var("SIM_RANKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4)
+}
+
 /// One CTA per LSA barrier: `ctas` blocks of `threads`.
 pub fn config(ctas: u32, threads: u32) -> LaunchConfig {
     LaunchConfig::new(ctas, threads)

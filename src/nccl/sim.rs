@@ -206,7 +206,7 @@ impl SimWorld {
 
     /// What the last run of the world's launches did (all ranks together).
     pub fn last_report(&self) -> Option<SimReport> {
-        self.streams.iter().filter_map(|s| s.last_report()).last()
+        self.group.last_report()
     }
 }
 
