@@ -206,7 +206,7 @@ struct PendingLaunch {
 pub(crate) type ExternsFactory = dyn Fn() -> Option<Arc<dyn SimExterns>> + Send + Sync;
 
 /// Simulator streams whose launches run together, as the ranks of a multi-GPU program do:
-/// a launch on a member stream ([`SimGroup::stream`]) waits until every member has
+/// a launch on a member stream (such as [`crate::nccl::sim::SimWorld::stream`]) waits until every member has
 /// launched, and the launch that completes the set runs them all with
 /// [`cudajit_core::sim::launch_group`]: block `b` of every launch on one host thread,
 /// meeting at the group barriers of extern functions. That launch returns the group's

@@ -13,10 +13,10 @@
 //! compare-and-swap loops. Shared and local memory belong to one block, which one host
 //! thread runs, and are plain bytes.
 //!
-//! The seam for NCCL's device API (several ranks in one process): region numbers index a
-//! table the launch builds from its arguments ([`GlobalRegion`]); a multi-rank simulation
-//! registers every rank's windows in one table shared by the ranks' launches, so an LSA
-//! pointer into a peer's window is an ordinary pointer into another region.
+//! Regions from `EXTERN_REGION_BASE` (0x8000) up are those an extern host lends the launch
+//! ([`super::SimExterns::regions`]), e.g. the windows of every simulated NCCL rank, so an
+//! LSA pointer into a peer's window is an ordinary pointer into another region, checked
+//! like any other.
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 

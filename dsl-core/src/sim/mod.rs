@@ -17,13 +17,12 @@
 //! What a kernel does wrong is an error naming the kernel, the block, the thread and the
 //! source position ([`SimError`]), never a hang or a crash of the host.
 //!
-//! The seam for NCCL's device API: a launch sees global memory as a table of regions
-//! ([`memory::GlobalRegion`]) addressed by pointers carrying a region number, so several
-//! ranks simulated in one process can each own regions while LSA pointers reach a peer's
-//! window; ranks' launches run concurrently on their own host threads and meet at
-//! cross-rank barriers implemented beside the block barrier ([`scheduler`]). Extern calls
-//! (`#[extern_device]`), which the NCCL device API compiles to, are where the simulator
-//! will dispatch to host implementations of those functions.
+//! Beyond one launch: `#[extern_device]` calls run host implementations
+//! ([`SimExterns`], in [`SimOptions::externs`]), which may lend global memory that kernels
+//! reach through simulated device addresses ([`extern_address`], read with
+//! `slice_at`/`slice_at_mut`), and [`launch_group`] runs several launches together with
+//! barriers across them: what `cudajit::nccl::sim` builds NCCL's device API on, with
+//! several ranks in one process.
 
 mod error;
 mod externs;
