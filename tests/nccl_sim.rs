@@ -306,3 +306,108 @@ fn mismatched_grids_and_windows_are_reported() {
         "{message}"
     );
 }
+
+/// Every rank stores its world rank into slot `rank` of every peer's window (through
+/// `peer_address` with world ranks), between a split barrier (`arrive`, then `wait`) and a
+/// sync; after the sync, block 0 copies what the peers stored to slots 16.. (which only a
+/// working barrier makes complete: block 0 of rank 0 runs first) and records the team.
+#[kernel]
+fn all_gather_ranks(comm: DevComm, window: Window, checks: usize) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_arrive(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_wait(&mut barrier, MemoryOrder::Acquire);
+    let me = nccl::rank(&comm);
+    let n = nccl::nranks(&comm);
+    if block_idx().x == 0 && thread_idx().x == 0 {
+        let mut lsa = 0;
+        while lsa < nccl::lsa_size(&comm) {
+            let peer = nccl::lsa_rank_to_world(&comm, lsa);
+            let slot = unsafe {
+                slice_at_mut::<i32>(nccl::peer_address(window, (me as usize) * 4, peer), 1)
+            };
+            slot[0] = me * 10 + 1;
+            lsa += 1;
+        }
+    }
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::AcqRel);
+    let mine = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), checks) };
+    if block_idx().x == 0 && thread_idx().x == 0 {
+        let mut r = 0;
+        while r < n as usize {
+            mine[16 + r] = mine[r];
+            r += 1;
+        }
+        mine[31] = nccl::lsa_rank(&comm) * 100 + n;
+    }
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+#[test]
+fn split_barriers_peer_addresses_and_teams() {
+    for nranks in [2, 4, 8] {
+        let world = world(nranks);
+        let buffer = world.alloc_symmetric::<i32>(32).unwrap();
+        for rank in 0..nranks {
+            all_gather_ranks::launch(
+                world.stream(rank),
+                LaunchConfig::new(2, 64),
+                world.dev_comm(rank),
+                buffer.window(rank),
+                32,
+            )
+            .unwrap();
+        }
+        for rank in 0..nranks {
+            let got = buffer.to_vec(rank).unwrap();
+            let want: Vec<i32> = (0..nranks as i32).map(|r| r * 10 + 1).collect();
+            assert_eq!(got[..nranks], want[..], "{nranks} ranks, rank {rank}");
+            assert_eq!(
+                got[16..16 + nranks],
+                want[..],
+                "{nranks} ranks, rank {rank}"
+            );
+            assert_eq!(got[31], rank as i32 * 100 + nranks as i32);
+        }
+    }
+}
+
+/// `lsa_barrier_wait` without `arrive`: a misuse the simulation reports.
+#[kernel]
+fn wait_without_arrive(comm: DevComm) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_wait(&mut barrier, MemoryOrder::Acquire);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+#[test]
+fn barrier_session_misuse_is_reported() {
+    let world = world(2);
+    let mut result = Ok(());
+    for rank in 0..2 {
+        result = wait_without_arrive::launch(
+            world.stream(rank),
+            LaunchConfig::new(1, 32),
+            world.dev_comm(rank),
+        );
+    }
+    let message = result.unwrap_err().to_string();
+    assert!(
+        message.contains("lsa_barrier_wait without lsa_barrier_arrive"),
+        "{message}"
+    );
+    assert!(message.contains("rank 0, block (0, 0, 0)"), "{message}");
+}
+
+#[test]
+fn extern_calls_without_a_world_are_reported() {
+    // A DevComm of a world on a plain simulator stream: no host for NCCL's functions.
+    let world = world(2);
+    let stream = cudajit::SimStream::new();
+    let error = wait_without_arrive::launch(&stream, LaunchConfig::new(1, 32), world.dev_comm(0))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("has no host implementation"), "{error}");
+    assert!(error.contains("lsa_barrier_init"), "{error}");
+}
