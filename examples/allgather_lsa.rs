@@ -5,6 +5,7 @@
 //!     cargo run --release --example allgather_lsa                                 # one process, all GPUs
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/allgather_lsa      # one process per GPU
 //!     MAX_BYTES=268435456 cargo run --release --example allgather_lsa             # up to 256 MB per rank
+//!     CUDAJIT_BACKEND=sim SIM_RANKS=8 cargo run --example allgather_lsa               # 8 simulated ranks, no GPU
 
 #[path = "lsa/setup.rs"]
 mod setup;
@@ -15,6 +16,7 @@ mod kernels;
 use cudajit::bf16;
 use kernels::all_gather;
 
+/// The grid on GPUs (one LSA barrier per CTA).
 const CTAS: u32 = 132;
 const THREADS: u32 = 512;
 
@@ -25,9 +27,9 @@ fn check<T>(
     value: impl Fn(i32, usize) -> T,
 ) -> setup::Result<()>
 where
-    T: cudajit::DeviceScalar + PartialEq + std::fmt::Debug,
+    T: cudajit::DeviceScalar + cudajit::BufferElement + PartialEq + std::fmt::Debug,
 {
-    let ranks = world.dev.n_ranks(0).ok_or("no size")? as usize;
+    let ranks = world.nranks()? as usize;
     // Block r of every output is rank r's input.
     let expected = |_rank: i32, k: usize| value((k / count) as i32, k % count);
     let case = setup::Case {
@@ -39,17 +41,17 @@ where
     };
     let block_bytes = count * std::mem::size_of::<T>();
     setup::check_case(world, &case, |_, stream, comm, window, out| {
-        let config = setup::config(CTAS, THREADS);
+        let config = world.config;
         all_gather::launch::<T>(stream, config, comm, window, count, block_bytes, out)?;
         Ok(())
     })
 }
 
 fn main() -> setup::Result<()> {
-    let Some(world) = setup::world(CTAS)? else {
+    let Some(world) = setup::world(cudajit::LaunchConfig::new(CTAS, THREADS))? else {
         return Ok(());
     };
-    for bytes in setup::sizes(64 << 20) {
+    for bytes in world.sizes(64 << 20) {
         for count in [bytes / 4, bytes / 4 + 3] {
             check(&world, count, |r, k| (r as f32) * 1e6 + (k % 4093) as f32)?;
             check(&world, count, |r, k| r * 1_000_003 + (k as i32 % 9973))?;

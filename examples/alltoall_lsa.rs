@@ -5,6 +5,7 @@
 //!     cargo run --release --example alltoall_lsa                                  # one process, all GPUs
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/alltoall_lsa       # one process per GPU
 //!     MAX_BYTES=268435456 cargo run --release --example alltoall_lsa              # blocks up to 256 MB
+//!     CUDAJIT_BACKEND=sim SIM_RANKS=8 cargo run --example alltoall_lsa                # 8 simulated ranks, no GPU
 
 #[path = "lsa/setup.rs"]
 mod setup;
@@ -15,6 +16,7 @@ mod kernels;
 use cudajit::bf16;
 use kernels::all_to_all;
 
+/// The grid on GPUs (one LSA barrier per CTA).
 const CTAS: u32 = 132;
 const THREADS: u32 = 512;
 
@@ -26,9 +28,9 @@ fn check<T>(
     value: impl Fn(i32, usize, usize) -> T,
 ) -> setup::Result<()>
 where
-    T: cudajit::DeviceScalar + PartialEq + std::fmt::Debug,
+    T: cudajit::DeviceScalar + cudajit::BufferElement + PartialEq + std::fmt::Debug,
 {
-    let ranks = world.dev.n_ranks(0).ok_or("no size")? as usize;
+    let ranks = world.nranks()? as usize;
     let input = |r: i32, k: usize| value(r, k / count, k % count);
     // Block q of rank r's output is block r of rank q's input.
     let expected = |r: i32, k: usize| value((k / count) as i32, r as usize, k % count);
@@ -41,17 +43,17 @@ where
     };
     let block_bytes = count * std::mem::size_of::<T>();
     setup::check_case(world, &case, |_, stream, comm, window, out| {
-        let config = setup::config(CTAS, THREADS);
+        let config = world.config;
         all_to_all::launch::<T>(stream, config, comm, window, count, block_bytes, out)?;
         Ok(())
     })
 }
 
 fn main() -> setup::Result<()> {
-    let Some(world) = setup::world(CTAS)? else {
+    let Some(world) = setup::world(cudajit::LaunchConfig::new(CTAS, THREADS))? else {
         return Ok(());
     };
-    for bytes in setup::sizes(16 << 20) {
+    for bytes in world.sizes(16 << 20) {
         for count in [bytes / 4, bytes / 4 + 3] {
             check(&world, count, |r, p, k| {
                 (r * 100 + p as i32) as f32 * 1e4 + (k % 4093) as f32

@@ -4,7 +4,8 @@
 //!     cargo run --release --example lsa_peer_read                                   # one process, all GPUs
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/lsa_peer_read        # one process per GPU
 //!
-//! Needs at least 2 GPUs connected by NVLink and NCCL >= 2.28 (see docs/nccl.md).
+//! Needs at least 2 GPUs connected by NVLink and NCCL >= 2.28 (see docs/nccl.md); without
+//! a GPU (or with `CUDAJIT_BACKEND=sim`) it runs on `SIM_RANKS` (default 4) simulated ranks.
 
 #[path = "lsa/setup.rs"]
 mod setup;
@@ -14,17 +15,19 @@ mod kernels;
 
 use kernels::peer_read;
 
+/// The grid on GPUs (one LSA barrier per CTA).
 const CTAS: u32 = 64;
+const THREADS: u32 = 512;
 
 fn main() -> setup::Result<()> {
-    let Some(world) = setup::world(CTAS)? else {
+    let Some(world) = setup::world(cudajit::LaunchConfig::new(CTAS, THREADS))? else {
         return Ok(());
     };
-    let lsa_size = world.dev.lsa_size(0).ok_or("no LSA size")?;
+    let lsa_size = world.nranks()?;
     let value = |rank: i32, k: usize| (rank * 1000) as f32 + (k % 977) as f32;
     // Every rank (a single node: LSA rank = rank) ends with its next peer's input.
     let expected = |rank: i32, k: usize| value((rank + 1) % lsa_size, k);
-    for bytes in setup::sizes(64 << 20) {
+    for bytes in world.sizes(64 << 20) {
         for count in [bytes / 4, bytes / 4 + 3] {
             let case = setup::Case {
                 name: "peer read",
@@ -34,7 +37,7 @@ fn main() -> setup::Result<()> {
                 expected: &expected,
             };
             setup::check_case(&world, &case, |_, stream, comm, window, out| {
-                let config = setup::config(CTAS, 512);
+                let config = world.config;
                 peer_read::launch(stream, config, comm, window, count, out)?;
                 Ok(())
             })?;

@@ -53,3 +53,9 @@ echo "== cargo test"
 cargo test --workspace
 echo "== quickstart on the CPU simulator (no GPU needed)"
 CUDAJIT_BACKEND=sim cargo run --quiet --example quickstart
+echo "== LSA examples on 2, 4 and 8 simulated NCCL ranks (no GPU, no NCCL library needed)"
+for ranks in 2 4 8; do
+  for example in lsa_peer_read allreduce_lsa allgather_lsa alltoall_lsa; do
+    CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --example "$example" | tail -n 1
+  done
+done

@@ -286,6 +286,14 @@ impl Stream {
         }
     }
 
+    /// A stream on an existing simulator stream (a rank of a simulated NCCL world, say).
+    pub fn from_sim(stream: SimStream) -> Stream {
+        Stream {
+            inner: StreamInner::Sim(stream),
+            no_gpu: None,
+        }
+    }
+
     /// The backend kernels launched on this stream run on.
     pub fn backend(&self) -> Backend {
         match self.inner {

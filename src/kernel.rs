@@ -256,6 +256,9 @@ impl Kernel {
             block: config.block,
             dynamic_shared_bytes: config.shared_mem_bytes,
         };
+        if let Some((group, member)) = stream.group() {
+            return group.submit(stream, member, program, launch, args);
+        }
         let report = cudajit_core::sim::launch(&program, &launch, args, stream.options())?;
         stream.record(report);
         Ok(())

@@ -71,7 +71,7 @@ pub use gpu::{default_context, gpu_count};
 pub use half::{bf16, f16};
 pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
-pub use sim::{BufferElement, SimBuffer, SimStream};
+pub use sim::{BufferElement, SimBuffer, SimGroup, SimStream};
 
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
 pub use cudajit_codegen as codegen;
@@ -111,15 +111,42 @@ pub mod __private {
     }
 
     /// A `DeviceCopy` launch argument for the CPU simulator: an enum is its integer
-    /// representation; structs are not simulated yet (an error naming the kernel).
+    /// representation, a struct its fields' bytes at their offsets (padding zeroed).
     pub fn sim_struct_value<T: cudajit_core::layout::DeviceStruct>(
         kernel: &str,
         value: T,
     ) -> Result<cudajit_core::sim::SimArg<'static>, crate::Error> {
-        match T::LAYOUT.enum_repr {
-            Some(repr) => Ok(scalar_bits(&value, repr)),
-            None => Err(sim_unsupported(kernel, "struct parameters")),
+        let layout = T::LAYOUT;
+        if let Some(repr) = layout.enum_repr {
+            return Ok(scalar_bits(&value, repr));
         }
+        if layout.size != core::mem::size_of::<T>()
+            || layout
+                .fields
+                .iter()
+                .any(|f| f.offset + f.ty.size_bytes() as usize > layout.size)
+        {
+            return Err(sim_unsupported(
+                kernel,
+                "a struct parameter whose layout does not match its type",
+            ));
+        }
+        let mut bytes = vec![0u8; layout.size];
+        for field in layout.fields {
+            let size = field.ty.size_bytes() as usize;
+            // SAFETY: the field lies inside the value (checked above: the layout is the
+            // type's, from `DeviceStruct`), and scalar fields have no padding bytes.
+            let source = unsafe {
+                core::slice::from_raw_parts(
+                    (&value as *const T as *const u8).add(field.offset),
+                    size,
+                )
+            };
+            bytes[field.offset..field.offset + size].copy_from_slice(source);
+        }
+        Ok(cudajit_core::sim::SimArg::Struct {
+            bytes: bytes.into(),
+        })
     }
 
     /// `value`'s bytes as a simulator scalar of type `scalar` (zero when the sizes differ,

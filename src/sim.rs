@@ -6,10 +6,14 @@
 //! synchronise), and reports what the kernel did wrong as [`crate::Error::Simulator`].
 //! Most programs use the portable [`crate::Stream`] instead, which is one or the other.
 
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
-use cudajit_core::sim::{DeviceMemory, RegisterValue, SimArg, SimOptions, SimReport};
+use cudajit_core::sim::{
+    DeviceMemory, GroupLaunch, Program, RegisterValue, SimArg, SimExterns, SimLaunch, SimOptions,
+    SimReport,
+};
 
 use crate::Error;
 
@@ -104,6 +108,8 @@ impl<T: BufferElement> SimBuffer<T> {
 pub struct SimStream {
     options: SimOptions,
     last: Arc<Mutex<Option<SimReport>>>,
+    /// The group this stream is member `.1` of: its launches wait for the other members'.
+    group: Option<(SimGroup, usize)>,
 }
 
 impl SimStream {
@@ -119,7 +125,13 @@ impl SimStream {
         SimStream {
             options,
             last: Arc::default(),
+            group: None,
         }
+    }
+
+    /// The group this stream's launches run in, and its index there.
+    pub fn group(&self) -> Option<(&SimGroup, usize)> {
+        self.group.as_ref().map(|(g, m)| (g, *m))
     }
 
     /// The options launches on this stream use.
@@ -153,9 +165,13 @@ impl SimStream {
         buffer.copy_from(data)
     }
 
-    /// Launches run to completion, so there is nothing to wait for.
+    /// Launches run to completion, so there is nothing to wait for; on a stream of a
+    /// [`SimGroup`], an error if a launch of this stream still waits for other members.
     pub fn synchronize(&self) -> Result<(), Error> {
-        Ok(())
+        match &self.group {
+            Some((group, member)) => group.check_member(*member),
+            None => Ok(()),
+        }
     }
 
     /// The `print!` output captured since the last call (with a capturing
@@ -175,5 +191,189 @@ impl SimStream {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<SimReport>> {
         self.last.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A launch deferred until every member of its group has launched.
+struct PendingLaunch {
+    program: Arc<Program>,
+    config: SimLaunch,
+    args: Vec<SimArg<'static>>,
+}
+
+/// The host of a group's extern functions, made afresh for each run (so it sees the
+/// memory allocated since).
+pub(crate) type ExternsFactory = dyn Fn() -> Option<Arc<dyn SimExterns>> + Send + Sync;
+
+/// Simulator streams whose launches run together, as the ranks of a multi-GPU program do:
+/// a launch on a member stream (such as [`crate::nccl::sim::SimWorld::stream`]) waits until every member has
+/// launched, and the launch that completes the set runs them all with
+/// [`cudajit_core::sim::launch_group`]: block `b` of every launch on one host thread,
+/// meeting at the group barriers of extern functions. That launch returns the group's
+/// result (an error names the member, e.g. `rank 1`). Launches queue per member, in order,
+/// like work on a CUDA stream. A launch on a member stream takes scalar and struct
+/// arguments only (memory is shared through the extern host, e.g. NCCL windows).
+///
+/// Used by [`crate::nccl::sim::SimWorld`]; most programs use that.
+#[derive(Clone)]
+pub struct SimGroup {
+    inner: Arc<GroupInner>,
+}
+
+struct GroupInner {
+    labels: Vec<String>,
+    options: SimOptions,
+    externs: Box<ExternsFactory>,
+    queues: Mutex<Vec<VecDeque<PendingLaunch>>>,
+    last: Mutex<Option<SimReport>>,
+}
+
+impl std::fmt::Debug for SimGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimGroup")
+            .field("members", &self.inner.labels)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimGroup {
+    /// A group of `labels.len()` members named by `labels` in messages, running with
+    /// `options` and the extern host `externs()` returns at each run.
+    pub(crate) fn new(
+        labels: Vec<String>,
+        options: SimOptions,
+        externs: Box<ExternsFactory>,
+    ) -> SimGroup {
+        let members = labels.len();
+        SimGroup {
+            inner: Arc::new(GroupInner {
+                labels,
+                options,
+                externs,
+                queues: Mutex::new((0..members).map(|_| VecDeque::new()).collect()),
+                last: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The number of members.
+    pub fn members(&self) -> usize {
+        self.inner.labels.len()
+    }
+
+    /// A stream whose launches are member `member`'s.
+    pub(crate) fn stream(&self, member: usize) -> SimStream {
+        SimStream {
+            options: self.inner.options.clone(),
+            last: Arc::default(),
+            group: Some((self.clone(), member)),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<VecDeque<PendingLaunch>>> {
+        self.inner.queues.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What the group's last run did (every member's launch together).
+    pub fn last_report(&self) -> Option<SimReport> {
+        self.inner
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `Ok` unless launches wait: then an error naming the members that must launch.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        let queues = self.lock();
+        match queues.iter().position(|q| !q.is_empty()) {
+            Some(member) => Err(self.waiting_error(&queues, member)),
+            None => Ok(()),
+        }
+    }
+
+    fn check_member(&self, member: usize) -> Result<(), Error> {
+        let queues = self.lock();
+        if queues[member].is_empty() {
+            Ok(())
+        } else {
+            Err(self.waiting_error(&queues, member))
+        }
+    }
+
+    fn waiting_error(&self, queues: &[VecDeque<PendingLaunch>], member: usize) -> Error {
+        let missing: Vec<&str> = queues
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.is_empty())
+            .map(|(m, _)| self.inner.labels[m].as_str())
+            .collect();
+        let kernel = queues[member]
+            .front()
+            .map(|p| p.program.kernel().to_owned())
+            .unwrap_or_default();
+        Error::Backend(format!(
+            "the launch of `{kernel}` on {} waits for {} to launch: launches on a simulated group run when every member has launched",
+            self.inner.labels[member],
+            missing.join(", ")
+        ))
+    }
+
+    /// Queues member `member`'s launch; runs the group's next launches once every member
+    /// has one queued.
+    pub(crate) fn submit(
+        &self,
+        stream: &SimStream,
+        member: usize,
+        program: Arc<Program>,
+        config: SimLaunch,
+        args: &[SimArg<'_>],
+    ) -> Result<(), Error> {
+        let args = args
+            .iter()
+            .map(|arg| match arg {
+                SimArg::Scalar { scalar, bits } => Ok(SimArg::Scalar {
+                    scalar: *scalar,
+                    bits: *bits,
+                }),
+                SimArg::Struct { bytes } => Ok(SimArg::Struct {
+                    bytes: bytes.clone(),
+                }),
+                SimArg::Slice { .. } => Err(crate::__private::sim_unsupported(
+                    program.kernel(),
+                    "a slice argument in a launch on a simulated rank (launches of a group run later; share memory through windows)",
+                )),
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let mut queues = self.lock();
+        queues[member].push_back(PendingLaunch {
+            program,
+            config,
+            args,
+        });
+        if queues.iter().any(|q| q.is_empty()) {
+            return Ok(());
+        }
+        let batch: Vec<PendingLaunch> = queues
+            .iter_mut()
+            .map(|q| q.pop_front().expect("every queue has a launch"))
+            .collect();
+        // The queues stay locked while the batch runs, so batches run in launch order.
+        let launches: Vec<GroupLaunch<'_, '_>> = batch
+            .iter()
+            .zip(&self.inner.labels)
+            .map(|(pending, label)| GroupLaunch {
+                program: &pending.program,
+                config: pending.config,
+                args: &pending.args,
+                label: Some(label.clone()),
+            })
+            .collect();
+        let mut options = self.inner.options.clone();
+        options.externs = (self.inner.externs)();
+        let report = cudajit_core::sim::launch_group(&launches, &options)?;
+        *self.inner.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
+        stream.record(report);
+        Ok(())
     }
 }

@@ -239,7 +239,7 @@ fn extern_functions_panic_on_the_host() {
 }
 
 #[test]
-fn the_simulator_reports_extern_calls_as_unsupported() {
+fn the_simulator_reports_extern_calls_without_a_host() {
     let stream = cudajit::Stream::simulator();
     let x = stream.clone_htod(&[0.5f32; 4]).expect("upload");
     let mut y = stream.clone_htod(&[0f32; 4]).expect("upload");
@@ -249,11 +249,67 @@ fn the_simulator_reports_extern_calls_as_unsupported() {
         Err(cudajit::Error::Simulator(error)) => {
             let text = error.to_string();
             assert!(
-                text.contains("`#[extern_device]` function `sigmoid`"),
+                text.contains("`sigmoid` (`fast_math_sigmoid`) has no host implementation"),
                 "{text}"
             );
         }
         Err(other) => panic!("unexpected error: {other}"),
-        Ok(()) => panic!("the simulator ran an extern call"),
+        Ok(()) => panic!("the simulator ran an extern call without a host"),
     }
+}
+
+/// Host implementations of `fast_math.cu`'s functions, for the simulator.
+#[derive(Debug)]
+struct FastMathOnHost;
+
+impl cudajit::core::sim::SimExterns for FastMathOnHost {
+    fn resolve(&self, symbol: &str) -> Option<u32> {
+        ["fast_math_sigmoid", "fast_math_in_range", "fast_math_mad"]
+            .iter()
+            .position(|s| *s == symbol)
+            .map(|i| i as u32)
+    }
+
+    fn call(
+        &self,
+        function: u32,
+        call: &mut cudajit::core::sim::ExternCall<'_, '_, '_>,
+    ) -> Result<cudajit::core::sim::ExternOutcome, String> {
+        let f = |i: usize| f32::from_bits(call.arg(i) as u32);
+        let i = |k: usize| call.arg(k) as u32 as i32;
+        let bits = match function {
+            0 => u64::from((1.0 / (1.0 + (-f(0)).exp())).to_bits()),
+            1 => u64::from(f(0) >= f(1) && f(0) <= f(2)),
+            _ => (i(0).wrapping_mul(i(1)).wrapping_add(i(2))) as u32 as u64,
+        };
+        Ok(cudajit::core::sim::ExternOutcome::Return(bits))
+    }
+}
+
+#[test]
+fn the_simulator_runs_extern_calls_on_a_host() {
+    let stream = cudajit::Stream::simulator_with(cudajit::SimOptions {
+        externs: Some(std::sync::Arc::new(FastMathOnHost)),
+        ..cudajit::SimOptions::default()
+    });
+    let x_host = [0.5f32, -2.0, 0.0, 3.0];
+    let x = stream.clone_htod(&x_host).expect("upload");
+    let mut y = stream.clone_htod(&[0f32; 4]).expect("upload");
+    let mut tag = stream.clone_htod(&[0i32; 4]).expect("upload");
+    activate::launch(&stream, LaunchConfig::for_elements(4), &x, &mut y, &mut tag)
+        .expect("the host runs the extern functions");
+    let y = stream.clone_dtoh(&y).expect("download");
+    for (got, x) in y.iter().zip(x_host) {
+        assert_eq!(*got, 1.0 / (1.0 + (-x).exp()));
+    }
+    assert_eq!(stream.clone_dtoh(&tag).expect("download"), vec![1, 0, 5, 0]);
+    // A symbol the host does not resolve is reported with the thread.
+    let mut y = stream.clone_htod(&[0f32; 4]).expect("upload");
+    let text = calls_missing::launch(&stream, LaunchConfig::for_elements(4), &mut y)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("`missing` (`fast_math_missing`) has no host implementation"),
+        "{text}"
+    );
 }

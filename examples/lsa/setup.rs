@@ -1,25 +1,64 @@
-//! What the LSA examples share: a communicator over the GPUs of this process (all visible
-//! GPUs in one process, or the one GPU of this rank under `cudajit-nccl-launch`/torchrun),
-//! a symmetric buffer, and the device communicator with one LSA barrier per CTA.
+//! What the LSA examples share: the ranks of this process communicating, their symmetric
+//! buffers, and a checked run of a collective.
+//!
+//! On GPUs: all visible GPUs in one process (`ncclCommInitAll`), or the one GPU of this
+//! rank under `cudajit-nccl-launch`/torchrun. Without a GPU (or with
+//! `CUDAJIT_BACKEND=sim`): `SIM_RANKS` (default 4) simulated ranks on the CPU
+//! (`cudajit::nccl::sim`), running the same kernels on smaller sizes and grids.
 
 use std::error::Error;
-use std::sync::Arc;
 
 use cudajit::nccl::device::{DevComm, Window};
+use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::nccl::{Communicator, DevCommRequirements, Nccl, SymmetricBuffer};
-use cudajit::{CudaStream, LaunchConfig};
+use cudajit::{BufferElement, LaunchConfig, Stream};
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
-/// The GPUs of this process, communicating.
+/// The ranks of this process, on GPUs or simulated.
 pub struct World {
-    pub comm: Communicator,
-    pub dev: cudajit::nccl::DevComm,
-    pub streams: Vec<Arc<CudaStream>>,
+    ranks: Ranks,
+    /// One stream per local rank.
+    pub streams: Vec<Stream>,
+    /// Every rank's launch configuration.
+    pub config: LaunchConfig,
 }
 
-/// `None` (after saying why) when this machine cannot run the example.
-pub fn world(ctas: u32) -> Result<Option<World>> {
+enum Ranks {
+    Gpu {
+        comm: Communicator,
+        dev: cudajit::nccl::DevComm,
+    },
+    Sim(SimWorld),
+}
+
+/// A symmetric buffer of the world's backend.
+pub enum Buffer<T> {
+    Gpu(SymmetricBuffer<T>),
+    Sim(SimSymmetricBuffer<T>),
+}
+
+/// The ranks of this process, with one LSA barrier per CTA of `config` (GPUs) or the
+/// simulator's smaller grid; `None` (after saying why) on a machine with one GPU.
+pub fn world(config: LaunchConfig) -> Result<Option<World>> {
+    if let Some(reason) = simulate_instead() {
+        let nranks: usize = std::env::var("SIM_RANKS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4);
+        println!("no GPU run: {nranks} simulated ranks on the CPU simulator ({reason})");
+        let sim = SimWorld::new(nranks)?;
+        let streams = (0..nranks)
+            .map(|r| Stream::from_sim(sim.stream(r).clone()))
+            .collect();
+        // Small grids: the simulator runs every thread.
+        let config = LaunchConfig::new(8, 128);
+        return Ok(Some(World {
+            ranks: Ranks::Sim(sim),
+            streams,
+            config,
+        }));
+    }
     // NVLink multicast must stay off on shared machines.
     if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
         // SAFETY: set before any thread starts and before NCCL reads it.
@@ -29,74 +68,165 @@ pub fn world(ctas: u32) -> Result<Option<World>> {
     let comm = if std::env::var_os("RANK").is_some() {
         Communicator::from_env(&nccl)?
     } else {
-        let gpus = match cudajit::gpu_count() {
-            Ok(n) => n,
-            Err(e) => {
-                println!("skipped: {e}");
-                return Ok(None);
-            }
-        };
+        let gpus = cudajit::gpu_count()?;
         if gpus < 2 {
             println!("skipped: the LSA examples need at least 2 GPUs, this machine has {gpus}");
             return Ok(None);
         }
         Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?
     };
+    let ctas = config.grid.x * config.grid.y * config.grid.z;
     let dev = comm.create_dev_comm(&DevCommRequirements::lsa_barriers(ctas))?;
     let streams = (0..comm.local_ranks().len())
-        .map(|i| comm.context(i).map(|c| c.default_stream()))
+        .map(|i| {
+            comm.context(i)
+                .map(|c| Stream::from_cuda(c.default_stream()))
+        })
         .collect::<Option<Vec<_>>>()
         .ok_or("a local rank without a CUDA context")?;
-    Ok(Some(World { comm, dev, streams }))
+    Ok(Some(World {
+        ranks: Ranks::Gpu { comm, dev },
+        streams,
+        config,
+    }))
+}
+
+/// Why the example runs on simulated ranks instead of GPUs: `CUDAJIT_BACKEND=sim`, or no
+/// GPU at all (and no launcher's `RANK`). `None` when GPUs run it.
+fn simulate_instead() -> Option<String> {
+    match std::env::var("CUDAJIT_BACKEND").as_deref() {
+        Ok("sim" | "simulator" | "cpu") => return Some("CUDAJIT_BACKEND=sim".into()),
+        Ok("gpu" | "cuda") => return None,
+        _ => {}
+    }
+    if std::env::var_os("RANK").is_some() {
+        return None;
+    }
+    cudajit::gpu_count().err().map(|e| e.to_string())
 }
 
 impl World {
+    /// Whether the ranks are simulated.
+    pub fn simulated(&self) -> bool {
+        matches!(self.ranks, Ranks::Sim(_))
+    }
+
     /// The local ranks of this process.
     pub fn local(&self) -> usize {
         self.streams.len()
     }
 
-    /// World rank of local rank `i`.
+    /// Ranks in the communicator.
+    pub fn nranks(&self) -> Result<i32> {
+        match &self.ranks {
+            Ranks::Gpu { dev, .. } => Ok(dev.n_ranks(0).ok_or("no communicator size")?),
+            Ranks::Sim(sim) => Ok(sim.nranks() as i32),
+        }
+    }
+
+    /// World rank of local rank `i` (all ranks are one LSA team: LSA rank = rank).
     pub fn rank(&self, i: usize) -> i32 {
-        self.comm.local_ranks()[i].rank
+        match &self.ranks {
+            Ranks::Gpu { comm, .. } => comm.local_ranks()[i].rank,
+            Ranks::Sim(_) => i as i32,
+        }
+    }
+
+    /// A symmetric buffer of `len` elements on every rank.
+    pub fn alloc_symmetric<T: BufferElement + Copy + 'static>(
+        &self,
+        len: usize,
+    ) -> Result<Buffer<T>> {
+        Ok(match &self.ranks {
+            Ranks::Gpu { comm, .. } => Buffer::Gpu(comm.alloc_symmetric::<T>(len)?),
+            Ranks::Sim(sim) => Buffer::Sim(sim.alloc_symmetric::<T>(len)?),
+        })
     }
 
     /// Kernel parameters of local rank `i`.
-    pub fn params<T: Copy + 'static>(
+    pub fn params<T: BufferElement + Copy + 'static>(
         &self,
-        buffer: &SymmetricBuffer<T>,
+        buffer: &Buffer<T>,
         i: usize,
     ) -> Result<(DevComm, Window)> {
-        let comm = DevComm::for_rank(&self.dev, i)?;
-        let window = Window::for_rank(buffer, i).ok_or("the buffer has no window")?;
-        Ok((comm, window))
+        match (&self.ranks, buffer) {
+            (Ranks::Gpu { dev, .. }, Buffer::Gpu(b)) => Ok((
+                DevComm::for_rank(dev, i)?,
+                Window::for_rank(b, i).ok_or("the buffer has no window")?,
+            )),
+            (Ranks::Sim(sim), Buffer::Sim(b)) => Ok((sim.dev_comm(i), b.window(i))),
+            _ => Err("a buffer of another backend".into()),
+        }
     }
 
-    /// Runs `launch` for every local rank before waiting on any (the barriers span GPUs),
+    /// Runs `launch` for every local rank before waiting on any (the barriers span ranks),
     /// then waits for all.
-    pub fn launch_all(
-        &self,
-        mut launch: impl FnMut(usize, &Arc<CudaStream>) -> Result<()>,
-    ) -> Result<()> {
+    pub fn launch_all(&self, mut launch: impl FnMut(usize, &Stream) -> Result<()>) -> Result<()> {
         for (i, stream) in self.streams.iter().enumerate() {
             launch(i, stream)?;
         }
-        for stream in &self.streams {
-            stream.synchronize()?;
+        match &self.ranks {
+            Ranks::Gpu { .. } => {
+                for stream in &self.streams {
+                    stream.synchronize()?;
+                }
+            }
+            Ranks::Sim(sim) => sim.synchronize()?,
         }
         Ok(())
     }
 
+    /// Input sizes in bytes from 4 KB to `MAX_BYTES` (default `default_max`; 64 KB on
+    /// simulated ranks), by 4.
+    pub fn sizes(&self, default_max: usize) -> Vec<usize> {
+        let max: usize = std::env::var("MAX_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if self.simulated() {
+                64 << 10
+            } else {
+                default_max
+            });
+        std::iter::successors(Some(4096usize), |b| Some(b * 4))
+            .take_while(|&b| b <= max)
+            .collect()
+    }
+
     pub fn close(self) -> Result<()> {
-        self.dev.close()?;
-        self.comm.close()?;
+        if let Ranks::Gpu { comm, dev } = self.ranks {
+            dev.close()?;
+            comm.close()?;
+        }
         Ok(())
     }
 }
 
-/// One CTA per LSA barrier: `ctas` blocks of `threads`.
-pub fn config(ctas: u32, threads: u32) -> LaunchConfig {
-    LaunchConfig::new(ctas, threads)
+impl<T: BufferElement + Copy + 'static> Buffer<T> {
+    /// Copies `data` to the start of local rank `i`'s part.
+    pub fn copy_from_host(&self, i: usize, data: &[T]) -> Result<()> {
+        match self {
+            Buffer::Gpu(b) => b.copy_from_host(i, data)?,
+            Buffer::Sim(b) => b.copy_from_host(i, data)?,
+        }
+        Ok(())
+    }
+
+    /// Copies the start of local rank `i`'s part into `out`.
+    pub fn copy_to_host(&self, i: usize, out: &mut [T]) -> Result<()> {
+        match self {
+            Buffer::Gpu(b) => b.copy_to_host(i, out)?,
+            Buffer::Sim(b) => b.copy_to_host(i, out)?,
+        }
+        Ok(())
+    }
+
+    /// Releases the buffer (simulated buffers go with their world).
+    pub fn close(self) -> Result<()> {
+        if let Buffer::Gpu(b) = self {
+            b.close()?;
+        }
+        Ok(())
+    }
 }
 
 /// One checked run of a collective: every rank's input, the window layout, and the output
@@ -125,15 +255,15 @@ pub fn out_offset<T>(input_len: usize) -> usize {
 pub fn check_case<T>(
     world: &World,
     case: &Case<'_, T>,
-    mut launch: impl FnMut(usize, &Arc<CudaStream>, DevComm, Window, usize) -> Result<()>,
+    mut launch: impl FnMut(usize, &Stream, DevComm, Window, usize) -> Result<()>,
 ) -> Result<()>
 where
-    T: cudajit::DeviceScalar + PartialEq + std::fmt::Debug,
+    T: cudajit::DeviceScalar + BufferElement + Copy + PartialEq + std::fmt::Debug + 'static,
 {
     let elem = std::mem::size_of::<T>();
     let out_offset = out_offset::<T>(case.input_len);
     let len = out_offset / elem + case.output_len;
-    let buffer = world.comm.alloc_symmetric::<T>(len)?;
+    let buffer = world.alloc_symmetric::<T>(len)?;
     for i in 0..world.local() {
         let data: Vec<T> = (0..case.input_len)
             .map(|k| (case.input)(world.rank(i), k))
@@ -165,23 +295,17 @@ where
         }
     }
     println!(
-        "{:>12} bytes in {:>4} {:<10}: correct on {} local rank(s)",
+        "{:>12} bytes in {:>4} {:<10}: correct on {} {}rank(s)",
         case.input_len * elem,
-        cudajit::core::Scalar::rust_name(T::SCALAR),
+        <T as cudajit::DeviceScalar>::SCALAR.rust_name(),
         case.name,
-        world.local()
+        world.local(),
+        if world.simulated() {
+            "simulated "
+        } else {
+            "local "
+        }
     );
     buffer.close()?;
     Ok(())
-}
-
-/// Input sizes in bytes from 4 KB to `MAX_BYTES` (default `default_max`), by 4.
-pub fn sizes(default_max: usize) -> Vec<usize> {
-    let max: usize = std::env::var("MAX_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_max);
-    std::iter::successors(Some(4096usize), |b| Some(b * 4))
-        .take_while(|&b| b <= max)
-        .collect()
 }

@@ -61,7 +61,7 @@ pub static NCCL_DEVICE: DeviceLibrary = DeviceLibrary::provided(
 /// (88 bytes in 2.28.3, 200 in 2.28.9, 248 in 2.32.3).
 pub const DEV_COMM_CAPACITY: usize = 256;
 
-const DEV_COMM_WORDS: usize = DEV_COMM_CAPACITY / 8;
+pub(crate) const DEV_COMM_WORDS: usize = DEV_COMM_CAPACITY / 8;
 
 /// A rank's `ncclDevComm`, as a kernel parameter. The bytes are the NCCL release's own;
 /// kernels only pass `&comm` to the functions of this module.
@@ -107,6 +107,13 @@ impl DevComm {
             words[i] = u64::from_ne_bytes(word);
         }
         Ok(DevComm { words })
+    }
+}
+
+impl DevComm {
+    /// The parameter's words (the simulator encodes its simulated ranks in them).
+    pub(crate) fn from_words(words: [u64; DEV_COMM_WORDS]) -> Self {
+        DevComm { words }
     }
 }
 
@@ -171,6 +178,11 @@ impl Window {
     /// The raw `ncclWindow_t`.
     pub fn handle(self) -> u64 {
         self.handle
+    }
+
+    /// A window of the handle `handle` (the simulator's windows are handles of its own).
+    pub(crate) fn from_handle(handle: u64) -> Self {
+        Window { handle }
     }
 }
 

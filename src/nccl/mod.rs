@@ -9,3 +9,4 @@
 pub use cudajit_nccl::*;
 
 pub mod device;
+pub mod sim;

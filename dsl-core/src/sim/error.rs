@@ -16,16 +16,23 @@ pub struct SimSite {
     pub block: [u32; 3],
     /// `thread_idx()` of the thread.
     pub thread: [u32; 3],
+    /// Which launch of a group ([`super::launch_group`]) it was, e.g. `rank 1`; `None` for
+    /// a plain launch.
+    pub launch: Option<String>,
 }
 
 impl fmt::Display for SimSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [bx, by, bz] = self.block;
         let [tx, ty, tz] = self.thread;
+        write!(f, "kernel `{}`, ", self.kernel)?;
+        if let Some(launch) = &self.launch {
+            write!(f, "{launch}, ")?;
+        }
         write!(
             f,
-            "kernel `{}`, block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}), at {}",
-            self.kernel, self.location
+            "block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}), at {}",
+            self.location
         )?;
         if self.function != self.kernel {
             write!(f, " in `{}`", self.function)?;
@@ -64,6 +71,9 @@ pub enum SimError {
     /// An access outside any buffer, misaligned, or a store to a read-only buffer.
     #[error("{site}: invalid memory access: {detail}")]
     MemoryAccess { site: Box<SimSite>, detail: String },
+    /// An `#[extern_device]` function failed in its host implementation, or has none.
+    #[error("{site}: extern function: {detail}")]
+    Extern { site: Box<SimSite>, detail: String },
     /// The kernel uses something the simulator cannot run.
     #[error("kernel `{kernel}`: {what} is not supported by the CPU simulator (in `{function}` at {location})")]
     Unsupported {
@@ -86,7 +96,8 @@ impl SimError {
             | SimError::BarrierDivergence { site, .. }
             | SimError::SharedMemoryRace { site, .. }
             | SimError::Warp { site, .. }
-            | SimError::MemoryAccess { site, .. } => Some(site),
+            | SimError::MemoryAccess { site, .. }
+            | SimError::Extern { site, .. } => Some(site),
             SimError::Unsupported { .. } | SimError::Launch { .. } => None,
         }
     }

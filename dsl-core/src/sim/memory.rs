@@ -13,10 +13,10 @@
 //! compare-and-swap loops. Shared and local memory belong to one block, which one host
 //! thread runs, and are plain bytes.
 //!
-//! The seam for NCCL's device API (several ranks in one process): region numbers index a
-//! table the launch builds from its arguments ([`GlobalRegion`]); a multi-rank simulation
-//! registers every rank's windows in one table shared by the ranks' launches, so an LSA
-//! pointer into a peer's window is an ordinary pointer into another region.
+//! Regions from `EXTERN_REGION_BASE` (0x8000) up are those an extern host lends the launch
+//! ([`super::SimExterns::regions`]), e.g. the windows of every simulated NCCL rank, so an
+//! LSA pointer into a peer's window is an ordinary pointer into another region, checked
+//! like any other.
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
@@ -33,8 +33,37 @@ pub(crate) const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
 pub(crate) const SHARED_REGION: u64 = 0xfffe;
 /// The region number of the thread's local memory.
 pub(crate) const LOCAL_REGION: u64 = 0xffff;
-/// The most global regions a launch can have.
-pub(crate) const MAX_GLOBAL_REGIONS: usize = 0xfff0;
+/// The most global regions a launch's arguments can have.
+pub(crate) const MAX_GLOBAL_REGIONS: usize = 0x8000;
+/// The region number of the first region a [`super::SimExterns`] host provides: host region
+/// `i` is region `EXTERN_REGION_BASE + i`.
+pub(crate) const EXTERN_REGION_BASE: u64 = 0x8000;
+/// The most regions a host can provide.
+pub const MAX_EXTERN_REGIONS: usize = 0x7ff0;
+
+/// The simulated device address of byte `offset` of host region `region` (one of
+/// [`super::SimExterns::regions`]): what an extern function returns for a kernel to read
+/// through `slice_at`/`slice_at_mut`. The region number sits in the top 16 bits and the
+/// offset in the low 48, so an address maps back to its region and every access through
+/// it is bounds-checked like a slice argument's.
+pub fn extern_address(region: usize, offset: u64) -> u64 {
+    debug_assert!(region < MAX_EXTERN_REGIONS);
+    pointer(EXTERN_REGION_BASE + region as u64, offset)
+}
+
+/// The host region and byte offset of a simulated device address made by
+/// [`extern_address`], if it is one.
+pub fn extern_region_of(address: u64) -> Option<(usize, u64)> {
+    let region = address >> OFFSET_BITS;
+    (EXTERN_REGION_BASE..EXTERN_REGION_BASE + MAX_EXTERN_REGIONS as u64)
+        .contains(&region)
+        .then(|| {
+            (
+                (region - EXTERN_REGION_BASE) as usize,
+                address & OFFSET_MASK,
+            )
+        })
+}
 
 /// A pointer to `offset` in `region`.
 #[inline(always)]
@@ -90,6 +119,35 @@ impl DeviceMemory {
             let shift = (at % 8) * 8;
             *word = (*word & !(0xff << shift)) | (u64::from(byte) << shift);
         }
+    }
+
+    /// Copies `data` to the bytes starting at `offset` through a shared reference (atomic
+    /// byte stores), for memory that launches may share, e.g. an NCCL window held by a
+    /// simulated world.
+    ///
+    /// # Panics
+    /// If the bytes are outside the memory.
+    pub fn store_bytes(&self, offset: usize, data: &[u8]) {
+        assert!(
+            offset + data.len() <= self.bytes,
+            "write outside device memory"
+        );
+        for (i, &byte) in data.iter().enumerate() {
+            // SAFETY: inside the allocation (checked above); every access to device memory
+            // is atomic.
+            unsafe { AtomicU8::from_ptr(self.base().add(offset + i)) }
+                .store(byte, Ordering::Relaxed);
+        }
+    }
+
+    /// [`Self::write_values`] through a shared reference (see [`Self::store_bytes`]).
+    pub fn store_values<T: RegisterValue>(&self, first: usize, values: &[T]) {
+        let size = T::SCALAR.size_bytes() as usize;
+        let mut bytes = Vec::with_capacity(values.len() * size);
+        for value in values {
+            bytes.extend_from_slice(&value.to_register().to_le_bytes()[..size]);
+        }
+        self.store_bytes(first * size, &bytes);
     }
 
     /// Copies the bytes starting at `offset` into `out`.
@@ -488,19 +546,29 @@ fn write_plain(bytes: &mut [u8], at: usize, size: u32, value: u64) {
 /// block's shared memory and its own local memory.
 pub(crate) struct MemoryView<'a, 'm> {
     pub globals: &'a [GlobalRegion<'m>],
+    /// The regions of the launch's extern host, from [`EXTERN_REGION_BASE`].
+    pub externals: &'a [GlobalRegion<'m>],
     pub shared: &'a mut SharedMemory,
     pub local: &'a mut [u8],
     /// The thread's linear index in its block, for race reports.
     pub thread: u32,
 }
 
-impl MemoryView<'_, '_> {
+impl<'m> MemoryView<'_, 'm> {
+    #[inline]
+    fn region(&self, region: u64) -> Result<&GlobalRegion<'m>, AccessFault> {
+        match self.globals.get(region as usize) {
+            Some(global) => Ok(global),
+            None => region
+                .checked_sub(EXTERN_REGION_BASE)
+                .and_then(|r| self.externals.get(r as usize))
+                .ok_or(AccessFault::BadRegion { region }),
+        }
+    }
+
     #[inline]
     fn global(&self, region: u64, offset: u64, size: u32) -> Result<&DeviceMemory, AccessFault> {
-        let global = self
-            .globals
-            .get(region as usize)
-            .ok_or(AccessFault::BadRegion { region })?;
+        let global = self.region(region)?;
         if !offset.is_multiple_of(u64::from(size)) {
             return Err(AccessFault::Misaligned {
                 offset,
@@ -563,7 +631,7 @@ impl MemoryView<'_, '_> {
         let offset = pointer & OFFSET_MASK;
         if region < SHARED_REGION {
             let memory = self.global(region, offset, size)?;
-            if !self.globals[region as usize].writable {
+            if !self.region(region)?.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
             memory.store(offset, size, value);
@@ -591,7 +659,7 @@ impl MemoryView<'_, '_> {
         let size = kind.size_bytes();
         if region < SHARED_REGION {
             let memory = self.global(region, offset, size)?;
-            if !self.globals[region as usize].writable {
+            if !self.region(region)?.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
             Ok(memory.atomic(offset, kind, op, a, b))

@@ -17,15 +17,15 @@
 //! What a kernel does wrong is an error naming the kernel, the block, the thread and the
 //! source position ([`SimError`]), never a hang or a crash of the host.
 //!
-//! The seam for NCCL's device API: a launch sees global memory as a table of regions
-//! ([`memory::GlobalRegion`]) addressed by pointers carrying a region number, so several
-//! ranks simulated in one process can each own regions while LSA pointers reach a peer's
-//! window; ranks' launches run concurrently on their own host threads and meet at
-//! cross-rank barriers implemented beside the block barrier ([`scheduler`]). Extern calls
-//! (`#[extern_device]`), which the NCCL device API compiles to, are where the simulator
-//! will dispatch to host implementations of those functions.
+//! Beyond one launch: `#[extern_device]` calls run host implementations
+//! ([`SimExterns`], in [`SimOptions::externs`]), which may lend global memory that kernels
+//! reach through simulated device addresses ([`extern_address`], read with
+//! `slice_at`/`slice_at_mut`), and [`launch_group`] runs several launches together with
+//! barriers across them: what `cudajit::nccl::sim` builds NCCL's device API on, with
+//! several ranks in one process.
 
 mod error;
+mod externs;
 mod format;
 pub mod math;
 pub mod memory;
@@ -39,8 +39,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use error::{SimError, SimSite};
+pub use externs::{ExternCall, ExternOutcome, SimExterns};
 pub use math::{ulp_bound, ulp_distance_f32, ulp_distance_f64};
-pub use memory::{DeviceMemory, GlobalRegion};
+pub use memory::{
+    extern_address, extern_region_of, DeviceMemory, GlobalRegion, MAX_EXTERN_REGIONS,
+};
 pub use program::{Program, ProgramOptions, SimParameter};
 pub use value::RegisterValue;
 
@@ -112,6 +115,10 @@ pub struct SimOptions {
     pub print: PrintTarget,
     /// Report data races on shared memory (on by default; costs a record per access).
     pub race_detection: bool,
+    /// Host implementations of the kernel's `#[extern_device]` functions, and the global
+    /// memory they hand out (none by default: calling an extern function is then an
+    /// error of the calling thread).
+    pub externs: Option<Arc<dyn SimExterns>>,
 }
 
 impl Default for SimOptions {
@@ -120,6 +127,7 @@ impl Default for SimOptions {
             workers: 0,
             print: PrintTarget::Stdout,
             race_detection: true,
+            externs: None,
         }
     }
 }
@@ -145,7 +153,7 @@ impl SimOptions {
 }
 
 /// An argument of a simulated launch, one per kernel parameter.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum SimArg<'a> {
     /// A scalar: its type and register bits (see [`RegisterValue`]).
     Scalar { scalar: Scalar, bits: u64 },
@@ -158,6 +166,9 @@ pub enum SimArg<'a> {
         len: usize,
         mutable: bool,
     },
+    /// A `#[repr(C)]` struct passed by value: its bytes (padding zeroed), as many as the
+    /// parameter's type has.
+    Struct { bytes: Arc<[u8]> },
 }
 
 impl<'a> SimArg<'a> {
@@ -211,34 +222,216 @@ pub fn launch(
     args: &[SimArg<'_>],
     options: &SimOptions,
 ) -> Result<SimReport, SimError> {
+    launch_group(
+        &[GroupLaunch {
+            program,
+            config: *config,
+            args,
+            label: None,
+        }],
+        options,
+    )
+}
+
+/// One launch of a group run by [`launch_group`].
+#[derive(Clone, Debug)]
+pub struct GroupLaunch<'p, 'a> {
+    pub program: &'p Program,
+    pub config: SimLaunch,
+    pub args: &'p [SimArg<'a>],
+    /// What the launch is, for messages (e.g. `rank 2`): errors raised by its threads
+    /// carry it in [`SimSite::launch`].
+    pub label: Option<String>,
+}
+
+/// Runs several launches together, as the ranks of a multi-GPU program run at once:
+/// every launch must have the same grid; block `b` of every launch runs on one host thread,
+/// and a thread whose extern call returns [`ExternOutcome::GroupBarrier`] waits until
+/// every thread of block `b` of every launch waits at one (a barrier across the launches,
+/// such as NCCL's LSA barrier with the CTA as its cooperative group). A launch whose
+/// block finishes while the others wait at such a barrier is reported, never a hang.
+/// Extern functions of every launch resolve against `options.externs`, and the calling
+/// launch's index in `launches` is [`ExternCall::member`]. Returns the launches' summed
+/// report, or the first error of the lowest-numbered failing block (of the
+/// lowest-numbered launch in it).
+pub fn launch_group(
+    launches: &[GroupLaunch<'_, '_>],
+    options: &SimOptions,
+) -> Result<SimReport, SimError> {
     let started = Instant::now();
+    let Some(first) = launches.first() else {
+        return Ok(SimReport::default());
+    };
+    for launch in launches {
+        let launch_error = |detail: String| SimError::Launch {
+            kernel: launch.program.kernel.clone(),
+            detail: match &launch.label {
+                Some(label) => format!("{label}: {detail}"),
+                None => detail,
+            },
+        };
+        check_config(launch.program, &launch.config).map_err(launch_error)?;
+        if launch.config.grid != first.config.grid {
+            return Err(launch_error(format!(
+                "grid {:?}, but {} of kernel `{}` has grid {:?}: launches run together need one grid",
+                launch.config.grid,
+                first.label.as_deref().unwrap_or("the first launch"),
+                first.program.kernel,
+                first.config.grid
+            )));
+        }
+        if launch.args.len() != launch.program.parameters.len() {
+            return Err(launch_error(format!(
+                "{} arguments given, the kernel takes {}",
+                launch.args.len(),
+                launch.program.parameters.len()
+            )));
+        }
+    }
+    // Struct arguments live in read-only memory of their own for the whole run.
+    let struct_memory: Vec<Vec<DeviceMemory>> = launches
+        .iter()
+        .map(|launch| {
+            launch
+                .args
+                .iter()
+                .filter_map(|arg| match arg {
+                    SimArg::Struct { bytes } => {
+                        let mut memory = DeviceMemory::zeroed(bytes.len().max(1));
+                        memory.write_bytes(0, bytes);
+                        Some(memory)
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let mut prepared = Vec::with_capacity(launches.len());
+    for (launch, structs) in launches.iter().zip(&struct_memory) {
+        prepared.push(prepare(launch, structs)?);
+    }
+    let host = options.externs.as_deref();
+    let externals = host.map(|h| h.regions()).unwrap_or_default();
+    if externals.len() > MAX_EXTERN_REGIONS {
+        return Err(SimError::Launch {
+            kernel: first.program.kernel.clone(),
+            detail: format!(
+                "the extern host provides {} regions, more than {MAX_EXTERN_REGIONS}",
+                externals.len()
+            ),
+        });
+    }
+    let bindings: Vec<Option<externs::ExternBinding<'_>>> = launches
+        .iter()
+        .enumerate()
+        .map(|(member, launch)| {
+            host.map(|host| externs::ExternBinding {
+                host,
+                ids: launch
+                    .program
+                    .externs
+                    .iter()
+                    .map(|f| host.resolve(&f.symbol))
+                    .collect(),
+                member,
+            })
+        })
+        .collect();
+    let grids: Vec<scheduler::Grid<'_, '_>> = launches
+        .iter()
+        .zip(&prepared)
+        .zip(&bindings)
+        .map(|((launch, prepared), binding)| scheduler::Grid {
+            program: launch.program,
+            grid: launch.config.grid,
+            block: launch.config.block,
+            dynamic_shared_bytes: launch.config.dynamic_shared_bytes,
+            globals: &prepared.globals,
+            region_names: &prepared.region_names,
+            image: &prepared.image,
+            output: &options.print,
+            track_races: options.race_detection,
+            externs: binding.as_ref(),
+            externals: &externals,
+            label: launch.label.as_deref(),
+        })
+        .collect();
+    let workers = options.resolved_workers();
+    let stats = scheduler::run_group(&grids, workers)?;
+    let grid = first.config.grid;
+    let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
+    let threads = launches
+        .iter()
+        .map(|l| {
+            blocks
+                * u64::from(l.config.block.x)
+                * u64::from(l.config.block.y)
+                * u64::from(l.config.block.z)
+        })
+        .sum();
+    Ok(SimReport {
+        threads,
+        blocks: blocks * launches.len() as u64,
+        barriers: stats.barriers,
+        workers: workers.min(blocks as usize).max(1),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// A launch's registers at entry and global regions.
+struct Prepared<'m> {
+    image: Vec<u64>,
+    globals: Vec<GlobalRegion<'m>>,
+    region_names: Vec<String>,
+}
+
+fn prepare<'m>(
+    launch: &GroupLaunch<'_, 'm>,
+    structs: &'m [DeviceMemory],
+) -> Result<Prepared<'m>, SimError> {
+    let program = launch.program;
     let launch_error = |detail: String| SimError::Launch {
         kernel: program.kernel.clone(),
-        detail,
+        detail: match &launch.label {
+            Some(label) => format!("{label}: {detail}"),
+            None => detail,
+        },
     };
-    check_config(program, config).map_err(launch_error)?;
-    if args.len() != program.parameters.len() {
-        return Err(launch_error(format!(
-            "{} arguments given, the kernel takes {}",
-            args.len(),
-            program.parameters.len()
-        )));
-    }
     let entry = &program.functions[program.entry as usize];
     let mut image = entry.init.clone();
     let mut globals = Vec::new();
     let mut region_names = Vec::new();
+    let mut structs = structs.iter();
     let mut reg = 0usize;
-    for (index, (arg, parameter)) in args.iter().zip(&program.parameters).enumerate() {
-        match (*arg, *parameter) {
+    for (index, (arg, parameter)) in launch.args.iter().zip(&program.parameters).enumerate() {
+        match (arg, *parameter) {
             (SimArg::Scalar { scalar, bits }, SimParameter::Scalar(expected))
-                if scalar == expected =>
+                if *scalar == expected =>
             {
-                image[reg] = value::canonical(bits, scalar);
+                image[reg] = value::canonical(*bits, *scalar);
                 reg += 1;
             }
+            (SimArg::Struct { bytes }, SimParameter::Struct { size }) => {
+                let memory = structs.next().expect("one memory per struct argument");
+                if bytes.len() != size as usize {
+                    return Err(launch_error(format!(
+                        "argument {index} is a struct of {} bytes, the parameter's has {size}",
+                        bytes.len()
+                    )));
+                }
+                if globals.len() >= MAX_GLOBAL_REGIONS {
+                    return Err(launch_error("too many arguments in memory".into()));
+                }
+                image[reg] = pointer(globals.len() as u64, 0);
+                reg += 1;
+                globals.push(GlobalRegion {
+                    memory,
+                    writable: false,
+                });
+                region_names.push(format!("argument {index} (a struct of {size} bytes)"));
+            }
             (
-                SimArg::Slice {
+                &SimArg::Slice {
                     memory,
                     elem,
                     first,
@@ -284,34 +477,16 @@ pub fn launch(
             (arg, parameter) => {
                 return Err(launch_error(format!(
                     "argument {index} is {}, the parameter is {}",
-                    describe_arg(&arg),
+                    describe_arg(arg),
                     describe_parameter(&parameter)
                 )))
             }
         }
     }
-    let grid = scheduler::Grid {
-        program,
-        grid: config.grid,
-        block: config.block,
-        dynamic_shared_bytes: config.dynamic_shared_bytes,
-        globals: &globals,
-        region_names: &region_names,
-        image: &image,
-        output: &options.print,
-        track_races: options.race_detection,
-    };
-    let workers = options.resolved_workers();
-    let stats = scheduler::run_grid(&grid, workers)?;
-    let blocks = u64::from(config.grid.x) * u64::from(config.grid.y) * u64::from(config.grid.z);
-    let per_block =
-        u64::from(config.block.x) * u64::from(config.block.y) * u64::from(config.block.z);
-    Ok(SimReport {
-        threads: blocks * per_block,
-        blocks,
-        barriers: stats.barriers,
-        workers: workers.min(blocks as usize).max(1),
-        elapsed: started.elapsed(),
+    Ok(Prepared {
+        image,
+        globals,
+        region_names,
     })
 }
 
@@ -352,6 +527,7 @@ fn describe_arg(arg: &SimArg<'_>) -> String {
         SimArg::Slice { elem, mutable, .. } => {
             format!("a `&{}[{elem}]`", if *mutable { "mut " } else { "" })
         }
+        SimArg::Struct { bytes } => format!("a struct of {} bytes", bytes.len()),
     }
 }
 
@@ -361,5 +537,6 @@ fn describe_parameter(parameter: &SimParameter) -> String {
         SimParameter::Slice { elem, mutable } => {
             format!("`&{}[{elem}]`", if *mutable { "mut " } else { "" })
         }
+        SimParameter::Struct { size } => format!("a struct of {size} bytes"),
     }
 }

@@ -20,6 +20,7 @@ use crate::valid::{ExprType, FunctionInfo, KernelInfo};
 use crate::{Scalar, Span};
 
 use super::error::SimError;
+use super::externs::MAX_EXTERN_ARGS;
 use super::math::{float_math, FloatMath};
 use super::memory::{pointer, SHARED_REGION};
 use super::value::{self, BinaryFn, IntMath, TernaryFn, UnaryFn};
@@ -185,8 +186,24 @@ pub(crate) enum Op {
     ActiveMask {
         dst: Reg,
     },
+    /// A call of the program's extern function `function` (see [`super::SimExterns`]),
+    /// its result (of type `.1`) to `result`.
+    CallExtern {
+        function: u32,
+        args: Box<[Reg]>,
+        result: Option<(Reg, Scalar)>,
+    },
     /// The end of a function with a result, reached without `return`.
     FellOff,
+}
+
+/// An `#[extern_device]` function the program calls.
+#[derive(Clone, Debug)]
+pub(crate) struct ExternInfo {
+    /// The Rust name, for messages.
+    pub name: String,
+    /// The link name the host resolves.
+    pub symbol: String,
 }
 
 /// A function ready for the interpreter.
@@ -230,7 +247,15 @@ pub(crate) struct SharedLayout {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SimParameter {
     Scalar(Scalar),
-    Slice { elem: Scalar, mutable: bool },
+    Slice {
+        elem: Scalar,
+        mutable: bool,
+    },
+    /// A `#[repr(C)]` struct of `size` bytes passed by value (e.g. NCCL's `DevComm`): the
+    /// launch keeps its bytes in read-only memory and the kernel reads its fields there.
+    Struct {
+        size: u32,
+    },
 }
 
 /// Choices that are not in the IR.
@@ -254,6 +279,8 @@ pub struct Program {
     pub(crate) formats: Vec<PrintFormat>,
     pub(crate) messages: Vec<String>,
     pub(crate) shared: Vec<SharedLayout>,
+    /// The `#[extern_device]` functions, indexed like the module's.
+    pub(crate) externs: Vec<ExternInfo>,
     /// Bytes of static shared memory; the dynamic shared memory starts there.
     pub(crate) static_shared_bytes: u32,
 }
@@ -328,6 +355,14 @@ impl Program {
             formats: Vec::new(),
             messages: Vec::new(),
             shared,
+            externs: module
+                .externs
+                .iter()
+                .map(|(_, f)| ExternInfo {
+                    name: f.name.clone(),
+                    symbol: f.symbol.clone(),
+                })
+                .collect(),
             static_shared_bytes,
         };
         for (handle, function) in module.functions.iter() {
@@ -363,6 +398,7 @@ impl Program {
                         ))
                     }
                 },
+                TypeInner::Struct { size, .. } => SimParameter::Struct { size: *size },
                 _ => {
                     return Err(unsupported(
                         kernel_function,
@@ -635,7 +671,9 @@ impl<'a> FunctionCompiler<'a> {
                 TypeInner::Scalar(_) => 1,
                 TypeInner::Slice { .. } => 2,
                 TypeInner::Pointer { .. } => 1,
-                TypeInner::Struct { .. } | TypeInner::Array { .. } => {
+                // A struct argument is a pointer to its bytes (read-only memory).
+                TypeInner::Struct { .. } => 1,
+                TypeInner::Array { .. } => {
                     self.span = argument.span;
                     return self.unsupported(
                         "a struct or array parameter (structs are not simulated yet)",
@@ -874,14 +912,57 @@ impl<'a> FunctionCompiler<'a> {
                 arg1,
                 arg2,
             } => self.math(handle, function, argument, arg1, arg2, dst)?,
-            Expression::FieldPointer { .. }
-            | Expression::LocalPointer(_)
-            | Expression::ValuePointer { .. } => {
-                return self.unsupported("struct fields (structs are not simulated yet)")
+            // A struct value is only ever a parameter, held as a pointer to its bytes.
+            Expression::ValuePointer { value } => self.expr(value)?,
+            Expression::FieldPointer { base, field } => {
+                let struct_ty = match self.info.type_of(base) {
+                    ExprType::Pointer { base, .. } | ExprType::Value(base) => base,
+                    _ => return self.unsupported("a field of a non-struct"),
+                };
+                let TypeInner::Struct { members, .. } = &self.module.types[struct_ty].inner else {
+                    return self.unsupported("a field of a non-struct");
+                };
+                let Some(member) = members.get(field as usize) else {
+                    return self.unsupported("a field the struct does not have");
+                };
+                let offset = self.constant(u64::from(member.offset));
+                let base = self.expr(base)?;
+                let dst = target(self);
+                self.emit(Op::PointerElement {
+                    dst,
+                    base,
+                    index: offset,
+                    size: 1,
+                });
+                dst
             }
-            Expression::RawSlice { .. } => return self.unsupported(
-                "memory at a device address (`slice_at`; the simulator has no device addresses)",
-            ),
+            Expression::LocalPointer(_) => {
+                return self.unsupported("struct locals (not simulated yet)")
+            }
+            // A simulated device address is a pointer (region and offset): the slice is
+            // the address and the length, checked at each access like any slice.
+            Expression::RawSlice {
+                address,
+                length,
+                elem,
+                ..
+            } => {
+                if !matches!(self.module.types[elem].inner, TypeInner::Scalar(_)) {
+                    return self.unsupported("`slice_at` over structs");
+                }
+                let address = self.expr(address)?;
+                let length = self.expr(length)?;
+                let slice = self.temp(handle, 2);
+                self.emit(Op::Copy {
+                    dst: slice,
+                    src: address,
+                });
+                self.emit(Op::Copy {
+                    dst: slice + 1,
+                    src: length,
+                });
+                slice
+            }
         })
     }
 
@@ -1120,11 +1201,40 @@ impl<'a> FunctionCompiler<'a> {
             Statement::InlinePtx { .. } => {
                 return self.unsupported("inline PTX (`ptx!`), which only a GPU can run")
             }
-            Statement::CallExtern { function, .. } => {
-                let name = &self.module.externs[*function].name;
-                return self.unsupported(format!(
-                    "a call of the `#[extern_device]` function `{name}`, which only its device library defines"
-                ));
+            Statement::CallExtern {
+                function,
+                arguments,
+                result,
+            } => {
+                let declaration = &self.module.externs[*function];
+                if arguments.len() > MAX_EXTERN_ARGS {
+                    return self.unsupported(format!(
+                        "an extern function of more than {MAX_EXTERN_ARGS} parameters"
+                    ));
+                }
+                let result_scalar = match declaration.result {
+                    Some(ty) => match self.module.types[ty].inner {
+                        TypeInner::Scalar(s) => Some(s),
+                        _ => return self.unsupported("an extern function returning a non-scalar"),
+                    },
+                    None => None,
+                };
+                let mut args = Vec::new();
+                for argument in arguments {
+                    if self.width_of(self.info.type_of(*argument)) != 1 {
+                        return self.unsupported("a slice passed to an extern function");
+                    }
+                    args.push(self.expr(*argument)?);
+                }
+                let result = match (result, result_scalar) {
+                    (Some(local), Some(scalar)) => Some((self.local_register(*local)?, scalar)),
+                    _ => None,
+                };
+                self.emit(Op::CallExtern {
+                    function: function.index() as u32,
+                    args: args.into(),
+                    result,
+                });
             }
             Statement::Print { pieces, arguments } => {
                 let mut types = Vec::new();

@@ -18,8 +18,10 @@ use crate::device::Dim3;
 use crate::intrinsics::{ShuffleMode, VoteOp};
 
 use super::error::{SimError, SimSite};
+use super::externs::ExternBinding;
 use super::memory::{
-    AccessFault, GlobalRegion, MemoryView, SharedMemory, LOCAL_REGION, SHARED_REGION,
+    AccessFault, GlobalRegion, MemoryView, SharedMemory, EXTERN_REGION_BASE, LOCAL_REGION,
+    SHARED_REGION,
 };
 use super::program::{Program, BUILTINS};
 use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
@@ -40,6 +42,25 @@ pub(crate) struct Grid<'a, 'm> {
     pub image: &'a [u64],
     pub output: &'a super::PrintTarget,
     pub track_races: bool,
+    /// The host of the program's extern functions, and the global regions it provides.
+    pub externs: Option<&'a ExternBinding<'a>>,
+    pub externals: &'a [GlobalRegion<'m>],
+    /// Which launch of a group this is, for messages (`None` alone).
+    pub label: Option<&'a str>,
+}
+
+/// Where a block stands once every thread has stopped.
+#[derive(Clone, Copy, Debug)]
+enum BlockState {
+    /// Every thread exited.
+    Finished,
+    /// Every thread waits at a group barrier (`thread` is the first, at `site`, in extern
+    /// function `function`).
+    AtGroup {
+        thread: usize,
+        site: Site,
+        function: u32,
+    },
 }
 
 /// Counts of a finished grid.
@@ -48,8 +69,10 @@ pub(crate) struct GridStats {
     pub barriers: u64,
 }
 
-/// Runs every block of `grid` on up to `workers` host threads.
-pub(crate) fn run_grid(grid: &Grid<'_, '_>, workers: usize) -> Result<GridStats, SimError> {
+/// Runs every block of the grids of `group` (all of one shape) on up to `workers` host
+/// threads: block `b` of every grid on the same host thread, meeting at group barriers.
+pub(crate) fn run_group(group: &[Grid<'_, '_>], workers: usize) -> Result<GridStats, SimError> {
+    let grid = &group[0];
     let blocks = grid.grid.x as usize * grid.grid.y as usize * grid.grid.z as usize;
     let next = AtomicUsize::new(0);
     // Blocks after the first failing one are skipped; blocks before it still run, so the
@@ -58,13 +81,13 @@ pub(crate) fn run_grid(grid: &Grid<'_, '_>, workers: usize) -> Result<GridStats,
     let failures = Mutex::new(Vec::new());
     let barriers = AtomicU64::new(0);
     let work = || {
-        let mut runner = BlockRunner::new(grid);
+        let mut runners: Vec<BlockRunner> = group.iter().map(BlockRunner::new).collect();
         loop {
             let block = next.fetch_add(1, Ordering::Relaxed);
             if block >= blocks || block > first_failure.load(Ordering::Relaxed) {
                 break;
             }
-            if let Err(error) = runner.run_block(block) {
+            if let Err(error) = run_together(&mut runners, block) {
                 first_failure.fetch_min(block, Ordering::Relaxed);
                 failures
                     .lock()
@@ -72,7 +95,8 @@ pub(crate) fn run_grid(grid: &Grid<'_, '_>, workers: usize) -> Result<GridStats,
                     .push((block, error));
             }
         }
-        barriers.fetch_add(runner.barriers, Ordering::Relaxed);
+        let done: u64 = runners.iter().map(|r| r.barriers).sum();
+        barriers.fetch_add(done, Ordering::Relaxed);
     };
     let workers = workers.clamp(1, blocks.max(1));
     if workers == 1 {
@@ -91,6 +115,50 @@ pub(crate) fn run_grid(grid: &Grid<'_, '_>, workers: usize) -> Result<GridStats,
         None => Ok(GridStats {
             barriers: barriers.into_inner(),
         }),
+    }
+}
+
+/// Runs block `block` of every grid of a group together: each until all its threads exited
+/// or wait at a group barrier, then the barrier completes when every block waits at one.
+fn run_together(runners: &mut [BlockRunner<'_, '_, '_>], block: usize) -> Result<(), SimError> {
+    for runner in runners.iter_mut() {
+        runner.start_block(block);
+    }
+    loop {
+        let mut waiting = None;
+        let mut finished = None;
+        for (m, runner) in runners.iter_mut().enumerate() {
+            match runner.advance()? {
+                BlockState::Finished => {
+                    finished.get_or_insert(m);
+                }
+                BlockState::AtGroup {
+                    thread,
+                    site,
+                    function,
+                } => {
+                    waiting.get_or_insert((m, thread, site, function));
+                }
+            }
+        }
+        let Some((m, thread, site, function)) = waiting else {
+            return Ok(());
+        };
+        if let Some(gone) = finished {
+            let runner = &runners[m];
+            let other = &runners[gone];
+            let name = runner.extern_name(function);
+            let detail = format!(
+                "{} waits at this `{name}`, a barrier across the group's launches, but {} of kernel `{}` finished without reaching it (a launch skipped the barrier, or the launches' grids or code differ); on GPUs the ranks would hang",
+                runner.describe_launch(),
+                other.describe_block(),
+                other.grid.program.kernel
+            );
+            return Err(runner.barrier_error(thread, site, detail));
+        }
+        for runner in runners.iter_mut() {
+            runner.release_group();
+        }
     }
 }
 
@@ -145,7 +213,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         ]
     }
 
-    fn run_block(&mut self, linear: usize) -> Result<(), SimError> {
+    fn start_block(&mut self, linear: usize) {
         let grid = self.grid;
         let (gx, gy) = (grid.grid.x as usize, grid.grid.y as usize);
         self.block_index = [
@@ -181,6 +249,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 builtins: &self.builtins[t],
                 dynamic_shared_bytes: u64::from(grid.dynamic_shared_bytes),
                 output,
+                externs: grid.externs,
             };
             let (r, l) = (self.stack_registers, self.stack_local_bytes);
             thread::start(
@@ -191,15 +260,56 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 grid.image,
             );
         }
+    }
+
+    /// Runs the started block until every thread exited or waits at a group barrier.
+    fn advance(&mut self) -> Result<BlockState, SimError> {
         let warps = self.threads.len().div_ceil(WARP_SIZE);
         loop {
             for warp in 0..warps {
                 self.run_warp(warp)?;
             }
-            if !self.complete_barrier()? {
-                return Ok(());
+            if let Some(state) = self.complete_barrier()? {
+                return Ok(state);
             }
         }
+    }
+
+    /// Releases the threads waiting at a group barrier (which also orders the block's
+    /// shared memory, as the CTA barrier inside it does on a GPU).
+    fn release_group(&mut self) {
+        for state in &mut self.threads {
+            if matches!(state.status, Status::Group { .. }) {
+                state.status = Status::Ready;
+            }
+        }
+        self.shared.epoch = self.shared.epoch.wrapping_add(1);
+        self.barriers += 1;
+    }
+
+    /// "rank 1" (the launch's label), or "the launch".
+    fn describe_launch(&self) -> String {
+        match self.grid.label {
+            Some(label) => label.to_owned(),
+            None => "the launch".to_owned(),
+        }
+    }
+
+    /// "block (b, 0, 0) of rank 1".
+    fn describe_block(&self) -> String {
+        match self.grid.label {
+            Some(label) => format!("block {} of {label}", fmt3(self.block_index)),
+            None => format!("block {}", fmt3(self.block_index)),
+        }
+    }
+
+    fn extern_name(&self, function: u32) -> String {
+        self.grid
+            .program
+            .externs
+            .get(function as usize)
+            .map(|f| f.name.clone())
+            .unwrap_or_default()
     }
 
     /// Runs the threads of `warp` until every one waits at a barrier or has exited,
@@ -226,10 +336,12 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             builtins: &self.builtins[t],
             dynamic_shared_bytes: u64::from(grid.dynamic_shared_bytes),
             output: grid.output,
+            externs: grid.externs,
         };
         let (r, l) = (self.stack_registers, self.stack_local_bytes);
         let mut memory = MemoryView {
             globals: grid.globals,
+            externals: grid.externals,
             shared: &mut self.shared,
             local: &mut self.local[t * l..(t + 1) * l],
             thread: t as u32,
@@ -310,6 +422,11 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         describe(other.op),
                         other.mask,
                         self.location(other.site)
+                    ),
+                    Status::Group { site, function } => format!(
+                        "waits in `{}` at {}",
+                        self.extern_name(function),
+                        self.location(site)
                     ),
                 };
                 ready = false;
@@ -420,9 +537,11 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
     }
 
     /// With every warp stopped: completes the block's barrier if every thread waits at
-    /// the same one. Returns `false` when every thread has exited.
-    fn complete_barrier(&mut self) -> Result<bool, SimError> {
+    /// the same one (`None`: the threads run on). Otherwise says whether every thread
+    /// exited or every thread waits at the same group barrier; anything else is reported.
+    fn complete_barrier(&mut self) -> Result<Option<BlockState>, SimError> {
         let mut waiting: Option<(usize, Site)> = None;
+        let mut group: Option<(usize, Site, u32)> = None;
         let mut exited: Option<usize> = None;
         for (t, state) in self.threads.iter().enumerate() {
             match state.status {
@@ -442,6 +561,24 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     }
                     Some(_) => {}
                 },
+                Status::Group { site, function } => match group {
+                    None => group = Some((t, site, function)),
+                    Some((first, first_site, first_function)) if first_site != site => {
+                        return Err(self.barrier_error(
+                            first,
+                            first_site,
+                            format!(
+                                "thread {} waits at this `{}`, thread {} at the `{}` at {}; every thread of a block must reach the same barrier",
+                                fmt3(self.thread_index(first)),
+                                self.extern_name(first_function),
+                                fmt3(self.thread_index(t)),
+                                self.extern_name(function),
+                                self.location(site)
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                },
                 Status::Exited => {
                     exited.get_or_insert(t);
                 }
@@ -449,8 +586,40 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 Status::Ready | Status::Warp(_) => {}
             }
         }
+        if let (Some((first, site)), Some((other, other_site, function))) = (waiting, group) {
+            return Err(self.barrier_error(
+                first,
+                site,
+                format!(
+                    "thread {} waits at this sync_threads(), thread {} at the `{}` at {}; every thread of a block must reach the same barrier",
+                    fmt3(self.thread_index(first)),
+                    fmt3(self.thread_index(other)),
+                    self.extern_name(function),
+                    self.location(other_site)
+                ),
+            ));
+        }
+        if let (Some((first, site, function)), Some(gone)) = (group, exited) {
+            return Err(self.barrier_error(
+                first,
+                site,
+                format!(
+                    "thread {} waits at this `{}`, but thread {} exited without reaching it; every thread of the block takes part in it (ncclCoopCta)",
+                    fmt3(self.thread_index(first)),
+                    self.extern_name(function),
+                    fmt3(self.thread_index(gone))
+                ),
+            ));
+        }
+        if let Some((thread, site, function)) = group {
+            return Ok(Some(BlockState::AtGroup {
+                thread,
+                site,
+                function,
+            }));
+        }
         let Some((first, site)) = waiting else {
-            return Ok(false);
+            return Ok(Some(BlockState::Finished));
         };
         if let Some(gone) = exited {
             return Err(self.barrier_error(
@@ -468,7 +637,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         }
         self.shared.epoch = self.shared.epoch.wrapping_add(1);
         self.barriers += 1;
-        Ok(true)
+        Ok(None)
     }
 
     // ----- reports -----
@@ -496,6 +665,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             location: self.location(site),
             block: self.block_index,
             thread: self.thread_index(t),
+            launch: self.grid.label.map(str::to_owned),
         })
     }
 
@@ -531,7 +701,17 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 (Some(name), Some(global)) => {
                     format!("`{name}` ({} bytes)", global.memory.len())
                 }
-                _ => format!("region {r}"),
+                _ => match (
+                    r.checked_sub(EXTERN_REGION_BASE).map(|e| e as usize),
+                    self.grid.externs,
+                ) {
+                    (Some(e), Some(binding)) if e < self.grid.externals.len() => format!(
+                        "{} ({} bytes)",
+                        binding.host.region_name(e),
+                        self.grid.externals[e].memory.len()
+                    ),
+                    _ => format!("region {r}"),
+                },
             },
         }
     }
@@ -549,6 +729,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     .cloned()
                     .unwrap_or_default(),
             },
+            FaultKind::Extern { detail } => SimError::Extern { site, detail },
             FaultKind::FellOff => SimError::MemoryAccess {
                 site,
                 detail: "the function ended without returning its value".into(),

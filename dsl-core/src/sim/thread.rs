@@ -5,9 +5,11 @@
 use crate::intrinsics::{ShuffleMode, VoteOp};
 use crate::Scalar;
 
+use super::externs::{ExternBinding, ExternCall, MAX_EXTERN_ARGS};
 use super::format;
 use super::memory::{pointer, AccessFault, MemoryView, LOCAL_REGION, OFFSET_MASK, SHARED_REGION};
 use super::program::{Op, Program, Reg, BUILTINS};
+use super::ExternOutcome;
 
 /// An activation of a function on a thread's stack.
 #[derive(Clone, Copy, Debug)]
@@ -76,6 +78,9 @@ pub(crate) enum Status {
     Barrier { site: Site },
     /// Waiting in a warp operation.
     Warp(WarpWait),
+    /// Waiting at a group barrier, in a call of the program's extern function `function`
+    /// at `site` (see [`super::ExternOutcome::GroupBarrier`]).
+    Group { site: Site, function: u32 },
     /// Returned from the kernel.
     Exited,
 }
@@ -96,11 +101,23 @@ pub(crate) struct Fault {
 
 #[derive(Clone, Debug)]
 pub(crate) enum FaultKind {
-    OutOfBounds { index: u64, len: u64 },
+    OutOfBounds {
+        index: u64,
+        len: u64,
+    },
     Access(AccessFault),
-    Misaligned { offset: u64, align: u64 },
-    Assertion { message: u32 },
+    Misaligned {
+        offset: u64,
+        align: u64,
+    },
+    Assertion {
+        message: u32,
+    },
     FellOff,
+    /// An extern function failed, or has no host implementation.
+    Extern {
+        detail: String,
+    },
 }
 
 /// What a thread needs besides its own state.
@@ -109,6 +126,8 @@ pub(crate) struct ThreadContext<'a> {
     pub builtins: &'a [u64; BUILTINS],
     pub dynamic_shared_bytes: u64,
     pub output: &'a super::PrintTarget,
+    /// The host of the program's extern functions, if the launch has one.
+    pub externs: Option<&'a ExternBinding<'a>>,
 }
 
 /// Starts `state` at the beginning of the kernel: the entry frame with `image` (the entry
@@ -438,6 +457,55 @@ pub(crate) fn run(
                 dst: base + *dst as usize,
                 site: site!(),
             })),
+            Op::CallExtern {
+                function: callee,
+                args,
+                result,
+            } => {
+                let mut values = [0u64; MAX_EXTERN_ARGS];
+                for (k, &arg) in args.iter().enumerate() {
+                    values[k] = reg!(arg);
+                }
+                let info = &program.externs[*callee as usize];
+                let Some(binding) = context.externs else {
+                    fault!(FaultKind::Extern {
+                        detail: format!(
+                            "`{}` (`{}`) has no host implementation: the launch has no `SimOptions::externs`",
+                            info.name, info.symbol
+                        )
+                    })
+                };
+                let Some(id) = binding.ids.get(*callee as usize).copied().flatten() else {
+                    fault!(FaultKind::Extern {
+                        detail: format!(
+                            "`{}` (`{}`) has no host implementation in this launch's `SimOptions::externs`",
+                            info.name, info.symbol
+                        )
+                    })
+                };
+                let site = site!();
+                let mut call = ExternCall {
+                    args: &values[..args.len()],
+                    memory,
+                    builtins: context.builtins,
+                    member: binding.member,
+                    site: site.pack(),
+                };
+                match binding.host.call(id, &mut call) {
+                    Ok(ExternOutcome::Return(bits)) => {
+                        if let Some((dst, scalar)) = result {
+                            reg!(*dst) = super::value::canonical(bits, *scalar);
+                        }
+                    }
+                    Ok(ExternOutcome::GroupBarrier) => suspend!(Status::Group {
+                        site,
+                        function: *callee
+                    }),
+                    Err(detail) => fault!(FaultKind::Extern {
+                        detail: format!("in `{}` (`{}`): {detail}", info.name, info.symbol)
+                    }),
+                }
+            }
             Op::FellOff => fault!(FaultKind::FellOff),
         }
     }

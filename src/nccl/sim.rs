@@ -1,0 +1,514 @@
+//! NCCL's device API on the CPU simulator: several ranks in one process, no GPU and no
+//! NCCL library.
+//!
+//! A [`SimWorld`] of `n` ranks stands for `n` GPUs of one NVLink domain (one LSA team of
+//! every rank). It gives each rank a stream ([`SimWorld::stream`]), its device
+//! communicator ([`SimWorld::dev_comm`]) and symmetric buffers ([`SimWorld::alloc_symmetric`],
+//! one window per rank, copied in and out per rank). Kernels are the same `#[kernel]`s
+//! that run on GPUs, launched with their ordinary generated `launch` on each rank's
+//! stream:
+//!
+//! ```no_run
+//! # use cudajit::prelude::*;
+//! # use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
+//! # #[kernel]
+//! # fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize) {}
+//! use cudajit::nccl::sim::SimWorld;
+//!
+//! # fn main() -> Result<(), cudajit::Error> {
+//! let world = SimWorld::new(4)?;
+//! let buffer = world.alloc_symmetric::<f32>(2048)?;
+//! for rank in 0..world.nranks() {
+//!     buffer.copy_from_host(rank, &vec![rank as f32; 1024])?;
+//! }
+//! for rank in 0..world.nranks() {
+//!     // Deferred until every rank has launched; the last launch runs them all.
+//!     peer_read::launch(
+//!         world.stream(rank),
+//!         LaunchConfig::new(4, 128),
+//!         world.dev_comm(rank),
+//!         buffer.window(rank),
+//!         1024,
+//!         4096,
+//!     )?;
+//! }
+//! world.synchronize()?; // an error if some rank has not launched
+//! let mut out = vec![0f32; 2048];
+//! buffer.copy_to_host(1, &mut out)?;
+//! # Ok(()) }
+//! ```
+//!
+//! What is modelled:
+//! - the `cudajit_nccl_*` functions of [`super::device`]: ranks and the LSA team (every
+//!   rank; LSA rank = world rank), `lsa_address`/`peer_address`/`local_address` returning
+//!   simulated device addresses into the ranks' windows (every access through
+//!   `slice_at`/`slice_at_mut` is bounds-checked against the window, and reported with the
+//!   rank and window when outside it);
+//! - LSA barriers with the CTA as cooperative group and barrier index `block_idx().x`:
+//!   block `b` of every rank runs on one host thread, and `lsa_barrier_sync` completes
+//!   when every thread of block `b` of every rank has reached one. A rank whose block
+//!   finishes without reaching the barrier the others wait at (it skipped it, or the ranks'
+//!   grids differ) is reported as an error naming the kernel, the rank and the block,
+//!   never a hang. `lsa_barrier_arrive` only marks the session; `lsa_barrier_wait` is the
+//!   barrier (so a wait completes once every rank's CTA reached its wait: stronger than
+//!   NCCL's, which waits for the arrivals only). Sessions are checked: use before
+//!   `lsa_barrier_init` or after `lsa_barrier_destroy`, a second `arrive` without `wait`, a
+//!   barrier index other than `block_idx().x` and another rank's `DevComm` are reported;
+//! - memory orders are accepted and ignored: every simulated access is already ordered.
+//!
+//! Not modelled: several LSA teams (multi-node), multimem/NVLS, GIN, the barrier count of
+//! the device communicator, and concurrency between the blocks of one rank beyond what the
+//! simulator does for any launch (blocks are independent). Launches on a rank's stream
+//! take scalars and structs (`DevComm`, `Window`), not simulator buffers.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cudajit_core::sim::{
+    extern_address, DeviceMemory, ExternCall, ExternOutcome, GlobalRegion, SimExterns, SimOptions,
+    SimReport, MAX_EXTERN_REGIONS,
+};
+
+use super::device::{DevComm, Window, DEV_COMM_WORDS};
+use crate::sim::{BufferElement, SimGroup, SimStream};
+use crate::Error;
+
+/// Most ranks of a simulated world.
+pub const MAX_RANKS: usize = 64;
+
+/// `DevComm` word 0 of a simulated rank.
+const COMM_MAGIC: u64 = u64::from_le_bytes(*b"cjsimcom");
+/// Session word 0 of an initialised LSA barrier session.
+const SESSION_MAGIC: u64 = u64::from_le_bytes(*b"cjlsabar");
+/// The top byte of a simulated window handle.
+const WINDOW_TAG: u64 = 0xc5;
+
+static NEXT_WORLD: AtomicU32 = AtomicU32::new(1);
+
+/// Simulated ranks of one NVLink domain, in this process (see the [module](self)).
+pub struct SimWorld {
+    id: u32,
+    nranks: usize,
+    group: SimGroup,
+    streams: Vec<SimStream>,
+    /// Window `w` of rank `r` is `windows[w * nranks + r]`.
+    windows: Arc<Mutex<Vec<Arc<DeviceMemory>>>>,
+}
+
+impl std::fmt::Debug for SimWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimWorld")
+            .field("id", &self.id)
+            .field("nranks", &self.nranks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimWorld {
+    /// A world of `nranks` ranks (1 to [`MAX_RANKS`]) with the default simulator options.
+    pub fn new(nranks: usize) -> Result<SimWorld, Error> {
+        SimWorld::with_options(nranks, SimOptions::default())
+    }
+
+    /// A world whose launches run with `options` (host threads, `print!` target, race
+    /// detection; its `externs` are the world's own).
+    pub fn with_options(nranks: usize, options: SimOptions) -> Result<SimWorld, Error> {
+        if nranks == 0 || nranks > MAX_RANKS {
+            return Err(Error::Backend(format!(
+                "a simulated NCCL world has 1 to {MAX_RANKS} ranks, not {nranks}"
+            )));
+        }
+        let id = NEXT_WORLD.fetch_add(1, Ordering::Relaxed) & 0xffff;
+        let windows: Arc<Mutex<Vec<Arc<DeviceMemory>>>> = Arc::default();
+        let snapshot = windows.clone();
+        let externs = Box::new(move || {
+            let windows = snapshot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            Some(Arc::new(WorldExterns {
+                world: id,
+                nranks,
+                windows,
+            }) as Arc<dyn SimExterns>)
+        });
+        let labels = (0..nranks).map(|r| format!("rank {r}")).collect();
+        let group = SimGroup::new(labels, options, externs);
+        let streams = (0..nranks).map(|r| group.stream(r)).collect();
+        Ok(SimWorld {
+            id,
+            nranks,
+            group,
+            streams,
+            windows,
+        })
+    }
+
+    /// The number of ranks.
+    pub fn nranks(&self) -> usize {
+        self.nranks
+    }
+
+    /// Rank `rank`'s stream: launches on it wait until every rank has launched, and the
+    /// launch that completes the set runs all of them (returning the world's result).
+    ///
+    /// # Panics
+    /// If `rank >= nranks()`.
+    pub fn stream(&self, rank: usize) -> &SimStream {
+        &self.streams[rank]
+    }
+
+    /// Rank `rank`'s device communicator, as a kernel parameter (what
+    /// `DevComm::for_rank` gives on GPUs).
+    ///
+    /// # Panics
+    /// If `rank >= nranks()`.
+    pub fn dev_comm(&self, rank: usize) -> DevComm {
+        assert!(rank < self.nranks, "rank {rank} of {}", self.nranks);
+        let mut words = [0u64; DEV_COMM_WORDS];
+        words[0] = COMM_MAGIC;
+        words[1] = u64::from(self.id);
+        words[2] = rank as u64;
+        words[3] = self.nranks as u64;
+        DevComm::from_words(words)
+    }
+
+    /// A symmetric buffer of `len` zeros on every rank, each rank's part a window.
+    pub fn alloc_symmetric<T: BufferElement>(
+        &self,
+        len: usize,
+    ) -> Result<SimSymmetricBuffer<T>, Error> {
+        let bytes = len * T::SCALAR.size_bytes() as usize;
+        let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let window = windows.len() / self.nranks;
+        if windows.len() + self.nranks > MAX_EXTERN_REGIONS || window >= 1 << 24 {
+            return Err(Error::Backend(
+                "too many windows in a simulated NCCL world".into(),
+            ));
+        }
+        let ranks: Vec<Arc<DeviceMemory>> = (0..self.nranks)
+            .map(|_| Arc::new(DeviceMemory::zeroed(bytes)))
+            .collect();
+        windows.extend(ranks.iter().cloned());
+        Ok(SimSymmetricBuffer {
+            world: self.id,
+            window: window as u32,
+            ranks,
+            len,
+            _element: PhantomData,
+        })
+    }
+
+    /// `Ok` when no rank's launch waits for the others; otherwise an error naming the
+    /// ranks that have not launched.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.group.synchronize()
+    }
+
+    /// What the last run of the world's launches did (all ranks together).
+    pub fn last_report(&self) -> Option<SimReport> {
+        self.group.last_report()
+    }
+}
+
+/// A buffer of `len` values of type `T` on every rank of a [`SimWorld`], each rank's part
+/// a window (what `cudajit::nccl::SymmetricBuffer` is on GPUs).
+pub struct SimSymmetricBuffer<T> {
+    world: u32,
+    window: u32,
+    ranks: Vec<Arc<DeviceMemory>>,
+    len: usize,
+    _element: PhantomData<T>,
+}
+
+impl<T> std::fmt::Debug for SimSymmetricBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SimSymmetricBuffer(window {}, {} elements on {} ranks)",
+            self.window,
+            self.len,
+            self.ranks.len()
+        )
+    }
+}
+
+impl<T: BufferElement> SimSymmetricBuffer<T> {
+    /// Elements per rank.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Rank `rank`'s window handle, as a kernel parameter.
+    ///
+    /// # Panics
+    /// If the world has no rank `rank`.
+    pub fn window(&self, rank: usize) -> Window {
+        assert!(
+            rank < self.ranks.len(),
+            "rank {rank} of {}",
+            self.ranks.len()
+        );
+        Window::from_handle(
+            (WINDOW_TAG << 56)
+                | (u64::from(self.world) << 40)
+                | ((rank as u64) << 24)
+                | u64::from(self.window),
+        )
+    }
+
+    fn memory(&self, rank: usize, count: usize) -> Result<&DeviceMemory, Error> {
+        let memory = self.ranks.get(rank).ok_or_else(|| {
+            Error::Backend(format!(
+                "the simulated world has no rank {rank} (it has {})",
+                self.ranks.len()
+            ))
+        })?;
+        if count > self.len {
+            return Err(Error::Backend(format!(
+                "copying {count} elements of a symmetric buffer of {}",
+                self.len
+            )));
+        }
+        Ok(memory)
+    }
+
+    /// Copies `data` to the start of rank `rank`'s part.
+    pub fn copy_from_host(&self, rank: usize, data: &[T]) -> Result<(), Error> {
+        self.memory(rank, data.len())?.store_values(0, data);
+        Ok(())
+    }
+
+    /// Copies the start of rank `rank`'s part into `out`.
+    pub fn copy_to_host(&self, rank: usize, out: &mut [T]) -> Result<(), Error> {
+        let values = self.memory(rank, out.len())?.read_values(0, out.len());
+        out.copy_from_slice(&values);
+        Ok(())
+    }
+
+    /// A copy of rank `rank`'s part.
+    pub fn to_vec(&self, rank: usize) -> Result<Vec<T>, Error> {
+        Ok(self.memory(rank, self.len)?.read_values(0, self.len))
+    }
+}
+
+/// The `cudajit_nccl_*` functions, for one run of a world's launches.
+#[derive(Debug)]
+struct WorldExterns {
+    world: u32,
+    nranks: usize,
+    windows: Vec<Arc<DeviceMemory>>,
+}
+
+const SYMBOLS: [&str; 13] = [
+    "cudajit_nccl_rank",
+    "cudajit_nccl_nranks",
+    "cudajit_nccl_lsa_rank",
+    "cudajit_nccl_lsa_size",
+    "cudajit_nccl_lsa_rank_to_world",
+    "cudajit_nccl_lsa_pointer",
+    "cudajit_nccl_peer_pointer",
+    "cudajit_nccl_local_pointer",
+    "cudajit_nccl_lsa_barrier_init",
+    "cudajit_nccl_lsa_barrier_arrive",
+    "cudajit_nccl_lsa_barrier_wait",
+    "cudajit_nccl_lsa_barrier_sync",
+    "cudajit_nccl_lsa_barrier_destroy",
+];
+
+thread_local! {
+    static SYMBOL_IDS: HashMap<&'static str, u32> =
+        SYMBOLS.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
+}
+
+/// A simulated rank's `DevComm`, read through the kernel's `&comm`.
+struct Comm {
+    rank: usize,
+    nranks: usize,
+}
+
+/// Session words: magic, barrier index, rank, arrived, barriers passed.
+const SESSION_WORDS: usize = 5;
+
+impl WorldExterns {
+    fn comm(&self, call: &mut ExternCall<'_, '_, '_>, pointer: u64) -> Result<Comm, String> {
+        let words = call.load_words(pointer, 4)?;
+        if words[0] != COMM_MAGIC {
+            return Err(
+                "the DevComm is not a simulated rank's (make it with SimWorld::dev_comm)".into(),
+            );
+        }
+        if words[1] != u64::from(self.world) || words[3] as usize != self.nranks {
+            return Err(format!(
+                "the DevComm belongs to another simulated world (world {}, this one is {})",
+                words[1], self.world
+            ));
+        }
+        Ok(Comm {
+            rank: words[2] as usize,
+            nranks: words[3] as usize,
+        })
+    }
+
+    /// The address of byte `offset` of rank `rank`'s part of `window`.
+    fn address(&self, window: u64, offset: u64, rank: i64) -> Result<u64, String> {
+        if window >> 56 != WINDOW_TAG || (window >> 40) & 0xffff != u64::from(self.world) {
+            return Err(format!(
+                "{window:#x} is not a window of this simulated world (make it with SimSymmetricBuffer::window)"
+            ));
+        }
+        if rank < 0 || rank as usize >= self.nranks {
+            return Err(format!(
+                "peer {rank} is not a rank of the LSA team (0..{})",
+                self.nranks
+            ));
+        }
+        let index = (window & 0xff_ffff) as usize * self.nranks + rank as usize;
+        if index >= self.windows.len() {
+            return Err(format!("window {} does not exist", window & 0xff_ffff));
+        }
+        if offset >= 1 << 47 {
+            return Err(format!("offset {offset} is past any window"));
+        }
+        Ok(extern_address(index, offset))
+    }
+
+    fn session(&self, call: &mut ExternCall<'_, '_, '_>) -> Result<[u64; SESSION_WORDS], String> {
+        let session = call.arg(0);
+        let words = call.load_words(session, SESSION_WORDS)?;
+        if words[0] != SESSION_MAGIC {
+            return Err(
+                "the barrier session is not initialised (use it between lsa_barrier_init and lsa_barrier_destroy)"
+                    .into(),
+            );
+        }
+        Ok(words.try_into().expect("SESSION_WORDS words"))
+    }
+
+    fn store_session(
+        call: &mut ExternCall<'_, '_, '_>,
+        words: &[u64; SESSION_WORDS],
+    ) -> Result<(), String> {
+        let session = call.arg(0);
+        for (k, &word) in words.iter().enumerate() {
+            call.store(session + 8 * k as u64, 8, word)?;
+        }
+        Ok(())
+    }
+}
+
+impl SimExterns for WorldExterns {
+    fn resolve(&self, symbol: &str) -> Option<u32> {
+        SYMBOL_IDS.with(|ids| ids.get(symbol).copied())
+    }
+
+    fn call(
+        &self,
+        function: u32,
+        call: &mut ExternCall<'_, '_, '_>,
+    ) -> Result<ExternOutcome, String> {
+        let value = |v: u64| Ok(ExternOutcome::Return(v));
+        let first = call.arg(0);
+        match function {
+            // rank, nranks, lsa_rank, lsa_size: one LSA team of every rank.
+            0 | 2 => value(self.comm(call, first)?.rank as u64),
+            1 | 3 => value(self.comm(call, first)?.nranks as u64),
+            4 => {
+                let comm = self.comm(call, first)?;
+                let lsa_rank = call.arg(1) as u32 as i32;
+                if lsa_rank < 0 || lsa_rank as usize >= comm.nranks {
+                    return Err(format!(
+                        "LSA rank {lsa_rank} is not in the team (0..{})",
+                        comm.nranks
+                    ));
+                }
+                value(lsa_rank as u64)
+            }
+            // lsa_pointer, peer_pointer(window, offset, peer): LSA rank = world rank.
+            5 | 6 => value(self.address(
+                call.arg(0),
+                call.arg(1),
+                i64::from(call.arg(2) as u32 as i32),
+            )?),
+            7 => {
+                let window = call.arg(0);
+                value(self.address(window, call.arg(1), ((window >> 24) & 0xffff) as i64)?)
+            }
+            8 => {
+                let second = call.arg(1);
+                let comm = self.comm(call, second)?;
+                let index = call.arg(2);
+                if comm.rank != call.member() {
+                    return Err(format!(
+                        "rank {}'s launch passes the DevComm of rank {}",
+                        call.member(),
+                        comm.rank
+                    ));
+                }
+                let block = call.block_idx()[0];
+                if index != u64::from(block) {
+                    return Err(format!(
+                        "barrier index {index} in block {block}: the simulator pairs the CTAs of the ranks by block, so the LSA barrier index must be block_idx().x"
+                    ));
+                }
+                Self::store_session(call, &[SESSION_MAGIC, index, comm.rank as u64, 0, 0])?;
+                value(0)
+            }
+            9 => {
+                let mut session = self.session(call)?;
+                if session[3] != 0 {
+                    return Err("lsa_barrier_arrive twice without lsa_barrier_wait".into());
+                }
+                session[3] = 1;
+                Self::store_session(call, &session)?;
+                value(0)
+            }
+            10 | 11 => {
+                let mut session = self.session(call)?;
+                let arrived = session[3] != 0;
+                if function == 10 && !arrived {
+                    return Err("lsa_barrier_wait without lsa_barrier_arrive".into());
+                }
+                if function == 11 && arrived {
+                    return Err("lsa_barrier_sync after lsa_barrier_arrive without wait".into());
+                }
+                session[3] = 0;
+                session[4] += 1;
+                Self::store_session(call, &session)?;
+                Ok(ExternOutcome::GroupBarrier)
+            }
+            12 => {
+                let mut session = self.session(call)?;
+                if session[3] != 0 {
+                    return Err("lsa_barrier_destroy after lsa_barrier_arrive without wait".into());
+                }
+                session[0] = 0;
+                Self::store_session(call, &session)?;
+                value(0)
+            }
+            _ => Err(format!("no function {function}")),
+        }
+    }
+
+    fn regions(&self) -> Vec<GlobalRegion<'_>> {
+        self.windows
+            .iter()
+            .map(|memory| GlobalRegion {
+                memory,
+                writable: true,
+            })
+            .collect()
+    }
+
+    fn region_name(&self, region: usize) -> String {
+        format!(
+            "rank {}'s part of window {}",
+            region % self.nranks,
+            region / self.nranks
+        )
+    }
+}

@@ -1,0 +1,413 @@
+//! NCCL's device API on the CPU simulator (`cudajit::nccl::sim`): the LSA examples'
+//! kernels with 2, 4 and 8 simulated ranks in this process, checked against host
+//! references, and what the simulation reports (a rank skipping a barrier, an access
+//! outside a window). No GPU and no NCCL library needed.
+
+#[path = "../examples/lsa/kernels.rs"]
+mod kernels;
+
+use cudajit::core::sim::{SimError, SimOptions};
+use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
+use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
+use cudajit::prelude::*;
+use cudajit::{BufferElement, Error};
+
+use kernels::{all_reduce_one_shot, all_reduce_two_shot, peer_read};
+
+const CTAS: u32 = 3;
+const THREADS: u32 = 64;
+
+fn world(nranks: usize) -> SimWorld {
+    SimWorld::with_options(
+        nranks,
+        SimOptions {
+            workers: 2,
+            ..SimOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Input at element 0, output at the next 4096-byte boundary, as the examples lay it out.
+fn layout<T>(count: usize) -> (usize, usize) {
+    let size = std::mem::size_of::<T>();
+    let out_offset = (count * size).div_ceil(4096) * 4096;
+    (out_offset, out_offset / size + count)
+}
+
+fn fill<T: BufferElement>(
+    world: &SimWorld,
+    buffer: &SimSymmetricBuffer<T>,
+    count: usize,
+    value: impl Fn(usize, usize) -> T,
+) {
+    for rank in 0..world.nranks() {
+        let data: Vec<T> = (0..count).map(|k| value(rank, k)).collect();
+        buffer.copy_from_host(rank, &data).unwrap();
+    }
+}
+
+fn peer_read_case(nranks: usize, count: usize) {
+    let world = world(nranks);
+    let (out_offset, elems) = layout::<f32>(count);
+    let buffer = world.alloc_symmetric::<f32>(elems).unwrap();
+    let value = |rank: usize, i: usize| (rank * 1000) as f32 + (i % 977) as f32;
+    fill(&world, &buffer, count, value);
+    for rank in 0..nranks {
+        peer_read::launch(
+            world.stream(rank),
+            LaunchConfig::new(CTAS, THREADS),
+            world.dev_comm(rank),
+            buffer.window(rank),
+            count,
+            out_offset,
+        )
+        .unwrap();
+    }
+    world.synchronize().unwrap();
+    let report = world.last_report().unwrap();
+    assert_eq!(report.blocks, u64::from(CTAS) * nranks as u64);
+    for rank in 0..nranks {
+        let all = buffer.to_vec(rank).unwrap();
+        let peer = (rank + 1) % nranks;
+        let got = &all[out_offset / 4..];
+        for (k, g) in got.iter().enumerate() {
+            assert_eq!(
+                *g,
+                value(peer, k),
+                "{nranks} ranks, rank {rank}, element {k}"
+            );
+        }
+        // The input is untouched.
+        assert_eq!(all[count - 1], value(rank, count - 1));
+    }
+}
+
+fn all_reduce_case<T>(
+    nranks: usize,
+    count: usize,
+    two_shot: bool,
+    value: impl Fn(usize, usize) -> T,
+    sum: impl Fn(T, T) -> T,
+) where
+    T: BufferElement + DeviceScalar + core::ops::Add<Output = T> + PartialEq + std::fmt::Debug,
+{
+    let world = world(nranks);
+    let (out_offset, elems) = layout::<T>(count);
+    let buffer = world.alloc_symmetric::<T>(elems).unwrap();
+    fill(&world, &buffer, count, &value);
+    for rank in 0..nranks {
+        let (stream, comm, window) = (
+            world.stream(rank),
+            world.dev_comm(rank),
+            buffer.window(rank),
+        );
+        let config = LaunchConfig::new(CTAS, THREADS);
+        if two_shot {
+            all_reduce_two_shot::launch::<T>(stream, config, comm, window, count, out_offset)
+        } else {
+            all_reduce_one_shot::launch::<T>(stream, config, comm, window, count, out_offset)
+        }
+        .unwrap();
+    }
+    world.synchronize().unwrap();
+    for rank in 0..nranks {
+        let all = buffer.to_vec(rank).unwrap();
+        let got = &all[out_offset / std::mem::size_of::<T>()..];
+        for (k, g) in got.iter().enumerate() {
+            let want = (1..nranks).fold(value(0, k), |s, r| sum(s, value(r, k)));
+            assert_eq!(
+                *g, want,
+                "{nranks} ranks, two-shot {two_shot}, rank {rank}, element {k} of {count}"
+            );
+        }
+    }
+}
+
+fn f32_value(rank: usize, i: usize) -> f32 {
+    ((rank * 7 + i) % 1024) as f32
+}
+
+fn i32_value(rank: usize, i: usize) -> i32 {
+    (i as i32)
+        .wrapping_mul(31)
+        .wrapping_add(rank as i32 * 1_000_003)
+}
+
+// Counts: vectors and a tail of 1 to 3 (odd), more vectors than the grid's threads on one
+// rank's share, and fewer vectors than ranks (two-shot shares of zero).
+const COUNTS: [usize; 3] = [1027, 6, 4 * 3 * 64 * 2 + 3];
+
+#[test]
+fn peer_read_2_4_8_ranks() {
+    for nranks in [2, 4, 8] {
+        for count in COUNTS {
+            peer_read_case(nranks, count);
+        }
+    }
+}
+
+#[test]
+fn all_reduce_one_shot_f32_i32() {
+    for nranks in [2, 4, 8] {
+        for count in COUNTS {
+            all_reduce_case(nranks, count, false, f32_value, |a, b| a + b);
+            all_reduce_case(nranks, count, false, i32_value, i32::wrapping_add);
+        }
+    }
+}
+
+#[test]
+fn all_reduce_two_shot_f32_i32() {
+    for nranks in [2, 4, 8] {
+        for count in COUNTS {
+            all_reduce_case(nranks, count, true, f32_value, |a, b| a + b);
+            all_reduce_case(nranks, count, true, i32_value, i32::wrapping_add);
+        }
+    }
+}
+
+/// Like `peer_read`'s entry barrier, but rank `skip` leaves before it.
+#[kernel]
+fn skips_barrier(comm: DevComm, window: Window, skip: i32) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    if nccl::rank(&comm) == skip {
+        nccl::lsa_barrier_destroy(&mut barrier);
+        return;
+    }
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let out = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), 1) };
+    if global_index() == 0 {
+        out[0] = nccl::rank(&comm) + 1;
+    }
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+#[test]
+fn a_rank_skipping_the_barrier_is_reported() {
+    let world = world(4);
+    let buffer = world.alloc_symmetric::<i32>(4).unwrap();
+    let mut result = Ok(());
+    for rank in 0..4 {
+        result = skips_barrier::launch(
+            world.stream(rank),
+            LaunchConfig::new(2, 32),
+            world.dev_comm(rank),
+            buffer.window(rank),
+            2,
+        );
+        if rank < 3 {
+            assert!(result.is_ok(), "launches wait for the last rank's");
+        }
+    }
+    let Err(Error::Simulator(error)) = result else {
+        panic!("expected a simulator error, got {result:?}");
+    };
+    let message = error.to_string();
+    assert!(
+        matches!(error, SimError::BarrierDivergence { .. }),
+        "{message}"
+    );
+    let site = error.site().unwrap();
+    assert_eq!(site.kernel, "skips_barrier");
+    assert_eq!(site.launch.as_deref(), Some("rank 0"));
+    assert_eq!(site.block, [0, 0, 0]);
+    assert!(message.contains("block (0, 0, 0) of rank 2"), "{message}");
+    assert!(message.contains("lsa_barrier_sync"), "{message}");
+    // Nothing waits afterwards, and the world runs again.
+    world.synchronize().unwrap();
+    for rank in 0..4 {
+        skips_barrier::launch(
+            world.stream(rank),
+            LaunchConfig::new(2, 32),
+            world.dev_comm(rank),
+            buffer.window(rank),
+            -1,
+        )
+        .unwrap();
+    }
+    for rank in 0..4 {
+        assert_eq!(buffer.to_vec(rank).unwrap()[0], rank as i32 + 1);
+    }
+}
+
+#[test]
+fn a_missing_launch_is_reported_by_synchronize() {
+    let world = world(2);
+    let buffer = world.alloc_symmetric::<i32>(4).unwrap();
+    skips_barrier::launch(
+        world.stream(0),
+        LaunchConfig::new(1, 32),
+        world.dev_comm(0),
+        buffer.window(0),
+        -1,
+    )
+    .unwrap();
+    let error = world.synchronize().unwrap_err().to_string();
+    assert!(error.contains("waits for rank 1"), "{error}");
+    assert!(world.stream(0).synchronize().is_err());
+}
+
+#[test]
+fn mismatched_grids_and_windows_are_reported() {
+    // Rank 1 launches a larger grid: its extra block's barrier never completes.
+    let world = world(2);
+    let buffer = world.alloc_symmetric::<i32>(4).unwrap();
+    let mut result = Ok(());
+    for rank in 0..2 {
+        result = skips_barrier::launch(
+            world.stream(rank),
+            LaunchConfig::new(1 + rank as u32, 32),
+            world.dev_comm(rank),
+            buffer.window(rank),
+            -1,
+        );
+    }
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("launches run together need one grid"),
+        "{error}"
+    );
+
+    // Reading past the end of a peer's window.
+    let count = 1024;
+    let small = world.alloc_symmetric::<f32>(count).unwrap();
+    let mut result = Ok(());
+    for rank in 0..2 {
+        result = peer_read::launch(
+            world.stream(rank),
+            LaunchConfig::new(1, 32),
+            world.dev_comm(rank),
+            small.window(rank),
+            count,
+            4096,
+        );
+    }
+    let error = result.unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("invalid memory access"), "{message}");
+    assert!(message.contains("part of window"), "{message}");
+    // The rank's communicator must be its own.
+    let mut result = Ok(());
+    for rank in 0..2 {
+        result = peer_read::launch(
+            world.stream(rank),
+            LaunchConfig::new(1, 32),
+            world.dev_comm(0),
+            small.window(rank),
+            4,
+            0,
+        );
+    }
+    let message = result.unwrap_err().to_string();
+    assert!(
+        message.contains("passes the DevComm of rank 0"),
+        "{message}"
+    );
+}
+
+/// Every rank stores its world rank into slot `rank` of every peer's window (through
+/// `peer_address` with world ranks), between a split barrier (`arrive`, then `wait`) and a
+/// sync; after the sync, block 0 copies what the peers stored to slots 16.. (which only a
+/// working barrier makes complete: block 0 of rank 0 runs first) and records the team.
+#[kernel]
+fn all_gather_ranks(comm: DevComm, window: Window, checks: usize) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_arrive(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_wait(&mut barrier, MemoryOrder::Acquire);
+    let me = nccl::rank(&comm);
+    let n = nccl::nranks(&comm);
+    if block_idx().x == 0 && thread_idx().x == 0 {
+        let mut lsa = 0;
+        while lsa < nccl::lsa_size(&comm) {
+            let peer = nccl::lsa_rank_to_world(&comm, lsa);
+            let slot = unsafe {
+                slice_at_mut::<i32>(nccl::peer_address(window, (me as usize) * 4, peer), 1)
+            };
+            slot[0] = me * 10 + 1;
+            lsa += 1;
+        }
+    }
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::AcqRel);
+    let mine = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), checks) };
+    if block_idx().x == 0 && thread_idx().x == 0 {
+        let mut r = 0;
+        while r < n as usize {
+            mine[16 + r] = mine[r];
+            r += 1;
+        }
+        mine[31] = nccl::lsa_rank(&comm) * 100 + n;
+    }
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+#[test]
+fn split_barriers_peer_addresses_and_teams() {
+    for nranks in [2, 4, 8] {
+        let world = world(nranks);
+        let buffer = world.alloc_symmetric::<i32>(32).unwrap();
+        for rank in 0..nranks {
+            all_gather_ranks::launch(
+                world.stream(rank),
+                LaunchConfig::new(2, 64),
+                world.dev_comm(rank),
+                buffer.window(rank),
+                32,
+            )
+            .unwrap();
+        }
+        for rank in 0..nranks {
+            let got = buffer.to_vec(rank).unwrap();
+            let want: Vec<i32> = (0..nranks as i32).map(|r| r * 10 + 1).collect();
+            assert_eq!(got[..nranks], want[..], "{nranks} ranks, rank {rank}");
+            assert_eq!(
+                got[16..16 + nranks],
+                want[..],
+                "{nranks} ranks, rank {rank}"
+            );
+            assert_eq!(got[31], rank as i32 * 100 + nranks as i32);
+        }
+    }
+}
+
+/// `lsa_barrier_wait` without `arrive`: a misuse the simulation reports.
+#[kernel]
+fn wait_without_arrive(comm: DevComm) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_wait(&mut barrier, MemoryOrder::Acquire);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+#[test]
+fn barrier_session_misuse_is_reported() {
+    let world = world(2);
+    let mut result = Ok(());
+    for rank in 0..2 {
+        result = wait_without_arrive::launch(
+            world.stream(rank),
+            LaunchConfig::new(1, 32),
+            world.dev_comm(rank),
+        );
+    }
+    let message = result.unwrap_err().to_string();
+    assert!(
+        message.contains("lsa_barrier_wait without lsa_barrier_arrive"),
+        "{message}"
+    );
+    assert!(message.contains("rank 0, block (0, 0, 0)"), "{message}");
+}
+
+#[test]
+fn extern_calls_without_a_world_are_reported() {
+    // A DevComm of a world on a plain simulator stream: no host for NCCL's functions.
+    let world = world(2);
+    let stream = cudajit::SimStream::new();
+    let error = wait_without_arrive::launch(&stream, LaunchConfig::new(1, 32), world.dev_comm(0))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("has no host implementation"), "{error}");
+    assert!(error.contains("lsa_barrier_init"), "{error}");
+}
