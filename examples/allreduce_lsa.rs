@@ -1,5 +1,5 @@
 //! An all-reduce (sum) written as `#[kernel]`s over NCCL's LSA device API, checked against
-//! a reference on the host, for f32, i32 and bf16, over sizes from 4 KB up.
+//! a reference on the host, for f32, i32, bf16, i64, f64 and f16, over sizes from 4 KB up.
 //!
 //!     cargo run --release --example allreduce_lsa                                 # one process, all GPUs
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/allreduce_lsa      # one process per GPU
@@ -19,8 +19,10 @@ mod setup;
 mod kernels;
 
 use cudajit::bf16;
+use cudajit::f16;
 use kernels::{
-    all_reduce_one_shot, all_reduce_one_shot_bf16, all_reduce_two_shot, all_reduce_two_shot_bf16,
+    all_reduce_one_shot, all_reduce_one_shot_16, all_reduce_one_shot_64, all_reduce_one_shot_bf16,
+    all_reduce_two_shot, all_reduce_two_shot_bf16,
 };
 
 /// The grid on GPUs (one LSA barrier per CTA).
@@ -45,13 +47,18 @@ where
         + std::fmt::Debug,
 {
     let ranks = world.nranks()?;
+    // bf16 has kernels of its own (16-byte vectors of 8, summed in f32); 64-bit and
+    // other 16-bit types take one-shot kernels with vectors of 2 and 8.
+    let scalar = <T as cudajit::DeviceScalar>::SCALAR;
+    let half = scalar == cudajit::core::Scalar::BF16;
+    let width = scalar.size_bytes();
     // Simulated ranks see small sizes only: switch earlier so both kernels run.
     let limit = if world.simulated() {
         16 << 10
     } else {
         ONE_SHOT_MAX_BYTES
     };
-    let one_shot = count * std::mem::size_of::<T>() <= limit;
+    let one_shot = width == 8 || (width == 2 && !half) || count * std::mem::size_of::<T>() <= limit;
     let expected = |_rank: i32, k: usize| (1..ranks).fold(value(0, k), |s, r| sum(s, value(r, k)));
     let case = setup::Case {
         name: if one_shot { "one-shot" } else { "two-shot" },
@@ -60,10 +67,16 @@ where
         input: &value,
         expected: &expected,
     };
-    // bf16 has kernels of its own: 16-byte vectors of 8, summed in f32.
-    let half = <T as cudajit::DeviceScalar>::SCALAR == cudajit::core::Scalar::BF16;
     setup::check_case(world, &case, |_, stream, comm, window, o| {
         let (c, n) = (world.config, count);
+        if width == 8 {
+            all_reduce_one_shot_64::launch::<T>(stream, c, comm, window, n, o)?;
+            return Ok(());
+        }
+        if width == 2 && !half {
+            all_reduce_one_shot_16::launch::<T>(stream, c, comm, window, n, o)?;
+            return Ok(());
+        }
         match (one_shot, half) {
             (true, false) => all_reduce_one_shot::launch::<T>(stream, c, comm, window, n, o)?,
             (false, false) => all_reduce_two_shot::launch::<T>(stream, c, comm, window, n, o)?,
@@ -93,6 +106,24 @@ fn main() -> setup::Result<()> {
                 count,
                 |r, i| (i as i32).wrapping_mul(31).wrapping_add(r * 1_000_003),
                 i32::wrapping_add,
+            )?;
+            check(
+                &world,
+                count,
+                |r, i| (i as i64) * 1_000_000_007 + r as i64,
+                i64::wrapping_add,
+            )?;
+            check(
+                &world,
+                count,
+                |r, i| (r as f64) * 0.25 + (i % 4093) as f64,
+                |a, b| a + b,
+            )?;
+            check(
+                &world,
+                count,
+                |r, i| f16::from_f32(((r as usize * 5 + i) % 64) as f32),
+                |a, b| f16::from_f32(a.to_f32() + b.to_f32()),
             )?;
             // Small integers are exact in bf16 too (8 bits of mantissa): sums up to 256 (8 ranks).
             check(

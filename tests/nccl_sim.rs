@@ -10,9 +10,12 @@ use cudajit::core::sim::{SimError, SimOptions};
 use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
-use cudajit::{BufferElement, Error};
+use cudajit::{f16, BufferElement, Error};
 
-use kernels::{all_reduce_one_shot, all_reduce_two_shot, peer_read};
+use kernels::{
+    all_reduce_one_shot, all_reduce_one_shot_16, all_reduce_one_shot_64, all_reduce_two_shot,
+    peer_read,
+};
 
 const CTAS: u32 = 3;
 const THREADS: u32 = 64;
@@ -410,4 +413,107 @@ fn extern_calls_without_a_world_are_reported() {
         .to_string();
     assert!(error.contains("has no host implementation"), "{error}");
     assert!(error.contains("lsa_barrier_init"), "{error}");
+}
+
+/// Runs `launch` on every rank of a 4-rank world over `count` elements of
+/// `value(rank, k)` and checks every rank's sum in rank order.
+fn reduce_case<T: BufferElement + DeviceScalar + PartialEq + std::fmt::Debug>(
+    count: usize,
+    value: impl Fn(usize, usize) -> T,
+    sum: impl Fn(T, T) -> T,
+    launch: impl Fn(&SimWorld, &SimSymmetricBuffer<T>, usize, usize) -> Result<(), Error>,
+) {
+    let nranks = 4;
+    let world = world(nranks);
+    let (out_offset, elems) = layout::<T>(count);
+    let buffer = world.alloc_symmetric::<T>(elems).unwrap();
+    fill(&world, &buffer, count, &value);
+    for rank in 0..nranks {
+        launch(&world, &buffer, rank, out_offset).unwrap();
+    }
+    world.synchronize().unwrap();
+    let size = std::mem::size_of::<T>();
+    for rank in 0..nranks {
+        let got = buffer.to_vec(rank).unwrap();
+        for k in 0..count {
+            let want = (1..nranks).fold(value(0, k), |s, r| sum(s, value(r, k)));
+            assert_eq!(got[out_offset / size + k], want, "rank {rank}, element {k}");
+        }
+    }
+}
+
+#[test]
+fn reduce_copy_helpers_for_64_and_16_bit_types() {
+    let config = LaunchConfig::new(CTAS, THREADS);
+    let count = 1000 + 3;
+    let v = |r: usize, k: usize| (r * 131 + k % 977) as i64 - 500;
+    reduce_case(
+        count,
+        v,
+        |a, b| a + b,
+        |w, b, r, o| {
+            all_reduce_one_shot_64::launch::<i64>(
+                w.stream(r),
+                config,
+                w.dev_comm(r),
+                b.window(r),
+                count,
+                o,
+            )
+        },
+    );
+    let v = |r: usize, k: usize| (r as u64) << 40 | k as u64;
+    reduce_case(count, v, u64::wrapping_add, |w, b, r, o| {
+        all_reduce_one_shot_64::launch::<u64>(
+            w.stream(r),
+            config,
+            w.dev_comm(r),
+            b.window(r),
+            count,
+            o,
+        )
+    });
+    let v = |r: usize, k: usize| (r as f64) * 0.5 + (k % 97) as f64;
+    reduce_case(
+        count,
+        v,
+        |a, b| a + b,
+        |w, b, r, o| {
+            all_reduce_one_shot_64::launch::<f64>(
+                w.stream(r),
+                config,
+                w.dev_comm(r),
+                b.window(r),
+                count,
+                o,
+            )
+        },
+    );
+    let v = |r: usize, k: usize| f16::from_f32(((r * 3 + k) % 32) as f32);
+    reduce_case(
+        count,
+        v,
+        |a, b| f16::from_f32(a.to_f32() + b.to_f32()),
+        |w, b, r, o| {
+            all_reduce_one_shot_16::launch::<f16>(
+                w.stream(r),
+                config,
+                w.dev_comm(r),
+                b.window(r),
+                count,
+                o,
+            )
+        },
+    );
+    let v = |r: usize, k: usize| (r * 1000 + k) as u32;
+    reduce_case(count, v, u32::wrapping_add, |w, b, r, o| {
+        all_reduce_one_shot::launch::<u32>(
+            w.stream(r),
+            config,
+            w.dev_comm(r),
+            b.window(r),
+            count,
+            o,
+        )
+    });
 }

@@ -196,3 +196,58 @@ pub fn all_to_all<T: DeviceScalar>(
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }
+
+/// [`all_reduce_one_shot`] for 64-bit types (`i64`, `u64`, `f64`): 16-byte vectors of 2.
+#[kernel]
+pub fn all_reduce_one_shot_64<T: DeviceScalar + core::ops::Add<Output = T>>(
+    comm: DevComm,
+    window: Window,
+    count: usize,
+    out_offset: usize,
+) {
+    let peers = nccl::lsa_size(&comm);
+    let sources = shared_array::<usize>(72);
+    let destination = shared_array::<usize>(1);
+    nccl::lsa_addresses(window, 0, peers, sources);
+    if thread_idx().x == 0 {
+        destination[0] = nccl::local_address(window, out_offset);
+    }
+    sync_threads();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let n = peers as usize;
+    let vectors = count / 2;
+    nccl::lsa_reduce_copy_64::<T>(sources, n, destination, 1, count, 0, vectors);
+    nccl::lsa_reduce_copy_tail::<T>(sources, n, destination, 1, count, vectors * 2, count);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// [`all_reduce_one_shot`] for 16-bit types summed in their own type (`f16`, `i16`,
+/// `u16`): 16-byte vectors of 8.
+#[kernel]
+pub fn all_reduce_one_shot_16<T: DeviceScalar + core::ops::Add<Output = T>>(
+    comm: DevComm,
+    window: Window,
+    count: usize,
+    out_offset: usize,
+) {
+    let peers = nccl::lsa_size(&comm);
+    let sources = shared_array::<usize>(72);
+    let destination = shared_array::<usize>(1);
+    nccl::lsa_addresses(window, 0, peers, sources);
+    if thread_idx().x == 0 {
+        destination[0] = nccl::local_address(window, out_offset);
+    }
+    sync_threads();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let n = peers as usize;
+    let vectors = count / 8;
+    nccl::lsa_reduce_copy_16::<T>(sources, n, destination, 1, count, 0, vectors);
+    nccl::lsa_reduce_copy_tail::<T>(sources, n, destination, 1, count, vectors * 8, count);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}

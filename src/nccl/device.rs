@@ -42,8 +42,8 @@
 //! the next kernel: skip it and the next kernel's barrier stops synchronising.
 
 use cudajit_core::device::{
-    block_dim, global_index, grid_stride, slice_at, slice_at_mut, thread_idx, vload4, vload8,
-    vstore4, vstore8, DeviceScalar,
+    block_dim, global_index, grid_stride, slice_at, slice_at_mut, thread_idx, vload2, vload4,
+    vload8, vstore2, vstore4, vstore8, DeviceScalar,
 };
 use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout};
 
@@ -441,6 +441,83 @@ pub fn lsa_copy<T: DeviceScalar>(
             d += 1;
         }
         i += stride;
+    }
+}
+
+/// [`lsa_reduce_copy`] for 64-bit elements (`i64`, `u64`, `f64`): 16-byte vectors of 2,
+/// `[begin, end)` counting vectors of 2.
+#[crate::device]
+#[allow(clippy::too_many_arguments)]
+pub fn lsa_reduce_copy_64<T: DeviceScalar + core::ops::Add<Output = T>>(
+    sources: &[usize],
+    n_sources: usize,
+    destinations: &[usize],
+    n_destinations: usize,
+    len: usize,
+    begin: usize,
+    end: usize,
+) {
+    let mut v = begin + global_index();
+    while v < end {
+        let first = unsafe { slice_at::<T>(sources[0], len) };
+        let (mut a, mut b) = vload2(first, v);
+        let mut p = 1;
+        while p < n_sources {
+            let src = unsafe { slice_at::<T>(sources[p], len) };
+            let (x, y) = vload2(src, v);
+            a = a + x;
+            b = b + y;
+            p += 1;
+        }
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            vstore2(dst, v, (a, b));
+            d += 1;
+        }
+        v += grid_stride();
+    }
+}
+
+/// [`lsa_reduce_copy`] for 16-bit elements summed in their own type (`f16`, `i16`, `u16`):
+/// 16-byte vectors of 8, `[begin, end)` counting vectors of 8. (`bf16` sums in `f32`:
+/// [`lsa_reduce_copy_bf16`].)
+#[crate::device]
+#[allow(clippy::too_many_arguments)]
+pub fn lsa_reduce_copy_16<T: DeviceScalar + core::ops::Add<Output = T>>(
+    sources: &[usize],
+    n_sources: usize,
+    destinations: &[usize],
+    n_destinations: usize,
+    len: usize,
+    begin: usize,
+    end: usize,
+) {
+    let mut v = begin + global_index();
+    while v < end {
+        let first = unsafe { slice_at::<T>(sources[0], len) };
+        let (mut a, mut b, mut c, mut e, mut f, mut g, mut h, mut k) = vload8(first, v);
+        let mut p = 1;
+        while p < n_sources {
+            let src = unsafe { slice_at::<T>(sources[p], len) };
+            let (a1, b1, c1, e1, f1, g1, h1, k1) = vload8(src, v);
+            a = a + a1;
+            b = b + b1;
+            c = c + c1;
+            e = e + e1;
+            f = f + f1;
+            g = g + g1;
+            h = h + h1;
+            k = k + k1;
+            p += 1;
+        }
+        let mut d = 0;
+        while d < n_destinations {
+            let dst = unsafe { slice_at_mut::<T>(destinations[d], len) };
+            vstore8(dst, v, (a, b, c, e, f, g, h, k));
+            d += 1;
+        }
+        v += grid_stride();
     }
 }
 

@@ -1689,8 +1689,13 @@ impl Writer<'_> {
                         } else {
                             word
                         };
-                        let value = self.value(format!("trunc i32 {shifted} to i16"));
-                        self.line(format!("store i16 {value}, i16* %local{}", local.index()));
+                        let bits = self.value(format!("trunc i32 {shifted} to i16"));
+                        let value = if t == "i16" {
+                            bits
+                        } else {
+                            self.value(format!("bitcast i16 {bits} to {t}"))
+                        };
+                        self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
                     }
                 } else {
                     let loaded =
@@ -1713,7 +1718,17 @@ impl Writer<'_> {
                 if paired_lanes(elem, values.len()) {
                     // As the load: two 16-bit lanes per 32-bit word, one 16-byte store.
                     let mut packed = "undef".to_owned();
-                    for (word, pair) in lanes.chunks(2).enumerate() {
+                    let bits: Vec<String> = lanes
+                        .iter()
+                        .map(|lane| {
+                            if t == "i16" {
+                                lane.clone()
+                            } else {
+                                self.value(format!("bitcast {t} {lane} to i16"))
+                            }
+                        })
+                        .collect();
+                    for (word, pair) in bits.chunks(2).enumerate() {
                         let lo = self.value(format!("zext i16 {} to i32", pair[0]));
                         let hi = self.value(format!("zext i16 {} to i32", pair[1]));
                         let hi = self.value(format!("shl i32 {hi}, 16"));
