@@ -4,6 +4,14 @@
 //!     cargo run --release --example allreduce_lsa                                 # one process, all GPUs
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/allreduce_lsa      # one process per GPU
 //!     MAX_BYTES=1073741824 cargo run --release --example allreduce_lsa            # up to 1 GB
+//!     DIVERGE=1 cargo run --release --example allreduce_lsa                       # rank 1 diverges
+//!     DIVERGE=grid cargo run --release --example allreduce_lsa                    # too many CTAs
+//!
+//! `DIVERGE=1` makes rank 1 launch the i32 specialisation where the others launch f32:
+//! the ranks agree on a kernel before its first launch, so the launch is an error naming
+//! both specialisations instead of a hang (exit status 0 when it is). `DIVERGE=grid`
+//! launches twice as many CTAs as the device communicator has LSA barriers: an error on
+//! every rank before anything is enqueued.
 //!
 //! Each rank's input is the start of its symmetric window; the result goes to byte
 //! `out_offset` of every rank's window. Small messages use the one-shot kernel (every
@@ -89,10 +97,73 @@ where
     Ok(())
 }
 
+/// `DIVERGE=1` or `DIVERGE=grid`: launches that must fail (see the top of the file).
+/// Exits the process: in one process, the local ranks that launched before the divergence
+/// was found wait at their barriers for ranks that never arrive.
+fn diverge(world: &setup::World, how: &str) -> setup::Result<()> {
+    let count = 1024;
+    let out_offset = 4096;
+    let buffer = world.comm.alloc_symmetric::<f32>(out_offset / 4 + count)?;
+    let mut refused = 0;
+    for (i, stream) in world.streams.iter().enumerate() {
+        let (comm, window) = world.params(&buffer, i)?;
+        let rank = world.rank(i);
+        let result = match how {
+            "grid" => all_reduce_one_shot::launch::<f32>(
+                stream,
+                setup::config(2 * CTAS, THREADS),
+                comm,
+                window,
+                count,
+                out_offset,
+            ),
+            _ if rank == 1 => all_reduce_one_shot::launch::<i32>(
+                stream,
+                setup::config(CTAS, THREADS),
+                comm,
+                window,
+                count,
+                out_offset,
+            ),
+            _ => all_reduce_one_shot::launch::<f32>(
+                stream,
+                setup::config(CTAS, THREADS),
+                comm,
+                window,
+                count,
+                out_offset,
+            ),
+        };
+        match result {
+            Ok(()) => println!("rank {rank}: launched"),
+            Err(e @ cudajit::Error::Collective { .. }) => {
+                println!("rank {rank}: refused as expected: {e}");
+                refused += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // Every rank refuses a grid too large; of a divergence, every rank that exchanges
+    // identities (one process per GPU) or the first local rank that differs (one process).
+    let expected = how != "grid" || refused == world.local();
+    if refused > 0 && expected {
+        println!("DIVERGE={how}: detected");
+        std::process::exit(0);
+    }
+    eprintln!(
+        "DIVERGE={how}: {refused} of {} launches refused",
+        world.local()
+    );
+    std::process::exit(1);
+}
+
 fn main() -> setup::Result<()> {
     let Some(world) = setup::world(CTAS)? else {
         return Ok(());
     };
+    if let Ok(how) = std::env::var("DIVERGE") {
+        return diverge(&world, &how);
+    }
     let max_bytes: usize = std::env::var("MAX_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -22,4 +22,14 @@ step "allreduce_lsa, one process over $ngpu GPUs, 4 KB .. ${MAX_BYTES:-107374182
 MAX_BYTES=${MAX_BYTES:-1073741824} ./bin/allreduce_lsa
 step "allreduce_lsa, one process per GPU, 4 KB .. 64 MB"
 MAX_BYTES=67108864 ./bin/cudajit-nccl-launch --nproc "$ngpu" --timeout 300 -- ./bin/allreduce_lsa
+# Agreement before the first launch (docs/nccl.md): each run must print the refusals and
+# "DIVERGE=...: detected" and exit 0; a hang ends at the `timeout` with status 124.
+step "agreement: DIVERGE=grid, one process over $ngpu GPUs (twice the CTAs of the barriers)"
+DIVERGE=grid timeout 120 ./bin/allreduce_lsa; echo "exit status $?"
+step "agreement: DIVERGE=1, one process over $ngpu GPUs (rank 1 launches i32, the others f32)"
+DIVERGE=1 timeout 120 ./bin/allreduce_lsa; echo "exit status $?"
+step "agreement: DIVERGE=grid, one process per GPU"
+DIVERGE=grid timeout 120 ./bin/cudajit-nccl-launch --nproc "$ngpu" --timeout 60 -- ./bin/allreduce_lsa; echo "exit status $?"
+step "agreement: DIVERGE=1, one process per GPU (the ranks exchange identities through NCCL)"
+DIVERGE=1 timeout 120 ./bin/cudajit-nccl-launch --nproc "$ngpu" --timeout 60 -- ./bin/allreduce_lsa; echo "exit status $?"
 echo; echo "=== done ==="

@@ -469,7 +469,7 @@ pub(crate) fn describe(name: &str, spec: &Specialization) -> String {
 /// fail. Relaxed mode is CUDA's documented way for a library to make such calls during a
 /// capture (`cuThreadExchangeStreamCaptureMode`); nothing is enqueued on the capturing
 /// stream here. Costs two driver calls, once per kernel and context; never on the hot path.
-fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
+pub(crate) fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
     use cudarc::driver::sys::{cuThreadExchangeStreamCaptureMode, CUstreamCaptureMode};
     let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
     // SAFETY: `mode` is a valid, writable mode; the previous mode is written back into it.

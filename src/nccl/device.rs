@@ -273,7 +273,10 @@ fn dev_comm_launch_check(comm: &DevComm, launch: &LaunchInfo<'_>) -> Result<(), 
         return Ok(());
     }
     let identity = LaunchIdentity::new(*launch.identity, launch.description);
-    agree_on_launch(token.serial, token.local, &identity).map_err(|e| e.to_string())?;
+    // The exchange allocates and waits on a stream of its own: allowed even while this
+    // thread captures a CUDA Graph (the first launch may happen inside one).
+    crate::kernel::relaxed_capture(|| agree_on_launch(token.serial, token.local, &identity))
+        .map_err(|e| e.to_string())?;
     launch.memo.insert(key);
     Ok(())
 }
