@@ -471,6 +471,11 @@ pub(crate) fn describe(name: &str, spec: &Specialization) -> String {
 /// stream here. Costs two driver calls, once per kernel and context; never on the hot path.
 pub(crate) fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
     use cudarc::driver::sys::{cuThreadExchangeStreamCaptureMode, CUstreamCaptureMode};
+    // SAFETY: only probes whether libcuda can be opened (cudarc panics on calls otherwise);
+    // without a driver there is no capture to relax.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return load();
+    }
     let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
     // SAFETY: `mode` is a valid, writable mode; the previous mode is written back into it.
     let exchanged = unsafe { cuThreadExchangeStreamCaptureMode(&mut mode) }

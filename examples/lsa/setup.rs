@@ -6,7 +6,7 @@ use std::error::Error;
 use std::sync::Arc;
 
 use cudajit::nccl::device::{DevComm, Window};
-use cudajit::nccl::{Communicator, DevCommRequirements, Nccl, SymmetricBuffer};
+use cudajit::nccl::{Communicator, Nccl, SymmetricBuffer};
 use cudajit::{CudaStream, LaunchConfig};
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
@@ -42,7 +42,8 @@ pub fn world(ctas: u32) -> Result<Option<World>> {
         }
         Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?
     };
-    let dev = comm.create_dev_comm(&DevCommRequirements::lsa_barriers(ctas))?;
+    // One LSA barrier per CTA: what the launch check of the kernels asks for.
+    let dev = comm.create_dev_comm(&cudajit::nccl::device::requirements_for(&config(ctas, 1)))?;
     let streams = (0..comm.local_ranks().len())
         .map(|i| comm.context(i).map(|c| c.default_stream()))
         .collect::<Option<Vec<_>>>()

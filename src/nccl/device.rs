@@ -258,6 +258,16 @@ pub fn check_lsa_barriers(launch: &LaunchInfo<'_>, lsa_barriers: u32) -> Result<
     ))
 }
 
+/// What a device communicator needs for kernels launched with `config` that
+/// synchronise through LSA barriers: one barrier per CTA of the grid. Create it with this
+/// and the launch check of those kernels passes for every grid up to `config`'s.
+pub fn requirements_for(config: &crate::LaunchConfig) -> cudajit_nccl::DevCommRequirements {
+    let ctas = (config.grid.x as u64)
+        .saturating_mul(config.grid.y as u64)
+        .saturating_mul(config.grid.z as u64);
+    cudajit_nccl::DevCommRequirements::lsa_barriers(ctas.min(u32::MAX as u64) as u32)
+}
+
 /// [`DevComm`]'s launch check: barriers against the grid on every launch; agreement of
 /// the ranks on the kernel at its first launch per device communicator and local rank
 /// (then a lock-free memo lookup).

@@ -361,7 +361,7 @@ impl CommShared {
                 .map_err(cuda("copying the kernel identity"))?;
             (send, recv)
         };
-        {
+        let gathered = {
             let _op = self.lock()?;
             self.grouped("ncclAllGather", |_, r| {
                 // SAFETY: `send` holds RECORD_BYTES and `recv` n * RECORD_BYTES bytes on
@@ -376,7 +376,18 @@ impl CommShared {
                         stream as _,
                     )
                 }
-            })?;
+            })
+        };
+        if let Err(e) = gathered {
+            if !self.is_aborted() {
+                // SAFETY: nothing was enqueued that uses the allocations; freed once.
+                unsafe {
+                    let _ = cu::free_async(send, stream);
+                    let _ = cu::free_async(recv, stream);
+                    let _ = cu::stream::destroy(stream);
+                }
+            }
+            return Err(e);
         }
         // Poll rather than synchronise: a peer that never joins is an error after the
         // communicator's timeout, not a hang.
