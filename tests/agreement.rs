@@ -284,3 +284,18 @@ fn the_launch_memo_holds_a_few_keys_without_a_lock() {
     assert!(!memo.contains(100));
     assert!(memo.contains(12));
 }
+
+#[test]
+fn requirements_follow_the_launch_configuration() {
+    use cudajit::nccl::device::requirements_for;
+    use cudajit::nccl::DevCommRequirements;
+    let config = LaunchConfig::new(132, 512);
+    assert_eq!(
+        requirements_for(&config),
+        DevCommRequirements::lsa_barriers(132)
+    );
+    let memo = LaunchMemo::new();
+    let captured = kernels::all_reduce_one_shot::KERNEL.captured();
+    let info = launch(captured, &[0; 32], (132, 1, 1), &memo);
+    assert!(check_lsa_barriers(&info, requirements_for(&config).lsa_barrier_count).is_ok());
+}
