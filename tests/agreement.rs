@@ -246,6 +246,7 @@ fn gathered_records_are_compared_rank_by_rank() {
 
     let err = compare_gathered(0, &ours, &gathered(&[Some(&ours), Some(&theirs)])).unwrap_err();
     assert_eq!(err.other_rank, 1);
+    assert!(!err.in_process);
     let text = err.to_string();
     assert!(
         text.contains("rank 0 launches `all_reduce_one_shot<T=f32>` but rank 1 launches `all_reduce_one_shot<T=i32>`"),

@@ -110,6 +110,9 @@ pub struct Divergence {
     /// What that rank launches; `None` when it contributed no identity (it was in another
     /// NCCL collective at this point).
     pub theirs: Option<LaunchIdentity>,
+    /// Found in the process ([`LocalAgreement`]): the other rank's kernel is already
+    /// enqueued and waits at its barriers for this one.
+    pub in_process: bool,
 }
 
 impl fmt::Display for Divergence {
@@ -119,6 +122,7 @@ impl fmt::Display for Divergence {
             ours,
             other_rank,
             theirs,
+            in_process,
         } = self;
         write!(
             f,
@@ -130,7 +134,8 @@ impl fmt::Display for Divergence {
             Some(theirs) if theirs.description == ours.description => write!(
                 f,
                 ", rank {other_rank} the same name and specialisation with different code \
-                 (identity {} here, {} there: the ranks run different builds)",
+                 (identity {} here, {} there: the ranks run different builds, or two \
+                 kernels of that name)",
                 ours.short_digest(),
                 theirs.short_digest()
             )?,
@@ -149,7 +154,15 @@ impl fmt::Display for Divergence {
             ". Every rank must launch the same kernels, with the same specialisations, in the \
              same order (the first launch of each is agreed on); launched as they are, they \
              would wait at each other's barriers forever"
-        )
+        )?;
+        if *in_process {
+            write!(
+                f,
+                ". Rank {other_rank}'s kernel is already enqueued and waits for this one: end \
+                 the process rather than tear the communicator down"
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -192,7 +205,7 @@ impl LocalAgreement {
         local: usize,
         rank: i32,
         identity: &LaunchIdentity,
-    ) -> Result<(), Divergence> {
+    ) -> Result<(), Box<Divergence>> {
         if self.is_agreed(local, &identity.digest) {
             return Ok(());
         }
@@ -202,12 +215,13 @@ impl LocalAgreement {
         let position = self.next[local];
         match self.log.get(position) {
             Some((recorded, by)) if recorded.digest != identity.digest => {
-                return Err(Divergence {
+                return Err(Box::new(Divergence {
                     rank,
                     ours: identity.clone(),
                     other_rank: *by,
                     theirs: Some(recorded.clone()),
-                })
+                    in_process: true,
+                }))
             }
             Some(_) => {}
             None => self.log.push((identity.clone(), rank)),
@@ -224,16 +238,17 @@ pub fn compare_gathered(
     rank: i32,
     ours: &LaunchIdentity,
     records: &[u8],
-) -> Result<(), Divergence> {
+) -> Result<(), Box<Divergence>> {
     for (other, record) in records.chunks(RECORD_BYTES).enumerate() {
         let theirs = LaunchIdentity::decode(record);
         if theirs.as_ref().map(|t| t.digest) != Some(ours.digest) {
-            return Err(Divergence {
+            return Err(Box::new(Divergence {
                 rank,
                 ours: ours.clone(),
                 other_rank: other as i32,
                 theirs,
-            });
+                in_process: false,
+            }));
         }
     }
     Ok(())
@@ -244,7 +259,7 @@ pub fn compare_gathered(
 pub enum AgreeError {
     /// The ranks launch different kernels.
     #[error(transparent)]
-    Divergence(#[from] Divergence),
+    Divergence(#[from] Box<Divergence>),
     /// The device communicator the kernel argument came from was destroyed.
     #[error(
         "its DevComm argument belongs to a device communicator that was destroyed (or never \
