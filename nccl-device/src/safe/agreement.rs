@@ -5,7 +5,7 @@
 //! of each kernel identity on a device communicator, every rank therefore contributes
 //! the identity it is about to launch, and a divergence is an error naming both sides:
 //!
-//! - every rank in this process ([`Communicator::init_all`]): the launches of the local
+//! - every rank in this process ([`crate::Communicator::init_all`]): the launches of the local
 //!   ranks come one after another from one thread, so a collective at the first rank's
 //!   launch would wait for ranks that launch later. The comparison happens in the
 //!   process instead ([`LocalAgreement`]): the n-th identity a local rank agrees on must be
