@@ -5,6 +5,14 @@
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/allreduce_lsa      # one process per GPU
 //!     MAX_BYTES=1073741824 cargo run --release --example allreduce_lsa            # up to 1 GB
 //!     CUDAJIT_BACKEND=sim SIM_RANKS=8 cargo run --example allreduce_lsa               # 8 simulated ranks, no GPU
+//!     DIVERGE=1 cargo run --release --example allreduce_lsa                       # rank 1 diverges
+//!     DIVERGE=grid cargo run --release --example allreduce_lsa                    # too many CTAs
+//!
+//! `DIVERGE=1` makes rank 1 launch the i32 specialisation where the others launch f32:
+//! the ranks agree on a kernel before its first launch, so the launch is an error naming
+//! both specialisations instead of a hang (exit status 0 when it is). `DIVERGE=grid`
+//! launches twice as many CTAs as the device communicator has LSA barriers: an error on
+//! every rank before anything is enqueued. Both need GPUs.
 //!
 //! Each rank's input is the start of its symmetric window; the result goes to byte
 //! `out_offset` of every rank's window. Small messages use the one-shot kernel (every
@@ -87,10 +95,59 @@ where
     })
 }
 
+/// `DIVERGE=1` or `DIVERGE=grid`: launches that must fail (see the top of the file).
+/// Exits the process: in one process, the local ranks that launched before the divergence
+/// was found wait at their barriers for ranks that never arrive.
+fn diverge(world: &setup::World, how: &str) -> setup::Result<()> {
+    if world.simulated() {
+        return Err("DIVERGE checks the launch-time agreement of GPU ranks: it needs GPUs".into());
+    }
+    let count = 1024;
+    let out_offset = setup::out_offset::<f32>(count);
+    let buffer = world.alloc_symmetric::<f32>(out_offset / 4 + count)?;
+    let mut refused = 0;
+    for (i, stream) in world.streams.iter().enumerate() {
+        let (comm, window) = world.params(&buffer, i)?;
+        let rank = world.rank(i);
+        let (c, o) = (world.config, out_offset);
+        let result = match how {
+            "grid" => {
+                let twice = cudajit::LaunchConfig::new(2 * CTAS, THREADS);
+                all_reduce_one_shot::launch::<f32>(stream, twice, comm, window, count, o)
+            }
+            _ if rank == 1 => all_reduce_one_shot::launch::<i32>(stream, c, comm, window, count, o),
+            _ => all_reduce_one_shot::launch::<f32>(stream, c, comm, window, count, o),
+        };
+        match result {
+            Ok(()) => println!("rank {rank}: launched"),
+            Err(e @ cudajit::Error::Collective { .. }) => {
+                println!("rank {rank}: refused as expected: {e}");
+                refused += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // Every rank refuses a grid too large; of a divergence, every rank that exchanges
+    // identities (one process per GPU) or the first local rank that differs (one process).
+    let expected = how != "grid" || refused == world.local();
+    if refused > 0 && expected {
+        println!("DIVERGE={how}: detected");
+        std::process::exit(0);
+    }
+    eprintln!(
+        "DIVERGE={how}: {refused} of {} launches refused",
+        world.local()
+    );
+    std::process::exit(1);
+}
+
 fn main() -> setup::Result<()> {
     let Some(world) = setup::world(cudajit::LaunchConfig::new(CTAS, THREADS))? else {
         return Ok(());
     };
+    if let Ok(how) = std::env::var("DIVERGE") {
+        return diverge(&world, &how);
+    }
     for bytes in world.sizes(64 << 20) {
         // Odd counts too, so the scalar tails run.
         for count in [bytes / 4, bytes / 4 + 3] {

@@ -26,5 +26,22 @@ for example in lsa_peer_read allreduce_lsa allgather_lsa alltoall_lsa; do
   step "$example, one process per GPU, up to 64 MB"
   MAX_BYTES=67108864 ./bin/cudajit-nccl-launch --nproc "$ngpu" --timeout 300 -- ./bin/$example || status=1
 done
+# Agreement before the first launch (docs/nccl.md): each run must print the refusals and
+# "DIVERGE=...: detected" and exit 0; a hang ends at the `timeout` with status 124.
+agree() {  # what, command...
+  local what=$1; shift
+  step "agreement: $what"
+  "$@"; local rc=$?
+  echo "exit status $rc"
+  [ $rc -eq 0 ] || status=1
+}
+agree "DIVERGE=grid, one process over $ngpu GPUs (twice the CTAs of the barriers)" \
+  env DIVERGE=grid timeout 120 ./bin/allreduce_lsa
+agree "DIVERGE=1, one process over $ngpu GPUs (rank 1 launches i32, the others f32)" \
+  env DIVERGE=1 timeout 120 ./bin/allreduce_lsa
+agree "DIVERGE=grid, one process per GPU" \
+  env DIVERGE=grid timeout 120 ./bin/cudajit-nccl-launch --nproc "$ngpu" --timeout 60 -- ./bin/allreduce_lsa
+agree "DIVERGE=1, one process per GPU (the ranks exchange identities through NCCL)" \
+  env DIVERGE=1 timeout 120 ./bin/cudajit-nccl-launch --nproc "$ngpu" --timeout 60 -- ./bin/allreduce_lsa
 echo; echo "=== done (status $status) ==="
 exit $status

@@ -45,4 +45,10 @@ pub enum Error {
         what: &'static str,
         source: DriverError,
     },
+    /// An argument's launch check refused the launch before anything was enqueued: for a
+    /// communicating kernel (one taking a `cudajit::nccl::device::DevComm`), a device
+    /// communicator with fewer LSA barriers than the grid has CTAs, or ranks of the
+    /// communicator that do not agree on the kernel they launch.
+    #[error("kernel `{kernel}`: {message}")]
+    Collective { kernel: String, message: String },
 }

@@ -53,6 +53,14 @@ pub struct LoadedKernel {
     load_time: Duration,
     max_threads: u32,
     max_dynamic_shared: u32,
+    /// The kernel's captured form.
+    captured: &'static CapturedKernel,
+    /// [`cudajit_codegen::compile::launch_identity`] of this specialisation.
+    identity: [u8; 32],
+    /// `name<T=f32, N=4>`, for messages.
+    description: String,
+    /// Launch checks of arguments that passed once (`DeviceStruct::LAUNCH_CHECK`).
+    memo: cudajit_core::layout::LaunchMemo,
 }
 
 impl Kernel {
@@ -314,9 +322,15 @@ impl Kernel {
                 max_dynamic_shared,
             )
             .map_err(driver("raising the kernel's shared memory limit"))?;
+        let identity = cudajit_codegen::compile::launch_identity(&self.captured, &spec).0;
+        let description = describe(name, &spec);
         Ok(LoadedKernel {
             context: context.cu_ctx() as usize,
             spec_id,
+            captured: &self.captured,
+            identity,
+            description,
+            memo: cudajit_core::layout::LaunchMemo::new(),
             spec,
             function,
             compiled,
@@ -351,6 +365,42 @@ impl LoadedKernel {
     /// The most dynamic shared memory per block this kernel can be launched with.
     pub fn max_dynamic_shared_bytes(&self) -> u32 {
         self.max_dynamic_shared
+    }
+
+    /// The identity the ranks of a communicator agree on before the first launch
+    /// ([`cudajit_codegen::compile::launch_identity`]): SHA-256 of the kernel's code and
+    /// specialisation, independent of the GPU and toolchain.
+    pub fn identity(&self) -> &[u8; 32] {
+        &self.identity
+    }
+
+    /// The kernel and its specialisation for people: `all_reduce<T=f32>`.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Runs an argument's launch check (`DeviceStruct::LAUNCH_CHECK`) for a launch with
+    /// `config`; its error becomes [`Error::Collective`].
+    #[inline]
+    pub fn run_launch_check<T>(
+        &self,
+        config: &LaunchConfig,
+        value: &T,
+        check: cudajit_core::layout::LaunchCheck<T>,
+    ) -> Result<(), Error> {
+        let info = cudajit_core::layout::LaunchInfo {
+            kernel: self.captured.name,
+            captured: self.captured,
+            identity: &self.identity,
+            description: &self.description,
+            grid: (config.grid.x, config.grid.y, config.grid.z),
+            block: (config.block.x, config.block.y, config.block.z),
+            memo: &self.memo,
+        };
+        check(value, &info).map_err(|message| Error::Collective {
+            kernel: self.description.clone(),
+            message,
+        })
     }
 
     /// Checks `config` against CUDA's limits and this kernel's.
@@ -404,6 +454,16 @@ impl LoadedKernel {
     }
 }
 
+/// `name<T=f32, N=4>`, or `name` without generic parameters.
+pub(crate) fn describe(name: &str, spec: &Specialization) -> String {
+    let values = spec.describe();
+    if values.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}<{values}>")
+    }
+}
+
 /// Runs `load` with this thread's stream-capture mode set to relaxed, then restores it.
 ///
 /// A stream capture in the default (global or thread-local) mode makes the driver refuse
@@ -412,8 +472,13 @@ impl LoadedKernel {
 /// fail. Relaxed mode is CUDA's documented way for a library to make such calls during a
 /// capture (`cuThreadExchangeStreamCaptureMode`); nothing is enqueued on the capturing
 /// stream here. Costs two driver calls, once per kernel and context; never on the hot path.
-fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
+pub(crate) fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
     use cudarc::driver::sys::{cuThreadExchangeStreamCaptureMode, CUstreamCaptureMode};
+    // SAFETY: only probes whether libcuda can be opened (cudarc panics on calls otherwise);
+    // without a driver there is no capture to relax.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return load();
+    }
     let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
     // SAFETY: `mode` is a valid, writable mode; the previous mode is written back into it.
     let exchanged = unsafe { cuThreadExchangeStreamCaptureMode(&mut mode) }

@@ -342,6 +342,29 @@ pub fn cache_key(
     key.parts()
 }
 
+/// The identity ranks of a communicator agree on before a kernel's first launch
+/// (`cudajit::nccl::device::DevComm`): the kernel's name and captured source, every
+/// device function it reaches, the layouts of the structs it takes and its
+/// specialisation. Unlike [`cache_key`] it leaves out the GPU architecture, the
+/// toolchain, the device libraries' builds and the checks of the build, which may differ
+/// between ranks running the same kernel; anything that changes what the kernel does is in.
+pub fn launch_identity(captured: &'static CapturedKernel, spec: &Specialization) -> CacheKey {
+    let mut key = KeyBuilder::new(&format!(
+        "cudajit-launch-identity/1/ast{}",
+        cudajit_core::ast::FORMAT_VERSION
+    ));
+    key.field("kernel", captured.name.as_bytes())
+        .field("source", captured.source_hash.as_bytes())
+        .field("specialisation", format!("{spec:?}").as_bytes());
+    for function in captured.reachable().into_iter().skip(1) {
+        key.field("device-function", function.source_hash.as_bytes());
+    }
+    for layout in captured.reachable_structs() {
+        key.field("struct", format!("{layout:?}").as_bytes());
+    }
+    key.finish()
+}
+
 /// What identifies a device library in a cache key for `arch`: its name, then the kind
 /// and SHA-256 of each of its parts for `arch`, in link order (memoised per library and
 /// architecture, so a warm start hashes each file once per process), or the reason it

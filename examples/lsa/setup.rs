@@ -10,7 +10,7 @@ use std::error::Error;
 
 use cudajit::nccl::device::{DevComm, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
-use cudajit::nccl::{Communicator, DevCommRequirements, Nccl, SymmetricBuffer};
+use cudajit::nccl::{Communicator, Nccl, SymmetricBuffer};
 use cudajit::{BufferElement, LaunchConfig, Stream};
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
@@ -75,8 +75,8 @@ pub fn world(config: LaunchConfig) -> Result<Option<World>> {
         }
         Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?
     };
-    let ctas = config.grid.x * config.grid.y * config.grid.z;
-    let dev = comm.create_dev_comm(&DevCommRequirements::lsa_barriers(ctas))?;
+    // One LSA barrier per CTA: what the launch check of the kernels asks for.
+    let dev = comm.create_dev_comm(&cudajit::nccl::device::requirements_for(&config))?;
     let streams = (0..comm.local_ranks().len())
         .map(|i| {
             comm.context(i)

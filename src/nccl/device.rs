@@ -40,12 +40,20 @@
 //! takes part, with barrier index `block_idx().x`, so the device communicator needs
 //! `lsa_barrier_count >= grid.x`. `lsa_barrier_destroy` stores the barrier's epoch for
 //! the next kernel: skip it and the next kernel's barrier stops synchronising.
+//!
+//! A kernel that takes a [`DevComm`] is a *communicating* kernel, and its `launch` checks
+//! two things before anything is enqueued (a [`crate::Error::Collective`] otherwise):
+//! that the device communicator has an LSA barrier for every CTA of the grid (when the
+//! kernel calls [`lsa_barrier_init`]), and, at the first launch of each specialisation on
+//! a device communicator, that every rank launches the same one
+//! ([`cudajit_nccl::safe::agreement`]; docs/nccl.md, "Agreement before the first launch").
 
 use cudajit_core::device::{
     block_dim, global_index, grid_stride, slice_at, slice_at_mut, thread_idx, vload2, vload4,
     vload8, vstore2, vstore4, vstore8, DeviceScalar,
 };
-use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout};
+use cudajit_core::layout::{DeviceStruct, FieldLayout, LaunchCheck, LaunchInfo, StructLayout};
+use cudajit_nccl::safe::agreement::{agree_on_launch, LaunchIdentity};
 
 use crate::{bf16, extern_device, DeviceCopy, DeviceLibrary};
 
@@ -65,6 +73,10 @@ pub(crate) const DEV_COMM_WORDS: usize = DEV_COMM_CAPACITY / 8;
 
 /// A rank's `ncclDevComm`, as a kernel parameter. The bytes are the NCCL release's own;
 /// kernels only pass `&comm` to the functions of this module.
+///
+/// Built by [`DevComm::for_rank`], its last 8 bytes (past every release's `ncclDevComm`,
+/// never read on the device) carry a [`LaunchToken`]: which device communicator and
+/// local rank it came from and its LSA barrier count, for the launch checks.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 pub struct DevComm {
@@ -84,18 +96,53 @@ pub enum DevCommError {
 }
 
 impl DevComm {
-    /// The kernel parameter of local rank `index` of a device communicator.
+    /// The kernel parameter of local rank `index` of a device communicator, with the
+    /// [`LaunchToken`] that lets launches check the grid against its barriers and agree on
+    /// the kernel with the other ranks.
     pub fn for_rank(dev_comm: &cudajit_nccl::DevComm, index: usize) -> Result<Self, DevCommError> {
-        let count = (0..)
-            .take_while(|&i| dev_comm.as_bytes(i).is_some())
-            .count();
+        let count = dev_comm.local_ranks();
         let bytes = dev_comm
             .as_bytes(index)
             .ok_or(DevCommError::NoSuchRank { index, count })?;
-        Self::from_bytes(bytes)
+        let mut comm = Self::from_bytes(bytes)?;
+        let token = LaunchToken {
+            serial: dev_comm.serial(),
+            local: index,
+            lsa_barriers: dev_comm.lsa_barrier_count(),
+        };
+        match token.encode() {
+            Some(word) if bytes.len() <= TOKEN_OFFSET => comm.words[DEV_COMM_WORDS - 1] = word,
+            _ => {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
+                    tracing::warn!(
+                        size = bytes.len(),
+                        serial = dev_comm.serial(),
+                        local = index,
+                        "a DevComm kernel argument without launch token: launches taking it \
+                         check neither barriers nor agreement"
+                    )
+                });
+            }
+        }
+        Ok(comm)
     }
 
-    /// A parameter holding `bytes`, a `ncclDevComm` of the loaded release.
+    /// This argument with `token` in place of its launch token (for tests and tools that
+    /// build arguments themselves).
+    #[doc(hidden)]
+    pub fn with_token(mut self, token: LaunchToken) -> Option<Self> {
+        self.words[DEV_COMM_WORDS - 1] = token.encode()?;
+        Some(self)
+    }
+
+    /// The launch token [`DevComm::for_rank`] put in, if any.
+    pub fn token(&self) -> Option<LaunchToken> {
+        LaunchToken::decode(self.words[DEV_COMM_WORDS - 1])
+    }
+
+    /// A parameter holding `bytes`, a `ncclDevComm` of the loaded release, without a
+    /// [`LaunchToken`]: launches taking it check neither barriers nor agreement.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DevCommError> {
         if bytes.len() > DEV_COMM_CAPACITY {
             return Err(DevCommError::TooLarge { size: bytes.len() });
@@ -121,6 +168,135 @@ impl std::fmt::Debug for DevComm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DevComm").finish_non_exhaustive()
     }
+}
+
+/// Where the [`LaunchToken`] lives in a [`DevComm`]: its last word.
+const TOKEN_OFFSET: usize = DEV_COMM_CAPACITY - 8;
+
+/// The tag in the low byte of an encoded [`LaunchToken`].
+const TOKEN_TAG: u64 = 0xA7;
+
+/// The host-side identity of a [`DevComm`] kernel argument, packed into the 8 bytes past
+/// the NCCL struct: tag (8 bits), local rank index (8), LSA barrier count (24, clamped),
+/// device communicator serial (24). Device code never reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchToken {
+    /// [`cudajit_nccl::DevComm::serial`] of the device communicator.
+    pub serial: u64,
+    /// The local rank index (`DevComm::for_rank`'s `index`).
+    pub local: usize,
+    /// Its LSA barrier count (clamped to 2^24 - 1).
+    pub lsa_barriers: u32,
+}
+
+impl LaunchToken {
+    /// The largest barrier count a token records; larger counts record as this.
+    pub const MAX_BARRIERS: u32 = (1 << 24) - 1;
+
+    /// The packed word; `None` when the serial or the local index does not fit (more
+    /// than 2^24 - 1 device communicators in the process, or 256 local ranks).
+    pub fn encode(&self) -> Option<u64> {
+        if self.serial == 0 || self.serial >= 1 << 24 || self.local > 0xFF {
+            return None;
+        }
+        let barriers = self.lsa_barriers.min(Self::MAX_BARRIERS) as u64;
+        Some(TOKEN_TAG | (self.local as u64) << 8 | barriers << 16 | self.serial << 40)
+    }
+
+    /// The token of a packed word; `None` without the tag (a `DevComm` built from bytes).
+    pub fn decode(word: u64) -> Option<Self> {
+        let serial = word >> 40;
+        if word & 0xFF != TOKEN_TAG || serial == 0 {
+            return None;
+        }
+        Some(LaunchToken {
+            serial,
+            local: ((word >> 8) & 0xFF) as usize,
+            lsa_barriers: ((word >> 16) & 0xFF_FFFF) as u32,
+        })
+    }
+
+    /// The key a launch remembers agreement under (with the kernel's specialisation and
+    /// GPU, which the memo belongs to).
+    fn memo_key(&self) -> u64 {
+        self.serial << 8 | self.local as u64
+    }
+}
+
+/// Memo keys (top bit set: no token key has it) caching whether a kernel calls
+/// [`lsa_barrier_init`].
+const USES_BARRIERS: u64 = 1 << 63 | 1;
+const USES_NO_BARRIERS: u64 = 1 << 63 | 2;
+
+/// Whether the kernel of `launch` reaches [`lsa_barrier_init`] (memoised per loaded kernel).
+fn uses_lsa_barriers(launch: &LaunchInfo<'_>) -> bool {
+    if launch.memo.contains(USES_BARRIERS) {
+        return true;
+    }
+    if launch.memo.contains(USES_NO_BARRIERS) {
+        return false;
+    }
+    let init = <lsa_barrier_init as crate::__private::DeviceFunction>::CAPTURED;
+    let uses = launch
+        .captured
+        .reachable()
+        .iter()
+        .any(|f| f.name == init.name && f.source_hash == init.source_hash);
+    launch.memo.insert(if uses {
+        USES_BARRIERS
+    } else {
+        USES_NO_BARRIERS
+    });
+    uses
+}
+
+/// The grid of `launch` against a device communicator with `lsa_barriers` LSA barriers:
+/// every CTA needs its own (barrier index `block_idx().x`).
+pub fn check_lsa_barriers(launch: &LaunchInfo<'_>, lsa_barriers: u32) -> Result<(), String> {
+    let ctas = launch.ctas();
+    if ctas <= lsa_barriers as u64 {
+        return Ok(());
+    }
+    let (x, y, z) = launch.grid;
+    Err(format!(
+        "the grid has {ctas} CTAs ({x}x{y}x{z}) but the device communicator has {lsa_barriers} \
+         LSA barriers, one per CTA (barrier index block_idx().x); the kernel would \
+         synchronise CTAs on barriers they share and hang. Create the device communicator \
+         with DevCommRequirements::lsa_barriers({ctas}), or launch at most {lsa_barriers} CTAs"
+    ))
+}
+
+/// What a device communicator needs for kernels launched with `config` that
+/// synchronise through LSA barriers: one barrier per CTA of the grid. Create it with this
+/// and the launch check of those kernels passes for every grid up to `config`'s.
+pub fn requirements_for(config: &crate::LaunchConfig) -> cudajit_nccl::DevCommRequirements {
+    let ctas = (config.grid.x as u64)
+        .saturating_mul(config.grid.y as u64)
+        .saturating_mul(config.grid.z as u64);
+    cudajit_nccl::DevCommRequirements::lsa_barriers(ctas.min(u32::MAX as u64) as u32)
+}
+
+/// [`DevComm`]'s launch check: barriers against the grid on every launch; agreement of
+/// the ranks on the kernel at its first launch per device communicator and local rank
+/// (then a lock-free memo lookup).
+fn dev_comm_launch_check(comm: &DevComm, launch: &LaunchInfo<'_>) -> Result<(), String> {
+    let Some(token) = comm.token() else {
+        return Ok(());
+    };
+    if uses_lsa_barriers(launch) {
+        check_lsa_barriers(launch, token.lsa_barriers)?;
+    }
+    let key = token.memo_key();
+    if launch.memo.contains(key) {
+        return Ok(());
+    }
+    let identity = LaunchIdentity::new(*launch.identity, launch.description);
+    // The exchange allocates and waits on a stream of its own: allowed even while this
+    // thread captures a CUDA Graph (the first launch may happen inside one).
+    crate::kernel::relaxed_capture(|| agree_on_launch(token.serial, token.local, &identity))
+        .map_err(|e| e.to_string())?;
+    launch.memo.insert(key);
+    Ok(())
 }
 
 /// The words of [`DevComm`] as the kernel language sees them: opaque `u64`s.
@@ -155,6 +331,7 @@ unsafe impl DeviceStruct for DevComm {
         enum_repr: None,
         variants: &[],
     };
+    const LAUNCH_CHECK: Option<LaunchCheck<Self>> = Some(dev_comm_launch_check);
 }
 // SAFETY: plain data, passed to the driver by address as CUDA C++ passes structs.
 unsafe impl cudarc::driver::DeviceRepr for DevComm {}

@@ -38,6 +38,9 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
     let mut lengths = Vec::new();
     let mut pointers = Vec::new();
     let mut args = Vec::new();
+    // Launch checks of struct arguments (`DeviceStruct::LAUNCH_CHECK`): a constant `None`
+    // for every type but those that ask for one, so the branch folds away.
+    let mut checks = Vec::new();
     // The simulator's arguments, and what it cannot take yet.
     let mut sim_args = Vec::new();
     let mut sim_unsupported: Option<&str> = None;
@@ -66,6 +69,13 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
                 pointers.push(quote!(let #local = #convert;));
                 args.push(quote!(#private::arg(&#local)));
                 if matches!(value, ValueType::Struct(_)) {
+                    checks.push(quote! {
+                        if let ::core::option::Option::Some(__cj_check) =
+                            <#ty as #private::DeviceStruct>::LAUNCH_CHECK
+                        {
+                            __cj_kernel.run_launch_check(&__cj_config, &#name, __cj_check)?;
+                        }
+                    });
                     // Enums run on the simulator as their integer; structs are refused there.
                     sim_args.push(quote!(#private::sim_struct_value(KERNEL.name(), #name)?));
                 } else {
@@ -183,6 +193,7 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
                 #cudajit::StreamTarget::Cuda(#stream) => {
                     let __cj_kernel = #resolve;
                     __cj_kernel.check(&__cj_config)?;
+                    #(#checks)*
                     #(#lengths)*
                     #(#pointers)*
                     let mut __cj_args: [*mut ::core::ffi::c_void; #count] = [#(#args),*];

@@ -92,6 +92,10 @@ const STORAGE_SLACK: usize = 1024;
 /// memory of the communicator is released.
 pub struct DevComm {
     comm: Arc<CommShared>,
+    /// Unique in the process; kernel arguments carry it (`cudajit::nccl::device::DevComm`).
+    serial: u64,
+    /// What launches of kernels taking it agree through; alive as long as it is.
+    _agreement: Arc<crate::safe::agreement::Agreement>,
     parts: Vec<RawStruct>,
     layout: DevCommLayout,
     requirements: DevCommRequirements,
@@ -101,6 +105,7 @@ impl std::fmt::Debug for DevComm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DevComm")
             .field("layout", &self.layout)
+            .field("serial", &self.serial)
             .field("requirements", &self.requirements)
             .field("ranks", &self.parts.len())
             .finish_non_exhaustive()
@@ -155,8 +160,11 @@ impl Communicator {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .live_dev_comms += 1;
+        let (serial, agreement) = crate::safe::agreement::register(shared);
         Ok(DevComm {
             comm: shared.clone(),
+            serial,
+            _agreement: agreement,
             parts,
             layout,
             requirements: *requirements,
@@ -168,6 +176,24 @@ impl DevComm {
     /// `sizeof`/`alignof` and field offsets of this release's `ncclDevComm`.
     pub fn layout(&self) -> DevCommLayout {
         self.layout
+    }
+
+    /// A number no other device communicator of this process has (never 0): kernel
+    /// arguments built from it carry it, so launches find their agreement state
+    /// ([`crate::safe::agreement::agree_on_launch`]).
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// The LSA barriers it has (one per CTA of the kernels that synchronise through
+    /// them, barrier index `blockIdx.x`): what it was created with.
+    pub fn lsa_barrier_count(&self) -> u32 {
+        self.requirements.lsa_barrier_count
+    }
+
+    /// Local ranks it covers.
+    pub fn local_ranks(&self) -> usize {
+        self.parts.len()
     }
 
     /// The requirements it was created with.

@@ -13,6 +13,7 @@
 //! freed) after the last dev comm is destroyed. `Drop` never panics: failures are
 //! logged through `tracing`; the explicit `close` methods return them instead.
 
+pub mod agreement;
 mod buffer;
 mod capability;
 mod collective;

@@ -32,6 +32,8 @@ pub const ncclSuccess: ncclResult_t = 0;
 /// `ncclInProgress`: a non-blocking communicator is still working.
 pub const ncclInProgress: ncclResult_t = 7;
 
+/// `ncclUint8`.
+pub const ncclUint8: ncclDataType_t = 1;
 /// `ncclInt32`.
 pub const ncclInt32: ncclDataType_t = 2;
 /// `ncclFloat32`.
