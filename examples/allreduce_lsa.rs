@@ -130,15 +130,31 @@ fn diverge(world: &setup::World, how: &str) -> setup::Result<()> {
     // Every rank refuses a grid too large; of a divergence, every rank that exchanges
     // identities (one process per GPU) or the first local rank that differs (one process).
     let expected = how != "grid" || refused == world.local();
-    if refused > 0 && expected {
+    let status = if refused > 0 && expected {
         println!("DIVERGE={how}: detected");
-        std::process::exit(0);
+        0
+    } else {
+        eprintln!(
+            "DIVERGE={how}: {refused} of {} launches refused",
+            world.local()
+        );
+        1
+    };
+    leave_now(status)
+}
+
+/// Ends the process without exit handlers: with one process over all GPUs, the CUDA
+/// driver's would wait for the local ranks' kernels that are stuck at their barriers
+/// (found on 2xH200: `std::process::exit` hangs there). The driver reclaims the contexts.
+fn leave_now(status: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    extern "C" {
+        fn _exit(status: i32) -> !;
     }
-    eprintln!(
-        "DIVERGE={how}: {refused} of {} launches refused",
-        world.local()
-    );
-    std::process::exit(1);
+    // SAFETY: `_exit` ends the process at once; nothing of this process runs after it.
+    unsafe { _exit(status) }
 }
 
 fn main() -> setup::Result<()> {

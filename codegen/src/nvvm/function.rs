@@ -650,6 +650,49 @@ impl Writer<'_> {
         ))))
     }
 
+    /// Two 16-bit lanes `low` and `high` of a vector store as one 32-bit word, `low` in the
+    /// low half. Two `f32`s narrowed to `bf16` (`bf16::from_f32(x)`, what a `bf16` sum
+    /// accumulated in `f32` stores) round together with one `cvt.rn.bf16x2.f32`, as CUDA
+    /// C++'s `__float22bfloat162_rn` does.
+    fn packed_pair(
+        &mut self,
+        elem: Scalar,
+        low: Handle<Expression>,
+        high: Handle<Expression>,
+    ) -> Result<String, WriteError> {
+        let narrowed_f32 =
+            |this: &Self, lane: Handle<Expression>| match this.function.expressions[lane] {
+                Expression::Cast {
+                    value,
+                    to: Scalar::BF16,
+                } if this.info.type_of(value) == ExprType::Scalar(Scalar::F32) => Some(value),
+                _ => None,
+            };
+        if elem == Scalar::BF16 {
+            if let (Some(lo), Some(hi)) = (narrowed_f32(self, low), narrowed_f32(self, high)) {
+                let lo = self.expr(lo)?.scalar();
+                let hi = self.expr(hi)?.scalar();
+                return Ok(self.value(format!(
+                    "call i32 asm \"cvt.rn.bf16x2.f32 $0, $1, $2;\", \"=r,f,f\"(float {hi}, float {lo})"
+                )));
+            }
+        }
+        let t = types::memory(elem);
+        let mut bits = Vec::new();
+        for lane in [low, high] {
+            let v = self.expr(lane)?.scalar();
+            bits.push(if t == "i16" {
+                v
+            } else {
+                self.value(format!("bitcast {t} {v} to i16"))
+            });
+        }
+        let lo = self.value(format!("zext i16 {} to i32", bits[0]));
+        let hi = self.value(format!("zext i16 {} to i32", bits[1]));
+        let hi = self.value(format!("shl i32 {hi}, 16"));
+        Ok(self.value(format!("or i32 {lo}, {hi}")))
+    }
+
     fn cast(&mut self, v: String, from: Scalar, to: Scalar) -> String {
         if from == to {
             return v;
@@ -1711,28 +1754,11 @@ impl Writer<'_> {
                 let (elem, vector, address) = self.vector_address(*pointer, values.len())?;
                 let t = types::memory(elem);
                 let bytes = elem.size_bytes() as usize * values.len();
-                let mut lanes = Vec::new();
-                for value in values {
-                    lanes.push(self.expr(*value)?.scalar());
-                }
                 if paired_lanes(elem, values.len()) {
                     // As the load: two 16-bit lanes per 32-bit word, one 16-byte store.
                     let mut packed = "undef".to_owned();
-                    let bits: Vec<String> = lanes
-                        .iter()
-                        .map(|lane| {
-                            if t == "i16" {
-                                lane.clone()
-                            } else {
-                                self.value(format!("bitcast {t} {lane} to i16"))
-                            }
-                        })
-                        .collect();
-                    for (word, pair) in bits.chunks(2).enumerate() {
-                        let lo = self.value(format!("zext i16 {} to i32", pair[0]));
-                        let hi = self.value(format!("zext i16 {} to i32", pair[1]));
-                        let hi = self.value(format!("shl i32 {hi}, 16"));
-                        let both = self.value(format!("or i32 {lo}, {hi}"));
+                    for (word, pair) in values.chunks(2).enumerate() {
+                        let both = self.packed_pair(elem, pair[0], pair[1])?;
                         packed = self.value(format!(
                             "insertelement <4 x i32> {packed}, i32 {both}, i32 {word}"
                         ));
@@ -1743,7 +1769,8 @@ impl Writer<'_> {
                     ));
                 } else {
                     let mut packed = "undef".to_owned();
-                    for (lane, v) in lanes.iter().enumerate() {
+                    for (lane, value) in values.iter().enumerate() {
+                        let v = self.expr(*value)?.scalar();
                         packed = self.value(format!(
                             "insertelement {vector} {packed}, {t} {v}, i32 {lane}"
                         ));
