@@ -23,6 +23,14 @@ static FAST_MATH: DeviceLibrary = DeviceLibrary::file(
     "examples/extern_device/fast_math.fatbin",
 );
 
+/// `fast_math.cu`'s `struct Affine`, passed by value.
+#[derive(Clone, Copy, Debug, DeviceCopy)]
+#[repr(C)]
+struct Affine {
+    scale: f32,
+    bias: f32,
+}
+
 #[extern_device(library = FAST_MATH)]
 extern "C" {
     /// `1 / (1 + exp(-x))`, with CUDA's fast `__expf`.
@@ -33,14 +41,17 @@ extern "C" {
     fn in_range(x: f32, lo: f32, hi: f32) -> bool;
     /// `a * b + c`, wrapping; bound to its own name.
     fn fast_math_mad(a: i32, b: i32, c: i32) -> i32;
+    /// `a.scale * x + a.bias`: a struct by value.
+    #[link_name = "fast_math_affine"]
+    fn affine(a: Affine, x: f32) -> f32;
 }
 
-/// `y = sigmoid(x)`; `tag = 2i + 1` where `x` is in `[-1, 1]`, else 0.
+/// `y = sigmoid(a.scale * x + a.bias)`; `tag = 2i + 1` where `x` is in `[-1, 1]`, else 0.
 #[kernel]
-fn activate(x: &[f32], y: &mut [f32], tag: &mut [i32]) {
+fn activate(a: Affine, x: &[f32], y: &mut [f32], tag: &mut [i32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = sigmoid(x[i]);
+        y[i] = sigmoid(affine(a, x[i]));
         tag[i] = if in_range(x[i], -1.0, 1.0) {
             fast_math_mad(i as i32, 2, 1)
         } else {
@@ -85,13 +96,24 @@ fn run() -> Result<bool, cudajit::Error> {
     let x = stream.clone_htod(&x_host)?;
     let mut y = stream.clone_htod(&vec![0f32; N])?;
     let mut tag = stream.clone_htod(&vec![-1i32; N])?;
-    activate::launch(&stream, LaunchConfig::for_elements(N), &x, &mut y, &mut tag)?;
+    let a = Affine {
+        scale: 0.5,
+        bias: 0.25,
+    };
+    activate::launch(
+        &stream,
+        LaunchConfig::for_elements(N),
+        a,
+        &x,
+        &mut y,
+        &mut tag,
+    )?;
     let y = stream.clone_dtoh(&y)?;
     let tag = stream.clone_dtoh(&tag)?;
 
     let mut mismatches = 0;
     for (i, &xi) in x_host.iter().enumerate() {
-        let expected_y = 1.0 / (1.0 + (-xi).exp());
+        let expected_y = 1.0 / (1.0 + (-(a.scale * xi + a.bias)).exp());
         let expected_tag = if (-1.0..=1.0).contains(&xi) {
             (i as i32).wrapping_mul(2).wrapping_add(1)
         } else {

@@ -32,6 +32,25 @@ extern "C" {
     fn fast_math_mad(a: i32, b: i32, c: i32) -> i32;
     #[link_name = "fast_math_missing"]
     fn missing(x: f32) -> f32;
+    #[link_name = "fast_math_affine"]
+    fn affine(a: Affine, x: f32) -> f32;
+}
+
+/// `fast_math.cu`'s `struct Affine`.
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+struct Affine {
+    scale: f32,
+    bias: f32,
+}
+
+/// A struct by value to an external function.
+#[kernel]
+fn scaled(a: Affine, y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = affine(a, y[i]);
+    }
 }
 
 #[kernel]
@@ -139,6 +158,31 @@ fn calls_into_the_library_are_inlined() {
     assert!(!ptx.contains("call"), "a call remains:\n{ptx}");
     // `__expf` of fast_math_sigmoid, inlined.
     assert!(ptx.contains("ex2.approx"), "{ptx}");
+}
+
+#[test]
+fn structs_pass_by_value_and_inline() {
+    let ir = scaled::KERNEL.nvvm_ir().expect("lowering scaled");
+    assert!(
+        ir.contains("declare float @fast_math_affine(%struct.Affine, float)"),
+        "{ir}"
+    );
+    let Some(_) = library_or_skip() else {
+        return;
+    };
+    let ptx = linked_ptx(
+        scaled::KERNEL.captured(),
+        &Specialization::default(),
+        Arch::SM_90,
+        &CompileOptions::default(),
+    )
+    .expect("linking scaled");
+    assert!(!ptx.contains("fast_math_affine"), "not inlined:\n{ptx}");
+    // scale * y + bias, with the struct's fields read from the kernel parameter.
+    assert!(
+        ptx.contains("fma.rn.f32") || ptx.contains("mul.f32"),
+        "{ptx}"
+    );
 }
 
 #[test]

@@ -19,3 +19,15 @@ extern "C" __device__ bool fast_math_in_range(float x, float lo, float hi) {
 extern "C" __device__ int fast_math_mad(int a, int b, int c) {
     return a * b + c;
 }
+
+// A struct by value, as C passes it: the Rust side declares the same `#[repr(C)]` layout
+// with `#[derive(DeviceCopy)]`.
+struct Affine {
+    float scale;
+    float bias;
+};
+
+// `scale * x + bias`.
+extern "C" __device__ float fast_math_affine(Affine a, float x) {
+    return a.scale * x + a.bias;
+}

@@ -857,6 +857,8 @@ impl Writer<'_> {
         for &ty in &declared.arguments {
             let parameter = match &module.types[ty].inner {
                 TypeInner::Scalar(s) => types::memory(*s).to_owned(),
+                // A struct by value: an LLVM aggregate, as nvcc passes it.
+                TypeInner::Struct { name, .. } => struct_type_name(name),
                 // `&S`, `&mut [T; N]`: C's `const S*`, `T*`.
                 TypeInner::Pointer { base, .. } => match &module.types[*base].inner {
                     TypeInner::Scalar(s) => format!("{}*", types::memory(*s)),
@@ -892,6 +894,13 @@ impl Writer<'_> {
         ));
         let mut operands = Vec::new();
         for (argument, parameter) in arguments.iter().zip(&parameters) {
+            if self.struct_valued(*argument) {
+                // Struct values are kept in memory: load the aggregate.
+                let address = self.expr(*argument)?.scalar();
+                let value = self.value(format!("load {parameter}, {parameter}* {address}"));
+                operands.push(format!("{parameter} {value}"));
+                continue;
+            }
             if parameter.ends_with('*') {
                 let value = self.expr(*argument)?.scalar();
                 operands.push(format!("{parameter} {value}"));

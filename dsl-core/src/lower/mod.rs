@@ -1230,12 +1230,7 @@ impl Lowerer<'_, '_> {
                 ),
             )),
             (ParamType::Value(ValueType::Struct(ty)), _)
-                if self
-                    .program
-                    .library
-                    .struct_layout(ty, span)?
-                    .enum_repr
-                    .is_none() =>
+                if is_handle(self.program.library.struct_layout(ty, span)?) =>
             {
                 // A handle: the struct's one field is what crosses the C ABI.
                 let pointer = self.struct_place(arg, block)?;
@@ -1277,17 +1272,10 @@ impl Lowerer<'_, '_> {
                 {
                     let layout = library.struct_layout(name, param.span)?;
                     match layout.fields {
-                        [only] if only.offset == 0 && only.ty.size_bytes() as usize == layout.size => {
-                            self.scalar_type(only.ty)
-                        }
-                        _ => {
-                            return Err(LowerError::new(
-                                param.span,
-                                format!(
-                                    "`{name}` is passed by value to an extern function: only handle structs (one scalar field, such as a window handle) cross the C ABI by value; take `&{name}` instead"
-                                ),
-                            ))
-                        }
+                        // A handle (one scalar field, such as a window): that scalar.
+                        [only] if is_handle(layout) => self.scalar_type(only.ty),
+                        // Any other struct: by value, as C passes it.
+                        _ => self.struct_type(name, param.span)?,
                     }
                 }
                 ParamType::Value(ty) => {
@@ -2037,4 +2025,11 @@ fn contains_call(expr: &Expr) -> bool {
         // Blocks and `if` values are lowered as statements in their own blocks.
         ExprKind::If { .. } | ExprKind::Block(_) | ExprKind::Match { .. } => true,
     }
+}
+
+/// Whether a struct passed by value to an external function crosses the C ABI as its one
+/// scalar field (a handle such as NCCL's window), rather than as the struct.
+fn is_handle(layout: &crate::layout::StructLayout) -> bool {
+    layout.enum_repr.is_none()
+        && matches!(layout.fields, [only] if only.offset == 0 && only.ty.size_bytes() as usize == layout.size)
 }

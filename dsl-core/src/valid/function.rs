@@ -595,6 +595,8 @@ impl Checker<'_> {
         for (argument, parameter) in arguments.iter().zip(&callee.arguments) {
             match (ExprType::of(self.module, *parameter), self.ty(*argument)) {
                 (expected @ ExprType::Scalar(_), found) => self.same(expected, found)?,
+                // A struct by value.
+                (expected @ ExprType::Value(_), found) => self.same(expected, found)?,
                 // `&S`/`&mut [T; N]`: a pointer to the same type, anywhere; writable when
                 // the function writes through it.
                 (
