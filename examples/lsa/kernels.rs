@@ -43,11 +43,7 @@ pub fn all_reduce_one_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    nccl::lsa_addresses(window, 0, peers, sources);
-    if thread_idx().x == 0 {
-        destination[0] = nccl::local_address(window, out_offset);
-    }
-    sync_threads();
+    one_shot_addresses(window, out_offset, peers, sources, destination);
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
@@ -125,11 +121,7 @@ pub fn all_reduce_one_shot_bf16(comm: DevComm, window: Window, count: usize, out
     let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    nccl::lsa_addresses(window, 0, peers, sources);
-    if thread_idx().x == 0 {
-        destination[0] = nccl::local_address(window, out_offset);
-    }
-    sync_threads();
+    one_shot_addresses(window, out_offset, peers, sources, destination);
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
@@ -208,11 +200,7 @@ pub fn all_reduce_one_shot_64<T: DeviceScalar + core::ops::Add<Output = T>>(
     let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    nccl::lsa_addresses(window, 0, peers, sources);
-    if thread_idx().x == 0 {
-        destination[0] = nccl::local_address(window, out_offset);
-    }
-    sync_threads();
+    one_shot_addresses(window, out_offset, peers, sources, destination);
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
@@ -236,11 +224,7 @@ pub fn all_reduce_one_shot_16<T: DeviceScalar + core::ops::Add<Output = T>>(
     let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    nccl::lsa_addresses(window, 0, peers, sources);
-    if thread_idx().x == 0 {
-        destination[0] = nccl::local_address(window, out_offset);
-    }
-    sync_threads();
+    one_shot_addresses(window, out_offset, peers, sources, destination);
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
@@ -250,4 +234,21 @@ pub fn all_reduce_one_shot_16<T: DeviceScalar + core::ops::Add<Output = T>>(
     nccl::lsa_reduce_copy_tail::<T>(sources, n, destination, 1, count, vectors * 8, count);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// The addresses a one-shot all-reduce needs, in the CTA's shared memory: every LSA peer's
+/// input (`sources`) and this rank's output (`destination[0]`); ends with the CTA in sync.
+#[device]
+fn one_shot_addresses(
+    window: Window,
+    out_offset: usize,
+    peers: i32,
+    sources: &mut [usize],
+    destination: &mut [usize],
+) {
+    nccl::lsa_addresses(window, 0, peers, sources);
+    if thread_idx().x == 0 {
+        destination[0] = nccl::local_address(window, out_offset);
+    }
+    sync_threads();
 }
