@@ -336,18 +336,7 @@ fn generate(
             _ => None,
         })
         .collect();
-    let structs_fn = if structs.is_empty() {
-        quote!(#private::CapturedFunction::no_structs)
-    } else {
-        quote!({
-            fn structs() -> &'static [&'static #private::StructLayout] {
-                const STRUCTS: &[&#private::StructLayout] =
-                    &[#(&<#structs as #private::DeviceStruct>::LAYOUT),*];
-                STRUCTS
-            }
-            structs
-        })
-    };
+    let structs_fn = crate::generate::captured::structs_fn(&structs);
     let doc = format!("The captured declaration of the `#[extern_device]` function [`{name}()`].");
     // Spanned at the user's path, so a path that is not a `DeviceLibrary` is reported there.
     let library_fn = quote_spanned! {library.span()=>

@@ -27,19 +27,7 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
             callees
         })
     };
-    let structs = &parsed.structs;
-    let structs_fn = if structs.is_empty() {
-        quote!(#private::CapturedFunction::no_structs)
-    } else {
-        quote!({
-            fn structs() -> &'static [&'static #private::StructLayout] {
-                const STRUCTS: &[&#private::StructLayout] =
-                    &[#(&<#structs as #private::DeviceStruct>::LAYOUT),*];
-                STRUCTS
-            }
-            structs
-        })
-    };
+    let structs_fn = structs_fn(&parsed.structs);
     quote! {
         #private::CapturedFunction {
             name: #name,
@@ -51,6 +39,24 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
             library: ::core::option::Option::None,
         }
     }
+}
+
+/// The `structs` field of a `CapturedFunction`: the layouts of the structs and enums a
+/// function names, taken from their `DeviceStruct` impls.
+pub(crate) fn structs_fn(structs: &[syn::Ident]) -> TokenStream {
+    let cudajit = paths::cudajit();
+    let private = quote!(#cudajit::__private);
+    if structs.is_empty() {
+        return quote!(#private::CapturedFunction::no_structs);
+    }
+    quote!({
+        fn structs() -> &'static [&'static #private::StructLayout] {
+            const STRUCTS: &[&#private::StructLayout] =
+                &[#(&<#structs as #private::DeviceStruct>::LAYOUT),*];
+            STRUCTS
+        }
+        structs
+    })
 }
 
 fn hex(bytes: &[u8]) -> String {

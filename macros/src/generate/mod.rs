@@ -22,7 +22,7 @@
 //! impl cudajit::DeviceFunction for helper { const CAPTURED: CapturedFunction = .. }
 //! ```
 
-mod captured;
+pub(crate) mod captured;
 mod launcher;
 mod paths;
 
