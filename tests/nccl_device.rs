@@ -145,6 +145,10 @@ fn the_example_kernels_link_against_the_bridge_with_every_call_inlined() {
         (kernels::all_reduce_one_shot_bf16::KERNEL.captured(), None),
         (kernels::all_reduce_two_shot_bf16::KERNEL.captured(), None),
         (kernels::all_gather::KERNEL.captured(), Some(Scalar::F32)),
+        (
+            kernels::all_reduce_two_shot_push::KERNEL.captured(),
+            Some(Scalar::F32),
+        ),
         (kernels::all_to_all::KERNEL.captured(), Some(Scalar::I32)),
         (
             kernels::all_reduce_one_shot_64::KERNEL.captured(),

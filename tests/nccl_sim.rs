@@ -517,3 +517,44 @@ fn reduce_copy_helpers_for_64_and_16_bit_types() {
         )
     });
 }
+
+#[test]
+fn two_shot_push_reduces_through_scratch_slots() {
+    for nranks in [2, 4, 8] {
+        for count in [1, 37, 1024, 4096 + 3] {
+            let world = world(nranks);
+            let (out_offset, _) = layout::<f32>(count);
+            // Scratch past the output (16-byte aligned): one slot per other rank.
+            let scratch_offset = out_offset + (count * 4).div_ceil(16) * 16;
+            let share = (count / 4).div_ceil(nranks);
+            let elems = scratch_offset / 4 + (nranks - 1) * share * 4;
+            let buffer = world.alloc_symmetric::<f32>(elems).unwrap();
+            let value = |r: usize, k: usize| ((r * 7 + k) % 1024) as f32;
+            fill(&world, &buffer, count, value);
+            for rank in 0..nranks {
+                kernels::all_reduce_two_shot_push::launch::<f32>(
+                    world.stream(rank),
+                    LaunchConfig::new(CTAS, THREADS),
+                    world.dev_comm(rank),
+                    buffer.window(rank),
+                    count,
+                    out_offset,
+                    scratch_offset,
+                )
+                .unwrap();
+            }
+            world.synchronize().unwrap();
+            for rank in 0..nranks {
+                let all = buffer.to_vec(rank).unwrap();
+                for k in 0..count {
+                    let want = (1..nranks).fold(value(0, k), |s, r| s + value(r, k));
+                    assert_eq!(
+                        all[out_offset / 4 + k],
+                        want,
+                        "{nranks} ranks, rank {rank}, {k} of {count}"
+                    );
+                }
+            }
+        }
+    }
+}

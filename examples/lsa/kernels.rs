@@ -252,3 +252,76 @@ fn one_shot_addresses(
     }
     sync_threads();
 }
+
+/// Two-shot all-reduce that moves data over NVLink by stores only (NVLink writes run
+/// faster than reads): LSA rank `r` first pushes share `p` of its input into a scratch slot
+/// of peer `p`'s window (at `scratch_offset`, one slot of `share` vectors per other rank),
+/// then, after a barrier, reduces its own share from its input and the slots and pushes the
+/// sums into every peer's output. 32-bit types; the last rank also reduces the elements
+/// past the last whole vector, reading them from the peers.
+#[kernel]
+pub fn all_reduce_two_shot_push<T: DeviceScalar + core::ops::Add<Output = T>>(
+    comm: DevComm,
+    window: Window,
+    count: usize,
+    out_offset: usize,
+    scratch_offset: usize,
+) {
+    let peers = nccl::lsa_size(&comm);
+    let n = peers as usize;
+    let me = nccl::lsa_rank(&comm) as usize;
+    let vectors = count / 4;
+    let share = (vectors + n - 1) / n;
+    let share_bytes = share * 16;
+    // Phase 1 destinations: on peer p, the slot of this rank (slots skip the owner).
+    let slots = shared_array::<usize>(72);
+    // Phase 2: this rank's share of every rank's input (its own, else a local slot), and
+    // the same share of every peer's output.
+    let sources = shared_array::<usize>(72);
+    let destinations = shared_array::<usize>(72);
+    // The tail: every peer's input and output.
+    let inputs = shared_array::<usize>(72);
+    let outputs = shared_array::<usize>(72);
+    let mut p = thread_idx().x as usize;
+    while p < n {
+        let mine_on_p = if me < p { me } else { me - 1 };
+        slots[p] = nccl::lsa_address(window, scratch_offset + mine_on_p * share_bytes, p as i32);
+        let slot_of_p = if p < me { p } else { p - 1 };
+        sources[p] = if p == me {
+            nccl::local_address(window, me * share_bytes)
+        } else {
+            nccl::local_address(window, scratch_offset + slot_of_p * share_bytes)
+        };
+        destinations[p] = nccl::lsa_address(window, out_offset + me * share_bytes, p as i32);
+        p += block_dim().x as usize;
+    }
+    nccl::lsa_addresses(window, 0, peers, inputs);
+    nccl::lsa_addresses(window, out_offset, peers, outputs);
+    sync_threads();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    // Peers' windows are free: their previous kernels are done with them.
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let mut q = 0;
+    while q < n {
+        if q != me {
+            let begin = (q * share).min(vectors);
+            let end = (begin + share).min(vectors);
+            let source = nccl::local_address(window, begin * 16);
+            let len = (end - begin) * 4;
+            nccl::lsa_copy::<T>(source, slots, q, 1, len, end - begin);
+        }
+        q += 1;
+    }
+    // Every rank's pushes are visible before anyone reduces its slots.
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::AcqRel);
+    let begin = (me * share).min(vectors);
+    let end = (begin + share).min(vectors);
+    let len = (end - begin) * 4;
+    nccl::lsa_reduce_copy::<T>(sources, n, destinations, n, len, 0, end - begin);
+    if me == n - 1 {
+        nccl::lsa_reduce_copy_tail::<T>(inputs, n, outputs, n, count, vectors * 4, count);
+    }
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}

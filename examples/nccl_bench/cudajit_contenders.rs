@@ -6,7 +6,7 @@ use cudajit::nccl::device::{DevComm, Window};
 
 use super::lsa::{
     all_gather, all_reduce_one_shot, all_reduce_one_shot_bf16, all_reduce_two_shot,
-    all_reduce_two_shot_bf16, peer_read,
+    all_reduce_two_shot_bf16, all_reduce_two_shot_push, peer_read,
 };
 use super::{BenchResult, Collective, Contender, Elem, Pass};
 
@@ -68,6 +68,21 @@ where
             Ok(())
         },
     ));
+    if !bf16 {
+        let p = params.clone();
+        out.push(Contender::per_rank(
+            "cudajit two-shot push",
+            Collective::AllReduce,
+            move |i, stream, s| {
+                let (comm, window) = p[i];
+                // Scratch past the output: the window holds `ranks` outputs' worth.
+                let scratch = s.output_offset + s.bytes.div_ceil(16) * 16;
+                let (c, n, o) = (config(s.bytes), s.count, s.output_offset);
+                all_reduce_two_shot_push::launch::<T>(stream, c, comm, window, n, o, scratch)?;
+                Ok(())
+            },
+        ));
+    }
     let p = params.clone();
     out.push(Contender::per_rank(
         "cudajit all-gather",
