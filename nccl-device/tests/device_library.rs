@@ -800,4 +800,6 @@ fn the_2_31_shim_has_no_gin() {
             .contains("GIN is provided only by NCCL 2.32+"),
         "{err}"
     );
+    let origin = lib.parts(&setup.toolchain, ARCH).unwrap().origin;
+    assert!(origin.contains("cudajit_nccl_gin_*"), "{origin}");
 }
