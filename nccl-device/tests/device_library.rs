@@ -21,7 +21,9 @@ use cudajit_nccl::device_library::{
 use cudajit_nccl::discover::{locate, SearchEnv as NcclEnv};
 use cudajit_nccl::NcclVersion;
 
-use common::probe::{bridge_abi_kernel, call_targets, trailer, BRIDGE_CALLED, HEADER};
+use common::probe::{
+    bridge_abi_kernel, call_targets, gin_abi_kernel, trailer, BRIDGE_CALLED, HEADER,
+};
 
 const ARCH: Arch = Arch::SM_90;
 
@@ -491,11 +493,13 @@ fn a_symbol_the_library_lacks_is_named_in_our_error() {
     };
     assert_eq!(missing.len(), 1, "{err}");
     assert_eq!(missing[0].symbol, absent);
-    assert_eq!(missing[0].function, None);
+    // The shim's GIN table names it: GIN is only over the 2.32+ .ltoir.
+    assert_eq!(missing[0].function.as_deref(), Some("gin_put"));
     assert_eq!(path, &lib.path);
     let text = err.to_string();
     for needle in [
-        "symbol `cudajit_nccl_gin_put`",
+        "device function `gin_put` (symbol `cudajit_nccl_gin_put`; GIN is provided only by \
+         NCCL 2.32+'s libnccl_device.ltoir",
         "NCCL 2.28.3",
         &lib.path.display().to_string(),
         "cudajit bridge over NCCL 2.28",
@@ -707,4 +711,95 @@ declare i64 @{size}()
         );
         eprintln!("NCCL {release}: ncclLsaBarrierSession_C is {expected} bytes: {stored:?}");
     }
+}
+
+/// A kernel calling every GIN function of the shim's C ABI (put with and without a
+/// signal, signal, flush, wait, read, reset) links against the 2.32+ `.ltoir` through the
+/// shim, on the CPU (no NIC needed), and LTO leaves no call of the shim's GIN functions nor
+/// of the `.ltoir`'s GIN entry points; what remains is listed.
+#[test]
+fn gin_links_against_the_ltoir_through_the_shim() {
+    let Some(setup) = setup() else { return };
+    let Some(toolchain) = toolchain_for_ltoir(&setup) else {
+        return;
+    };
+    for release in ltoir_versions() {
+        let Some(lib) = ltoir_of(&setup, &release) else {
+            continue;
+        };
+        if lib.symbol(F::GinPut).is_err() {
+            continue; // 2.31: see the_2_31_shim_has_no_gin
+        }
+        let started = Instant::now();
+        let linked = link_through_shim(&setup, &toolchain, &lib, &gin_abi_kernel(), true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        eprintln!(
+            "NCCL {} .ltoir, GIN through the shim: libNVVM + nvJitLink (cubin + PTX) {:?}",
+            lib.version,
+            started.elapsed()
+        );
+        assert!(!linked.cubin.is_empty());
+        let ptx = linked.ptx.as_deref().unwrap();
+        let mut gone: Vec<&str> = symbols::SHIM_GIN.entries.iter().map(|e| e.symbol).collect();
+        gone.extend(symbols::LTOIR_GIN_ENTRIES.iter().map(|e| e.symbol));
+        gone.extend([F::Rank, F::NRanks].map(|f| lib.symbol(f).unwrap()));
+        let calls = call_targets(ptx);
+        eprintln!(
+            "NCCL {}: calls left in the GIN probe's PTX: {calls:?}",
+            lib.version
+        );
+        assert_symbols_inlined(
+            ptx,
+            &format!("gin-{}", lib.version),
+            &gone,
+            gin_call_allowed,
+        );
+        assert!(
+            !ptx.contains("cudajit_nccl"),
+            "a shim function survived LTO"
+        );
+    }
+}
+
+/// Calls a linked GIN kernel may keep: indirect calls (`ncclCoopAny`'s vtable) and NCCL's
+/// internal, non-API functions (`ncclCoopAny` methods, printf/assert of its error paths).
+fn gin_call_allowed(target: &str) -> bool {
+    target.starts_with('%')
+        || target.starts_with("_ZN11ncclCoopAny")
+        || target == "vprintf"
+        || target == "__assertfail"
+}
+
+/// The 2.31 `.ltoir` has no GIN in our table: the shim leaves the `cudajit_nccl_gin_*`
+/// functions out and a GIN kernel fails to link naming them.
+#[test]
+fn the_2_31_shim_has_no_gin() {
+    if common::release_dir("2.31.2").is_none() {
+        eprintln!("SKIPPED: no NCCL 2.31.2 cached (fetch-wheels.sh 2.31.2)");
+        return;
+    }
+    let Some(setup) = setup() else { return };
+    let Some(toolchain) = toolchain_for_ltoir(&setup) else {
+        return;
+    };
+    let Some(lib) = ltoir_of(&setup, "2.31.2") else {
+        return;
+    };
+    let err = link_through_shim(&setup, &toolchain, &lib, &gin_abi_kernel(), false)
+        .expect_err("2.31 has no GIN in the shim");
+    let DeviceLibraryError::MissingSymbols { missing, .. } = &*err else {
+        panic!("expected MissingSymbols, got: {err}");
+    };
+    let names: Vec<&str> = missing
+        .iter()
+        .filter_map(|m| m.function.as_deref())
+        .collect();
+    assert!(names.contains(&"gin_put"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("GIN is provided only by NCCL 2.32+"),
+        "{err}"
+    );
+    let origin = lib.parts(&setup.toolchain, ARCH).unwrap().origin;
+    assert!(origin.contains("cudajit_nccl_gin_*"), "{origin}");
 }

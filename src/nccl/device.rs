@@ -1,5 +1,6 @@
 //! NCCL's device API inside `#[kernel]`s: ranks and teams, LSA (load/store-accessible)
-//! peer memory of symmetric windows, and LSA barriers.
+//! peer memory of symmetric windows, LSA barriers, and GIN puts and signals (NCCL 2.32+,
+//! [`gin_put`]).
 //!
 //! The functions are `#[extern_device]` declarations bound to the device library of the
 //! NCCL the process loaded ([`NCCL_DEVICE`]): cudajit's bridge over `nccl_device.h` for
@@ -438,6 +439,61 @@ extern "C" {
     /// Ends the session, storing its epoch for the next kernel.
     #[link_name = "cudajit_nccl_lsa_barrier_destroy"]
     pub fn lsa_barrier_destroy(session: &mut [u64; 8]);
+}
+
+/// `signal` of [`gin_put`] for a put that bumps no signal. Kernels cannot name constants
+/// yet: write `0xffff_ffff` there.
+pub const GIN_NO_SIGNAL: u32 = u32::MAX;
+
+// GIN (GPU-initiated networking): one-sided puts and signals to world ranks over the
+// network, NCCL 2.32+ only (its `libnccl_device.ltoir`, through cudajit's shim; the 2.28
+// bridge and the 2.31 shim do not define these, and a kernel calling them fails to link,
+// naming the function). Each call is the calling thread's alone (NCCL's `ncclCoopThread`);
+// `context` is a GIN context index (below the device communicator's GIN context count),
+// `peer` a world rank, `signal` a GIN signal id (below `gin_signal_count` of the
+// `DevCommRequirements`). Signals count with `ncclGinSignalInc` (+1 per put or signal).
+// Link-tested on the CPU against 2.32.3 (tests/nccl_device_2_32.rs); never run on a GPU
+// here (docs/nccl.md, "GIN").
+#[extern_device(library = NCCL_DEVICE)]
+extern "C" {
+    /// Puts `bytes` bytes at `src_offset` of this rank's part of `src` into `dst_offset`
+    /// of world rank `peer`'s part of `dst` over GIN context `context`
+    /// (`ncclGin::put`), then bumps `peer`'s signal `signal` by one once the data has
+    /// landed (`ncclGin_SignalInc`), or none with [`GIN_NO_SIGNAL`]. Returns once the
+    /// put is posted: reuse `src` only after [`gin_flush`].
+    #[link_name = "cudajit_nccl_gin_put"]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gin_put(
+        comm: &DevComm,
+        context: i32,
+        peer: i32,
+        dst: Window,
+        dst_offset: usize,
+        src: Window,
+        src_offset: usize,
+        bytes: usize,
+        signal: u32,
+    );
+    /// Bumps world rank `peer`'s signal `signal` by one, after the puts this thread
+    /// posted to it before (`ncclGin::signal`).
+    #[link_name = "cudajit_nccl_gin_signal"]
+    pub fn gin_signal(comm: &DevComm, context: i32, peer: i32, signal: u32);
+    /// Waits until this rank's signal `signal` reaches `least` (64-bit rolling
+    /// comparison), acquiring what the puts it counts wrote (`ncclGin::waitSignal`).
+    /// Other threads of the CTA see that data after a `sync_threads()`.
+    #[link_name = "cudajit_nccl_gin_wait_signal"]
+    pub fn gin_wait_signal(comm: &DevComm, context: i32, signal: u32, least: u64);
+    /// Waits until this thread's GIN operations on `context` are locally complete: their
+    /// source buffers may be reused (`ncclGin::flush`, acquire).
+    #[link_name = "cudajit_nccl_gin_flush"]
+    pub fn gin_flush(comm: &DevComm, context: i32);
+    /// This rank's signal `signal` (`ncclGin::readSignal`, acquire).
+    #[link_name = "cudajit_nccl_gin_read_signal"]
+    pub fn gin_read_signal(comm: &DevComm, context: i32, signal: u32) -> u64;
+    /// Sets this rank's signal `signal` back to zero (`ncclGin::resetSignal`); no peer may
+    /// be bumping it meanwhile.
+    #[link_name = "cudajit_nccl_gin_reset_signal"]
+    pub fn gin_reset_signal(comm: &DevComm, context: i32, signal: u32);
 }
 
 /// The most LSA peers the helpers below take: the length of the shared arrays of peer

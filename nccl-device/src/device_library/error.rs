@@ -193,6 +193,11 @@ fn describe(missing: &[MissingSymbol]) -> String {
     let each: Vec<String> = missing
         .iter()
         .map(|m| match &m.function {
+            Some(f) if f.starts_with("gin_") => format!(
+                "device function `{f}` (symbol `{}`; GIN is provided only by NCCL 2.32+'s \
+                 libnccl_device.ltoir, through cudajit's shim)",
+                m.symbol
+            ),
             Some(f) => format!("device function `{f}` (symbol `{}`)", m.symbol),
             None => format!("symbol `{}`", m.symbol),
         })

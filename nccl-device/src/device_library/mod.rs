@@ -191,16 +191,22 @@ impl DeviceLibrary {
                 parts: vec![library],
             });
         };
-        let caveat = if self
+        let mut caveat = String::new();
+        if self
             .symbols
             .get(DeviceFunction::LsaBarrierDestroy)
             .is_none()
         {
-            "; this release has no LSA barrier session destroy (NCCL 2.32+ has), so \
-             cudajit_nccl_lsa_barrier_destroy is left undefined"
-        } else {
-            ""
-        };
+            caveat.push_str(
+                "; this release has no LSA barrier session destroy (NCCL 2.32+ has), so \
+                 cudajit_nccl_lsa_barrier_destroy is left undefined",
+            );
+        }
+        if self.symbols.get(DeviceFunction::GinPut).is_none() {
+            caveat.push_str(
+                "; cudajit's GIN functions (cudajit_nccl_gin_*, NCCL 2.32+) are left undefined",
+            );
+        }
         Ok(ProvidedLibrary {
             origin: format!(
                 "NCCL {} {} with cudajit's C-ABI shim for {arch}{caveat}",

@@ -14,6 +14,11 @@
 //! (the error names the symbol) rather than silently losing the barrier epoch, which would
 //! stop the next kernel's barrier from synchronising. Kernels without LSA barrier sessions
 //! (pointers, ranks) link against 2.31 too.
+//!
+//! Over the 2.32+ `.ltoir` the shim also defines the GIN functions of
+//! [`symbols::SHIM_GIN`] (`cudajit_nccl_gin_*`: put, signal, wait, flush, read and reset
+//! a signal), which the 2.28 bridge lacks; without GIN in the table (2.31) they are left
+//! out like the destroy, so a kernel calling them fails to link naming the function.
 
 use cudajit_codegen::toolchain::{NvvmModule, Toolchain, ToolchainError};
 use cudajit_codegen::Arch;
@@ -57,10 +62,22 @@ const CALLED: &[DeviceFunction] = &[
     DeviceFunction::LsaBarrierWait,
     DeviceFunction::LsaBarrierSync,
     DeviceFunction::LsaBarrierDestroy,
+    DeviceFunction::CoopInitThread,
+    DeviceFunction::GinInit,
+    DeviceFunction::GinPut,
+    DeviceFunction::GinSignal,
+    DeviceFunction::GinWaitSignal,
+    DeviceFunction::GinFlush,
+    DeviceFunction::GinReadSignal,
+    DeviceFunction::GinResetSignal,
 ];
 
-const DESTROY_BEGIN: &str = "; BEGIN lsa_barrier_destroy\n";
-const DESTROY_END: &str = "; END lsa_barrier_destroy\n";
+/// Sections of `shim_ltoir.ll` (between `; BEGIN name` and `; END name` lines) left out
+/// when the table lacks the function: the session destroy (2.32+) and GIN (2.32+).
+const OPTIONAL_SECTIONS: &[(&str, DeviceFunction)] = &[
+    ("lsa_barrier_destroy", DeviceFunction::LsaBarrierDestroy),
+    ("gin", DeviceFunction::GinPut),
+];
 
 /// Why the shim could not be made.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -96,14 +113,19 @@ pub enum ShimError {
 /// by its symbol; without the session destroy if the table lacks it (2.31).
 pub fn source(table: &SymbolTable) -> Result<String, ShimError> {
     let mut text = TEMPLATE.to_owned();
-    if table.get(DeviceFunction::LsaBarrierDestroy).is_none() {
+    for &(section, function) in OPTIONAL_SECTIONS {
+        if table.get(function).is_some() {
+            continue;
+        }
+        let begin_marker = format!("; BEGIN {section}\n");
+        let end_marker = format!("; END {section}\n");
         let begin = text
-            .find(DESTROY_BEGIN)
-            .expect("shim_ltoir.ll marks the destroy");
+            .find(&begin_marker)
+            .expect("shim_ltoir.ll marks the section");
         let end = text
-            .find(DESTROY_END)
-            .expect("shim_ltoir.ll marks the destroy");
-        text.replace_range(begin..end + DESTROY_END.len(), "");
+            .find(&end_marker)
+            .expect("shim_ltoir.ll marks the section");
+        text.replace_range(begin..end + end_marker.len(), "");
     }
     for &function in CALLED {
         let placeholder = format!("@{{nccl:{}}}", function.name());
@@ -171,6 +193,24 @@ mod tests {
         assert!(source(&symbols::LTOIR_2_32)
             .unwrap()
             .contains("define void @cudajit_nccl_lsa_barrier_destroy(i8* %session)"));
+    }
+
+    #[test]
+    fn gin_is_in_the_2_32_shim_only() {
+        let text = source(&symbols::LTOIR_2_32).unwrap();
+        for entry in symbols::SHIM_GIN.entries {
+            assert!(
+                text.contains(&format!("define void @{}(", entry.symbol))
+                    || text.contains(&format!("define i64 @{}(", entry.symbol)),
+                "{} missing",
+                entry.symbol
+            );
+            let ltoir = symbols::LTOIR_2_32.get(entry.function).unwrap();
+            assert!(text.contains(ltoir.symbol), "{} unused", ltoir.symbol);
+        }
+        let old = source(&symbols::LTOIR_2_31).unwrap();
+        assert!(!old.contains("cudajit_nccl_gin"), "GIN in the 2.31 shim");
+        assert!(!old.contains("ncclGin"), "GIN in the 2.31 shim");
     }
 
     #[test]

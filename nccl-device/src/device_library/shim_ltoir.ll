@@ -201,6 +201,127 @@ define void @cudajit_nccl_lsa_barrier_destroy(i8* %session) alwaysinline {
 declare void @{nccl:lsa_barrier_destroy}(%session*)
 ; END lsa_barrier_destroy
 
+; BEGIN gin
+; ---- GIN (GPU-initiated networking): the .ltoir of 2.32+ only. shim.rs leaves this section
+; out for a table without GIN (2.31), so a kernel calling GIN fails to link there, naming
+; the cudajit_nccl_gin_* function.
+;
+; Each function builds GIN context `context` of the communicator in a local ncclGin_C
+; (48 bytes, align 8; symbols.rs), as C++'s `ncclGin net(*comm, context)` does:
+; ncclGin_C_init with the backend mask NCCL_GIN_BACKEND_MASK_ALL of the 2.32.3 headers (60:
+; proxy, GDAKI, GPI, EFA-GDA) and GPU resource sharing. The handle only caches the
+; communicator's GIN state for that context (signal shadows live in the communicator), so
+; rebuilding it per call is what C++ kernels constructing `ncclGin` do, and inlines.
+; Peers are world ranks (ncclTeamWorld), the coop the calling thread (ncclCoopThread, the
+; C++ default of put and signal), releases as C++'s defaults (given thread_scope_thread = 10,
+; required thread_scope_device = 1), no counter, no descriptor; signals are ncclGinSignalInc
+; (0) by 1; waits, reads and flushes acquire (cuda::memory_order_acquire = 2), 64-bit.
+
+; ncclTeamWorld(comm) = { comm.nRanks, comm.rank, 1 } (core__funcs.h).
+define internal %team @cudajit_nccl_shim_team_world(%comm* %c) alwaysinline {
+  %size = call i32 @{nccl:nranks}(%comm* %c)
+  %rank = call i32 @{nccl:rank}(%comm* %c)
+  %t0 = insertvalue %team undef, i32 %size, 0
+  %t1 = insertvalue %team %t0, i32 %rank, 1
+  %t2 = insertvalue %team %t1, i32 1, 2
+  ret %team %t2
+}
+
+; A thread coop, by value.
+define internal %coop @cudajit_nccl_shim_thread() alwaysinline {
+  %slot = alloca %coop, align 8
+  call void @{nccl:coop_init_thread}(%coop* %slot)
+  %coop = load %coop, %coop* %slot, align 8
+  ret %coop %coop
+}
+
+; GIN context `context` of `comm` into the 48 bytes at `net`.
+define internal void @cudajit_nccl_shim_gin(i8* %net, i8* %comm, i32 %context) alwaysinline {
+  %c = bitcast i8* %comm to %comm*
+  call void @{nccl:gin_init}(i8* %net, i32 60, %comm* %c, i32 %context)
+  ret void
+}
+
+; Puts `bytes` bytes at `src_offset` of this rank's part of `src_window` to `dst_offset` of
+; world rank `peer`'s part of `dst_window`; once they landed, bumps the peer's signal
+; `signal` by one, unless `signal` is 0xFFFFFFFF (GIN_NO_SIGNAL).
+define void @cudajit_nccl_gin_put(i8* %comm, i32 %context, i32 %peer, i64 %dst_window, i64 %dst_offset, i64 %src_window, i64 %src_offset, i64 %bytes, i32 %signal) alwaysinline {
+  %net = alloca [48 x i8], align 8
+  %n = getelementptr [48 x i8], [48 x i8]* %net, i64 0, i64 0
+  call void @cudajit_nccl_shim_gin(i8* %n, i8* %comm, i32 %context)
+  %c = bitcast i8* %comm to %comm*
+  %team = call %team @cudajit_nccl_shim_team_world(%comm* %c)
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  %dw = inttoptr i64 %dst_window to i8*
+  %sw = inttoptr i64 %src_window to i8*
+  %has = icmp ne i32 %signal, -1
+  %is_signal = zext i1 %has to i8
+  %id = select i1 %has, i32 %signal, i32 0
+  call void @{nccl:gin_put}(i8* %n, %team %team, i32 %peer, i8* %dw, i64 %dst_offset, i8* %sw, i64 %src_offset, i64 %bytes, i8 %is_signal, i32 %id, i32 0, i64 1, i8 0, i32 0, %coop %coop, i8 0, i8* null, i32 10, i32 1)
+  ret void
+}
+
+; Bumps world rank `peer`'s signal `signal` by one, after this thread's earlier puts to it.
+define void @cudajit_nccl_gin_signal(i8* %comm, i32 %context, i32 %peer, i32 %signal) alwaysinline {
+  %net = alloca [48 x i8], align 8
+  %n = getelementptr [48 x i8], [48 x i8]* %net, i64 0, i64 0
+  call void @cudajit_nccl_shim_gin(i8* %n, i8* %comm, i32 %context)
+  %c = bitcast i8* %comm to %comm*
+  %team = call %team @cudajit_nccl_shim_team_world(%comm* %c)
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @{nccl:gin_signal}(i8* %n, %team %team, i32 %peer, i8 1, i32 %signal, i32 0, i64 1, %coop %coop, i8 0, i8* null, i32 10, i32 1)
+  ret void
+}
+
+; Waits until this rank's signal `signal` is at least `least` (rolling 64-bit comparison).
+define void @cudajit_nccl_gin_wait_signal(i8* %comm, i32 %context, i32 %signal, i64 %least) alwaysinline {
+  %net = alloca [48 x i8], align 8
+  %n = getelementptr [48 x i8], [48 x i8]* %net, i64 0, i64 0
+  call void @cudajit_nccl_shim_gin(i8* %n, i8* %comm, i32 %context)
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @{nccl:gin_wait_signal}(i8* %n, %coop %coop, i32 %signal, i64 %least, i32 64, i32 2)
+  ret void
+}
+
+; Waits until this thread's GIN operations on context `context` are locally complete
+; (their source buffers may be reused).
+define void @cudajit_nccl_gin_flush(i8* %comm, i32 %context) alwaysinline {
+  %net = alloca [48 x i8], align 8
+  %n = getelementptr [48 x i8], [48 x i8]* %net, i64 0, i64 0
+  call void @cudajit_nccl_shim_gin(i8* %n, i8* %comm, i32 %context)
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @{nccl:gin_flush}(i8* %n, %coop %coop, i32 2)
+  ret void
+}
+
+; This rank's signal `signal`.
+define i64 @cudajit_nccl_gin_read_signal(i8* %comm, i32 %context, i32 %signal) alwaysinline {
+  %net = alloca [48 x i8], align 8
+  %n = getelementptr [48 x i8], [48 x i8]* %net, i64 0, i64 0
+  call void @cudajit_nccl_shim_gin(i8* %n, i8* %comm, i32 %context)
+  %v = call i64 @{nccl:gin_read_signal}(i8* %n, i32 %signal, i32 64, i32 2)
+  ret i64 %v
+}
+
+; Resets this rank's signal `signal` to zero (no peer may be bumping it).
+define void @cudajit_nccl_gin_reset_signal(i8* %comm, i32 %context, i32 %signal) alwaysinline {
+  %net = alloca [48 x i8], align 8
+  %n = getelementptr [48 x i8], [48 x i8]* %net, i64 0, i64 0
+  call void @cudajit_nccl_shim_gin(i8* %n, i8* %comm, i32 %context)
+  call void @{nccl:gin_reset_signal}(i8* %n, i32 %signal)
+  ret void
+}
+
+declare void @{nccl:coop_init_thread}(%coop*)
+declare void @{nccl:gin_init}(i8*, i32, %comm*, i32)
+declare void @{nccl:gin_put}(i8*, %team, i32, i8*, i64, i8*, i64, i64, i8, i32, i32, i64, i8, i32, %coop, i8, i8*, i32, i32)
+declare void @{nccl:gin_signal}(i8*, %team, i32, i8, i32, i32, i64, %coop, i8, i8*, i32, i32)
+declare void @{nccl:gin_wait_signal}(i8*, %coop, i32, i64, i32, i32)
+declare void @{nccl:gin_flush}(i8*, %coop, i32)
+declare i64 @{nccl:gin_read_signal}(i8*, i32, i32, i32)
+declare void @{nccl:gin_reset_signal}(i8*, i32)
+; END gin
+
 declare i8* @{nccl:lsa_pointer}(i8*, i64, i32)
 declare i8* @{nccl:peer_pointer}(i8*, i64, i32)
 declare i8* @{nccl:local_pointer}(i8*, i64)

@@ -41,6 +41,22 @@ pub enum DeviceFunction {
     CoopInitCta,
     /// The communicator's LSA barrier handle (libraries whose barrier takes one).
     LsaBarrierHandle,
+    /// Fills a `ncclCoopAny` describing the calling thread alone (the GIN calls' coop).
+    CoopInitThread,
+    /// Builds a `ncclGin_C` (GIN context `context` of the communicator) in place.
+    GinInit,
+    /// GIN put: bytes of a local window to a peer's window, optionally bumping a signal.
+    GinPut,
+    /// GIN signal: bumps a peer's signal without data.
+    GinSignal,
+    /// Waits until a local GIN signal reaches a value.
+    GinWaitSignal,
+    /// Waits until this thread's GIN operations are locally complete.
+    GinFlush,
+    /// Reads a local GIN signal.
+    GinReadSignal,
+    /// Resets a local GIN signal to zero.
+    GinResetSignal,
 }
 
 impl DeviceFunction {
@@ -62,7 +78,30 @@ impl DeviceFunction {
             DeviceFunction::LsaBarrierDestroy => "lsa_barrier_destroy",
             DeviceFunction::CoopInitCta => "coop_init_cta",
             DeviceFunction::LsaBarrierHandle => "lsa_barrier_handle",
+            DeviceFunction::CoopInitThread => "coop_init_thread",
+            DeviceFunction::GinInit => "gin_init",
+            DeviceFunction::GinPut => "gin_put",
+            DeviceFunction::GinSignal => "gin_signal",
+            DeviceFunction::GinWaitSignal => "gin_wait_signal",
+            DeviceFunction::GinFlush => "gin_flush",
+            DeviceFunction::GinReadSignal => "gin_read_signal",
+            DeviceFunction::GinResetSignal => "gin_reset_signal",
         }
+    }
+
+    /// Whether this is a GIN (GPU-initiated networking) function: only the 2.32+
+    /// `.ltoir` (through cudajit's shim) provides those.
+    pub fn is_gin(self) -> bool {
+        matches!(
+            self,
+            DeviceFunction::GinInit
+                | DeviceFunction::GinPut
+                | DeviceFunction::GinSignal
+                | DeviceFunction::GinWaitSignal
+                | DeviceFunction::GinFlush
+                | DeviceFunction::GinReadSignal
+                | DeviceFunction::GinResetSignal
+        )
     }
 }
 
@@ -126,10 +165,28 @@ pub const BRIDGE_LSA_BARRIER_SESSION_ALIGN: usize = 16;
 /// `NCCL_IR_EXTERN_C`, so every name is C++-mangled. Mangled names taken from nvcc's
 /// PTX for calls declared by the 2.32.3 `nccl_device_wrapper.h`, and link-tested in
 /// `tests/device_library.rs`.
+///
+/// Since 2.32 the table also maps the GIN functions ([`LTOIR_GIN_ENTRIES`]), which the
+/// shim wraps as the `cudajit_nccl_gin_*` functions of [`SHIM_GIN`].
 pub static LTOIR_2_32: SymbolTable = SymbolTable {
     generation: "NCCL 2.32+ libnccl_device.ltoir (C++-mangled names)",
-    entries: LTOIR_ENTRIES,
+    entries: &LTOIR_2_32_ENTRIES,
 };
+
+const LTOIR_2_32_ENTRIES: [SymbolEntry; LTOIR_ENTRIES.len() + LTOIR_GIN_ENTRIES.len()] =
+    concat(LTOIR_ENTRIES, LTOIR_GIN_ENTRIES);
+
+/// `a` then `b`, as an array of `N = a.len() + b.len()` entries (for the static tables).
+const fn concat<const N: usize>(a: &[SymbolEntry], b: &[SymbolEntry]) -> [SymbolEntry; N] {
+    assert!(a.len() + b.len() == N);
+    let mut out = [a[0]; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
 
 /// The 2.31 `.ltoir`: as 2.32's but without `ncclLsaBarrierSessionDestroy`, so a session
 /// cannot persist its barrier epoch for the next kernel (link-tested against 2.31.2).
@@ -216,6 +273,119 @@ const LTOIR_ENTRIES: &[SymbolEntry] = &[
             "void ncclLsaBarrierSessionDestroy(ncclLsaBarrierSession_C*)",
         ),
 ];
+
+/// The GIN functions of the 2.32 `.ltoir` the shim calls (`gin.h` of 2.32.3, the C API
+/// over `ncclGin`). Mangled names taken from nvcc's PTX for calls declared by the 2.32.3
+/// `nccl_device_wrapper.h` (with `-D__NCCL_DEVICE_LTOIR_LIB__`), and link-tested through
+/// the shim in `tests/nccl_device_2_32.rs` and `tests/device_library.rs`. The 2.31 table
+/// and the 2.28 bridge have none: a kernel calling GIN fails to link there, naming the
+/// `cudajit_nccl_gin_*` function ([`SHIM_GIN`]).
+///
+/// `ncclGin_C` is `{ ncclDevComm const& comm; uint32_t nConnections:8, connectionId:8,
+/// _ginBackend:8; uint32_t contextId; ncclGinResourceSharingMode; void* _ginHandle;
+/// uint64_t* _signalShadows; unsigned backendMask }`: 48 bytes, align 8 (checked by
+/// nvcc `static_assert` against the 2.32.3 headers).
+pub const LTOIR_GIN_ENTRIES: &[SymbolEntry] = &[
+    entry(
+        DeviceFunction::CoopInitThread,
+        "_Z21ncclCoopAnyInitThreadP11ncclCoopAny",
+        "void ncclCoopAnyInitThread(ncclCoopAny*)",
+    ),
+    entry(
+        DeviceFunction::GinInit,
+        "_Z14ncclGin_C_initP9ncclGin_CjRK11ncclDevCommi",
+        "void ncclGin_C_init(ncclGin_C*, unsigned backendMask, ncclDevComm const&, int contextIndex)",
+    ),
+    entry(
+        DeviceFunction::GinPut,
+        "_Z10ncclGinPutP9ncclGin_C8ncclTeamiP17ncclWindow_vidmemmS3_mmbj17ncclGinSignalOp_tmbj11ncclCoopAnybP21ncclGinDescriptorSmemN4cuda3std3__412thread_scopeESB_",
+        "void ncclGinPut(ncclGin_C*, ncclTeam, int peer, ncclWindow_t dstWin, size_t dstOffset, \
+         ncclWindow_t srcWin, size_t srcOffset, size_t bytes, bool isSignal, ncclGinSignal_t signalId, \
+         ncclGinSignalOp_t signalOp, uint64_t signalOpArg, bool isCounter, ncclGinCounter_t counterId, \
+         ncclCoopAny coop, bool isDescriptor, ncclGinDescriptorSmem* descriptor, \
+         cuda::thread_scope givenRelease, cuda::thread_scope requiredRelease)",
+    ),
+    entry(
+        DeviceFunction::GinSignal,
+        "_Z13ncclGinSignalP9ncclGin_C8ncclTeamibj17ncclGinSignalOp_tm11ncclCoopAnybP21ncclGinDescriptorSmemN4cuda3std3__412thread_scopeES9_",
+        "void ncclGinSignal(ncclGin_C*, ncclTeam, int peer, bool isSignal, ncclGinSignal_t signalId, \
+         ncclGinSignalOp_t signalOp, uint64_t signalOpArg, ncclCoopAny coop, bool isDescriptor, \
+         ncclGinDescriptorSmem* descriptor, cuda::thread_scope givenRelease, \
+         cuda::thread_scope requiredRelease)",
+    ),
+    entry(
+        DeviceFunction::GinWaitSignal,
+        "_Z17ncclGinWaitSignalP9ncclGin_C11ncclCoopAnyjmiN4cuda3std3__412memory_orderE",
+        "void ncclGinWaitSignal(ncclGin_C*, ncclCoopAny coop, ncclGinSignal_t signal, uint64_t least, \
+         int bits, cuda::memory_order)",
+    ),
+    entry(
+        DeviceFunction::GinFlush,
+        "_Z12ncclGinFlushP9ncclGin_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
+        "void ncclGinFlush(ncclGin_C*, ncclCoopAny coop, cuda::memory_order)",
+    ),
+    entry(
+        DeviceFunction::GinReadSignal,
+        "_Z17ncclGinReadSignalP9ncclGin_CjiN4cuda3std3__412memory_orderE",
+        "uint64_t ncclGinReadSignal(ncclGin_C*, ncclGinSignal_t signal, int bits, cuda::memory_order)",
+    ),
+    entry(
+        DeviceFunction::GinResetSignal,
+        "_Z18ncclGinResetSignalP9ncclGin_Cj",
+        "void ncclGinResetSignal(ncclGin_C*, ncclGinSignal_t signal)",
+    ),
+];
+
+/// `signal` of `cudajit_nccl_gin_put` meaning "no signal": a put that bumps nothing
+/// (signal ids are below the communicator's `ginSignalCount`, so never this).
+pub const GIN_NO_SIGNAL: u32 = u32::MAX;
+
+/// The GIN functions of cudajit's C ABI, which only the shim over a 2.32+ `.ltoir`
+/// defines (the 2.28 bridge and the 2.31 shim do not). Windows are `ncclWindow_t` as
+/// integers, the communicator a pointer, everything else a scalar; `context` is the GIN
+/// context index (`0 <= context < ginContextCount`), `peer` a world rank (the world
+/// team), `signal` a GIN signal id (`< ginSignalCount`). Every call is one thread's
+/// (NCCL's `ncclCoopThread`); signals are bumped with `ncclGinSignalInc` (by one, with
+/// the communicator's `ginStrongLegacySignals` strength), which NCCL forbids mixing with
+/// other signal operators on one signal between resets. Waits and flushes acquire.
+pub static SHIM_GIN: SymbolTable = SymbolTable {
+    generation: "cudajit's C-ABI shim GIN functions (NCCL 2.32+ libnccl_device.ltoir only)",
+    entries: &[
+        entry(
+            DeviceFunction::GinPut,
+            "cudajit_nccl_gin_put",
+            "void cudajit_nccl_gin_put(const ncclDevComm*, int context, int peer, \
+             uintptr_t dst_window, size_t dst_offset, uintptr_t src_window, size_t src_offset, \
+             size_t bytes, uint32_t signal /* GIN_NO_SIGNAL: none */)",
+        ),
+        entry(
+            DeviceFunction::GinSignal,
+            "cudajit_nccl_gin_signal",
+            "void cudajit_nccl_gin_signal(const ncclDevComm*, int context, int peer, uint32_t signal)",
+        ),
+        entry(
+            DeviceFunction::GinWaitSignal,
+            "cudajit_nccl_gin_wait_signal",
+            "void cudajit_nccl_gin_wait_signal(const ncclDevComm*, int context, uint32_t signal, \
+             uint64_t least)",
+        ),
+        entry(
+            DeviceFunction::GinFlush,
+            "cudajit_nccl_gin_flush",
+            "void cudajit_nccl_gin_flush(const ncclDevComm*, int context)",
+        ),
+        entry(
+            DeviceFunction::GinReadSignal,
+            "cudajit_nccl_gin_read_signal",
+            "uint64_t cudajit_nccl_gin_read_signal(const ncclDevComm*, int context, uint32_t signal)",
+        ),
+        entry(
+            DeviceFunction::GinResetSignal,
+            "cudajit_nccl_gin_reset_signal",
+            "void cudajit_nccl_gin_reset_signal(const ncclDevComm*, int context, uint32_t signal)",
+        ),
+    ],
+};
 
 /// Our `extern "C"` bridge over NCCL 2.28's headers (`bridge_2_28.cu`). Barrier sessions
 /// live in [`BRIDGE_LSA_BARRIER_SESSION_BYTES`] bytes the kernel provides; the

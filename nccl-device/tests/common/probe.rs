@@ -134,3 +134,53 @@ pub fn call_targets(ptx: &str) -> Vec<String> {
     }
     targets
 }
+
+/// A kernel over the shim's GIN C ABI ([`cudajit_nccl::device_library::symbols::SHIM_GIN`]):
+/// put with and without a signal, signal, wait, flush, read and reset, on GIN context 0
+/// towards world rank `rank + 1`.
+pub fn gin_abi_kernel() -> String {
+    let s = |f| {
+        cudajit_nccl::device_library::symbols::SHIM_GIN
+            .get(f)
+            .unwrap()
+            .symbol
+    };
+    format!(
+        "{HEADER}
+define void @probe(i8* %comm, i8* %window, i64* %out) {{
+entry:
+  %rank = call i32 @{rank}(i8* %comm)
+  %nranks = call i32 @{nranks}(i8* %comm)
+  %next0 = add i32 %rank, 1
+  %peer = srem i32 %next0, %nranks
+  %w = ptrtoint i8* %window to i64
+  call void @{put}(i8* %comm, i32 0, i32 %peer, i64 %w, i64 4096, i64 %w, i64 0, i64 4096, i32 3)
+  call void @{put}(i8* %comm, i32 0, i32 %peer, i64 %w, i64 8192, i64 %w, i64 0, i64 64, i32 -1)
+  call void @{signal}(i8* %comm, i32 0, i32 %peer, i32 3)
+  call void @{flush}(i8* %comm, i32 0)
+  call void @{wait}(i8* %comm, i32 0, i32 3, i64 2)
+  %v = call i64 @{read}(i8* %comm, i32 0, i32 3)
+  store i64 %v, i64* %out
+  call void @{reset}(i8* %comm, i32 0, i32 3)
+  ret void
+}}
+declare i32 @{rank}(i8*)
+declare i32 @{nranks}(i8*)
+declare void @{put}(i8*, i32, i32, i64, i64, i64, i64, i64, i32)
+declare void @{signal}(i8*, i32, i32, i32)
+declare void @{wait}(i8*, i32, i32, i64)
+declare void @{flush}(i8*, i32)
+declare i64 @{read}(i8*, i32, i32)
+declare void @{reset}(i8*, i32, i32)
+{trailer}",
+        rank = "cudajit_nccl_rank",
+        nranks = "cudajit_nccl_nranks",
+        put = s(F::GinPut),
+        signal = s(F::GinSignal),
+        wait = s(F::GinWaitSignal),
+        flush = s(F::GinFlush),
+        read = s(F::GinReadSignal),
+        reset = s(F::GinResetSignal),
+        trailer = trailer("void (i8*, i8*, i64*)*"),
+    )
+}
