@@ -1490,24 +1490,12 @@ impl Lowerer<'_, '_> {
                     }),
                 span,
                 ..
-            } if matches!(intrinsic, Intrinsic::SliceAt { .. }) => {
-                self.slice_at_let(name, *intrinsic, elem, args, *span, out)?
-            }
-            Stmt::Let {
-                name,
-                init:
-                    Some(Expr {
-                        kind:
-                            ExprKind::Intrinsic {
-                                intrinsic,
-                                ty: Some(elem),
-                                args,
-                            },
-                        ..
-                    }),
-                span,
-                ..
-            } if intrinsic.is_slice() => self.shared_let(name, *intrinsic, elem, args, *span)?,
+            } if intrinsic.is_slice() => match intrinsic {
+                Intrinsic::SliceAt { .. } => {
+                    self.slice_at_let(name, *intrinsic, elem, args, *span, out)?
+                }
+                _ => self.shared_let(name, *intrinsic, elem, args, *span)?,
+            },
             Stmt::Let {
                 name,
                 init:
