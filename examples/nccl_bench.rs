@@ -108,6 +108,8 @@ struct Options {
     warmup: usize,
     max_ctas: u32,
     threads: u32,
+    /// Bytes per thread that size the grid: CTAs = bytes / (threads * this), at most `--ctas`.
+    thread_bytes: usize,
     dtype: DType,
     verify_max: usize,
     out: PathBuf,
@@ -115,6 +117,7 @@ struct Options {
 
 const USAGE: &str = "usage: nccl_bench [--reference CUBIN] [--devices 0,1,..] [--min-bytes 4K] \
 [--max-bytes 1G] [--factor 2|4] [--samples 25] [--warmup 5] [--ctas 64] [--threads 512] \
+[--thread-bytes 64] \
 [--dtype f32|bf16|i32] [--verify-max 64M] [--out DIR]
   --reference defaults to $CUDAJIT_NCCL_REFERENCE; without it only NCCL and cuMemcpyPeer run.";
 
@@ -133,6 +136,7 @@ impl Options {
             samples: 25,
             warmup: 5,
             max_ctas: 64,
+            thread_bytes: 64,
             threads: 512,
             dtype: DType::F32,
             verify_max: 64 << 20,
@@ -164,6 +168,7 @@ impl Options {
                 "--samples" => o.samples = parse_number(&flag, &value)?,
                 "--warmup" => o.warmup = parse_number(&flag, &value)?,
                 "--ctas" => o.max_ctas = parse_number(&flag, &value)?,
+                "--thread-bytes" => o.thread_bytes = parse_number(&flag, &value)?,
                 "--threads" => o.threads = parse_number(&flag, &value)?,
                 "--verify-max" => o.verify_max = parse_bytes(&value)?,
                 "--out" => o.out = PathBuf::from(value),
@@ -183,7 +188,12 @@ impl Options {
                 format!("need --factor >= 2 and 0 < --min-bytes <= --max-bytes\n{USAGE}").into(),
             );
         }
-        if o.samples == 0 || o.max_ctas == 0 || o.threads == 0 || !o.threads.is_multiple_of(32) {
+        if o.samples == 0
+            || o.max_ctas == 0
+            || o.threads == 0
+            || o.thread_bytes == 0
+            || !o.threads.is_multiple_of(32)
+        {
             return Err("--samples, --ctas > 0 and --threads a positive multiple of 32".into());
         }
         Ok(o)
@@ -518,6 +528,7 @@ struct Pass<'s, T> {
     dev_args: Vec<DevCommArg>,
     max_ctas: u32,
     threads: u32,
+    thread_bytes: usize,
 }
 
 impl<T: Elem> Pass<'_, T> {
@@ -529,7 +540,7 @@ impl<T: Elem> Pass<'_, T> {
     /// The same grid on every rank: enough CTAs for one unrolled 4 x 16-byte step per
     /// thread, at most `--ctas` (= the dev comm's barriers).
     fn config(&self, bytes: usize) -> LaunchConfig {
-        let per_cta = self.threads as usize * 64;
+        let per_cta = self.threads as usize * self.thread_bytes;
         let ctas = bytes.div_ceil(per_cta).clamp(1, self.max_ctas as usize) as u32;
         LaunchConfig {
             grid_dim: (ctas, 1, 1),
@@ -744,6 +755,7 @@ fn open_pass<'s, T: Elem>(
         dev,
         dev_args,
         max_ctas: opts.max_ctas,
+        thread_bytes: opts.thread_bytes,
         threads: opts.threads,
     })
 }
