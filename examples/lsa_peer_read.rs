@@ -13,7 +13,7 @@ mod setup;
 #[path = "lsa/kernels.rs"]
 mod kernels;
 
-use kernels::peer_read;
+use kernels::{peer_read, peer_read_warps};
 
 /// The grid on GPUs (one LSA barrier per CTA).
 const CTAS: u32 = 64;
@@ -41,6 +41,18 @@ fn main() -> setup::Result<()> {
                 peer_read::launch(stream, config, comm, window, count, out)?;
                 Ok(())
             })?;
+            // The same with a barrier per warp (GPUs only: the simulator pairs ranks' CTAs).
+            if !world.simulated() {
+                let case = setup::Case {
+                    name: "peer read, warp barriers",
+                    ..case
+                };
+                setup::check_case(&world, &case, |_, stream, comm, window, out| {
+                    let config = world.config;
+                    peer_read_warps::launch(stream, config, comm, window, count, out)?;
+                    Ok(())
+                })?;
+            }
         }
     }
     world.close()

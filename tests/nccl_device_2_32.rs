@@ -99,6 +99,10 @@ fn the_example_kernels_link_against_the_2_32_ltoir() {
             kernels::peer_read::KERNEL.captured(),
             Specialization::default(),
         ),
+        (
+            kernels::peer_read_warps::KERNEL.captured(),
+            Specialization::default(),
+        ),
         (kernels::all_reduce_two_shot::KERNEL.captured(), f32_spec),
     ] {
         let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())

@@ -325,3 +325,28 @@ pub fn all_reduce_two_shot_push<T: DeviceScalar + core::ops::Add<Output = T>>(
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }
+
+/// [`peer_read`] with a barrier per warp instead of per CTA (`ncclCoopWarp` sessions):
+/// warp `w` of the grid copies elements `[w * chunk, (w + 1) * chunk)` of the next peer's
+/// input once its counterparts on every peer have arrived. Needs one LSA barrier per warp
+/// of the grid.
+#[kernel]
+pub fn peer_read_warps(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+    let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+    let warp = global_index() / 32;
+    let warps = grid_stride() / 32;
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_warp(&mut barrier, &comm, warp as u32);
+    nccl::lsa_barrier_sync_warp(&mut barrier, MemoryOrder::Acquire);
+    let src = unsafe { slice_at::<f32>(nccl::lsa_address(window, 0, peer), count) };
+    let out = unsafe { slice_at_mut::<f32>(nccl::local_address(window, out_offset), count) };
+    let chunk = (count + warps - 1) / warps;
+    let end = ((warp + 1) * chunk).min(count);
+    let mut i = warp * chunk + lane_id() as usize;
+    while i < end {
+        out[i] = src[i];
+        i += 32;
+    }
+    nccl::lsa_barrier_sync_warp(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy_warp(&mut barrier);
+}

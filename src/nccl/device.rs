@@ -439,6 +439,23 @@ extern "C" {
     /// Ends the session, storing its epoch for the next kernel.
     #[link_name = "cudajit_nccl_lsa_barrier_destroy"]
     pub fn lsa_barrier_destroy(session: &mut [u64; 8]);
+    /// Starts a warp's LSA barrier session (`ncclCoopWarp`): every lane of the warp calls,
+    /// with an index per warp (e.g. the warp's global number), so the device communicator
+    /// needs that many LSA barriers; the matching warps of every LSA peer meet at it.
+    #[link_name = "cudajit_nccl_lsa_barrier_init_warp"]
+    pub fn lsa_barrier_init_warp(session: &mut [u64; 8], comm: &DevComm, index: u32);
+    /// A warp's arrival ([`lsa_barrier_arrive`] for a warp's session).
+    #[link_name = "cudajit_nccl_lsa_barrier_arrive_warp"]
+    pub fn lsa_barrier_arrive_warp(session: &mut [u64; 8], order: MemoryOrder);
+    /// A warp's wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_wait_warp"]
+    pub fn lsa_barrier_wait_warp(session: &mut [u64; 8], order: MemoryOrder);
+    /// A warp's arrive, then wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_sync_warp"]
+    pub fn lsa_barrier_sync_warp(session: &mut [u64; 8], order: MemoryOrder);
+    /// Ends a warp's session, storing its epoch for the next kernel.
+    #[link_name = "cudajit_nccl_lsa_barrier_destroy_warp"]
+    pub fn lsa_barrier_destroy_warp(session: &mut [u64; 8]);
 }
 
 /// `signal` of [`gin_put`] for a put that bumps no signal. Kernels cannot name constants

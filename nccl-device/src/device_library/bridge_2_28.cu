@@ -20,10 +20,13 @@
 #define CUDAJIT_LSA_BARRIER_SESSION_ALIGN 16
 
 typedef ncclLsaBarrierSession<ncclCoopCta> cudajit_lsa_session;
-static_assert(sizeof(cudajit_lsa_session) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES,
-              "ncclLsaBarrierSession<ncclCoopCta> outgrew CUDAJIT_LSA_BARRIER_SESSION_BYTES");
-static_assert(alignof(cudajit_lsa_session) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN,
-              "ncclLsaBarrierSession<ncclCoopCta> needs more alignment than the kernel gives");
+typedef ncclLsaBarrierSession<ncclCoopWarp> cudajit_lsa_session_warp;
+static_assert(sizeof(cudajit_lsa_session) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES &&
+                  sizeof(cudajit_lsa_session_warp) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES,
+              "ncclLsaBarrierSession outgrew CUDAJIT_LSA_BARRIER_SESSION_BYTES");
+static_assert(alignof(cudajit_lsa_session) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN &&
+                  alignof(cudajit_lsa_session_warp) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN,
+              "ncclLsaBarrierSession needs more alignment than the kernel gives");
 
 // The host side (cudajit_nccl::sys::layout, generated from the same release's headers)
 // passes ncclDevComm by value to kernels: its size must be the one compiled here.
@@ -98,6 +101,29 @@ __device__ void cudajit_nccl_lsa_barrier_sync(void* session, int order) {
 // Runs the session's destructor, which persists the barrier epoch for the next kernel.
 __device__ void cudajit_nccl_lsa_barrier_destroy(void* session) {
   static_cast<cudajit_lsa_session*>(session)->~cudajit_lsa_session();
+}
+
+// The same for a warp's session (ncclCoopWarp): every lane of the warp calls, with an
+// index per warp (the device communicator needs that many LSA barriers).
+__device__ void cudajit_nccl_lsa_barrier_init_warp(void* session, const ncclDevComm* comm,
+                                                   unsigned int index) {
+  new (session) cudajit_lsa_session_warp(ncclCoopWarp(), *comm, ncclTeamTagLsa(), index);
+}
+
+__device__ void cudajit_nccl_lsa_barrier_arrive_warp(void* session, int order) {
+  static_cast<cudajit_lsa_session_warp*>(session)->arrive(ncclCoopWarp(), cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_wait_warp(void* session, int order) {
+  static_cast<cudajit_lsa_session_warp*>(session)->wait(ncclCoopWarp(), cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_sync_warp(void* session, int order) {
+  static_cast<cudajit_lsa_session_warp*>(session)->sync(ncclCoopWarp(), cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_destroy_warp(void* session) {
+  static_cast<cudajit_lsa_session_warp*>(session)->~cudajit_lsa_session_warp();
 }
 
 }  // extern "C"

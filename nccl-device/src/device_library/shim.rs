@@ -56,6 +56,7 @@ const CALLED: &[DeviceFunction] = &[
     DeviceFunction::LsaSize,
     DeviceFunction::LsaRankToWorld,
     DeviceFunction::CoopInitCta,
+    DeviceFunction::CoopInitWarp,
     DeviceFunction::LsaBarrierHandle,
     DeviceFunction::LsaBarrierInit,
     DeviceFunction::LsaBarrierArrive,
@@ -76,6 +77,10 @@ const CALLED: &[DeviceFunction] = &[
 /// when the table lacks the function: the session destroy (2.32+) and GIN (2.32+).
 const OPTIONAL_SECTIONS: &[(&str, DeviceFunction)] = &[
     ("lsa_barrier_destroy", DeviceFunction::LsaBarrierDestroy),
+    (
+        "lsa_barrier_destroy_warp",
+        DeviceFunction::LsaBarrierDestroy,
+    ),
     ("gin", DeviceFunction::GinPut),
 ];
 

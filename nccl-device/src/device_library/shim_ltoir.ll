@@ -201,6 +201,83 @@ define void @cudajit_nccl_lsa_barrier_destroy(i8* %session) alwaysinline {
 declare void @{nccl:lsa_barrier_destroy}(%session*)
 ; END lsa_barrier_destroy
 
+; ---- LSA barrier sessions of a warp (ncclCoopWarp): as above, with the warp's coop
+
+define internal %coop @cudajit_nccl_shim_warp() alwaysinline {
+  %slot = alloca %coop, align 8
+  call void @{nccl:coop_init_warp}(%coop* %slot)
+  %coop = load %coop, %coop* %slot, align 8
+  ret %coop %coop
+}
+
+define internal void @cudajit_nccl_shim_enter_warp(i8* %saved, i8* %full) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_warp()
+  %coop_slot = bitcast i8* %full to %coop*
+  store %coop %coop, %coop* %coop_slot, align 8
+  %state = getelementptr i8, i8* %full, i64 24
+  call void @llvm.memcpy.p0i8.p0i8.i64(i8* align 8 %state, i8* align 16 %saved, i64 56, i1 false)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_init_warp(i8* %session, i8* %comm, i32 %index) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  %s = bitcast i8* %sp to %session*
+  %c = bitcast i8* %comm to %comm*
+  %coop = call %coop @cudajit_nccl_shim_warp()
+  %team = call %team @cudajit_nccl_shim_team_lsa(%comm* %c)
+  %handle = call %bar @{nccl:lsa_barrier_handle}(%comm* %c)
+  call void @{nccl:lsa_barrier_init}(%session* %s, %coop %coop, %comm* %c, %team %team, %bar %handle, i32 %index, i8 0, %mm zeroinitializer)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_arrive_warp(i8* %session, i32 %order) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter_warp(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  %coop = call %coop @cudajit_nccl_shim_warp()
+  call void @{nccl:lsa_barrier_arrive}(%session* %s, %coop %coop, i32 %order)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_wait_warp(i8* %session, i32 %order) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter_warp(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  %coop = call %coop @cudajit_nccl_shim_warp()
+  call void @{nccl:lsa_barrier_wait}(%session* %s, %coop %coop, i32 %order)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_sync_warp(i8* %session, i32 %order) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter_warp(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  %coop = call %coop @cudajit_nccl_shim_warp()
+  call void @{nccl:lsa_barrier_sync}(%session* %s, %coop %coop, i32 %order)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+; BEGIN lsa_barrier_destroy_warp
+define void @cudajit_nccl_lsa_barrier_destroy_warp(i8* %session) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter_warp(i8* %session, i8* %sp)
+  %s = bitcast i8* %sp to %session*
+  call void @{nccl:lsa_barrier_destroy}(%session* %s)
+  ret void
+}
+; END lsa_barrier_destroy_warp
+
+declare void @{nccl:coop_init_warp}(%coop*)
+
 ; BEGIN gin
 ; ---- GIN (GPU-initiated networking): the .ltoir of 2.32+ only. shim.rs leaves this section
 ; out for a table without GIN (2.31), so a kernel calling GIN fails to link there, naming

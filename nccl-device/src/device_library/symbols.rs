@@ -41,6 +41,18 @@ pub enum DeviceFunction {
     CoopInitCta,
     /// The communicator's LSA barrier handle (libraries whose barrier takes one).
     LsaBarrierHandle,
+    /// Fills a `ncclCoopAny` describing the calling warp (libraries whose barrier takes one).
+    CoopInitWarp,
+    /// Starts a warp's LSA barrier session (`ncclCoopWarp`): index per warp.
+    LsaBarrierInitWarp,
+    /// A warp's arrival.
+    LsaBarrierArriveWarp,
+    /// A warp's wait.
+    LsaBarrierWaitWarp,
+    /// A warp's arrive then wait.
+    LsaBarrierSyncWarp,
+    /// Ends a warp's session, persisting its barrier epoch.
+    LsaBarrierDestroyWarp,
     /// Fills a `ncclCoopAny` describing the calling thread alone (the GIN calls' coop).
     CoopInitThread,
     /// Builds a `ncclGin_C` (GIN context `context` of the communicator) in place.
@@ -78,6 +90,12 @@ impl DeviceFunction {
             DeviceFunction::LsaBarrierDestroy => "lsa_barrier_destroy",
             DeviceFunction::CoopInitCta => "coop_init_cta",
             DeviceFunction::LsaBarrierHandle => "lsa_barrier_handle",
+            DeviceFunction::CoopInitWarp => "coop_init_warp",
+            DeviceFunction::LsaBarrierInitWarp => "lsa_barrier_init_warp",
+            DeviceFunction::LsaBarrierArriveWarp => "lsa_barrier_arrive_warp",
+            DeviceFunction::LsaBarrierWaitWarp => "lsa_barrier_wait_warp",
+            DeviceFunction::LsaBarrierSyncWarp => "lsa_barrier_sync_warp",
+            DeviceFunction::LsaBarrierDestroyWarp => "lsa_barrier_destroy_warp",
             DeviceFunction::CoopInitThread => "coop_init_thread",
             DeviceFunction::GinInit => "gin_init",
             DeviceFunction::GinPut => "gin_put",
@@ -266,6 +284,11 @@ const LTOIR_ENTRIES: &[SymbolEntry] = &[
             DeviceFunction::LsaBarrierSync,
             "_Z25ncclLsaBarrierSessionSyncP23ncclLsaBarrierSession_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
             "void ncclLsaBarrierSessionSync(ncclLsaBarrierSession_C*, ncclCoopAny, cuda::memory_order)",
+        ),
+        entry(
+            DeviceFunction::CoopInitWarp,
+            "_Z19ncclCoopAnyInitWarpP11ncclCoopAny",
+            "void ncclCoopAnyInitWarp(ncclCoopAny*)",
         ),
         entry(
             DeviceFunction::LsaBarrierDestroy,
@@ -457,6 +480,31 @@ pub static BRIDGE_2_28: SymbolTable = SymbolTable {
             DeviceFunction::LsaBarrierDestroy,
             "cudajit_nccl_lsa_barrier_destroy",
             "void cudajit_nccl_lsa_barrier_destroy(void* session)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierInitWarp,
+            "cudajit_nccl_lsa_barrier_init_warp",
+            "void cudajit_nccl_lsa_barrier_init_warp(void* session, const ncclDevComm*, unsigned index)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierArriveWarp,
+            "cudajit_nccl_lsa_barrier_arrive_warp",
+            "void cudajit_nccl_lsa_barrier_arrive_warp(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierWaitWarp,
+            "cudajit_nccl_lsa_barrier_wait_warp",
+            "void cudajit_nccl_lsa_barrier_wait_warp(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierSyncWarp,
+            "cudajit_nccl_lsa_barrier_sync_warp",
+            "void cudajit_nccl_lsa_barrier_sync_warp(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierDestroyWarp,
+            "cudajit_nccl_lsa_barrier_destroy_warp",
+            "void cudajit_nccl_lsa_barrier_destroy_warp(void* session)",
         ),
     ],
 };
