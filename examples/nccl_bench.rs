@@ -58,7 +58,7 @@ use cudajit::nccl::{
 };
 use cudajit::{CudaContext, CudaStream};
 use cudarc::driver::sys::{self, CUevent_flags};
-use cudarc::driver::{CudaEvent, CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
 type BenchResult<T> = Result<T, Box<dyn Error>>;
@@ -402,37 +402,6 @@ impl<'a> Contender<'a> {
 }
 
 // ---------------------------------------------------------------------------------------
-// ncclDevComm as a kernel argument
-
-/// Room for `ncclDevComm` (88 bytes in 2.28.3, 200 in 2.28.9).
-const DEV_COMM_ARG_BYTES: usize = 512;
-
-/// `ncclDevComm` by value: `cuLaunchKernel` copies the kernel's declared parameter size
-/// (`sizeof(ncclDevComm)` of the cubin's headers, checked equal to the host layout's
-/// with `cuFuncGetParamInfo` when the cubin is loaded) from the start of this buffer.
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct DevCommArg([u8; DEV_COMM_ARG_BYTES]);
-
-// SAFETY: plain bytes; the kernels read exactly sizeof(ncclDevComm) of them (above).
-unsafe impl DeviceRepr for DevCommArg {}
-
-impl DevCommArg {
-    fn new(bytes: &[u8]) -> BenchResult<Self> {
-        if bytes.len() > DEV_COMM_ARG_BYTES {
-            return Err(format!(
-                "ncclDevComm of {} bytes > {DEV_COMM_ARG_BYTES}",
-                bytes.len()
-            )
-            .into());
-        }
-        let mut a = [0u8; DEV_COMM_ARG_BYTES];
-        a[..bytes.len()].copy_from_slice(bytes);
-        Ok(DevCommArg(a))
-    }
-}
-
-// ---------------------------------------------------------------------------------------
 // Set-up shared by every pass
 
 struct Setup {
@@ -525,7 +494,9 @@ struct Pass<'s, T> {
     buffer: SymmetricBuffer<T>,
     /// Its device communicator (`lsaBarrierCount` = `--ctas`), when the device API runs.
     dev: Option<DevComm>,
-    dev_args: Vec<DevCommArg>,
+    /// Every rank's `ncclDevComm` as a kernel argument (`cudarc` copies the kernel's
+    /// declared parameter size, checked against the host layout when the cubin loads).
+    dev_args: Vec<cudajit::nccl::device::DevComm>,
     max_ctas: u32,
     threads: u32,
     thread_bytes: usize,
@@ -533,7 +504,7 @@ struct Pass<'s, T> {
 
 impl<T: Elem> Pass<'_, T> {
     /// Rank `i`'s `ncclDevComm`, ready to pass by value.
-    fn dev_comm_arg(&self, i: usize) -> &DevCommArg {
+    fn dev_comm_arg(&self, i: usize) -> &cudajit::nccl::device::DevComm {
         &self.dev_args[i]
     }
 
@@ -743,8 +714,8 @@ fn open_pass<'s, T: Elem>(
             }
         }
         let args = (0..n)
-            .map(|i| DevCommArg::new(dev.as_bytes(i).unwrap_or_default()))
-            .collect::<BenchResult<Vec<_>>>()?;
+            .map(|i| cudajit::nccl::device::DevComm::for_rank(&dev, i))
+            .collect::<Result<Vec<_>, _>>()?;
         (Some(dev), args)
     } else {
         (None, Vec::new())

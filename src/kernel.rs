@@ -55,10 +55,10 @@ pub struct LoadedKernel {
     max_dynamic_shared: u32,
     /// The kernel's captured form.
     captured: &'static CapturedKernel,
-    /// [`cudajit_codegen::compile::launch_identity`] of this specialisation.
-    identity: [u8; 32],
-    /// `name<T=f32, N=4>`, for messages.
-    description: String,
+    /// [`cudajit_codegen::compile::launch_identity`] of this specialisation and
+    /// `name<T=f32, N=4>`, for messages: computed at the first launch that asks (a kernel
+    /// with a `DeviceStruct::LAUNCH_CHECK` argument), so other kernels' loads skip the hash.
+    identity: OnceLock<([u8; 32], String)>,
     /// Launch checks of arguments that passed once (`DeviceStruct::LAUNCH_CHECK`).
     memo: cudajit_core::layout::LaunchMemo,
 }
@@ -322,14 +322,11 @@ impl Kernel {
                 max_dynamic_shared,
             )
             .map_err(driver("raising the kernel's shared memory limit"))?;
-        let identity = cudajit_codegen::compile::launch_identity(&self.captured, &spec).0;
-        let description = describe(name, &spec);
         Ok(LoadedKernel {
             context: context.cu_ctx() as usize,
             spec_id,
             captured: &self.captured,
-            identity,
-            description,
+            identity: OnceLock::new(),
             memo: cudajit_core::layout::LaunchMemo::new(),
             spec,
             function,
@@ -371,12 +368,19 @@ impl LoadedKernel {
     /// ([`cudajit_codegen::compile::launch_identity`]): SHA-256 of the kernel's code and
     /// specialisation, independent of the GPU and toolchain.
     pub fn identity(&self) -> &[u8; 32] {
-        &self.identity
+        &self.identity_and_description().0
     }
 
     /// The kernel and its specialisation for people: `all_reduce<T=f32>`.
     pub fn description(&self) -> &str {
-        &self.description
+        &self.identity_and_description().1
+    }
+
+    fn identity_and_description(&self) -> &([u8; 32], String) {
+        self.identity.get_or_init(|| {
+            let identity = cudajit_codegen::compile::launch_identity(self.captured, &self.spec);
+            (identity.0, describe(self.captured.name, &self.spec))
+        })
     }
 
     /// Runs an argument's launch check (`DeviceStruct::LAUNCH_CHECK`) for a launch with
@@ -388,17 +392,18 @@ impl LoadedKernel {
         value: &T,
         check: cudajit_core::layout::LaunchCheck<T>,
     ) -> Result<(), Error> {
+        let (identity, description) = self.identity_and_description();
         let info = cudajit_core::layout::LaunchInfo {
             kernel: self.captured.name,
             captured: self.captured,
-            identity: &self.identity,
-            description: &self.description,
+            identity,
+            description,
             grid: (config.grid.x, config.grid.y, config.grid.z),
             block: (config.block.x, config.block.y, config.block.z),
             memo: &self.memo,
         };
         check(value, &info).map_err(|message| Error::Collective {
-            kernel: self.description.clone(),
+            kernel: description.clone(),
             message,
         })
     }

@@ -69,9 +69,7 @@ pub fn all_reduce_two_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     let me = nccl::lsa_rank(&comm);
     let sources = shared_array::<usize>(72);
     let destinations = shared_array::<usize>(72);
-    nccl::lsa_addresses(window, 0, peers, sources);
-    nccl::lsa_addresses(window, out_offset, peers, destinations);
-    sync_threads();
+    two_shot_addresses(window, out_offset, peers, sources, destinations);
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
@@ -140,9 +138,7 @@ pub fn all_reduce_two_shot_bf16(comm: DevComm, window: Window, count: usize, out
     let me = nccl::lsa_rank(&comm);
     let sources = shared_array::<usize>(72);
     let destinations = shared_array::<usize>(72);
-    nccl::lsa_addresses(window, 0, peers, sources);
-    nccl::lsa_addresses(window, out_offset, peers, destinations);
-    sync_threads();
+    two_shot_addresses(window, out_offset, peers, sources, destinations);
     let mut barrier = [0u64; 8];
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
@@ -349,4 +345,19 @@ pub fn peer_read_warps(comm: DevComm, window: Window, count: usize, out_offset: 
     }
     nccl::lsa_barrier_sync_warp(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy_warp(&mut barrier);
+}
+
+/// The addresses a two-shot all-reduce needs, in the CTA's shared memory: every LSA peer's
+/// input (`sources`) and output (`destinations`); ends with the CTA in sync.
+#[device]
+fn two_shot_addresses(
+    window: Window,
+    out_offset: usize,
+    peers: i32,
+    sources: &mut [usize],
+    destinations: &mut [usize],
+) {
+    nccl::lsa_addresses(window, 0, peers, sources);
+    nccl::lsa_addresses(window, out_offset, peers, destinations);
+    sync_threads();
 }

@@ -12,12 +12,10 @@ use super::{BenchResult, Collective, Contender, Elem, Pass};
 
 /// The kernel parameters of every local rank.
 fn params<T: Elem>(pass: &Pass<T>) -> BenchResult<Vec<(DevComm, Window)>> {
-    let dev = pass.dev.as_ref().ok_or("no device communicator")?;
     (0..pass.setup.n())
         .map(|i| {
-            let comm = DevComm::for_rank(dev, i)?;
             let window = Window::for_rank(&pass.buffer, i).ok_or("no window")?;
-            Ok((comm, window))
+            Ok((*pass.dev_comm_arg(i), window))
         })
         .collect()
 }
