@@ -904,6 +904,21 @@ fn tuples() {
 }
 
 #[test]
+fn values_returned_by_device_functions() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = cudajit::Stream::from_cuda(context.default_stream());
+    let outputs = common::cases::returned_values_case(&stream).unwrap();
+    for (output, expected) in outputs
+        .iter()
+        .zip(common::cases::returned_values_expected())
+    {
+        assert_eq!(output.values, expected, "{}", output.name);
+    }
+}
+
+#[test]
 fn tuple_values_of_branches() {
     let Some(context) = common::gpu_or_skip() else {
         return;

@@ -336,3 +336,32 @@ fn enums_are_their_repr_and_cannot_be_written() {
     assert!(error.contains("kernels only read enums"), "{error}");
     assert!(error.contains("`Op`"), "{error}");
 }
+
+#[device]
+fn halves(x: f32) -> (f32, f32) {
+    (x * 0.5, x - x * 0.5)
+}
+
+#[device]
+fn sum_pair(p: (f32, f32)) -> f32 {
+    p.0 + p.1
+}
+
+/// Valid Rust the language cannot take: a tuple bound without a pattern or type is a
+/// value whose elements can be read, but not a tuple local to pass on.
+#[kernel]
+fn unbound_tuple_passed_on(out: &mut [f32]) {
+    let h = halves(out[0]);
+    out[0] = sum_pair(h) + h.1;
+}
+
+#[test]
+fn a_returned_tuple_passed_on_needs_a_pattern_or_type() {
+    let error = lower_captured(
+        unbound_tuple_passed_on::KERNEL.captured(),
+        &Specialization::default(),
+    )
+    .expect_err("a tuple value passed for a tuple parameter")
+    .to_string();
+    assert!(error.contains("let h: (f32, f32) = "), "{error}");
+}

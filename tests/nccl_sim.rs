@@ -7,7 +7,7 @@
 mod kernels;
 
 use cudajit::core::sim::{SimError, SimOptions};
-use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
+use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Team, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
 use cudajit::{f16, BufferElement, Error};
@@ -555,6 +555,90 @@ fn two_shot_push_reduces_through_scratch_slots() {
                     );
                 }
             }
+        }
+    }
+}
+
+/// Teams (`nccl::Team`): the world, LSA and rail teams, factors, rank conversions and a
+/// team peer's address, recorded by one thread per rank.
+#[kernel]
+fn team_facts(comm: DevComm, window: Window, results: Window) {
+    if global_index() == 0 {
+        let out = unsafe { slice_at_mut::<i32>(nccl::local_address(results, 0), 20) };
+        let world = nccl::team_world(&comm);
+        let lsa = nccl::team_lsa(&comm);
+        let rail = nccl::team_rail(&comm);
+        let inner = nccl::team_inner_factor(world, 2);
+        let outer = nccl::team_outer_factor(world, 2);
+        record_team(out, 0, world);
+        record_team(out, 3, lsa);
+        record_team(out, 6, rail);
+        record_team(out, 9, inner);
+        record_team(out, 12, outer);
+        let next_outer = (outer.rank + 1) % outer.nranks;
+        out[15] = nccl::team_rank_to_world(&comm, outer, next_outer);
+        out[16] = nccl::team_rank_to_lsa(&comm, inner, 1 - inner.rank);
+        let next = (world.rank + 1) % world.nranks;
+        out[17] = nccl::team_rank_is_member(inner, world, next) as i32;
+        out[18] = nccl::team_rank_to_team(outer, world, world.rank);
+        let peer = (lsa.rank + 1) % lsa.nranks;
+        let src =
+            unsafe { slice_at::<i32>(nccl::team_peer_address(&comm, window, 0, lsa, peer), 1) };
+        out[19] = src[0];
+    }
+}
+
+#[device]
+fn record_team(out: &mut [i32], at: usize, team: Team) {
+    out[at] = team.nranks;
+    out[at + 1] = team.rank;
+    out[at + 2] = team.stride;
+}
+
+#[test]
+fn teams_match_nccl_arithmetic() {
+    for nranks in [2usize, 4, 8] {
+        let world = world(nranks);
+        let buffer = world.alloc_symmetric::<i32>(1).unwrap();
+        fill(&world, &buffer, 1, |rank, _| rank as i32 * 7);
+        let results = world.alloc_symmetric::<i32>(20).unwrap();
+        for rank in 0..nranks {
+            team_facts::launch(
+                world.stream(rank),
+                LaunchConfig::new(1, 32),
+                world.dev_comm(rank),
+                buffer.window(rank),
+                results.window(rank),
+            )
+            .unwrap();
+        }
+        for rank in 0..nranks {
+            let got = results.to_vec(rank).unwrap();
+            let (n, r) = (nranks as i32, rank as i32);
+            let next = (r + 1) % n;
+            let want = vec![
+                n,
+                r,
+                1, // world
+                n,
+                r,
+                1, // LSA: every simulated rank is one GPU's load/store peer
+                1,
+                0,
+                n, // rail: one LSA team
+                2,
+                r % 2,
+                1, // inner factor of 2
+                n / 2,
+                r / 2,
+                2, // outer factor of 2
+                r + ((r / 2 + 1) % (n / 2) - r / 2) * 2,
+                r + (1 - r % 2) - r % 2,
+                i32::from(next / 2 == r / 2),
+                r / 2,
+                next * 7,
+            ];
+            assert_eq!(got, want, "{nranks} ranks, rank {rank}");
         }
     }
 }

@@ -9,7 +9,8 @@ use cudajit::core::Scalar;
 use cudajit::{Arch, CubinOrigin, Kernel, Specialization};
 
 /// Every non-generic test kernel, so each is compiled for real on the CPU.
-const KERNELS: [&Kernel; 20] = [
+const KERNELS: [&Kernel; 21] = [
+    &returned_values::KERNEL,
     &tuple_branches::KERNEL,
     &tuples::KERNEL,
     &apply_ops::KERNEL,

@@ -575,6 +575,14 @@ fn tuples_match_rust() {
 }
 
 #[test]
+fn values_returned_by_device_functions_match_rust() {
+    let outputs = cases::returned_values_case(&sim()).unwrap();
+    for (output, expected) in outputs.iter().zip(cases::returned_values_expected()) {
+        assert_eq!(output.values, expected, "{}", output.name);
+    }
+}
+
+#[test]
 fn tuple_values_of_branches_match_rust() {
     let outputs = cases::tuple_branches_case(&sim()).unwrap();
     for (output, expected) in outputs.iter().zip(cases::tuple_branches_expected()) {

@@ -73,6 +73,9 @@ pub enum ValueType {
     Generic(String),
     /// A `#[derive(DeviceCopy)]` struct, by name; its layout comes with the captured form.
     Struct(String),
+    /// A tuple of scalars, the result type of a `#[device]` function (`-> (f32, u32)`): an
+    /// anonymous `#[repr(C)]` struct with fields `0`, `1`, .. on the device.
+    Tuple(Vec<ValueType>),
 }
 
 /// A function parameter.
@@ -367,8 +370,15 @@ pub enum ExprKind {
         value: Box<Expr>,
         len: Box<Expr>,
     },
-    /// `(a, b, ..)`, only as the value argument of `vstore4`/`vstore2`.
+    /// `(a, b, ..)`: the value argument of `vstore4`/`vstore2`, or the value a `#[device]`
+    /// function returning a tuple returns.
     Tuple(Vec<Expr>),
+    /// `Name { field: value, .. }`: a `#[derive(DeviceCopy)]` struct built from a value for
+    /// every field.
+    StructLiteral {
+        ty: String,
+        fields: Vec<(String, Expr)>,
+    },
     /// `&mut place` or `&place`: the first argument of an atomic, or an argument of an
     /// `#[extern_device]` function that takes a reference.
     Reference {

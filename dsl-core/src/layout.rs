@@ -166,3 +166,61 @@ impl LaunchMemo {
         false
     }
 }
+
+/// The most elements a tuple passed to or returned from a `#[device]` function may have.
+pub const MAX_TUPLE_ELEMENTS: usize = 16;
+
+const TUPLE_FIELD_NAMES: [&str; MAX_TUPLE_ELEMENTS] = [
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+];
+
+/// The layout of a tuple of scalars on the device: a `#[repr(C)]` struct with fields `0`,
+/// `1`, .. in order, named like the tuple type (`(f32, u32)`). Interned: one layout per
+/// distinct tuple type for the life of the process (there are as many as tuple types in
+/// the program's device functions), so it can live in `&'static` tables like the derived
+/// ones. `None` for an empty tuple or one of more than [`MAX_TUPLE_ELEMENTS`].
+pub fn tuple_layout(elements: &[Scalar]) -> Option<&'static StructLayout> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static LAYOUTS: OnceLock<Mutex<HashMap<Vec<Scalar>, &'static StructLayout>>> = OnceLock::new();
+    if elements.is_empty() || elements.len() > MAX_TUPLE_ELEMENTS {
+        return None;
+    }
+    let mut layouts = LAYOUTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let layout = layouts.entry(elements.to_vec()).or_insert_with(|| {
+        let mut offset: usize = 0;
+        let mut align: usize = 1;
+        let fields: Vec<FieldLayout> = elements
+            .iter()
+            .zip(TUPLE_FIELD_NAMES)
+            .map(|(&ty, name)| {
+                let size = ty.size_bytes() as usize;
+                offset = offset.next_multiple_of(size);
+                align = align.max(size);
+                let field = FieldLayout { name, ty, offset };
+                offset += size;
+                field
+            })
+            .collect();
+        let names: Vec<&str> = elements.iter().map(|s| s.rust_name()).collect();
+        Box::leak(Box::new(StructLayout {
+            name: Box::leak(format!("({})", names.join(", ")).into_boxed_str()),
+            fields: Box::leak(fields.into_boxed_slice()),
+            size: offset.next_multiple_of(align),
+            align,
+            enum_repr: None,
+            variants: &[],
+        }))
+    });
+    Some(*layout)
+}
+
+/// The interned tuple layout named `name` (`(f32, u32)`), if one was made.
+pub fn tuple_layout_named(name: &str) -> Option<&'static StructLayout> {
+    let inner = name.strip_prefix('(')?.strip_suffix(')')?;
+    let elements: Option<Vec<Scalar>> = inner.split(", ").map(Scalar::from_rust_name).collect();
+    tuple_layout(&elements?)
+}

@@ -58,6 +58,9 @@ use cudajit_nccl::safe::agreement::{agree_on_launch, LaunchIdentity};
 
 use crate::{bf16, extern_device, DeviceCopy, DeviceLibrary};
 
+mod team;
+pub use team::*;
+
 /// The device library of the NCCL this process loads (`Nccl::global()`): provided at the
 /// first compile of a kernel that calls into it, for that kernel's GPU, and part of the
 /// kernel's cache key by content.

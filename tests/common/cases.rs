@@ -93,6 +93,10 @@ pub fn all() -> Vec<Case> {
             run: tuple_branches_case,
         },
         Case {
+            name: "returned_values",
+            run: returned_values_case,
+        },
+        Case {
             name: "saxpy",
             run: saxpy_case,
         },
@@ -979,4 +983,45 @@ pub fn tuple_branches_expected() -> [Values; 3] {
     let (mut lo, mut hi, mut tag) = (vec![0; n], vec![0; n], vec![0; n]);
     tuple_branches_ref(&x, &mut lo, &mut hi, &mut tag);
     [Values::I32(lo), Values::I32(hi), Values::U32(tag)]
+}
+
+/// The outputs of `returned_values` (`lo`, `hi`, `sum`, `tag`), on the inputs of
+/// `tuple_branches` (both orders, wide and narrow intervals, both signs).
+pub fn returned_values_case(stream: &Stream) -> Result<Outputs, Error> {
+    let x = tuple_branches_inputs();
+    let n = x.len();
+    let dx = up(stream, &x)?;
+    let mut dlo = stream.alloc_zeros::<i32>(n)?;
+    let mut dhi = stream.alloc_zeros::<i32>(n)?;
+    let mut dsum = stream.alloc_zeros::<i64>(n)?;
+    let mut dtag = stream.alloc_zeros::<u32>(n)?;
+    returned_values::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &mut dlo,
+        &mut dhi,
+        &mut dsum,
+        &mut dtag,
+    )?;
+    Ok(vec![
+        exact("lo", Values::I32(stream.clone_dtoh(&dlo)?)),
+        exact("hi", Values::I32(stream.clone_dtoh(&dhi)?)),
+        exact("sum", Values::I64(stream.clone_dtoh(&dsum)?)),
+        exact("tag", Values::U32(stream.clone_dtoh(&dtag)?)),
+    ])
+}
+
+/// What `returned_values_case` must return, from the CPU reference.
+pub fn returned_values_expected() -> [Values; 4] {
+    let x = tuple_branches_inputs();
+    let n = x.len();
+    let (mut lo, mut hi, mut sum, mut tag) = (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
+    returned_values_ref(&x, &mut lo, &mut hi, &mut sum, &mut tag);
+    [
+        Values::I32(lo),
+        Values::I32(hi),
+        Values::I64(sum),
+        Values::U32(tag),
+    ]
 }

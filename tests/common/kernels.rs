@@ -932,3 +932,123 @@ pub fn half_precision_ref(
         wide[i] = h.to_f32() + y[i].to_f32();
     }
 }
+
+// ----- values returned by device functions -----
+
+/// An interval, built in kernels and returned by device functions.
+#[derive(Clone, Copy, Debug, DeviceCopy)]
+#[repr(C)]
+pub struct Interval {
+    pub lo: i32,
+    pub hi: i32,
+    pub wide: bool,
+}
+
+/// Struct literals; structs and tuples returned by `#[device]` functions (early and as
+/// the final value, from branches, generic); tuple parameters; a returned tuple bound by a
+/// pattern, by a type annotation and to one name.
+#[kernel]
+pub fn returned_values(
+    x: &[i32],
+    lo: &mut [i32],
+    hi: &mut [i32],
+    sum: &mut [i64],
+    tag: &mut [u32],
+) {
+    let i = global_index();
+    if i + 1 < x.len() {
+        let s = ordered(x[i], x[i + 1]);
+        let widened = widen(s, 10);
+        let (q, r) = div_rem(widened.hi, 7);
+        let pair = (q, r);
+        let t: (i32, i32) = sorted_pair(pair);
+        let m = sum_tag(t, widened);
+        lo[i] = widened.lo;
+        hi[i] = t.0 * 1000 + t.1;
+        sum[i] = m.0 + width_plus(&widened, 1) as i64;
+        tag[i] = m.1 + div_rem::<u32>(17, 5).1;
+    }
+}
+
+/// A struct returned early or as the final value, built by struct literals.
+#[device]
+pub fn ordered(a: i32, b: i32) -> Interval {
+    if a <= b {
+        return Interval {
+            lo: a,
+            hi: b,
+            wide: false,
+        };
+    }
+    Interval {
+        hi: a,
+        lo: b,
+        wide: false,
+    }
+}
+
+/// A struct parameter returned changed.
+#[device]
+pub fn widen(s: Interval, by: i32) -> Interval {
+    let mut out = s;
+    out.lo -= by;
+    out.hi += by;
+    out.wide = out.hi - out.lo > 1000;
+    out
+}
+
+/// A struct by reference, passed on as it is.
+#[device]
+pub fn width_plus(s: &Interval, k: i32) -> i32 {
+    width(s) + k
+}
+
+/// A struct by reference, read in place.
+#[device]
+pub fn width(s: &Interval) -> i32 {
+    s.hi - s.lo
+}
+
+/// A generic tuple result.
+#[device]
+pub fn div_rem<T: Int>(a: T, b: T) -> (T, T) {
+    (a / b, a % b)
+}
+
+/// A tuple parameter, and a tuple result from branches.
+#[device]
+pub fn sorted_pair(p: (i32, i32)) -> (i32, i32) {
+    let (a, b) = p;
+    if a > b {
+        (b, a)
+    } else {
+        p
+    }
+}
+
+/// A tuple and a struct in, a tuple of other types out.
+#[device]
+pub fn sum_tag(t: (i32, i32), s: Interval) -> (i64, u32) {
+    let total = t.0 as i64 + t.1 as i64 + s.lo as i64;
+    (total, if s.wide { 1 } else { 0 })
+}
+
+pub fn returned_values_ref(
+    x: &[i32],
+    lo: &mut [i32],
+    hi: &mut [i32],
+    sum: &mut [i64],
+    tag: &mut [u32],
+) {
+    for i in 0..x.len() - 1 {
+        let (a, b) = (x[i].min(x[i + 1]), x[i].max(x[i + 1]));
+        let (wlo, whi) = (a - 10, b + 10);
+        let wide = whi - wlo > 1000;
+        let (q, r) = (whi / 7, whi % 7);
+        let (t0, t1) = if q > r { (r, q) } else { (q, r) };
+        lo[i] = wlo;
+        hi[i] = t0 * 1000 + t1;
+        sum[i] = t0 as i64 + t1 as i64 + wlo as i64 + (whi - wlo + 1) as i64;
+        tag[i] = u32::from(wide) + 2;
+    }
+}

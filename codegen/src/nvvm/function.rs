@@ -116,6 +116,21 @@ pub(super) fn write_function(
                     .arguments
                     .push(Value::Scalar(format!("%arg{index}.{name}")));
             }
+            // `&S` of a device function: a plain pointer to the caller's struct.
+            TypeInner::Pointer { base, .. } if !is_kernel => {
+                let TypeInner::Struct {
+                    name: struct_name, ..
+                } = &module.types[*base].inner
+                else {
+                    return Err(writer.unsupported(argument.span, "a pointer to a non-struct"));
+                };
+                let ty = format!("{}*", struct_type_name(struct_name));
+                params.push(format!("{ty} %arg{index}.{name}"));
+                param_types.push(ty);
+                writer
+                    .arguments
+                    .push(Value::Scalar(format!("%arg{index}.{name}")));
+            }
             TypeInner::Slice { base, mutable } => {
                 let elem = match &module.types[*base].inner {
                     TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
@@ -172,11 +187,13 @@ pub(super) fn write_function(
     }
 
     let result = match function.result {
-        Some(ty) => match module.types[ty].inner {
-            TypeInner::Scalar(s) => types::scalar(s),
-            _ => return Err(writer.unsupported(function.span, "a non-scalar return type")),
+        Some(ty) => match &module.types[ty].inner {
+            TypeInner::Scalar(s) => types::scalar(*s).to_owned(),
+            // A struct (or tuple) is returned as an LLVM aggregate; the call inlines.
+            TypeInner::Struct { name, .. } => struct_type_name(name),
+            _ => return Err(writer.unsupported(function.span, "this return type")),
         },
-        None => "void",
+        None => "void".to_owned(),
     };
     let linkage = if is_kernel { "" } else { "internal " };
     let text = format!(
@@ -797,6 +814,18 @@ impl Writer<'_> {
                     operands.push(format!("{}* {pointer}", types::memory(elem)));
                     operands.push(format!("i64 {length}"));
                 }
+                // `&S`: the pointer.
+                Value::Scalar(value)
+                    if matches!(self.info.type_of(*argument), ExprType::Pointer { .. }) =>
+                {
+                    let ExprType::Pointer { base, .. } = self.info.type_of(*argument) else {
+                        return Err(self.unsupported(self.function.span, "a pointer argument"));
+                    };
+                    let TypeInner::Struct { name, .. } = &self.module.types[base].inner else {
+                        return Err(self.unsupported(self.function.span, "a pointer argument"));
+                    };
+                    operands.push(format!("{}* {value}", struct_type_name(name)));
+                }
                 // A struct passes as its address, the callee's `byval` copy, as in C.
                 Value::Scalar(value) if self.struct_valued(*argument) => {
                     let ExprType::Value(ty) = self.info.type_of(*argument) else {
@@ -825,10 +854,11 @@ impl Writer<'_> {
         let call = format!("@{symbol}({})", operands.join(", "));
         match self.module.functions[callee].result {
             Some(ty) => {
-                let TypeInner::Scalar(s) = self.module.types[ty].inner else {
-                    return Err(self.unsupported(self.function.span, "a non-scalar result"));
+                let ty = match &self.module.types[ty].inner {
+                    TypeInner::Scalar(s) => types::scalar(*s).to_owned(),
+                    TypeInner::Struct { name, .. } => struct_type_name(name),
+                    _ => return Err(self.unsupported(self.function.span, "this result type")),
                 };
-                let ty = types::scalar(s);
                 let value = self.value(format!("call {ty} {call}"));
                 if let Some(local) = result {
                     self.line(format!("store {ty} {value}, {ty}* %local{}", local.index()));
@@ -877,16 +907,27 @@ impl Writer<'_> {
             };
             parameters.push(parameter);
         }
+        // A struct result is an LLVM aggregate, as nvcc returns a small struct.
+        let result_struct = declared
+            .result
+            .and_then(|ty| match &module.types[ty].inner {
+                TypeInner::Struct { name, .. } => Some(struct_type_name(name)),
+                _ => None,
+            });
         let result_scalar = match declared.result {
-            Some(ty) => match scalar_of_type(ty) {
-                Some(s) => Some(s),
-                None => {
-                    return Err(self.unsupported(self.function.span, "a non-scalar extern result"))
+            Some(ty) => match (scalar_of_type(ty), &result_struct) {
+                (Some(s), _) => Some(s),
+                (None, Some(_)) => None,
+                (None, None) => {
+                    return Err(self.unsupported(self.function.span, "this extern result type"))
                 }
             },
             None => None,
         };
-        let return_type = result_scalar.map_or("void", types::memory);
+        let return_type = match &result_struct {
+            Some(name) => name.clone(),
+            None => result_scalar.map_or("void", types::memory).to_owned(),
+        };
         let symbol = &declared.symbol;
         self.declare(format!(
             "declare {return_type} @{symbol}({})",
@@ -916,6 +957,13 @@ impl Writer<'_> {
             operands.push(format!("{parameter} {value}"));
         }
         let call = format!("@{symbol}({})", operands.join(", "));
+        if let Some(ty) = &result_struct {
+            let value = self.value(format!("call {ty} {call}"));
+            if let Some(local) = result {
+                self.line(format!("store {ty} {value}, {ty}* %local{}", local.index()));
+            }
+            return Ok(());
+        }
         match result_scalar {
             Some(s) => {
                 let value = self.value(format!("call {return_type} {call}"));
@@ -1693,6 +1741,20 @@ impl Writer<'_> {
             }
             Statement::Return { value } => {
                 let instruction = match value {
+                    Some(value) if self.struct_valued(*value) => {
+                        // Struct values live in memory: return the loaded aggregate.
+                        let ExprType::Value(ty) = self.info.type_of(*value) else {
+                            return Err(self.unsupported(span, "this returned value"));
+                        };
+                        let TypeInner::Struct { name, align, .. } = &self.module.types[ty].inner
+                        else {
+                            return Err(self.unsupported(span, "this returned value"));
+                        };
+                        let t = struct_type_name(name);
+                        let address = self.expr(*value)?.scalar();
+                        let v = self.value(format!("load {t}, {t}* {address}, align {align}"));
+                        format!("ret {t} {v}")
+                    }
                     Some(value) => {
                         let s = self.scalar_of(*value)?;
                         let v = self.expr(*value)?.scalar();

@@ -53,8 +53,17 @@ pub(super) enum InferTy {
 enum Binding {
     Var(usize),
     Struct(&'static str),
-    StructSlice { name: &'static str, mutable: bool },
-    Slice { elem: Scalar, mutable: bool },
+    /// A `&S` parameter of a device function: read like a struct value, passed on as a
+    /// reference.
+    StructRef(&'static str),
+    StructSlice {
+        name: &'static str,
+        mutable: bool,
+    },
+    Slice {
+        elem: Scalar,
+        mutable: bool,
+    },
     Array(usize),
 }
 
@@ -83,6 +92,8 @@ pub(super) struct TypeTable {
     lets: HashMap<*const Stmt, Scalar>,
     calls: HashMap<*const Expr, Instance>,
     struct_lets: HashMap<*const Stmt, &'static str>,
+    /// The struct of each struct-valued slice element, call and struct literal.
+    struct_exprs: HashMap<*const Expr, &'static str>,
 }
 
 impl TypeTable {
@@ -99,6 +110,11 @@ impl TypeTable {
     /// The struct a `let` binds, if it binds one.
     pub(super) fn struct_binding(&self, stmt: &Stmt) -> Option<&'static str> {
         self.struct_lets.get(&(stmt as *const Stmt)).copied()
+    }
+
+    /// The struct a struct-valued slice element, call or struct literal has.
+    pub(super) fn struct_expr(&self, expr: &Expr) -> Option<&'static str> {
+        self.struct_exprs.get(&(expr as *const Expr)).copied()
     }
 
     /// The device function instance a call expression calls.
@@ -125,6 +141,7 @@ pub(super) fn infer(
         structs: Vec::new(),
         structs_let: Vec::new(),
         result: None,
+        result_struct: None,
     };
     inference.scopes.push();
     for generic in &function.generics {
@@ -138,10 +155,23 @@ pub(super) fn infer(
     }
     for param in &function.params {
         let binding = match &param.ty {
+            ParamType::Reference {
+                target: ty @ ValueType::Struct(_),
+                len: None,
+                mutable: false,
+            } if function.external.is_none() => match library.resolve_value(spec, ty, param.span)? {
+                Resolved::Struct(name) => Binding::StructRef(name),
+                Resolved::Scalar(_) => {
+                    return Err(LowerError::new(
+                        param.span,
+                        "device functions take enums by value, not by reference",
+                    ))
+                }
+            },
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "reference parameters belong to `#[extern_device]` functions",
+                    "device functions take structs by `&S`; `&mut` and array references belong to `#[extern_device]` functions",
                 ))
             }
             ParamType::Value(ty) => match library.resolve_value(spec, ty, param.span)? {
@@ -174,14 +204,30 @@ pub(super) fn infer(
         };
         inference.scopes.bind(&param.name, binding);
     }
-    inference.result = match &function.result {
-        Some(ty) => Some(inference.known(library.scalar(spec, ty, function.span)?)),
-        None => None,
-    };
-    match (&function.body.tail, inference.result) {
-        (Some(_), Some(result)) => {
+    if let Some(ty) = &function.result {
+        match library.resolve_value(spec, ty, function.span)? {
+            Resolved::Scalar(scalar) => inference.result = Some(inference.known(scalar)),
+            Resolved::Struct(name) => inference.result_struct = Some(name),
+        }
+    }
+    match (
+        &function.body.tail,
+        inference.result,
+        inference.result_struct,
+    ) {
+        (Some(_), Some(result), _) => {
             let value = inference.block_value(&function.body, function.span)?;
             inference.unify(value, result, function.span)?;
+        }
+        (Some(tail), None, Some(name)) => {
+            inference.scopes.push();
+            let statements = function.body.stmts.iter();
+            let result = statements
+                .map(|stmt| inference.stmt(stmt))
+                .collect::<Result<Vec<()>, _>>()
+                .and_then(|_| inference.struct_value(tail, name));
+            inference.scopes.pop();
+            result?;
         }
         _ => inference.block(&function.body)?,
     }
@@ -201,8 +247,10 @@ struct Inference<'a> {
     structs: Vec<(*const Expr, &'static str)>,
     /// `let`s binding a struct value.
     structs_let: Vec<(*const Stmt, &'static str)>,
-    /// The return type of the function, if it returns a value.
+    /// The return type of the function, if it returns a scalar.
     result: Option<usize>,
+    /// The struct (or tuple) the function returns, if it returns one.
+    result_struct: Option<&'static str>,
 }
 
 impl Inference<'_> {
@@ -289,7 +337,9 @@ impl Inference<'_> {
                     return Ok(InferTy::Slice { elem, mutable })
                 }
                 Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
-                Some(Binding::Struct(name)) => return Ok(InferTy::Struct(name)),
+                Some(Binding::Struct(name) | Binding::StructRef(name)) => {
+                    return Ok(InferTy::Struct(name))
+                }
                 Some(Binding::StructSlice { name, mutable }) => {
                     return Ok(InferTy::StructSlice { name, mutable })
                 }
@@ -367,8 +417,13 @@ impl Inference<'_> {
             ExprKind::Tuple(_) => {
                 return Err(LowerError::new(
                     span,
-                    "tuples are only supported as the values of `vstore4`/`vstore2`",
+                    "tuples are only supported as the values of `vstore4`/`vstore2` and as what a `#[device]` function returning a tuple returns",
                 ))
+            }
+            ExprKind::StructLiteral { ty, fields } => {
+                let name = self.struct_literal(ty, fields, span)?;
+                self.structs.push((expr as *const Expr, name));
+                return Ok(InferTy::Struct(name));
             }
             ExprKind::Builtin(builtin) => self.known(match builtin {
                 Builtin::GlobalIndex | Builtin::GridStride => Scalar::Usize,
@@ -462,7 +517,12 @@ impl Inference<'_> {
                 generic_args,
                 args,
             } => match self.call(expr, callee, generic_args, args)? {
-                Some(var) => var,
+                Some(InferTy::Scalar(var)) => var,
+                Some(InferTy::Struct(name)) => {
+                    self.structs.push((expr as *const Expr, name));
+                    return Ok(InferTy::Struct(name));
+                }
+                Some(other) => return Ok(other),
                 None => {
                     return Err(LowerError::new(
                         span,
@@ -475,6 +535,113 @@ impl Inference<'_> {
         };
         self.exprs.push((expr as *const Expr, var, span));
         Ok(InferTy::Scalar(var))
+    }
+
+    /// `Name { field: value, .. }`: every field of the `#[derive(DeviceCopy)]` struct once,
+    /// each value of the field's type.
+    fn struct_literal(
+        &mut self,
+        ty: &str,
+        fields: &[(String, Expr)],
+        span: Span,
+    ) -> Result<&'static str, LowerError> {
+        let layout = *self.library.struct_layout(ty, span)?;
+        if layout.enum_repr.is_some() {
+            return Err(LowerError::new(
+                span,
+                format!("`{ty}` is an enum, not a struct"),
+            ));
+        }
+        for (index, (name, value)) in fields.iter().enumerate() {
+            let (_, member) = layout.field(name).ok_or_else(|| {
+                LowerError::new(value.span, format!("`{ty}` has no field `{name}`"))
+            })?;
+            if fields[..index].iter().any(|(earlier, _)| earlier == name) {
+                return Err(LowerError::new(
+                    value.span,
+                    format!("the field `{name}` is given twice"),
+                ));
+            }
+            let v = self.scalar(value)?;
+            self.require(v, member.ty, value.span)?;
+        }
+        let missing: Vec<&str> = layout
+            .fields
+            .iter()
+            .filter(|f| !fields.iter().any(|(name, _)| name == f.name))
+            .map(|f| f.name)
+            .collect();
+        if !missing.is_empty() {
+            return Err(LowerError::new(
+                span,
+                format!("missing fields of `{ty}`: {}", missing.join(", ")),
+            ));
+        }
+        Ok(layout.name)
+    }
+
+    /// A value the function returns as the struct (or tuple) `name`: a struct value of
+    /// that type, or, for a tuple, `(a, b, ..)` with elements of its element types.
+    fn struct_value(&mut self, value: &Expr, name: &'static str) -> Result<(), LowerError> {
+        if let ExprKind::Tuple(elements) = &value.kind {
+            let layout = self.library.struct_layout(name, value.span)?;
+            if !name.starts_with('(') || layout.fields.len() != elements.len() {
+                return Err(LowerError::new(
+                    value.span,
+                    format!("this function returns a `{name}`"),
+                ));
+            }
+            for (element, field) in elements.iter().zip(layout.fields) {
+                let v = self.scalar(element)?;
+                self.require(v, field.ty, element.span)?;
+            }
+            return Ok(());
+        }
+        match self.expr(value)? {
+            InferTy::Struct(given) if given == name => Ok(()),
+            _ => Err(LowerError::new(
+                value.span,
+                format!("this function returns a `{name}`"),
+            )),
+        }
+    }
+
+    /// The tuple type a call of `callee` returns: its element types with the call's type
+    /// parameters, which the arguments must have decided.
+    fn tuple_result(
+        &mut self,
+        callee: &str,
+        elements: &[ValueType],
+        types: &[(String, usize)],
+        span: Span,
+    ) -> Result<&'static str, LowerError> {
+        let mut scalars = Vec::new();
+        for element in elements {
+            let scalar = match element {
+                ValueType::Generic(name) => {
+                    let var = types.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+                    let root = var.map(|v| self.find(v));
+                    match root.map(|r| self.constraint[r]) {
+                        Some(Constraint::Known(scalar)) => scalar,
+                        _ => {
+                            return Err(LowerError::new(
+                                span,
+                                format!("the type `{name}` of the tuple `{callee}` returns is not known here: give it with a turbofish (`{callee}::<f32>(..)`)"),
+                            ))
+                        }
+                    }
+                }
+                other => self.library.scalar(self.spec, other, span)?,
+            };
+            scalars.push(scalar);
+        }
+        let layout = crate::layout::tuple_layout(&scalars).ok_or_else(|| {
+            LowerError::new(
+                span,
+                format!("`{callee}` returns a tuple of too many elements"),
+            )
+        })?;
+        Ok(layout.name)
     }
 
     fn block_value(&mut self, block: &Block, span: Span) -> Result<usize, LowerError> {
@@ -588,6 +755,36 @@ impl Inference<'_> {
                 self.lets.push((stmt as *const Stmt, var, *span));
                 self.scopes.bind(name, Binding::Var(var));
             }
+            Stmt::LetTuple { names, init, span } if matches!(init.kind, ExprKind::Call { .. }) => {
+                let InferTy::Struct(name) = self.expr(init)? else {
+                    return Err(LowerError::new(
+                        init.span,
+                        "this call does not return a tuple",
+                    ));
+                };
+                let layout = self.library.struct_layout(name, *span)?;
+                if !name.starts_with('(') {
+                    return Err(LowerError::new(
+                        *span,
+                        format!("this call returns the struct `{name}`, not a tuple: bind it to one name"),
+                    ));
+                }
+                if layout.fields.len() != names.len() {
+                    return Err(LowerError::new(
+                        *span,
+                        format!(
+                            "this call returns a tuple of {}, {} names given",
+                            layout.fields.len(),
+                            names.len()
+                        ),
+                    ));
+                }
+                self.structs_let.push((stmt as *const Stmt, name));
+                for ((binding, _), field) in names.iter().zip(layout.fields) {
+                    let var = self.known(field.ty);
+                    self.scopes.bind(binding, Binding::Var(var));
+                }
+            }
             Stmt::LetTuple { names, init, span } => {
                 let ExprKind::Intrinsic {
                     intrinsic: Intrinsic::VectorLoad(n),
@@ -595,7 +792,10 @@ impl Inference<'_> {
                     ..
                 } = &init.kind
                 else {
-                    return Err(LowerError::new(*span, "tuples come from `vload4`/`vload2`"));
+                    return Err(LowerError::new(
+                        *span,
+                        "tuples come from `vload4`/`vload2` and from calls of `#[device]` functions returning tuples",
+                    ));
                 };
                 let elem = self.vector_access(args, *n, *span)?;
                 if names.len() != usize::from(*n) {
@@ -688,7 +888,16 @@ impl Inference<'_> {
                     self.scalar(arg)?;
                 }
             }
+            Stmt::Return {
+                value: Some(value), ..
+            } if self.result_struct.is_some() => {
+                let name = self.result_struct.unwrap_or_default();
+                self.struct_value(value, name)?;
+            }
             Stmt::Return { value, span } => match (value, self.result) {
+                (None, None) if self.result_struct.is_some() => {
+                    return Err(LowerError::new(*span, "`return` needs a value here"))
+                }
                 (None, None) => {}
                 (Some(value), Some(result)) => {
                     let v = self.scalar(value)?;
@@ -908,7 +1117,7 @@ impl Inference<'_> {
         callee: &str,
         generic_args: &[GenericArg],
         args: &[Expr],
-    ) -> Result<Option<usize>, LowerError> {
+    ) -> Result<Option<InferTy>, LowerError> {
         let span = expr.span;
         let library = self.library;
         let function = library.get(callee).ok_or_else(|| {
@@ -956,6 +1165,9 @@ impl Inference<'_> {
                 }
             }
         }
+        if let Some(error) = args.iter().find_map(|arg| self.tuple_value_passed(arg)) {
+            return Err(error);
+        }
         if args.len() != function.params.len() {
             return Err(LowerError::new(
                 span,
@@ -992,6 +1204,10 @@ impl Inference<'_> {
                     format!(
                         "device functions cannot take the struct `{name}` yet: pass its fields"
                     ),
+                )),
+                ValueType::Tuple(_) => Err(LowerError::new(
+                    span,
+                    "a tuple here is not supported: pass its elements",
                 )),
             }
         };
@@ -1056,7 +1272,22 @@ impl Inference<'_> {
             }
         }
         let result = match &function.result {
-            Some(ty) => Some(var_of(self, ty)?),
+            Some(ValueType::Tuple(elements)) => Some(InferTy::Struct(
+                self.tuple_result(callee, elements, &types, span)?,
+            )),
+            Some(ty @ ValueType::Struct(name)) => {
+                match self.library.resolve_value(self.spec, ty, span)? {
+                    Resolved::Struct(name) => Some(InferTy::Struct(name)),
+                    Resolved::Scalar(_) if external => Some(InferTy::Scalar(var_of(self, ty)?)),
+                    Resolved::Scalar(_) => {
+                        return Err(LowerError::new(
+                            span,
+                            format!("`{callee}` returns the enum `{name}`, which device functions cannot return yet: return its integer (`as u32`)"),
+                        ))
+                    }
+                }
+            }
+            Some(ty) => Some(InferTy::Scalar(var_of(self, ty)?)),
             None => None,
         };
         self.calls.push(PendingCall {
@@ -1067,6 +1298,24 @@ impl Inference<'_> {
             span,
         });
         Ok(result)
+    }
+
+    /// A name bound to a returned tuple without a pattern or type (`let t = f(x);`) passed
+    /// to a function: its elements can be read (`t.0`), but the caller's tuple parameters
+    /// take a tuple local's elements, which only a pattern or annotation makes.
+    fn tuple_value_passed(&self, arg: &Expr) -> Option<LowerError> {
+        let ExprKind::Var(name) = &arg.kind else {
+            return None;
+        };
+        match self.scopes.lookup(name) {
+            Some(Binding::Struct(ty)) if ty.starts_with('(') => Some(LowerError::new(
+                arg.span,
+                format!(
+                    "`{name}` holds the tuple `{ty}` a function returned; to pass it on as a tuple, bind it with its type (`let {name}: {ty} = ..`) or a pattern (`let (a, b) = ..`)"
+                ),
+            )),
+            _ => None,
+        }
     }
 
     /// `&name` / `&mut name` passed to an `#[extern_device]` reference parameter: a struct
@@ -1081,6 +1330,17 @@ impl Inference<'_> {
         arg: &Expr,
     ) -> Result<(), LowerError> {
         let wrong = |what: String| Err(LowerError::new(arg.span, what));
+        // A `&S` parameter passed on as it is (`comm`, already a reference).
+        if let ExprKind::Var(name) = &arg.kind {
+            if let (Some(Binding::StructRef(given)), None, false) =
+                (self.scopes.lookup(name), len, mutable)
+            {
+                return match self.library.resolve_value(self.spec, target, arg.span)? {
+                    Resolved::Struct(wanted) if wanted == given => Ok(()),
+                    _ => wrong(format!("`{callee}` takes `&{}` here", ty_name(target))),
+                };
+            }
+        }
         let ExprKind::Reference {
             mutable: given_mut,
             place,
@@ -1181,6 +1441,9 @@ impl Inference<'_> {
         for (stmt, name) in std::mem::take(&mut self.structs_let) {
             table.struct_lets.insert(stmt, name);
         }
+        for (expr, name) in std::mem::take(&mut self.structs) {
+            table.struct_exprs.insert(expr, name);
+        }
         for call in std::mem::take(&mut self.calls) {
             let mut spec = Specialization {
                 types: Vec::new(),
@@ -1229,5 +1492,6 @@ fn ty_name(ty: &ValueType) -> &str {
     match ty {
         ValueType::Struct(name) | ValueType::Generic(name) => name,
         ValueType::Scalar(scalar) => scalar.rust_name(),
+        ValueType::Tuple(_) => "tuple",
     }
 }

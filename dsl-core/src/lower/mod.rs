@@ -153,8 +153,11 @@ impl Program<'_> {
             lowerer.param(param, &mut body)?;
         }
         if let Some(result) = &source.result {
-            let ty = library.scalar(spec, result, source.span)?;
-            lowerer.function.result = Some(lowerer.scalar_type(ty));
+            let ty = match library.resolve_value(spec, result, source.span)? {
+                Resolved::Scalar(scalar) => lowerer.scalar_type(scalar),
+                Resolved::Struct(name) => lowerer.struct_type(name, source.span)?,
+            };
+            lowerer.function.result = Some(ty);
         }
         match (&source.body.tail, &source.result) {
             (Some(_), Some(_)) => {
@@ -256,11 +259,26 @@ impl Lowerer<'_, '_> {
                     format!("`{name}` is not a struct"),
                 )),
             },
+            // A struct value (what a call returned, a literal), kept in memory.
+            ExprKind::Call { .. } | ExprKind::StructLiteral { .. } => self.expr(expr, block),
             _ => Err(LowerError::new(
                 expr.span,
-                "fields are read from struct parameters, locals and slice elements",
+                "fields are read from struct parameters, locals, slice elements and calls",
             )),
         }
+    }
+
+    /// Whether argument `index` of the function being lowered is a `&S` (a pointer).
+    fn is_reference_argument(&self, index: u32) -> bool {
+        self.function
+            .arguments
+            .get(index as usize)
+            .is_some_and(|argument| {
+                matches!(
+                    self.program.module.types[argument.ty].inner,
+                    TypeInner::Pointer { .. }
+                )
+            })
     }
 
     /// A pointer to `base.field`.
@@ -289,6 +307,9 @@ impl Lowerer<'_, '_> {
 
     /// The struct type of a struct-valued expression.
     fn struct_of(&mut self, expr: &Expr) -> Result<Handle<Type>, LowerError> {
+        if let Some(name) = self.types.struct_expr(expr) {
+            return self.struct_type(name, expr.span);
+        }
         let name = match &expr.kind {
             ExprKind::Var(name) => self.struct_names.get(name).cloned(),
             ExprKind::Index { base, .. } => match &base.kind {
@@ -331,10 +352,25 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let ty = match &param.ty {
+            // `&S` of a device function: a pointer to the caller's struct.
+            ParamType::Reference {
+                target: target @ ValueType::Struct(_),
+                len: None,
+                mutable: false,
+            } => {
+                let base = self.param_value_type(&param.name, target, param.span)?;
+                self.program.module.types.insert(Type {
+                    inner: TypeInner::Pointer {
+                        base,
+                        space: AddressSpace::Generic,
+                        mutable: false,
+                    },
+                })
+            }
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "reference parameters belong to `#[extern_device]` functions; kernels and device functions take values and slices",
+                    "reference parameters of kernels and device functions are `&S` of a `DeviceCopy` struct",
                 ))
             }
             ParamType::Value(value) => self.param_value_type(&param.name, value, param.span)?,
@@ -449,6 +485,11 @@ impl Lowerer<'_, '_> {
                 self.literal(literal, span)
             }
             ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::Argument(index)) if self.is_reference_argument(index) => {
+                    // `&S`: its value is the struct it points to.
+                    let pointer = self.expr_node(Expression::FunctionArgument(index), span);
+                    self.expr_node(Expression::Load { pointer }, span)
+                }
                 Some(Binding::Argument(index)) => {
                     self.expr_node(Expression::FunctionArgument(index), span)
                 }
@@ -563,11 +604,34 @@ impl Lowerer<'_, '_> {
                     None => return Err(LowerError::new(span, "this `ptx!` has no result")),
                 }
             }
-            ExprKind::Repeat { .. } | ExprKind::Tuple(_) => {
-                return Err(LowerError::new(
-                    span,
-                    "arrays and tuples are only supported in `let` and `vstore`",
-                ))
+            ExprKind::Tuple(values) => {
+                // What a function returning a tuple returns (inference allows no other).
+                let ty = self.function.result.ok_or_else(|| {
+                    LowerError::new(span, "tuples are only supported in `let` and `vstore`")
+                })?;
+                let fields: Vec<(u32, &Expr)> = (0..).zip(values).collect();
+                self.compose(ty, &fields, span, block)?
+            }
+            ExprKind::StructLiteral { ty, fields } => {
+                let struct_ty = self.struct_type(ty, span)?;
+                let TypeInner::Struct { members, .. } = &self.program.module.types[struct_ty].inner
+                else {
+                    return Err(LowerError::new(span, format!("`{ty}` is not a struct")));
+                };
+                let mut values = Vec::new();
+                for (name, value) in fields {
+                    let index = members
+                        .iter()
+                        .position(|m| &m.name == name)
+                        .ok_or_else(|| {
+                            LowerError::new(value.span, format!("`{ty}` has no field `{name}`"))
+                        })?;
+                    values.push((index as u32, value));
+                }
+                self.compose(struct_ty, &values, span, block)?
+            }
+            ExprKind::Repeat { .. } => {
+                return Err(LowerError::new(span, "arrays are only supported in `let`"))
             }
             ExprKind::Builtin(builtin) => self.builtin(*builtin, span),
             ExprKind::If {
@@ -1126,9 +1190,19 @@ impl Lowerer<'_, '_> {
             }
         }
         let function = self.program.instance(&instance, expr.span)?;
+        let params = library.get(&instance.name).map(|f| f.params.as_slice());
         let mut arguments = Vec::new();
-        for arg in args {
-            arguments.push(self.expr(arg, block)?);
+        for (index, arg) in args.iter().enumerate() {
+            let argument = match params.and_then(|p| p.get(index)) {
+                Some(
+                    param @ ast::Param {
+                        ty: ParamType::Reference { .. },
+                        ..
+                    },
+                ) => self.extern_argument(arg, param, block)?,
+                _ => self.expr(arg, block)?,
+            };
+            arguments.push(argument);
         }
         let result_ty = self.program.module.functions[function].result;
         let result = match (result_ty, wants_value) {
@@ -1188,6 +1262,17 @@ impl Lowerer<'_, '_> {
         block: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
         let span = arg.span;
+        // A `&S` parameter of this function passed on as it is (`comm`): the pointer.
+        let passed_on = match (&param.ty, &arg.kind) {
+            (ParamType::Reference { .. }, ExprKind::Var(name)) => match self.scopes.lookup(name) {
+                Some(Binding::Argument(index)) if self.is_reference_argument(index) => Some(index),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(index) = passed_on {
+            return Ok(self.expr_node(Expression::FunctionArgument(index), span));
+        }
         match (&param.ty, &arg.kind) {
             (ParamType::Reference { .. }, ExprKind::Reference { place, .. }) => {
                 let ExprKind::Var(name) = &place.kind else {
@@ -1197,6 +1282,9 @@ impl Lowerer<'_, '_> {
                     ));
                 };
                 match self.scopes.lookup(name) {
+                    Some(Binding::Argument(index)) if self.is_reference_argument(index) => {
+                        Ok(self.expr_node(Expression::FunctionArgument(index), span))
+                    }
                     Some(Binding::Argument(index)) => {
                         let value = self.expr_node(Expression::FunctionArgument(index), span);
                         Ok(self.expr_node(Expression::ValuePointer { value }, span))
@@ -1312,10 +1400,12 @@ impl Lowerer<'_, '_> {
             arguments.push(ty);
         }
         let result = match &source.result {
-            Some(ty) => {
-                let scalar = library.scalar(&no_generics, ty, source.span)?;
-                Some(self.scalar_type(scalar))
-            }
+            Some(ty) => Some(
+                match library.resolve_value(&no_generics, ty, source.span)? {
+                    Resolved::Scalar(scalar) => self.scalar_type(scalar),
+                    Resolved::Struct(name) => self.struct_type(name, source.span)?,
+                },
+            ),
             None => None,
         };
         Ok(self.program.module.externs.append(ExternFunction {
@@ -1413,6 +1503,25 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// A struct value of type `ty` built from `fields` (member index, value), evaluated in
+    /// order into a temporary: a struct literal, or the tuple a function returns.
+    fn compose(
+        &mut self,
+        ty: Handle<Type>,
+        fields: &[(u32, &Expr)],
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let local = self.local("struct.value", ty, span);
+        for &(field, value) in fields {
+            let value = self.expr(value, block)?;
+            let base = self.expr_node(Expression::LocalPointer(local), span);
+            let pointer = self.expr_node(Expression::FieldPointer { base, field }, span);
+            block.push(Statement::Store { pointer, value }, span);
+        }
+        Ok(self.load_local(local, span))
+    }
+
     fn builtin(&mut self, builtin: Builtin, span: Span) -> Handle<Expression> {
         let value = match builtin {
             Builtin::ThreadIdx(axis) => BuiltinValue::ThreadIdx(axis),
@@ -1506,6 +1615,41 @@ impl Lowerer<'_, '_> {
                 span,
                 ..
             } => self.array_let(stmt, name, value, len, *span, out)?,
+            Stmt::LetTuple { names, init, span } if matches!(init.kind, ExprKind::Call { .. }) => {
+                // A device function's tuple: each element into its own local.
+                let tuple = self
+                    .types
+                    .struct_binding(stmt)
+                    .ok_or_else(|| LowerError::new(*span, "internal: tuple call without a type"))?;
+                let ty = self.struct_type(tuple, *span)?;
+                let value = self.expr(init, out)?;
+                let temporary = self.local("tuple.value", ty, *span);
+                out.push(
+                    Statement::LocalStore {
+                        local: temporary,
+                        value,
+                    },
+                    *span,
+                );
+                let TypeInner::Struct { members, .. } = self.program.module.types[ty].inner.clone()
+                else {
+                    return Err(LowerError::new(*span, "internal: a tuple is a struct"));
+                };
+                let mut bound = Vec::new();
+                for ((name, _), (index, member)) in names.iter().zip((0u32..).zip(&members)) {
+                    let base = self.expr_node(Expression::LocalPointer(temporary), *span);
+                    let pointer =
+                        self.expr_node(Expression::FieldPointer { base, field: index }, *span);
+                    let value = self.expr_node(Expression::Load { pointer }, *span);
+                    let local = self.local(name, member.ty, *span);
+                    out.push(Statement::LocalStore { local, value }, *span);
+                    bound.push((name, local));
+                }
+                // Bound after every element is read: `let (a, b) = f(a, b)` shadows.
+                for (name, local) in bound {
+                    self.scopes.bind(name, Binding::Local(local));
+                }
+            }
             Stmt::LetTuple { names, init, span } => {
                 let ExprKind::Intrinsic {
                     args,
@@ -2001,6 +2145,7 @@ fn contains_call(expr: &Expr) -> bool {
         ExprKind::Intrinsic { .. } | ExprKind::InlinePtx { .. } => true,
         ExprKind::Repeat { value, len } => contains_call(value) || contains_call(len),
         ExprKind::Tuple(values) => values.iter().any(contains_call),
+        ExprKind::StructLiteral { fields, .. } => fields.iter().any(|(_, v)| contains_call(v)),
         ExprKind::Reference { place, .. } => contains_call(place),
         ExprKind::Unary { operand, .. } => contains_call(operand),
         ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::error::LowerError;
 use crate::ast::{FunctionSource, GenericKind, ValueType};
 use crate::ir::Literal;
-use crate::layout::StructLayout;
+use crate::layout::{tuple_layout, tuple_layout_named, StructLayout, MAX_TUPLE_ELEMENTS};
 use crate::{Scalar, Span};
 
 /// Values of the generic parameters (and `#[comptime]` parameters) of one function.
@@ -44,6 +44,10 @@ impl Specialization {
             ValueType::Struct(name) => Err(LowerError::new(
                 span,
                 format!("`{name}` is a struct; a scalar is needed here"),
+            )),
+            ValueType::Tuple(_) => Err(LowerError::new(
+                span,
+                "a tuple is not a scalar: tuples hold scalars, and are not nested",
             )),
         }
     }
@@ -174,6 +178,19 @@ impl Library {
                     None => Resolved::Struct(layout.name),
                 })
             }
+            ValueType::Tuple(elements) => {
+                let scalars = elements
+                    .iter()
+                    .map(|element| spec.resolve(element, span))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let layout = tuple_layout(&scalars).ok_or_else(|| {
+                    LowerError::new(
+                        span,
+                        format!("tuples in device-function signatures have 1 to {MAX_TUPLE_ELEMENTS} elements"),
+                    )
+                })?;
+                Ok(Resolved::Struct(layout.name))
+            }
             other => spec.resolve(other, span).map(Resolved::Scalar),
         }
     }
@@ -211,7 +228,12 @@ impl Library {
 
     /// The layout of the struct called `name`, or an error naming the fix.
     pub fn struct_layout(&self, name: &str, span: Span) -> Result<&StructLayout, LowerError> {
-        self.get_struct(name).ok_or_else(|| {
+        let tuple = || {
+            name.starts_with('(')
+                .then(|| tuple_layout_named(name))
+                .flatten()
+        };
+        self.get_struct(name).or_else(tuple).ok_or_else(|| {
             LowerError::new(
                 span,
                 format!("no layout for the struct `{name}`: derive it with `#[derive(DeviceCopy)]` and `#[repr(C)]`"),

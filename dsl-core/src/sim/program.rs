@@ -128,6 +128,13 @@ pub(crate) enum Op {
         src: Reg,
         size: u32,
     },
+    /// Copies `size` bytes from the pointer `src` to the pointer `dst`: a struct value
+    /// stored (struct values are pointers to their bytes).
+    CopyBytes {
+        dst: Reg,
+        src: Reg,
+        size: u32,
+    },
     /// `dst`, `dst + 1` = the launch's dynamic shared memory as a slice of `size`-byte
     /// elements.
     DynamicShared {
@@ -525,7 +532,16 @@ struct FunctionCompiler<'a> {
 #[derive(Clone, Copy)]
 enum LocalSlot {
     Register(Reg),
-    Array { offset: u32, len: u32, elem: Scalar },
+    Array {
+        offset: u32,
+        len: u32,
+        elem: Scalar,
+    },
+    /// A struct (or tuple) local: `size` bytes of the frame's local memory.
+    Struct {
+        offset: u32,
+        size: u32,
+    },
 }
 
 type CompileResult<T> = Result<T, (Span, String)>;
@@ -629,6 +645,17 @@ impl<'a> FunctionCompiler<'a> {
         });
     }
 
+    /// The size of a struct-valued expression's type; `None` for other values.
+    fn struct_size(&self, handle: Handle<Expression>) -> Option<u32> {
+        match self.info.type_of(handle) {
+            ExprType::Value(ty) => match self.module.types[ty].inner {
+                TypeInner::Struct { size, .. } => Some(size),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     fn width_of(&self, ty: ExprType) -> u32 {
         match ty {
             ExprType::Slice { .. } => 2,
@@ -704,9 +731,13 @@ impl<'a> FunctionCompiler<'a> {
                         return self.unsupported("an array of non-scalars");
                     }
                 },
-                TypeInner::Struct { .. } => {
-                    self.span = local.span;
-                    return self.unsupported("a struct local (structs are not simulated yet)");
+                TypeInner::Struct { size, .. } => {
+                    let offset = self.local_bytes.next_multiple_of(16);
+                    self.local_bytes = offset + size;
+                    LocalSlot::Struct {
+                        offset,
+                        size: *size,
+                    }
                 }
             };
             self.locals.push(slot);
@@ -747,7 +778,24 @@ impl<'a> FunctionCompiler<'a> {
         match self.locals[local.index()] {
             LocalSlot::Register(reg) => Ok(reg),
             LocalSlot::Array { .. } => self.unsupported("an array local used as a value"),
+            LocalSlot::Struct { .. } => self.unsupported("a struct local used as a scalar"),
         }
+    }
+
+    /// The address of a struct local's bytes, in `dst`; and its size.
+    fn struct_local(&mut self, local: Handle<LocalVariable>, dst: Reg) -> CompileResult<u32> {
+        let LocalSlot::Struct { offset, size } = self.locals[local.index()] else {
+            return self.unsupported("a local that is not a struct used as one");
+        };
+        let index = self.constant(0);
+        self.emit(Op::ArrayElement {
+            dst,
+            offset,
+            len: 1,
+            index,
+            size,
+        });
+        Ok(size)
     }
 
     // ----- expressions -----
@@ -787,15 +835,21 @@ impl<'a> FunctionCompiler<'a> {
                     ExprType::Scalar(_) | ExprType::Slice { .. } | ExprType::Pointer { .. } => {
                         self.local_register(local)?
                     }
+                    // A struct value is a pointer to its bytes.
                     ExprType::Value(_) => {
-                        return self
-                            .unsupported("a struct or array value (structs are not simulated yet)")
+                        let dst = target(self);
+                        self.struct_local(local, dst)?;
+                        dst
                     }
                 }
             }
+            // A struct value is a pointer to its bytes: the pointer itself.
+            Expression::Load { pointer } if matches!(ty, ExprType::Value(_)) => {
+                self.expr(pointer)?
+            }
             Expression::Load { pointer } => {
                 let ExprType::Scalar(s) = ty else {
-                    return self.unsupported("loading a struct (structs are not simulated yet)");
+                    return self.unsupported("loading this type");
                 };
                 let pointer = self.expr(pointer)?;
                 let dst = target(self);
@@ -936,8 +990,10 @@ impl<'a> FunctionCompiler<'a> {
                 });
                 dst
             }
-            Expression::LocalPointer(_) => {
-                return self.unsupported("struct locals (not simulated yet)")
+            Expression::LocalPointer(local) => {
+                let dst = target(self);
+                self.struct_local(local, dst)?;
+                dst
             }
             // A simulated device address is a pointer (region and offset): the slice is
             // the address and the length, checked at each access like any slice.
@@ -1066,6 +1122,20 @@ impl<'a> FunctionCompiler<'a> {
 
     fn statement(&mut self, statement: &Statement) -> CompileResult<()> {
         match statement {
+            Statement::LocalStore { local, value }
+                if matches!(self.locals[local.index()], LocalSlot::Struct { .. }) =>
+            {
+                let src = self.expr(*value)?;
+                let dst = self.register(1);
+                let size = self.struct_local(*local, dst)?;
+                self.emit(Op::CopyBytes { dst, src, size });
+            }
+            Statement::Store { pointer, value } if self.struct_size(*value).is_some() => {
+                let size = self.struct_size(*value).unwrap_or_default();
+                let dst = self.expr(*pointer)?;
+                let src = self.expr(*value)?;
+                self.emit(Op::CopyBytes { dst, src, size });
+            }
             Statement::LocalStore { local, value } => {
                 let reg = self.local_register(*local)?;
                 let width = self.width_of(self.info.type_of(*value));
@@ -1165,12 +1235,25 @@ impl<'a> FunctionCompiler<'a> {
                     let reg = self.expr(*argument)?;
                     args.extend((0..width).map(|k| reg + k));
                 }
-                let result = result.map(|l| self.local_register(l)).transpose()?;
+                // A struct result comes back as a pointer into the callee's finished
+                // frame, copied into the local before anything else can reuse it.
+                let struct_result =
+                    result.filter(|l| matches!(self.locals[l.index()], LocalSlot::Struct { .. }));
+                let register = match (result, struct_result) {
+                    (_, Some(_)) => Some(self.register(1)),
+                    (Some(local), None) => Some(self.local_register(*local)?),
+                    (None, _) => None,
+                };
                 self.emit(Op::Call {
                     function: function.index() as u32,
                     args: args.into(),
-                    result,
+                    result: register,
                 });
+                if let (Some(local), Some(src)) = (struct_result, register) {
+                    let dst = self.register(1);
+                    let size = self.struct_local(local, dst)?;
+                    self.emit(Op::CopyBytes { dst, src, size });
+                }
             }
             Statement::VectorLoad { pointer, results } => {
                 let size = self.pointee(*pointer)?.size_bytes();

@@ -304,6 +304,27 @@ pub(crate) fn run(
                     fault!(FaultKind::Access(fault));
                 }
             }
+            Op::CopyBytes { dst, src, size } => {
+                let site = site!().pack();
+                let (to, from) = (reg!(*dst), reg!(*src));
+                // The widest accesses both addresses and the size allow.
+                let chunk = [8u32, 4, 2, 1]
+                    .into_iter()
+                    .find(|&c| {
+                        let c64 = u64::from(c);
+                        size % c == 0 && to % c64 == 0 && from % c64 == 0
+                    })
+                    .unwrap_or(1);
+                for at in (0..*size).step_by(chunk as usize) {
+                    let at = u64::from(at);
+                    let copied = memory
+                        .load(from + at, chunk, site)
+                        .and_then(|value| memory.store(to + at, chunk, value, site));
+                    if let Err(fault) = copied {
+                        fault!(FaultKind::Access(fault));
+                    }
+                }
+            }
             Op::DynamicShared { dst, offset, size } => {
                 reg!(*dst) = pointer(SHARED_REGION, u64::from(*offset));
                 reg!(*dst + 1) = context.dynamic_shared_bytes / u64::from(*size);

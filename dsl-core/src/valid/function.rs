@@ -556,6 +556,10 @@ impl Checker<'_> {
                         mutable: given_mut,
                     },
                 ) => base == given && (given_mut || !mutable),
+                // `&S`: a pointer to the same struct, anywhere.
+                (ExprType::Pointer { base, .. }, ExprType::Pointer { base: given, .. }) => {
+                    base == given
+                }
                 _ => expected == found,
             };
             if !compatible {

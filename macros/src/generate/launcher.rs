@@ -221,6 +221,11 @@ fn value_tokens(value: &ValueType) -> TokenStream {
             let ident = format_ident!("{}", name);
             quote!(#ident)
         }
+        // Kernels never take tuples (the signature parser rejects them).
+        ValueType::Tuple(elements) => {
+            let elements = elements.iter().map(value_tokens);
+            quote!((#(#elements,)*))
+        }
     }
 }
 

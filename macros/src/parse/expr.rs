@@ -136,6 +136,7 @@ impl Parser<'_> {
             syn::Expr::MethodCall(call) => return self.method_call(call),
             syn::Expr::Call(call) => return self.call(call),
             syn::Expr::Field(field) => return self.field(field),
+            syn::Expr::Struct(literal) => return self.struct_literal(literal),
             syn::Expr::If(expr_if) => return self.if_value(expr_if),
             syn::Expr::Match(expr_match) => return self.match_value(expr_match),
             // `unsafe { slice_at::<T>(address, len) }`: the block is Rust's, for the host
@@ -451,12 +452,66 @@ impl Parser<'_> {
             last.arguments = syn::PathArguments::None;
         }
         self.add_callee(&plain);
-        let args: Vec<Option<Expr>> = call.args.iter().map(|a| self.call_argument(a)).collect();
+        // A tuple argument passes as its elements, as a tuple parameter is declared.
+        let mut args = Vec::new();
+        let mut complete = true;
+        for arg in &call.args {
+            let parsed = match self.is_tuple_value(arg) {
+                true => self.tuple_elements(arg),
+                false => self.call_argument(arg).map(|a| vec![a]),
+            };
+            match parsed {
+                Some(parsed) => args.extend(parsed),
+                None => complete = false,
+            }
+        }
+        if !complete {
+            return None;
+        }
         Some(Expr {
             kind: ExprKind::Call {
                 callee,
                 generic_args,
-                args: args.into_iter().collect::<Option<_>>()?,
+                args,
+            },
+            span,
+        })
+    }
+
+    /// `Name { field: value, .. }` of a `#[derive(DeviceCopy)]` struct.
+    fn struct_literal(&mut self, literal: &syn::ExprStruct) -> Option<Expr> {
+        let span = span_at(literal);
+        if let Some(rest) = &literal.rest {
+            self.errors.at(
+                rest,
+                "`..base` is not supported in kernels: give every field",
+            );
+            return None;
+        }
+        let ident = match (&literal.qself, literal.path.get_ident()) {
+            (None, Some(ident)) => ident.clone(),
+            _ => {
+                self.errors.at(
+                    &literal.path,
+                    "name the struct by its plain name (`Team { .. }`), imported with `use`",
+                );
+                return None;
+            }
+        };
+        let mut fields = Vec::new();
+        for field in &literal.fields {
+            let syn::Member::Named(name) = &field.member else {
+                self.errors
+                    .at(field, "fields are named: `Name { field: value }`");
+                return None;
+            };
+            fields.push((name.to_string(), self.expr(&field.expr)?));
+        }
+        self.record_type(&ident);
+        Some(Expr {
+            kind: ExprKind::StructLiteral {
+                ty: ident.to_string(),
+                fields,
             },
             span,
         })
@@ -684,16 +739,25 @@ impl Parser<'_> {
         };
         let (Some(axis), Some(name)) = (axis, dim3) else {
             // A field of a `#[derive(DeviceCopy)]` struct.
-            let syn::Member::Named(member) = &field.member else {
-                self.errors
-                    .at(field, "`.0`, `.1`, ... work on tuple locals in kernels: bind the tuple first (`let t = (a, b); t.1`)");
-                return None;
+            let member = match &field.member {
+                syn::Member::Named(member) => member.to_string(),
+                // `t.0` of a local holding what a `#[device]` function returned.
+                syn::Member::Unnamed(index)
+                    if matches!(&*field.base, syn::Expr::Path(_) | syn::Expr::Call(_)) =>
+                {
+                    index.index.to_string()
+                }
+                syn::Member::Unnamed(_) => {
+                    self.errors
+                        .at(field, "`.0`, `.1`, ... work on tuple locals in kernels: bind the tuple first (`let t = (a, b); t.1`)");
+                    return None;
+                }
             };
             let base = self.expr(&field.base)?;
             return Some(Expr {
                 kind: ExprKind::Field {
                     base: Box::new(base),
-                    field: member.to_string(),
+                    field: member,
                 },
                 span,
             });

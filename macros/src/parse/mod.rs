@@ -43,8 +43,12 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
     for input in &item.sig.inputs {
         if let syn::FnArg::Typed(typed) = input {
             stmt::bind_pattern_names(&mut parser, &typed.pat);
+            if let (syn::Type::Tuple(tuple), syn::Pat::Ident(ident)) = (&*typed.ty, &*typed.pat) {
+                parser.bind_tuple_name(&ident.ident.to_string(), tuple.elems.len());
+            }
         }
     }
+    parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));
     let body = parser.fn_body(&item.block, result.is_some());
     let (callees, enums) = parser.into_uses();
     if !errors.is_empty() {
@@ -56,6 +60,10 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             cudajit_core::ast::ParamType::Value(cudajit_core::ast::ValueType::Struct(name))
             | cudajit_core::ast::ParamType::Slice {
                 elem: cudajit_core::ast::ValueType::Struct(name),
+                ..
+            }
+            | cudajit_core::ast::ParamType::Reference {
+                target: cudajit_core::ast::ValueType::Struct(name),
                 ..
             } => Some(name.as_str()),
             _ => None,
@@ -77,6 +85,18 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
         if let syn::Type::Path(path) = ty {
             if let Some(ident) = path.path.get_ident() {
                 if struct_names.contains(&ident.to_string().as_str()) && !structs.contains(ident) {
+                    structs.push(ident.clone());
+                }
+            }
+        }
+    }
+    // A struct the device function returns.
+    if let (Some(cudajit_core::ast::ValueType::Struct(_)), syn::ReturnType::Type(_, ty)) =
+        (&result, &item.sig.output)
+    {
+        if let syn::Type::Path(path) = &**ty {
+            if let Some(ident) = path.path.get_ident() {
+                if !structs.contains(ident) {
                     structs.push(ident.clone());
                 }
             }

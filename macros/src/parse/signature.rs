@@ -113,7 +113,31 @@ pub(super) fn params(
                 continue;
             }
         };
-        let Some(ty) = param_type(&typed.ty, generics, errors) else {
+        // A tuple parameter of a device function is its elements, `name.0`, `name.1`, ..
+        // (the body sees a tuple local; callers pass a tuple's elements).
+        if let Type::Tuple(tuple) = &*typed.ty {
+            if kind == FnKind::Kernel || comptime {
+                errors.at(
+                    &typed.ty,
+                    "kernels take the elements of a tuple as separate parameters",
+                );
+                continue;
+            }
+            let Some(elements) = tuple_elements(tuple, generics, errors) else {
+                continue;
+            };
+            for (index, ty) in elements.into_iter().enumerate() {
+                params.push(Param {
+                    name: format!("{name}.{index}"),
+                    ty: ParamType::Value(ty),
+                    mutable,
+                    comptime: false,
+                    span: span_of(syn::spanned::Spanned::span(&typed.pat)),
+                });
+            }
+            continue;
+        }
+        let Some(ty) = param_type(&typed.ty, kind, generics, errors) else {
             continue;
         };
         if mutable && matches!(ty, ParamType::Slice { .. }) {
@@ -157,22 +181,83 @@ pub(super) fn result(
     match &sig.output {
         ReturnType::Default => None,
         ReturnType::Type(_, ty) if matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) => None,
-        ReturnType::Type(_, ty) => {
-            let value = value_type(ty, generics);
-            if value.is_none() {
-                errors.at(
-                    ty,
-                    "device functions return a scalar (or a generic scalar type) or nothing",
-                );
+        ReturnType::Type(_, ty) => match &**ty {
+            Type::Tuple(tuple) => tuple_elements(tuple, generics, errors).map(ValueType::Tuple),
+            ty => {
+                let value = value_type(ty, generics);
+                if value.is_none() {
+                    errors.at(
+                        ty,
+                        "device functions return a scalar (or a generic scalar type), a `DeviceCopy` struct, a tuple of scalars, or nothing",
+                    );
+                }
+                value
             }
-            value
-        }
+        },
     }
 }
 
-fn param_type(ty: &Type, generics: &GenericNames, errors: &mut Errors) -> Option<ParamType> {
+/// The element types of a tuple in a device function's signature: scalars or generic
+/// scalar types, at most `MAX_TUPLE_ELEMENTS`.
+fn tuple_elements(
+    tuple: &syn::TypeTuple,
+    generics: &GenericNames,
+    errors: &mut Errors,
+) -> Option<Vec<ValueType>> {
+    let max = cudajit_core::layout::MAX_TUPLE_ELEMENTS;
+    if tuple.elems.len() > max {
+        errors.at(
+            tuple,
+            format!("tuples in device-function signatures have at most {max} elements"),
+        );
+        return None;
+    }
+    let mut elements = Vec::new();
+    for element in &tuple.elems {
+        match value_type(element, generics) {
+            Some(ty @ (ValueType::Scalar(_) | ValueType::Generic(_))) => elements.push(ty),
+            _ => {
+                errors.at(
+                    element,
+                    "tuples in device-function signatures hold scalars (or generic scalar types); structs and nested tuples are not supported",
+                );
+                return None;
+            }
+        }
+    }
+    Some(elements)
+}
+
+fn param_type(
+    ty: &Type,
+    kind: FnKind,
+    generics: &GenericNames,
+    errors: &mut Errors,
+) -> Option<ParamType> {
     match ty {
         Type::Reference(reference) => {
+            // `&S`: a device function reads a `DeviceCopy` struct in place (`comm: &DevComm`).
+            let by_reference = match &*reference.elem {
+                Type::Slice(_) => None,
+                elem => value_type(elem, generics),
+            };
+            if let Some(ValueType::Struct(name)) = by_reference {
+                if kind == FnKind::Device && reference.mutability.is_none() {
+                    return Some(ParamType::Reference {
+                        target: ValueType::Struct(name),
+                        len: None,
+                        mutable: false,
+                    });
+                }
+                errors.at(
+                    ty,
+                    match kind {
+                        FnKind::Kernel => "kernels take structs by value (`s: S`), not by reference",
+                        FnKind::Device => "device functions take structs by value or as `&S`; to change one, return the new value",
+                    },
+                );
+                return None;
+            }
             let Type::Slice(slice) = &*reference.elem else {
                 errors.at(ty, format!("unsupported parameter type: {PARAM_HELP}"));
                 return None;

@@ -22,9 +22,14 @@ pub(crate) struct Parser<'e> {
     pub(super) own_name: String,
     /// Device functions called, each once, in order of first call.
     callees: Vec<syn::Path>,
-    /// `DeviceCopy` enums named by `Enum::Variant` in the body, so their layouts reach
-    /// the lowering even when no parameter has that type.
+    /// `DeviceCopy` enums named by `Enum::Variant` and structs built by `Name { .. }` in
+    /// the body, so their layouts reach the lowering even when no parameter has that type.
     enums: Vec<syn::Ident>,
+    /// Whether the function returns a tuple: its `return (a, b)` and final `(a, b)` are
+    /// the tuple value, not tuple locals.
+    pub(crate) returns_tuple: bool,
+    /// Set by `fn_body` for the next block parsed: its tail is the function's value.
+    function_tail: bool,
     /// Statements that a statement expanded into, before the one it returned (tuples).
     pub(super) pending: Vec<Stmt>,
     /// Counter for the names of temporaries (`$tuple0`, ...).
@@ -47,6 +52,8 @@ impl<'e> Parser<'e> {
             own_name,
             callees: Vec::new(),
             enums: Vec::new(),
+            returns_tuple: false,
+            function_tail: false,
             pending: Vec::new(),
             temps: 0,
         }
@@ -77,10 +84,15 @@ impl<'e> Parser<'e> {
         {
             return None;
         }
-        if !self.enums.contains(&ty.ident) {
-            self.enums.push(ty.ident.clone());
-        }
+        self.record_type(&ty.ident);
         Some((ty.ident.to_string(), variant.ident.to_string()))
+    }
+
+    /// Records a `DeviceCopy` type the body names, for its layout.
+    pub(super) fn record_type(&mut self, ident: &syn::Ident) {
+        if !self.enums.contains(ident) {
+            self.enums.push(ident.clone());
+        }
     }
 
     /// The device functions called and the enums named.
@@ -148,6 +160,7 @@ impl<'e> Parser<'e> {
 
     /// The function body: a kernel's produces no value, a device function's may.
     pub(crate) fn fn_body(&mut self, block: &syn::Block, returns_value: bool) -> Block {
+        self.function_tail = returns_value;
         let parsed = self.block(block);
         if parsed.tail.is_some() && !returns_value {
             let message = match self.kind {
@@ -168,6 +181,8 @@ impl<'e> Parser<'e> {
     }
 
     fn block_in_scope(&mut self, block: &syn::Block) -> Block {
+        // Only the function body's own tail is its value, not those of nested blocks.
+        let returns = std::mem::take(&mut self.function_tail);
         let mut stmts = Vec::new();
         let mut tail = None;
         let count = block.stmts.len();
@@ -175,7 +190,12 @@ impl<'e> Parser<'e> {
             let last = position + 1 == count;
             match stmt {
                 syn::Stmt::Expr(expr, None) if last && !is_statement_like(expr) => {
-                    tail = self.expr(expr).map(Box::new);
+                    tail = match returns {
+                        true => self.return_value(expr),
+                        false => self.expr(expr),
+                    }
+                    .map(Box::new);
+                    stmts.append(&mut self.pending);
                 }
                 _ => {
                     let parsed = self.stmt(stmt);
@@ -224,7 +244,7 @@ impl<'e> Parser<'e> {
             syn::Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
             other => (other, None),
         };
-        if let (syn::Pat::Tuple(tuple), None) = (pat, ty) {
+        if let syn::Pat::Tuple(tuple) = pat {
             return self.let_tuple(tuple, local, span);
         }
         let (name, mutable) = match pat {
@@ -315,10 +335,11 @@ impl<'e> Parser<'e> {
                 syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                     names.push((ident.ident.to_string(), ident.mutability.is_some()))
                 }
+                syn::Pat::Wild(_) => names.push((self.fresh_temp(), false)),
                 other => {
                     self.errors.at(
                         other,
-                        "a tuple `let` binds plain names: `let (a, b, c, d) = vload4(x, i);`",
+                        "a tuple `let` binds plain names or `_`: `let (a, b, c, d) = vload4(x, i);`",
                     );
                     return None;
                 }
@@ -337,9 +358,9 @@ impl<'e> Parser<'e> {
             cudajit_core::ast::ExprKind::Intrinsic {
                 intrinsic: Intrinsic::VectorLoad(_),
                 ..
-            }
+            } | cudajit_core::ast::ExprKind::Call { .. }
         ) {
-            self.errors.at(&init.expr, "tuples are only supported as the result of `vload4`/`vload2`: `let (a, b, c, d) = vload4(x, i);`");
+            self.errors.at(&init.expr, "a tuple comes from `(a, b)`, a tuple local, `vload4`/`vload2` or a `#[device]` function returning one: `let (a, b) = f(x);`");
             return None;
         }
         for (name, _) in &names {
@@ -419,7 +440,7 @@ impl<'e> Parser<'e> {
                     None
                 }
                 (Some(value), FnKind::Device) => Some(Stmt::Return {
-                    value: Some(self.expr(value)?),
+                    value: Some(self.return_value(value)?),
                     span,
                 }),
                 (None, _) => Some(Stmt::Return { value: None, span }),

@@ -52,6 +52,30 @@ impl Parser<'_> {
             Some(syn::Type::Tuple(tuple)) => Some(tuple),
             _ => None,
         };
+        // A `#[device]` function's tuple: `let (a, b) = f(x);` is the caller's tuple `let`;
+        // `let t: (f32, u32) = f(x);` binds `t` as a tuple local of the elements.
+        if let Some(call @ syn::Expr::Call(_)) = init {
+            match (pat, tuple_ty) {
+                (syn::Pat::Tuple(_), _) => return None,
+                (syn::Pat::Ident(ident), Some(tuple)) if ident.subpat.is_none() => {
+                    let name = ident.ident.to_string();
+                    let value = self.expr(call)?;
+                    let arity = tuple.elems.len();
+                    let mutable = ident.mutability.is_some();
+                    let names = (0..arity)
+                        .map(|i| (element_name(&name, i), mutable))
+                        .collect();
+                    self.bind(&name);
+                    self.bind_tuple_name(&name, arity);
+                    return Some(Some(Stmt::LetTuple {
+                        names,
+                        init: value,
+                        span,
+                    }));
+                }
+                _ => {}
+            }
+        }
         match pat {
             syn::Pat::Tuple(pattern) if is_tuple_init || tuple_ty.is_some() => {
                 Some(self.destructure(pattern, tuple_ty, init, span))
@@ -69,7 +93,7 @@ impl Parser<'_> {
     }
 
     /// Whether `expr` is a tuple value: `(a, b)` or a tuple local.
-    fn is_tuple_value(&self, expr: &syn::Expr) -> bool {
+    pub(super) fn is_tuple_value(&self, expr: &syn::Expr) -> bool {
         match expr {
             syn::Expr::Tuple(tuple) => !tuple.elems.is_empty(),
             syn::Expr::Paren(paren) => self.is_tuple_value(&paren.expr),
@@ -82,6 +106,33 @@ impl Parser<'_> {
             }
             _ => false,
         }
+    }
+
+    /// What a `#[device]` function returns: in one returning a tuple, a tuple value
+    /// (`(a, b)`, a tuple local, branches ending in tuples) becomes `(a, b)` of its
+    /// elements, which the lowering builds the returned tuple from.
+    pub(super) fn return_value(&mut self, expr: &syn::Expr) -> Option<Expr> {
+        if !(self.returns_tuple && self.is_tuple_value(expr)) {
+            return self.expr(expr);
+        }
+        let elements = self.tuple_elements(expr)?;
+        Some(Expr {
+            kind: ExprKind::Tuple(elements),
+            span: span_at(expr),
+        })
+    }
+
+    /// The elements of the tuple value `expr` as expressions; `None` if it is not one (or
+    /// after reporting an error).
+    pub(super) fn tuple_elements(&mut self, expr: &syn::Expr) -> Option<Vec<Expr>> {
+        if !self.is_tuple_value(expr) {
+            return None;
+        }
+        let span = span_at(expr);
+        Some(match self.tuple_source(expr)? {
+            Source::Elements(elements) => elements,
+            Source::Local(names) => names.into_iter().map(|name| var(name, span)).collect(),
+        })
     }
 
     /// The elements of a tuple value, parsed; or `None` after reporting why it is not one.
@@ -122,7 +173,7 @@ impl Parser<'_> {
             other => {
                 self.errors.at(
                     other,
-                    "a tuple comes from a tuple expression `(a, b)`, a tuple local, or an `if`/`match`/block whose branches end in tuples; tuples returned by function calls are not supported yet",
+                    "a tuple comes from a tuple expression `(a, b)`, a tuple local, an `if`/`match`/block whose branches end in tuples, or a `#[device]` function returning one (`let (a, b) = f(x);`)",
                 );
                 None
             }
