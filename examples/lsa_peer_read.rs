@@ -13,9 +13,12 @@ mod setup;
 #[path = "lsa/kernels.rs"]
 mod kernels;
 
-use kernels::{peer_read, peer_read_warps};
+use kernels::{
+    peer_read, peer_read_half_warps, peer_read_threads, peer_read_warp_spans, peer_read_warps,
+};
 
-/// The grid on GPUs (one LSA barrier per CTA).
+/// The grid on GPUs (one LSA barrier per CTA; the device communicator has one per thread,
+/// for the thread-session case).
 const CTAS: u32 = 64;
 const THREADS: u32 = 512;
 
@@ -41,18 +44,45 @@ fn main() -> setup::Result<()> {
                 peer_read::launch(stream, config, comm, window, count, out)?;
                 Ok(())
             })?;
-            // The same with a barrier per warp (GPUs only: the simulator pairs ranks' CTAs).
-            if !world.simulated() {
-                let case = setup::Case {
-                    name: "peer read, warp barriers",
-                    ..case
-                };
-                setup::check_case(&world, &case, |_, stream, comm, window, out| {
-                    let config = world.config;
-                    peer_read_warps::launch(stream, config, comm, window, count, out)?;
-                    Ok(())
-                })?;
-            }
+            // The same with the barriers of NCCL's other cooperative groups: per warp, per
+            // span of 4 warps, per half warp and per thread (the device communicator has a
+            // barrier per thread of the grid).
+            let case = setup::Case {
+                name: "peer read, warp barriers",
+                ..case
+            };
+            setup::check_case(&world, &case, |_, stream, comm, window, out| {
+                let config = world.config;
+                peer_read_warps::launch(stream, config, comm, window, count, out)?;
+                Ok(())
+            })?;
+            let case = setup::Case {
+                name: "peer read, warp-span barriers",
+                ..case
+            };
+            setup::check_case(&world, &case, |_, stream, comm, window, out| {
+                let config = world.config;
+                peer_read_warp_spans::launch(stream, config, comm, window, count, out)?;
+                Ok(())
+            })?;
+            let case = setup::Case {
+                name: "peer read, half-warp barriers",
+                ..case
+            };
+            setup::check_case(&world, &case, |_, stream, comm, window, out| {
+                let config = world.config;
+                peer_read_half_warps::launch(stream, config, comm, window, count, out)?;
+                Ok(())
+            })?;
+            let case = setup::Case {
+                name: "peer read, thread barriers",
+                ..case
+            };
+            setup::check_case(&world, &case, |_, stream, comm, window, out| {
+                let config = world.config;
+                peer_read_threads::launch(stream, config, comm, window, count, out)?;
+                Ok(())
+            })?;
         }
     }
     world.close()

@@ -127,6 +127,9 @@ fn the_example_kernels_link_against_the_bridge_with_every_call_inlined() {
     let kernels = [
         (kernels::peer_read::KERNEL.captured(), None),
         (kernels::peer_read_warps::KERNEL.captured(), None),
+        (kernels::peer_read_warp_spans::KERNEL.captured(), None),
+        (kernels::peer_read_half_warps::KERNEL.captured(), None),
+        (kernels::peer_read_threads::KERNEL.captured(), None),
         (
             kernels::all_reduce_one_shot::KERNEL.captured(),
             Some(Scalar::F32),
@@ -166,9 +169,9 @@ fn the_example_kernels_link_against_the_bridge_with_every_call_inlined() {
             .unwrap_or_else(|e| panic!("linking {}: {e}", captured.name));
         let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
         check_inlined(&entry, &ptx);
-        // LSA data moves as 16-byte vectors of global memory (but for the warp-session
-        // kernel, which reads element by element).
-        if captured.name.ends_with("warps") {
+        // LSA data moves as 16-byte vectors of global memory (but for the kernels of the
+        // other cooperative groups' sessions, which copy element by element).
+        if captured.name.starts_with("peer_read_") {
             continue;
         }
         assert!(

@@ -103,16 +103,35 @@ fn the_example_kernels_link_against_the_2_32_ltoir() {
             kernels::peer_read_warps::KERNEL.captured(),
             Specialization::default(),
         ),
+        (
+            kernels::peer_read_warp_spans::KERNEL.captured(),
+            Specialization::default(),
+        ),
+        (
+            kernels::peer_read_half_warps::KERNEL.captured(),
+            Specialization::default(),
+        ),
+        (
+            kernels::peer_read_threads::KERNEL.captured(),
+            Specialization::default(),
+        ),
         (kernels::all_reduce_two_shot::KERNEL.captured(), f32_spec),
     ] {
         let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
             .unwrap_or_else(|e| panic!("linking {} against 2.32.3: {e}", captured.name));
         let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
         assert!(ptx.contains(&format!(".entry {entry}")), "{ptx}");
+        if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
+            let file = format!("{}-2.32.3.ptx", captured.name);
+            std::fs::write(std::path::Path::new(&dir).join(file), &ptx).unwrap();
+        }
+        // The coops' initialisers (ncclCoopAnyInit*) inline too: only the methods of the
+        // type-erased ncclCoopAny remain.
         for symbol in [
             "cudajit_nccl_",
             "ncclGetLsaPointer",
             "ncclLsaBarrierSession",
+            "ncclCoopAnyInit",
         ] {
             assert!(
                 !ptx.contains(symbol),
@@ -142,7 +161,7 @@ fn the_example_kernels_link_against_the_2_32_ltoir() {
         std::fs::write(std::path::Path::new(&dir).join("gin_ring-2.32.3.ptx"), &ptx).unwrap();
     }
     let table = &cudajit::nccl::device_library::symbols::LTOIR_GIN_ENTRIES;
-    for symbol in ["cudajit_nccl_", "ncclGin"]
+    for symbol in ["cudajit_nccl_", "ncclGin", "ncclCoopAnyInit"]
         .into_iter()
         .chain(table.iter().map(|e| e.symbol))
     {

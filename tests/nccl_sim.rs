@@ -50,26 +50,38 @@ fn fill<T: BufferElement>(
     }
 }
 
+/// A launch of one of the `peer_read` kernels: (stream, config, comm, window, count,
+/// out_offset).
+type PeerRead = fn(&cudajit::SimStream, LaunchConfig, DevComm, Window, usize, usize);
+
 fn peer_read_case(nranks: usize, count: usize) {
+    let launch: PeerRead = |stream, config, comm, window, count, out_offset| {
+        peer_read::launch(stream, config, comm, window, count, out_offset).unwrap();
+    };
+    peer_read_with(nranks, count, LaunchConfig::new(CTAS, THREADS), launch);
+}
+
+/// Runs `launch` on every rank over `count` elements and checks every rank read its next
+/// peer's input.
+fn peer_read_with(nranks: usize, count: usize, config: LaunchConfig, launch: PeerRead) {
     let world = world(nranks);
     let (out_offset, elems) = layout::<f32>(count);
     let buffer = world.alloc_symmetric::<f32>(elems).unwrap();
     let value = |rank: usize, i: usize| (rank * 1000) as f32 + (i % 977) as f32;
     fill(&world, &buffer, count, value);
     for rank in 0..nranks {
-        peer_read::launch(
+        launch(
             world.stream(rank),
-            LaunchConfig::new(CTAS, THREADS),
+            config,
             world.dev_comm(rank),
             buffer.window(rank),
             count,
             out_offset,
-        )
-        .unwrap();
+        );
     }
     world.synchronize().unwrap();
     let report = world.last_report().unwrap();
-    assert_eq!(report.blocks, u64::from(CTAS) * nranks as u64);
+    assert_eq!(report.blocks, u64::from(config.grid.x) * nranks as u64);
     for rank in 0..nranks {
         let all = buffer.to_vec(rank).unwrap();
         let peer = (rank + 1) % nranks;
@@ -148,6 +160,113 @@ fn peer_read_2_4_8_ranks() {
             peer_read_case(nranks, count);
         }
     }
+}
+
+/// The sessions of the other cooperative groups (a warp, a span of 4 warps, half warps, a
+/// thread): the simulator's barrier is the whole block's on every rank, which these
+/// kernels (every thread at the same barrier calls) pass as on GPUs.
+#[test]
+fn peer_read_with_warp_warp_span_lanes_and_thread_barriers() {
+    let kernels: [(&str, PeerRead); 4] = [
+        ("warps", |stream, config, comm, window, count, out| {
+            kernels::peer_read_warps::launch(stream, config, comm, window, count, out).unwrap();
+        }),
+        ("warp spans", |stream, config, comm, window, count, out| {
+            kernels::peer_read_warp_spans::launch(stream, config, comm, window, count, out)
+                .unwrap();
+        }),
+        ("half warps", |stream, config, comm, window, count, out| {
+            kernels::peer_read_half_warps::launch(stream, config, comm, window, count, out)
+                .unwrap();
+        }),
+        ("threads", |stream, config, comm, window, count, out| {
+            kernels::peer_read_threads::launch(stream, config, comm, window, count, out).unwrap();
+        }),
+    ];
+    // Two spans of 4 warps per block (span ids 0 and 1).
+    let config = LaunchConfig::new(CTAS, 256);
+    for (name, launch) in kernels {
+        for nranks in [2, 4] {
+            for count in COUNTS {
+                eprintln!("{name}: {nranks} ranks, {count} elements");
+                peer_read_with(nranks, count, config, launch);
+            }
+        }
+    }
+}
+
+/// A lanes session whose mask leaves out the calling lane.
+#[kernel]
+fn lanes_without_me(comm: DevComm) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_lanes(&mut barrier, &comm, 0xffff_fffe, block_idx().x);
+    nccl::lsa_barrier_sync_lanes(&mut barrier, MemoryOrder::Acquire);
+    nccl::lsa_barrier_destroy_lanes(&mut barrier);
+}
+
+/// A warp span with id 15 (named barrier 16 does not exist).
+#[kernel]
+fn warp_span_id_15(comm: DevComm) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_warp_span(&mut barrier, &comm, 0, 1, 15, block_idx().x);
+    nccl::lsa_barrier_sync_warp_span(&mut barrier, MemoryOrder::Acquire);
+    nccl::lsa_barrier_destroy_warp_span(&mut barrier);
+}
+
+/// A warp span of warps 0 and 1 called by every warp of the block.
+#[kernel]
+fn warp_span_outside(comm: DevComm) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_warp_span(&mut barrier, &comm, 0, 2, 0, block_idx().x);
+    nccl::lsa_barrier_sync_warp_span(&mut barrier, MemoryOrder::Acquire);
+    nccl::lsa_barrier_destroy_warp_span(&mut barrier);
+}
+
+/// A warp's session synchronised with the thread functions.
+#[kernel]
+fn warp_session_thread_sync(comm: DevComm) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_warp(&mut barrier, &comm, global_index() as u32 / 32);
+    nccl::lsa_barrier_sync_thread(&mut barrier, MemoryOrder::Acquire);
+    nccl::lsa_barrier_destroy_warp(&mut barrier);
+}
+
+/// The error of launching `launch` on both ranks of a 2-rank world.
+fn misuse(
+    block: u32,
+    launch: fn(&cudajit::SimStream, LaunchConfig, DevComm) -> Result<(), Error>,
+) -> String {
+    let world = world(2);
+    let mut result = Ok(());
+    for rank in 0..2 {
+        result = launch(
+            world.stream(rank),
+            LaunchConfig::new(1, block),
+            world.dev_comm(rank),
+        );
+    }
+    result.unwrap_err().to_string()
+}
+
+#[test]
+fn misused_sessions_of_the_other_groups_are_reported() {
+    let message = misuse(32, lanes_without_me::launch);
+    assert!(
+        message.contains("lane 0 starts a lanes session with lane mask 0xfffffffe"),
+        "{message}"
+    );
+    let message = misuse(32, warp_span_id_15::launch);
+    assert!(message.contains("warp span id 15"), "{message}");
+    let message = misuse(96, warp_span_outside::launch);
+    assert!(
+        message.contains("(warp 2) starts a session of the warp span 0..2"),
+        "{message}"
+    );
+    let message = misuse(32, warp_session_thread_sync::launch);
+    assert!(
+        message.contains("lsa_barrier_sync_thread on a session started by lsa_barrier_init_warp"),
+        "{message}"
+    );
 }
 
 #[test]

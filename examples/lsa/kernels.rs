@@ -361,3 +361,85 @@ fn two_shot_addresses(
     nccl::lsa_addresses(window, out_offset, peers, destinations);
     sync_threads();
 }
+
+/// [`peer_read`] with a barrier per span of 4 consecutive warps (`ncclCoopWarpSpan`): the
+/// CTA's warps in spans of 4 (span `s` of the block: warps `4s .. 4s + 4`, span id `s`,
+/// so named barrier `1 + s`), each span copying its own chunk of the input once its
+/// counterparts on every peer have arrived, without waiting for the rest of its CTA. The
+/// entry barrier is split: arrive, compute the addresses, then wait. Needs a
+/// one-dimensional block of a multiple of 128 threads and one LSA barrier per span of the
+/// grid.
+#[kernel]
+pub fn peer_read_warp_spans(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+    let span = thread_idx().x / 128;
+    let spans = block_dim().x / 128;
+    let index = block_idx().x * spans + span;
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_warp_span(&mut barrier, &comm, span * 4, 4, span, index);
+    // Peers' inputs were written before the launch: arriving needs no release.
+    nccl::lsa_barrier_arrive_warp_span(&mut barrier, MemoryOrder::Relaxed);
+    let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+    let src = unsafe { slice_at::<f32>(nccl::lsa_address(window, 0, peer), count) };
+    let out = unsafe { slice_at_mut::<f32>(nccl::local_address(window, out_offset), count) };
+    nccl::lsa_barrier_wait_warp_span(&mut barrier, MemoryOrder::Acquire);
+    let total = (grid_dim().x * spans) as usize;
+    let chunk = (count + total - 1) / total;
+    let end = ((index as usize + 1) * chunk).min(count);
+    let mut i = index as usize * chunk + (thread_idx().x % 128) as usize;
+    while i < end {
+        out[i] = src[i];
+        i += 128;
+    }
+    nccl::lsa_barrier_sync_warp_span(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy_warp_span(&mut barrier);
+}
+
+/// [`peer_read`] with a barrier per thread (`ncclCoopThread`): thread `t` of the grid
+/// copies elements `t`, `t + threads`, ... once thread `t` of every peer has arrived,
+/// independently of every other thread (no warp or CTA synchronisation at all). Needs one
+/// LSA barrier per thread of the grid.
+#[kernel]
+pub fn peer_read_threads(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+    let thread = global_index();
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_thread(&mut barrier, &comm, thread as u32);
+    nccl::lsa_barrier_arrive_thread(&mut barrier, MemoryOrder::Relaxed);
+    let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+    let src = unsafe { slice_at::<f32>(nccl::lsa_address(window, 0, peer), count) };
+    let out = unsafe { slice_at_mut::<f32>(nccl::local_address(window, out_offset), count) };
+    nccl::lsa_barrier_wait_thread(&mut barrier, MemoryOrder::Acquire);
+    let mut i = thread;
+    while i < count {
+        out[i] = src[i];
+        i += grid_stride();
+    }
+    nccl::lsa_barrier_sync_thread(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy_thread(&mut barrier);
+}
+
+/// [`peer_read`] with a barrier per half warp (`ncclCoopLanes`, lane masks `0x0000_ffff`
+/// and `0xffff_0000`): half warp `h` of the grid copies elements
+/// `[h * chunk, (h + 1) * chunk)` once its counterparts on every peer have arrived. Needs
+/// one LSA barrier per half warp of the grid.
+#[kernel]
+pub fn peer_read_half_warps(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+    let half = global_index() / 16;
+    let halves = grid_stride() / 16;
+    let lanes = 0xffffu32 << (lane_id() & 16);
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init_lanes(&mut barrier, &comm, lanes, half as u32);
+    nccl::lsa_barrier_arrive_lanes(&mut barrier, MemoryOrder::Relaxed);
+    let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+    let src = unsafe { slice_at::<f32>(nccl::lsa_address(window, 0, peer), count) };
+    let out = unsafe { slice_at_mut::<f32>(nccl::local_address(window, out_offset), count) };
+    nccl::lsa_barrier_wait_lanes(&mut barrier, MemoryOrder::Acquire);
+    let chunk = (count + halves - 1) / halves;
+    let end = ((half + 1) * chunk).min(count);
+    let mut i = half * chunk + (lane_id() % 16) as usize;
+    while i < end {
+        out[i] = src[i];
+        i += 16;
+    }
+    nccl::lsa_barrier_sync_lanes(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy_lanes(&mut barrier);
+}

@@ -76,10 +76,16 @@ pub fn world(config: LaunchConfig) -> Result<Option<World>> {
         Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?
     };
     // One LSA barrier per CTA (what the launch check of the kernels asks for), and enough
-    // for a barrier per warp (the warp-session kernels).
+    // for a barrier per thread (the thread-session kernel; the warp, half-warp and
+    // warp-span kernels need fewer).
     let mut requirements = cudajit::nccl::device::requirements_for(&config);
-    let warps = config.grid.x * config.grid.y * config.grid.z * config.block.x.div_ceil(32);
-    requirements.lsa_barrier_count = requirements.lsa_barrier_count.max(warps);
+    let threads = config.grid.x
+        * config.grid.y
+        * config.grid.z
+        * config.block.x
+        * config.block.y
+        * config.block.z;
+    requirements.lsa_barrier_count = requirements.lsa_barrier_count.max(threads);
     let dev = comm.create_dev_comm(&requirements)?;
     let streams = (0..comm.local_ranks().len())
         .map(|i| {

@@ -42,6 +42,16 @@
 //! `lsa_barrier_count >= grid.x`. `lsa_barrier_destroy` stores the barrier's epoch for
 //! the next kernel: skip it and the next kernel's barrier stops synchronising.
 //!
+//! Sessions of NCCL's other cooperative groups live in the same `[u64; 8]`, each with its
+//! own init/arrive/wait/sync/destroy: a warp ([`lsa_barrier_init_warp`], `ncclCoopWarp`),
+//! a single thread ([`lsa_barrier_init_thread`], `ncclCoopThread`), some lanes of a warp
+//! ([`lsa_barrier_init_lanes`], `ncclCoopLanes`) and consecutive warps of the CTA
+//! ([`lsa_barrier_init_warp_span`], `ncclCoopWarpSpan`). Their barrier index is the
+//! kernel's choice (one per group of the grid that is in a session at the same time), so
+//! the launch check cannot count them: create the device communicator with that many LSA
+//! barriers. NCCL 2.28 (cudajit's bridge) and 2.32 (the `.ltoir`, through cudajit's shim)
+//! have all five groups.
+//!
 //! A kernel that takes a [`DevComm`] is a *communicating* kernel, and its `launch` checks
 //! two things before anything is enqueued (a [`crate::Error::Collective`] otherwise):
 //! that the device communicator has an LSA barrier for every CTA of the grid (when the
@@ -459,6 +469,93 @@ extern "C" {
     /// Ends a warp's session, storing its epoch for the next kernel.
     #[link_name = "cudajit_nccl_lsa_barrier_destroy_warp"]
     pub fn lsa_barrier_destroy_warp(session: &mut [u64; 8]);
+
+    /// Starts a thread's own LSA barrier session (`ncclCoopThread`): the calling thread
+    /// alone takes part, and meets the threads of every LSA peer that use the same
+    /// `index`. Use it when threads work independently (each copies elements only it
+    /// touches, as `examples/lsa/kernels.rs`'s `peer_read_threads`) and must not wait for
+    /// the rest of their warp or CTA; each thread of the grid then needs its own index
+    /// (e.g. `global_index()`), so the device communicator needs one LSA barrier per
+    /// thread, and every thread stores to and polls its peers' barrier words itself. Where
+    /// a warp or the CTA moves on together, a [`lsa_barrier_init_warp`] or
+    /// [`lsa_barrier_init`] session needs fewer barriers and fewer memory operations.
+    #[link_name = "cudajit_nccl_lsa_barrier_init_thread"]
+    pub fn lsa_barrier_init_thread(session: &mut [u64; 8], comm: &DevComm, index: u32);
+    /// A thread's arrival ([`lsa_barrier_arrive`] for a thread's session).
+    #[link_name = "cudajit_nccl_lsa_barrier_arrive_thread"]
+    pub fn lsa_barrier_arrive_thread(session: &mut [u64; 8], order: MemoryOrder);
+    /// A thread's wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_wait_thread"]
+    pub fn lsa_barrier_wait_thread(session: &mut [u64; 8], order: MemoryOrder);
+    /// A thread's arrive, then wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_sync_thread"]
+    pub fn lsa_barrier_sync_thread(session: &mut [u64; 8], order: MemoryOrder);
+    /// Ends a thread's session, storing its epoch for the next kernel.
+    #[link_name = "cudajit_nccl_lsa_barrier_destroy_thread"]
+    pub fn lsa_barrier_destroy_thread(session: &mut [u64; 8]);
+
+    /// Starts an LSA barrier session of some lanes of one warp (`ncclCoopLanes(lane_mask)`):
+    /// bit `l` of `lane_mask` set means lane `l` takes part. Every lane of the mask calls
+    /// this and the session's other functions, converged (they `__syncwarp(lane_mask)`),
+    /// with the same mask and `index`; lanes outside the mask must not. Use it when a warp
+    /// splits into independent groups (e.g. half warps, masks `0x0000_ffff` and
+    /// `0xffff_0000`, as `peer_read_half_warps`), or when only the lanes that are active
+    /// in a branch synchronise with their peers. Needs one LSA barrier per such group of
+    /// the grid. The mask is kept in the session: the later calls take only the session.
+    #[link_name = "cudajit_nccl_lsa_barrier_init_lanes"]
+    pub fn lsa_barrier_init_lanes(
+        session: &mut [u64; 8],
+        comm: &DevComm,
+        lane_mask: u32,
+        index: u32,
+    );
+    /// The lanes' arrival ([`lsa_barrier_arrive`] for a lanes session).
+    #[link_name = "cudajit_nccl_lsa_barrier_arrive_lanes"]
+    pub fn lsa_barrier_arrive_lanes(session: &mut [u64; 8], order: MemoryOrder);
+    /// The lanes' wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_wait_lanes"]
+    pub fn lsa_barrier_wait_lanes(session: &mut [u64; 8], order: MemoryOrder);
+    /// The lanes' arrive, then wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_sync_lanes"]
+    pub fn lsa_barrier_sync_lanes(session: &mut [u64; 8], order: MemoryOrder);
+    /// Ends a lanes session, storing its epoch for the next kernel.
+    #[link_name = "cudajit_nccl_lsa_barrier_destroy_lanes"]
+    pub fn lsa_barrier_destroy_lanes(session: &mut [u64; 8]);
+
+    /// Starts an LSA barrier session of a span of consecutive warps of the CTA
+    /// (`ncclCoopWarpSpan(warp0, nWarps, id)`): warps `warp0 .. warp0 + nwarps` of the
+    /// block (warp `w` = threads `32 * w .. 32 * w + 32` of a one-dimensional block) take
+    /// part, every thread of them calls, with the same arguments. The span synchronises
+    /// internally on hardware named barrier `1 + id` with `32 * nwarps` threads, so spans
+    /// that are in a session at the same time need different ids, `id` is at most 14
+    /// (barrier 0 is `sync_threads()`'s; there are 16), and the kernel must not use those
+    /// named barriers itself; `warp0`, `nwarps` and `id` are below 256 (NCCL keeps them
+    /// in 8-bit fields). Use it when a CTA is split into groups of warps that work
+    /// independently (e.g. producer and consumer warps, or several chunks per CTA, as
+    /// `peer_read_warp_spans`): each span meets its counterparts on the peers without
+    /// waiting for the rest of its CTA. Needs one LSA barrier per span of the grid (the
+    /// `index`). The span is kept in the session: the later calls take only the session.
+    #[link_name = "cudajit_nccl_lsa_barrier_init_warp_span"]
+    pub fn lsa_barrier_init_warp_span(
+        session: &mut [u64; 8],
+        comm: &DevComm,
+        warp0: u32,
+        nwarps: u32,
+        id: u32,
+        index: u32,
+    );
+    /// The span's arrival ([`lsa_barrier_arrive`] for a warp span's session).
+    #[link_name = "cudajit_nccl_lsa_barrier_arrive_warp_span"]
+    pub fn lsa_barrier_arrive_warp_span(session: &mut [u64; 8], order: MemoryOrder);
+    /// The span's wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_wait_warp_span"]
+    pub fn lsa_barrier_wait_warp_span(session: &mut [u64; 8], order: MemoryOrder);
+    /// The span's arrive, then wait.
+    #[link_name = "cudajit_nccl_lsa_barrier_sync_warp_span"]
+    pub fn lsa_barrier_sync_warp_span(session: &mut [u64; 8], order: MemoryOrder);
+    /// Ends a warp span's session, storing its epoch for the next kernel.
+    #[link_name = "cudajit_nccl_lsa_barrier_destroy_warp_span"]
+    pub fn lsa_barrier_destroy_warp_span(session: &mut [u64; 8]);
 }
 
 /// `signal` of [`gin_put`] for a put that bumps no signal. Kernels cannot name constants

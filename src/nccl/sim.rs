@@ -54,6 +54,20 @@
 //!   NCCL's, which waits for the arrivals only). Sessions are checked: use before
 //!   `lsa_barrier_init` or after `lsa_barrier_destroy`, a second `arrive` without `wait`, a
 //!   barrier index other than `block_idx().x` and another rank's `DevComm` are reported;
+//! - LSA barriers of the other cooperative groups (`lsa_barrier_*_warp`, `_thread`,
+//!   `_lanes`, `_warp_span`) the same way: their wait (or sync) is a barrier of the whole
+//!   block `b` of every rank too, stronger than NCCL's, which waits for the session's
+//!   group only. So a kernel whose threads all reach the same barrier call (as the
+//!   examples' `peer_read_warps`, `peer_read_warp_spans`, `peer_read_half_warps` and
+//!   `peer_read_threads` do) runs as on GPUs, while one whose warps or threads pass
+//!   different numbers of barriers, or where some threads take no part (lanes outside the
+//!   mask, warps outside every span), is reported as a barrier divergence although it
+//!   may be correct on GPUs; and a kernel relying on its group's barrier alone for data
+//!   other groups of its block wrote is not caught. The barrier index of these groups is
+//!   not checked (the ranks' blocks are paired whatever it is); their arguments are: the
+//!   caller's lane must be in the lane mask; a warp span needs a one-dimensional block,
+//!   `id <= 14` and the caller's warp inside warps `warp0 .. warp0 + nwarps` of the
+//!   block. Calling one group's function on another group's session is reported;
 //! - memory orders are accepted and ignored: every simulated access is already ordered.
 //!
 //! Not modelled: several LSA teams (multi-node), multimem/NVLS, GIN, the barrier count of
@@ -304,7 +318,7 @@ struct WorldExterns {
     windows: Vec<Arc<DeviceMemory>>,
 }
 
-const SYMBOLS: [&str; 13] = [
+const SYMBOLS: [&str; FIRST_BARRIER as usize + 5 * COOPS.len()] = [
     "cudajit_nccl_rank",
     "cudajit_nccl_nranks",
     "cudajit_nccl_lsa_rank",
@@ -318,7 +332,110 @@ const SYMBOLS: [&str; 13] = [
     "cudajit_nccl_lsa_barrier_wait",
     "cudajit_nccl_lsa_barrier_sync",
     "cudajit_nccl_lsa_barrier_destroy",
+    "cudajit_nccl_lsa_barrier_init_warp",
+    "cudajit_nccl_lsa_barrier_arrive_warp",
+    "cudajit_nccl_lsa_barrier_wait_warp",
+    "cudajit_nccl_lsa_barrier_sync_warp",
+    "cudajit_nccl_lsa_barrier_destroy_warp",
+    "cudajit_nccl_lsa_barrier_init_thread",
+    "cudajit_nccl_lsa_barrier_arrive_thread",
+    "cudajit_nccl_lsa_barrier_wait_thread",
+    "cudajit_nccl_lsa_barrier_sync_thread",
+    "cudajit_nccl_lsa_barrier_destroy_thread",
+    "cudajit_nccl_lsa_barrier_init_lanes",
+    "cudajit_nccl_lsa_barrier_arrive_lanes",
+    "cudajit_nccl_lsa_barrier_wait_lanes",
+    "cudajit_nccl_lsa_barrier_sync_lanes",
+    "cudajit_nccl_lsa_barrier_destroy_lanes",
+    "cudajit_nccl_lsa_barrier_init_warp_span",
+    "cudajit_nccl_lsa_barrier_arrive_warp_span",
+    "cudajit_nccl_lsa_barrier_wait_warp_span",
+    "cudajit_nccl_lsa_barrier_sync_warp_span",
+    "cudajit_nccl_lsa_barrier_destroy_warp_span",
 ];
+
+/// The id of the first LSA barrier function: from there, five per cooperative group of
+/// [`COOPS`] (init, arrive, wait, sync, destroy).
+const FIRST_BARRIER: u32 = 8;
+
+/// The cooperative group of an LSA barrier session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Coop {
+    /// `ncclCoopCta` (`lsa_barrier_*`).
+    Cta,
+    /// `ncclCoopWarp` (`lsa_barrier_*_warp`).
+    Warp,
+    /// `ncclCoopThread` (`lsa_barrier_*_thread`).
+    Thread,
+    /// `ncclCoopLanes` (`lsa_barrier_*_lanes`).
+    Lanes,
+    /// `ncclCoopWarpSpan` (`lsa_barrier_*_warp_span`).
+    WarpSpan,
+}
+
+/// The groups in the order of their functions in [`SYMBOLS`].
+const COOPS: [Coop; 5] = [
+    Coop::Cta,
+    Coop::Warp,
+    Coop::Thread,
+    Coop::Lanes,
+    Coop::WarpSpan,
+];
+
+/// What a barrier function does to its session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Init,
+    Arrive,
+    Wait,
+    Sync,
+    Destroy,
+}
+
+impl Step {
+    /// The function's name without the group's suffix, after `lsa_barrier_`.
+    fn name(self) -> &'static str {
+        match self {
+            Step::Init => "init",
+            Step::Arrive => "arrive",
+            Step::Wait => "wait",
+            Step::Sync => "sync",
+            Step::Destroy => "destroy",
+        }
+    }
+}
+
+impl Coop {
+    /// The suffix of its functions' names.
+    fn suffix(self) -> &'static str {
+        match self {
+            Coop::Cta => "",
+            Coop::Warp => "_warp",
+            Coop::Thread => "_thread",
+            Coop::Lanes => "_lanes",
+            Coop::WarpSpan => "_warp_span",
+        }
+    }
+
+    /// The group and step of barrier function `function` (an id of [`SYMBOLS`]).
+    fn of(function: u32) -> Option<(Coop, Step)> {
+        let k = function.checked_sub(FIRST_BARRIER)? as usize;
+        let coop = *COOPS.get(k / 5)?;
+        let step = [
+            Step::Init,
+            Step::Arrive,
+            Step::Wait,
+            Step::Sync,
+            Step::Destroy,
+        ][k % 5];
+        Some((coop, step))
+    }
+
+    /// Session word 5: the group, as its index in [`COOPS`].
+    fn word(self) -> u64 {
+        COOPS.iter().position(|&c| c == self).unwrap_or(0) as u64
+    }
+}
 
 thread_local! {
     static SYMBOL_IDS: HashMap<&'static str, u32> =
@@ -331,8 +448,9 @@ struct Comm {
     nranks: usize,
 }
 
-/// Session words: magic, barrier index, rank, arrived, barriers passed.
-const SESSION_WORDS: usize = 5;
+/// Session words: magic, barrier index, rank, arrived, barriers passed, cooperative group
+/// ([`Coop::word`]).
+const SESSION_WORDS: usize = 6;
 
 impl WorldExterns {
     fn comm(&self, call: &mut ExternCall<'_, '_, '_>, pointer: u64) -> Result<Comm, String> {
@@ -377,16 +495,87 @@ impl WorldExterns {
         Ok(extern_address(index, offset))
     }
 
-    fn session(&self, call: &mut ExternCall<'_, '_, '_>) -> Result<[u64; SESSION_WORDS], String> {
+    /// The session of a call of `coop`'s function `step`.
+    fn session(
+        &self,
+        call: &mut ExternCall<'_, '_, '_>,
+        coop: Coop,
+        step: Step,
+    ) -> Result<[u64; SESSION_WORDS], String> {
         let session = call.arg(0);
         let words = call.load_words(session, SESSION_WORDS)?;
+        let s = coop.suffix();
         if words[0] != SESSION_MAGIC {
-            return Err(
-                "the barrier session is not initialised (use it between lsa_barrier_init and lsa_barrier_destroy)"
-                    .into(),
-            );
+            return Err(format!(
+                "the barrier session is not initialised (use it between lsa_barrier_init{s} and lsa_barrier_destroy{s})"
+            ));
+        }
+        if words[5] != coop.word() {
+            let started = COOPS.get(words[5] as usize).map_or("", |c| c.suffix());
+            return Err(format!(
+                "lsa_barrier_{}{s} on a session started by lsa_barrier_init{started}: a session's functions are those of the cooperative group it was started with",
+                step.name()
+            ));
         }
         Ok(words.try_into().expect("SESSION_WORDS words"))
+    }
+
+    /// Checks the group of `coop`'s init call against the calling thread; returns the
+    /// barrier index.
+    fn check_group(call: &ExternCall<'_, '_, '_>, coop: Coop) -> Result<u64, String> {
+        let [tx, ty, tz] = call.thread_idx().map(u64::from);
+        let [bx, by, bz] = call.block_dim().map(u64::from);
+        let block = call.block_idx()[0];
+        match coop {
+            Coop::Cta => {
+                let index = call.arg(2);
+                if index != u64::from(block) {
+                    return Err(format!(
+                        "barrier index {index} in block {block}: the simulator pairs the CTAs of the ranks by block, so the LSA barrier index must be block_idx().x"
+                    ));
+                }
+                Ok(index)
+            }
+            Coop::Warp | Coop::Thread => Ok(call.arg(2)),
+            Coop::Lanes => {
+                let mask = call.arg(2) as u32;
+                let lane = (tx + bx * (ty + by * tz)) % 32;
+                if mask & (1 << lane) == 0 {
+                    return Err(format!(
+                        "lane {lane} starts a lanes session with lane mask {mask:#010x}, which does not include it"
+                    ));
+                }
+                Ok(call.arg(3))
+            }
+            Coop::WarpSpan => {
+                let (warp0, nwarps, id) = (call.arg(2), call.arg(3), call.arg(4));
+                if by != 1 || bz != 1 {
+                    return Err(format!(
+                        "a warp span numbers warps by thread_idx().x (ncclCoopWarpSpan): the block must be one-dimensional, not {bx}x{by}x{bz}"
+                    ));
+                }
+                if id > 14 {
+                    return Err(format!(
+                        "warp span id {id}: the span synchronises on named barrier 1 + id, and there are 16 (0 is sync_threads()'s), so the id is at most 14"
+                    ));
+                }
+                let warps = bx.div_ceil(32);
+                if nwarps == 0 || warp0 + nwarps > warps {
+                    return Err(format!(
+                        "warp span of warps {warp0}..{} in a block of {warps} warps",
+                        warp0 + nwarps
+                    ));
+                }
+                let warp = tx / 32;
+                if warp < warp0 || warp >= warp0 + nwarps {
+                    return Err(format!(
+                        "thread {tx} (warp {warp}) starts a session of the warp span {warp0}..{}, which does not include it",
+                        warp0 + nwarps
+                    ));
+                }
+                Ok(call.arg(5))
+            }
+        }
     }
 
     fn store_session(
@@ -398,6 +587,76 @@ impl WorldExterns {
             call.store(session + 8 * k as u64, 8, word)?;
         }
         Ok(())
+    }
+}
+
+impl WorldExterns {
+    /// Step `step` of an LSA barrier session of `coop`. Every group's wait is a group
+    /// barrier of the whole block on every rank (see the module's documentation).
+    fn barrier(
+        &self,
+        call: &mut ExternCall<'_, '_, '_>,
+        coop: Coop,
+        step: Step,
+    ) -> Result<ExternOutcome, String> {
+        let s = coop.suffix();
+        match step {
+            Step::Init => {
+                let second = call.arg(1);
+                let comm = self.comm(call, second)?;
+                if comm.rank != call.member() {
+                    return Err(format!(
+                        "rank {}'s launch passes the DevComm of rank {}",
+                        call.member(),
+                        comm.rank
+                    ));
+                }
+                let index = Self::check_group(call, coop)?;
+                Self::store_session(
+                    call,
+                    &[SESSION_MAGIC, index, comm.rank as u64, 0, 0, coop.word()],
+                )?;
+                Ok(ExternOutcome::Return(0))
+            }
+            Step::Arrive => {
+                let mut session = self.session(call, coop, step)?;
+                if session[3] != 0 {
+                    return Err(format!(
+                        "lsa_barrier_arrive{s} twice without lsa_barrier_wait{s}"
+                    ));
+                }
+                session[3] = 1;
+                Self::store_session(call, &session)?;
+                Ok(ExternOutcome::Return(0))
+            }
+            Step::Wait | Step::Sync => {
+                let mut session = self.session(call, coop, step)?;
+                let arrived = session[3] != 0;
+                if step == Step::Wait && !arrived {
+                    return Err(format!("lsa_barrier_wait{s} without lsa_barrier_arrive{s}"));
+                }
+                if step == Step::Sync && arrived {
+                    return Err(format!(
+                        "lsa_barrier_sync{s} after lsa_barrier_arrive{s} without wait"
+                    ));
+                }
+                session[3] = 0;
+                session[4] += 1;
+                Self::store_session(call, &session)?;
+                Ok(ExternOutcome::GroupBarrier)
+            }
+            Step::Destroy => {
+                let mut session = self.session(call, coop, step)?;
+                if session[3] != 0 {
+                    return Err(format!(
+                        "lsa_barrier_destroy{s} after lsa_barrier_arrive{s} without wait"
+                    ));
+                }
+                session[0] = 0;
+                Self::store_session(call, &session)?;
+                Ok(ExternOutcome::Return(0))
+            }
+        }
     }
 }
 
@@ -438,59 +697,12 @@ impl SimExterns for WorldExterns {
                 let window = call.arg(0);
                 value(self.address(window, call.arg(1), ((window >> 24) & 0xffff) as i64)?)
             }
-            8 => {
-                let second = call.arg(1);
-                let comm = self.comm(call, second)?;
-                let index = call.arg(2);
-                if comm.rank != call.member() {
-                    return Err(format!(
-                        "rank {}'s launch passes the DevComm of rank {}",
-                        call.member(),
-                        comm.rank
-                    ));
-                }
-                let block = call.block_idx()[0];
-                if index != u64::from(block) {
-                    return Err(format!(
-                        "barrier index {index} in block {block}: the simulator pairs the CTAs of the ranks by block, so the LSA barrier index must be block_idx().x"
-                    ));
-                }
-                Self::store_session(call, &[SESSION_MAGIC, index, comm.rank as u64, 0, 0])?;
-                value(0)
+            _ => {
+                let Some((coop, step)) = Coop::of(function) else {
+                    return Err(format!("no function {function}"));
+                };
+                self.barrier(call, coop, step)
             }
-            9 => {
-                let mut session = self.session(call)?;
-                if session[3] != 0 {
-                    return Err("lsa_barrier_arrive twice without lsa_barrier_wait".into());
-                }
-                session[3] = 1;
-                Self::store_session(call, &session)?;
-                value(0)
-            }
-            10 | 11 => {
-                let mut session = self.session(call)?;
-                let arrived = session[3] != 0;
-                if function == 10 && !arrived {
-                    return Err("lsa_barrier_wait without lsa_barrier_arrive".into());
-                }
-                if function == 11 && arrived {
-                    return Err("lsa_barrier_sync after lsa_barrier_arrive without wait".into());
-                }
-                session[3] = 0;
-                session[4] += 1;
-                Self::store_session(call, &session)?;
-                Ok(ExternOutcome::GroupBarrier)
-            }
-            12 => {
-                let mut session = self.session(call)?;
-                if session[3] != 0 {
-                    return Err("lsa_barrier_destroy after lsa_barrier_arrive without wait".into());
-                }
-                session[0] = 0;
-                Self::store_session(call, &session)?;
-                value(0)
-            }
-            _ => Err(format!("no function {function}")),
         }
     }
 
@@ -510,5 +722,24 @@ impl SimExterns for WorldExterns {
             region % self.nranks,
             region / self.nranks
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_barrier_symbol_is_its_group_and_step() {
+        for (id, symbol) in SYMBOLS.iter().enumerate() {
+            match Coop::of(id as u32) {
+                None => assert!(id < FIRST_BARRIER as usize, "{symbol}"),
+                Some((coop, step)) => assert_eq!(
+                    *symbol,
+                    format!("cudajit_nccl_lsa_barrier_{}{}", step.name(), coop.suffix())
+                ),
+            }
+        }
+        assert!(Coop::of(SYMBOLS.len() as u32).is_none());
     }
 }

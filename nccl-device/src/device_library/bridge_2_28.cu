@@ -8,8 +8,10 @@
 // function into the calling kernel. Compiled against the installed `nccl_device.h`, so
 // struct layouts are those of the release being linked.
 //
-// The cooperative group of every barrier is the whole CTA (ncclCoopCta): the issue's
-// barrier index is `blockIdx.x`, one barrier per CTA.
+// The cooperative group of the `cudajit_nccl_lsa_barrier_*` sessions is the whole CTA
+// (ncclCoopCta), barrier index `blockIdx.x`, one barrier per CTA; the `_warp`, `_thread`,
+// `_lanes` and `_warp_span` sessions use ncclCoopWarp, ncclCoopThread, ncclCoopLanes and
+// ncclCoopWarpSpan, with indices the kernel chooses.
 #include <nccl.h>
 #include <nccl_device.h>
 #include <new>
@@ -21,12 +23,24 @@
 
 typedef ncclLsaBarrierSession<ncclCoopCta> cudajit_lsa_session;
 typedef ncclLsaBarrierSession<ncclCoopWarp> cudajit_lsa_session_warp;
+typedef ncclLsaBarrierSession<ncclCoopThread> cudajit_lsa_session_thread;
+typedef ncclLsaBarrierSession<ncclCoopLanes> cudajit_lsa_session_lanes;
+typedef ncclLsaBarrierSession<ncclCoopWarpSpan> cudajit_lsa_session_warp_span;
 static_assert(sizeof(cudajit_lsa_session) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES &&
                   sizeof(cudajit_lsa_session_warp) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES,
               "ncclLsaBarrierSession outgrew CUDAJIT_LSA_BARRIER_SESSION_BYTES");
 static_assert(alignof(cudajit_lsa_session) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN &&
                   alignof(cudajit_lsa_session_warp) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN,
               "ncclLsaBarrierSession needs more alignment than the kernel gives");
+static_assert(sizeof(cudajit_lsa_session_thread) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES &&
+                  alignof(cudajit_lsa_session_thread) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN,
+              "ncclLsaBarrierSession<ncclCoopThread> does not fit the kernel's session buffer");
+static_assert(sizeof(cudajit_lsa_session_lanes) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES &&
+                  alignof(cudajit_lsa_session_lanes) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN,
+              "ncclLsaBarrierSession<ncclCoopLanes> does not fit the kernel's session buffer");
+static_assert(sizeof(cudajit_lsa_session_warp_span) <= CUDAJIT_LSA_BARRIER_SESSION_BYTES &&
+                  alignof(cudajit_lsa_session_warp_span) <= CUDAJIT_LSA_BARRIER_SESSION_ALIGN,
+              "ncclLsaBarrierSession<ncclCoopWarpSpan> does not fit the kernel's session buffer");
 
 // The host side (cudajit_nccl::sys::layout, generated from the same release's headers)
 // passes ncclDevComm by value to kernels: its size must be the one compiled here.
@@ -124,6 +138,94 @@ __device__ void cudajit_nccl_lsa_barrier_sync_warp(void* session, int order) {
 
 __device__ void cudajit_nccl_lsa_barrier_destroy_warp(void* session) {
   static_cast<cudajit_lsa_session_warp*>(session)->~cudajit_lsa_session_warp();
+}
+
+// The sessions of the other cooperative groups. The session keeps its group (the
+// `coop` member of ncclLsaBarrierSession_internal), and NCCL's arrive/wait/sync use that
+// one, not the group passed to them: passing it back makes the calls independent of the
+// group's parameters (the lane mask, the warp span), which the kernel gives only at init.
+
+// A thread's session (ncclCoopThread): each calling thread on its own, with an index of
+// its own (the device communicator needs one LSA barrier per such thread).
+__device__ void cudajit_nccl_lsa_barrier_init_thread(void* session, const ncclDevComm* comm,
+                                                     unsigned int index) {
+  new (session) cudajit_lsa_session_thread(ncclCoopThread(), *comm, ncclTeamTagLsa(), index);
+}
+
+__device__ void cudajit_nccl_lsa_barrier_arrive_thread(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_thread*>(session);
+  s->arrive(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_wait_thread(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_thread*>(session);
+  s->wait(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_sync_thread(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_thread*>(session);
+  s->sync(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_destroy_thread(void* session) {
+  static_cast<cudajit_lsa_session_thread*>(session)->~cudajit_lsa_session_thread();
+}
+
+// Some lanes of one warp (ncclCoopLanes(lane_mask)): every lane of the mask calls, with
+// the same mask and index.
+__device__ void cudajit_nccl_lsa_barrier_init_lanes(void* session, const ncclDevComm* comm,
+                                                    unsigned int lane_mask, unsigned int index) {
+  new (session)
+      cudajit_lsa_session_lanes(ncclCoopLanes(lane_mask), *comm, ncclTeamTagLsa(), index);
+}
+
+__device__ void cudajit_nccl_lsa_barrier_arrive_lanes(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_lanes*>(session);
+  s->arrive(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_wait_lanes(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_lanes*>(session);
+  s->wait(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_sync_lanes(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_lanes*>(session);
+  s->sync(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_destroy_lanes(void* session) {
+  static_cast<cudajit_lsa_session_lanes*>(session)->~cudajit_lsa_session_lanes();
+}
+
+// Consecutive warps of a CTA (ncclCoopWarpSpan(warp0, nWarps, id)): warps warp0 ..
+// warp0 + nwarps - 1 (threadIdx.x / 32) call, with the same span and index; the span
+// synchronises on named barrier 1 + id.
+__device__ void cudajit_nccl_lsa_barrier_init_warp_span(void* session, const ncclDevComm* comm,
+                                                        unsigned int warp0, unsigned int nwarps,
+                                                        unsigned int id, unsigned int index) {
+  new (session) cudajit_lsa_session_warp_span(
+      ncclCoopWarpSpan(static_cast<int>(warp0), static_cast<int>(nwarps), static_cast<int>(id)),
+      *comm, ncclTeamTagLsa(), index);
+}
+
+__device__ void cudajit_nccl_lsa_barrier_arrive_warp_span(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_warp_span*>(session);
+  s->arrive(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_wait_warp_span(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_warp_span*>(session);
+  s->wait(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_sync_warp_span(void* session, int order) {
+  auto* s = static_cast<cudajit_lsa_session_warp_span*>(session);
+  s->sync(s->coop, cudajit_order(order));
+}
+
+__device__ void cudajit_nccl_lsa_barrier_destroy_warp_span(void* session) {
+  static_cast<cudajit_lsa_session_warp_span*>(session)->~cudajit_lsa_session_warp_span();
 }
 
 }  // extern "C"

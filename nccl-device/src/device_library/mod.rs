@@ -199,7 +199,8 @@ impl DeviceLibrary {
         {
             caveat.push_str(
                 "; this release has no LSA barrier session destroy (NCCL 2.32+ has), so \
-                 cudajit_nccl_lsa_barrier_destroy is left undefined",
+                 cudajit_nccl_lsa_barrier_destroy (and its _warp, _thread, _lanes and \
+                 _warp_span forms) is left undefined",
             );
         }
         if self.symbols.get(DeviceFunction::GinPut).is_none() {

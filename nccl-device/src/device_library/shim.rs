@@ -7,10 +7,13 @@
 //!
 //! The barrier session of the `.ltoir` is 80 bytes, more than the bridge ABI's
 //! [`symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES`]: the shim keeps in the caller's buffer
-//! only the part after the session's type-erased coop (see `shim_ltoir.ll`).
+//! only the part after the session's type-erased coop (see `shim_ltoir.ll`), and rebuilds
+//! the coop at every call: the CTA's, a warp's, a thread's, or some lanes' or a warp
+//! span's from the parameters its init stored in the buffer's bytes 56..60.
 //!
 //! With the 2.31 `.ltoir`, which has no session destroy, the shim leaves
-//! `cudajit_nccl_lsa_barrier_destroy` out: a kernel ending a barrier session does not link
+//! `cudajit_nccl_lsa_barrier_destroy` (and the `_warp`, `_thread`, `_lanes` and
+//! `_warp_span` destroys) out: a kernel ending a barrier session does not link
 //! (the error names the symbol) rather than silently losing the barrier epoch, which would
 //! stop the next kernel's barrier from synchronising. Kernels without LSA barrier sessions
 //! (pointers, ranks) link against 2.31 too.
@@ -41,6 +44,13 @@ const _: () = assert!(
         <= symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES
 );
 
+/// Where `shim_ltoir.ll` keeps the parameters of a lanes or warp-span coop (one `i32`: the
+/// lane mask, or `warp0 | nWarps << 8 | id << 16`) in the caller's session buffer: just
+/// past the session's bytes, so they must fit too.
+pub const SHIM_COOP_PARAM_OFFSET: usize = LTOIR_LSA_BARRIER_SESSION_BYTES - LTOIR_COOP_ANY_BYTES;
+
+const _: () = assert!(SHIM_COOP_PARAM_OFFSET + 4 <= symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES);
+
 /// The `.ltoir` symbol of the session size getter (`size_t ncclLsaBarrierSession_C_size()`),
 /// for checking [`LTOIR_LSA_BARRIER_SESSION_BYTES`].
 pub const LTOIR_SESSION_SIZE_SYMBOL: &str = "_Z28ncclLsaBarrierSession_C_sizev";
@@ -57,6 +67,8 @@ const CALLED: &[DeviceFunction] = &[
     DeviceFunction::LsaRankToWorld,
     DeviceFunction::CoopInitCta,
     DeviceFunction::CoopInitWarp,
+    DeviceFunction::CoopInitLanes,
+    DeviceFunction::CoopInitWarpSpan,
     DeviceFunction::LsaBarrierHandle,
     DeviceFunction::LsaBarrierInit,
     DeviceFunction::LsaBarrierArrive,
@@ -79,6 +91,10 @@ const OPTIONAL_SECTIONS: &[(&str, DeviceFunction)] = &[
     ("lsa_barrier_destroy", DeviceFunction::LsaBarrierDestroy),
     (
         "lsa_barrier_destroy_warp",
+        DeviceFunction::LsaBarrierDestroy,
+    ),
+    (
+        "lsa_barrier_destroy_coops",
         DeviceFunction::LsaBarrierDestroy,
     ),
     ("gin", DeviceFunction::GinPut),
@@ -195,9 +211,34 @@ mod tests {
     fn the_2_31_shim_has_no_destroy() {
         let text = source(&symbols::LTOIR_2_31).unwrap();
         assert!(!text.contains("cudajit_nccl_lsa_barrier_destroy"));
-        assert!(source(&symbols::LTOIR_2_32)
-            .unwrap()
-            .contains("define void @cudajit_nccl_lsa_barrier_destroy(i8* %session)"));
+        // Every other session function stays.
+        for group in ["", "_warp", "_thread", "_lanes", "_warp_span"] {
+            for op in ["init", "arrive", "wait", "sync"] {
+                let name = format!("define void @cudajit_nccl_lsa_barrier_{op}{group}(");
+                assert!(text.contains(&name), "{name} missing from the 2.31 shim");
+            }
+        }
+        let text = source(&symbols::LTOIR_2_32).unwrap();
+        for group in ["", "_warp", "_thread", "_lanes", "_warp_span"] {
+            let name =
+                format!("define void @cudajit_nccl_lsa_barrier_destroy{group}(i8* %session)");
+            assert!(text.contains(&name), "{name} missing from the 2.32 shim");
+        }
+    }
+
+    #[test]
+    fn the_coop_parameters_sit_past_the_session_bytes() {
+        let offset = format!("getelementptr i8, i8* %saved, i64 {SHIM_COOP_PARAM_OFFSET}");
+        assert_eq!(
+            TEMPLATE.matches(&offset).count(),
+            2,
+            "load and store of the parameter"
+        );
+        let copied = format!("i64 {}, i1 false", SHIM_COOP_PARAM_OFFSET);
+        assert!(
+            TEMPLATE.contains(&copied),
+            "the session's bytes are {copied}"
+        );
     }
 
     #[test]

@@ -278,6 +278,227 @@ define void @cudajit_nccl_lsa_barrier_destroy_warp(i8* %session) alwaysinline {
 
 declare void @{nccl:coop_init_warp}(%coop*)
 
+; ---- LSA barrier sessions of the other cooperative groups: a thread (ncclCoopThread),
+; some lanes of a warp (ncclCoopLanes) and consecutive warps of a CTA (ncclCoopWarpSpan).
+; As above, the caller's buffer holds the session's bytes [24, 80) in its bytes [0, 56),
+; and each call rebuilds the coop. The lanes' and warp span's coops have parameters (the
+; lane mask; warp0, nWarps and id), which the kernel gives only at init: init stores them
+; in the buffer's bytes [56, 60), which the session's bytes leave free, as one i32 (the
+; lane mask; warp0 | nWarps << 8 | id << 16, as ncclCoopWarpSpan's 8-bit fields hold
+; them), and every later call rebuilds the coop from it.
+
+; A thread coop, by value (also the coop of the GIN calls below).
+define internal %coop @cudajit_nccl_shim_thread() alwaysinline {
+  %slot = alloca %coop, align 8
+  call void @{nccl:coop_init_thread}(%coop* %slot)
+  %coop = load %coop, %coop* %slot, align 8
+  ret %coop %coop
+}
+
+; A lanes coop of `mask`, by value.
+define internal %coop @cudajit_nccl_shim_lanes(i32 %mask) alwaysinline {
+  %slot = alloca %coop, align 8
+  call void @{nccl:coop_init_lanes}(%coop* %slot, i32 %mask)
+  %coop = load %coop, %coop* %slot, align 8
+  ret %coop %coop
+}
+
+; A warp span coop of the packed `span` (warp0 | nWarps << 8 | id << 16), by value.
+define internal %coop @cudajit_nccl_shim_warp_span(i32 %span) alwaysinline {
+  %slot = alloca %coop, align 8
+  %warp0 = and i32 %span, 255
+  %nw = lshr i32 %span, 8
+  %nwarps = and i32 %nw, 255
+  %i = lshr i32 %span, 16
+  %id = and i32 %i, 255
+  call void @{nccl:coop_init_warp_span}(%coop* %slot, i32 %warp0, i32 %nwarps, i32 %id)
+  %coop = load %coop, %coop* %slot, align 8
+  ret %coop %coop
+}
+
+; The coop's parameter in the caller's buffer (bytes [56, 60)).
+define internal i32 @cudajit_nccl_shim_load_param(i8* %saved) alwaysinline {
+  %p = getelementptr i8, i8* %saved, i64 56
+  %q = bitcast i8* %p to i32*
+  %v = load i32, i32* %q, align 8
+  ret i32 %v
+}
+
+define internal void @cudajit_nccl_shim_store_param(i8* %saved, i32 %v) alwaysinline {
+  %p = getelementptr i8, i8* %saved, i64 56
+  %q = bitcast i8* %p to i32*
+  store i32 %v, i32* %q, align 8
+  ret void
+}
+
+; The full session in `full` (80 bytes): `coop`, then the caller's 56 bytes.
+define internal void @cudajit_nccl_shim_enter_coop(i8* %saved, i8* %full, %coop %coop) alwaysinline {
+  %coop_slot = bitcast i8* %full to %coop*
+  store %coop %coop, %coop* %coop_slot, align 8
+  %state = getelementptr i8, i8* %full, i64 24
+  call void @llvm.memcpy.p0i8.p0i8.i64(i8* align 8 %state, i8* align 16 %saved, i64 56, i1 false)
+  ret void
+}
+
+; A session of `coop` in the caller's buffer `session` (the LSA team, the communicator's
+; LSA barrier, unicast: as cudajit_nccl_lsa_barrier_init).
+define internal void @cudajit_nccl_shim_init_coop(i8* %session, i8* %comm, i32 %index, %coop %coop) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  %s = bitcast i8* %sp to %session*
+  %c = bitcast i8* %comm to %comm*
+  %team = call %team @cudajit_nccl_shim_team_lsa(%comm* %c)
+  %handle = call %bar @{nccl:lsa_barrier_handle}(%comm* %c)
+  call void @{nccl:lsa_barrier_init}(%session* %s, %coop %coop, %comm* %c, %team %team, %bar %handle, i32 %index, i8 0, %mm zeroinitializer)
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+; Arrive (0), wait (1) or sync (2) on the session of `coop` in `session`.
+define internal void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 %step) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter_coop(i8* %session, i8* %sp, %coop %coop)
+  %s = bitcast i8* %sp to %session*
+  switch i32 %step, label %sync [ i32 0, label %arrive
+                                  i32 1, label %wait ]
+arrive:
+  call void @{nccl:lsa_barrier_arrive}(%session* %s, %coop %coop, i32 %order)
+  br label %done
+wait:
+  call void @{nccl:lsa_barrier_wait}(%session* %s, %coop %coop, i32 %order)
+  br label %done
+sync:
+  call void @{nccl:lsa_barrier_sync}(%session* %s, %coop %coop, i32 %order)
+  br label %done
+done:
+  call void @cudajit_nccl_shim_leave(i8* %session, i8* %sp)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_init_thread(i8* %session, i8* %comm, i32 %index) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @cudajit_nccl_shim_init_coop(i8* %session, i8* %comm, i32 %index, %coop %coop)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_arrive_thread(i8* %session, i32 %order) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 0)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_wait_thread(i8* %session, i32 %order) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 1)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_sync_thread(i8* %session, i32 %order) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 2)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_init_lanes(i8* %session, i8* %comm, i32 %lane_mask, i32 %index) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_lanes(i32 %lane_mask)
+  call void @cudajit_nccl_shim_init_coop(i8* %session, i8* %comm, i32 %index, %coop %coop)
+  call void @cudajit_nccl_shim_store_param(i8* %session, i32 %lane_mask)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_arrive_lanes(i8* %session, i32 %order) alwaysinline {
+  %mask = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_lanes(i32 %mask)
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 0)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_wait_lanes(i8* %session, i32 %order) alwaysinline {
+  %mask = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_lanes(i32 %mask)
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 1)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_sync_lanes(i8* %session, i32 %order) alwaysinline {
+  %mask = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_lanes(i32 %mask)
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 2)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_init_warp_span(i8* %session, i8* %comm, i32 %warp0, i32 %nwarps, i32 %id, i32 %index) alwaysinline {
+  %w = and i32 %warp0, 255
+  %n0 = and i32 %nwarps, 255
+  %n = shl i32 %n0, 8
+  %i0 = and i32 %id, 255
+  %i = shl i32 %i0, 16
+  %wn = or i32 %w, %n
+  %span = or i32 %wn, %i
+  %coop = call %coop @cudajit_nccl_shim_warp_span(i32 %span)
+  call void @cudajit_nccl_shim_init_coop(i8* %session, i8* %comm, i32 %index, %coop %coop)
+  call void @cudajit_nccl_shim_store_param(i8* %session, i32 %span)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_arrive_warp_span(i8* %session, i32 %order) alwaysinline {
+  %span = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_warp_span(i32 %span)
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 0)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_wait_warp_span(i8* %session, i32 %order) alwaysinline {
+  %span = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_warp_span(i32 %span)
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 1)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_sync_warp_span(i8* %session, i32 %order) alwaysinline {
+  %span = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_warp_span(i32 %span)
+  call void @cudajit_nccl_shim_step_coop(i8* %session, i32 %order, %coop %coop, i32 2)
+  ret void
+}
+
+; The destroys: left out with the .ltoir's destroy (2.31), like the CTA's.
+; BEGIN lsa_barrier_destroy_coops
+define internal void @cudajit_nccl_shim_destroy_coop(i8* %session, %coop %coop) alwaysinline {
+  %full = alloca [80 x i8], align 16
+  %sp = getelementptr [80 x i8], [80 x i8]* %full, i64 0, i64 0
+  call void @cudajit_nccl_shim_enter_coop(i8* %session, i8* %sp, %coop %coop)
+  %s = bitcast i8* %sp to %session*
+  call void @{nccl:lsa_barrier_destroy}(%session* %s)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_destroy_thread(i8* %session) alwaysinline {
+  %coop = call %coop @cudajit_nccl_shim_thread()
+  call void @cudajit_nccl_shim_destroy_coop(i8* %session, %coop %coop)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_destroy_lanes(i8* %session) alwaysinline {
+  %mask = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_lanes(i32 %mask)
+  call void @cudajit_nccl_shim_destroy_coop(i8* %session, %coop %coop)
+  ret void
+}
+
+define void @cudajit_nccl_lsa_barrier_destroy_warp_span(i8* %session) alwaysinline {
+  %span = call i32 @cudajit_nccl_shim_load_param(i8* %session)
+  %coop = call %coop @cudajit_nccl_shim_warp_span(i32 %span)
+  call void @cudajit_nccl_shim_destroy_coop(i8* %session, %coop %coop)
+  ret void
+}
+; END lsa_barrier_destroy_coops
+
+declare void @{nccl:coop_init_thread}(%coop*)
+declare void @{nccl:coop_init_lanes}(%coop*, i32)
+declare void @{nccl:coop_init_warp_span}(%coop*, i32, i32, i32)
+
 ; BEGIN gin
 ; ---- GIN (GPU-initiated networking): the .ltoir of 2.32+ only. shim.rs leaves this section
 ; out for a table without GIN (2.31), so a kernel calling GIN fails to link there, naming
@@ -302,14 +523,6 @@ define internal %team @cudajit_nccl_shim_team_world(%comm* %c) alwaysinline {
   %t1 = insertvalue %team %t0, i32 %rank, 1
   %t2 = insertvalue %team %t1, i32 1, 2
   ret %team %t2
-}
-
-; A thread coop, by value.
-define internal %coop @cudajit_nccl_shim_thread() alwaysinline {
-  %slot = alloca %coop, align 8
-  call void @{nccl:coop_init_thread}(%coop* %slot)
-  %coop = load %coop, %coop* %slot, align 8
-  ret %coop %coop
 }
 
 ; GIN context `context` of `comm` into the 48 bytes at `net`.
@@ -389,7 +602,6 @@ define void @cudajit_nccl_gin_reset_signal(i8* %comm, i32 %context, i32 %signal)
   ret void
 }
 
-declare void @{nccl:coop_init_thread}(%coop*)
 declare void @{nccl:gin_init}(i8*, i32, %comm*, i32)
 declare void @{nccl:gin_put}(i8*, %team, i32, i8*, i64, i8*, i64, i64, i8, i32, i32, i64, i8, i32, %coop, i8, i8*, i32, i32)
 declare void @{nccl:gin_signal}(i8*, %team, i32, i8, i32, i32, i64, %coop, i8, i8*, i32, i32)

@@ -53,6 +53,40 @@ pub enum DeviceFunction {
     LsaBarrierSyncWarp,
     /// Ends a warp's session, persisting its barrier epoch.
     LsaBarrierDestroyWarp,
+    /// Fills a `ncclCoopAny` describing some lanes of the calling warp (a lane mask).
+    CoopInitLanes,
+    /// Fills a `ncclCoopAny` describing consecutive warps of the CTA (warp0, nWarps, id).
+    CoopInitWarpSpan,
+    /// Starts a thread's LSA barrier session (`ncclCoopThread`): index per thread.
+    LsaBarrierInitThread,
+    /// A thread's arrival.
+    LsaBarrierArriveThread,
+    /// A thread's wait.
+    LsaBarrierWaitThread,
+    /// A thread's arrive then wait.
+    LsaBarrierSyncThread,
+    /// Ends a thread's session, persisting its barrier epoch.
+    LsaBarrierDestroyThread,
+    /// Starts some lanes' LSA barrier session (`ncclCoopLanes`): a lane mask; index per set of lanes.
+    LsaBarrierInitLanes,
+    /// Some lanes' arrival.
+    LsaBarrierArriveLanes,
+    /// Some lanes' wait.
+    LsaBarrierWaitLanes,
+    /// Some lanes' arrive then wait.
+    LsaBarrierSyncLanes,
+    /// Ends some lanes' session, persisting its barrier epoch.
+    LsaBarrierDestroyLanes,
+    /// Starts a warp span's LSA barrier session (`ncclCoopWarpSpan`): warp0, nWarps, id; index per span.
+    LsaBarrierInitWarpSpan,
+    /// A warp span's arrival.
+    LsaBarrierArriveWarpSpan,
+    /// A warp span's wait.
+    LsaBarrierWaitWarpSpan,
+    /// A warp span's arrive then wait.
+    LsaBarrierSyncWarpSpan,
+    /// Ends a warp span's session, persisting its barrier epoch.
+    LsaBarrierDestroyWarpSpan,
     /// Fills a `ncclCoopAny` describing the calling thread alone (the GIN calls' coop).
     CoopInitThread,
     /// Builds a `ncclGin_C` (GIN context `context` of the communicator) in place.
@@ -96,6 +130,23 @@ impl DeviceFunction {
             DeviceFunction::LsaBarrierWaitWarp => "lsa_barrier_wait_warp",
             DeviceFunction::LsaBarrierSyncWarp => "lsa_barrier_sync_warp",
             DeviceFunction::LsaBarrierDestroyWarp => "lsa_barrier_destroy_warp",
+            DeviceFunction::CoopInitLanes => "coop_init_lanes",
+            DeviceFunction::CoopInitWarpSpan => "coop_init_warp_span",
+            DeviceFunction::LsaBarrierInitThread => "lsa_barrier_init_thread",
+            DeviceFunction::LsaBarrierArriveThread => "lsa_barrier_arrive_thread",
+            DeviceFunction::LsaBarrierWaitThread => "lsa_barrier_wait_thread",
+            DeviceFunction::LsaBarrierSyncThread => "lsa_barrier_sync_thread",
+            DeviceFunction::LsaBarrierDestroyThread => "lsa_barrier_destroy_thread",
+            DeviceFunction::LsaBarrierInitLanes => "lsa_barrier_init_lanes",
+            DeviceFunction::LsaBarrierArriveLanes => "lsa_barrier_arrive_lanes",
+            DeviceFunction::LsaBarrierWaitLanes => "lsa_barrier_wait_lanes",
+            DeviceFunction::LsaBarrierSyncLanes => "lsa_barrier_sync_lanes",
+            DeviceFunction::LsaBarrierDestroyLanes => "lsa_barrier_destroy_lanes",
+            DeviceFunction::LsaBarrierInitWarpSpan => "lsa_barrier_init_warp_span",
+            DeviceFunction::LsaBarrierArriveWarpSpan => "lsa_barrier_arrive_warp_span",
+            DeviceFunction::LsaBarrierWaitWarpSpan => "lsa_barrier_wait_warp_span",
+            DeviceFunction::LsaBarrierSyncWarpSpan => "lsa_barrier_sync_warp_span",
+            DeviceFunction::LsaBarrierDestroyWarpSpan => "lsa_barrier_destroy_warp_span",
             DeviceFunction::CoopInitThread => "coop_init_thread",
             DeviceFunction::GinInit => "gin_init",
             DeviceFunction::GinPut => "gin_put",
@@ -213,7 +264,9 @@ pub static LTOIR_2_31: SymbolTable = SymbolTable {
     entries: LTOIR_ENTRIES.split_at(LTOIR_ENTRIES.len() - 1).0,
 };
 
-/// Every `.ltoir` entry; the last, the session destroy, arrived in 2.32.
+/// Every `.ltoir` entry; the last, the session destroy, arrived in 2.32. The coop
+/// initialisers (CTA, warp, thread, lanes, warp span) are declared by the wrapper header
+/// of 2.31.2 and 2.32.3 alike (`nccl_device_wrapper.h`).
 const LTOIR_ENTRIES: &[SymbolEntry] = &[
         entry(
             DeviceFunction::LsaPointer,
@@ -291,6 +344,21 @@ const LTOIR_ENTRIES: &[SymbolEntry] = &[
             "void ncclCoopAnyInitWarp(ncclCoopAny*)",
         ),
         entry(
+            DeviceFunction::CoopInitThread,
+            "_Z21ncclCoopAnyInitThreadP11ncclCoopAny",
+            "void ncclCoopAnyInitThread(ncclCoopAny*)",
+        ),
+        entry(
+            DeviceFunction::CoopInitLanes,
+            "_Z20ncclCoopAnyInitLanesP11ncclCoopAnyj",
+            "void ncclCoopAnyInitLanes(ncclCoopAny*, uint32_t lane_mask)",
+        ),
+        entry(
+            DeviceFunction::CoopInitWarpSpan,
+            "_Z23ncclCoopAnyInitWarpSpanP11ncclCoopAnyiii",
+            "void ncclCoopAnyInitWarpSpan(ncclCoopAny*, int warp0, int nWarps, int id)",
+        ),
+        entry(
             DeviceFunction::LsaBarrierDestroy,
             "_Z28ncclLsaBarrierSessionDestroyP23ncclLsaBarrierSession_C",
             "void ncclLsaBarrierSessionDestroy(ncclLsaBarrierSession_C*)",
@@ -309,11 +377,6 @@ const LTOIR_ENTRIES: &[SymbolEntry] = &[
 /// uint64_t* _signalShadows; unsigned backendMask }`: 48 bytes, align 8 (checked by
 /// nvcc `static_assert` against the 2.32.3 headers).
 pub const LTOIR_GIN_ENTRIES: &[SymbolEntry] = &[
-    entry(
-        DeviceFunction::CoopInitThread,
-        "_Z21ncclCoopAnyInitThreadP11ncclCoopAny",
-        "void ncclCoopAnyInitThread(ncclCoopAny*)",
-    ),
     entry(
         DeviceFunction::GinInit,
         "_Z14ncclGin_C_initP9ncclGin_CjRK11ncclDevCommi",
@@ -412,7 +475,9 @@ pub static SHIM_GIN: SymbolTable = SymbolTable {
 
 /// Our `extern "C"` bridge over NCCL 2.28's headers (`bridge_2_28.cu`). Barrier sessions
 /// live in [`BRIDGE_LSA_BARRIER_SESSION_BYTES`] bytes the kernel provides; the
-/// cooperative group is always the CTA; memory orders are `cuda::memory_order` values.
+/// cooperative group is the CTA (`lsa_barrier_*`), a warp (`_warp`), a thread (`_thread`),
+/// some lanes of a warp (`_lanes`) or a span of warps (`_warp_span`); memory orders are
+/// `cuda::memory_order` values.
 pub static BRIDGE_2_28: SymbolTable = SymbolTable {
     generation: "cudajit bridge over NCCL 2.28 nccl_device.h (cudajit_nccl_* names)",
     entries: &[
@@ -505,6 +570,81 @@ pub static BRIDGE_2_28: SymbolTable = SymbolTable {
             DeviceFunction::LsaBarrierDestroyWarp,
             "cudajit_nccl_lsa_barrier_destroy_warp",
             "void cudajit_nccl_lsa_barrier_destroy_warp(void* session)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierInitThread,
+            "cudajit_nccl_lsa_barrier_init_thread",
+            "void cudajit_nccl_lsa_barrier_init_thread(void* session, const ncclDevComm*, unsigned index)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierArriveThread,
+            "cudajit_nccl_lsa_barrier_arrive_thread",
+            "void cudajit_nccl_lsa_barrier_arrive_thread(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierWaitThread,
+            "cudajit_nccl_lsa_barrier_wait_thread",
+            "void cudajit_nccl_lsa_barrier_wait_thread(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierSyncThread,
+            "cudajit_nccl_lsa_barrier_sync_thread",
+            "void cudajit_nccl_lsa_barrier_sync_thread(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierDestroyThread,
+            "cudajit_nccl_lsa_barrier_destroy_thread",
+            "void cudajit_nccl_lsa_barrier_destroy_thread(void* session)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierInitLanes,
+            "cudajit_nccl_lsa_barrier_init_lanes",
+            "void cudajit_nccl_lsa_barrier_init_lanes(void* session, const ncclDevComm*, unsigned lane_mask, unsigned index)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierArriveLanes,
+            "cudajit_nccl_lsa_barrier_arrive_lanes",
+            "void cudajit_nccl_lsa_barrier_arrive_lanes(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierWaitLanes,
+            "cudajit_nccl_lsa_barrier_wait_lanes",
+            "void cudajit_nccl_lsa_barrier_wait_lanes(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierSyncLanes,
+            "cudajit_nccl_lsa_barrier_sync_lanes",
+            "void cudajit_nccl_lsa_barrier_sync_lanes(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierDestroyLanes,
+            "cudajit_nccl_lsa_barrier_destroy_lanes",
+            "void cudajit_nccl_lsa_barrier_destroy_lanes(void* session)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierInitWarpSpan,
+            "cudajit_nccl_lsa_barrier_init_warp_span",
+            "void cudajit_nccl_lsa_barrier_init_warp_span(void* session, const ncclDevComm*, unsigned warp0, unsigned nwarps, unsigned id, unsigned index)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierArriveWarpSpan,
+            "cudajit_nccl_lsa_barrier_arrive_warp_span",
+            "void cudajit_nccl_lsa_barrier_arrive_warp_span(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierWaitWarpSpan,
+            "cudajit_nccl_lsa_barrier_wait_warp_span",
+            "void cudajit_nccl_lsa_barrier_wait_warp_span(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierSyncWarpSpan,
+            "cudajit_nccl_lsa_barrier_sync_warp_span",
+            "void cudajit_nccl_lsa_barrier_sync_warp_span(void* session, int memory_order)",
+        ),
+        entry(
+            DeviceFunction::LsaBarrierDestroyWarpSpan,
+            "cudajit_nccl_lsa_barrier_destroy_warp_span",
+            "void cudajit_nccl_lsa_barrier_destroy_warp_span(void* session)",
         ),
     ],
 };
