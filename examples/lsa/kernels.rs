@@ -14,7 +14,9 @@ use cudajit::prelude::*;
 /// of this rank's window.
 #[kernel]
 pub fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize) {
-    let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+    // The next rank of the LSA team.
+    let lsa = nccl::team_lsa(&comm);
+    let peer = (lsa.rank + 1) % lsa.nranks;
     let destination = shared_array::<usize>(1);
     if thread_idx().x == 0 {
         destination[0] = nccl::local_address(window, out_offset);
@@ -24,7 +26,7 @@ pub fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize)
     nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
     // Every peer has filled its window before anyone reads it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let source = nccl::lsa_address(window, 0, peer);
+    let source = nccl::team_peer_address(&comm, window, 0, lsa, peer);
     nccl::lsa_copy::<f32>(source, destination, 0, 1, count, count / 4);
     // Nobody overwrites its window before every peer has read it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
@@ -96,8 +98,9 @@ pub fn all_gather<T: DeviceScalar>(
     block_bytes: usize,
     out_offset: usize,
 ) {
-    let peers = nccl::lsa_size(&comm);
-    let me = nccl::lsa_rank(&comm) as usize;
+    let lsa = nccl::team_lsa(&comm);
+    let peers = lsa.nranks;
+    let me = lsa.rank as usize;
     let destinations = shared_array::<usize>(72);
     nccl::lsa_addresses(window, out_offset + me * block_bytes, peers, destinations);
     sync_threads();
@@ -166,8 +169,9 @@ pub fn all_to_all<T: DeviceScalar>(
     block_bytes: usize,
     out_offset: usize,
 ) {
-    let peers = nccl::lsa_size(&comm);
-    let me = nccl::lsa_rank(&comm) as usize;
+    let lsa = nccl::team_lsa(&comm);
+    let peers = lsa.nranks;
+    let me = lsa.rank as usize;
     let destinations = shared_array::<usize>(72);
     nccl::lsa_addresses(window, out_offset + me * block_bytes, peers, destinations);
     sync_threads();
