@@ -17,8 +17,8 @@ use kernel_bench::{
     Result, KERNEL_NAMES, SCAN_TILE,
 };
 
-/// The SM counts whose launch configurations (`reduce_grid`, `histogram_config`: 8 blocks
-/// of 256 threads per SM) run here: a small GPU's, so that the grid-stride loops go round
+/// The SM counts whose launch configurations (`reduce_grid`: 8 blocks of 256 threads per
+/// SM, `histogram_config`: 6) run here: a small GPU's, so that the grid-stride loops go round
 /// several times at sizes the simulator runs quickly, and the H200's (132 SMs), the
 /// configuration the benchmark measures.
 const SMALL_GPU_SMS: u32 = 2;
@@ -134,7 +134,7 @@ fn transpose(s: &Stream, rows: usize, cols: usize) -> Result<()> {
     let input = s.clone_htod(&in_h)?;
     let mut out = s.alloc_zeros::<f32>(rows * cols)?;
     let (r32, c32) = (u32::try_from(rows)?, u32::try_from(cols)?);
-    let config = transpose_config(r32, c32);
+    let config = transpose_config(r32, c32, (32, 8));
     kernel_bench::transpose_tiled::launch::<32, 8>(s, config, r32, c32, &input, &mut out)?;
     check_exact(
         &format!("transpose {rows}x{cols}"),

@@ -218,44 +218,49 @@ extern "C" __global__ void scan_tiles(u64 tile, const unsigned* __restrict__ x, 
     }
 }
 
-// ---- histogram: 256 bins per block in shared memory, merged with global atomics -------
+// ---- histogram: 256 bins x 32 lane copies per block in shared memory, merged with global
+// atomics -------------------------------------------------------------------------------
 
-__device__ __forceinline__ void count_bytes(unsigned* local, unsigned w) {
-    for (unsigned s = 0; s < 4; ++s) atomicAdd(&local[(w >> (8 * s)) & 255], 1u);
+// 32 copies of the bins, bin b of copy k at 32 b + k: lane k counts into copy k (bank k).
+
+__device__ __forceinline__ void count_bytes(unsigned* local, unsigned w, unsigned lane) {
+    for (unsigned s = 0; s < 4; ++s) atomicAdd(&local[((w >> (8 * s)) & 255) * 32 + lane], 1u);
 }
 
 extern "C" __global__ void histogram256(const unsigned* __restrict__ words, u64 n,
                                         unsigned* __restrict__ bins) {
-    __shared__ unsigned local[256];
-    for (u64 bin = threadIdx.x; bin < 256; bin += blockDim.x) local[bin] = 0;
+    __shared__ unsigned local[256 * 32];
+    unsigned lane = threadIdx.x % 32;
+    for (u64 i = threadIdx.x; i < 256 * 32; i += blockDim.x) local[i] = 0;
     __syncthreads();
     u64 quads = n / 4;
     u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 q = g; q < quads; q += stride) {
         uint4 w = reinterpret_cast<const uint4*>(words)[q];
-        count_bytes(local, w.x);
-        count_bytes(local, w.y);
-        count_bytes(local, w.z);
-        count_bytes(local, w.w);
+        count_bytes(local, w.x, lane);
+        count_bytes(local, w.y, lane);
+        count_bytes(local, w.z, lane);
+        count_bytes(local, w.w, lane);
     }
     u64 tail = 4 * quads + g;
-    if (tail < n) count_bytes(local, words[tail]);
+    if (tail < n) count_bytes(local, words[tail], lane);
     __syncthreads();
     for (u64 bin = threadIdx.x; bin < 256; bin += blockDim.x) {
-        unsigned count = local[bin];
+        unsigned count = 0;
+        for (unsigned k = 0; k < 32; ++k) count += local[bin * 32 + (k + lane) % 32];
         if (count > 0) atomicAdd(&bins[bin], count);
     }
 }
 
-// ---- transpose through a padded 32 x 33 shared tile, 32 x 8 threads -------------------
+// ---- transpose through a padded TILE x (TILE + 1) shared tile, TILE x ROWS threads -----
+// `transpose_tiled` is 32 x 8; `transpose_tiled_<TILE>x<ROWS>` the other shapes the
+// benchmark can measure (`--transpose-tile`), each the twin of the Rust kernel's
+// `launch::<TILE, ROWS>`.
 
-#define TILE 32
-#define ROWS 8
-
-extern "C" __global__ void transpose_tiled(unsigned rows, unsigned cols,
-                                           const float* __restrict__ input,
-                                           float* __restrict__ output) {
+template <unsigned TILE, unsigned ROWS>
+__device__ void transpose_tile(unsigned rows, unsigned cols, const float* __restrict__ input,
+                               float* __restrict__ output) {
     __shared__ float tile[TILE * (TILE + 1)];
     unsigned tx = threadIdx.x, ty = threadIdx.y;
     unsigned c = blockIdx.x * TILE + tx;
@@ -272,6 +277,18 @@ extern "C" __global__ void transpose_tiled(unsigned rows, unsigned cols,
         if (orow < cols && oc < rows) output[orow * rows + oc] = tile[tx * (TILE + 1) + ty + j];
     }
 }
+
+#define TRANSPOSE(NAME, TILE, ROWS)                                                      \
+    extern "C" __global__ void NAME(unsigned rows, unsigned cols,                        \
+                                    const float* __restrict__ input,                    \
+                                    float* __restrict__ output) {                       \
+        transpose_tile<TILE, ROWS>(rows, cols, input, output);                          \
+    }
+TRANSPOSE(transpose_tiled, 32, 8)
+TRANSPOSE(transpose_tiled_32x4, 32, 4)
+TRANSPOSE(transpose_tiled_32x16, 32, 16)
+TRANSPOSE(transpose_tiled_64x8, 64, 8)
+TRANSPOSE(transpose_tiled_64x16, 64, 16)
 
 // ---- SGEMM: 128 x 128 block tiles, k-steps of 8, 8 x 8 outputs per thread -------------
 // c (m x n) = a (m x k) * b (k x n), row-major; m, n multiples of 128, k of 8;
