@@ -92,7 +92,9 @@ pub mod prelude {
 pub mod __private {
     pub use crate::spec::SpecBuilder;
     pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
-    pub use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout, VariantLayout};
+    pub use cudajit_core::layout::{
+        DeviceStruct, DropHook, FieldLayout, StructLayout, VariantLayout,
+    };
     pub use cudajit_core::{CapturedFunction, CapturedKernel, DeviceFunction};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 

@@ -138,6 +138,10 @@ fn the_dev_comm_check_runs_barriers_first_and_refuses_a_destroyed_communicator()
     let barriers = kernels::all_reduce_one_shot::KERNEL.captured();
     let err = check(&with, &launch(barriers, &id, (8, 1, 1), &memo)).unwrap_err();
     assert!(err.contains("8 CTAs"), "{err}");
+    // Also with a session that ends at its scope's end (`lsa_barrier_session`).
+    let scoped = kernels::all_gather::KERNEL.captured();
+    let err = check(&with, &launch(scoped, &id, (8, 1, 1), &LaunchMemo::new())).unwrap_err();
+    assert!(err.contains("8 CTAs"), "{err}");
     // Within the barriers, agreement needs the device communicator, which is gone.
     let err = check(&with, &launch(barriers, &id, (4, 1, 1), &memo)).unwrap_err();
     assert!(err.contains("destroyed"), "{err}");

@@ -761,3 +761,93 @@ fn teams_match_nccl_arithmetic() {
         }
     }
 }
+
+/// Sessions that end where their scope ends (`nccl::lsa_barrier_session`): one per round
+/// of a loop left by `continue` and `break`, and one left by an early `return`. Each rank
+/// writes `rank * 100 + round` into the next rank's slot `round` on odd rounds.
+#[kernel]
+fn scoped_sessions(comm: DevComm, window: Window, rounds: u32) {
+    let me = nccl::rank(&comm);
+    let n = nccl::nranks(&comm);
+    let mut round = 0u32;
+    loop {
+        let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
+        nccl::lsa_session_sync(&mut barrier, MemoryOrder::AcqRel);
+        round += 1;
+        if round % 2 == 0 {
+            continue;
+        }
+        if block_idx().x == 0 && thread_idx().x == 0 {
+            let peer = (me + 1) % n;
+            let address = nccl::peer_address(window, round as usize * 4, peer);
+            let slot = unsafe { slice_at_mut::<i32>(address, 1) };
+            slot[0] = me * 100 + round as i32;
+        }
+        nccl::lsa_session_sync(&mut barrier, MemoryOrder::AcqRel);
+        if round >= rounds {
+            break;
+        }
+    }
+    let mut last = nccl::lsa_barrier_session(&comm, block_idx().x);
+    nccl::lsa_session_sync(&mut last, MemoryOrder::AcqRel);
+    if me >= 0 {
+        return;
+    }
+    let mine = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), 1) };
+    mine[0] = -1;
+}
+
+#[test]
+fn scoped_sessions_end_at_every_exit() {
+    for nranks in [2usize, 4] {
+        let world = world(nranks);
+        let buffer = world.alloc_symmetric::<i32>(8).unwrap();
+        for rank in 0..nranks {
+            scoped_sessions::launch(
+                world.stream(rank),
+                LaunchConfig::new(2, 64),
+                world.dev_comm(rank),
+                buffer.window(rank),
+                5,
+            )
+            .unwrap();
+        }
+        for rank in 0..nranks {
+            let got = buffer.to_vec(rank).unwrap();
+            let from = ((rank + nranks - 1) % nranks) as i32;
+            let want = [
+                0,
+                from * 100 + 1,
+                0,
+                from * 100 + 3,
+                0,
+                from * 100 + 5,
+                0,
+                0,
+            ];
+            assert_eq!(got, want, "{nranks} ranks, rank {rank}");
+        }
+    }
+    // Every exit ends the session it leaves, once: `continue`, `break`, the end of the
+    // loop body, the early `return` and the end of the kernel (the session returned by
+    // `lsa_barrier_session` is moved out, not ended there).
+    let ir = scoped_sessions::KERNEL.nvvm_ir().unwrap();
+    let ends = ir
+        .matches("call void @cudajit_nccl_lsa_barrier_destroy(")
+        .count();
+    assert_eq!(ends, 5, "{ir}");
+}
+
+/// A session copied: refused (its end would run twice).
+#[kernel]
+fn copied_session(comm: DevComm, out: &mut [u32]) {
+    let barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
+    let _copy = barrier;
+    out[0] = 1;
+}
+
+#[test]
+fn copying_a_session_is_refused() {
+    let error = copied_session::KERNEL.nvvm_ir().unwrap_err().to_string();
+    assert!(error.contains("cannot be copied"), "{error}");
+}

@@ -75,12 +75,17 @@ impl CapturedFunction {
         libraries
     }
 
-    /// This function and every device function it reaches, each once, callers first.
+    /// This function and every device function it reaches, each once, callers first: the
+    /// functions it calls and the drop hooks of the structs it names.
     pub fn reachable(&'static self) -> Vec<&'static CapturedFunction> {
         let mut seen: Vec<&'static CapturedFunction> = vec![self];
         let mut next = 0;
         while next < seen.len() {
-            for &callee in (seen[next].callees)() {
+            let function = seen[next];
+            let hooks = (function.structs)()
+                .iter()
+                .filter_map(|layout| layout.drop.map(|hook| hook.function()));
+            for callee in (function.callees)().iter().copied().chain(hooks) {
                 if !seen.iter().any(|f| std::ptr::eq(*f, callee)) {
                     seen.push(callee);
                 }

@@ -34,6 +34,46 @@ pub struct StructLayout {
     pub enum_repr: Option<Scalar>,
     /// For an enum: its variants.
     pub variants: &'static [VariantLayout],
+    /// For a struct with `#[device_drop(f)]`: the `#[extern_device]` function the device
+    /// calls with `&mut` a local of the type at the end of its scope.
+    pub drop: Option<DropHook>,
+}
+
+/// The function a type's locals are passed to (`&mut`) at the end of their scope, as C++
+/// runs a destructor: `#[derive(DeviceCopy)]` with `#[device_drop(f)]`. NCCL's barrier
+/// sessions store their epoch for the next kernel that way.
+#[derive(Clone, Copy)]
+pub struct DropHook(pub fn() -> &'static crate::captured::CapturedFunction);
+
+impl DropHook {
+    /// The hook's captured function.
+    pub fn function(&self) -> &'static crate::captured::CapturedFunction {
+        (self.0)()
+    }
+}
+
+// Compared, hashed and printed by the function they name, so a layout's `Debug` (part of
+// cache keys) does not depend on where the function pointer points.
+impl PartialEq for DropHook {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.function(), other.function());
+        a.name == b.name && a.source_hash == b.source_hash
+    }
+}
+
+impl Eq for DropHook {}
+
+impl std::hash::Hash for DropHook {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.function().name.hash(state);
+        self.function().source_hash.hash(state);
+    }
+}
+
+impl std::fmt::Debug for DropHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DropHook({})", self.function().name)
+    }
 }
 
 impl StructLayout {
@@ -213,6 +253,7 @@ pub fn tuple_layout(elements: &[Scalar]) -> Option<&'static StructLayout> {
             align,
             enum_repr: None,
             variants: &[],
+            drop: None,
         }))
     });
     Some(*layout)

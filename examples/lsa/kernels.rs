@@ -104,15 +104,14 @@ pub fn all_gather<T: DeviceScalar>(
     let destinations = shared_array::<usize>(72);
     nccl::lsa_addresses(window, out_offset + me * block_bytes, peers, destinations);
     sync_threads();
-    let mut barrier = [0u64; 8];
-    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    // A session that ends (storing its epoch) at the end of the kernel's scope.
+    let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
+    nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
     // 16-byte accesses need every block to start at a 16-byte boundary.
     let vectors = if block_bytes % 16 == 0 { count / 4 } else { 0 };
     let source = nccl::local_address(window, 0);
     nccl::lsa_copy::<T>(source, destinations, 0, peers as usize, count, vectors);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
-    nccl::lsa_barrier_destroy(&mut barrier);
+    nccl::lsa_session_sync(&mut barrier, MemoryOrder::Release);
 }
 
 /// [`all_reduce_one_shot`] for `bf16` as the CUDA C++ reference computes it: 16-byte

@@ -50,12 +50,24 @@ pub(crate) fn device_copy(input: TokenStream) -> TokenStream {
         },
         _ => errors.at(&input.ident, "`DeviceCopy` applies to structs"),
     }
+    let drop_hook = device_drop(&input, &mut errors);
     if !errors.is_empty() {
         return errors.into_compile_errors();
     }
     let ident = &input.ident;
     let name = ident.to_string();
     let private = quote!(::cudajit::__private);
+    let drop = match drop_hook {
+        Some(path) => quote!(::core::option::Option::Some(#private::DropHook({
+            fn hook() -> &'static #private::CapturedFunction {
+                const HOOK: &#private::CapturedFunction =
+                    &<#path as #private::DeviceFunction>::CAPTURED;
+                HOOK
+            }
+            hook
+        }))),
+        None => quote!(::core::option::Option::None),
+    };
     let layouts = fields.iter().map(|(field, scalar)| {
         let field_name = field.to_string();
         let variant = syn::Ident::new(&format!("{scalar:?}"), proc_macro2::Span::call_site());
@@ -84,25 +96,57 @@ pub(crate) fn device_copy(input: TokenStream) -> TokenStream {
                 align: ::core::mem::align_of::<#ident>(),
                 enum_repr: ::core::option::Option::None,
                 variants: &[],
+                drop: #drop,
             };
+        }
+    }
+}
+
+/// `#[device_drop(f)]`: the `#[extern_device]` function taking `&mut Self` that kernels
+/// call on a local of the type at the end of its scope.
+fn device_drop(input: &DeriveInput, errors: &mut Errors) -> Option<syn::Path> {
+    let mut hooks = input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("device_drop"));
+    let attr = hooks.next()?;
+    if let Some(second) = hooks.next() {
+        errors.at(second, "one `#[device_drop(f)]` per type");
+    }
+    match attr.parse_args::<syn::Path>() {
+        Ok(path) => Some(path),
+        Err(_) => {
+            errors.at(
+                attr,
+                "write the function the device calls at the end of a local's scope: `#[device_drop(end_session)]`",
+            );
+            None
         }
     }
 }
 
 /// The idents of the type's `#[repr(..)]` attributes.
 fn reprs(input: &DeriveInput) -> Vec<syn::Ident> {
-    input
+    let mut idents = Vec::new();
+    for attr in input
         .attrs
         .iter()
         .filter(|attr| attr.path().is_ident("repr"))
-        .filter_map(|attr| {
-            attr.parse_args_with(
-                syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
-            )
-            .ok()
-        })
-        .flatten()
-        .collect()
+    {
+        // `C`, `u8`, ... and `align(16)` (its value is rustc's to check).
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(ident) = meta.path.get_ident() {
+                idents.push(ident.clone());
+            }
+            if meta.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let _: proc_macro2::TokenStream = content.parse()?;
+            }
+            Ok(())
+        });
+    }
+    idents
 }
 
 /// A fieldless enum: kernels see it as its integer representation, so every discriminant
@@ -167,6 +211,7 @@ fn device_enum(input: &DeriveInput, data: &syn::DataEnum) -> TokenStream {
                 align: ::core::mem::align_of::<#ident>(),
                 enum_repr: ::core::option::Option::Some(::cudajit::core::Scalar::#repr_variant),
                 variants: &[#(#variants),*],
+                drop: ::core::option::Option::None,
             };
         }
     }

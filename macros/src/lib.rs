@@ -102,7 +102,7 @@ pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// #[repr(u8)]
 /// enum Op { Add = 1, Sub = 7, Mul }
 /// ```
-#[proc_macro_derive(DeviceCopy)]
+#[proc_macro_derive(DeviceCopy, attributes(device_drop))]
 pub fn device_copy(input: TokenStream) -> TokenStream {
     derive::device_copy(input.into()).into()
 }

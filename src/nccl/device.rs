@@ -68,7 +68,9 @@ use cudajit_nccl::safe::agreement::{agree_on_launch, LaunchIdentity};
 
 use crate::{bf16, extern_device, DeviceCopy, DeviceLibrary};
 
+mod session;
 mod team;
+pub use session::*;
 pub use team::*;
 
 /// The device library of the NCCL this process loads (`Nccl::global()`): provided at the
@@ -250,12 +252,16 @@ fn uses_lsa_barriers(launch: &LaunchInfo<'_>) -> bool {
     if launch.memo.contains(USES_NO_BARRIERS) {
         return false;
     }
-    let init = <lsa_barrier_init as crate::__private::DeviceFunction>::CAPTURED;
-    let uses = launch
-        .captured
-        .reachable()
-        .iter()
-        .any(|f| f.name == init.name && f.source_hash == init.source_hash);
+    // The CTA session's start, in either form (`[u64; 8]` or `LsaBarrierSession`).
+    let starts = [
+        <lsa_barrier_init as crate::__private::DeviceFunction>::CAPTURED,
+        <lsa_session_init as crate::__private::DeviceFunction>::CAPTURED,
+    ];
+    let uses = launch.captured.reachable().iter().any(|f| {
+        starts
+            .iter()
+            .any(|init| f.name == init.name && f.source_hash == init.source_hash)
+    });
     launch.memo.insert(if uses {
         USES_BARRIERS
     } else {
@@ -344,6 +350,7 @@ unsafe impl DeviceStruct for DevComm {
         align: 16,
         enum_repr: None,
         variants: &[],
+        drop: None,
     };
     const LAUNCH_CHECK: Option<LaunchCheck<Self>> = Some(dev_comm_launch_check);
 }
@@ -391,6 +398,7 @@ unsafe impl DeviceStruct for Window {
         align: 8,
         enum_repr: None,
         variants: &[],
+        drop: None,
     };
 }
 // SAFETY: plain data.

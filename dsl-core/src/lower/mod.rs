@@ -5,6 +5,7 @@
 //! with the ones that exist: `while` and `for` become [`Statement::Loop`]s, `if` used as a
 //! value writes a temporary local, `global_index()` is arithmetic on the thread indices.
 
+mod drops;
 mod error;
 mod infer;
 mod scope;
@@ -141,6 +142,7 @@ impl Program<'_> {
             struct_names: Default::default(),
             loops: Vec::new(),
             next_loop: 0,
+            drops: Vec::new(),
         };
         let mut body = Block::new();
         lowerer.scopes.push();
@@ -160,10 +162,7 @@ impl Program<'_> {
             lowerer.function.result = Some(ty);
         }
         match (&source.body.tail, &source.result) {
-            (Some(_), Some(_)) => {
-                let value = lowerer.block_value_into(&source.body, &mut body)?;
-                body.push(Statement::Return { value: Some(value) }, source.body.span);
-            }
+            (Some(tail), Some(_)) => lowerer.function_tail(&source.body, tail, &mut body)?,
             _ => lowerer.block_into(&source.body, &mut body)?,
         }
         let mut function = lowerer.function;
@@ -204,6 +203,8 @@ struct Lowerer<'a, 'p> {
     /// Enclosing loops, innermost last, with their labels.
     loops: Vec<(Option<String>, LoopId)>,
     next_loop: u32,
+    /// The droppable locals of the open scopes, innermost last (see `drops`).
+    drops: Vec<drops::DropFrame>,
 }
 
 impl Lowerer<'_, '_> {
@@ -1200,12 +1201,26 @@ impl Lowerer<'_, '_> {
                         ..
                     },
                 ) => self.extern_argument(arg, param, block)?,
-                _ => self.expr(arg, block)?,
+                _ => {
+                    self.reject_copy(arg)?;
+                    self.expr(arg, block)?
+                }
             };
             arguments.push(argument);
         }
         let result_ty = self.program.module.functions[function].result;
-        let result = match (result_ty, wants_value) {
+        // A droppable result nobody keeps ends right after the call, as a C++ temporary.
+        let discarded_hook = match (result_ty, wants_value) {
+            (Some(ty), false) => match &self.program.module.types[ty].inner {
+                TypeInner::Struct { name, .. } => {
+                    let name = name.clone();
+                    self.drop_hook(&name, expr.span)?
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let result = match (result_ty, wants_value || discarded_hook.is_some()) {
             (Some(ty), true) => {
                 Some(self.local(&format!("{}.result", instance.name), ty, expr.span))
             }
@@ -1219,6 +1234,10 @@ impl Lowerer<'_, '_> {
             },
             expr.span,
         );
+        if let (Some(hook), Some(local)) = (discarded_hook, result) {
+            self.call_hook(hook, local, block, expr.span)?;
+            return Ok(None);
+        }
         Ok(result.map(|local| self.load_local(local, expr.span)))
     }
 
@@ -1491,16 +1510,21 @@ impl Lowerer<'_, '_> {
         block: &ast::Block,
         out: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
-        for stmt in &block.stmts {
-            self.stmt(stmt, out)?;
-        }
-        match &block.tail {
-            Some(tail) => self.expr(tail, out),
-            None => Err(LowerError::new(
-                block.span,
-                "this block must end in a value",
-            )),
-        }
+        // Its value is read after the block: no droppable local may end in it.
+        self.open_drop_scope(false);
+        let result = block
+            .stmts
+            .iter()
+            .try_for_each(|stmt| self.stmt(stmt, out))
+            .and_then(|()| match &block.tail {
+                Some(tail) => self.expr(tail, out),
+                None => Err(LowerError::new(
+                    block.span,
+                    "this block must end in a value",
+                )),
+            });
+        self.discard_drop_scope();
+        result
     }
 
     /// A struct value of type `ty` built from `fields` (member index, value), evaluated in
@@ -1572,9 +1596,63 @@ impl Lowerer<'_, '_> {
 
     fn block_into(&mut self, block: &ast::Block, out: &mut Block) -> Result<(), LowerError> {
         self.scopes.push();
+        self.open_drop_scope(true);
         let result = block.stmts.iter().try_for_each(|stmt| self.stmt(stmt, out));
+        let result = match result {
+            Ok(()) => self.close_drop_scope(out, block.span),
+            Err(error) => {
+                self.discard_drop_scope();
+                Err(error)
+            }
+        };
         self.scopes.pop();
         result
+    }
+
+    /// A device function's body ending in its value: the statements, the value, the end
+    /// of the body's droppable locals (all but a returned one), then the return.
+    fn function_tail(
+        &mut self,
+        body: &ast::Block,
+        tail: &Expr,
+        out: &mut Block,
+    ) -> Result<(), LowerError> {
+        self.open_drop_scope(true);
+        let result = body
+            .stmts
+            .iter()
+            .try_for_each(|stmt| self.stmt(stmt, out))
+            .and_then(|()| self.return_value(Some(tail), body.span, out));
+        self.discard_drop_scope();
+        result
+    }
+
+    /// `return value`: the value, evaluated before the live droppable locals end (into a
+    /// temporary when there are any), then the return.
+    fn return_value(
+        &mut self,
+        value: Option<&Expr>,
+        span: Span,
+        out: &mut Block,
+    ) -> Result<(), LowerError> {
+        let moved = value.and_then(|v| self.droppable_local(v));
+        let mut value = value.map(|v| self.expr(v, out)).transpose()?;
+        if self.has_live_drops() {
+            if let (Some(v), Some(ty)) = (value, self.function.result) {
+                let temporary = self.local("return.value", ty, span);
+                out.push(
+                    Statement::LocalStore {
+                        local: temporary,
+                        value: v,
+                    },
+                    span,
+                );
+                value = Some(self.load_local(temporary, span));
+            }
+            self.drops_for_return(moved, out, span)?;
+        }
+        out.push(Statement::Return { value }, span);
+        Ok(())
     }
 
     fn lowered_block(&mut self, block: &ast::Block) -> Result<Block, LowerError> {
@@ -1687,9 +1765,11 @@ impl Lowerer<'_, '_> {
             } if self.types.struct_binding(stmt).is_some() => {
                 let struct_name = self.types.struct_binding(stmt).unwrap_or_default();
                 let ty = self.struct_type(struct_name, *span)?;
+                self.reject_copy(init)?;
                 let value = self.expr(init, out)?;
                 let local = self.local(name, ty, *span);
                 out.push(Statement::LocalStore { local, value }, *span);
+                self.register_drop(local, struct_name, *span)?;
                 self.scopes.bind(name, Binding::Local(local));
                 self.struct_names
                     .insert(name.clone(), struct_name.to_owned());
@@ -1771,10 +1851,12 @@ impl Lowerer<'_, '_> {
             } => self.for_loop(stmt, label, var, range, body, *span, out)?,
             Stmt::Break { label, span } => {
                 let target = self.loop_target(label, *span, "break")?;
+                self.drops_for_loop(target, out, *span)?;
                 out.push(Statement::Break { target }, *span);
             }
             Stmt::Continue { label, span } => {
                 let target = self.loop_target(label, *span, "continue")?;
+                self.drops_for_loop(target, out, *span)?;
                 out.push(Statement::Continue { target }, *span);
             }
             Stmt::Match {
@@ -1802,10 +1884,7 @@ impl Lowerer<'_, '_> {
                 debug_only,
                 span,
             } => self.assertion(cond, text, message, *debug_only, *span, out)?,
-            Stmt::Return { value, span } => {
-                let value = value.as_ref().map(|v| self.expr(v, out)).transpose()?;
-                out.push(Statement::Return { value }, *span);
-            }
+            Stmt::Return { value, span } => self.return_value(value.as_ref(), *span, out)?,
             Stmt::Expr(expr) => match &expr.kind {
                 ExprKind::Intrinsic {
                     intrinsic: Intrinsic::VectorStore(n),
@@ -1860,6 +1939,7 @@ impl Lowerer<'_, '_> {
         out: &mut Block,
     ) -> Result<(), LowerError> {
         // Whole structs have no scalar type; they are copied as they are.
+        self.reject_copy(value)?;
         let place_ty = self.types.expr(place);
         let mut value_handle = self.expr(value, out)?;
         if let (Some(place_ty), true) = (place_ty, op.is_some_and(BinaryOp::is_shift)) {
@@ -1946,6 +2026,20 @@ impl Lowerer<'_, '_> {
             stmt.span,
         );
         Ok(())
+    }
+
+    /// Before a `break`/`continue` to `target`: the end of the droppable locals declared
+    /// inside that loop.
+    fn drops_for_loop(
+        &mut self,
+        target: LoopId,
+        out: &mut Block,
+        span: Span,
+    ) -> Result<(), LowerError> {
+        match self.loops.iter().position(|(_, id)| *id == target) {
+            Some(index) => self.drops_for_jump(index, out, span),
+            None => Ok(()),
+        }
     }
 
     fn enter_loop(&mut self, label: &Option<String>) -> LoopId {
