@@ -112,7 +112,10 @@ fn diverge(world: &setup::World, how: &str) -> setup::Result<()> {
         let (c, o) = (world.config, out_offset);
         let result = match how {
             "grid" => {
-                let twice = cudajit::LaunchConfig::new(2 * CTAS, THREADS);
+                // Twice the CTAs of the device communicator's LSA barriers (the setup
+                // requests more than the grid: one per thread, for the thread sessions).
+                let barriers = comm.token().map_or(CTAS, |token| token.lsa_barriers);
+                let twice = cudajit::LaunchConfig::new(barriers.saturating_mul(2), THREADS);
                 all_reduce_one_shot::launch::<f32>(stream, twice, comm, window, count, o)
             }
             _ if rank == 1 => all_reduce_one_shot::launch::<i32>(stream, c, comm, window, count, o),
