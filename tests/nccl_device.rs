@@ -88,9 +88,9 @@ fn nvvm_ir_passes_comm_session_and_window_as_c_does() {
         .nvvm_ir()
         .expect("lowering peer_read");
     for needle in [
-        "declare i32 @cudajit_nccl_lsa_rank(%struct.DevComm*)",
-        "declare void @cudajit_nccl_lsa_barrier_init(i64*, %struct.DevComm*, i32)",
-        "declare void @cudajit_nccl_lsa_barrier_sync(i64*, i32)",
+        "declare i32 @cudajit_nccl_lsa_rank(i8*)",
+        "declare void @cudajit_nccl_lsa_barrier_init(i8*, i8*, i32)",
+        "declare void @cudajit_nccl_lsa_barrier_sync(i8*, i32)",
         "declare i64 @cudajit_nccl_lsa_pointer(i64, i64, i32)",
         "byval align 16",
     ] {

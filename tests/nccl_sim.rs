@@ -851,3 +851,34 @@ fn copying_a_session_is_refused() {
     let error = copied_session::KERNEL.nvvm_ir().unwrap_err().to_string();
     assert!(error.contains("cannot be copied"), "{error}");
 }
+
+/// Both forms of a CTA barrier session in one kernel: they bind the same symbols, which the
+/// kernel's module declares once (pointers pass as C's `void*`).
+#[kernel]
+fn both_session_forms(comm: DevComm) {
+    let mut scoped = nccl::lsa_barrier_session(&comm, block_idx().x);
+    nccl::lsa_session_sync(&mut scoped, MemoryOrder::AcqRel);
+    let mut raw = [0u64; 8];
+    nccl::lsa_barrier_init(&mut raw, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut raw, MemoryOrder::AcqRel);
+    nccl::lsa_barrier_destroy(&mut raw);
+}
+
+#[test]
+fn both_session_forms_share_their_declarations() {
+    let ir = both_session_forms::KERNEL.nvvm_ir().unwrap();
+    for symbol in ["init", "sync", "destroy"] {
+        let declaration = format!("declare void @cudajit_nccl_lsa_barrier_{symbol}(");
+        assert_eq!(ir.matches(&declaration).count(), 1, "{declaration}:\n{ir}");
+    }
+    let world = world(2);
+    for rank in 0..2 {
+        both_session_forms::launch(
+            world.stream(rank),
+            LaunchConfig::new(2, 32),
+            world.dev_comm(rank),
+        )
+        .unwrap();
+    }
+    world.synchronize().unwrap();
+}

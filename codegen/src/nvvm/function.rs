@@ -889,16 +889,11 @@ impl Writer<'_> {
                 TypeInner::Scalar(s) => types::memory(*s).to_owned(),
                 // A struct by value: an LLVM aggregate, as nvcc passes it.
                 TypeInner::Struct { name, .. } => struct_type_name(name),
-                // `&S`, `&mut [T; N]`: C's `const S*`, `T*`.
-                TypeInner::Pointer { base, .. } => match &module.types[*base].inner {
-                    TypeInner::Scalar(s) => format!("{}*", types::memory(*s)),
-                    TypeInner::Struct { name, .. } => format!("{}*", struct_type_name(name)),
-                    _ => {
-                        return Err(
-                            self.unsupported(self.function.span, "a pointer extern parameter")
-                        )
-                    }
-                },
+                // `&S`, `&mut [T; N]`: C's `const S*`, `T*`, declared `i8*` (C's `void*`), so
+                // two Rust declarations of one symbol with different pointee types (the
+                // `[u64; 8]` and `LsaBarrierSession` forms of a barrier session) declare
+                // it alike; each argument is cast at the call.
+                TypeInner::Pointer { .. } => "i8*".to_owned(),
                 _ => {
                     return Err(
                         self.unsupported(self.function.span, "a non-scalar extern parameter")
@@ -942,9 +937,26 @@ impl Writer<'_> {
                 operands.push(format!("{parameter} {value}"));
                 continue;
             }
-            if parameter.ends_with('*') {
+            if parameter == "i8*" {
+                let pointee = match self.info.type_of(*argument) {
+                    ExprType::Pointer { base, .. } => match &module.types[base].inner {
+                        TypeInner::Scalar(s) => types::memory(*s).to_owned(),
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        _ => {
+                            return Err(
+                                self.unsupported(self.function.span, "a pointer extern argument")
+                            )
+                        }
+                    },
+                    _ => {
+                        return Err(
+                            self.unsupported(self.function.span, "a pointer extern argument")
+                        )
+                    }
+                };
                 let value = self.expr(*argument)?.scalar();
-                operands.push(format!("{parameter} {value}"));
+                let cast = self.value(format!("bitcast {pointee}* {value} to i8*"));
+                operands.push(format!("i8* {cast}"));
                 continue;
             }
             let s = self.scalar_of(*argument)?;

@@ -27,7 +27,7 @@
 //!
 //! A session is never copied (the language refuses `let b = barrier;` and passing it by
 //! value): functions take it as `&mut`. The functions bind the same symbols as the
-//! `[u64; 8]` sessions ([`super::lsa_barrier_init`]); a kernel uses one form or the other.
+//! `[u64; 8]` sessions ([`super::lsa_barrier_init`]); a kernel may use both forms.
 
 use super::{DevComm, MemoryOrder, NCCL_DEVICE};
 use crate::{device, extern_device, DeviceCopy};
