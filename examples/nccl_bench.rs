@@ -109,7 +109,10 @@ struct Options {
     max_ctas: u32,
     threads: u32,
     /// Bytes per thread that size the grid: CTAs = bytes / (threads * this), at most `--ctas`.
-    thread_bytes: usize,
+    /// `None`: 16 for bf16 (whose kernels convert every element to f32 and back: four times
+    /// the CTAs take 1.5-2.0x NCCL's latency at 32 KB-1 MB where 64 gave 1.4-1.5x), 64 for
+    /// the 32-bit types.
+    thread_bytes: Option<usize>,
     dtype: DType,
     verify_max: usize,
     out: PathBuf,
@@ -117,7 +120,7 @@ struct Options {
 
 const USAGE: &str = "usage: nccl_bench [--reference CUBIN] [--devices 0,1,..] [--min-bytes 4K] \
 [--max-bytes 1G] [--factor 2|4] [--samples 25] [--warmup 5] [--ctas 64] [--threads 512] \
-[--thread-bytes 64] \
+[--thread-bytes 64 (16 for bf16)] \
 [--dtype f32|bf16|i32] [--verify-max 64M] [--out DIR]
   --reference defaults to $CUDAJIT_NCCL_REFERENCE; without it only NCCL and cuMemcpyPeer run.";
 
@@ -136,7 +139,7 @@ impl Options {
             samples: 25,
             warmup: 5,
             max_ctas: 64,
-            thread_bytes: 64,
+            thread_bytes: None,
             threads: 512,
             dtype: DType::F32,
             verify_max: 64 << 20,
@@ -168,7 +171,7 @@ impl Options {
                 "--samples" => o.samples = parse_number(&flag, &value)?,
                 "--warmup" => o.warmup = parse_number(&flag, &value)?,
                 "--ctas" => o.max_ctas = parse_number(&flag, &value)?,
-                "--thread-bytes" => o.thread_bytes = parse_number(&flag, &value)?,
+                "--thread-bytes" => o.thread_bytes = Some(parse_number(&flag, &value)?),
                 "--threads" => o.threads = parse_number(&flag, &value)?,
                 "--verify-max" => o.verify_max = parse_bytes(&value)?,
                 "--out" => o.out = PathBuf::from(value),
@@ -191,7 +194,7 @@ impl Options {
         if o.samples == 0
             || o.max_ctas == 0
             || o.threads == 0
-            || o.thread_bytes == 0
+            || o.thread_bytes == Some(0)
             || !o.threads.is_multiple_of(32)
         {
             return Err("--samples, --ctas > 0 and --threads a positive multiple of 32".into());
@@ -726,7 +729,9 @@ fn open_pass<'s, T: Elem>(
         dev,
         dev_args,
         max_ctas: opts.max_ctas,
-        thread_bytes: opts.thread_bytes,
+        thread_bytes: opts
+            .thread_bytes
+            .unwrap_or(if T::NAME == "bf16" { 16 } else { 64 }),
         threads: opts.threads,
     })
 }
