@@ -13,6 +13,8 @@ mod setup;
 #[path = "lsa/kernels.rs"]
 mod kernels;
 
+use cudajit::nccl::device::{DevComm, Window};
+use cudajit::{LaunchConfig, Stream};
 use kernels::{
     peer_read, peer_read_half_warps, peer_read_threads, peer_read_warp_spans, peer_read_warps,
 };
@@ -23,7 +25,7 @@ const CTAS: u32 = 64;
 const THREADS: u32 = 512;
 
 fn main() -> setup::Result<()> {
-    let Some(world) = setup::world(cudajit::LaunchConfig::new(CTAS, THREADS))? else {
+    let Some(world) = setup::world(LaunchConfig::new(CTAS, THREADS))? else {
         return Ok(());
     };
     let lsa_size = world.nranks()?;
@@ -47,42 +49,35 @@ fn main() -> setup::Result<()> {
             // The same with the barriers of NCCL's other cooperative groups: per warp, per
             // span of 4 warps, per half warp and per thread (the device communicator has a
             // barrier per thread of the grid).
-            let case = setup::Case {
-                name: "peer read, warp barriers",
-                ..case
-            };
-            setup::check_case(&world, &case, |_, stream, comm, window, out| {
-                let config = world.config;
-                peer_read_warps::launch(stream, config, comm, window, count, out)?;
-                Ok(())
-            })?;
-            let case = setup::Case {
-                name: "peer read, warp-span barriers",
-                ..case
-            };
-            setup::check_case(&world, &case, |_, stream, comm, window, out| {
-                let config = world.config;
-                peer_read_warp_spans::launch(stream, config, comm, window, count, out)?;
-                Ok(())
-            })?;
-            let case = setup::Case {
-                name: "peer read, half-warp barriers",
-                ..case
-            };
-            setup::check_case(&world, &case, |_, stream, comm, window, out| {
-                let config = world.config;
-                peer_read_half_warps::launch(stream, config, comm, window, count, out)?;
-                Ok(())
-            })?;
-            let case = setup::Case {
-                name: "peer read, thread barriers",
-                ..case
-            };
-            setup::check_case(&world, &case, |_, stream, comm, window, out| {
-                let config = world.config;
-                peer_read_threads::launch(stream, config, comm, window, count, out)?;
-                Ok(())
-            })?;
+            type Launch = fn(
+                &Stream,
+                LaunchConfig,
+                DevComm,
+                Window,
+                usize,
+                usize,
+            ) -> Result<(), cudajit::Error>;
+            let groups: [(&str, Launch); 4] = [
+                ("peer read, warp barriers", |s, c, comm, w, n, o| {
+                    peer_read_warps::launch(s, c, comm, w, n, o)
+                }),
+                ("peer read, warp-span barriers", |s, c, comm, w, n, o| {
+                    peer_read_warp_spans::launch(s, c, comm, w, n, o)
+                }),
+                ("peer read, half-warp barriers", |s, c, comm, w, n, o| {
+                    peer_read_half_warps::launch(s, c, comm, w, n, o)
+                }),
+                ("peer read, thread barriers", |s, c, comm, w, n, o| {
+                    peer_read_threads::launch(s, c, comm, w, n, o)
+                }),
+            ];
+            for (name, launch) in groups {
+                let case = setup::Case { name, ..case };
+                setup::check_case(&world, &case, |_, stream, comm, window, out| {
+                    launch(stream, world.config, comm, window, count, out)?;
+                    Ok(())
+                })?;
+            }
         }
     }
     world.close()

@@ -71,17 +71,7 @@ impl Lowerer<'_, '_> {
         out: &mut Block,
         span: Span,
     ) -> Result<(), LowerError> {
-        let live: Vec<_> = self
-            .drops
-            .iter()
-            .rev()
-            .flat_map(|frame| frame.locals.iter().rev().copied())
-            .filter(|(local, _)| Some(*local) != moved)
-            .collect();
-        for (local, hook) in live {
-            self.call_hook(hook, local, out, span)?;
-        }
-        Ok(())
+        self.end_locals(|_| true, moved, out, span)
     }
 
     /// Before a `break` or `continue` to the loop at `loop_index` in `self.loops`: ends the
@@ -92,12 +82,25 @@ impl Lowerer<'_, '_> {
         out: &mut Block,
         span: Span,
     ) -> Result<(), LowerError> {
+        self.end_locals(|frame| frame.loops > loop_index, None, out, span)
+    }
+
+    /// Ends the droppable locals of the open frames `leaving` selects, innermost first,
+    /// but `moved`; the frames stay open (the code after the jump is another path).
+    fn end_locals(
+        &mut self,
+        leaving: impl Fn(&DropFrame) -> bool,
+        moved: Option<Handle<LocalVariable>>,
+        out: &mut Block,
+        span: Span,
+    ) -> Result<(), LowerError> {
         let live: Vec<_> = self
             .drops
             .iter()
             .rev()
-            .filter(|frame| frame.loops > loop_index)
+            .filter(|frame| leaving(frame))
             .flat_map(|frame| frame.locals.iter().rev().copied())
+            .filter(|(local, _)| Some(*local) != moved)
             .collect();
         for (local, hook) in live {
             self.call_hook(hook, local, out, span)?;
