@@ -7,7 +7,7 @@
 mod kernels;
 
 use cudajit::core::sim::{SimError, SimOptions};
-use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Team, Window};
+use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
 use cudajit::{f16, BufferElement, Error};
@@ -681,15 +681,21 @@ fn two_shot_push_reduces_through_scratch_slots() {
 /// Teams (`nccl::Team`): the world, LSA and rail teams, factors, rank conversions and a
 /// team peer's address, recorded by one thread per rank.
 #[kernel]
-fn team_facts(comm: DevComm, window: Window, results: Window) {
+fn team_facts(comm: nccl::DevComm, window: Window, results: Window) {
     if global_index() == 0 {
         let out = unsafe { slice_at_mut::<i32>(nccl::local_address(results, 0), 20) };
         let world = nccl::team_world(&comm);
         let lsa = nccl::team_lsa(&comm);
         let rail = nccl::team_rail(&comm);
         let inner = nccl::team_inner_factor(world, 2);
+        // A struct literal by path: the world team again.
+        let same = nccl::Team {
+            nranks: world.nranks,
+            rank: world.rank,
+            stride: world.stride,
+        };
         let outer = nccl::team_outer_factor(world, 2);
-        record_team(out, 0, world);
+        record_team(out, 0, same);
         record_team(out, 3, lsa);
         record_team(out, 6, rail);
         record_team(out, 9, inner);
@@ -708,7 +714,7 @@ fn team_facts(comm: DevComm, window: Window, results: Window) {
 }
 
 #[device]
-fn record_team(out: &mut [i32], at: usize, team: Team) {
+fn record_team(out: &mut [i32], at: usize, team: nccl::Team) {
     out[at] = team.nranks;
     out[at + 1] = team.rank;
     out[at + 2] = team.stride;
@@ -772,7 +778,7 @@ fn scoped_sessions(comm: DevComm, window: Window, rounds: u32) {
     let mut round = 0u32;
     loop {
         let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
-        nccl::lsa_session_sync(&mut barrier, MemoryOrder::AcqRel);
+        nccl::lsa_session_sync(&mut barrier, nccl::MemoryOrder::AcqRel);
         round += 1;
         if round % 2 == 0 {
             continue;

@@ -324,7 +324,7 @@ fn generate(
         .collect();
     let name_text = name.to_string();
     // The structs and enums of the signature, whose layouts the lowering needs.
-    let structs: Vec<syn::Ident> = declared
+    let structs: Vec<syn::Path> = declared
         .params
         .iter()
         .filter_map(|param| match &param.ty {
@@ -332,7 +332,10 @@ fn generate(
             | ParamType::Reference {
                 target: ValueType::Struct(name),
                 ..
-            } => Some(syn::Ident::new(name, name_span(function, name))),
+            } => Some(syn::Path::from(syn::Ident::new(
+                name,
+                name_span(function, name),
+            ))),
             _ => None,
         })
         .collect();

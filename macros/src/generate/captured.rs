@@ -43,7 +43,7 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
 
 /// The `structs` field of a `CapturedFunction`: the layouts of the structs and enums a
 /// function names, taken from their `DeviceStruct` impls.
-pub(crate) fn structs_fn(structs: &[syn::Ident]) -> TokenStream {
+pub(crate) fn structs_fn(structs: &[syn::Path]) -> TokenStream {
     let cudajit = paths::cudajit();
     let private = quote!(#cudajit::__private);
     if structs.is_empty() {

@@ -13,8 +13,17 @@ use super::paths;
 /// compiled kernel for the stream's context (and the specialisation given by the generic
 /// arguments and `#[comptime]` values) and launches it; on the CPU simulator it runs the
 /// same specialisation there. `compile` does the GPU part ahead of time.
-pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> TokenStream {
+pub(super) fn launch_fns(
+    source: &FunctionSource,
+    generics: &syn::Generics,
+    sig: &syn::Signature,
+) -> TokenStream {
     let cudajit = paths::cudajit();
+    // A struct's type as the user wrote it (`nccl::DevComm`), for the launcher's parameter.
+    let value_tokens = |param: &str, value: &ValueType| match value {
+        ValueType::Struct(_) => written_type(sig, param).unwrap_or_else(|| value_tokens(value)),
+        _ => value_tokens(value),
+    };
     let private = quote!(#cudajit::__private);
     let taken = |n: &str| source.params.iter().any(|p| p.name == n);
     let stream = if taken("stream") {
@@ -52,12 +61,12 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
             ParamType::Reference { .. } => continue,
             ParamType::Value(value) if param.comptime => {
                 // In declaration order among the launch arguments; compiled in, not passed.
-                let ty = value_tokens(value);
+                let ty = value_tokens(&param.name, value);
                 params.push(quote!(#name: #ty));
                 comptime_params.push(quote!(#name: #ty));
             }
             ParamType::Value(value) => {
-                let ty = value_tokens(value);
+                let ty = value_tokens(&param.name, value);
                 params.push(quote!(#name: #ty));
                 let local = format_ident!("__cj_value_{}", param.name);
                 // `bool` travels as one byte, as CUDA C++ passes it.
@@ -83,7 +92,7 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
                 }
             }
             ParamType::Slice { elem, mutable } => {
-                let ty = value_tokens(elem);
+                let ty = value_tokens(&param.name, elem);
                 let len = format_ident!("__cj_len_{}", param.name);
                 let ptr = format_ident!("__cj_ptr_{}", param.name);
                 let sync = format_ident!("__cj_sync_{}", param.name);
@@ -209,6 +218,29 @@ pub(super) fn launch_fns(source: &FunctionSource, generics: &syn::Generics) -> T
             }
         }
     }
+}
+
+/// The type of parameter `name` as written in `sig`, or its element type for a slice.
+fn written_type(sig: &syn::Signature, name: &str) -> Option<TokenStream> {
+    sig.inputs.iter().find_map(|input| {
+        let syn::FnArg::Typed(typed) = input else {
+            return None;
+        };
+        let syn::Pat::Ident(ident) = &*typed.pat else {
+            return None;
+        };
+        if ident.ident != name {
+            return None;
+        }
+        let ty = match &*typed.ty {
+            syn::Type::Reference(reference) => match &*reference.elem {
+                syn::Type::Slice(slice) => &*slice.elem,
+                other => other,
+            },
+            other => other,
+        };
+        Some(quote!(#ty))
+    })
 }
 
 fn value_tokens(value: &ValueType) -> TokenStream {

@@ -90,7 +90,7 @@ fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
         item.attrs.iter().partition(|a| a.path().is_ident("doc"));
     let body_fn = format_ident!("__cudajit_body");
     let captured = captured::captured_function(parsed);
-    let launcher = launcher::launch_fns(&parsed.source, generics);
+    let launcher = launcher::launch_fns(&parsed.source, generics, &clean.sig);
     let summary = format!(
         "The `#[kernel]` `{name}`: launch it with [`launch`], compile it ahead with [`compile`]."
     );

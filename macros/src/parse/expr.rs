@@ -488,12 +488,17 @@ impl Parser<'_> {
             );
             return None;
         }
-        let ident = match (&literal.qself, literal.path.get_ident()) {
-            (None, Some(ident)) => ident.clone(),
+        let plain = literal
+            .path
+            .segments
+            .iter()
+            .all(|segment| segment.arguments.is_none());
+        let ident = match (&literal.qself, literal.path.segments.last()) {
+            (None, Some(last)) if plain => last.ident.clone(),
             _ => {
                 self.errors.at(
                     &literal.path,
-                    "name the struct by its plain name (`Team { .. }`), imported with `use`",
+                    "name the struct by its path without generic arguments (`Team { .. }`, `nccl::Team { .. }`)",
                 );
                 return None;
             }
@@ -507,7 +512,7 @@ impl Parser<'_> {
             };
             fields.push((name.to_string(), self.expr(&field.expr)?));
         }
-        self.record_type(&ident);
+        self.record_type(&literal.path);
         Some(Expr {
             kind: ExprKind::StructLiteral {
                 ty: ident.to_string(),

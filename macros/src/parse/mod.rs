@@ -24,8 +24,8 @@ pub(crate) use signature::{scalar_type, FnKind};
 pub(crate) struct Parsed {
     pub source: FunctionSource,
     pub callees: Vec<syn::Path>,
-    /// The user structs and enums the signature and body name.
-    pub structs: Vec<syn::Ident>,
+    /// The user structs and enums the signature and body name, by path.
+    pub structs: Vec<syn::Path>,
 }
 
 /// Parses a kernel or device function. Returns `None` if anything was rejected.
@@ -69,8 +69,26 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             _ => None,
         })
         .collect();
-    // The struct names as written, so a type that is not `DeviceCopy` is reported there.
-    let mut structs: Vec<syn::Ident> = Vec::new();
+    // The struct paths as written, so a type that is not `DeviceCopy` is reported there.
+    let mut structs: Vec<syn::Path> = Vec::new();
+    let mut add = |path: &syn::Path| {
+        let text = quote::quote!(#path).to_string();
+        if !structs
+            .iter()
+            .any(|p| quote::quote!(#p).to_string() == text)
+        {
+            structs.push(path.clone());
+        }
+    };
+    let named = |ty: &syn::Type| match ty {
+        syn::Type::Path(path) if path.qself.is_none() => path
+            .path
+            .segments
+            .last()
+            .filter(|last| struct_names.contains(&last.ident.to_string().as_str()))
+            .map(|_| path.path.clone()),
+        _ => None,
+    };
     for input in &item.sig.inputs {
         let syn::FnArg::Typed(typed) = input else {
             continue;
@@ -82,12 +100,8 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             },
             other => other,
         };
-        if let syn::Type::Path(path) = ty {
-            if let Some(ident) = path.path.get_ident() {
-                if struct_names.contains(&ident.to_string().as_str()) && !structs.contains(ident) {
-                    structs.push(ident.clone());
-                }
-            }
+        if let Some(path) = named(ty) {
+            add(&path);
         }
     }
     // A struct the device function returns.
@@ -95,17 +109,11 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
         (&result, &item.sig.output)
     {
         if let syn::Type::Path(path) = &**ty {
-            if let Some(ident) = path.path.get_ident() {
-                if !structs.contains(ident) {
-                    structs.push(ident.clone());
-                }
-            }
+            add(&path.path);
         }
     }
-    for ident in enums {
-        if !structs.contains(&ident) {
-            structs.push(ident);
-        }
+    for path in &enums {
+        add(path);
     }
     Some(Parsed {
         structs,

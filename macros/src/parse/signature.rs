@@ -291,14 +291,25 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
     }
     match ty {
         Type::Path(path) if path.qself.is_none() => {
-            let name = path.path.get_ident()?.to_string();
-            if generics.types.contains(&name) {
-                Some(ValueType::Generic(name))
-            } else {
-                // Any other named type is a `#[derive(DeviceCopy)]` struct; rustc checks it
-                // implements `DeviceStruct` where the layout is taken.
-                Some(ValueType::Struct(name))
+            if let Some(ident) = path.path.get_ident() {
+                let name = ident.to_string();
+                return Some(match generics.types.contains(&name) {
+                    true => ValueType::Generic(name),
+                    // Any other named type is a `#[derive(DeviceCopy)]` struct; rustc checks
+                    // it implements `DeviceStruct` where the layout is taken.
+                    false => ValueType::Struct(name),
+                });
             }
+            // `nccl::Team`: a struct by path, named by its last segment (the layout's name).
+            let plain = path
+                .path
+                .segments
+                .iter()
+                .all(|segment| segment.arguments.is_none());
+            plain
+                .then(|| path.path.segments.last())
+                .flatten()
+                .map(|last| ValueType::Struct(last.ident.to_string()))
         }
         Type::Paren(inner) => value_type(&inner.elem, generics),
         Type::Group(inner) => value_type(&inner.elem, generics),

@@ -24,7 +24,7 @@ pub(crate) struct Parser<'e> {
     callees: Vec<syn::Path>,
     /// `DeviceCopy` enums named by `Enum::Variant` and structs built by `Name { .. }` in
     /// the body, so their layouts reach the lowering even when no parameter has that type.
-    enums: Vec<syn::Ident>,
+    enums: Vec<syn::Path>,
     /// Whether the function returns a tuple: its `return (a, b)` and final `(a, b)` are
     /// the tuple value, not tuple locals.
     pub(crate) returns_tuple: bool,
@@ -73,30 +73,47 @@ impl<'e> Parser<'e> {
 
     /// `Enum::Variant`: the enum and variant names, with the enum recorded. `None` for any
     /// other path.
+    /// `Enum::Variant` (or `path::to::Enum::Variant`): the enum and variant names, with the
+    /// enum recorded. `None` for any other path.
     pub(super) fn enum_variant(&mut self, path: &syn::Path) -> Option<(String, String)> {
-        let [ty, variant] = [path.segments.first()?, path.segments.last()?];
-        if path.segments.len() != 2
-            || path.leading_colon.is_some()
-            || !ty.arguments.is_none()
-            || !variant.arguments.is_none()
-            || ty.ident == "Self"
+        let count = path.segments.len();
+        if count < 2 || path.segments.iter().any(|s| !s.arguments.is_none()) {
+            return None;
+        }
+        let (ty, variant) = (&path.segments[count - 2], &path.segments[count - 1]);
+        // In a longer path the enum is the segment named like a type (`nccl::MemoryOrder`),
+        // not a module (`core::f32::consts::PI` is a constant).
+        let type_like = ty
+            .ident
+            .to_string()
+            .starts_with(|c: char| c.is_ascii_uppercase());
+        if ty.ident == "Self"
+            || (count > 2 && !type_like)
             || cudajit_core::Scalar::from_rust_name(&ty.ident.to_string()).is_some()
         {
             return None;
         }
-        self.record_type(&ty.ident);
+        let mut enum_path = path.clone();
+        enum_path.segments.pop();
+        enum_path.segments.pop_punct();
+        self.record_type(&enum_path);
         Some((ty.ident.to_string(), variant.ident.to_string()))
     }
 
-    /// Records a `DeviceCopy` type the body names, for its layout.
-    pub(super) fn record_type(&mut self, ident: &syn::Ident) {
-        if !self.enums.contains(ident) {
-            self.enums.push(ident.clone());
+    /// Records a `DeviceCopy` type the body names (by its path), for its layout.
+    pub(super) fn record_type(&mut self, path: &syn::Path) {
+        let text = quote::quote!(#path).to_string();
+        if !self
+            .enums
+            .iter()
+            .any(|p| quote::quote!(#p).to_string() == text)
+        {
+            self.enums.push(path.clone());
         }
     }
 
-    /// The device functions called and the enums named.
-    pub(crate) fn into_uses(self) -> (Vec<syn::Path>, Vec<syn::Ident>) {
+    /// The device functions called and the types named.
+    pub(crate) fn into_uses(self) -> (Vec<syn::Path>, Vec<syn::Path>) {
         (self.callees, self.enums)
     }
 
