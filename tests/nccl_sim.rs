@@ -888,3 +888,27 @@ fn both_session_forms_share_their_declarations() {
     }
     world.synchronize().unwrap();
 }
+
+/// A session started and never ended.
+#[kernel]
+fn forgotten_destroy(comm: DevComm) {
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::AcqRel);
+}
+
+#[test]
+fn a_session_never_ended_is_reported() {
+    let world = world(2);
+    let mut last = Ok(());
+    for rank in 0..2 {
+        last = forgotten_destroy::launch(
+            world.stream(rank),
+            LaunchConfig::new(1, 32),
+            world.dev_comm(rank),
+        );
+    }
+    let error = last.unwrap_err().to_string();
+    assert!(error.contains("never ended"), "{error}");
+    assert!(error.contains("64 LSA barrier session(s)"), "{error}");
+}

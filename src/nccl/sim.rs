@@ -143,6 +143,7 @@ impl SimWorld {
                 world: id,
                 nranks,
                 windows,
+                live_sessions: Default::default(),
             }) as Arc<dyn SimExterns>)
         });
         let labels = (0..nranks).map(|r| format!("rank {r}")).collect();
@@ -316,6 +317,8 @@ struct WorldExterns {
     world: u32,
     nranks: usize,
     windows: Vec<Arc<DeviceMemory>>,
+    /// LSA barrier sessions started and not yet ended, over every thread of the run.
+    live_sessions: std::sync::atomic::AtomicI64,
 }
 
 const SYMBOLS: [&str; FIRST_BARRIER as usize + 5 * COOPS.len()] = [
@@ -616,6 +619,7 @@ impl WorldExterns {
                     call,
                     &[SESSION_MAGIC, index, comm.rank as u64, 0, 0, coop.word()],
                 )?;
+                self.live_sessions.fetch_add(1, Ordering::Relaxed);
                 Ok(ExternOutcome::Return(0))
             }
             Step::Arrive => {
@@ -654,6 +658,7 @@ impl WorldExterns {
                 }
                 session[0] = 0;
                 Self::store_session(call, &session)?;
+                self.live_sessions.fetch_sub(1, Ordering::Relaxed);
                 Ok(ExternOutcome::Return(0))
             }
         }
@@ -722,6 +727,20 @@ impl SimExterns for WorldExterns {
             region % self.nranks,
             region / self.nranks
         )
+    }
+
+    /// Every LSA barrier session a thread started must have ended: on GPUs the end stores
+    /// the barrier's epoch, and without it the next kernel's barrier stops synchronising.
+    fn finish(&self) -> Result<(), String> {
+        match self.live_sessions.load(Ordering::Relaxed) {
+            0 => Ok(()),
+            live => Err(format!(
+                "{live} LSA barrier session(s) were started (lsa_barrier_init or \
+                 lsa_barrier_session) and never ended (lsa_barrier_destroy, or the end of a \
+                 LsaBarrierSession's scope): on GPUs the next kernel's barrier would not \
+                 synchronise"
+            )),
+        }
     }
 }
 

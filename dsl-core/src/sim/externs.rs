@@ -49,6 +49,13 @@ pub trait SimExterns: Send + Sync + fmt::Debug {
     fn region_name(&self, region: usize) -> String {
         format!("host region {region}")
     }
+
+    /// Called once every thread of the launches has finished without an error: `Err`
+    /// fails the launch with the message (state the host expected the kernels to leave
+    /// behind, such as sessions they started and did not end).
+    fn finish(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// What an extern call did.

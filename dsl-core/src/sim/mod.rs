@@ -358,6 +358,12 @@ pub fn launch_group(
         .collect();
     let workers = options.resolved_workers();
     let stats = scheduler::run_group(&grids, workers)?;
+    if let Some(host) = host {
+        host.finish().map_err(|detail| SimError::Launch {
+            kernel: first.program.kernel.clone(),
+            detail,
+        })?;
+    }
     let grid = first.config.grid;
     let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
     let threads = launches
