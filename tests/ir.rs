@@ -365,3 +365,34 @@ fn a_returned_tuple_passed_on_needs_a_pattern_or_type() {
     .to_string();
     assert!(error.contains("let h: (f32, f32) = "), "{error}");
 }
+
+/// A struct whose drop hook is a `#[device]` function, not an `#[extern_device]` one.
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+#[device_drop(not_a_hook)]
+struct Guarded {
+    value: u32,
+}
+
+#[device]
+#[allow(dead_code)] // only named by the drop hook, which lowering refuses
+fn not_a_hook(value: u32) -> u32 {
+    value
+}
+
+#[kernel]
+fn uses_guarded(out: &mut [u32]) {
+    let g = Guarded { value: 1 };
+    out[0] = g.value;
+}
+
+#[test]
+fn a_drop_hook_must_be_an_extern_function_taking_mut_self() {
+    let error = lower_captured(uses_guarded::KERNEL.captured(), &Specialization::default())
+        .expect_err("a device function as a drop hook")
+        .to_string();
+    assert!(
+        error.contains("must be an `#[extern_device]` function `fn not_a_hook(value: &mut Guarded)`"),
+        "{error}"
+    );
+}
