@@ -392,7 +392,9 @@ fn a_drop_hook_must_be_an_extern_function_taking_mut_self() {
         .expect_err("a device function as a drop hook")
         .to_string();
     assert!(
-        error.contains("must be an `#[extern_device]` function `fn not_a_hook(value: &mut Guarded)`"),
+        error.contains(
+            "must be an `#[extern_device]` function `fn not_a_hook(value: &mut Guarded)`"
+        ),
         "{error}"
     );
 }
