@@ -731,7 +731,11 @@ fn open_pass<'s, T: Elem>(
         max_ctas: opts.max_ctas,
         thread_bytes: opts
             .thread_bytes
-            .unwrap_or(if T::NAME == "bf16" { 16 } else { 64 }),
+            .unwrap_or(if T::SCALAR == cudajit::core::Scalar::BF16 {
+                16
+            } else {
+                64
+            }),
         threads: opts.threads,
     })
 }

@@ -203,16 +203,22 @@ impl DeviceLibrary {
     fn single(&self) -> Result<&Arc<ProvidedLibrary>, LibraryError> {
         let (kind, source) = (self.kind, self.source);
         let loaded = self.loaded.get_or_init(|| {
-            let (bytes, name) = match source {
-                LibrarySource::Embedded(bytes) => (bytes.to_vec(), self.name.to_owned()),
-                LibrarySource::File(path) => (
+            // Embedded and file libraries are built with a kind (`embedded`, `file`).
+            let (bytes, name, kind) = match (source, kind) {
+                (LibrarySource::Embedded(bytes), Some(kind)) => {
+                    (bytes.to_vec(), self.name.to_owned(), kind)
+                }
+                (LibrarySource::File(path), Some(kind)) => (
                     std::fs::read(path).map_err(|e| {
                         format!("cannot read it ({e}); build it first or fix the path")
                     })?,
                     path.to_owned(),
+                    kind,
                 ),
-                LibrarySource::Provided(_) => {
-                    unreachable!("provided libraries have no single part")
+                _ => {
+                    return Err(
+                        "a provided library has parts per architecture: use `parts(sm)`".to_owned(),
+                    )
                 }
             };
             if bytes.is_empty() {
@@ -223,11 +229,7 @@ impl DeviceLibrary {
             }
             Ok(Arc::new(ProvidedLibrary {
                 origin: self.origin(),
-                parts: vec![LibraryPart {
-                    name,
-                    kind: kind.expect("embedded and file libraries have a kind"),
-                    bytes,
-                }],
+                parts: vec![LibraryPart { name, kind, bytes }],
             }))
         });
         loaded

@@ -20,7 +20,7 @@ pub(super) fn launch_fns(
 ) -> TokenStream {
     let cudajit = paths::cudajit();
     // A struct's type as the user wrote it (`nccl::DevComm`), for the launcher's parameter.
-    let value_tokens = |param: &str, value: &ValueType| match value {
+    let written_or = |param: &str, value: &ValueType| match value {
         ValueType::Struct(_) => written_type(sig, param).unwrap_or_else(|| value_tokens(value)),
         _ => value_tokens(value),
     };
@@ -61,12 +61,12 @@ pub(super) fn launch_fns(
             ParamType::Reference { .. } => continue,
             ParamType::Value(value) if param.comptime => {
                 // In declaration order among the launch arguments; compiled in, not passed.
-                let ty = value_tokens(&param.name, value);
+                let ty = written_or(&param.name, value);
                 params.push(quote!(#name: #ty));
                 comptime_params.push(quote!(#name: #ty));
             }
             ParamType::Value(value) => {
-                let ty = value_tokens(&param.name, value);
+                let ty = written_or(&param.name, value);
                 params.push(quote!(#name: #ty));
                 let local = format_ident!("__cj_value_{}", param.name);
                 // `bool` travels as one byte, as CUDA C++ passes it.
@@ -92,7 +92,7 @@ pub(super) fn launch_fns(
                 }
             }
             ParamType::Slice { elem, mutable } => {
-                let ty = value_tokens(&param.name, elem);
+                let ty = written_or(&param.name, elem);
                 let len = format_ident!("__cj_len_{}", param.name);
                 let ptr = format_ident!("__cj_ptr_{}", param.name);
                 let sync = format_ident!("__cj_sync_{}", param.name);
