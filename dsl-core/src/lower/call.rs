@@ -1,0 +1,294 @@
+//! Calls of `#[device]` functions (instantiated per specialisation) and of
+//! `#[extern_device]` functions (declared, with their C ABI arguments).
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    /// A call of a device function: its arguments are evaluated, the call runs as a
+    /// statement, and its value (if wanted) is read from a local.
+    pub(super) fn call(
+        &mut self,
+        expr: &Expr,
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let ExprKind::Call { args, .. } = &expr.kind else {
+            return Err(LowerError::new(expr.span, "this expression has no effect"));
+        };
+        let instance = self.types.call(expr).cloned().ok_or_else(|| {
+            LowerError::new(expr.span, "internal: call without a resolved callee")
+        })?;
+        let library = self.program.library;
+        if let Some(source) = library.get(&instance.name) {
+            if source.external.is_some() {
+                return self.call_extern(source, args, expr.span, block, wants_value);
+            }
+        }
+        let function = self.program.instance(&instance, expr.span)?;
+        let params = library.get(&instance.name).map(|f| f.params.as_slice());
+        let mut arguments = Vec::new();
+        for (index, arg) in args.iter().enumerate() {
+            let argument = match params.and_then(|p| p.get(index)) {
+                Some(
+                    param @ ast::Param {
+                        ty: ParamType::Reference { .. },
+                        ..
+                    },
+                ) => self.extern_argument(arg, param, block)?,
+                _ => {
+                    self.reject_copy(arg)?;
+                    self.expr(arg, block)?
+                }
+            };
+            arguments.push(argument);
+        }
+        let result_ty = self.program.module.functions[function].result;
+        // A droppable result nobody keeps ends right after the call, as a C++ temporary.
+        let discarded_hook = match (result_ty, wants_value) {
+            (Some(ty), false) => match &self.program.module.types[ty].inner {
+                TypeInner::Struct { name, .. } => {
+                    let name = name.clone();
+                    self.drop_hook(&name, expr.span)?
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let result = match (result_ty, wants_value || discarded_hook.is_some()) {
+            (Some(ty), true) => {
+                Some(self.local(&format!("{}.result", instance.name), ty, expr.span))
+            }
+            _ => None,
+        };
+        block.push(
+            Statement::Call {
+                function,
+                arguments,
+                result,
+            },
+            expr.span,
+        );
+        if let (Some(hook), Some(local)) = (discarded_hook, result) {
+            self.call_hook(hook, local, block, expr.span)?;
+            return Ok(None);
+        }
+        Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// A call of an `#[extern_device]` function: declared in the module, defined by its
+    /// device library at link time.
+    pub(super) fn call_extern(
+        &mut self,
+        source: &FunctionSource,
+        args: &[Expr],
+        span: Span,
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let function = self.extern_function(source)?;
+        let mut arguments = Vec::new();
+        for (arg, param) in args.iter().zip(&source.params) {
+            arguments.push(self.extern_argument(arg, param, block)?);
+        }
+        let result_ty = self.program.module.externs[function].result;
+        let result = match (result_ty, wants_value) {
+            (Some(ty), true) => Some(self.local(&format!("{}.result", source.name), ty, span)),
+            _ => None,
+        };
+        block.push(
+            Statement::CallExtern {
+                function,
+                arguments,
+                result,
+            },
+            span,
+        );
+        Ok(result.map(|local| self.load_local(local, span)))
+    }
+
+    /// One argument of an `#[extern_device]` call, in the form its parameter passes: a
+    /// scalar; `&value`/`&mut array` as a pointer; a handle struct as its one field.
+    pub(super) fn extern_argument(
+        &mut self,
+        arg: &Expr,
+        param: &ast::Param,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let span = arg.span;
+        // A `&S` parameter of this function passed on as it is (`comm`): the pointer.
+        let passed_on = match (&param.ty, &arg.kind) {
+            (ParamType::Reference { .. }, ExprKind::Var(name)) => match self.scopes.lookup(name) {
+                Some(Binding::Argument(index)) if self.is_reference_argument(index) => Some(index),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(index) = passed_on {
+            return Ok(self.expr_node(Expression::FunctionArgument(index), span));
+        }
+        match (&param.ty, &arg.kind) {
+            (ParamType::Reference { .. }, ExprKind::Reference { place, .. }) => {
+                let ExprKind::Var(name) = &place.kind else {
+                    return Err(LowerError::new(
+                        place.span,
+                        "pass a named struct or array: `&comm`, `&mut session`",
+                    ));
+                };
+                match self.scopes.lookup(name) {
+                    Some(Binding::Argument(index)) if self.is_reference_argument(index) => {
+                        Ok(self.expr_node(Expression::FunctionArgument(index), span))
+                    }
+                    Some(Binding::Argument(index)) => {
+                        let value = self.expr_node(Expression::FunctionArgument(index), span);
+                        Ok(self.expr_node(Expression::ValuePointer { value }, span))
+                    }
+                    Some(Binding::Local(local)) => {
+                        Ok(self.expr_node(Expression::LocalPointer(local), span))
+                    }
+                    Some(Binding::Array(local, _)) => {
+                        let index = self.literal(
+                            Literal::Int {
+                                bits: 0,
+                                ty: Scalar::Usize,
+                            },
+                            span,
+                        );
+                        Ok(self.expr_node(Expression::ArrayElement { local, index }, span))
+                    }
+                    _ => Err(LowerError::new(
+                        place.span,
+                        format!(
+                            "`{name}` is not a struct or array that can be passed by reference"
+                        ),
+                    )),
+                }
+            }
+            (ParamType::Reference { .. }, _) => Err(LowerError::new(
+                span,
+                format!(
+                    "`{}` is a reference parameter: pass `&name` (or `&mut name`)",
+                    param.name
+                ),
+            )),
+            (ParamType::Value(ValueType::Struct(ty)), _)
+                if is_handle(self.program.library.struct_layout(ty, span)?) =>
+            {
+                // A handle: the struct's one field is what crosses the C ABI.
+                let pointer = self.struct_place(arg, block)?;
+                let field = self.expr_node(
+                    Expression::FieldPointer {
+                        base: pointer,
+                        field: 0,
+                    },
+                    span,
+                );
+                Ok(self.expr_node(Expression::Load { pointer: field }, span))
+            }
+            _ => self.expr(arg, block),
+        }
+    }
+
+    /// The module's declaration of an `#[extern_device]` function, added on first use.
+    pub(super) fn extern_function(
+        &mut self,
+        source: &FunctionSource,
+    ) -> Result<Handle<ExternFunction>, LowerError> {
+        let existing = self
+            .program
+            .module
+            .externs
+            .iter()
+            .find(|(_, f)| f.name == source.name)
+            .map(|(handle, _)| handle);
+        if let Some(handle) = existing {
+            return Ok(handle);
+        }
+        let library = self.program.library;
+        let no_generics = Specialization::default();
+        let mut arguments = Vec::new();
+        for param in &source.params {
+            let ty = match &param.ty {
+                ParamType::Value(ValueType::Struct(name))
+                    if library.struct_layout(name, param.span)?.enum_repr.is_none() =>
+                {
+                    let layout = library.struct_layout(name, param.span)?;
+                    match layout.fields {
+                        // A handle (one scalar field, such as a window): that scalar.
+                        [only] if is_handle(layout) => self.scalar_type(only.ty),
+                        // Any other struct: by value, as C passes it.
+                        _ => self.struct_type(name, param.span)?,
+                    }
+                }
+                ParamType::Value(ty) => {
+                    let scalar = library.scalar(&no_generics, ty, param.span)?;
+                    self.scalar_type(scalar)
+                }
+                ParamType::Reference {
+                    target,
+                    len,
+                    mutable,
+                } => {
+                    let base = match (target, len) {
+                        (ValueType::Struct(name), None) => self.struct_type(name, param.span)?,
+                        (target, _) => {
+                            let scalar = library.scalar(&no_generics, target, param.span)?;
+                            self.scalar_type(scalar)
+                        }
+                    };
+                    self.program.module.types.insert(Type {
+                        inner: TypeInner::Pointer {
+                            base,
+                            space: AddressSpace::Generic,
+                            mutable: *mutable,
+                        },
+                    })
+                }
+                ParamType::Slice { .. } => {
+                    return Err(LowerError::new(
+                        param.span,
+                        "extern device functions take scalars, handles and references, not slices",
+                    ))
+                }
+            };
+            arguments.push(ty);
+        }
+        let result = match &source.result {
+            Some(ty) => Some(
+                match library.resolve_value(&no_generics, ty, source.span)? {
+                    Resolved::Scalar(scalar) => self.scalar_type(scalar),
+                    Resolved::Struct(name) => self.struct_type(name, source.span)?,
+                },
+            ),
+            None => None,
+        };
+        Ok(self.program.module.externs.append(ExternFunction {
+            name: source.name.clone(),
+            symbol: source
+                .external
+                .clone()
+                .unwrap_or_else(|| source.name.clone()),
+            arguments,
+            result,
+        }))
+    }
+
+    /// Whether argument `index` of the function being lowered is a `&S` (a pointer).
+    pub(super) fn is_reference_argument(&self, index: u32) -> bool {
+        self.function
+            .arguments
+            .get(index as usize)
+            .is_some_and(|argument| {
+                matches!(
+                    self.program.module.types[argument.ty].inner,
+                    TypeInner::Pointer { .. }
+                )
+            })
+    }
+}
+
+/// Whether a struct passed by value to an external function crosses the C ABI as its one
+/// scalar field (a handle such as NCCL's window), rather than as the struct.
+fn is_handle(layout: &crate::layout::StructLayout) -> bool {
+    layout.enum_repr.is_none()
+        && matches!(layout.fields, [only] if only.offset == 0 && only.ty.size_bytes() as usize == layout.size)
+}

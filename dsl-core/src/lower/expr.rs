@@ -1,0 +1,429 @@
+//! Expressions: each `ast::Expr` becomes an IR expression tree; what has no expression
+//! of its own (blocks and `if`s used as values, short-circuit logic) writes a temporary.
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    pub(super) fn expr(
+        &mut self,
+        expr: &Expr,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let span = expr.span;
+        Ok(match &expr.kind {
+            ExprKind::Lit(lit) => {
+                let ty = self.type_of(expr)?;
+                let literal = match *lit {
+                    ast::Literal::Bool(b) => Literal::Bool(b),
+                    ast::Literal::Int { value, .. } if ty.is_float() => Literal::Float {
+                        value: value as f64,
+                        ty,
+                    },
+                    ast::Literal::Int { value, .. } => Literal::Int { bits: value, ty },
+                    ast::Literal::Float { value, .. } => Literal::Float { value, ty },
+                };
+                self.literal(literal, span)
+            }
+            ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::Argument(index)) if self.is_reference_argument(index) => {
+                    // `&S`: its value is the struct it points to.
+                    let pointer = self.expr_node(Expression::FunctionArgument(index), span);
+                    self.expr_node(Expression::Load { pointer }, span)
+                }
+                Some(Binding::Argument(index)) => {
+                    self.expr_node(Expression::FunctionArgument(index), span)
+                }
+                Some(Binding::Local(local)) => self.load_local(local, span),
+                Some(Binding::Array(..)) => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("the array `{name}` can only be indexed or asked for its `.len()`"),
+                    ))
+                }
+                Some(Binding::Shared(shared)) => {
+                    self.expr_node(Expression::SharedSlice(shared), span)
+                }
+                Some(Binding::RawSlice {
+                    address,
+                    length,
+                    elem,
+                    mutable,
+                }) => {
+                    let address = self.load_local(address, span);
+                    let length = self.load_local(length, span);
+                    self.expr_node(
+                        Expression::RawSlice {
+                            address,
+                            length,
+                            elem,
+                            mutable,
+                        },
+                        span,
+                    )
+                }
+                Some(Binding::Constant(value)) => {
+                    // The inferred type wins: a `usize` const used where rustc saw it.
+                    let literal = match (value, self.type_of(expr)?) {
+                        (Literal::Int { bits, .. }, ty) if ty.is_integer() => {
+                            Literal::Int { bits, ty }
+                        }
+                        (other, _) => other,
+                    };
+                    self.literal(literal, span)
+                }
+                None => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("cannot find `{name}` in the kernel"),
+                    ))
+                }
+            },
+            ExprKind::Unary { op, operand } => {
+                let operand = self.expr(operand, block)?;
+                self.expr_node(Expression::Unary { op: *op, operand }, span)
+            }
+            ExprKind::Binary { op, left, right } => {
+                let left_ty = self.type_of(left)?;
+                let l = self.expr(left, block)?;
+                if op.is_logical() && contains_call(right) {
+                    return self.guarded_logical(*op == BinaryOp::And, l, right, span, block);
+                }
+                let mut r = self.expr(right, block)?;
+                match op {
+                    BinaryOp::And | BinaryOp::Or => self.expr_node(
+                        Expression::Logical {
+                            and: *op == BinaryOp::And,
+                            left: l,
+                            right: r,
+                        },
+                        span,
+                    ),
+                    _ => {
+                        if op.is_shift() && self.type_of(right)? != left_ty {
+                            // Rust shifts by any integer type; the IR shifts by the same type.
+                            r = self.cast(r, left_ty, right.span);
+                        }
+                        self.binary(*op, l, r, span)
+                    }
+                }
+            }
+            ExprKind::Cast { value, ty } => {
+                let value = self.expr(value, block)?;
+                self.cast(value, *ty, span)
+            }
+            ExprKind::Index { base, index } => {
+                let pointer = self.element_pointer(base, index, block)?;
+                self.expr_node(Expression::Load { pointer }, span)
+            }
+            ExprKind::Len(slice) => match self.array_binding(slice) {
+                Some((_, len)) => self.int(u64::from(len), Scalar::Usize, span),
+                None => {
+                    let slice = self.expr(slice, block)?;
+                    self.expr_node(Expression::SliceLength { slice }, span)
+                }
+            },
+            ExprKind::Match { scrutinee, arms } => {
+                let ty = self.type_of(expr)?;
+                let ty = self.scalar_type(ty);
+                let result = self.local("match.value", ty, span);
+                self.lower_match(scrutinee, arms, Some(result), span, block)?;
+                self.load_local(result, span)
+            }
+            ExprKind::EnumVariant { ty, variant } => {
+                let library = self.program.library;
+                let literal = library.variant(ty, variant, span)?;
+                self.literal(literal, span)
+            }
+            ExprKind::Field { base, field } => {
+                let pointer = self.field_pointer(base, field, span, block)?;
+                self.expr_node(Expression::Load { pointer }, span)
+            }
+            ExprKind::InlinePtx { template, args, .. } => {
+                match self.inline_ptx(expr, template, args, block, true)? {
+                    Some(value) => value,
+                    None => return Err(LowerError::new(span, "this `ptx!` has no result")),
+                }
+            }
+            ExprKind::Tuple(values) => {
+                // What a function returning a tuple returns (inference allows no other).
+                let ty = self.function.result.ok_or_else(|| {
+                    LowerError::new(span, "tuples are only supported in `let` and `vstore`")
+                })?;
+                let fields: Vec<(u32, &Expr)> = (0..).zip(values).collect();
+                self.compose(ty, &fields, span, block)?
+            }
+            ExprKind::StructLiteral { ty, fields } => {
+                let struct_ty = self.struct_type(ty, span)?;
+                let TypeInner::Struct { members, .. } = &self.program.module.types[struct_ty].inner
+                else {
+                    return Err(LowerError::new(span, format!("`{ty}` is not a struct")));
+                };
+                let mut values = Vec::new();
+                for (name, value) in fields {
+                    let index = members
+                        .iter()
+                        .position(|m| &m.name == name)
+                        .ok_or_else(|| {
+                            LowerError::new(value.span, format!("`{ty}` has no field `{name}`"))
+                        })?;
+                    values.push((index as u32, value));
+                }
+                self.compose(struct_ty, &values, span, block)?
+            }
+            ExprKind::Repeat { .. } => {
+                return Err(LowerError::new(span, "arrays are only supported in `let`"))
+            }
+            ExprKind::Builtin(builtin) => self.builtin(*builtin, span),
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let ty = self.type_of(expr)?;
+                let ty = self.scalar_type(ty);
+                let result = self.local("if.value", ty, span);
+                let condition = self.expr(cond, block)?;
+                let accept = self.value_block(then, result)?;
+                let reject = self.value_block(otherwise, result)?;
+                block.push(
+                    Statement::If {
+                        condition,
+                        accept,
+                        reject,
+                    },
+                    span,
+                );
+                self.load_local(result, span)
+            }
+            ExprKind::Block(inner) => {
+                self.scopes.push();
+                let result = self.block_value_into(inner, block);
+                self.scopes.pop();
+                result?
+            }
+            ExprKind::Constant { one, .. } => {
+                let ty = self.type_of(expr)?;
+                let value = u64::from(*one);
+                let literal = if ty.is_float() {
+                    Literal::Float {
+                        value: value as f64,
+                        ty,
+                    }
+                } else {
+                    Literal::Int { bits: value, ty }
+                };
+                self.literal(literal, span)
+            }
+            ExprKind::Math {
+                function,
+                receiver,
+                args,
+            } => {
+                let receiver_ty = self.type_of(receiver)?;
+                if !function.applies_to(receiver_ty) {
+                    return Err(LowerError::new(
+                        span,
+                        format!("`{}` does not apply to `{receiver_ty}`", function.name()),
+                    ));
+                }
+                let argument = self.expr(receiver, block)?;
+                let mut rest = Vec::new();
+                for arg in args {
+                    rest.push(self.expr(arg, block)?);
+                }
+                self.expr_node(
+                    Expression::Math {
+                        function: *function,
+                        argument,
+                        arg1: rest.first().copied(),
+                        arg2: rest.get(1).copied(),
+                    },
+                    span,
+                )
+            }
+            ExprKind::Intrinsic {
+                intrinsic, args, ..
+            } => match self.intrinsic(expr, *intrinsic, args, block, true)? {
+                Some(value) => value,
+                None => return Err(LowerError::new(span, "this intrinsic produces no value")),
+            },
+            ExprKind::Reference { .. } => {
+                return Err(LowerError::new(
+                    span,
+                    "references are only supported as the target of an atomic",
+                ))
+            }
+            ExprKind::Call { .. } => match self.call(expr, block, true)? {
+                Some(value) => value,
+                None => return Err(LowerError::new(span, "this call returns nothing")),
+            },
+        })
+    }
+
+    /// The value of an expression made of literals and constants of the specialisation.
+    pub(super) fn constant_value(&self, expr: &Expr) -> Result<u64, LowerError> {
+        let error = || {
+            LowerError::new(
+                expr.span,
+                "the length of a shared array must be a constant: literals, const generics and #[comptime] parameters",
+            )
+        };
+        Ok(match &expr.kind {
+            ExprKind::Lit(ast::Literal::Int { value, .. }) => *value,
+            ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::Constant(Literal::Int { bits, .. })) => bits,
+                _ => return Err(error()),
+            },
+            ExprKind::Cast { value, .. } => self.constant_value(value)?,
+            ExprKind::Binary { op, left, right } => {
+                let (l, r) = (self.constant_value(left)?, self.constant_value(right)?);
+                match op {
+                    BinaryOp::Add => l.checked_add(r),
+                    BinaryOp::Sub => l.checked_sub(r),
+                    BinaryOp::Mul => l.checked_mul(r),
+                    BinaryOp::Div => l.checked_div(r),
+                    BinaryOp::Shl => u32::try_from(r).ok().and_then(|r| l.checked_shl(r)),
+                    _ => None,
+                }
+                .ok_or_else(error)?
+            }
+            _ => return Err(error()),
+        })
+    }
+
+    /// `left && right` / `left || right` whose right side calls a function: the call must
+    /// only run when `left` does not decide the result, so the right side is lowered in a
+    /// branch that writes a temporary.
+    pub(super) fn guarded_logical(
+        &mut self,
+        and: bool,
+        left: Handle<Expression>,
+        right: &Expr,
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let bool_ty = self.scalar_type(Scalar::Bool);
+        let result = self.local("logic.value", bool_ty, span);
+        block.push(
+            Statement::LocalStore {
+                local: result,
+                value: left,
+            },
+            span,
+        );
+        let mut evaluate = Block::new();
+        let value = self.expr(right, &mut evaluate)?;
+        evaluate.push(
+            Statement::LocalStore {
+                local: result,
+                value,
+            },
+            span,
+        );
+        let condition = self.load_local(result, span);
+        let (accept, reject) = if and {
+            (evaluate, Block::new())
+        } else {
+            (Block::new(), evaluate)
+        };
+        block.push(
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            },
+            span,
+        );
+        Ok(self.load_local(result, span))
+    }
+
+    /// Lowers a block whose tail value is stored into `result`.
+    pub(super) fn value_block(
+        &mut self,
+        block: &ast::Block,
+        result: Handle<LocalVariable>,
+    ) -> Result<Block, LowerError> {
+        let mut out = Block::new();
+        self.scopes.push();
+        let value = self.block_value_into(block, &mut out);
+        self.scopes.pop();
+        out.push(
+            Statement::LocalStore {
+                local: result,
+                value: value?,
+            },
+            block.span,
+        );
+        Ok(out)
+    }
+
+    /// Lowers the statements of `block` into `out` and returns its tail value.
+    pub(super) fn block_value_into(
+        &mut self,
+        block: &ast::Block,
+        out: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        // Its value is read after the block: no droppable local may end in it.
+        self.open_drop_scope(false);
+        let result = block
+            .stmts
+            .iter()
+            .try_for_each(|stmt| self.stmt(stmt, out))
+            .and_then(|()| match &block.tail {
+                Some(tail) => self.expr(tail, out),
+                None => Err(LowerError::new(
+                    block.span,
+                    "this block must end in a value",
+                )),
+            });
+        self.discard_drop_scope();
+        result
+    }
+
+    /// A struct value of type `ty` built from `fields` (member index, value), evaluated in
+    /// order into a temporary: a struct literal, or the tuple a function returns.
+    pub(super) fn compose(
+        &mut self,
+        ty: Handle<Type>,
+        fields: &[(u32, &Expr)],
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let local = self.local("struct.value", ty, span);
+        for &(field, value) in fields {
+            let value = self.expr(value, block)?;
+            let base = self.expr_node(Expression::LocalPointer(local), span);
+            let pointer = self.expr_node(Expression::FieldPointer { base, field }, span);
+            block.push(Statement::Store { pointer, value }, span);
+        }
+        Ok(self.load_local(local, span))
+    }
+}
+
+/// Whether evaluating `expr` calls a device function.
+pub(super) fn contains_call(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Call { .. } => true,
+        ExprKind::Lit(_)
+        | ExprKind::Var(_)
+        | ExprKind::Builtin(_)
+        | ExprKind::Constant { .. }
+        | ExprKind::EnumVariant { .. } => false,
+        // Intrinsics run as statements, like calls.
+        ExprKind::Intrinsic { .. } | ExprKind::InlinePtx { .. } => true,
+        ExprKind::Repeat { value, len } => contains_call(value) || contains_call(len),
+        ExprKind::Tuple(values) => values.iter().any(contains_call),
+        ExprKind::StructLiteral { fields, .. } => fields.iter().any(|(_, v)| contains_call(v)),
+        ExprKind::Reference { place, .. } => contains_call(place),
+        ExprKind::Unary { operand, .. } => contains_call(operand),
+        ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),
+        ExprKind::Cast { value, .. } | ExprKind::Len(value) => contains_call(value),
+        ExprKind::Field { base, .. } => contains_call(base),
+        ExprKind::Index { base, index } => contains_call(base) || contains_call(index),
+        ExprKind::Math { receiver, args, .. } => {
+            contains_call(receiver) || args.iter().any(contains_call)
+        }
+        // Blocks and `if` values are lowered as statements in their own blocks.
+        ExprKind::If { .. } | ExprKind::Block(_) | ExprKind::Match { .. } => true,
+    }
+}

@@ -1,0 +1,218 @@
+//! Device intrinsics, inline PTX, shared and device-address arrays, assertions.
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    /// An intrinsic with an effect runs as a statement; its value (if wanted) is read from
+    /// a local.
+    pub(super) fn intrinsic(
+        &mut self,
+        expr: &Expr,
+        intrinsic: Intrinsic,
+        args: &[Expr],
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let mut arguments = Vec::new();
+        for arg in args {
+            let handle = match &arg.kind {
+                ExprKind::Reference { place, .. } => match &place.kind {
+                    ExprKind::Index { base, index } => self.element_pointer(base, index, block)?,
+                    _ => return Err(LowerError::new(arg.span, "atomics apply to slice elements")),
+                },
+                _ => self.expr(arg, block)?,
+            };
+            arguments.push(handle);
+        }
+        let result = match (
+            wants_value && !intrinsic.is_statement(),
+            self.types.expr(expr),
+        ) {
+            (true, Some(ty)) => {
+                let ty = self.scalar_type(ty);
+                Some(self.local(intrinsic.name(), ty, expr.span))
+            }
+            _ => None,
+        };
+        block.push(
+            Statement::Intrinsic {
+                intrinsic,
+                arguments,
+                result,
+            },
+            expr.span,
+        );
+        Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// Inline PTX runs as a statement; its result (if any) goes to a local.
+    pub(super) fn inline_ptx(
+        &mut self,
+        expr: &Expr,
+        template: &str,
+        args: &[Expr],
+        block: &mut Block,
+        wants_value: bool,
+    ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let mut arguments = Vec::new();
+        for arg in args {
+            arguments.push(self.expr(arg, block)?);
+        }
+        let result = match (wants_value, self.types.expr(expr)) {
+            (true, Some(ty)) => {
+                let ty = self.scalar_type(ty);
+                Some(self.local("ptx.result", ty, expr.span))
+            }
+            _ => None,
+        };
+        block.push(
+            Statement::InlinePtx {
+                template: template.to_owned(),
+                arguments,
+                result,
+            },
+            expr.span,
+        );
+        Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// `let name = shared_array::<T>(len);` or `dynamic_shared::<T>()`: a shared variable
+    /// of the module, bound to `name`. The length must be a constant of the specialisation.
+    pub(super) fn shared_let(
+        &mut self,
+        name: &str,
+        intrinsic: Intrinsic,
+        elem: &ast::ValueType,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<(), LowerError> {
+        let elem = self.program.library.scalar(self.spec, elem, span)?;
+        let elem = self.scalar_type(elem);
+        let len = match (intrinsic, args.first()) {
+            (Intrinsic::SharedArray, Some(len)) => {
+                let value = self.constant_value(len)?;
+                let len = u32::try_from(value)
+                    .ok()
+                    .filter(|&l| l > 0)
+                    .ok_or_else(|| {
+                        LowerError::new(
+                            len.span,
+                            format!("a shared array holds 1 to 2^32-1 elements, not {value}"),
+                        )
+                    })?;
+                Some(len)
+            }
+            _ => None,
+        };
+        let shared = self.program.module.shared.append(SharedVariable {
+            name: name.to_owned(),
+            elem,
+            len,
+        });
+        self.scopes.bind(name, Binding::Shared(shared));
+        Ok(())
+    }
+
+    /// `let name = unsafe { slice_at::<T>(address, len) };` (or `slice_at_mut`): the slice
+    /// of `len` elements at `address`, both evaluated once, here.
+    pub(super) fn slice_at_let(
+        &mut self,
+        name: &str,
+        intrinsic: Intrinsic,
+        elem: &ast::ValueType,
+        args: &[Expr],
+        span: Span,
+        block: &mut Block,
+    ) -> Result<(), LowerError> {
+        let Intrinsic::SliceAt { mutable } = intrinsic else {
+            return Err(LowerError::new(span, "not a `slice_at`"));
+        };
+        let [address, length] = args else {
+            return Err(LowerError::new(
+                span,
+                "`slice_at` takes the address and the number of elements",
+            ));
+        };
+        let elem = self.program.library.scalar(self.spec, elem, span)?;
+        let elem = self.scalar_type(elem);
+        let address = self.expr(address, block)?;
+        let address = self.temporary(
+            &format!("{name}.address"),
+            address,
+            Scalar::Usize,
+            span,
+            block,
+        );
+        let length = self.expr(length, block)?;
+        let length = self.temporary(&format!("{name}.len"), length, Scalar::Usize, span, block);
+        self.scopes.bind(
+            name,
+            Binding::RawSlice {
+                address,
+                length,
+                elem,
+                mutable,
+            },
+        );
+        Ok(())
+    }
+
+    /// `assert!(cond, ..)`: if `cond` is false (and, for `debug_assert!`, debug assertions
+    /// are on), print the user's message and trap.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn assertion(
+        &mut self,
+        cond: &Expr,
+        text: &str,
+        message: &Option<(Vec<ast::FormatPiece>, Vec<Expr>)>,
+        debug_only: bool,
+        span: Span,
+        out: &mut Block,
+    ) -> Result<(), LowerError> {
+        let holds = self.expr(cond, out)?;
+        let mut failed = self.expr_node(
+            Expression::Unary {
+                op: ast::UnaryOp::Not,
+                operand: holds,
+            },
+            span,
+        );
+        if debug_only {
+            let enabled =
+                self.expr_node(Expression::CompileFlag(CompileFlag::DebugAssertions), span);
+            failed = self.expr_node(
+                Expression::Logical {
+                    and: true,
+                    left: enabled,
+                    right: failed,
+                },
+                span,
+            );
+        }
+        let mut report = Block::new();
+        if let Some((pieces, args)) = message {
+            let mut arguments = Vec::new();
+            for arg in args {
+                arguments.push(self.expr(arg, &mut report)?);
+            }
+            let mut pieces = pieces.clone();
+            pieces.push(ast::FormatPiece::Text("\n".into()));
+            report.push(Statement::Print { pieces, arguments }, span);
+        }
+        report.push(
+            Statement::Trap {
+                message: format!("assertion failed: {text}"),
+            },
+            span,
+        );
+        out.push(
+            Statement::If {
+                condition: failed,
+                accept: report,
+                reject: Block::new(),
+            },
+            span,
+        );
+        Ok(())
+    }
+}
