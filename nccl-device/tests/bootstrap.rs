@@ -43,13 +43,7 @@ fn torchrun_variables_are_read_with_defaults() {
 }
 
 fn job(rank: usize, world: usize, port: u16) -> BootstrapEnv {
-    BootstrapEnv {
-        rank,
-        world_size: world,
-        local_rank: rank,
-        master_addr: "127.0.0.1".into(),
-        master_port: port,
-    }
+    BootstrapEnv::single_host(rank, world, port)
 }
 
 #[test]

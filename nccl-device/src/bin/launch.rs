@@ -1,66 +1,90 @@
-//! `cudajit-nccl-launch --nproc N [--master-addr A] [--master-port P] [--timeout S] -- PROGRAM ARGS...`
-//!
-//! Starts N copies of PROGRAM, rank i on GPU i, with RANK, WORLD_SIZE, LOCAL_RANK,
-//! MASTER_ADDR and MASTER_PORT set (as torchrun does), waits for all of them, and exits
-//! with the first non-zero status. A rank that fails gives the others 60 s (or
-//! `--grace S`) before they are killed.
+//! `cudajit-nccl-launch`: starts one process per GPU of this host with torchrun's
+//! variables set (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `GROUP_RANK`,
+//! `MASTER_ADDR`, `MASTER_PORT`), waits for all of them, and exits with the first non-zero
+//! status. A rank that fails gives the others 60 s (or `--grace S`) before they are
+//! killed. Its options are torchrun's, so a job over several hosts runs one launcher per
+//! host with the same `--nnodes`, `--nproc-per-node`, `--master-addr` and
+//! `--master-port`, and its own `--node-rank`.
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Parser;
 use cudajit_nccl::bootstrap::Launcher;
 
-const USAGE: &str = "usage: cudajit-nccl-launch --nproc N [--master-addr A] [--master-port P] \
-                     [--timeout SECONDS] [--grace SECONDS] -- PROGRAM [ARGS...]";
+/// Runs PROGRAM once per GPU of this host, as ranks of one NCCL job.
+#[derive(Debug, Parser)]
+#[command(name = "cudajit-nccl-launch", version, about, long_about = None)]
+struct Args {
+    /// Processes (GPUs) on this host.
+    #[arg(long = "nproc-per-node", alias = "nproc_per_node", visible_alias = "nproc", value_parser = clap::value_parser!(u32).range(1..))]
+    nproc_per_node: u32,
+    /// Hosts in the job.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    nnodes: u32,
+    /// This host's index in the job, 0..NNODES (rank 0 runs on node 0).
+    #[arg(long = "node-rank", alias = "node_rank", default_value_t = 0)]
+    node_rank: u32,
+    /// Address of node 0, where rank 0 listens.
+    #[arg(
+        long = "master-addr",
+        alias = "master_addr",
+        default_value = "127.0.0.1"
+    )]
+    master_addr: String,
+    /// Port rank 0 listens on (default: a free port on one host, 29500 on several).
+    #[arg(long = "master-port", alias = "master_port")]
+    master_port: Option<u16>,
+    /// Seconds the whole job may take before every rank is killed.
+    #[arg(long, default_value_t = 24 * 3600)]
+    timeout: u64,
+    /// Seconds the other ranks get after one fails, before they are killed.
+    #[arg(long, default_value_t = 60)]
+    grace: u64,
+    /// The program each rank runs, and its arguments (after `--`).
+    #[arg(required = true, last = true, num_args = 1..)]
+    program: Vec<OsString>,
+}
 
 fn main() -> ExitCode {
-    match run() {
+    let args = Args::parse();
+    match run(args) {
         Ok(code) => code,
         Err(msg) => {
-            eprintln!("cudajit-nccl-launch: {msg}\n{USAGE}");
+            eprintln!("cudajit-nccl-launch: {msg}");
             ExitCode::from(2)
         }
     }
 }
 
-fn run() -> Result<ExitCode, String> {
-    let mut args = std::env::args_os().skip(1);
-    let mut launcher = Launcher::new(0, "");
-    let mut timeout = Duration::from_secs(24 * 3600);
-    let mut grace = Duration::from_secs(60);
-    let mut program = None;
-    while let Some(arg) = args.next() {
-        let arg = arg.to_string_lossy().into_owned();
-        let mut value = |name: &str| -> Result<String, String> {
-            args.next()
-                .map(|v| v.to_string_lossy().into_owned())
-                .ok_or(format!("{name} needs a value"))
-        };
-        match arg.as_str() {
-            "--nproc" => launcher.nproc = parse(&value("--nproc")?)?,
-            "--master-addr" => launcher.master_addr = value("--master-addr")?,
-            "--master-port" => launcher.master_port = Some(parse(&value("--master-port")?)?),
-            "--timeout" => timeout = Duration::from_secs(parse(&value("--timeout")?)?),
-            "--grace" => grace = Duration::from_secs(parse(&value("--grace")?)?),
-            "--" => {
-                program = args.next();
-                break;
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
+fn run(args: Args) -> Result<ExitCode, String> {
+    if args.node_rank >= args.nnodes {
+        return Err(format!(
+            "--node-rank {} must be below --nnodes {}",
+            args.node_rank, args.nnodes
+        ));
     }
-    let Some(program) = program else {
-        return Err("no program after --".into());
-    };
-    if launcher.nproc == 0 {
-        return Err("--nproc must be at least 1".into());
-    }
-    launcher.program = program;
-    launcher.args = args.collect();
+    let mut program = args.program.into_iter();
+    let mut launcher = Launcher::new(
+        args.nproc_per_node as usize,
+        program.next().unwrap_or_default(),
+    );
+    launcher.args = program.collect();
+    launcher.nnodes = args.nnodes as usize;
+    launcher.node_rank = args.node_rank as usize;
+    launcher.master_addr = args.master_addr;
+    launcher.master_port = args.master_port;
     let mut job = launcher.spawn().map_err(|e| e.to_string())?;
-    let statuses = job.wait(timeout, grace).map_err(|e| e.to_string())?;
-    for (rank, s) in statuses.iter().enumerate() {
-        eprintln!("cudajit-nccl-launch: rank {rank}: {s}");
+    let statuses = job
+        .wait(
+            Duration::from_secs(args.timeout),
+            Duration::from_secs(args.grace),
+        )
+        .map_err(|e| e.to_string())?;
+    let first_rank = launcher.node_rank * launcher.nproc;
+    for (local, s) in statuses.iter().enumerate() {
+        eprintln!("cudajit-nccl-launch: rank {}: {s}", first_rank + local);
     }
     let failed = statuses.iter().find(|s| !s.success());
     Ok(match failed.and_then(|s| s.code()) {
@@ -68,9 +92,4 @@ fn run() -> Result<ExitCode, String> {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::from(1),
     })
-}
-
-fn parse<T: std::str::FromStr>(s: &str) -> Result<T, String> {
-    s.parse()
-        .map_err(|_| format!("{s:?} is not a valid number"))
 }

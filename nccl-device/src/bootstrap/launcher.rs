@@ -1,12 +1,14 @@
-//! Starts one process per GPU with the bootstrap variables set, and waits for them: a
-//! rank that fails gives the others a grace period, then they are killed.
+//! Starts one process per GPU of this host with the bootstrap variables set, and waits for
+//! them: a rank that fails gives the others a grace period, then they are killed. A job
+//! over several hosts runs one launcher per host, each with its node rank, as torchrun's
+//! `--nnodes`/`--node-rank` do.
 
 use std::ffi::OsString;
 use std::net::TcpListener;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
-use super::env::{BootstrapEnv, DEFAULT_MASTER_ADDR};
+use super::env::{BootstrapEnv, JobLauncher, DEFAULT_MASTER_ADDR, DEFAULT_MASTER_PORT};
 use crate::error::{NcclError, Result};
 
 /// A free TCP port on loopback (bound and released; a small race is possible).
@@ -18,28 +20,37 @@ pub fn free_port() -> Result<u16> {
         .map_err(|e| NcclError::Bootstrap(format!("no free port on loopback: {e}")))
 }
 
-/// What to start: `nproc` copies of `program args`, rank `i` on GPU `i`.
+/// What to start on this host: `nproc` copies of `program args`, local rank `i` on GPU
+/// `i`, global ranks `node_rank * nproc + i` of `nnodes * nproc`.
 #[derive(Debug, Clone)]
 pub struct Launcher {
-    /// Processes (ranks) to start.
+    /// Processes (ranks) to start on this host.
     pub nproc: usize,
+    /// Hosts in the job (each runs a launcher with the same `nproc`).
+    pub nnodes: usize,
+    /// This host's index, `0..nnodes`; rank 0 runs on node 0.
+    pub node_rank: usize,
     /// The program.
     pub program: OsString,
     /// Its arguments.
     pub args: Vec<OsString>,
     /// `MASTER_ADDR` (default loopback).
     pub master_addr: String,
-    /// `MASTER_PORT`; `None` picks a free port.
+    /// `MASTER_PORT`; `None` picks a free port on one host, and takes torchrun's default
+    /// (29500) on several, where every launcher must name the same.
     pub master_port: Option<u16>,
     /// Extra variables for every rank.
     pub env: Vec<(String, String)>,
 }
 
 impl Launcher {
-    /// `nproc` copies of `program` with no arguments, on loopback and a free port.
+    /// `nproc` copies of `program` with no arguments, on one host, on loopback and a free
+    /// port.
     pub fn new(nproc: usize, program: impl Into<OsString>) -> Self {
         Launcher {
             nproc,
+            nnodes: 1,
+            node_rank: 0,
             program: program.into(),
             args: Vec::new(),
             master_addr: DEFAULT_MASTER_ADDR.to_owned(),
@@ -50,18 +61,30 @@ impl Launcher {
 
     /// Starts every rank.
     pub fn spawn(&self) -> Result<Job> {
+        if self.nnodes == 0 || self.node_rank >= self.nnodes {
+            return Err(NcclError::Bootstrap(format!(
+                "the node rank {} must be below the number of nodes {}",
+                self.node_rank, self.nnodes
+            )));
+        }
         let port = match self.master_port {
             Some(p) => p,
+            None if self.nnodes > 1 => DEFAULT_MASTER_PORT,
             None => free_port()?,
         };
+        let world_size = self.nnodes * self.nproc;
         let mut children = Vec::with_capacity(self.nproc);
-        for rank in 0..self.nproc {
+        for local_rank in 0..self.nproc {
+            let rank = self.node_rank * self.nproc + local_rank;
             let vars = BootstrapEnv {
                 rank,
-                world_size: self.nproc,
-                local_rank: rank,
+                world_size,
+                local_rank,
+                local_world_size: Some(self.nproc),
+                node_rank: Some(self.node_rank),
                 master_addr: self.master_addr.clone(),
                 master_port: port,
+                launcher: JobLauncher::Torchrun,
             }
             .to_vars();
             let mut cmd = Command::new(&self.program);

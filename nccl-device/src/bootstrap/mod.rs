@@ -1,16 +1,21 @@
-//! Multi-process jobs, one process per GPU: the torchrun-style environment
-//! ([`BootstrapEnv`]), the exchange of NCCL's unique id over TCP ([`exchange`]) and a
-//! small launcher ([`Launcher`], also the `cudajit-nccl-launch` binary).
+//! Multi-process jobs, one process per GPU: where this process is in its job, from the
+//! variables of torchrun, Open MPI, MPICH, Slurm or PMIx ([`BootstrapEnv`]), the exchange
+//! of NCCL's unique id over TCP ([`exchange`]) and a small launcher ([`Launcher`], also
+//! the `cudajit-nccl-launch` binary), on one host or several.
 
 mod env;
 mod exchange;
 mod launcher;
+mod nodelist;
 
 use std::sync::Arc;
 
-pub use env::BootstrapEnv;
+pub use env::{
+    BootstrapEnv, JobLauncher, BOOTSTRAP_PORT_VAR, DEFAULT_MASTER_ADDR, DEFAULT_MASTER_PORT,
+};
 pub use exchange::{exchange, Exchanged};
 pub use launcher::{free_port, Job, Launcher};
+pub use nodelist::first_host as slurm_first_host;
 
 use crate::error::Result;
 use crate::library::Nccl;
@@ -27,9 +32,10 @@ pub fn host_name() -> String {
 }
 
 impl Communicator {
-    /// Joins the job the environment describes (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
-    /// `MASTER_ADDR`, `MASTER_PORT`): exchanges the unique id over TCP and initialises
-    /// this rank on GPU `LOCAL_RANK`. Every step is bounded by `CUDAJIT_NCCL_TIMEOUT_S`
+    /// Joins the job the environment describes (torchrun's `RANK`, `WORLD_SIZE`,
+    /// `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`, or Open MPI's, MPICH's, Slurm's or
+    /// PMIx's variables: see [`BootstrapEnv::from_env`]): exchanges the unique id over TCP
+    /// and initialises this rank on its local GPU. Every step is bounded by `CUDAJIT_NCCL_TIMEOUT_S`
     /// (default 120 s).
     pub fn from_env(nccl: &Arc<Nccl>) -> Result<Communicator> {
         let env = BootstrapEnv::from_env(&crate::discover::SearchEnv::from_process())?;
