@@ -8,7 +8,7 @@ rm -rf .gpu && mkdir -p .gpu/bin
 cargo build --release --examples
 cp target/release/examples/quickstart target/release/examples/saxpy_bench .gpu/bin/
 # The cudajit tool and the launch/compile benchmarks (cache, launch path and tools issue).
-cargo build --release --bin cudajit
+cargo build --release --features cli --bin cudajit
 cp target/release/cudajit target/release/examples/launch_bench target/release/examples/compile_bench .gpu/bin/
 # Integration test binaries: the GPU tests and the CPU pipeline tests (which compile with
 # the machine's CUDA toolkit instead of the wheels).

@@ -48,9 +48,9 @@ trap 'rm -rf "$CUDAJIT_CACHE_DIR"' EXIT
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --features cudajit/cli --quiet -- -D warnings
 echo "== cargo test"
-cargo test --workspace
+cargo test --workspace --features cudajit/cli
 echo "== quickstart on the CPU simulator (no GPU needed)"
 CUDAJIT_BACKEND=sim cargo run --quiet --example quickstart
 echo "== LSA examples on 2, 4 and 8 simulated NCCL ranks (no GPU, no NCCL library needed)"

@@ -7,6 +7,9 @@
 //! cudajit emit --list [--dir DIR]
 //! ```
 //!
+//! Built with the `cli` feature (`cargo run --release --features cli --bin cudajit -- doctor`),
+//! so that programs depending on cudajit do not compile its command-line parser.
+//!
 //! Exit status: 0 when all is well, 1 when something is missing or damaged (the output says
 //! how to fix it), 2 for a command line it does not understand.
 
@@ -15,6 +18,5 @@ mod cli;
 
 fn main() {
     cudajit::codegen::log::init_from_env();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(cli::run(&args));
+    std::process::exit(cli::run(std::env::args_os()));
 }

@@ -6,36 +6,49 @@ use std::path::PathBuf;
 
 use cudajit::codegen::cache::{self, DiskCache};
 
-use super::args::Args;
 use super::format;
 use super::{OK, PROBLEM};
 
+/// `cudajit cache [--dir DIR] ACTION`.
+#[derive(Debug, clap::Args)]
+pub struct CacheArgs {
+    /// The cache directory (default: the one programs use).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Clone, Copy, clap::Subcommand)]
+enum Action {
+    /// Entries: kernel, specialisation, arch, size, last use.
+    List,
+    /// Totals per kernel and architecture, and the size cap.
+    Stats,
+    /// Re-checks every entry's checksum; removes damaged ones.
+    Verify,
+    /// Removes every entry.
+    Clear,
+}
+
 /// Runs `cudajit cache ...`.
-pub fn run(args: &mut Args) -> Result<i32, String> {
-    let dir = args.option("--dir")?.map(PathBuf::from);
-    let action = args
-        .next_word()
-        .ok_or("`cudajit cache` needs an action: list, stats, verify or clear")?;
-    args.finish()?;
-    let disk = match open(dir) {
+pub fn run(args: &CacheArgs) -> Result<i32, String> {
+    let disk = match open(args.dir.clone()) {
         Ok(disk) => disk,
         Err(message) => {
             eprintln!("cudajit: {message}");
             return Ok(PROBLEM);
         }
     };
-    match action.as_str() {
-        "list" => Ok(list(&disk)),
-        "stats" => Ok(stats(&disk)),
-        "verify" => Ok(verify(&disk)),
-        "clear" => {
+    match args.action {
+        Action::List => Ok(list(&disk)),
+        Action::Stats => Ok(stats(&disk)),
+        Action::Verify => Ok(verify(&disk)),
+        Action::Clear => {
             let removed = disk.clear();
             println!("removed {removed} entries from {}", disk.root().display());
             Ok(OK)
         }
-        other => Err(format!(
-            "unknown cache action `{other}`: use list, stats, verify or clear"
-        )),
     }
 }
 

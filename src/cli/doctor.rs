@@ -9,7 +9,6 @@ use cudajit::codegen::toolchain_identity::toolchain_fields;
 use cudajit::prelude::*;
 use cudajit::{Arch, CudaContext};
 
-use super::args::Args;
 use super::format;
 use super::{OK, PROBLEM};
 
@@ -28,10 +27,17 @@ struct Problem {
     fix: String,
 }
 
+/// `cudajit doctor [--compile-only]`.
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Accept a machine without a GPU: check that kernels compile, not that they run.
+    #[arg(long)]
+    compile_only: bool,
+}
+
 /// Runs `cudajit doctor`.
-pub fn run(args: &mut Args) -> Result<i32, String> {
-    let compile_only = args.flag("--compile-only");
-    args.finish()?;
+pub fn run(args: &DoctorArgs) -> Result<i32, String> {
+    let compile_only = args.compile_only;
     let mut problems = Vec::new();
     println!("cudajit {} doctor\n", env!("CARGO_PKG_VERSION"));
     let gpu_arch = gpus(compile_only, &mut problems);

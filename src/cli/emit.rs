@@ -7,20 +7,60 @@ use cudajit::codegen::dump::DumpKind;
 use cudajit::codegen::toolchain::Toolchain;
 use cudajit::Arch;
 
-use super::args::Args;
 use super::{OK, PROBLEM};
 
-/// Runs `cudajit emit ...`.
-pub fn run(args: &mut Args) -> Result<i32, String> {
-    let dir = args.option("--dir")?;
-    let kernel = args.option("--kernel")?;
-    let arch = args.option("--arch")?;
-    let list = args.flag("--list");
-    let kinds: Vec<&str> = ["--ir", "--nvvm", "--ptx", "--sass"]
+/// `cudajit emit --kernel NAME [--arch sm_90] (--ir | --nvvm | --ptx | --sass) [--dir DIR]`
+/// or `cudajit emit --list [--dir DIR]`.
+#[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("form").args(["ir", "nvvm", "ptx", "sass"]))]
+pub struct EmitArgs {
+    /// The dump directory (default: $CUDAJIT_DUMP).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<String>,
+    /// The kernel (its entry symbol, or the start of it).
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+    /// The architecture, when the kernel was compiled for several.
+    #[arg(long, value_name = "ARCH")]
+    arch: Option<String>,
+    /// Lists the kernels in the dump directory.
+    #[arg(long, conflicts_with_all = ["kernel", "form"])]
+    list: bool,
+    /// cudajit's IR.
+    #[arg(long)]
+    ir: bool,
+    /// The NVVM IR given to libNVVM.
+    #[arg(long)]
+    nvvm: bool,
+    /// The linked PTX.
+    #[arg(long)]
+    ptx: bool,
+    /// The cubin's SASS (through nvdisasm or cuobjdump).
+    #[arg(long)]
+    sass: bool,
+}
+
+impl EmitArgs {
+    /// The form asked for, as its flag.
+    pub fn kind(&self) -> Option<&'static str> {
+        [
+            (self.ir, "--ir"),
+            (self.nvvm, "--nvvm"),
+            (self.ptx, "--ptx"),
+            (self.sass, "--sass"),
+        ]
         .into_iter()
-        .filter(|f| args.flag(f))
-        .collect();
-    args.finish()?;
+        .find_map(|(set, flag)| set.then_some(flag))
+    }
+}
+
+/// Runs `cudajit emit ...`.
+pub fn run(args: &EmitArgs) -> Result<i32, String> {
+    let dir = args.dir.clone();
+    let kernel = args.kernel.clone();
+    let arch = args.arch.clone();
+    let list = args.list;
+    let kinds: Vec<&str> = args.kind().into_iter().collect();
 
     let dir = match dir.or_else(|| std::env::var("CUDAJIT_DUMP").ok()) {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),

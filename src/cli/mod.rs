@@ -1,66 +1,73 @@
 //! The `cudajit` command-line tool (declared from `src/bin/cudajit.rs`, not part of the
 //! library): one module per subcommand.
 
-mod args;
 mod cache;
 mod doctor;
 mod emit;
 mod format;
 
-use args::Args;
+use clap::{Parser, Subcommand};
 
 /// Exit status: success.
 pub const OK: i32 = 0;
 /// Exit status: something is missing or damaged.
 pub const PROBLEM: i32 = 1;
-/// Exit status: the command line is wrong.
+/// Exit status: the command line is wrong (clap's status for usage errors too).
 pub const USAGE: i32 = 2;
 
-const HELP: &str = "\
-cudajit — the environment, the JIT cache and the compiled kernels of cudajit
-
-USAGE:
-  cudajit doctor [--compile-only]
-      Toolchain (libNVVM, libdevice, nvJitLink, NVRTC, nvcc: paths, versions), GPUs,
-      NCCL, cache directory. Compiles (and, with a GPU, runs) a small kernel. Exits 1
-      with the fix when something is missing; --compile-only accepts a machine without
-      a GPU.
-  cudajit cache list [--dir DIR]     entries: kernel, specialisation, arch, size, last use
-  cudajit cache stats [--dir DIR]    totals per kernel and architecture, size cap
-  cudajit cache verify [--dir DIR]   re-checks every entry's checksum; removes damaged ones
-  cudajit cache clear [--dir DIR]    removes every entry
-  cudajit emit --kernel NAME [--arch sm_90] (--ir | --nvvm | --ptx | --sass) [--dir DIR]
-      Prints what a kernel became, from the files a program run with CUDAJIT_DUMP=DIR
-      wrote (DIR defaults to $CUDAJIT_DUMP). --sass disassembles the cubin with nvdisasm
-      or cuobjdump.
-  cudajit emit --list [--dir DIR]    the kernels in a dump directory
-
+const ENVIRONMENT: &str = "\
 ENVIRONMENT:
   CUDAJIT_CACHE_DIR, CUDAJIT_CACHE=0, CUDAJIT_CACHE_MAX_BYTES   the cache (see docs/pipeline.md)
   CUDAJIT_LOG=debug    log on stderr (cache misses explain themselves at debug level)
   CUDAJIT_DUMP=DIR     programs write each compiled kernel's IR, NVVM IR, PTX and cubin
-";
 
-/// Runs the command line `args` (without the program name); returns the exit status.
-pub fn run(args: &[String]) -> i32 {
-    let mut args = Args::new(args);
-    let Some(command) = args.next_word() else {
-        eprint!("{HELP}");
-        return USAGE;
+EXIT STATUS:
+  0 all is well, 1 something is missing or damaged (the output says how to fix it),
+  2 the command line is wrong";
+
+/// The environment, the JIT cache and the compiled kernels of cudajit.
+#[derive(Debug, Parser)]
+#[command(name = "cudajit", version, after_help = ENVIRONMENT)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Checks the toolchain, GPUs, NCCL and the cache; compiles and runs a small kernel.
+    ///
+    /// Toolchain (libNVVM, libdevice, nvJitLink, NVRTC, nvcc: paths, versions), GPUs, NCCL,
+    /// cache directory; compiles (and, with a GPU, runs) a small kernel. Exits 1 with the
+    /// fix when something is missing; --compile-only accepts a machine without a GPU.
+    Doctor(doctor::DoctorArgs),
+    /// The disk cache: list, stats, verify, clear.
+    Cache(cache::CacheArgs),
+    /// Prints what a kernel became (IR, NVVM IR, PTX, SASS).
+    ///
+    /// Reads the files a program run with CUDAJIT_DUMP=DIR wrote (DIR defaults to
+    /// $CUDAJIT_DUMP); --sass disassembles the cubin with nvdisasm or cuobjdump.
+    Emit(emit::EmitArgs),
+}
+
+/// Runs the command line (with the program name first); returns the exit status.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // `--help` and `--version` are "errors" that print to stdout and succeed.
+            let _ = error.print();
+            return if error.use_stderr() { USAGE } else { OK };
+        }
     };
-    let status = match command.as_str() {
-        "doctor" => doctor::run(&mut args),
-        "cache" => cache::run(&mut args),
-        "emit" => emit::run(&mut args),
-        "help" | "--help" | "-h" => {
-            print!("{HELP}");
-            Ok(OK)
-        }
-        "--version" | "-V" => {
-            println!("cudajit {}", env!("CARGO_PKG_VERSION"));
-            Ok(OK)
-        }
-        other => Err(format!("unknown command `{other}`")),
+    let status = match cli.command {
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Cache(args) => cache::run(&args),
+        Command::Emit(args) => emit::run(&args),
     };
     match status {
         Ok(code) => code,
@@ -68,5 +75,53 @@ pub fn run(args: &[String]) -> i32 {
             eprintln!("cudajit: {usage}\nRun `cudajit help` for the commands.");
             USAGE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn help_version_and_mistakes_have_their_exit_statuses() {
+        assert_eq!(run(["cudajit", "--help"]), OK);
+        assert_eq!(run(["cudajit", "--version"]), OK);
+        assert_eq!(run(["cudajit", "cache", "--help"]), OK);
+        assert_eq!(run(["cudajit"]), USAGE);
+        assert_eq!(run(["cudajit", "frobnicate"]), USAGE);
+        assert_eq!(run(["cudajit", "cache", "sort"]), USAGE);
+        assert_eq!(
+            run(["cudajit", "emit", "--ir", "--ptx", "--kernel", "k"]),
+            USAGE
+        );
+    }
+
+    #[test]
+    fn options_parse_where_users_put_them() {
+        let cli = Cli::try_parse_from(["cudajit", "cache", "--dir", "/tmp/x", "list"]).unwrap();
+        let Command::Cache(cache) = cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(cache.dir.as_deref(), Some(std::path::Path::new("/tmp/x")));
+        let cli = Cli::try_parse_from(["cudajit", "cache", "stats", "--dir", "/tmp/y"]).unwrap();
+        let Command::Cache(cache) = cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(cache.dir.as_deref(), Some(std::path::Path::new("/tmp/y")));
+        let cli = Cli::try_parse_from([
+            "cudajit", "emit", "--kernel", "saxpy", "--arch", "sm_90", "--sass",
+        ])
+        .unwrap();
+        let Command::Emit(emit) = cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(emit.kernel.as_deref(), Some("saxpy"));
+        assert_eq!(emit.kind(), Some("--sass"));
     }
 }
