@@ -57,6 +57,15 @@
 //! that the device communicator has an LSA barrier for every CTA of the grid (when the
 //! kernel calls [`lsa_barrier_init`]), and, at the first launch of each specialisation on
 //! a device communicator, that every rank launches the same one
+//! ([`cudajit_nccl::safe::agreement`]; docs/nccl.md, "Agreement before the first launch").
+//!
+//! The module's rooms: `comm.rs` (the [`DevComm`] and [`Window`] parameters and
+//! [`requirements_for`]), `launch_token.rs` (the [`LaunchToken`] a `DevComm` carries),
+//! `launch_check.rs` (the barrier count check and the agreement at a launch), `api.rs`
+//! (the `#[extern_device]` declarations, whose symbol names are held to
+//! `cudajit_nccl::device_library::symbols` by a test), `reduce_copy.rs` (the reduce-copy
+//! helpers written in the kernel language), `team.rs` (teams) and `session.rs` (barrier
+//! sessions that end with their scope).
 
 mod api;
 mod comm;
