@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use cudajit_codegen::toolchain::discover::searched_list;
+
 use crate::version::NcclVersion;
 
 /// A failed NCCL call: which function, its `ncclResult_t`, and NCCL's own words
@@ -47,7 +49,7 @@ pub enum NcclError {
         "NCCL (libnccl.so.2) not found. Searched, in order:\n{}\nFix: install NCCL 2.28.3 or newer \
          (`pip install nvidia-nccl-cu13`, or the libnccl2 package) or point CUDAJIT_NCCL_LIBRARY \
          at libnccl.so.2",
-        bullets(searched)
+        searched_list(searched)
     )]
     LibraryNotFound {
         /// Every place tried.
@@ -123,7 +125,7 @@ pub enum NcclError {
     },
 
     /// The headers device code needs are not installed beside the library.
-    #[error("no NCCL headers (nccl.h) for the library {}. Searched:\n{}\nFix: install the headers of the same release (libnccl-dev, or the wheel's include/), or set CUDAJIT_NCCL_INCLUDE", library.display(), bullets(searched))]
+    #[error("no NCCL headers (nccl.h) for the library {}. Searched:\n{}\nFix: install the headers of the same release (libnccl-dev, or the wheel's include/), or set CUDAJIT_NCCL_INCLUDE", library.display(), searched_list(searched))]
     HeadersNotFound {
         /// The loaded library.
         library: PathBuf,
@@ -210,9 +212,4 @@ impl NcclError {
             message: e.to_string(),
         }
     }
-}
-
-fn bullets(items: &[String]) -> String {
-    let lines: Vec<String> = items.iter().map(|s| format!("  - {s}")).collect();
-    lines.join("\n")
 }

@@ -10,3 +10,5 @@ pub use cudajit_nccl::*;
 
 pub mod device;
 pub mod sim;
+#[cfg(test)]
+mod symbol_spellings;

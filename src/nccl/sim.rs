@@ -321,7 +321,8 @@ struct WorldExterns {
     live_sessions: std::sync::atomic::AtomicI64,
 }
 
-const SYMBOLS: [&str; FIRST_BARRIER as usize + 5 * COOPS.len()] = [
+/// The functions the simulator implements, each at its id (the index here).
+pub(super) const SYMBOLS: [&str; FIRST_BARRIER as usize + 5 * COOPS.len()] = [
     "cudajit_nccl_rank",
     "cudajit_nccl_nranks",
     "cudajit_nccl_lsa_rank",

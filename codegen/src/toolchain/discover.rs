@@ -12,20 +12,33 @@
 //!
 //! libdevice additionally looks next to the chosen libNVVM right after its
 //! override, so that both come from the same installation.
+//!
+//! The environment ([`SearchEnv`]), the site-packages enumeration
+//! ([`site_packages`]), the loader probe ([`probe_loader`]) and the wording of
+//! a miss ([`searched_list`]) are public so that other searches for NVIDIA's
+//! libraries (NCCL's, in `cudajit-nccl`) reuse them instead of copying them.
 
 mod env;
 mod layout;
 mod loader;
-pub(crate) mod site_packages;
+pub mod site_packages;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use env::{SearchEnv, DEFAULT_FIXED_ROOTS, DEFAULT_SYSTEM_SITE_PACKAGES};
+pub use loader::probe as probe_loader;
 
 use super::error::{Result, ToolchainError};
 use layout::{layout, Layout, Spot};
-use site_packages::SiteEntry;
+use site_packages::{SiteEntry, TOOLCHAIN_ORDER};
+
+/// The places a search tried, one `  - ` bullet per line, as every "not
+/// found" error lists them.
+pub fn searched_list(places: &[String]) -> String {
+    let lines: Vec<String> = places.iter().map(|s| format!("  - {s}")).collect();
+    lines.join("\n")
+}
 
 /// One piece of the NVIDIA toolchain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -231,7 +244,7 @@ impl<'e> Search<'e> {
 
     fn wheels(&mut self) -> Option<Located> {
         let env = self.env;
-        for entry in site_packages::site_packages(env) {
+        for entry in site_packages::site_packages(env, TOOLCHAIN_ORDER) {
             match entry {
                 SiteEntry::Miss(what) => self.searched.push(format!("site-packages {what}")),
                 SiteEntry::Dir(sp) => {
@@ -263,7 +276,10 @@ impl<'e> Search<'e> {
         for name in names {
             self.searched
                 .push(format!("dlopen(\"{name}\") (system loader search path)"));
-            if let Some(path) = loader::probe(name) {
+            // SAFETY: the names probed are NVIDIA's compiler libraries, whose
+            // initialisers have no preconditions; they would run the same way
+            // when the library is loaded for use.
+            if let Some(path) = unsafe { loader::probe(name) } {
                 return Some(self.hit(path, Origin::LoaderPath));
             }
         }

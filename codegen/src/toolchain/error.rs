@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::discover::Component;
+use super::discover::{searched_list, Component};
 
 /// A failed call into one of the NVIDIA libraries: which function, which
 /// status code, and the status code's name from the library's header.
@@ -42,7 +42,7 @@ pub enum ToolchainError {
     /// A component was not found anywhere; `searched` lists every place tried.
     #[error(
         "{component} not found. Searched, in order:\n{}\nFix: {fix}",
-        bullet_list(searched)
+        searched_list(searched)
     )]
     NotFound {
         /// The component that is missing.
@@ -211,8 +211,3 @@ pub fn unresolved_symbols(log: &str) -> Vec<String> {
 
 /// Convenience alias used throughout the module.
 pub type Result<T, E = ToolchainError> = std::result::Result<T, E>;
-
-fn bullet_list(items: &[String]) -> String {
-    let lines: Vec<String> = items.iter().map(|s| format!("  - {s}")).collect();
-    lines.join("\n")
-}

@@ -22,6 +22,8 @@ pub mod bridge;
 mod error;
 pub mod nvcc;
 pub mod shim;
+#[cfg(test)]
+mod symbol_spellings;
 pub mod symbols;
 mod unresolved;
 

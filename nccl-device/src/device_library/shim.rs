@@ -29,7 +29,7 @@ use cudajit_codegen::Arch;
 use super::symbols::{self, DeviceFunction, SymbolTable};
 
 /// The shim's NVVM IR, with `@{nccl:NAME}` placeholders for the `.ltoir`'s symbols.
-const TEMPLATE: &str = include_str!("shim_ltoir.ll");
+pub(super) const TEMPLATE: &str = include_str!("shim_ltoir.ll");
 
 /// Bytes of the `.ltoir`'s `ncclLsaBarrierSession_C` (2.31, 2.32), as its
 /// `ncclLsaBarrierSession_C_size()` returns; `shim_ltoir.ll` builds sessions of this size.
@@ -56,7 +56,7 @@ const _: () = assert!(SHIM_COOP_PARAM_OFFSET + 4 <= symbols::BRIDGE_LSA_BARRIER_
 pub const LTOIR_SESSION_SIZE_SYMBOL: &str = "_Z28ncclLsaBarrierSession_C_sizev";
 
 /// Every function of the `.ltoir` the shim calls.
-const CALLED: &[DeviceFunction] = &[
+pub(super) const CALLED: &[DeviceFunction] = &[
     DeviceFunction::LsaPointer,
     DeviceFunction::PeerPointer,
     DeviceFunction::LocalPointer,

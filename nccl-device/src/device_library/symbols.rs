@@ -5,6 +5,19 @@
 //! upstream), so the mapping lives in one table per generation instead of in the
 //! callers. The signatures differ too: the `.ltoir` takes NCCL's C++ objects (a
 //! `ncclCoopAny` by value), the bridge only pointers and scalars.
+//!
+//! These tables are the one source of truth for the names. cudajit's own C ABI over NCCL
+//! (the `cudajit_nccl_*` names of [`BRIDGE_2_28`] and [`SHIM_GIN`], listed together by
+//! [`c_abi_symbols`]) is spelled again where it is defined or called: `shim_ltoir.ll`,
+//! `bridge_2_28.cu`, the facade's `#[extern_device]` `link_name`s and the simulator's
+//! table. Those are checked against the tables by tests (`symbol_spellings.rs` here, and
+//! `src/nccl/symbol_spellings.rs` in `cudajit`) rather than generated from them: the `.ll`
+//! and the `.cu` are sources that libNVVM and nvcc read and people review, which
+//! placeholders for every function name would make unreadable, and a `link_name` is a
+//! literal the proc macro reads, which a build script would have to write. The `.ltoir`'s
+//! mangled names, used only inside the shim, are generated: `shim_ltoir.ll` calls them
+//! through `@{nccl:NAME}` placeholders that [`shim::source`](super::shim::source) fills
+//! from these tables.
 
 use std::fmt;
 
@@ -222,6 +235,17 @@ const fn entry(
         symbol,
         signature,
     }
+}
+
+/// Every symbol of cudajit's C ABI over NCCL's device API: the 2.28 bridge's functions
+/// ([`BRIDGE_2_28`]), which the shim over a `.ltoir` defines too, then the GIN functions
+/// only the shim over a 2.32+ `.ltoir` defines ([`SHIM_GIN`]). Kernels call these names.
+pub fn c_abi_symbols() -> impl Iterator<Item = &'static str> {
+    BRIDGE_2_28
+        .entries
+        .iter()
+        .chain(SHIM_GIN.entries)
+        .map(|entry| entry.symbol)
 }
 
 /// Bytes (and alignment) a kernel reserves for an LSA barrier session of the 2.28 bridge;

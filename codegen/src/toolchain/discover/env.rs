@@ -92,6 +92,12 @@ impl SearchEnv {
             .filter(|v| !v.is_empty())
     }
 
+    /// The value of `name` as UTF-8 text, if set (see [`SearchEnv::var`]) and
+    /// valid UTF-8.
+    pub fn var_str(&self, name: &str) -> Option<&str> {
+        self.var(name).and_then(OsStr::to_str)
+    }
+
     /// The home directory, for `~/.local/lib/python3*/site-packages`.
     pub fn home(&self) -> Option<&Path> {
         self.home.as_deref()

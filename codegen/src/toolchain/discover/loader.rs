@@ -6,18 +6,21 @@
 //! probe asks the loader itself: `dlopen` the bare soname. The handle is
 //! deliberately leaked: the library is about to be loaded for real anyway
 //! (the second `dlopen` only bumps a reference count), and unloading NVIDIA's
-//! compiler libraries is not something we want to exercise (see
-//! `dylib.rs`).
+//! libraries is not something we want to exercise (see `dylib.rs`).
 
 use std::mem::ManuallyDrop;
 use std::path::PathBuf;
 
 /// `dlopen`s `soname`; on success returns the file the loader picked (read
 /// back from `/proc/self/maps` where available, else the soname itself).
-pub(crate) fn probe(soname: &str) -> Option<PathBuf> {
-    // SAFETY: loading runs the library's initialisers. The names probed are
-    // NVIDIA's compiler libraries, whose initialisers have no preconditions;
-    // they would run the same way when the library is loaded for use.
+///
+/// # Safety
+///
+/// Loading runs the library's initialisers: the caller vouches that the
+/// library `soname` resolves to has none with preconditions (NVIDIA's
+/// compiler libraries and NCCL have none).
+pub unsafe fn probe(soname: &str) -> Option<PathBuf> {
+    // SAFETY: the caller vouches for the initialisers (see above).
     let lib = unsafe { libloading::Library::new(soname) }.ok()?;
     let _leaked = ManuallyDrop::new(lib);
     Some(mapped_file(soname).unwrap_or_else(|| PathBuf::from(soname)))

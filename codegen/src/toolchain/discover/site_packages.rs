@@ -1,27 +1,118 @@
 //! Python site-packages directories reachable from the environment, found
 //! without running Python (spawning an interpreter per process start would be
 //! slow and would pick whatever `python3` happens to be first on `PATH`).
+//!
+//! Shared by every search for NVIDIA's wheels: the compiler toolchain here and
+//! NCCL's discovery in `cudajit-nccl`. Each caller names the order of the
+//! [`SiteSource`]s it consults and words the [`SiteMiss`]es for its own
+//! "searched" list.
 
 use std::ffi::OsStr;
+use std::fmt;
 use std::path::{Component as PathPart, Path, PathBuf};
 
 use super::env::SearchEnv;
 
-/// One step of the site-packages enumeration: a directory that exists, or a
-/// description of a place that was looked at and held nothing.
+/// A place site-packages directories are derived from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteSource {
+    /// `CUDAJIT_TOOLS_DIR`: a site-packages itself (`pip install --target`) or
+    /// a prefix holding one (a venv, `pip install --prefix`).
+    ToolsDir,
+    /// Every entry of `PYTHONPATH`.
+    PythonPath,
+    /// `VIRTUAL_ENV`, then `CONDA_PREFIX`.
+    Prefixes,
+    /// Every absolute `<prefix>/bin` on `PATH`.
+    PathPrefixes,
+    /// `~/.local/lib/python3*/site-packages`.
+    UserHome,
+    /// [`SearchEnv::system_site_packages`].
+    System,
+}
+
+/// The order the compiler toolchain searches: the explicit tools directory
+/// first, then what the user's interpreter would see.
+pub const TOOLCHAIN_ORDER: &[SiteSource] = &[
+    SiteSource::ToolsDir,
+    SiteSource::PythonPath,
+    SiteSource::Prefixes,
+    SiteSource::PathPrefixes,
+    SiteSource::UserHome,
+    SiteSource::System,
+];
+
+/// A place consulted that held no site-packages directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SiteEntry {
+pub enum SiteMiss {
+    /// `CUDAJIT_TOOLS_DIR` is not set.
+    ToolsDirUnset,
+    /// `CUDAJIT_TOOLS_DIR` names no directory holding a site-packages.
+    ToolsDir(PathBuf),
+    /// A `PYTHONPATH` entry that is not a directory.
+    PythonPathEntry(PathBuf),
+    /// `VIRTUAL_ENV` or `CONDA_PREFIX` is set, but `pattern` matched nothing.
+    Prefix {
+        /// The variable.
+        var: &'static str,
+        /// `<prefix>/lib/python3*/site-packages`.
+        pattern: PathBuf,
+    },
+    /// A `<prefix>/bin` on `PATH` whose `pattern` matched nothing.
+    PathEntry {
+        /// The `PATH` entry.
+        bin: PathBuf,
+        /// `<prefix>/lib/python3*/site-packages`.
+        pattern: PathBuf,
+    },
+    /// The home directory's user site-packages pattern matched nothing.
+    UserHome(PathBuf),
+    /// A system site-packages pattern matched nothing.
+    System(PathBuf),
+}
+
+impl fmt::Display for SiteMiss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SiteMiss::ToolsDirUnset => f.write_str("CUDAJIT_TOOLS_DIR: not set"),
+            SiteMiss::ToolsDir(d) => {
+                write!(f, "CUDAJIT_TOOLS_DIR={} (no such directory)", d.display())
+            }
+            SiteMiss::PythonPathEntry(e) => {
+                write!(f, "PYTHONPATH entry {} (no such directory)", e.display())
+            }
+            SiteMiss::Prefix { var, pattern } => {
+                write!(f, "{var}: {} (no match)", pattern.display())
+            }
+            SiteMiss::PathEntry { bin, pattern } => write!(
+                f,
+                "PATH entry {}: {} (no match)",
+                bin.display(),
+                pattern.display()
+            ),
+            SiteMiss::UserHome(pattern) | SiteMiss::System(pattern) => {
+                write!(f, "{} (no match)", pattern.display())
+            }
+        }
+    }
+}
+
+/// One step of the site-packages enumeration: a directory that exists, or a
+/// place that was looked at and held nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SiteEntry {
     /// An existing directory that may contain `nvidia/...`.
     Dir(PathBuf),
     /// A place consulted without result, for the "searched" list.
-    Miss(String),
+    Miss(SiteMiss),
 }
 
-/// Every candidate site-packages directory, in search order, without
-/// duplicates.
-pub(crate) fn site_packages(env: &SearchEnv) -> Vec<SiteEntry> {
+/// Every candidate site-packages directory from `order`'s sources, in that
+/// order, without duplicates, with a [`SiteEntry::Miss`] where a source held
+/// none.
+pub fn site_packages(env: &SearchEnv, order: &[SiteSource]) -> Vec<SiteEntry> {
     let mut out = Vec::new();
-    let mut push = |label: String, patterns: Vec<PathBuf>| {
+    let mut push = |miss: SiteMiss, patterns: Vec<PathBuf>| {
         let mut hit = false;
         for dir in patterns.iter().flat_map(|p| expand(p)) {
             hit = true;
@@ -30,62 +121,77 @@ pub(crate) fn site_packages(env: &SearchEnv) -> Vec<SiteEntry> {
             }
         }
         if !hit {
-            out.push(SiteEntry::Miss(label));
+            out.push(SiteEntry::Miss(miss));
         }
     };
-
-    // CUDAJIT_TOOLS_DIR may be a site-packages itself (`pip install --target`)
-    // or a prefix holding one (a venv, `pip install --prefix`).
-    match env.var("CUDAJIT_TOOLS_DIR") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            let pats = vec![
-                d.clone(),
-                d.join("site-packages"),
-                d.join("lib/python3*/site-packages"),
-            ];
-            push(
-                format!("CUDAJIT_TOOLS_DIR={} (no such directory)", d.display()),
-                pats,
-            );
-        }
-        None => push("CUDAJIT_TOOLS_DIR: not set".into(), Vec::new()),
-    }
-    if let Some(pp) = env.var("PYTHONPATH") {
-        for entry in std::env::split_paths(pp).filter(|p| !p.as_os_str().is_empty()) {
-            push(
-                format!("PYTHONPATH entry {} (no such directory)", entry.display()),
-                vec![entry],
-            );
-        }
-    }
-    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
-        if let Some(prefix) = env.var(var) {
-            let pat = Path::new(prefix).join("lib/python3*/site-packages");
-            push(format!("{var}: {} (no match)", pat.display()), vec![pat]);
-        }
-    }
-    if let Some(path) = env.var("PATH") {
-        // An absolute `<prefix>/bin` on PATH usually means `<prefix>/lib/python3*/...`
-        // belongs to the interpreter the user runs (venvs, conda, pyenv).
-        for bin in std::env::split_paths(path)
-            .filter(|p| p.is_absolute() && p.file_name() == Some(OsStr::new("bin")))
-        {
-            if let Some(prefix) = bin.parent() {
-                let pat = prefix.join("lib/python3*/site-packages");
-                push(
-                    format!("PATH entry {}: {} (no match)", bin.display(), pat.display()),
-                    vec![pat],
-                );
+    for source in order {
+        match source {
+            SiteSource::ToolsDir => match env.var("CUDAJIT_TOOLS_DIR") {
+                Some(d) => {
+                    let d = PathBuf::from(d);
+                    let pats = vec![
+                        d.clone(),
+                        d.join("site-packages"),
+                        d.join("lib/python3*/site-packages"),
+                    ];
+                    push(SiteMiss::ToolsDir(d), pats);
+                }
+                None => push(SiteMiss::ToolsDirUnset, Vec::new()),
+            },
+            SiteSource::PythonPath => {
+                if let Some(pp) = env.var("PYTHONPATH") {
+                    for entry in std::env::split_paths(pp).filter(|p| !p.as_os_str().is_empty()) {
+                        push(SiteMiss::PythonPathEntry(entry.clone()), vec![entry]);
+                    }
+                }
+            }
+            SiteSource::Prefixes => {
+                for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+                    if let Some(prefix) = env.var(var) {
+                        let pattern = Path::new(prefix).join("lib/python3*/site-packages");
+                        push(
+                            SiteMiss::Prefix {
+                                var,
+                                pattern: pattern.clone(),
+                            },
+                            vec![pattern],
+                        );
+                    }
+                }
+            }
+            SiteSource::PathPrefixes => {
+                if let Some(path) = env.var("PATH") {
+                    // An absolute `<prefix>/bin` on PATH usually means
+                    // `<prefix>/lib/python3*/...` belongs to the interpreter the
+                    // user runs (venvs, conda, pyenv).
+                    for bin in std::env::split_paths(path)
+                        .filter(|p| p.is_absolute() && p.file_name() == Some(OsStr::new("bin")))
+                    {
+                        if let Some(prefix) = bin.parent() {
+                            let pattern = prefix.join("lib/python3*/site-packages");
+                            push(
+                                SiteMiss::PathEntry {
+                                    bin: bin.clone(),
+                                    pattern: pattern.clone(),
+                                },
+                                vec![pattern],
+                            );
+                        }
+                    }
+                }
+            }
+            SiteSource::UserHome => {
+                if let Some(home) = env.home() {
+                    let pattern = home.join(".local/lib/python3*/site-packages");
+                    push(SiteMiss::UserHome(pattern.clone()), vec![pattern]);
+                }
+            }
+            SiteSource::System => {
+                for pattern in env.system_site_packages() {
+                    push(SiteMiss::System(pattern.clone()), vec![pattern.clone()]);
+                }
             }
         }
-    }
-    if let Some(home) = env.home() {
-        let pat = home.join(".local/lib/python3*/site-packages");
-        push(format!("{} (no match)", pat.display()), vec![pat]);
-    }
-    for pat in env.system_site_packages() {
-        push(format!("{} (no match)", pat.display()), vec![pat.clone()]);
     }
     out
 }

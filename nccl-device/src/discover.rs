@@ -16,17 +16,32 @@
 //! and `<prefix>/include` for a multiarch `<prefix>/lib/<triplet>/` directory (Debian's
 //! `/usr/lib/x86_64-linux-gnu` pairs with `/usr/include`). The same is tried for the
 //! library's resolved path when it is a symlink.
-
-mod env;
-mod site_packages;
+//!
+//! The environment, the site-packages enumeration and the loader probe are the
+//! compiler toolchain's (`cudajit_codegen::toolchain::discover`): one search for
+//! NVIDIA's libraries, driven here with NCCL's file names and wording.
 
 use std::fmt;
-use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 
-pub use env::{SearchEnv, DEFAULT_SYSTEM_SITE_PACKAGES};
+use cudajit_codegen::toolchain::discover::{
+    probe_loader,
+    site_packages::{site_packages, SiteEntry, SiteMiss, SiteSource},
+};
+pub use cudajit_codegen::toolchain::discover::{SearchEnv, DEFAULT_SYSTEM_SITE_PACKAGES};
 
 use crate::error::{NcclError, Result};
+
+/// Where NCCL looks for wheels, in the order `docs/nccl.md` documents: `PYTHONPATH`
+/// before `CUDAJIT_TOOLS_DIR` (the compiler toolchain tries `CUDAJIT_TOOLS_DIR` first).
+const WHEEL_ORDER: &[SiteSource] = &[
+    SiteSource::PythonPath,
+    SiteSource::ToolsDir,
+    SiteSource::Prefixes,
+    SiteSource::PathPrefixes,
+    SiteSource::UserHome,
+    SiteSource::System,
+];
 
 /// File names of the host library, preferred first.
 pub const LIBRARY_NAMES: &[&str] = &["libnccl.so.2", "libnccl.so"];
@@ -119,7 +134,7 @@ fn locate_library(env: &SearchEnv, searched: &mut Vec<String>) -> Result<(PathBu
         }
         None => searched.push("NCCL_HOME: not set".into()),
     }
-    let (sites, misses) = site_packages::site_packages(env);
+    let (sites, misses) = wheel_places(env);
     searched.extend(misses.into_iter().map(|m| format!("site-packages: {m}")));
     for sp in sites {
         if let Some(lib) = in_dir(&sp.join("nvidia/nccl/lib"), searched, "Python wheel") {
@@ -137,7 +152,10 @@ fn locate_library(env: &SearchEnv, searched: &mut Vec<String>) -> Result<(PathBu
         None => searched.push("LD_LIBRARY_PATH: not set".into()),
     }
     if env.probe_loader() {
-        if let Some(lib) = probe_loader(LIBRARY_NAMES[0]) {
+        // SAFETY: loading runs NCCL's initialisers, which have no preconditions; they
+        // would run the same way when the library is loaded for use. The handle is
+        // leaked: NCCL is never unloaded (see `sys`).
+        if let Some(lib) = unsafe { probe_loader(LIBRARY_NAMES[0]) } {
             return Ok((lib, Origin::Loader));
         }
         searched.push(format!(
@@ -150,6 +168,26 @@ fn locate_library(env: &SearchEnv, searched: &mut Vec<String>) -> Result<(PathBu
     Err(NcclError::LibraryNotFound {
         searched: std::mem::take(searched),
     })
+}
+
+/// The existing site-packages directories in [`WHEEL_ORDER`] and, listed before
+/// them in "searched", a note for each place that held none.
+fn wheel_places(env: &SearchEnv) -> (Vec<PathBuf>, Vec<String>) {
+    let mut dirs = Vec::new();
+    let mut misses = Vec::new();
+    for entry in site_packages(env, WHEEL_ORDER) {
+        match entry {
+            SiteEntry::Dir(dir) => dirs.push(dir),
+            // NCCL's "searched" list names only the variables that are set here,
+            // and a PATH entry without its pattern; the toolchain's wording is fuller.
+            SiteEntry::Miss(SiteMiss::ToolsDirUnset) => {}
+            SiteEntry::Miss(SiteMiss::PathEntry { bin, .. }) => {
+                misses.push(format!("PATH entry {} (no site-packages)", bin.display()))
+            }
+            SiteEntry::Miss(miss) => misses.push(miss.to_string()),
+        }
+    }
+    (dirs, misses)
 }
 
 /// The library in `dir`, noting the miss in `searched`.
@@ -245,25 +283,4 @@ fn headers_for(
         ));
     }
     None
-}
-
-/// `dlopen`s `soname`; on success the file the loader mapped (from `/proc/self/maps`),
-/// else the soname itself. The handle is leaked: the library is about to be used anyway,
-/// and NCCL is never unloaded (see `sys`).
-fn probe_loader(soname: &str) -> Option<PathBuf> {
-    // SAFETY: loading runs NCCL's initialisers, which have no preconditions; they would
-    // run the same way when the library is loaded for use.
-    let lib = unsafe { libloading::Library::new(soname) }.ok()?;
-    let _leaked = ManuallyDrop::new(lib);
-    let stem = soname.find(".so").map_or(soname, |i| &soname[..i + 3]);
-    let maps = std::fs::read_to_string("/proc/self/maps").ok();
-    let mapped = maps.as_deref().and_then(|maps| {
-        maps.lines()
-            .filter_map(|line| line.find('/').map(|i| PathBuf::from(&line[i..])))
-            .find(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(stem))
-            })
-    });
-    Some(mapped.unwrap_or_else(|| PathBuf::from(soname)))
 }
