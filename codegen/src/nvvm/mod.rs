@@ -15,9 +15,9 @@
 //!   may use the read-only data cache (`ld.global.nc`) as `const __restrict__` does in C++;
 //! - `bool` is one byte in memory and as a kernel parameter, `i1` in registers.
 //!
-//! One function at a time ([`function`]'s writer), by idea: [`expression`], [`call`],
-//! [`intrinsic`], [`atomic`], [`math`], [`format`] (`printf`) and [`check`] (bounds checks
-//! and assertions); [`types`] names LLVM's types.
+//! One function at a time (`function.rs`'s writer), by idea: `expression.rs`, `call.rs`,
+//! `intrinsic.rs`, `atomic.rs`, `math.rs`, `format.rs` (`printf`) and `check.rs` (bounds
+//! checks and assertions); `types.rs` names LLVM's types.
 
 mod atomic;
 mod call;

@@ -1,6 +1,6 @@
 //! The keys of a kernel: the cubin cache's ([`cache_key`]) and the identity ranks of a
 //! communicator agree on ([`launch_identity`]). Both start with the fields of
-//! [`kernel_fields`], written once, so the two lists cannot drift apart.
+//! `kernel_fields`, written once, so the two lists cannot drift apart.
 
 use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
