@@ -54,7 +54,7 @@ fn main() -> Result<()> {
     // The first run on an installation: nothing memoised.
     let first_dir = base.join("first");
     let first = run_child(&first_dir)?;
-    let memo = first_dir.join(cudajit::codegen::toolchain_identity::MEMO_FILE);
+    let memo = first_dir.join(cudajit::codegen::cache::compiler_identity::MEMO_FILE);
 
     let mut cold = Vec::new();
     let mut warm = Vec::new();

@@ -12,6 +12,7 @@
 //!    GPU the example says so and stops: external device functions exist only in device
 //!    code, so the CPU simulator cannot run them.
 
+use cudajit::codegen::device_library::LibraryParts;
 use cudajit::prelude::*;
 use cudajit::{Backend, DeviceLibrary, LibraryKind, Stream};
 

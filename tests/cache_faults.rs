@@ -480,7 +480,7 @@ fn a_warm_start_reads_the_toolchain_memo_instead_of_hashing() {
         first.contains("hashed "),
         "the first process hashes the libraries:\n{first}"
     );
-    let memo = dir.join(cudajit::codegen::toolchain_identity::MEMO_FILE);
+    let memo = dir.join(cudajit::codegen::cache::compiler_identity::MEMO_FILE);
     assert!(memo.is_file());
     let (out, second) = run(&dir, "a", &[("CUDAJIT_LOG", "debug")]);
     assert_eq!(field(&out, "origin_a"), "Disk", "{out}");

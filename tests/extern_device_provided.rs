@@ -6,6 +6,7 @@
 mod common;
 
 use cudajit::codegen::compile::{linked_ptx, CompileError, CompileOptions};
+use cudajit::codegen::device_library::LibraryParts;
 use cudajit::codegen::toolchain::{NvvmModule, Toolchain};
 use cudajit::prelude::*;
 use cudajit::{Arch, DeviceLibrary, LibraryKind, LibraryPart, ProvidedLibrary, Specialization};

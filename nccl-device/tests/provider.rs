@@ -9,6 +9,8 @@
 mod common;
 
 use cudajit_codegen::compile::{library_identity, link_nvvm_ir, CompileOptions};
+use cudajit_codegen::device_library::LibraryParts;
+use cudajit_codegen::nvvm::NvvmIr;
 use cudajit_codegen::toolchain::Toolchain;
 use cudajit_codegen::Arch;
 use cudajit_core::external::{DeviceLibrary, LibraryKind};
@@ -64,7 +66,7 @@ fn the_loaded_nccl_provides_the_bridge_abi() {
     assert!(identity.starts_with(b"nccl/LtoIr:"));
     assert_eq!(identity.iter().filter(|&&b| b == b'/').count(), 3);
 
-    let ir = bridge_abi_kernel(&symbols::BRIDGE_2_28);
+    let ir = NvvmIr::handwritten(bridge_abi_kernel(&symbols::BRIDGE_2_28));
     let (linked, _, link) = link_nvvm_ir(
         toolchain,
         "probe",

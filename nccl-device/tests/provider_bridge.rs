@@ -6,6 +6,8 @@
 mod common;
 
 use cudajit_codegen::compile::{link_nvvm_ir, CompileOptions};
+use cudajit_codegen::device_library::LibraryParts;
+use cudajit_codegen::nvvm::NvvmIr;
 use cudajit_codegen::toolchain::Toolchain;
 use cudajit_codegen::Arch;
 use cudajit_core::external::{DeviceLibrary, LibraryKind};
@@ -53,7 +55,7 @@ fn the_loaded_nccl_2_28_provides_the_bridge() {
         provided.origin
     );
 
-    let ir = bridge_abi_kernel(&symbols::BRIDGE_2_28);
+    let ir = NvvmIr::handwritten(bridge_abi_kernel(&symbols::BRIDGE_2_28));
     let (linked, _, _) = link_nvvm_ir(
         toolchain,
         "probe",

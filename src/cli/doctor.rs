@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use cudajit::codegen::cache;
+use cudajit::codegen::cache::compiler_identity::toolchain_fields;
 use cudajit::codegen::toolchain::Toolchain;
-use cudajit::codegen::toolchain_identity::toolchain_fields;
 use cudajit::prelude::*;
 use cudajit::{Arch, CudaContext};
 

@@ -9,8 +9,8 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use super::fs::{entry_files, lock_path_for, read_dir, ENTRY_EXTENSION};
 use super::lock;
-use super::store::{entry_files, read_dir, ENTRY_EXTENSION};
 
 /// Temporary files older than this belong to a process that died while writing.
 const STRAY_AGE: Duration = Duration::from_secs(3600);
@@ -42,7 +42,7 @@ pub fn enforce_cap(root: &Path, max_bytes: u64, keep: &Path) -> usize {
         if fs::remove_file(&path).is_ok() {
             total = total.saturating_sub(size);
             removed += 1;
-            lock::remove_if_unlocked(&lock::lock_path_for(&path));
+            lock::remove_if_unlocked(&lock_path_for(&path));
             tracing::debug!(
                 "cudajit: evicted {} (cache over CUDAJIT_CACHE_MAX_BYTES = {max_bytes})",
                 path.display()

@@ -12,11 +12,14 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::fs::create_private_dir;
 use super::key::CacheKey;
+
+pub use super::fs::lock_path_for;
 
 /// How long to wait for another process's compile before compiling anyway.
 const WAIT_LIMIT: Duration = Duration::from_secs(300);
@@ -75,7 +78,7 @@ fn lock_file(path: &Path, what: &str) -> Option<fs::File> {
     loop {
         // The entry's shard directory may not exist yet (an empty cache).
         if let Some(dir) = path.parent() {
-            let _ = super::store::create_private_dir(dir);
+            let _ = create_private_dir(dir);
         }
         let file = match fs::File::options()
             .create(true)
@@ -161,11 +164,6 @@ pub fn remove_if_unlocked(path: &Path) -> bool {
     }
     // Removed while held, so a process that opened it before sees the path change.
     fs::remove_file(path).is_ok()
-}
-
-/// The lock file of an entry file (`<hex>.cubin` → `<hex>.lock`).
-pub fn lock_path_for(entry: &Path) -> PathBuf {
-    entry.with_extension("lock")
 }
 
 #[cfg(test)]

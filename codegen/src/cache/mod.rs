@@ -1,9 +1,14 @@
 //! The JIT cache: compiled cubins in memory (per process) and on disk (across runs).
 //!
-//! - [`key`]: entry names derived from everything that changes a cubin, with the
-//!   components recorded for explanations;
+//! - [`compiler_identity`]: memoised hashes and versions of the compiler libraries the
+//!   keys name;
+//! - [`key`]: entry names derived from everything that changes a cubin (composed there,
+//!   field by field, for the cubin key and the launch identity), with the components
+//!   recorded for explanations;
 //! - [`entry`]: the file format (header, metadata, checksum);
 //! - [`store`]: entries on disk, written atomically, verified on read;
+//! - `fs`: the directory's files (paths, listing, private directories, trusted reads),
+//!   shared by the store, the lock, eviction and the memo;
 //! - [`lock`]: at most one compile per key across threads and processes;
 //! - [`evict`]: the size cap (`CUDAJIT_CACHE_MAX_BYTES`, least recently used first);
 //! - [`explain`]: why a lookup missed.
@@ -12,9 +17,11 @@
 //! `CUDAJIT_CACHE=0` disables it, `CUDAJIT_CACHE_DIR` chooses the directory, otherwise
 //! `$XDG_CACHE_HOME/cudajit` or `~/.cache/cudajit`.
 
+pub mod compiler_identity;
 pub mod entry;
 pub mod evict;
 pub mod explain;
+pub(crate) mod fs;
 pub mod key;
 pub mod lock;
 pub mod store;
@@ -24,7 +31,9 @@ use std::sync::OnceLock;
 
 pub use entry::{EntryMeta, Rejected};
 pub use explain::explain_miss;
-pub use key::{CacheKey, KeyBuilder, KeyComponent, KeyParts};
+pub use key::{
+    cache_key, launch_identity, library_identity, CacheKey, KeyBuilder, KeyComponent, KeyParts,
+};
 pub use lock::CompileLock;
 pub use store::DiskCache;
 
@@ -103,16 +112,12 @@ pub fn memo_dir() -> Option<&'static Path> {
 }
 
 /// The payload of `key` from `disk` if present and accepted by `valid` (for cubins: a CUDA
-/// ELF defining the kernel). Skipped while `CUDAJIT_DUMP` is set, so that every kernel the
-/// program uses is compiled, and dumped, once.
+/// ELF defining the kernel); a rejected entry is removed.
 pub fn disk_lookup(
     disk: Option<&DiskCache>,
     key: &CacheKey,
     valid: impl Fn(&[u8]) -> bool,
 ) -> Option<Vec<u8>> {
-    if crate::dump::enabled() {
-        return None;
-    }
     let disk = disk?;
     let bytes = disk.get(key)?;
     if valid(&bytes) {

@@ -17,12 +17,13 @@ use std::time::SystemTime;
 
 use super::entry::{self, EntryMeta, Rejected, HEADER_LEN};
 use super::evict;
+use super::fs::{
+    check_dir_owner, create_private_dir, entry_files, lock_path_for, open_trusted, read_trusted,
+};
 use super::key::CacheKey;
 
 pub use super::entry::STORE_FORMAT;
-
-/// The extension of entry files.
-pub const ENTRY_EXTENSION: &str = "cubin";
+pub use super::fs::{key_of_path, ENTRY_EXTENSION};
 
 /// A directory of cache entries.
 #[derive(Debug)]
@@ -85,7 +86,7 @@ impl DiskCache {
 
     /// The lock file that serialises compiles of `key` across processes.
     pub fn lock_path(&self, key: &CacheKey) -> PathBuf {
-        super::lock::lock_path_for(&self.path_for(key))
+        lock_path_for(&self.path_for(key))
     }
 
     /// The payload stored under `key`, if a valid entry exists. Invalid entries are removed.
@@ -240,48 +241,6 @@ impl DiskCache {
     }
 }
 
-/// The key an entry file's name says it holds.
-pub fn key_of_path(path: &Path) -> Option<CacheKey> {
-    let stem = path.file_stem()?.to_str()?;
-    if stem.len() != 64 {
-        return None;
-    }
-    let mut key = [0u8; 32];
-    for (i, byte) in key.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(stem.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(CacheKey(key))
-}
-
-/// Every `<root>/<2 hex>/<64 hex>.cubin` file.
-pub(crate) fn entry_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for shard in read_dir(root) {
-        let is_shard = shard
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit()));
-        if !is_shard || !shard.is_dir() {
-            continue;
-        }
-        for file in read_dir(&shard) {
-            if file.extension().and_then(|e| e.to_str()) == Some(ENTRY_EXTENSION)
-                && key_of_path(&file).is_some()
-            {
-                files.push(file);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-pub(crate) fn read_dir(dir: &Path) -> Vec<PathBuf> {
-    fs::read_dir(dir)
-        .map(|entries| entries.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default()
-}
-
 /// The key and metadata of an entry, reading only its header and metadata.
 fn read_listing(path: &Path) -> Result<(CacheKey, EntryMeta), Rejected> {
     let mut file = open_trusted(path)?.ok_or(Rejected::Unreadable("vanished".into()))?;
@@ -314,87 +273,6 @@ fn touch(path: &Path) {
     if let Ok(file) = fs::File::options().append(true).open(path) {
         let _ = file.set_modified(SystemTime::now());
     }
-}
-
-/// Creates `dir` and missing parents with mode 0700.
-#[cfg(unix)]
-pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    match fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-    {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Creates `dir` and missing parents.
-#[cfg(not(unix))]
-pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(dir)
-}
-
-/// Refuses a cache directory owned by another user (they could plant entries).
-fn check_dir_owner(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let owner = fs::metadata(dir)?.uid();
-        if owner != effective_uid() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!("the directory belongs to user id {owner}, not to this user"),
-            ));
-        }
-    }
-    let _ = dir;
-    Ok(())
-}
-
-/// Opens a file if it exists and is safe to trust: owned by this user and not writable by
-/// others (a shared directory must not let another user plant code). The check is made
-/// on the opened file, so the file cannot be swapped between check and read.
-pub(crate) fn open_trusted(path: &Path) -> Result<Option<fs::File>, Rejected> {
-    let file = match fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Rejected::Unreadable(e.to_string())),
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let metadata = file
-            .metadata()
-            .map_err(|e| Rejected::Unreadable(e.to_string()))?;
-        if metadata.uid() != effective_uid() || metadata.mode() & 0o002 != 0 {
-            return Err(Rejected::UnsafeOwnership);
-        }
-    }
-    Ok(Some(file))
-}
-
-/// Reads a whole file through [`open_trusted`].
-pub(crate) fn read_trusted(path: &Path) -> Result<Option<Vec<u8>>, Rejected> {
-    let Some(mut file) = open_trusted(path)? else {
-        return Ok(None);
-    };
-    let mut bytes = Vec::new();
-    match file.read_to_end(&mut bytes) {
-        Ok(_) => Ok(Some(bytes)),
-        Err(e) => Err(Rejected::Unreadable(e.to_string())),
-    }
-}
-
-#[cfg(unix)]
-fn effective_uid() -> u32 {
-    extern "C" {
-        fn geteuid() -> u32;
-    }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { geteuid() }
 }
 
 #[cfg(test)]

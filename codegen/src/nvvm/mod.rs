@@ -14,10 +14,22 @@
 //! - `&mut [T]` parameters are `noalias`, `&[T]` parameters `noalias readonly`, so reads
 //!   may use the read-only data cache (`ld.global.nc`) as `const __restrict__` does in C++;
 //! - `bool` is one byte in memory and as a kernel parameter, `i1` in registers.
+//!
+//! One function at a time (`function.rs`'s writer), by idea: `expression.rs`, `call.rs`,
+//! `intrinsic.rs`, `atomic.rs`, `math.rs`, `format.rs` (`printf`) and `check.rs` (bounds
+//! checks and assertions); `types.rs` names LLVM's types.
 
+mod atomic;
+mod call;
+mod check;
+mod expression;
+mod format;
 mod function;
+mod intrinsic;
+mod math;
 mod types;
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use cudajit_core::ir::Module;
@@ -43,17 +55,56 @@ pub struct WriteOptions {
     pub file: String,
 }
 
-/// Writes `module` as NVVM IR text with default options (no checks).
-pub fn write_module(module: &Module, info: &KernelInfo) -> Result<String, WriteError> {
+/// NVVM IR text, and what it declares without defining: what the compilers must add.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NvvmIr {
+    /// The module's text.
+    pub text: String,
+    /// The symbols of the functions it declares and does not define: libdevice's `__nv_*`,
+    /// `vprintf`, LLVM's and NVVM's intrinsics, the symbols of `#[extern_device]` functions.
+    pub declared: BTreeSet<String>,
+    /// The `#[extern_device]` functions it calls, with the symbols they bind to.
+    pub externs: BTreeSet<ExternCall>,
+}
+
+/// A call of an `#[extern_device]` function: a symbol a device library must define.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExternCall {
+    /// The function's Rust name.
+    pub function: String,
+    /// The symbol it binds to.
+    pub symbol: String,
+}
+
+impl NvvmIr {
+    /// IR text written by hand (tests, probes) that declares nothing the compilers must
+    /// add: libdevice is not linked for it.
+    pub fn handwritten(text: impl Into<String>) -> NvvmIr {
+        NvvmIr {
+            text: text.into(),
+            ..NvvmIr::default()
+        }
+    }
+
+    /// Whether it calls libdevice (an `__nv_*` function): then libNVVM links libdevice.
+    pub fn needs_libdevice(&self) -> bool {
+        self.declared
+            .iter()
+            .any(|symbol| symbol.starts_with("__nv_"))
+    }
+}
+
+/// Writes `module` as NVVM IR with default options (no checks).
+pub fn write_module(module: &Module, info: &KernelInfo) -> Result<NvvmIr, WriteError> {
     write_module_with(module, info, &WriteOptions::default())
 }
 
-/// Writes `module` as NVVM IR text.
+/// Writes `module` as NVVM IR.
 pub fn write_module_with(
     module: &Module,
     info: &KernelInfo,
     options: &WriteOptions,
-) -> Result<String, WriteError> {
+) -> Result<NvvmIr, WriteError> {
     let mut out = String::new();
     let _ = writeln!(out, "target datalayout = \"{DATA_LAYOUT}\"");
     let _ = writeln!(out, "target triple = \"{TRIPLE}\"\n");
@@ -95,7 +146,8 @@ pub fn write_module_with(
     }
     out.push('\n');
 
-    let mut declarations = std::collections::BTreeSet::new();
+    let mut declarations = BTreeSet::new();
+    let mut externs = BTreeSet::new();
     let mut constants = Vec::new();
     let mut kernels = Vec::new();
     // Device functions first, so readers meet callees before callers.
@@ -113,6 +165,7 @@ pub fn write_module_with(
         out.push_str(&written.text);
         out.push('\n');
         declarations.extend(written.declarations);
+        externs.extend(written.externs);
         constants.extend(written.constants);
         if entry.is_some() {
             kernels.push((symbol, written.pointer_type));
@@ -144,7 +197,24 @@ pub fn write_module_with(
     let version = kernels.len();
     let _ = writeln!(out, "!nvvmir.version = !{{!{version}}}");
     let _ = writeln!(out, "!{version} = !{{i32 2, i32 0}}");
-    Ok(out)
+    let declared = declarations
+        .iter()
+        .filter_map(|declaration| declared_symbol(declaration))
+        .map(str::to_owned)
+        .collect();
+    Ok(NvvmIr {
+        text: out,
+        declared,
+        externs,
+    })
+}
+
+/// The symbol a `declare` line of the writer declares: `vprintf` of
+/// `declare i32 @vprintf(i8*, i8*) nounwind`.
+fn declared_symbol(declaration: &str) -> Option<&str> {
+    let (_, named) = declaration.split_once('@')?;
+    let (symbol, _) = named.split_once('(')?;
+    Some(symbol)
 }
 
 /// `%struct.Name = type { .. }`, after checking that LLVM's natural layout of the members

@@ -40,8 +40,8 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::cache::key::hex;
-use crate::cache::store::{create_private_dir, read_trusted};
+use super::fs::{create_private_dir, read_trusted};
+use super::key::hex;
 use crate::toolchain::{Component, Located, Toolchain};
 
 /// The memo's file name in the cache directory.

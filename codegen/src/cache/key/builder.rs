@@ -1,11 +1,11 @@
-//! Cache keys: SHA-256 over tagged, length-prefixed fields.
+//! The key builder: SHA-256 over tagged, length-prefixed fields.
 //!
 //! Tagging and length-prefixing make the encoding unambiguous: two different lists of
 //! fields can never produce the same byte stream, so they cannot collide by construction.
 //!
 //! The builder also remembers each field as a [`KeyComponent`] (its tag and a short,
 //! readable form of its value). Entries store them, so a later miss can say which
-//! component was new (see [`super::explain`]).
+//! component was new (see [`crate::cache::explain`]).
 
 use sha2::{Digest, Sha256};
 
@@ -35,6 +35,12 @@ pub fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// `sha256:` and the first 16 hex digits of the SHA-256 of `bytes`: how entries record a
+/// value too long or too binary to show.
+pub fn short_hash(bytes: &[u8]) -> String {
+    format!("sha256:{}", &hex(&Sha256::digest(bytes))[..16])
+}
+
 /// One field of a key as entries record it: the tag and a short readable value (the value
 /// itself when it is short text, else `sha256:` and the first 16 hex digits of its hash).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -55,7 +61,7 @@ impl KeyComponent {
             .filter(|text| text.len() <= READABLE_MAX && !text.chars().any(char::is_control));
         let value = match readable {
             Some(text) => text.to_owned(),
-            None => format!("sha256:{}", &hex(&Sha256::digest(value))[..16]),
+            None => short_hash(value),
         };
         KeyComponent {
             tag: tag.to_owned(),

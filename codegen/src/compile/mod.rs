@@ -1,0 +1,27 @@
+//! The JIT pipeline, without the driver: captured kernel → IR → NVVM IR → LTO-IR (libNVVM)
+//! → cubin (nvJitLink), with the in-memory and on-disk caches in front.
+//!
+//! - [`options`]: what changes the generated code, as each compiler is told it;
+//! - [`error`]: why a kernel could not be compiled;
+//! - [`lower`]: the language step (captured kernel → validated IR) and the NVVM IR writer;
+//! - [`cached`]: the memory and disk caches in front of a compile;
+//! - [`link`]: NVVM IR → LTO-IR → cubin, with libdevice and the device libraries;
+//! - [`missing_externs`]: a failed link's unresolved symbols, named for the user.
+//!
+//! The cache key is composed in [`crate::cache::key`]; it is re-exported here with the
+//! rest of the compile API.
+
+pub mod cached;
+pub mod error;
+pub mod link;
+pub mod lower;
+pub mod missing_externs;
+pub mod options;
+
+pub use cached::{compile_kernel, CompileReport, CompiledKernel, CubinOrigin};
+pub use error::{CompileError, MissingExtern};
+pub use link::{compile_nvvm_ir, link_nvvm_ir, linked_ptx};
+pub use lower::{lower_captured, nvvm_ir, nvvm_ir_with};
+pub use options::CompileOptions;
+
+pub use crate::cache::key::{cache_key, launch_identity, library_identity};

@@ -1,0 +1,61 @@
+//! Writing run-time checks: bounds checks that print the index and length, and the
+//! device-side assertion that stops the kernel.
+
+use cudajit_core::Span;
+
+use super::function::Writer;
+
+impl Writer<'_> {
+    /// Stops the kernel through CUDA's device-side assertion (`__assertfail`): the driver
+    /// prints the message with the kernel, file, line, block and thread, and the host sees
+    /// `CUDA_ERROR_ASSERT`.
+    pub(super) fn trap(&mut self, message: &str, span: Span) {
+        let message = self.string_constant(message);
+        let file = self.options.file.clone();
+        let file = self.string_constant(&file);
+        let function = self.function.name.clone();
+        let function = self.string_constant(&function);
+        self.declare("declare void @__assertfail(i8*, i8*, i32, i8*, i64)".into());
+        self.line(format!(
+            "call void @__assertfail(i8* {message}, i8* {file}, i32 {}, i8* {function}, i64 1)",
+            span.line
+        ));
+    }
+
+    /// With bounds checks on: if `index >= length`, print both and trap.
+    pub(super) fn bounds_check(&mut self, index: &str, length: &str, span: Span) {
+        if !self.options.bounds_checks {
+            return;
+        }
+        let outside = self.value(format!("icmp uge i64 {index}, {length}"));
+        let fail = self.label("bounds.fail");
+        let ok = self.label("bounds.ok");
+        self.line(format!("br i1 {outside}, label %{fail}, label %{ok}"));
+        self.terminated = true;
+        self.start(&fail);
+        let text = format!(
+            "kernel `{}` ({}:{}:{}): index out of bounds: the len is %llu but the index is %llu\n",
+            self.function.name,
+            self.options.file,
+            span.line,
+            span.column + 1
+        );
+        let format = self.string_constant(&text);
+        self.declare("declare i32 @vprintf(i8*, i8*) nounwind".into());
+        let storage = self.value("alloca { i64, i64 }, align 8".into());
+        let first = self.value(format!(
+            "getelementptr inbounds {{ i64, i64 }}, {{ i64, i64 }}* {storage}, i32 0, i32 0"
+        ));
+        self.line(format!("store i64 {length}, i64* {first}"));
+        let second = self.value(format!(
+            "getelementptr inbounds {{ i64, i64 }}, {{ i64, i64 }}* {storage}, i32 0, i32 1"
+        ));
+        self.line(format!("store i64 {index}, i64* {second}"));
+        let buffer = self.value(format!("bitcast {{ i64, i64 }}* {storage} to i8*"));
+        self.value(format!("call i32 @vprintf(i8* {format}, i8* {buffer})"));
+        self.trap("index out of bounds", span);
+        self.line("unreachable".into());
+        self.terminated = true;
+        self.start(&ok);
+    }
+}

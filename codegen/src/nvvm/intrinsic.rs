@@ -1,0 +1,233 @@
+//! Writing device intrinsics: barriers, fences, warp votes and shuffles, and inline PTX.
+
+use cudajit_core::intrinsics::{AtomicScope, FenceScope, Intrinsic, ShuffleMode, VoteOp};
+use cudajit_core::ir::{Expression, Handle, LocalVariable};
+use cudajit_core::{Scalar, Span};
+
+use super::function::{WriteError, Writer};
+use super::types;
+
+impl Writer<'_> {
+    /// `ptx!`: an `asm sideeffect` call. Operands take the register class of their type
+    /// (`r` 32-bit, `l` 64-bit, `f`/`d` floats); integers narrower than 32 bits and `bool`s
+    /// travel as 32-bit registers.
+    pub(super) fn inline_ptx(
+        &mut self,
+        template: &str,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<LocalVariable>>,
+    ) -> Result<(), WriteError> {
+        let class = |s: Scalar| match (s.is_float(), s.bits()) {
+            (true, 64) => ("d", "double"),
+            (true, _) => ("f", "float"),
+            (false, 64) => ("l", "i64"),
+            (false, _) => ("r", "i32"),
+        };
+        let mut constraints = Vec::new();
+        let mut operands = Vec::new();
+        let result_ty = match result {
+            Some(local) => {
+                let ty = self.module.types[self.function.locals[local].ty]
+                    .inner
+                    .scalar();
+                let Some(ty) = ty else {
+                    return Err(self.unsupported(self.function.span, "a non-scalar `ptx!` result"));
+                };
+                constraints.push(format!("={}", class(ty).0));
+                Some(ty)
+            }
+            None => None,
+        };
+        for argument in arguments {
+            let ty = self.scalar_of(*argument)?;
+            let mut value = self.expr(*argument)?.scalar();
+            let (letter, register) = class(ty);
+            if !ty.is_float() && ty.bits() < 32 {
+                let op = if ty.is_signed() { "sext" } else { "zext" };
+                value = self.value(format!("{op} {} {value} to i32", types::scalar(ty)));
+            }
+            constraints.push(letter.to_owned());
+            operands.push(format!("{register} {value}"));
+        }
+        constraints.push("~{memory}".into());
+        let escaped: String = template
+            .bytes()
+            .map(|b| {
+                if b == b'"' || b == b'\\' || !(b.is_ascii_graphic() || b == b' ') {
+                    format!("\\{b:02X}")
+                } else {
+                    (b as char).to_string()
+                }
+            })
+            .collect();
+        let call = format!(
+            "asm sideeffect \"{escaped}\", \"{}\"({})",
+            constraints.join(","),
+            operands.join(", ")
+        );
+        match (result_ty, result) {
+            (Some(ty), Some(local)) => {
+                let register = class(ty).1;
+                let raw = self.value(format!("call {register} {call}"));
+                let value = if !ty.is_float() && ty.bits() < 32 {
+                    if ty == Scalar::Bool {
+                        self.value(format!("icmp ne i32 {raw}, 0"))
+                    } else {
+                        self.value(format!("trunc i32 {raw} to {}", types::scalar(ty)))
+                    }
+                } else {
+                    raw
+                };
+                let t = types::scalar(ty);
+                self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
+            }
+            _ => self.line(format!("call void {call}")),
+        }
+        Ok(())
+    }
+
+    /// A device intrinsic; returns its value and type, if it has one.
+    pub(super) fn intrinsic(
+        &mut self,
+        intrinsic: Intrinsic,
+        arguments: &[Handle<Expression>],
+        span: Span,
+    ) -> Result<Option<(String, Scalar)>, WriteError> {
+        let mut values = Vec::new();
+        for argument in arguments {
+            values.push(self.expr(*argument)?.scalar());
+        }
+        Ok(match intrinsic {
+            Intrinsic::SyncThreads => {
+                self.declare("declare void @llvm.nvvm.barrier0() convergent nounwind".into());
+                self.line("call void @llvm.nvvm.barrier0()".into());
+                None
+            }
+            Intrinsic::Fence(scope) => {
+                let name = match scope {
+                    FenceScope::Block => "cta",
+                    FenceScope::Device => "gl",
+                    FenceScope::System => "sys",
+                };
+                self.declare(format!("declare void @llvm.nvvm.membar.{name}() nounwind"));
+                self.line(format!("call void @llvm.nvvm.membar.{name}()"));
+                None
+            }
+            Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. } => {
+                return Err(self.unsupported(span, "a shared array as a statement"))
+            }
+            Intrinsic::Atomic(op, AtomicScope::Device) => {
+                let ty = self.scalar_of(arguments[1])?;
+                Some((self.atomic(op, ty, &values), ty))
+            }
+            Intrinsic::Atomic(op, scope) => {
+                let ty = self.scalar_of(arguments[1])?;
+                Some((self.scoped_atomic(op, scope, ty, &values), ty))
+            }
+            Intrinsic::Shuffle(mode) => {
+                let ty = self.scalar_of(arguments[1])?;
+                let value = self.shuffle(mode, ty, &values[0], &values[1], &values[2]);
+                Some((value, ty))
+            }
+            Intrinsic::Vote(op) => {
+                let (name, result, ty) = match op {
+                    VoteOp::Ballot => ("ballot", "i32", Scalar::U32),
+                    VoteOp::All => ("all", "i1", Scalar::Bool),
+                    VoteOp::Any => ("any", "i1", Scalar::Bool),
+                };
+                self.declare(format!(
+                    "declare {result} @llvm.nvvm.vote.{name}.sync(i32, i1) convergent nounwind"
+                ));
+                let value = self.value(format!(
+                    "call {result} @llvm.nvvm.vote.{name}.sync(i32 {}, i1 {})",
+                    values[0], values[1]
+                ));
+                Some((value, ty))
+            }
+            Intrinsic::ActiveMask => {
+                let value = self
+                    .value("call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"()".to_owned());
+                Some((value, Scalar::U32))
+            }
+            Intrinsic::VectorLoad(_) | Intrinsic::VectorStore(_) => {
+                return Err(self.unsupported(span, "a vector access as an intrinsic statement"))
+            }
+            Intrinsic::LaneId => {
+                self.declare(
+                    "declare i32 @llvm.nvvm.read.ptx.sreg.laneid() nounwind readnone".into(),
+                );
+                let value = self.value("call i32 @llvm.nvvm.read.ptx.sreg.laneid()".into());
+                Some((value, Scalar::U32))
+            }
+        })
+    }
+
+    /// `shfl.sync` on 32-bit lanes: narrower values are widened, 64-bit values shuffled as
+    /// two halves.
+    pub(super) fn shuffle(
+        &mut self,
+        mode: ShuffleMode,
+        ty: Scalar,
+        mask: &str,
+        value: &str,
+        lane: &str,
+    ) -> String {
+        let (name, clamp) = match mode {
+            ShuffleMode::Idx => ("idx", 31),
+            ShuffleMode::Up => ("up", 0),
+            ShuffleMode::Down => ("down", 31),
+            ShuffleMode::Xor => ("bfly", 31),
+        };
+        let intrinsic = format!("llvm.nvvm.shfl.sync.{name}.i32");
+        self.declare(format!(
+            "declare i32 @{intrinsic}(i32, i32, i32, i32) convergent nounwind"
+        ));
+        let t = types::scalar(ty);
+        let shuffle32 = |this: &mut Self, v: String| {
+            this.value(format!(
+                "call i32 @{intrinsic}(i32 {mask}, i32 {v}, i32 {lane}, i32 {clamp})"
+            ))
+        };
+        match (ty.bits(), ty.is_float()) {
+            (64, _) => {
+                let bits = if ty.is_float() {
+                    self.value(format!("bitcast {t} {value} to i64"))
+                } else {
+                    value.to_owned()
+                };
+                let low = self.value(format!("trunc i64 {bits} to i32"));
+                let high_wide = self.value(format!("lshr i64 {bits}, 32"));
+                let high = self.value(format!("trunc i64 {high_wide} to i32"));
+                let low = shuffle32(self, low);
+                let high = shuffle32(self, high);
+                let low = self.value(format!("zext i32 {low} to i64"));
+                let high = self.value(format!("zext i32 {high} to i64"));
+                let high = self.value(format!("shl i64 {high}, 32"));
+                let joined = self.value(format!("or i64 {high}, {low}"));
+                if ty.is_float() {
+                    self.value(format!("bitcast i64 {joined} to {t}"))
+                } else {
+                    joined
+                }
+            }
+            (32, true) => {
+                let bits = self.value(format!("bitcast float {value} to i32"));
+                let moved = shuffle32(self, bits);
+                self.value(format!("bitcast i32 {moved} to float"))
+            }
+            (32, false) => shuffle32(self, value.to_owned()),
+            _ if ty == Scalar::F16 => {
+                let bits = self.value(format!("bitcast half {value} to i16"));
+                let wide = self.value(format!("zext i16 {bits} to i32"));
+                let moved = shuffle32(self, wide);
+                let narrow = self.value(format!("trunc i32 {moved} to i16"));
+                self.value(format!("bitcast i16 {narrow} to half"))
+            }
+            _ => {
+                let wide = self.value(format!("zext {t} {value} to i32"));
+                let moved = shuffle32(self, wide);
+                self.value(format!("trunc i32 {moved} to {t}"))
+            }
+        }
+    }
+}
