@@ -49,8 +49,8 @@ pub(crate) fn declarations<'a>(
     functions
 }
 
-/// The `library = PATH` argument: the `static` [`DeviceLibrary`] that defines the block's
-/// functions.
+/// The `library = PATH` argument: the `static` `cudajit::DeviceLibrary` that defines the
+/// block's functions.
 pub(crate) fn library_argument(attr: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
     let usage =
         "write `#[extern_device(library = NAME)]`, NAME being a `static` `cudajit::DeviceLibrary`";
