@@ -95,7 +95,7 @@ pub mod __private {
     pub use cudajit_core::layout::{
         DeviceStruct, DropHook, FieldLayout, StructLayout, VariantLayout,
     };
-    pub use cudajit_core::{CapturedFunction, CapturedKernel, DeviceFunction};
+    pub use cudajit_core::{CapturedFunction, DeviceFunction};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
@@ -181,11 +181,5 @@ pub mod __private {
             location: String::from("its signature"),
             what: what.to_owned(),
         })
-    }
-
-    /// The element count of a device slice, as the kernel's 64-bit length argument.
-    #[inline(always)]
-    pub fn slice_len<T, S: cudarc::driver::DeviceSlice<T> + ?Sized>(slice: &S) -> u64 {
-        slice.len() as u64
     }
 }

@@ -12,6 +12,7 @@
 //! [`device`] holds the host-side declarations of the device intrinsics, so that kernel
 //! bodies stay valid Rust that rustc type-checks.
 
+pub mod abi;
 pub mod ast;
 mod captured;
 pub mod device;

@@ -1,9 +1,11 @@
-//! Checks of the kernel function as a whole: what its signature may be.
+//! Checks of an item as a whole, before its parts are parsed: what a kernel's signature
+//! may be, which ABI an `#[extern_device]` block declares, which types may derive
+//! `DeviceCopy`.
 
-use syn::{FnArg, ItemFn, ReturnType};
+use syn::{Data, DeriveInput, Fields, FnArg, ItemFn, ItemForeignMod, ReturnType};
 
 use crate::errors::Errors;
-use crate::parse::FnKind;
+use crate::parse::{integer_repr, is_repr_c, FnKind};
 
 /// Rejects signatures a kernel or device function cannot have. Generics and parameter
 /// types are checked while parsing.
@@ -58,8 +60,62 @@ pub(crate) fn signature(item: &ItemFn, kind: FnKind, errors: &mut Errors) {
 }
 
 /// `#[kernel]` and `#[device]` take no arguments yet.
-pub(crate) fn attribute_args(attr: &proc_macro2::TokenStream, what: &str, errors: &mut Errors) {
+pub(crate) fn attribute_args(attr: &proc_macro2::TokenStream, kind: FnKind, errors: &mut Errors) {
     if !attr.is_empty() {
-        errors.at(attr, format!("`{what}` takes no arguments"));
+        errors.at(attr, format!("`{}` takes no arguments", kind.attribute()));
+    }
+}
+
+/// External device functions use the C ABI.
+pub(crate) fn extern_c_abi(block: &ItemForeignMod, errors: &mut Errors) {
+    match &block.abi.name {
+        Some(abi) if abi.value() == "C" => {}
+        _ => errors.at(
+            &block.abi,
+            "external device functions use the C ABI: write `extern \"C\"`",
+        ),
+    }
+}
+
+/// Whether a type may derive `DeviceCopy`: a non-generic `#[repr(C)]` struct, or a
+/// non-generic fieldless enum with an integer `#[repr]` and at least one variant. The
+/// fields' types are checked while parsing them.
+pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) {
+    if let Data::Enum(data) = &input.data {
+        if integer_repr(input).is_none() {
+            // Its other properties would only add noise to this one.
+            errors.at(
+                &input.ident,
+                "`DeviceCopy` enums need an integer representation, such as `#[repr(u32)]`: kernels see the enum as that integer",
+            );
+            return;
+        }
+        if !input.generics.params.is_empty() {
+            errors.at(&input.generics, "`DeviceCopy` enums cannot be generic");
+        }
+        if data.variants.is_empty() {
+            errors.at(&input.ident, "`DeviceCopy` enums need at least one variant");
+        }
+        for variant in &data.variants {
+            if !matches!(variant.fields, Fields::Unit) {
+                errors.at(
+                    &variant.fields,
+                    "`DeviceCopy` enums are fieldless: kernels see them as integers",
+                );
+            }
+        }
+        return;
+    }
+    if !is_repr_c(input) {
+        errors.at(
+            &input.ident,
+            "`DeviceCopy` needs `#[repr(C)]`: the device must see the fields where the host put them",
+        );
+    }
+    if !input.generics.params.is_empty() {
+        errors.at(
+            &input.generics,
+            "`DeviceCopy` structs cannot be generic yet",
+        );
     }
 }

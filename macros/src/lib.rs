@@ -1,17 +1,21 @@
 //! Procedural macros of cudajit.
 //!
 //! Each entry point is short: parse (syn → cudajit's captured syntax, collecting every
-//! error at its span), check, generate. On error the user's function is still emitted next
-//! to the `compile_error!`s, so IDEs and rustc keep working on the rest of the file.
+//! error at its span, `parse/`), check (`check.rs`), generate (`generate/`). On error the
+//! user's item is still emitted next to the `compile_error!`s, with stand-ins for what call
+//! sites name (`generate/fallback.rs`), so IDEs and rustc keep working on the rest of the
+//! file and only the real errors show.
 
 mod check;
-mod derive;
 mod errors;
-mod extern_device;
 mod generate;
 mod parse;
 
 use proc_macro::TokenStream;
+
+use errors::Errors;
+use generate::fallback;
+use parse::FnKind;
 
 /// Marks a function as a GPU kernel.
 ///
@@ -36,7 +40,7 @@ use proc_macro::TokenStream;
 /// See the `cudajit` crate for the language and the launch API.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    generate::expand(parse::FnKind::Kernel, attr.into(), item.into()).into()
+    function_macro(FnKind::Kernel, attr.into(), item.into()).into()
 }
 
 /// Marks a function that kernels (and other device functions) can call.
@@ -55,7 +59,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
-    generate::expand(parse::FnKind::Device, attr.into(), item.into()).into()
+    function_macro(FnKind::Device, attr.into(), item.into()).into()
 }
 
 /// Declares external device functions that a device library the user supplies defines
@@ -83,7 +87,7 @@ pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
-    extern_device::expand(attr.into(), item.into()).into()
+    extern_device_macro(attr.into(), item.into()).into()
 }
 
 /// Lets kernels take a struct by value and in slices: `#[derive(Clone, Copy, DeviceCopy)]`
@@ -104,5 +108,60 @@ pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_derive(DeviceCopy, attributes(device_drop))]
 pub fn device_copy(input: TokenStream) -> TokenStream {
-    derive::device_copy(input.into()).into()
+    device_copy_derive(input.into()).into()
+}
+
+/// `#[kernel]` and `#[device]`: the function, its signature checked, its body parsed; the
+/// kernel module or the device function's marker generated.
+fn function_macro(
+    kind: FnKind,
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let function = match parse::item_fn(item.clone(), kind) {
+        Ok(function) => function,
+        Err(error) => return fallback::unparsed(error, item),
+    };
+    let mut errors = Errors::default();
+    check::attribute_args(&attr, kind, &mut errors);
+    check::signature(&function, kind, &mut errors);
+    match parse::function(&function, kind, &mut errors) {
+        Some(parsed) if errors.is_empty() => generate::function(kind, &function, &parsed),
+        _ => fallback::function(kind, &function, errors),
+    }
+}
+
+/// `#[extern_device]`: the block and its library argument, the block's ABI checked, each
+/// function's declaration parsed; host stubs and captured declarations generated.
+fn extern_device_macro(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let block = match parse::extern_block(item.clone()) {
+        Ok(block) => block,
+        Err(error) => return fallback::unparsed(error, item),
+    };
+    let mut errors = Errors::default();
+    let library = parse::library_argument(attr, &mut errors);
+    check::extern_c_abi(&block, &mut errors);
+    let declarations = parse::declarations(&block, &mut errors);
+    match library {
+        Some(library) if errors.is_empty() => generate::extern_functions(&declarations, &library),
+        _ => fallback::extern_device(&block, errors),
+    }
+}
+
+/// `#[derive(DeviceCopy)]`: the type checked, its fields or variants read; the layout
+/// impls generated.
+fn device_copy_derive(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let input: syn::DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(error) => return error.to_compile_error(),
+    };
+    let mut errors = Errors::default();
+    check::device_copy(&input, &mut errors);
+    match parse::device_copy(&input, &mut errors) {
+        Some(parsed) if errors.is_empty() => generate::device_copy(&parsed),
+        _ => errors.into_compile_errors(),
+    }
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use cudajit_core::abi::{self, ArgWord};
 use cudajit_core::ir::{Block, Expression, Function, Handle, LoopId, Module, Statement, TypeInner};
 use cudajit_core::valid::{ExprType, FunctionInfo};
 use cudajit_core::{Scalar, Span};
@@ -92,68 +93,86 @@ pub(super) fn write_function(
     let mut param_types = Vec::new();
     for (index, argument) in function.arguments.iter().enumerate() {
         let name = sanitize(&argument.name);
-        match &module.types[argument.ty].inner {
-            TypeInner::Scalar(s) => {
-                let ty = types::memory(*s);
-                params.push(format!("{ty} %arg{index}.{name}"));
-                param_types.push(ty.to_owned());
-                writer
-                    .arguments
-                    .push(Value::Scalar(format!("%arg{index}.{name}")));
-            }
-            TypeInner::Struct {
-                name: struct_name,
-                align,
-                ..
-            } => {
-                // By value, as CUDA C++ passes structs: a `byval` pointer to the parameter.
-                let ty = format!("{}*", struct_type_name(struct_name));
-                params.push(format!("{ty} byval align {align} %arg{index}.{name}"));
-                param_types.push(ty);
-                writer
-                    .arguments
-                    .push(Value::Scalar(format!("%arg{index}.{name}")));
-            }
-            // `&S` of a device function: a plain pointer to the caller's struct.
-            TypeInner::Pointer { base, .. } if !is_kernel => {
-                let TypeInner::Struct {
-                    name: struct_name, ..
-                } = &module.types[*base].inner
-                else {
-                    return Err(writer.unsupported(argument.span, "a pointer to a non-struct"));
-                };
-                let ty = format!("{}*", struct_type_name(struct_name));
-                params.push(format!("{ty} %arg{index}.{name}"));
-                param_types.push(ty);
-                writer
-                    .arguments
-                    .push(Value::Scalar(format!("%arg{index}.{name}")));
-            }
-            TypeInner::Slice { base, mutable } => {
-                let elem = match &module.types[*base].inner {
-                    TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
-                    TypeInner::Struct { name, .. } => struct_type_name(name),
-                    _ => return Err(writer.unsupported(argument.span, "a slice of this type")),
-                };
-                let ty = format!("{elem}*");
-                let attrs = match (is_kernel, *mutable) {
-                    (false, _) => "",
-                    (true, true) => "noalias",
-                    (true, false) => "noalias readonly",
-                };
-                params.push(format!("{ty} {attrs} %arg{index}.{name}.ptr"));
-                params.push(format!("i64 %arg{index}.{name}.len"));
-                param_types.push(ty);
-                param_types.push("i64".into());
-                writer.arguments.push(Value::Slice {
-                    pointer: format!("%arg{index}.{name}.ptr"),
-                    length: format!("%arg{index}.{name}.len"),
-                });
-            }
-            _ => {
-                return Err(writer.unsupported(argument.span, "this kernel parameter type"));
-            }
+        let inner = &module.types[argument.ty].inner;
+        // `&S` of a device function: a plain pointer to the caller's struct.
+        if let (TypeInner::Pointer { base, .. }, false) = (inner, is_kernel) {
+            let TypeInner::Struct {
+                name: struct_name, ..
+            } = &module.types[*base].inner
+            else {
+                return Err(writer.unsupported(argument.span, "a pointer to a non-struct"));
+            };
+            let ty = format!("{}*", struct_type_name(struct_name));
+            params.push(format!("{ty} %arg{index}.{name}"));
+            param_types.push(ty);
+            writer
+                .arguments
+                .push(Value::Scalar(format!("%arg{index}.{name}")));
+            continue;
         }
+        // Kernel parameters as the argument ABI passes them, one per word.
+        let Some(class) = abi::ParamClass::of_ir(inner) else {
+            return Err(writer.unsupported(argument.span, "this kernel parameter type"));
+        };
+        for word in abi::words(class) {
+            let (ty, param) = match (word, inner) {
+                (ArgWord::BoolByte, _) => {
+                    let ty = types::scalar(abi::BOOL_BYTE).to_owned();
+                    let param = format!("{ty} %arg{index}.{name}");
+                    (ty, param)
+                }
+                (ArgWord::Value, TypeInner::Scalar(s)) => {
+                    let ty = types::scalar(*s).to_owned();
+                    let param = format!("{ty} %arg{index}.{name}");
+                    (ty, param)
+                }
+                // By value, as CUDA C++ passes structs: a `byval` pointer to the parameter.
+                (
+                    ArgWord::Value,
+                    TypeInner::Struct {
+                        name: struct_name,
+                        align,
+                        ..
+                    },
+                ) => {
+                    let ty = format!("{}*", struct_type_name(struct_name));
+                    let param = format!("{ty} byval align {align} %arg{index}.{name}");
+                    (ty, param)
+                }
+                (ArgWord::SlicePointer { mutable }, TypeInner::Slice { base, .. }) => {
+                    let elem = match &module.types[*base].inner {
+                        TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        _ => return Err(writer.unsupported(argument.span, "a slice of this type")),
+                    };
+                    let ty = format!("{elem}*");
+                    let attrs = match (is_kernel, *mutable) {
+                        (false, _) => "",
+                        (true, true) => "noalias",
+                        (true, false) => "noalias readonly",
+                    };
+                    let param = format!("{ty} {attrs} %arg{index}.{name}.ptr");
+                    (ty, param)
+                }
+                (ArgWord::SliceLength, _) => {
+                    let ty = types::scalar(abi::SLICE_LENGTH).to_owned();
+                    let param = format!("{ty} %arg{index}.{name}.len");
+                    (ty, param)
+                }
+                _ => return Err(writer.unsupported(argument.span, "this kernel parameter type")),
+            };
+            params.push(param);
+            param_types.push(ty);
+        }
+        writer.arguments.push(match class {
+            abi::ParamClass::Slice { .. } => Value::Slice {
+                pointer: format!("%arg{index}.{name}.ptr"),
+                length: format!("%arg{index}.{name}.len"),
+            },
+            abi::ParamClass::Scalar(_) | abi::ParamClass::Value => {
+                Value::Scalar(format!("%arg{index}.{name}"))
+            }
+        });
     }
 
     // Every local lives in an `alloca` of the entry block; NVVM's mem2reg turns them

@@ -9,10 +9,9 @@ use crate::parse::Parsed;
 
 /// `CapturedFunction { name, source, source_hash, file, callees }` for `parsed`.
 pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
-    let cudajit = paths::cudajit();
-    let private = quote!(#cudajit::__private);
+    let private = paths::private();
     let json = parsed.source.to_json();
-    let hash = hex(&Sha256::digest(json.as_bytes()));
+    let hash = sha256_hex(&json);
     let name = &parsed.source.name;
     let callees = &parsed.callees;
     let callees_fn = if callees.is_empty() {
@@ -43,9 +42,8 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
 
 /// The `structs` field of a `CapturedFunction`: the layouts of the structs and enums a
 /// function names, taken from their `DeviceStruct` impls.
-pub(crate) fn structs_fn(structs: &[syn::Path]) -> TokenStream {
-    let cudajit = paths::cudajit();
-    let private = quote!(#cudajit::__private);
+pub(super) fn structs_fn(structs: &[syn::Path]) -> TokenStream {
+    let private = paths::private();
     if structs.is_empty() {
         return quote!(#private::CapturedFunction::no_structs);
     }
@@ -59,6 +57,28 @@ pub(crate) fn structs_fn(structs: &[syn::Path]) -> TokenStream {
     })
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// A stand-in `CapturedFunction` for a function the macro rejected: it lets the code that
+/// names the function's captured form type-check, so that only the real errors show. The
+/// `compile_error!` beside it stops the build, so it never reaches the JIT.
+pub(super) fn stand_in(name: &str) -> TokenStream {
+    let private = paths::private();
+    quote! {
+        #private::CapturedFunction {
+            name: #name,
+            source: "",
+            source_hash: "",
+            file: ::core::file!(),
+            callees: #private::CapturedFunction::no_callees,
+            structs: #private::CapturedFunction::no_structs,
+            library: ::core::option::Option::None,
+        }
+    }
+}
+
+/// Lowercase hex SHA-256 of `text`, the `source_hash` of its captured form.
+pub(super) fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

@@ -1,5 +1,6 @@
 //! The typed host launcher `launch(stream, config, args..)` and `compile(context, ..)`.
 
+use cudajit_core::abi::{self, ArgWord};
 use cudajit_core::ast::{FunctionSource, GenericKind, ParamType, ValueType};
 use cudajit_core::Scalar;
 use proc_macro2::TokenStream;
@@ -24,7 +25,7 @@ pub(super) fn launch_fns(
         ValueType::Struct(_) => written_type(sig, param).unwrap_or_else(|| value_tokens(value)),
         _ => value_tokens(value),
     };
-    let private = quote!(#cudajit::__private);
+    let private = paths::private();
     let taken = |n: &str| source.params.iter().any(|p| p.name == n);
     let stream = if taken("stream") {
         format_ident!("launch_stream")
@@ -47,6 +48,9 @@ pub(super) fn launch_fns(
     let mut lengths = Vec::new();
     let mut pointers = Vec::new();
     let mut args = Vec::new();
+    // The argument ABI's words of `args`, in order, for `ARGUMENT_WORDS`.
+    let mut words = Vec::new();
+    let abi_path = paths::abi();
     // Launch checks of struct arguments (`DeviceStruct::LAUNCH_CHECK`): a constant `None`
     // for every type but those that ask for one, so the branch folds away.
     let mut checks = Vec::new();
@@ -55,7 +59,8 @@ pub(super) fn launch_fns(
     let mut sim_unsupported: Option<&str> = None;
     for param in &source.params {
         let name = format_ident!("{}", param.name);
-        match &param.ty {
+        // The launcher's parameter, its launch check and its simulator argument.
+        let ty = match &param.ty {
             // Only `#[extern_device]` declarations have reference parameters; the signature
             // parser never produces one for a kernel.
             ParamType::Reference { .. } => continue,
@@ -64,19 +69,11 @@ pub(super) fn launch_fns(
                 let ty = written_or(&param.name, value);
                 params.push(quote!(#name: #ty));
                 comptime_params.push(quote!(#name: #ty));
+                continue;
             }
             ParamType::Value(value) => {
                 let ty = written_or(&param.name, value);
                 params.push(quote!(#name: #ty));
-                let local = format_ident!("__cj_value_{}", param.name);
-                // `bool` travels as one byte, as CUDA C++ passes it.
-                let convert = if *value == ValueType::Scalar(Scalar::Bool) {
-                    quote!(#name as u8)
-                } else {
-                    quote!(#name)
-                };
-                pointers.push(quote!(let #local = #convert;));
-                args.push(quote!(#private::arg(&#local)));
                 if matches!(value, ValueType::Struct(_)) {
                     checks.push(quote! {
                         if let ::core::option::Option::Some(__cj_check) =
@@ -90,29 +87,63 @@ pub(super) fn launch_fns(
                 } else {
                     sim_args.push(quote!(#private::sim_scalar(#name)));
                 }
+                ty
             }
             ParamType::Slice { elem, mutable } => {
                 let ty = written_or(&param.name, elem);
-                let len = format_ident!("__cj_len_{}", param.name);
-                let ptr = format_ident!("__cj_ptr_{}", param.name);
-                let sync = format_ident!("__cj_sync_{}", param.name);
                 if matches!(elem, ValueType::Struct(_)) {
                     sim_unsupported.get_or_insert("slices of structs");
                 }
                 if *mutable {
                     params.push(quote!(#name: &mut impl #cudajit::KernelSliceMut<#ty>));
-                    lengths.push(quote!(let #len: u64 = #cudajit::KernelSliceMut::<#ty>::slice_len(&*#name) as u64;));
-                    pointers.push(quote!(let (#ptr, #sync) = #cudajit::KernelSliceMut::<#ty>::cuda_ptr_mut(#name, #stream)?;));
                     sim_args.push(quote!(#cudajit::KernelSliceMut::<#ty>::sim_slice_mut(#name)?));
                 } else {
                     params.push(quote!(#name: &impl #cudajit::KernelSlice<#ty>));
-                    lengths.push(quote!(let #len: u64 = #cudajit::KernelSlice::<#ty>::slice_len(#name) as u64;));
-                    pointers.push(quote!(let (#ptr, #sync) = #cudajit::KernelSlice::<#ty>::cuda_ptr(#name, #stream)?;));
                     sim_args.push(quote!(#cudajit::KernelSlice::<#ty>::sim_slice(#name)?));
                 }
-                args.push(quote!(#private::arg(&#ptr)));
-                args.push(quote!(#private::arg(&#len)));
+                ty
             }
+        };
+        // The GPU's argument list: one live local per word of the argument ABI.
+        let Some(class) = abi::ParamClass::of_captured(&param.ty) else {
+            continue;
+        };
+        for word in abi::words(class) {
+            let (local, word_path) = match word {
+                ArgWord::Value => {
+                    let local = format_ident!("__cj_value_{}", param.name);
+                    pointers.push(quote!(let #local = #name;));
+                    (local, quote!(Value))
+                }
+                ArgWord::BoolByte => {
+                    let local = format_ident!("__cj_value_{}", param.name);
+                    let byte = format_ident!("{}", abi::BOOL_BYTE.rust_name());
+                    pointers.push(quote!(let #local = #name as #byte;));
+                    (local, quote!(BoolByte))
+                }
+                ArgWord::SlicePointer { mutable } => {
+                    let ptr = format_ident!("__cj_ptr_{}", param.name);
+                    let sync = format_ident!("__cj_sync_{}", param.name);
+                    pointers.push(if *mutable {
+                        quote!(let (#ptr, #sync) = #cudajit::KernelSliceMut::<#ty>::cuda_ptr_mut(#name, #stream)?;)
+                    } else {
+                        quote!(let (#ptr, #sync) = #cudajit::KernelSlice::<#ty>::cuda_ptr(#name, #stream)?;)
+                    });
+                    (ptr, quote!(SlicePointer { mutable: #mutable }))
+                }
+                ArgWord::SliceLength => {
+                    let len = format_ident!("__cj_len_{}", param.name);
+                    let length = format_ident!("{}", abi::SLICE_LENGTH.rust_name());
+                    // Before the pointers: `cuda_ptr_mut` borrows the slice mutably.
+                    lengths.push(match class {
+                        abi::ParamClass::Slice { mutable: true } => quote!(let #len: #length = #cudajit::KernelSliceMut::<#ty>::slice_len(&*#name) as #length;),
+                        _ => quote!(let #len: #length = #cudajit::KernelSlice::<#ty>::slice_len(#name) as #length;),
+                    });
+                    (len, quote!(SliceLength))
+                }
+            };
+            args.push(quote!(#private::arg(&#local)));
+            words.push(quote!(#abi_path::ArgWord::#word_path));
         }
     }
 
@@ -145,9 +176,10 @@ pub(super) fn launch_fns(
             quote!(::core::result::Result::Err(#private::sim_unsupported(KERNEL.name(), #what)))
         }
         None => {
+            let sim_arg = paths::sim_arg();
             let sim_count = sim_args.len();
             quote! {
-                let __cj_sim_args: [#cudajit::core::sim::SimArg<'_>; #sim_count] = [#(#sim_args),*];
+                let __cj_sim_args: [#sim_arg<'_>; #sim_count] = [#(#sim_args),*];
                 KERNEL.simulate(
                     __cj_sim,
                     &#private::SpecBuilder::new() #(#spec_parts)*,
@@ -180,6 +212,11 @@ pub(super) fn launch_fns(
         source.name
     );
     quote! {
+        /// The launch's argument words in order, as the argument ABI (`cudajit::core::abi`)
+        /// passes the parameters; the kernel's NVVM IR declares one parameter per word.
+        #[doc(hidden)]
+        pub const ARGUMENT_WORDS: &[#abi_path::ArgWord] = &[#(#words),*];
+
         /// Compiles the kernel for `context`'s GPU and loads it, ahead of the first
         /// launch (the launch would do it otherwise). Returns the loaded kernel with the
         /// compile report.
@@ -262,7 +299,7 @@ fn value_tokens(value: &ValueType) -> TokenStream {
 }
 
 fn scalar_path(scalar: Scalar) -> TokenStream {
-    let cudajit = paths::cudajit();
+    let scalar_type = paths::scalar();
     let variant = format_ident!("{}", format!("{scalar:?}"));
-    quote!(#cudajit::core::Scalar::#variant)
+    quote!(#scalar_type::#variant)
 }

@@ -21,8 +21,15 @@
 //! struct helper {}
 //! impl cudajit::DeviceFunction for helper { const CAPTURED: CapturedFunction = .. }
 //! ```
+//!
+//! `#[extern_device]` blocks are generated in `extern_device.rs`, `#[derive(DeviceCopy)]`
+//! in `device_copy.rs`, and what stands in for an item the macro rejected in `fallback.rs`.
+//! Every path into the facade comes from `paths.rs`.
 
-pub(crate) mod captured;
+mod captured;
+mod device_copy;
+mod extern_device;
+pub(crate) mod fallback;
 mod launcher;
 mod paths;
 
@@ -30,39 +37,15 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ItemFn;
 
-use crate::errors::Errors;
 use crate::parse::{FnKind, Parsed};
-use crate::{check, parse};
+pub(crate) use device_copy::device_copy;
+pub(crate) use extern_device::extern_functions;
 
-/// Expands `#[kernel]` or `#[device]`.
-pub(crate) fn expand(kind: FnKind, attr: TokenStream, item: TokenStream) -> TokenStream {
-    let what = match kind {
-        FnKind::Kernel => "#[kernel]",
-        FnKind::Device => "#[device]",
-    };
-    let item: ItemFn = match syn::parse2(item.clone()) {
-        Ok(item) => item,
-        Err(error) => {
-            let error = syn::Error::new(error.span(), format!("`{what}` applies to a function"));
-            let compile_error = error.to_compile_error();
-            return quote!(#compile_error #item);
-        }
-    };
-    let mut errors = Errors::default();
-    check::attribute_args(&attr, what, &mut errors);
-    check::signature(&item, kind, &mut errors);
-    let parsed = parse::function(&item, kind, &mut errors);
-    match parsed {
-        Some(parsed) if errors.is_empty() => match kind {
-            FnKind::Kernel => kernel(&item, &parsed),
-            FnKind::Device => device(&item, &parsed),
-        },
-        _ => {
-            // Keep the user's function so the rest of the file still type-checks.
-            let compile_errors = errors.into_compile_errors();
-            let item = without_comptime(&item);
-            quote!(#compile_errors #item)
-        }
+/// What replaces a `#[kernel]` or `#[device]` function that parsed and passed its checks.
+pub(crate) fn function(kind: FnKind, item: &ItemFn, parsed: &Parsed) -> TokenStream {
+    match kind {
+        FnKind::Kernel => kernel(item, parsed),
+        FnKind::Device => device(item, parsed),
     }
 }
 
@@ -119,7 +102,7 @@ fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
 }
 
 fn device(item: &ItemFn, parsed: &Parsed) -> TokenStream {
-    let cudajit = paths::cudajit();
+    let private = paths::private();
     let vis = &item.vis;
     let name = &item.sig.ident;
     let captured = captured::captured_function(parsed);
@@ -132,8 +115,8 @@ fn device(item: &ItemFn, parsed: &Parsed) -> TokenStream {
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #name {}
 
-        impl #cudajit::__private::DeviceFunction for #name {
-            const CAPTURED: #cudajit::__private::CapturedFunction = #captured;
+        impl #private::DeviceFunction for #name {
+            const CAPTURED: #private::CapturedFunction = #captured;
         }
     }
 }

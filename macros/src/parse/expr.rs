@@ -7,9 +7,9 @@ use cudajit_core::intrinsics::Intrinsic;
 use cudajit_core::math::MathFunction;
 use cudajit_core::Scalar;
 
+use super::parser::Parser;
 use super::signature::{scalar_type, value_type};
 use super::span_at;
-use super::stmt::Parser;
 
 /// Intrinsics returning a `Dim3`, used as `name().x`.
 const DIM3_INTRINSICS: [&str; 4] = ["thread_idx", "block_idx", "block_dim", "grid_dim"];

@@ -5,8 +5,8 @@ use cudajit_core::ast::{BinaryOp, Expr, ExprKind, FormatPiece, FormatSpec, Stmt}
 use syn::punctuated::Punctuated;
 use syn::Token;
 
+use super::parser::Parser;
 use super::span_at;
-use super::stmt::Parser;
 
 /// The macros kernels may use.
 const SUPPORTED: &str = "`print!`, `println!`, `assert!`, `assert_eq!`, `assert_ne!` and their `debug_` forms, and `ptx!`";

@@ -2,7 +2,7 @@
 
 use cudajit_core::ast::{Block, Expr, ExprKind, Literal, MatchArm, Pattern, Stmt};
 
-use super::stmt::Parser;
+use super::parser::Parser;
 use super::{span_at, span_of};
 
 impl Parser<'_> {
@@ -40,7 +40,7 @@ impl Parser<'_> {
             // add no errors of their own.
             self.push_scope();
             if patterns.is_none() {
-                super::stmt::bind_pattern_names(self, &arm.pat);
+                self.bind_pattern_names(&arm.pat);
             }
             let guard = arm.guard.as_ref().map(|(_, guard)| self.expr(guard));
             let body = match &*arm.body {

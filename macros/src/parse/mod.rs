@@ -2,11 +2,17 @@
 //!
 //! The supported subset of Rust is decided here: every construct outside it is answered
 //! by an error at its span, collected in [`Errors`], and parsing goes on so that all
-//! mistakes are reported at once.
+//! mistakes are reported at once. Function bodies are walked by the [`Parser`]
+//! (`parser.rs`), whose methods are spread over `stmt.rs`, `expr.rs` and the modules
+//! beside them; `extern_block.rs` reads `#[extern_device]` blocks and `device_copy.rs` the
+//! types deriving `DeviceCopy`.
 
+mod device_copy;
 mod expr;
+mod extern_block;
 mod format;
 mod matching;
+mod parser;
 mod signature;
 mod stmt;
 mod tuple;
@@ -14,10 +20,26 @@ mod tuple_branches;
 
 use cudajit_core::ast::FunctionSource;
 use cudajit_core::Span;
+use proc_macro2::TokenStream;
 use syn::ItemFn;
 
 use crate::errors::Errors;
+pub(crate) use device_copy::{
+    device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct,
+};
+pub(crate) use extern_block::{declarations, extern_block, library_argument};
+use parser::Parser;
 pub(crate) use signature::{scalar_type, FnKind};
+
+/// The item under `#[kernel]` or `#[device]`, which must be a function.
+pub(crate) fn item_fn(item: TokenStream, kind: FnKind) -> syn::Result<ItemFn> {
+    syn::parse2(item).map_err(|error| {
+        syn::Error::new(
+            error.span(),
+            format!("`{}` applies to a function", kind.attribute()),
+        )
+    })
+}
 
 /// A parsed function and the paths of the device functions it calls (for the generated
 /// code, which finds their captured forms through those paths).
@@ -37,12 +59,12 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
         FnKind::Device => signature::result(&item.sig, &names, errors),
     };
     let own_name = item.sig.ident.to_string();
-    let mut parser = stmt::Parser::new(errors, names, kind, own_name);
+    let mut parser = Parser::new(errors, names, kind, own_name);
     // Every parameter name, also of parameters rejected above, so their uses add no
     // errors of their own.
     for input in &item.sig.inputs {
         if let syn::FnArg::Typed(typed) = input {
-            stmt::bind_pattern_names(&mut parser, &typed.pat);
+            parser.bind_pattern_names(&typed.pat);
             if let (syn::Type::Tuple(tuple), syn::Pat::Ident(ident)) = (&*typed.ty, &*typed.pat) {
                 parser.bind_tuple_name(&ident.ident.to_string(), tuple.elems.len());
             }

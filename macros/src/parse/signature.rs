@@ -19,6 +19,16 @@ pub(crate) enum FnKind {
     Device,
 }
 
+impl FnKind {
+    /// The attribute that marks the function, as users write it.
+    pub(crate) fn attribute(self) -> &'static str {
+        match self {
+            FnKind::Kernel => "#[kernel]",
+            FnKind::Device => "#[device]",
+        }
+    }
+}
+
 /// The names that types in the signature may refer to.
 #[derive(Default)]
 pub(crate) struct GenericNames {

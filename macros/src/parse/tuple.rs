@@ -7,15 +7,15 @@
 //! `let (x, y) = (a, b);`, `let t: (f32, u32) = ..`, `let v = vload4(..)` then `v.2`,
 //! `(x, y) = (y, x);`, `t = (a, b);`, `let u = t;`, and `if`/`match`/blocks whose branches
 //! end in tuples. A statement that expands to several is
-//! returned first-to-last through [`Parser::pending`](super::stmt::Parser).
+//! returned first-to-last through [`Parser::pending`](super::parser::Parser).
 
 use cudajit_core::ast::{Expr, ExprKind, Stmt, ValueType};
 use cudajit_core::intrinsics::Intrinsic;
 use cudajit_core::Span;
 
+use super::parser::Parser;
 use super::signature::value_type;
 use super::span_at;
-use super::stmt::Parser;
 use super::tuple_branches::{assign_tails, tail_tuple_arity};
 
 /// What a tuple `let` or assignment takes its elements from.

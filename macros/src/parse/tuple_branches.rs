@@ -1,6 +1,6 @@
 //! Tuples given by `if`, `match` and blocks: the syntax is rewritten so that every branch
 //! ends by assigning its tuple's elements to temporaries instead (see
-//! [`Parser::branch_tuple`](super::stmt::Parser)), which the kernel language can express.
+//! [`Parser::branch_tuple`](super::parser::Parser)), which the kernel language can express.
 
 /// The number of elements of the tuple that ends the branches of `expr` (the first found).
 pub(super) fn tail_tuple_arity(expr: &syn::Expr) -> Option<usize> {

@@ -1,57 +1,42 @@
-//! `#[extern_device(library = PATH)]` on an `extern "C" { .. }` block: external device
-//! functions that a user-supplied device library defines.
+//! `#[extern_device(library = PATH)]` on an `extern "C" { .. }` block: the declarations of
+//! external device functions that a user-supplied device library defines.
 //!
-//! For each `fn name(a: f32, b: i32) -> f32;` of the block the expansion is
-//!
-//! ```text
-//! fn name(a: f32, b: i32) -> f32 { .. }   // host stub: panics (device code only)
-//! struct name {}                         // marker with the captured declaration
-//! impl cudajit::DeviceFunction for name { const CAPTURED = .. library: Some(&PATH) .. }
-//! ```
-//!
-//! so kernels call `name(..)` as ordinary Rust, and find its declaration and library the
-//! way they find `#[device]` functions. The symbol is the function's name, or the string
-//! of a `#[link_name = "c_name"]` attribute, as in ordinary Rust `extern` blocks.
+//! Each `fn name(a: f32, b: i32) -> f32;` of the block becomes a captured declaration (a
+//! [`FunctionSource`] without a body, whose `external` is the symbol): the function's name,
+//! or the string of a `#[link_name = "c_name"]` attribute, as in ordinary Rust `extern`
+//! blocks. What is generated from it is in `generate/extern_device.rs`.
 
 use cudajit_core::ast::{Block, FunctionSource, Param, ParamType, ValueType};
 use cudajit_core::Scalar;
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
-use sha2::{Digest, Sha256};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{ForeignItem, ForeignItemFn, ItemForeignMod};
 
+use super::{scalar_type, span_of};
 use crate::errors::Errors;
-use crate::parse::{scalar_type, span_of};
 
-/// Expands `#[extern_device(..)]`.
-pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let block: ItemForeignMod = match syn::parse2(item.clone()) {
-        Ok(block) => block,
-        Err(error) => {
-            let error = syn::Error::new(
-                error.span(),
-                "`#[extern_device]` applies to an `extern \"C\" { fn name(..) -> T; }` block",
-            );
-            let compile_error = error.to_compile_error();
-            return quote!(#compile_error #item);
-        }
-    };
-    let mut errors = Errors::default();
-    let library = library_argument(attr, &mut errors);
-    match &block.abi.name {
-        Some(abi) if abi.value() == "C" => {}
-        _ => errors.at(
-            &block.abi,
-            "external device functions use the C ABI: write `extern \"C\"`",
-        ),
-    }
+/// The item under `#[extern_device]`, which must be an `extern` block.
+pub(crate) fn extern_block(item: TokenStream) -> syn::Result<ItemForeignMod> {
+    syn::parse2(item).map_err(|error| {
+        syn::Error::new(
+            error.span(),
+            "`#[extern_device]` applies to an `extern \"C\" { fn name(..) -> T; }` block",
+        )
+    })
+}
+
+/// The block's functions with their captured declarations. A function whose signature
+/// cannot cross the C ABI, and any item that is not a function, is reported and left out.
+pub(crate) fn declarations<'a>(
+    block: &'a ItemForeignMod,
+    errors: &mut Errors,
+) -> Vec<(&'a ForeignItemFn, FunctionSource)> {
     let mut functions = Vec::new();
     for foreign in &block.items {
         match foreign {
             ForeignItem::Fn(function) => {
-                if let Some(declared) = declaration(function, &mut errors) {
+                if let Some(declared) = declaration(function, errors) {
                     functions.push((function, declared));
                 }
             }
@@ -61,26 +46,12 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             ),
         }
     }
-    match library {
-        Some(library) if errors.is_empty() => functions
-            .iter()
-            .map(|(function, declared)| generate(function, declared, &library))
-            .collect(),
-        _ => {
-            // Host stubs with the declared signatures keep the callers type-checking.
-            let compile_errors = errors.into_compile_errors();
-            let stubs = block.items.iter().filter_map(|foreign| match foreign {
-                ForeignItem::Fn(function) => Some(host_stub(function)),
-                _ => None,
-            });
-            quote!(#compile_errors #(#stubs)*)
-        }
-    }
+    functions
 }
 
-/// The `library = PATH` argument: the `static` [`DeviceLibrary`] that defines the block's
-/// functions.
-fn library_argument(attr: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
+/// The `library = PATH` argument: the `static` `cudajit::DeviceLibrary` that defines the
+/// block's functions.
+pub(crate) fn library_argument(attr: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
     let usage =
         "write `#[extern_device(library = NAME)]`, NAME being a `static` `cudajit::DeviceLibrary`";
     if attr.is_empty() {
@@ -286,101 +257,4 @@ fn link_name(function: &ForeignItemFn, errors: &mut Errors) -> Option<String> {
             None
         }
     }
-}
-
-/// The host function of the same signature: it panics, as device intrinsics do on the host.
-fn host_stub(function: &ForeignItemFn) -> TokenStream {
-    let name = &function.sig.ident;
-    let vis = &function.vis;
-    let inputs = &function.sig.inputs;
-    let output = &function.sig.output;
-    let attrs = function
-        .attrs
-        .iter()
-        .filter(|a| !a.path().is_ident("link_name"));
-    let message = name.to_string();
-    quote! {
-        #(#attrs)*
-        #[allow(unused_variables)]
-        #vis fn #name(#inputs) #output {
-            ::cudajit::__private::extern_device_on_host(#message)
-        }
-    }
-}
-
-fn generate(
-    function: &ForeignItemFn,
-    declared: &FunctionSource,
-    library: &syn::Path,
-) -> TokenStream {
-    let private = quote!(::cudajit::__private);
-    let name = &function.sig.ident;
-    let vis = &function.vis;
-    let stub = host_stub(function);
-    let json = declared.to_json();
-    let hash: String = Sha256::digest(json.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let name_text = name.to_string();
-    // The structs and enums of the signature, whose layouts the lowering needs.
-    let structs: Vec<syn::Path> = declared
-        .params
-        .iter()
-        .filter_map(|param| match &param.ty {
-            ParamType::Value(ValueType::Struct(name))
-            | ParamType::Reference {
-                target: ValueType::Struct(name),
-                ..
-            } => Some(syn::Path::from(syn::Ident::new(
-                name,
-                name_span(function, name),
-            ))),
-            _ => None,
-        })
-        .collect();
-    let structs_fn = crate::generate::captured::structs_fn(&structs);
-    let doc = format!("The captured declaration of the `#[extern_device]` function [`{name}()`].");
-    // Spanned at the user's path, so a path that is not a `DeviceLibrary` is reported there.
-    let library_fn = quote_spanned! {library.span()=>
-        {
-            fn library() -> &'static #private::DeviceLibrary {
-                &#library
-            }
-            library
-        }
-    };
-    quote! {
-        #stub
-
-        #[doc = #doc]
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #name {}
-
-        impl #private::DeviceFunction for #name {
-            const CAPTURED: #private::CapturedFunction = #private::CapturedFunction {
-                name: #name_text,
-                source: #json,
-                source_hash: #hash,
-                file: ::core::file!(),
-                callees: #private::CapturedFunction::no_callees,
-                structs: #structs_fn,
-                library: ::core::option::Option::Some(#library_fn),
-            };
-        }
-    }
-}
-
-/// The span of the type named `name` in the function's signature (for errors rustc reports
-/// on the generated layout reference).
-fn name_span(function: &ForeignItemFn, name: &str) -> proc_macro2::Span {
-    use quote::ToTokens;
-    function
-        .sig
-        .inputs
-        .to_token_stream()
-        .into_iter()
-        .find(|token| matches!(token, proc_macro2::TokenTree::Ident(i) if i == name))
-        .map_or_else(|| function.sig.ident.span(), |token| token.span())
 }

@@ -1,0 +1,106 @@
+//! What `#[derive(DeviceCopy)]` generates: the impls that let kernels take a struct or an
+//! enum by value and in slices, with the layout rustc gave the type.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::paths;
+use crate::parse::{DeviceCopy, DeviceCopyEnum, DeviceCopyStruct};
+
+/// The impls of a type deriving `DeviceCopy`.
+pub(crate) fn device_copy(parsed: &DeviceCopy) -> TokenStream {
+    match parsed {
+        DeviceCopy::Struct(parsed) => device_struct(parsed),
+        DeviceCopy::Enum(parsed) => device_enum(parsed),
+    }
+}
+
+fn device_struct(parsed: &DeviceCopyStruct) -> TokenStream {
+    let ident = &parsed.ident;
+    let name = ident.to_string();
+    let private = paths::private();
+    let scalar = paths::scalar();
+    let drop = match &parsed.drop_hook {
+        Some(path) => quote!(::core::option::Option::Some(#private::DropHook({
+            fn hook() -> &'static #private::CapturedFunction {
+                const HOOK: &#private::CapturedFunction =
+                    &<#path as #private::DeviceFunction>::CAPTURED;
+                HOOK
+            }
+            hook
+        }))),
+        None => quote!(::core::option::Option::None),
+    };
+    let layouts = parsed.fields.iter().map(|(field, field_scalar)| {
+        let field_name = field.to_string();
+        let variant = syn::Ident::new(&format!("{field_scalar:?}"), proc_macro2::Span::call_site());
+        quote! {
+            #private::FieldLayout {
+                name: #field_name,
+                ty: #scalar::#variant,
+                offset: ::core::mem::offset_of!(#ident, #field),
+            }
+        }
+    });
+    quote! {
+        // SAFETY: a `#[repr(C)]` struct of scalars (checked above) has no padding-dependent
+        // invariants: any bytes the device writes into its fields are valid scalars.
+        unsafe impl #private::DeviceRepr for #ident {}
+        // SAFETY: all-zero bytes are a valid value of every scalar field.
+        unsafe impl #private::ValidAsZeroBits for #ident {}
+        // SAFETY: the layout is computed by rustc (`offset_of!`, `size_of`, `align_of`).
+        // Not listed in rustc's "other types implement" notes: the fix is the derive.
+        #[diagnostic::do_not_recommend]
+        unsafe impl #private::DeviceStruct for #ident {
+            const LAYOUT: #private::StructLayout = #private::StructLayout {
+                name: #name,
+                fields: &[#(#layouts),*],
+                size: ::core::mem::size_of::<#ident>(),
+                align: ::core::mem::align_of::<#ident>(),
+                enum_repr: ::core::option::Option::None,
+                variants: &[],
+                drop: #drop,
+            };
+        }
+    }
+}
+
+/// A fieldless enum: kernels see it as its integer representation, so every discriminant
+/// must be known and every bit pattern the device writes must be checked by the host
+/// (enums are not `ValidAsZeroBits` unless a variant is 0, and never `DeviceRepr`-writable).
+fn device_enum(parsed: &DeviceCopyEnum) -> TokenStream {
+    let ident = &parsed.ident;
+    let name = ident.to_string();
+    let private = paths::private();
+    let scalar = paths::scalar();
+    let repr = &parsed.repr;
+    let repr_variant = syn::Ident::new(&format!("{repr:?}"), proc_macro2::Span::call_site());
+    let variants = parsed.variants.iter().map(|variant_ident| {
+        let variant_name = variant_ident.to_string();
+        quote! {
+            #private::VariantLayout {
+                name: #variant_name,
+                value: #ident::#variant_ident as i64,
+            }
+        }
+    });
+    quote! {
+        // SAFETY: a fieldless enum with an integer `repr` is passed as that integer. Kernels
+        // only read enums (a write of an arbitrary integer could make an invalid value), which
+        // the lowering enforces by treating enum slices as read-only.
+        unsafe impl #private::DeviceRepr for #ident {}
+        // SAFETY: the layout is computed by rustc (`size_of`, `align_of`, `as` casts).
+        #[diagnostic::do_not_recommend]
+        unsafe impl #private::DeviceStruct for #ident {
+            const LAYOUT: #private::StructLayout = #private::StructLayout {
+                name: #name,
+                fields: &[],
+                size: ::core::mem::size_of::<#ident>(),
+                align: ::core::mem::align_of::<#ident>(),
+                enum_repr: ::core::option::Option::Some(#scalar::#repr_variant),
+                variants: &[#(#variants),*],
+                drop: ::core::option::Option::None,
+            };
+        }
+    }
+}

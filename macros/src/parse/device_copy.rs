@@ -1,0 +1,130 @@
+//! `#[derive(DeviceCopy)]`'s input: a `#[repr(C)]` struct of scalars, or a fieldless enum
+//! with an integer `#[repr]`. Whether the type may derive it at all (its `repr`, generics,
+//! variants) is `check::device_copy`'s; this reads what the generated impls need.
+
+use cudajit_core::Scalar;
+use syn::{Data, DeriveInput, Fields};
+
+use super::scalar_type;
+use crate::errors::Errors;
+
+/// A type deriving `DeviceCopy`.
+pub(crate) enum DeviceCopy {
+    Struct(DeviceCopyStruct),
+    Enum(DeviceCopyEnum),
+}
+
+/// A `#[repr(C)]` struct of scalar fields.
+pub(crate) struct DeviceCopyStruct {
+    pub ident: syn::Ident,
+    /// The fields in declaration order, with their scalar types.
+    pub fields: Vec<(syn::Ident, Scalar)>,
+    /// `#[device_drop(f)]`: the function kernels call on a local at the end of its scope.
+    pub drop_hook: Option<syn::Path>,
+}
+
+/// A fieldless enum that kernels see as its integer representation.
+pub(crate) struct DeviceCopyEnum {
+    pub ident: syn::Ident,
+    /// The integer of `#[repr(..)]`.
+    pub repr: Scalar,
+    pub variants: Vec<syn::Ident>,
+}
+
+/// Reads a `DeviceCopy` type. Returns `None` if anything was rejected.
+pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) -> Option<DeviceCopy> {
+    if let Data::Enum(data) = &input.data {
+        // A missing integer `repr` was reported by the check.
+        let repr = integer_repr(input)?;
+        return Some(DeviceCopy::Enum(DeviceCopyEnum {
+            ident: input.ident.clone(),
+            repr,
+            variants: data.variants.iter().map(|v| v.ident.clone()).collect(),
+        }));
+    }
+    let mut fields = Vec::new();
+    match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(named) => {
+                for field in &named.named {
+                    match (&field.ident, scalar_type(&field.ty)) {
+                        (Some(name), Some(scalar)) => fields.push((name.clone(), scalar)),
+                        _ => errors.at(
+                            &field.ty,
+                            "`DeviceCopy` fields are scalars (`bool`, integers, `f32`, `f64`)",
+                        ),
+                    }
+                }
+            }
+            other => errors.at(other, "`DeviceCopy` applies to structs with named fields"),
+        },
+        _ => errors.at(&input.ident, "`DeviceCopy` applies to structs"),
+    }
+    let drop_hook = device_drop(input, errors);
+    Some(DeviceCopy::Struct(DeviceCopyStruct {
+        ident: input.ident.clone(),
+        fields,
+        drop_hook,
+    }))
+}
+
+/// The integer of an enum's `#[repr(u8..i64)]`, if it has one (`usize`/`isize` have no
+/// fixed width on the device).
+pub(crate) fn integer_repr(input: &DeriveInput) -> Option<Scalar> {
+    reprs(input).iter().find_map(|ident| {
+        Scalar::from_rust_name(&ident.to_string())
+            .filter(|s| s.is_integer() && !matches!(s, Scalar::Usize | Scalar::Isize))
+    })
+}
+
+/// Whether the type is `#[repr(C)]`.
+pub(crate) fn is_repr_c(input: &DeriveInput) -> bool {
+    reprs(input).iter().any(|i| i == "C")
+}
+
+/// `#[device_drop(f)]`: the `#[extern_device]` function taking `&mut Self` that kernels
+/// call on a local of the type at the end of its scope.
+fn device_drop(input: &DeriveInput, errors: &mut Errors) -> Option<syn::Path> {
+    let mut hooks = input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("device_drop"));
+    let attr = hooks.next()?;
+    if let Some(second) = hooks.next() {
+        errors.at(second, "one `#[device_drop(f)]` per type");
+    }
+    match attr.parse_args::<syn::Path>() {
+        Ok(path) => Some(path),
+        Err(_) => {
+            errors.at(
+                attr,
+                "write the function the device calls at the end of a local's scope: `#[device_drop(end_session)]`",
+            );
+            None
+        }
+    }
+}
+
+/// The idents of the type's `#[repr(..)]` attributes.
+fn reprs(input: &DeriveInput) -> Vec<syn::Ident> {
+    let mut idents = Vec::new();
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("repr"))
+    {
+        // `C`, `u8`, ... and `align(16)` (its value is rustc's to check).
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(ident) = meta.path.get_ident() {
+                idents.push(ident.clone());
+            }
+            if meta.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let _: proc_macro2::TokenStream = content.parse()?;
+            }
+            Ok(())
+        });
+    }
+    idents
+}
