@@ -34,7 +34,7 @@ pub enum Error {
     /// failed assertion, a barrier not every thread reaches, a data race on shared
     /// memory...), or uses what the simulator cannot run.
     #[error("CPU simulator: {0}")]
-    Simulator(#[from] cudajit_core::sim::SimError),
+    Simulator(#[from] cudajit_sim::SimError),
     /// A stream and a buffer of different backends, or an unknown `CUDAJIT_BACKEND`.
     #[error("{0}")]
     Backend(String),

@@ -40,7 +40,7 @@ pub struct Kernel {
 struct SimulatedKernel {
     spec_id: u64,
     spec: Specialization,
-    program: Arc<cudajit_core::sim::Program>,
+    program: Arc<cudajit_sim::Program>,
 }
 
 /// A kernel's specialisation loaded into one CUDA context, ready to launch.
@@ -210,7 +210,7 @@ impl Kernel {
     pub fn sim_program(
         &'static self,
         spec: &SpecBuilder,
-    ) -> Result<Arc<cudajit_core::sim::Program>, Error> {
+    ) -> Result<Arc<cudajit_sim::Program>, Error> {
         if spec.overflowed() {
             return Err(Error::TooManyParameters {
                 kernel: self.name().to_owned(),
@@ -225,13 +225,11 @@ impl Kernel {
             return Ok(found.program.clone());
         }
         let (module, info) = cudajit_codegen::compile::lower_captured(&self.captured, &full)?;
-        let options = cudajit_core::sim::ProgramOptions {
+        let options = cudajit_sim::ProgramOptions {
             debug_assertions: self.options().debug_assertions,
             file: self.captured.file.to_owned(),
         };
-        let program = Arc::new(cudajit_core::sim::Program::new(
-            &module, &info, None, &options,
-        )?);
+        let program = Arc::new(cudajit_sim::Program::new(&module, &info, None, &options)?);
         simulated.push(SimulatedKernel {
             spec_id: spec.id(),
             spec: full,
@@ -248,18 +246,18 @@ impl Kernel {
         stream: &crate::SimStream,
         spec: &SpecBuilder,
         config: &LaunchConfig,
-        args: &[cudajit_core::sim::SimArg<'_>],
+        args: &[cudajit_sim::SimArg<'_>],
     ) -> Result<(), Error> {
         let program = self.sim_program(spec)?;
-        let limit = cudajit_core::sim::MAX_SHARED_BYTES_PER_BLOCK
-            .saturating_sub(program.static_shared_bytes());
+        let limit =
+            cudajit_sim::MAX_SHARED_BYTES_PER_BLOCK.saturating_sub(program.static_shared_bytes());
         config
-            .check(cudajit_core::sim::MAX_THREADS_PER_BLOCK, limit)
+            .check(cudajit_sim::MAX_THREADS_PER_BLOCK, limit)
             .map_err(|source| Error::LaunchConfig {
                 kernel: program.kernel().to_owned(),
                 source,
             })?;
-        let launch = cudajit_core::sim::SimLaunch {
+        let launch = cudajit_sim::SimLaunch {
             grid: config.grid,
             block: config.block,
             dynamic_shared_bytes: config.shared_mem_bytes,
@@ -267,7 +265,7 @@ impl Kernel {
         if let Some((group, member)) = stream.group() {
             return group.submit(stream, member, program, launch, args);
         }
-        let report = cudajit_core::sim::launch(&program, &launch, args, stream.options())?;
+        let report = cudajit_sim::launch(&program, &launch, args, stream.options())?;
         stream.record(report);
         Ok(())
     }

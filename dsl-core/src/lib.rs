@@ -21,7 +21,6 @@ pub mod ir;
 pub mod layout;
 pub mod lower;
 pub mod math;
-pub mod sim;
 pub mod span;
 pub mod types;
 pub mod valid;

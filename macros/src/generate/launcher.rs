@@ -147,7 +147,7 @@ pub(super) fn launch_fns(
         None => {
             let sim_count = sim_args.len();
             quote! {
-                let __cj_sim_args: [#cudajit::core::sim::SimArg<'_>; #sim_count] = [#(#sim_args),*];
+                let __cj_sim_args: [#cudajit::simulator::SimArg<'_>; #sim_count] = [#(#sim_args),*];
                 KERNEL.simulate(
                     __cj_sim,
                     &#private::SpecBuilder::new() #(#spec_parts)*,

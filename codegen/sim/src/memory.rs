@@ -20,8 +20,8 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-use crate::intrinsics::AtomicOp;
-use crate::Scalar;
+use cudajit_core::intrinsics::AtomicOp;
+use cudajit_core::Scalar;
 
 use super::value::RegisterValue;
 
