@@ -224,7 +224,7 @@ impl Kernel {
         {
             return Ok(found.program.clone());
         }
-        let (module, info) = cudajit_codegen::compile::lower_captured(&self.captured, &full)?;
+        let (module, info) = self.captured.lower(&full)?;
         let options = cudajit_sim::ProgramOptions {
             debug_assertions: self.options().debug_assertions,
             file: self.captured.file.to_owned(),

@@ -11,10 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use cudajit_core::external::{DeviceLibrary, LibraryError, LibraryKind};
-use cudajit_core::ir::Module;
-use cudajit_core::lower::{Library, LowerError, Specialization};
-use cudajit_core::valid::{KernelInfo, ValidationError};
-use cudajit_core::CapturedKernel;
+use cudajit_core::lower::Specialization;
+use cudajit_core::{CapturedKernel, LowerCapturedError};
 
 use crate::cache::{self, CacheKey, KeyBuilder, KeyParts};
 use crate::cubin::{self, CubinError};
@@ -138,22 +136,9 @@ pub struct CompiledKernel {
 /// Why a kernel could not be compiled. Every variant names the kernel.
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
-    #[error("kernel `{kernel}`: the captured form is unreadable ({source}); rebuild the program")]
-    Captured {
-        kernel: String,
-        source: serde_json::Error,
-    },
-    #[error("kernel `{kernel}` ({file}:{source})")]
-    Lower {
-        kernel: String,
-        file: String,
-        source: LowerError,
-    },
-    #[error("kernel `{kernel}`: {source}")]
-    Invalid {
-        kernel: String,
-        source: ValidationError,
-    },
+    /// The captured kernel did not become validated IR ([`CapturedKernel::lower`]).
+    #[error(transparent)]
+    Lower(#[from] LowerCapturedError),
     #[error("kernel `{kernel}`: {source}")]
     Write { kernel: String, source: WriteError },
     #[error("kernel `{kernel}`: {source}")]
@@ -206,51 +191,6 @@ impl std::fmt::Display for MissingExtern {
     }
 }
 
-/// The device functions `captured` reaches, parsed.
-fn library_of(captured: &'static CapturedKernel) -> Result<Library, CompileError> {
-    let mut library = Library::new();
-    for layout in captured.reachable_structs() {
-        library.add_struct(*layout);
-    }
-    for function in captured.reachable().into_iter().skip(1) {
-        let source = function.parse().map_err(|source| CompileError::Captured {
-            kernel: function.name.to_owned(),
-            source,
-        })?;
-        library.add(source).map_err(|source| CompileError::Lower {
-            kernel: captured.name.to_owned(),
-            file: function.file.to_owned(),
-            source,
-        })?;
-    }
-    Ok(library)
-}
-
-/// The IR of a captured kernel's specialisation, validated.
-pub fn lower_captured(
-    captured: &'static CapturedKernel,
-    spec: &Specialization,
-) -> Result<(Module, KernelInfo), CompileError> {
-    let kernel = || captured.name.to_owned();
-    let source = captured.parse().map_err(|source| CompileError::Captured {
-        kernel: kernel(),
-        source,
-    })?;
-    let library = library_of(captured)?;
-    let module = cudajit_core::lower::lower_kernel(&source, &library, spec).map_err(|source| {
-        CompileError::Lower {
-            kernel: kernel(),
-            file: captured.file.to_owned(),
-            source,
-        }
-    })?;
-    let info = cudajit_core::valid::validate(&module).map_err(|source| CompileError::Invalid {
-        kernel: kernel(),
-        source,
-    })?;
-    Ok((module, info))
-}
-
 /// The NVVM IR text of a captured kernel's specialisation.
 pub fn nvvm_ir(
     captured: &'static CapturedKernel,
@@ -265,7 +205,7 @@ pub fn nvvm_ir_with(
     spec: &Specialization,
     options: &CompileOptions,
 ) -> Result<String, CompileError> {
-    let (module, info) = lower_captured(captured, spec)?;
+    let (module, info) = captured.lower(spec)?;
     crate::dump::ir(
         &cudajit_core::lower::entry_symbol(captured.name, spec),
         &module,
