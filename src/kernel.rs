@@ -16,6 +16,7 @@ use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use cudarc::nvrtc::Ptx;
 
+use crate::launch_check::{LaunchCheck, LaunchInfo, LaunchMemo};
 use crate::spec::SpecBuilder;
 use crate::{Error, LaunchConfig};
 
@@ -57,10 +58,10 @@ pub struct LoadedKernel {
     captured: &'static CapturedKernel,
     /// [`cudajit_codegen::compile::launch_identity`] of this specialisation and
     /// `name<T=f32, N=4>`, for messages: computed at the first launch that asks (a kernel
-    /// with a `DeviceStruct::LAUNCH_CHECK` argument), so other kernels' loads skip the hash.
+    /// with a `LaunchArgument::LAUNCH_CHECK` argument), so other kernels' loads skip the hash.
     identity: OnceLock<([u8; 32], String)>,
-    /// Launch checks of arguments that passed once (`DeviceStruct::LAUNCH_CHECK`).
-    memo: cudajit_core::layout::LaunchMemo,
+    /// Launch checks of arguments that passed once (`LaunchArgument::LAUNCH_CHECK`).
+    memo: LaunchMemo,
 }
 
 impl Kernel {
@@ -325,7 +326,7 @@ impl Kernel {
             spec_id,
             captured: &self.captured,
             identity: OnceLock::new(),
-            memo: cudajit_core::layout::LaunchMemo::new(),
+            memo: LaunchMemo::new(),
             spec,
             function,
             compiled,
@@ -381,17 +382,17 @@ impl LoadedKernel {
         })
     }
 
-    /// Runs an argument's launch check (`DeviceStruct::LAUNCH_CHECK`) for a launch with
+    /// Runs an argument's launch check (`LaunchArgument::LAUNCH_CHECK`) for a launch with
     /// `config`; its error becomes [`Error::Collective`].
     #[inline]
     pub fn run_launch_check<T>(
         &self,
         config: &LaunchConfig,
         value: &T,
-        check: cudajit_core::layout::LaunchCheck<T>,
+        check: LaunchCheck<T>,
     ) -> Result<(), Error> {
         let (identity, description) = self.identity_and_description();
-        let info = cudajit_core::layout::LaunchInfo {
+        let info = LaunchInfo {
             kernel: self.captured.name,
             captured: self.captured,
             identity,

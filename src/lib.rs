@@ -44,6 +44,7 @@ mod error;
 mod gpu;
 mod kernel;
 mod launch;
+mod launch_check;
 pub mod nccl;
 mod sim;
 mod spec;
@@ -72,6 +73,7 @@ pub use gpu::{default_context, gpu_count};
 pub use half::{bf16, f16};
 pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
+pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUNCH_MEMO_SLOTS};
 pub use sim::{BufferElement, SimBuffer, SimGroup, SimStream};
 
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
@@ -93,6 +95,7 @@ pub mod prelude {
 /// Items the generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::launch_check::LaunchArgument;
     pub use crate::spec::SpecBuilder;
     pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
     pub use cudajit_core::layout::{

@@ -99,6 +99,8 @@ pub(crate) fn device_copy(input: TokenStream) -> TokenStream {
                 drop: #drop,
             };
         }
+        // No launch check: only hand-written impls (`DevComm`'s) have one.
+        impl #private::LaunchArgument for #ident {}
     }
 }
 
@@ -214,5 +216,6 @@ fn device_enum(input: &DeriveInput, data: &syn::DataEnum) -> TokenStream {
                 drop: ::core::option::Option::None,
             };
         }
+        impl #private::LaunchArgument for #ident {}
     }
 }

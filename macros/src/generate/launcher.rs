@@ -47,7 +47,7 @@ pub(super) fn launch_fns(
     let mut lengths = Vec::new();
     let mut pointers = Vec::new();
     let mut args = Vec::new();
-    // Launch checks of struct arguments (`DeviceStruct::LAUNCH_CHECK`): a constant `None`
+    // Launch checks of struct arguments (`LaunchArgument::LAUNCH_CHECK`): a constant `None`
     // for every type but those that ask for one, so the branch folds away.
     let mut checks = Vec::new();
     // The simulator's arguments, and what it cannot take yet.
@@ -80,7 +80,7 @@ pub(super) fn launch_fns(
                 if matches!(value, ValueType::Struct(_)) {
                     checks.push(quote! {
                         if let ::core::option::Option::Some(__cj_check) =
-                            <#ty as #private::DeviceStruct>::LAUNCH_CHECK
+                            <#ty as #private::LaunchArgument>::LAUNCH_CHECK
                         {
                             __cj_kernel.run_launch_check(&__cj_config, &#name, __cj_check)?;
                         }
