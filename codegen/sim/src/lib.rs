@@ -6,11 +6,11 @@
 //! implementation of the IR's meaning: kernels can be tested on any machine, and the GPU's
 //! results checked against it (`tests/differential.rs`).
 //!
-//! - [`Program::new`] prepares a kernel once per specialisation ([`program`]: flat
+//! - [`Program::new`] prepares a kernel once per specialisation (`program`: flat
 //!   register code).
 //! - [`launch`] runs it over a grid: blocks on host threads, warps of 32 threads,
 //!   `sync_threads()` as a real barrier, warp-synchronous shuffles and votes
-//!   ([`scheduler`]), one interpreter per thread ([`thread`]).
+//!   (`scheduler`), one interpreter per thread (`thread`).
 //! - Memory ([`memory`]): every index is bounds-checked, and shared-memory data races
 //!   between barriers are reported.
 //! - Math ([`math`]): libdevice's functions from the host's math library, within the ulp
@@ -26,7 +26,7 @@
 //! barriers across them: what `cudajit::nccl::sim` builds NCCL's device API on, with
 //! several ranks in one process.
 //!
-//! With the `random-kernels` feature, [`random`] generates random valid kernels, the test
+//! With the `random-kernels` feature, `random` generates random valid kernels, the test
 //! support of the differential tests (`tests/random_kernels.rs`).
 
 mod error;

@@ -3,8 +3,8 @@
 //! As in naga, validation is separate from construction and its result is a proof:
 //! [`validate`] returns a [`KernelInfo`] holding the type of every expression, and back ends
 //! take it alongside the module, so they can rely on a checked IR and need not re-derive
-//! types. Handles are checked first ([`handles`]), then types and control flow
-//! ([`function`]).
+//! types. Handles are checked first (`handles`), then types and control flow
+//! (`function`).
 
 mod error;
 mod function;
