@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use cudajit_core::sim::{SimArg, SimOptions};
+use cudajit_sim::{SimArg, SimOptions};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,

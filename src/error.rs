@@ -1,6 +1,7 @@
 //! The facade's error type.
 
 use cudajit_codegen::compile::CompileError;
+use cudajit_core::LowerCapturedError;
 use cudarc::driver::DriverError;
 
 use crate::launch::LaunchConfigError;
@@ -34,7 +35,7 @@ pub enum Error {
     /// failed assertion, a barrier not every thread reaches, a data race on shared
     /// memory...), or uses what the simulator cannot run.
     #[error("CPU simulator: {0}")]
-    Simulator(#[from] cudajit_core::sim::SimError),
+    Simulator(#[from] cudajit_sim::SimError),
     /// A stream and a buffer of different backends, or an unknown `CUDAJIT_BACKEND`.
     #[error("{0}")]
     Backend(String),
@@ -51,4 +52,13 @@ pub enum Error {
     /// communicator that do not agree on the kernel they launch.
     #[error("kernel `{kernel}`: {message}")]
     Collective { kernel: String, message: String },
+}
+
+/// A kernel that does not lower is a compile error on either back end (the simulator lowers
+/// through the same [`cudajit_core::CapturedKernel::lower`] as the GPU path), so programs
+/// match one variant, [`Error::Compile`], whichever back end they run.
+impl From<LowerCapturedError> for Error {
+    fn from(error: LowerCapturedError) -> Self {
+        Error::Compile(CompileError::from(error))
+    }
 }

@@ -16,6 +16,7 @@ use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use cudarc::nvrtc::Ptx;
 
+use crate::launch_check::{LaunchCheck, LaunchInfo, LaunchMemo};
 use crate::spec::SpecBuilder;
 use crate::{Error, LaunchConfig};
 
@@ -40,7 +41,7 @@ pub struct Kernel {
 struct SimulatedKernel {
     spec_id: u64,
     spec: Specialization,
-    program: Arc<cudajit_core::sim::Program>,
+    program: Arc<cudajit_sim::Program>,
 }
 
 /// A kernel's specialisation loaded into one CUDA context, ready to launch.
@@ -57,10 +58,10 @@ pub struct LoadedKernel {
     captured: &'static CapturedKernel,
     /// [`cudajit_codegen::compile::launch_identity`] of this specialisation and
     /// `name<T=f32, N=4>`, for messages: computed at the first launch that asks (a kernel
-    /// with a `DeviceStruct::LAUNCH_CHECK` argument), so other kernels' loads skip the hash.
+    /// with a `LaunchArgument::LAUNCH_CHECK` argument), so other kernels' loads skip the hash.
     identity: OnceLock<([u8; 32], String)>,
-    /// Launch checks of arguments that passed once (`DeviceStruct::LAUNCH_CHECK`).
-    memo: cudajit_core::layout::LaunchMemo,
+    /// Launch checks of arguments that passed once (`LaunchArgument::LAUNCH_CHECK`).
+    memo: LaunchMemo,
 }
 
 impl Kernel {
@@ -210,7 +211,7 @@ impl Kernel {
     pub fn sim_program(
         &'static self,
         spec: &SpecBuilder,
-    ) -> Result<Arc<cudajit_core::sim::Program>, Error> {
+    ) -> Result<Arc<cudajit_sim::Program>, Error> {
         if spec.overflowed() {
             return Err(Error::TooManyParameters {
                 kernel: self.name().to_owned(),
@@ -224,14 +225,12 @@ impl Kernel {
         {
             return Ok(found.program.clone());
         }
-        let (module, info) = cudajit_codegen::compile::lower_captured(&self.captured, &full)?;
-        let options = cudajit_core::sim::ProgramOptions {
+        let (module, info) = self.captured.lower(&full)?;
+        let options = cudajit_sim::ProgramOptions {
             debug_assertions: self.options().debug_assertions,
             file: self.captured.file.to_owned(),
         };
-        let program = Arc::new(cudajit_core::sim::Program::new(
-            &module, &info, None, &options,
-        )?);
+        let program = Arc::new(cudajit_sim::Program::new(&module, &info, None, &options)?);
         simulated.push(SimulatedKernel {
             spec_id: spec.id(),
             spec: full,
@@ -248,18 +247,18 @@ impl Kernel {
         stream: &crate::SimStream,
         spec: &SpecBuilder,
         config: &LaunchConfig,
-        args: &[cudajit_core::sim::SimArg<'_>],
+        args: &[cudajit_sim::SimArg<'_>],
     ) -> Result<(), Error> {
         let program = self.sim_program(spec)?;
-        let limit = cudajit_core::sim::MAX_SHARED_BYTES_PER_BLOCK
-            .saturating_sub(program.static_shared_bytes());
+        let limit =
+            cudajit_sim::MAX_SHARED_BYTES_PER_BLOCK.saturating_sub(program.static_shared_bytes());
         config
-            .check(cudajit_core::sim::MAX_THREADS_PER_BLOCK, limit)
+            .check(cudajit_sim::MAX_THREADS_PER_BLOCK, limit)
             .map_err(|source| Error::LaunchConfig {
                 kernel: program.kernel().to_owned(),
                 source,
             })?;
-        let launch = cudajit_core::sim::SimLaunch {
+        let launch = cudajit_sim::SimLaunch {
             grid: config.grid,
             block: config.block,
             dynamic_shared_bytes: config.shared_mem_bytes,
@@ -267,7 +266,7 @@ impl Kernel {
         if let Some((group, member)) = stream.group() {
             return group.submit(stream, member, program, launch, args);
         }
-        let report = cudajit_core::sim::launch(&program, &launch, args, stream.options())?;
+        let report = cudajit_sim::launch(&program, &launch, args, stream.options())?;
         stream.record(report);
         Ok(())
     }
@@ -327,7 +326,7 @@ impl Kernel {
             spec_id,
             captured: &self.captured,
             identity: OnceLock::new(),
-            memo: cudajit_core::layout::LaunchMemo::new(),
+            memo: LaunchMemo::new(),
             spec,
             function,
             compiled,
@@ -383,17 +382,17 @@ impl LoadedKernel {
         })
     }
 
-    /// Runs an argument's launch check (`DeviceStruct::LAUNCH_CHECK`) for a launch with
+    /// Runs an argument's launch check (`LaunchArgument::LAUNCH_CHECK`) for a launch with
     /// `config`; its error becomes [`Error::Collective`].
     #[inline]
     pub fn run_launch_check<T>(
         &self,
         config: &LaunchConfig,
         value: &T,
-        check: cudajit_core::layout::LaunchCheck<T>,
+        check: LaunchCheck<T>,
     ) -> Result<(), Error> {
         let (identity, description) = self.identity_and_description();
-        let info = cudajit_core::layout::LaunchInfo {
+        let info = LaunchInfo {
             kernel: self.captured.name,
             captured: self.captured,
             identity,

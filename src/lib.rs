@@ -32,8 +32,9 @@
 //! language reference and the pipeline.
 //!
 //! The crates behind the facade: `cudajit-macros` (the macro), `cudajit-core` (captured
-//! syntax, IR, validation), `cudajit-codegen` (NVVM IR writer, toolchain, cache) and
-//! `cudajit-nccl` (NCCL's host layer; its device API for kernels is [`nccl::device`]).
+//! syntax, IR, validation), the two back ends `cudajit-codegen` (NVVM IR writer, toolchain,
+//! cache) and `cudajit-sim` (the CPU simulator), and `cudajit-nccl` (NCCL's host layer; its
+//! device API for kernels is [`nccl::device`]).
 
 // The macros name this crate `::cudajit`; inside it, too.
 extern crate self as cudajit;
@@ -43,6 +44,7 @@ mod error;
 mod gpu;
 mod kernel;
 mod launch;
+mod launch_check;
 pub mod nccl;
 mod sim;
 mod spec;
@@ -59,8 +61,8 @@ pub use cudajit_core::external::{
 };
 pub use cudajit_core::layout::DeviceStruct;
 pub use cudajit_core::lower::Specialization;
-pub use cudajit_core::sim::{PrintTarget, SimError, SimOptions, SimReport};
 pub use cudajit_macros::{device, extern_device, kernel, DeviceCopy};
+pub use cudajit_sim::{PrintTarget, SimError, SimOptions, SimReport};
 pub use cudarc::driver::{
     CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
     DeviceSlice, DriverError,
@@ -71,12 +73,15 @@ pub use gpu::{default_context, gpu_count};
 pub use half::{bf16, f16};
 pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
+pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUNCH_MEMO_SLOTS};
 pub use sim::{BufferElement, SimBuffer, SimGroup, SimStream};
 
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
 pub use cudajit_codegen as codegen;
 /// The language crate: captured syntax, IR, validator.
 pub use cudajit_core as core;
+/// The simulator crate: the CPU back end that runs validated kernel IR with CUDA's semantics.
+pub use cudajit_sim as simulator;
 
 /// What kernel code and launch code need: the attributes, the intrinsics, the warp
 /// helpers, the traits of generic kernels and the launch API.
@@ -90,6 +95,7 @@ pub mod prelude {
 /// Items the generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::launch_check::LaunchArgument;
     pub use crate::spec::SpecBuilder;
     pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
     pub use cudajit_core::layout::{
@@ -108,7 +114,7 @@ pub mod __private {
     #[inline]
     pub fn sim_scalar<T: cudajit_core::device::DeviceScalar>(
         value: T,
-    ) -> cudajit_core::sim::SimArg<'static> {
+    ) -> cudajit_sim::SimArg<'static> {
         scalar_bits(&value, T::SCALAR)
     }
 
@@ -117,7 +123,7 @@ pub mod __private {
     pub fn sim_struct_value<T: cudajit_core::layout::DeviceStruct>(
         kernel: &str,
         value: T,
-    ) -> Result<cudajit_core::sim::SimArg<'static>, crate::Error> {
+    ) -> Result<cudajit_sim::SimArg<'static>, crate::Error> {
         let layout = T::LAYOUT;
         if let Some(repr) = layout.enum_repr {
             return Ok(scalar_bits(&value, repr));
@@ -146,17 +152,14 @@ pub mod __private {
             };
             bytes[field.offset..field.offset + size].copy_from_slice(source);
         }
-        Ok(cudajit_core::sim::SimArg::Struct {
+        Ok(cudajit_sim::SimArg::Struct {
             bytes: bytes.into(),
         })
     }
 
     /// `value`'s bytes as a simulator scalar of type `scalar` (zero when the sizes differ,
     /// which the derive and the `DeviceScalar` impls rule out).
-    fn scalar_bits<T>(
-        value: &T,
-        scalar: crate::core::Scalar,
-    ) -> cudajit_core::sim::SimArg<'static> {
+    fn scalar_bits<T>(value: &T, scalar: crate::core::Scalar) -> cudajit_sim::SimArg<'static> {
         let size = core::mem::size_of::<T>();
         let mut bits = [0u8; 8];
         if size == scalar.size_bytes() as usize && size <= 8 {
@@ -166,7 +169,7 @@ pub mod __private {
                 unsafe { core::slice::from_raw_parts(value as *const T as *const u8, size) };
             bits[..size].copy_from_slice(bytes);
         }
-        cudajit_core::sim::SimArg::Scalar {
+        cudajit_sim::SimArg::Scalar {
             scalar,
             bits: u64::from_le_bytes(bits),
         }
@@ -175,7 +178,7 @@ pub mod __private {
     /// The error of a simulated launch of a kernel whose parameters the simulator cannot
     /// take yet.
     pub fn sim_unsupported(kernel: &str, what: &str) -> crate::Error {
-        crate::Error::Simulator(cudajit_core::sim::SimError::Unsupported {
+        crate::Error::Simulator(cudajit_sim::SimError::Unsupported {
             kernel: kernel.to_owned(),
             function: kernel.to_owned(),
             location: String::from("its signature"),

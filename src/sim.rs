@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
-use cudajit_core::sim::{
+use cudajit_sim::{
     DeviceMemory, GroupLaunch, Program, RegisterValue, SimArg, SimExterns, SimLaunch, SimOptions,
     SimReport,
 };
@@ -208,7 +208,7 @@ pub(crate) type ExternsFactory = dyn Fn() -> Option<Arc<dyn SimExterns>> + Send 
 /// Simulator streams whose launches run together, as the ranks of a multi-GPU program do:
 /// a launch on a member stream (such as [`crate::nccl::sim::SimWorld::stream`]) waits until every member has
 /// launched, and the launch that completes the set runs them all with
-/// [`cudajit_core::sim::launch_group`]: block `b` of every launch on one host thread,
+/// [`cudajit_sim::launch_group`]: block `b` of every launch on one host thread,
 /// meeting at the group barriers of extern functions. That launch returns the group's
 /// result (an error names the member, e.g. `rank 1`). Launches queue per member, in order,
 /// like work on a CUDA stream. A launch on a member stream takes scalar and struct
@@ -371,7 +371,7 @@ impl SimGroup {
             .collect();
         let mut options = self.inner.options.clone();
         options.externs = (self.inner.externs)();
-        let report = cudajit_core::sim::launch_group(&launches, &options)?;
+        let report = cudajit_sim::launch_group(&launches, &options)?;
         *self.inner.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
         stream.record(report);
         Ok(())

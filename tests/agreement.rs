@@ -8,7 +8,6 @@
 #[allow(dead_code)]
 mod kernels;
 
-use cudajit::core::layout::{DeviceStruct, LaunchInfo, LaunchMemo};
 use cudajit::core::Scalar;
 use cudajit::nccl::device::{self as nccl, check_lsa_barriers, DevComm, LaunchToken, Window};
 use cudajit::nccl::safe::agreement::{
@@ -16,6 +15,7 @@ use cudajit::nccl::safe::agreement::{
 };
 use cudajit::prelude::*;
 use cudajit::Specialization;
+use cudajit::{LaunchArgument, LaunchInfo, LaunchMemo};
 
 /// A communicating kernel without barriers: it only reads the rank.
 #[kernel]
@@ -115,14 +115,14 @@ fn a_grid_with_more_ctas_than_lsa_barriers_is_an_error_naming_the_fix() {
 
 #[test]
 fn only_dev_comm_has_a_launch_check() {
-    assert!(<DevComm as DeviceStruct>::LAUNCH_CHECK.is_some());
-    assert!(<Window as DeviceStruct>::LAUNCH_CHECK.is_none());
-    assert!(<nccl::MemoryOrder as DeviceStruct>::LAUNCH_CHECK.is_none());
+    assert!(<DevComm as LaunchArgument>::LAUNCH_CHECK.is_some());
+    assert!(<Window as LaunchArgument>::LAUNCH_CHECK.is_none());
+    assert!(<nccl::MemoryOrder as LaunchArgument>::LAUNCH_CHECK.is_none());
 }
 
 #[test]
 fn the_dev_comm_check_runs_barriers_first_and_refuses_a_destroyed_communicator() {
-    let check = <DevComm as DeviceStruct>::LAUNCH_CHECK.unwrap();
+    let check = <DevComm as LaunchArgument>::LAUNCH_CHECK.unwrap();
     // A serial no device communicator of this process has.
     let token = LaunchToken {
         serial: (1 << 24) - 1,

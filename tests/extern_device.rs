@@ -306,7 +306,7 @@ fn the_simulator_reports_extern_calls_without_a_host() {
 #[derive(Debug)]
 struct FastMathOnHost;
 
-impl cudajit::core::sim::SimExterns for FastMathOnHost {
+impl cudajit::simulator::SimExterns for FastMathOnHost {
     fn resolve(&self, symbol: &str) -> Option<u32> {
         ["fast_math_sigmoid", "fast_math_in_range", "fast_math_mad"]
             .iter()
@@ -317,8 +317,8 @@ impl cudajit::core::sim::SimExterns for FastMathOnHost {
     fn call(
         &self,
         function: u32,
-        call: &mut cudajit::core::sim::ExternCall<'_, '_, '_>,
-    ) -> Result<cudajit::core::sim::ExternOutcome, String> {
+        call: &mut cudajit::simulator::ExternCall<'_, '_, '_>,
+    ) -> Result<cudajit::simulator::ExternOutcome, String> {
         let f = |i: usize| f32::from_bits(call.arg(i) as u32);
         let i = |k: usize| call.arg(k) as u32 as i32;
         let bits = match function {
@@ -326,7 +326,7 @@ impl cudajit::core::sim::SimExterns for FastMathOnHost {
             1 => u64::from(f(0) >= f(1) && f(0) <= f(2)),
             _ => (i(0).wrapping_mul(i(1)).wrapping_add(i(2))) as u32 as u64,
         };
-        Ok(cudajit::core::sim::ExternOutcome::Return(bits))
+        Ok(cudajit::simulator::ExternOutcome::Return(bits))
     }
 }
 

@@ -3,7 +3,6 @@
 mod common;
 
 use common::kernels::*;
-use cudajit::codegen::compile::lower_captured;
 use cudajit::core::ast::BinaryOp;
 use cudajit::core::ir::{
     Block, EntryPoint, Expression, Function, FunctionArgument, Handle, Literal, LoopId, Module,
@@ -37,12 +36,15 @@ fn every_test_kernel_lowers_and_validates() {
         apply_ops::KERNEL.captured(),
         tuples::KERNEL.captured(),
     ] {
-        let (module, info) = lower_captured(kernel, &Specialization::default())
+        let (module, info) = kernel
+            .lower(&Specialization::default())
             .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
         assert_eq!(module.entry_points.len(), 1);
         let function = &module.functions[module.entry_points[0].function];
         assert_eq!(
-            info.functions[0].expression_types.len(),
+            info.function(module.entry_points[0].function)
+                .expression_types()
+                .len(),
             function.expressions.len()
         );
     }
@@ -50,8 +52,10 @@ fn every_test_kernel_lowers_and_validates() {
 
 #[test]
 fn literals_take_the_type_of_their_context_like_rustc() {
-    let (module, _) =
-        lower_captured(accumulate::KERNEL.captured(), &Specialization::default()).unwrap();
+    let (module, _) = accumulate::KERNEL
+        .captured()
+        .lower(&Specialization::default())
+        .unwrap();
     let function = &module.functions[module.entry_points[0].function];
     let local_type = |name: &str| {
         let (_, local) = function
@@ -144,7 +148,9 @@ fn a_valid_hand_built_module_passes_with_types() {
         );
     });
     let info = validate(&module).expect("valid");
-    let types = &info.functions[0].expression_types;
+    let types = info
+        .function(module.entry_points[0].function)
+        .expression_types();
     assert!(types.contains(&ExprType::Scalar(Scalar::F32)));
 }
 
@@ -320,8 +326,10 @@ fn overwrite_ops(ops: &mut [Op]) {
 
 #[test]
 fn enums_are_their_repr_and_cannot_be_written() {
-    let (module, _) =
-        lower_captured(apply_ops::KERNEL.captured(), &Specialization::default()).unwrap();
+    let (module, _) = apply_ops::KERNEL
+        .captured()
+        .lower(&Specialization::default())
+        .unwrap();
     let function = &module.functions[module.entry_points[0].function];
     // `mode: Op` with `#[repr(u8)]` is passed as a `u8`.
     let mode = &function.arguments[0];
@@ -330,7 +338,9 @@ fn enums_are_their_repr_and_cannot_be_written() {
         TypeInner::Scalar(Scalar::U8),
         "{mode:?}"
     );
-    let error = lower_captured(overwrite_ops::KERNEL.captured(), &Specialization::default())
+    let error = overwrite_ops::KERNEL
+        .captured()
+        .lower(&Specialization::default())
         .unwrap_err()
         .to_string();
     assert!(error.contains("kernels only read enums"), "{error}");
@@ -357,12 +367,11 @@ fn unbound_tuple_passed_on(out: &mut [f32]) {
 
 #[test]
 fn a_returned_tuple_passed_on_needs_a_pattern_or_type() {
-    let error = lower_captured(
-        unbound_tuple_passed_on::KERNEL.captured(),
-        &Specialization::default(),
-    )
-    .expect_err("a tuple value passed for a tuple parameter")
-    .to_string();
+    let error = unbound_tuple_passed_on::KERNEL
+        .captured()
+        .lower(&Specialization::default())
+        .expect_err("a tuple value passed for a tuple parameter")
+        .to_string();
     assert!(error.contains("let h: (f32, f32) = "), "{error}");
 }
 
@@ -388,7 +397,9 @@ fn uses_guarded(out: &mut [u32]) {
 
 #[test]
 fn a_drop_hook_must_be_an_extern_function_taking_mut_self() {
-    let error = lower_captured(uses_guarded::KERNEL.captured(), &Specialization::default())
+    let error = uses_guarded::KERNEL
+        .captured()
+        .lower(&Specialization::default())
         .expect_err("a device function as a drop hook")
         .to_string();
     assert!(

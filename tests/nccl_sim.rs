@@ -6,10 +6,10 @@
 #[path = "../examples/lsa/kernels.rs"]
 mod kernels;
 
-use cudajit::core::sim::{SimError, SimOptions};
 use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
+use cudajit::simulator::{SimError, SimOptions};
 use cudajit::{f16, BufferElement, Error};
 
 use kernels::{

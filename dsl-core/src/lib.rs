@@ -9,6 +9,10 @@
 //! 3. [`valid`]: a validator that checks the IR and returns a [`valid::KernelInfo`], the
 //!    proof (types of every expression) that back ends rely on.
 //!
+//! [`frontend`] chains the stages into the one entry point back ends call,
+//! [`CapturedKernel::lower`]: a captured kernel and its specialisation in, a validated
+//! `(Module, KernelInfo)` out.
+//!
 //! [`device`] holds the host-side declarations of the device intrinsics, so that kernel
 //! bodies stay valid Rust that rustc type-checks.
 
@@ -17,16 +21,17 @@ pub mod ast;
 mod captured;
 pub mod device;
 pub mod external;
+pub mod frontend;
 pub mod intrinsics;
 pub mod ir;
 pub mod layout;
 pub mod lower;
 pub mod math;
-pub mod sim;
 pub mod span;
 pub mod types;
 pub mod valid;
 
 pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction};
+pub use frontend::LowerCapturedError;
 pub use span::Span;
 pub use types::Scalar;

@@ -80,7 +80,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cudajit_core::sim::{
+use cudajit_sim::{
     extern_address, DeviceMemory, ExternCall, ExternOutcome, GlobalRegion, SimExterns, SimOptions,
     SimReport, MAX_EXTERN_REGIONS,
 };

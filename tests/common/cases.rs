@@ -778,7 +778,7 @@ fn libdevice_outputs<T: Copy>(values: Vec<T>, wrap: fn(Vec<T>) -> Values, f64: b
             } else {
                 cudajit::core::Scalar::F32
             };
-            let ulp = cudajit::core::sim::ulp_bound(function, scalar).unwrap_or(0);
+            let ulp = cudajit::simulator::ulp_bound(function, scalar).unwrap_or(0);
             let tolerance = if ulp == 0 {
                 Tolerance::Exact
             } else {
@@ -877,7 +877,7 @@ pub fn compare(a: &Values, b: &Values, tolerance: Tolerance) -> Result<Agreement
             None => Ok(Agreement::default()),
         }
     }
-    use cudajit::core::sim::{ulp_distance_f32, ulp_distance_f64};
+    use cudajit::simulator::{ulp_distance_f32, ulp_distance_f64};
     match (a, b) {
         (Values::F32(a), Values::F32(b)) => floats(a, b, tolerance, ulp_distance_f32),
         (Values::F64(a), Values::F64(b)) => floats(a, b, tolerance, ulp_distance_f64),

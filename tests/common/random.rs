@@ -1,4 +1,4 @@
-//! Running the random kernels of `cudajit::core::sim::random` on the simulator and on a
+//! Running the random kernels of `cudajit_sim::random` on the simulator and on a
 //! GPU, and comparing the two. Used by `tests/random_kernels.rs` and, through `#[path]`,
 //! by `examples/random_kernels.rs`.
 #![allow(dead_code)]
@@ -9,12 +9,13 @@ use cudajit::codegen::compile::{compile_nvvm_ir, CompileOptions};
 use cudajit::codegen::toolchain::Toolchain;
 use cudajit::codegen::Arch;
 use cudajit::core::math::MathFunction;
-use cudajit::core::sim::random::{RandomKernel, RandomParameter, Rng, COUNTERS, PARAMETERS};
-use cudajit::core::sim::{
-    self, DeviceMemory, Program, ProgramOptions, RegisterValue, SimArg, SimLaunch, SimOptions,
-};
 use cudajit::core::Scalar;
+use cudajit::simulator::{
+    self as sim, DeviceMemory, Program, ProgramOptions, RegisterValue, SimArg, SimLaunch,
+    SimOptions,
+};
 use cudajit::CudaStream;
+use cudajit_sim::random::{RandomKernel, RandomParameter, Rng, COUNTERS, PARAMETERS};
 
 /// The arguments of one run: scalar values and input arrays, as register bits.
 pub struct Inputs {
@@ -363,7 +364,7 @@ pub fn run_gpu(
 /// The differences between two runs: integers and exact floats bit for bit (NaNs equal),
 /// `approx` slots within the ulp bound of their function.
 pub fn differences(kernel: &RandomKernel, gpu: &Outputs, simulated: &Outputs) -> Vec<String> {
-    use cudajit::core::sim::random::APPROX_SLOTS;
+    use cudajit_sim::random::APPROX_SLOTS;
     let mut found = Vec::new();
     for ((name, scalar, a), (_, _, b)) in gpu.slices.iter().zip(&simulated.slices) {
         let approx: Option<&[Option<MathFunction>]> = match *name {
@@ -469,7 +470,7 @@ pub fn run_batch(
             );
             break;
         }
-        let kernel = cudajit::core::sim::random::random_kernel(seed);
+        let kernel = cudajit_sim::random::random_kernel(seed);
         summary.generated += 1;
         let inputs = inputs(&kernel);
         let fail = |summary: &mut Summary, what: String| {

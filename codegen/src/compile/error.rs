@@ -1,8 +1,7 @@
 //! Why a kernel could not be compiled: every error names the kernel.
 
 use cudajit_core::external::LibraryError;
-use cudajit_core::lower::LowerError;
-use cudajit_core::valid::ValidationError;
+use cudajit_core::LowerCapturedError;
 
 use crate::cubin::CubinError;
 use crate::nvvm::WriteError;
@@ -11,22 +10,11 @@ use crate::toolchain::ToolchainError;
 /// Why a kernel could not be compiled. Every variant names the kernel.
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
-    #[error("kernel `{kernel}`: the captured form is unreadable ({source}); rebuild the program")]
-    Captured {
-        kernel: String,
-        source: serde_json::Error,
-    },
-    #[error("kernel `{kernel}` ({file}:{source})")]
-    Lower {
-        kernel: String,
-        file: String,
-        source: LowerError,
-    },
-    #[error("kernel `{kernel}`: {source}")]
-    Invalid {
-        kernel: String,
-        source: ValidationError,
-    },
+    /// The captured kernel did not become validated IR ([`CapturedKernel::lower`]).
+    ///
+    /// [`CapturedKernel::lower`]: cudajit_core::CapturedKernel::lower
+    #[error(transparent)]
+    Lower(#[from] LowerCapturedError),
     #[error("kernel `{kernel}`: {source}")]
     Write { kernel: String, source: WriteError },
     #[error("kernel `{kernel}`: {source}")]

@@ -1,58 +1,11 @@
-//! The language step of a compile: a captured kernel's specialisation lowered to
-//! validated IR, then written as NVVM IR.
+//! A captured kernel's specialisation, lowered to validated IR by the language
+//! ([`CapturedKernel::lower`]), written as NVVM IR.
 
-use cudajit_core::ir::Module;
-use cudajit_core::lower::{Library, Specialization};
-use cudajit_core::valid::KernelInfo;
+use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
 
 use super::{CompileError, CompileOptions};
 use crate::nvvm::{self, NvvmIr};
-
-/// The device functions `captured` reaches, parsed.
-fn library_of(captured: &'static CapturedKernel) -> Result<Library, CompileError> {
-    let mut library = Library::new();
-    for layout in captured.reachable_structs() {
-        library.add_struct(*layout);
-    }
-    for function in captured.reachable().into_iter().skip(1) {
-        let source = function.parse().map_err(|source| CompileError::Captured {
-            kernel: function.name.to_owned(),
-            source,
-        })?;
-        library.add(source).map_err(|source| CompileError::Lower {
-            kernel: captured.name.to_owned(),
-            file: function.file.to_owned(),
-            source,
-        })?;
-    }
-    Ok(library)
-}
-
-/// The IR of a captured kernel's specialisation, validated.
-pub fn lower_captured(
-    captured: &'static CapturedKernel,
-    spec: &Specialization,
-) -> Result<(Module, KernelInfo), CompileError> {
-    let kernel = || captured.name.to_owned();
-    let source = captured.parse().map_err(|source| CompileError::Captured {
-        kernel: kernel(),
-        source,
-    })?;
-    let library = library_of(captured)?;
-    let module = cudajit_core::lower::lower_kernel(&source, &library, spec).map_err(|source| {
-        CompileError::Lower {
-            kernel: kernel(),
-            file: captured.file.to_owned(),
-            source,
-        }
-    })?;
-    let info = cudajit_core::valid::validate(&module).map_err(|source| CompileError::Invalid {
-        kernel: kernel(),
-        source,
-    })?;
-    Ok((module, info))
-}
 
 /// The NVVM IR text of a captured kernel's specialisation.
 pub fn nvvm_ir(
@@ -80,7 +33,7 @@ pub(crate) fn write_nvvm(
     options: &CompileOptions,
     entry: &str,
 ) -> Result<NvvmIr, CompileError> {
-    let (module, info) = lower_captured(captured, spec)?;
+    let (module, info) = captured.lower(spec)?;
     crate::dump::ir(entry, &module);
     let write = options.write_options(captured.file);
     nvvm::write_module_with(&module, &info, &write).map_err(|source| CompileError::Write {

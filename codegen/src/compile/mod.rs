@@ -21,7 +21,7 @@ pub mod options;
 pub use cached::{compile_kernel, CompileReport, CompiledKernel, CubinOrigin};
 pub use error::{CompileError, MissingExtern};
 pub use link::{compile_nvvm_ir, link_nvvm_ir, linked_ptx};
-pub use lower::{lower_captured, nvvm_ir, nvvm_ir_with};
+pub use lower::{nvvm_ir, nvvm_ir_with};
 pub use options::CompileOptions;
 
 pub use crate::cache::key::{cache_key, launch_identity, library_identity};

@@ -3,8 +3,8 @@
 //! As in naga, validation is separate from construction and its result is a proof:
 //! [`validate`] returns a [`KernelInfo`] holding the type of every expression, and back ends
 //! take it alongside the module, so they can rely on a checked IR and need not re-derive
-//! types. Handles are checked first ([`handles`]), then types and control flow
-//! ([`function`]).
+//! types. Handles are checked first (`handles`), then types and control flow
+//! (`function`).
 
 mod error;
 mod function;
@@ -100,11 +100,11 @@ pub(crate) fn describe_type(module: &Module, ty: Handle<Type>) -> String {
     }
 }
 
-/// What validation proved about one function.
-#[derive(Clone, Debug, Default)]
+/// What validation proved about one function (part of a [`KernelInfo`]).
+#[derive(Clone, Debug)]
 pub struct FunctionInfo {
     /// The type of each expression, indexed like the function's expression arena.
-    pub expression_types: Vec<ExprType>,
+    expression_types: Vec<ExprType>,
 }
 
 impl FunctionInfo {
@@ -112,13 +112,26 @@ impl FunctionInfo {
     pub fn type_of(&self, expression: Handle<crate::ir::Expression>) -> ExprType {
         self.expression_types[expression.index()]
     }
+
+    /// The type of every expression, indexed like the function's expression arena.
+    pub fn expression_types(&self) -> &[ExprType] {
+        &self.expression_types
+    }
 }
 
 /// What validation proved about a module; back ends require it.
-#[derive(Clone, Debug, Default)]
+///
+/// A proof, as naga's `ModuleInfo` is: its fields are private and only [`validate`]
+/// builds one, so a back end holding a `KernelInfo` knows its module passed validation.
+///
+/// ```compile_fail
+/// // Nothing outside the validator can make one.
+/// let info = cudajit_core::valid::KernelInfo::default();
+/// ```
+#[derive(Clone, Debug)]
 pub struct KernelInfo {
     /// One entry per function, indexed like the module's function arena.
-    pub functions: Vec<FunctionInfo>,
+    functions: Vec<FunctionInfo>,
 }
 
 impl KernelInfo {
@@ -136,7 +149,9 @@ pub fn validate(module: &Module) -> Result<KernelInfo, ValidationError> {
         kind,
     };
     handles::check_types(module).map_err(module_error)?;
-    let mut info = KernelInfo::default();
+    let mut info = KernelInfo {
+        functions: Vec::with_capacity(module.functions.len()),
+    };
     for (_, function) in module.functions.iter() {
         handles::check_function(module, function).map_err(|kind| ValidationError {
             function: function.name.clone(),

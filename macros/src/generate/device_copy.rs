@@ -62,6 +62,8 @@ fn device_struct(parsed: &DeviceCopyStruct) -> TokenStream {
                 drop: #drop,
             };
         }
+        // No launch check: only hand-written impls (`DevComm`'s) have one.
+        impl #private::LaunchArgument for #ident {}
     }
 }
 
@@ -102,5 +104,6 @@ fn device_enum(parsed: &DeviceCopyEnum) -> TokenStream {
                 drop: ::core::option::Option::None,
             };
         }
+        impl #private::LaunchArgument for #ident {}
     }
 }

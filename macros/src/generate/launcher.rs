@@ -51,7 +51,7 @@ pub(super) fn launch_fns(
     // The argument ABI's words of `args`, in order, for `ARGUMENT_WORDS`.
     let mut words = Vec::new();
     let abi_path = paths::abi();
-    // Launch checks of struct arguments (`DeviceStruct::LAUNCH_CHECK`): a constant `None`
+    // Launch checks of struct arguments (`LaunchArgument::LAUNCH_CHECK`): a constant `None`
     // for every type but those that ask for one, so the branch folds away.
     let mut checks = Vec::new();
     // The simulator's arguments, and what it cannot take yet.
@@ -77,7 +77,7 @@ pub(super) fn launch_fns(
                 if matches!(value, ValueType::Struct(_)) {
                     checks.push(quote! {
                         if let ::core::option::Option::Some(__cj_check) =
-                            <#ty as #private::DeviceStruct>::LAUNCH_CHECK
+                            <#ty as #private::LaunchArgument>::LAUNCH_CHECK
                         {
                             __cj_kernel.run_launch_check(&__cj_config, &#name, __cj_check)?;
                         }

@@ -24,10 +24,10 @@ pub(crate) fn scalar() -> TokenStream {
     quote!(#cudajit::core::Scalar)
 }
 
-/// A launch argument of the CPU simulator (`cudajit::core::sim::SimArg`).
+/// A launch argument of the CPU simulator (`cudajit::simulator::SimArg`).
 pub(crate) fn sim_arg() -> TokenStream {
     let cudajit = cudajit();
-    quote!(#cudajit::core::sim::SimArg)
+    quote!(#cudajit::simulator::SimArg)
 }
 
 /// The kernel argument ABI (`cudajit::core::abi`).

@@ -3,7 +3,9 @@
 //! `ncclWindow_t`), their layouts in the kernel language, and what a device communicator
 //! needs for a grid ([`requirements_for`]).
 
-use cudajit_core::layout::{DeviceStruct, FieldLayout, LaunchCheck, StructLayout};
+use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout};
+
+use crate::{LaunchArgument, LaunchCheck};
 
 use super::launch_check::dev_comm_launch_check;
 use super::launch_token::{LaunchToken, TOKEN_OFFSET};
@@ -156,6 +158,9 @@ unsafe impl DeviceStruct for DevComm {
         variants: &[],
         drop: None,
     };
+}
+// The launch checks of a communicating kernel (`super::launch_check`).
+impl LaunchArgument for DevComm {
     const LAUNCH_CHECK: Option<LaunchCheck<Self>> = Some(dev_comm_launch_check);
 }
 // SAFETY: plain data, passed to the driver by address as CUDA C++ passes structs.
@@ -205,5 +210,6 @@ unsafe impl DeviceStruct for Window {
         drop: None,
     };
 }
+impl LaunchArgument for Window {}
 // SAFETY: plain data.
 unsafe impl cudarc::driver::DeviceRepr for Window {}

@@ -3,10 +3,10 @@
 //! specialisation the agreement of every rank on the kernel
 //! ([`cudajit_nccl::safe::agreement`]).
 
-use cudajit_core::layout::LaunchInfo;
 use cudajit_nccl::safe::agreement::{agree_on_launch, LaunchIdentity};
 
 use super::{lsa_barrier_init, lsa_session_init, DevComm};
+use crate::LaunchInfo;
 
 /// Memo keys (top bit set: no token key has it) caching whether a kernel calls
 /// [`lsa_barrier_init`].

@@ -1,7 +1,7 @@
 //! Preparing a validated module for the interpreter: each function's structured body
 //! becomes a flat list of register operations with jumps, once per kernel specialisation.
 //!
-//! Expressions are trees evaluated where their statement runs (see [`crate::ir`]); each is
+//! Expressions are trees evaluated where their statement runs (see [`cudajit_core::ir`]); each is
 //! compiled into operations in evaluation order, writing a register of its own, so the
 //! interpreter neither walks trees nor allocates. Literals, arguments, local variables and
 //! the thread's built-in values already live in registers and cost no operation. A thread
@@ -9,15 +9,15 @@
 //! is resumed at the next operation, which a flat program makes a matter of keeping its
 //! program counter.
 
-use crate::ast::{Axis, FormatPiece};
-use crate::intrinsics::{AtomicOp, Intrinsic, ShuffleMode, VoteOp};
-use crate::ir::{
+use cudajit_core::ast::{Axis, FormatPiece};
+use cudajit_core::intrinsics::{AtomicOp, Intrinsic, ShuffleMode, VoteOp};
+use cudajit_core::ir::{
     Block, BuiltinValue, CompileFlag, Expression, Function, Handle, Literal, LocalVariable, LoopId,
     Module, Statement, TypeInner,
 };
-use crate::math::MathFunction;
-use crate::valid::{ExprType, FunctionInfo, KernelInfo};
-use crate::{Scalar, Span};
+use cudajit_core::math::MathFunction;
+use cudajit_core::valid::{ExprType, FunctionInfo, KernelInfo};
+use cudajit_core::{Scalar, Span};
 
 use super::error::SimError;
 use super::externs::MAX_EXTERN_ARGS;

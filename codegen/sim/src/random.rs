@@ -16,14 +16,14 @@
 //! `tests/random_kernels.rs` and `examples/random_kernels.rs` run them on the simulator
 //! and, with a GPU, on the GPU.
 
-use crate::ast::{Axis, BinaryOp, UnaryOp};
-use crate::intrinsics::{AtomicOp, AtomicScope, Intrinsic, ShuffleMode, VoteOp};
-use crate::ir::{
+use cudajit_core::ast::{Axis, BinaryOp, UnaryOp};
+use cudajit_core::intrinsics::{AtomicOp, AtomicScope, Intrinsic, ShuffleMode, VoteOp};
+use cudajit_core::ir::{
     Block, BuiltinValue, EntryPoint, Expression, Function, FunctionArgument, Handle, Literal,
     LocalVariable, LoopId, Module, SharedVariable, Statement, Type, TypeInner,
 };
-use crate::math::MathFunction;
-use crate::{Scalar, Span};
+use cudajit_core::math::MathFunction;
+use cudajit_core::{Scalar, Span};
 
 /// Output slots per thread: integers (as `i64`), `f32`, `f64`, approximate `f32` and `f64`.
 pub const INT_SLOTS: usize = 8;
@@ -375,11 +375,11 @@ impl<'a> Generator<'a> {
         }
     }
 
-    fn ty(&mut self, inner: TypeInner) -> Handle<crate::ir::Type> {
+    fn ty(&mut self, inner: TypeInner) -> Handle<cudajit_core::ir::Type> {
         self.module.types.insert(Type { inner })
     }
 
-    fn scalar_ty(&mut self, scalar: Scalar) -> Handle<crate::ir::Type> {
+    fn scalar_ty(&mut self, scalar: Scalar) -> Handle<cudajit_core::ir::Type> {
         self.ty(TypeInner::Scalar(scalar))
     }
 
@@ -1486,7 +1486,7 @@ mod tests {
     fn random_kernels_validate() {
         for seed in 0..200 {
             let kernel = random_kernel(seed);
-            if let Err(error) = crate::valid::validate(&kernel.module) {
+            if let Err(error) = cudajit_core::valid::validate(&kernel.module) {
                 panic!("seed {seed}: {error}\n{}", kernel.source);
             }
         }

@@ -1,14 +1,16 @@
-//! A CPU simulator of kernels: the validated IR run with CUDA's semantics, no GPU needed.
+//! cudajit's CPU back end: the validated IR run with CUDA's semantics, no GPU needed.
 //!
-//! The simulator interprets the same validated IR the NVVM writer consumes, so it is an
-//! independent second implementation of the IR's meaning: kernels can be tested on any
-//! machine, and the GPU's results checked against it (`tests/differential.rs`).
+//! The simulator is the NVVM writer's peer: it takes the same `(Module, KernelInfo)` that
+//! `cudajit_core` lowers and validates a captured kernel into
+//! ([`cudajit_core::CapturedKernel::lower`]), so it is an independent second
+//! implementation of the IR's meaning: kernels can be tested on any machine, and the GPU's
+//! results checked against it (`tests/differential.rs`).
 //!
-//! - [`Program::new`] prepares a kernel once per specialisation ([`program`]: flat
+//! - [`Program::new`] prepares a kernel once per specialisation (`program`: flat
 //!   register code).
 //! - [`launch`] runs it over a grid: blocks on host threads, warps of 32 threads,
 //!   `sync_threads()` as a real barrier, warp-synchronous shuffles and votes
-//!   ([`scheduler`]), one interpreter per thread ([`thread`]).
+//!   (`scheduler`), one interpreter per thread (`thread`).
 //! - Memory ([`memory`]): every index is bounds-checked, and shared-memory data races
 //!   between barriers are reported.
 //! - Math ([`math`]): libdevice's functions from the host's math library, within the ulp
@@ -23,6 +25,9 @@
 //! `slice_at`/`slice_at_mut`), and [`launch_group`] runs several launches together with
 //! barriers across them: what `cudajit::nccl::sim` builds NCCL's device API on, with
 //! several ranks in one process.
+//!
+//! With the `random-kernels` feature, `random` generates random valid kernels, the test
+//! support of the differential tests (`tests/random_kernels.rs`).
 
 mod error;
 mod externs;
@@ -30,6 +35,7 @@ mod format;
 pub mod math;
 pub mod memory;
 mod program;
+#[cfg(feature = "random-kernels")]
 pub mod random;
 mod scheduler;
 mod thread;
@@ -47,8 +53,8 @@ pub use memory::{
 pub use program::{Program, ProgramOptions, SimParameter};
 pub use value::RegisterValue;
 
-use crate::device::Dim3;
-use crate::Scalar;
+use cudajit_core::device::Dim3;
+use cudajit_core::Scalar;
 use memory::{pointer, MAX_GLOBAL_REGIONS};
 
 /// Most threads per block, as on every CUDA GPU.

@@ -10,8 +10,8 @@
 //! (saturating float-to-integer, NaN to 0), IEEE-754 round-to-nearest float arithmetic
 //! without contraction into FMAs, ordered float comparisons except `!=`.
 
-use crate::ast::{BinaryOp, UnaryOp};
-use crate::Scalar;
+use cudajit_core::ast::{BinaryOp, UnaryOp};
+use cudajit_core::Scalar;
 
 /// An operation of one operand, on register values.
 pub(crate) type UnaryFn = fn(u64) -> u64;
@@ -597,9 +597,12 @@ fn half_cast(from: Scalar, to: Scalar) -> UnaryFn {
 }
 
 /// The pieces of integer math functions (`abs`, `min`, `max`, bit counts) for `scalar`.
-pub(crate) fn int_math(function: crate::math::MathFunction, scalar: Scalar) -> Option<IntMath> {
-    fn pick<T: SimInt>(function: crate::math::MathFunction) -> Option<IntMath> {
-        use crate::math::MathFunction as M;
+pub(crate) fn int_math(
+    function: cudajit_core::math::MathFunction,
+    scalar: Scalar,
+) -> Option<IntMath> {
+    fn pick<T: SimInt>(function: cudajit_core::math::MathFunction) -> Option<IntMath> {
+        use cudajit_core::math::MathFunction as M;
         Some(match function {
             M::Abs => IntMath::Unary(|a| int_get::<T>(a).wrapping_abs().to_register()),
             M::Min => IntMath::Binary(|a, b| int_get::<T>(a).min(int_get(b)).to_register()),

@@ -7,8 +7,8 @@
 //! `%s` with `true`/`false` for `bool`; a width becomes C's right-aligned field width and
 //! a precision applies to floats only.
 
-use crate::ast::{FormatPiece, FormatSpec};
-use crate::Scalar;
+use cudajit_core::ast::{FormatPiece, FormatSpec};
+use cudajit_core::Scalar;
 
 use super::value::{widen, RegisterValue};
 

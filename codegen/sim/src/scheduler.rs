@@ -14,8 +14,8 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::device::Dim3;
-use crate::intrinsics::{ShuffleMode, VoteOp};
+use cudajit_core::device::Dim3;
+use cudajit_core::intrinsics::{ShuffleMode, VoteOp};
 
 use super::error::{SimError, SimSite};
 use super::externs::ExternBinding;

@@ -2,8 +2,8 @@
 //! reaches an operation that needs other threads (a barrier, a warp shuffle or vote,
 //! `activemask`), and leaves its state ready to be resumed there.
 
-use crate::intrinsics::{ShuffleMode, VoteOp};
-use crate::Scalar;
+use cudajit_core::intrinsics::{ShuffleMode, VoteOp};
+use cudajit_core::Scalar;
 
 use super::externs::{ExternBinding, ExternCall, MAX_EXTERN_ARGS};
 use super::format;

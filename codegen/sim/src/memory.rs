@@ -2,9 +2,9 @@
 //! tracking, and per-thread local memory.
 //!
 //! A pointer is a `u64`: a region number in the top 16 bits and a byte offset in the low
-//! 48. Regions below [`SHARED_REGION`] are the launch's global buffers (one per slice
-//! argument, in argument order); [`SHARED_REGION`] is the block's shared memory and
-//! [`LOCAL_REGION`] the thread's own local memory (arrays, and later structs). Every access
+//! 48. Regions below `SHARED_REGION` are the launch's global buffers (one per slice
+//! argument, in argument order); `SHARED_REGION` is the block's shared memory and
+//! `LOCAL_REGION` the thread's own local memory (arrays, and later structs). Every access
 //! checks that it lies inside its region and is aligned to its size, so a kernel can never
 //! reach memory it was not given, whatever its indices.
 //!
@@ -20,8 +20,8 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-use crate::intrinsics::AtomicOp;
-use crate::Scalar;
+use cudajit_core::intrinsics::AtomicOp;
+use cudajit_core::Scalar;
 
 use super::value::RegisterValue;
 

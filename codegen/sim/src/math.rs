@@ -16,8 +16,8 @@
 //! accurate functions: the GPU's hardware approximations are far less accurate (`__sinf`
 //! has an absolute error of 2^-21.41 in [-π, π], `__expf` 2 + floor(|1.173 x|) ulp).
 
-use crate::math::MathFunction;
-use crate::Scalar;
+use cudajit_core::math::MathFunction;
+use cudajit_core::Scalar;
 
 use super::value::{BinaryFn, CanonicalNan, RegisterValue, TernaryFn, UnaryFn};
 
