@@ -1,5 +1,5 @@
 //! `print!` on the simulator: the text the GPU's `vprintf` produces for the format string
-//! the NVVM writer builds (`codegen/src/nvvm/function.rs`, `print`).
+//! the NVVM writer builds (`codegen/src/nvvm/format.rs`, `print`).
 //!
 //! The writer turns `{}` into C conversions: `%d`/`%u` for integers up to 32 bits
 //! (promoted to 32 bits), `%lld`/`%llu` for 64-bit ones, `%x`/`%X`/`%llx`/`%llX` for
