@@ -10,7 +10,7 @@ use std::error::Error;
 
 use cudajit::nccl::device::{DevComm, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
-use cudajit::nccl::{Communicator, Nccl, SymmetricBuffer};
+use cudajit::nccl::{Communicator, LoadedNccl, SymmetricBuffer};
 use cudajit::{BufferElement, LaunchConfig, Stream};
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
@@ -64,7 +64,7 @@ pub fn world(config: LaunchConfig) -> Result<Option<World>> {
         // SAFETY: set before any thread starts and before NCCL reads it.
         unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
     }
-    let nccl = Nccl::global()?;
+    let nccl = LoadedNccl::global()?;
     let comm = if std::env::var_os("RANK").is_some() {
         Communicator::from_env(&nccl)?
     } else {
