@@ -29,9 +29,11 @@ fn check<T>(
 where
     T: cudajit::DeviceScalar + cudajit::BufferElement + PartialEq + std::fmt::Debug,
 {
-    let ranks = world.nranks()? as usize;
-    // Block r of every output is rank r's input.
-    let expected = |_rank: i32, k: usize| value((k / count) as i32, k % count);
+    let lsa = world.lsa_size()?;
+    let ranks = lsa as usize;
+    // Block p of every output is LSA peer p's input.
+    let expected =
+        |rank: i32, k: usize| value(setup::lsa_first(rank, lsa) + (k / count) as i32, k % count);
     let case = setup::Case {
         name: "all-gather",
         input_len: count,

@@ -54,7 +54,7 @@ where
         + PartialEq
         + std::fmt::Debug,
 {
-    let ranks = world.nranks()?;
+    let lsa = world.lsa_size()?;
     // bf16 has kernels of its own (16-byte vectors of 8, summed in f32); 64-bit and
     // other 16-bit types take one-shot kernels with vectors of 2 and 8.
     let scalar = <T as cudajit::DeviceScalar>::SCALAR;
@@ -67,7 +67,11 @@ where
         ONE_SHOT_MAX_BYTES
     };
     let one_shot = width == 8 || (width == 2 && !half) || count * std::mem::size_of::<T>() <= limit;
-    let expected = |_rank: i32, k: usize| (1..ranks).fold(value(0, k), |s, r| sum(s, value(r, k)));
+    // The sum over the rank's LSA team (every rank on one node).
+    let expected = |rank: i32, k: usize| {
+        let first = setup::lsa_first(rank, lsa);
+        (first + 1..first + lsa).fold(value(first, k), |s, r| sum(s, value(r, k)))
+    };
     let case = setup::Case {
         name: if one_shot { "one-shot" } else { "two-shot" },
         input_len: count,

@@ -30,10 +30,14 @@ fn check<T>(
 where
     T: cudajit::DeviceScalar + cudajit::BufferElement + PartialEq + std::fmt::Debug,
 {
-    let ranks = world.nranks()? as usize;
+    let lsa = world.lsa_size()?;
+    let ranks = lsa as usize;
     let input = |r: i32, k: usize| value(r, k / count, k % count);
-    // Block q of rank r's output is block r of rank q's input.
-    let expected = |r: i32, k: usize| value((k / count) as i32, r as usize, k % count);
+    // Block q of rank r's output is block (r's LSA rank) of LSA peer q's input.
+    let expected = |r: i32, k: usize| {
+        let first = setup::lsa_first(r, lsa);
+        value(first + (k / count) as i32, (r - first) as usize, k % count)
+    };
     let case = setup::Case {
         name: "all-to-all",
         input_len: ranks * count,

@@ -5,7 +5,10 @@
 //!     cudajit-nccl-launch --nproc 2 -- target/release/examples/lsa_peer_read        # one process per GPU
 //!
 //! Needs at least 2 GPUs connected by NVLink and NCCL >= 2.28 (see docs/nccl.md); without
-//! a GPU (or with `CUDAJIT_BACKEND=sim`) it runs on `SIM_RANKS` (default 4) simulated ranks.
+//! a GPU (or with `CUDAJIT_BACKEND=sim`) it runs on `SIM_RANKS` (default 4) simulated ranks,
+//! or on each of `SIM_NODES` simulated nodes of `SIM_RANKS` ranks:
+//!
+//!     CUDAJIT_BACKEND=sim SIM_NODES=2 SIM_RANKS=4 cargo run --example lsa_peer_read
 
 #[path = "lsa/setup.rs"]
 mod setup;
@@ -28,10 +31,13 @@ fn main() -> setup::Result<()> {
     let Some(world) = setup::world(LaunchConfig::new(CTAS, THREADS))? else {
         return Ok(());
     };
-    let lsa_size = world.nranks()?;
+    let lsa_size = world.lsa_size()?;
     let value = |rank: i32, k: usize| (rank * 1000) as f32 + (k % 977) as f32;
-    // Every rank (a single node: LSA rank = rank) ends with its next peer's input.
-    let expected = |rank: i32, k: usize| value((rank + 1) % lsa_size, k);
+    // Every rank ends with its next LSA peer's input.
+    let expected = |rank: i32, k: usize| {
+        let first = setup::lsa_first(rank, lsa_size);
+        value(first + (rank - first + 1) % lsa_size, k)
+    };
     for bytes in world.sizes(64 << 20) {
         for count in [bytes / 4, bytes / 4 + 3] {
             let case = setup::Case {

@@ -54,7 +54,7 @@ use std::sync::Arc;
 
 use cudajit::bf16;
 use cudajit::nccl::{
-    Communicator, DevComm, DevCommRequirements, Nccl, NcclType, ReduceOp, SymmetricBuffer,
+    Communicator, DevComm, DevCommRequirements, LoadedNccl, NcclType, ReduceOp, SymmetricBuffer,
 };
 use cudajit::{CudaContext, CudaStream};
 use cudarc::driver::sys::{self, CUevent_flags};
@@ -1060,7 +1060,7 @@ fn run() -> BenchResult<bool> {
     if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
         std::env::set_var("NCCL_NVLS_ENABLE", "0");
     }
-    let nccl = Nccl::global()?;
+    let nccl = LoadedNccl::global()?;
     print!("{}", nccl.report());
     let comm = Communicator::init_all(&nccl, &devices)?;
     let n = devices.len();

@@ -6,7 +6,7 @@
 //! With RANK/WORLD_SIZE set (the launcher or torchrun), each process takes GPU
 //! LOCAL_RANK; otherwise one process drives GPUs 0 and 1 through ncclCommInitAll.
 
-use cudajit::nccl::{Communicator, DevCommRequirements, Nccl, NcclError};
+use cudajit::nccl::{Communicator, DevCommRequirements, LoadedNccl, NcclError};
 
 fn main() -> std::process::ExitCode {
     match run() {
@@ -19,7 +19,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> Result<(), NcclError> {
-    let nccl = Nccl::global()?;
+    let nccl = LoadedNccl::global()?;
     print!("{}", nccl.report());
     let comm = if std::env::var_os("RANK").is_some() {
         Communicator::from_env(&nccl)?

@@ -53,9 +53,10 @@ echo "== cargo test"
 cargo test --workspace --features cudajit/cli
 echo "== quickstart on the CPU simulator (no GPU needed)"
 CUDAJIT_BACKEND=sim cargo run --quiet --example quickstart
-echo "== LSA examples on 2, 4 and 8 simulated NCCL ranks (no GPU, no NCCL library needed)"
-for ranks in 2 4 8; do
+echo "== LSA examples on 2, 4 and 8 simulated NCCL ranks, and on 2 simulated nodes of 4 (no GPU, no NCCL library needed)"
+for topology in "1 2" "1 4" "1 8" "2 4"; do
+  set -- $topology
   for example in lsa_peer_read allreduce_lsa allgather_lsa alltoall_lsa; do
-    CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --example "$example" | tail -n 1
+    CUDAJIT_BACKEND=sim SIM_NODES=$1 SIM_RANKS=$2 cargo run --quiet --example "$example" | tail -n 1
   done
 done

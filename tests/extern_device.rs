@@ -11,7 +11,7 @@ use cudajit::codegen::compile::{cache_key, linked_ptx, CompileError, CompileOpti
 use cudajit::codegen::cubin;
 use cudajit::codegen::toolchain::SearchEnv;
 use cudajit::core::CapturedFunction;
-use cudajit::nccl::device_library::Nvcc;
+use cudajit::nccl::device_code::Nvcc;
 use cudajit::prelude::*;
 use cudajit::{Arch, DeviceLibrary, LibraryKind, Specialization};
 

@@ -21,7 +21,7 @@ use cudajit::{Arch, Specialization};
 
 const RELEASE: &str = "2.28.3";
 
-/// Points `Nccl::global()` at the cached 2.28.3 wheel (once, before anything loads NCCL);
+/// Points `LoadedNccl::global()` at the cached 2.28.3 wheel (once, before anything loads NCCL);
 /// `None` after printing why the test is skipped.
 fn nccl_or_skip() -> Option<()> {
     static READY: OnceLock<Result<(), String>> = OnceLock::new();

@@ -160,7 +160,7 @@ fn the_example_kernels_link_against_the_2_32_ltoir() {
     if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
         std::fs::write(std::path::Path::new(&dir).join("gin_ring-2.32.3.ptx"), &ptx).unwrap();
     }
-    let table = &cudajit::nccl::device_library::symbols::LTOIR_GIN_ENTRIES;
+    let table = &cudajit::nccl::device_code::symbols::LTOIR_GIN_ENTRIES;
     for symbol in ["cudajit_nccl_", "ncclGin", "ncclCoopAnyInit"]
         .into_iter()
         .chain(table.iter().map(|e| e.symbol))

@@ -101,7 +101,7 @@ impl DeviceLibrary {
 
     /// A library whose parts `provider` returns the first time a kernel that calls into
     /// it is compiled for an architecture (it is given the SM version, e.g. 90), e.g.
-    /// `cudajit_nccl::device_library::provide_for_loaded_nccl`. The answer, success or
+    /// `cudajit_nccl::device_code::provide_for_loaded_nccl`. The answer, success or
     /// failure, is kept for the rest of the process.
     ///
     /// ```

@@ -4,13 +4,15 @@
 //! On GPUs: all visible GPUs in one process (`ncclCommInitAll`), or the one GPU of this
 //! rank under `cudajit-nccl-launch`/torchrun. Without a GPU (or with
 //! `CUDAJIT_BACKEND=sim`): `SIM_RANKS` (default 4) simulated ranks on the CPU
-//! (`cudajit::nccl::sim`), running the same kernels on smaller sizes and grids.
+//! (`cudajit::nccl::sim`), running the same kernels on smaller sizes and grids; with
+//! `SIM_NODES=n`, on each of `n` simulated nodes (the collectives run within each node's
+//! LSA team, as they would on `n` hosts).
 
 use std::error::Error;
 
 use cudajit::nccl::device::{DevComm, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
-use cudajit::nccl::{Communicator, Nccl, SymmetricBuffer};
+use cudajit::nccl::{Communicator, LoadedNccl, SymmetricBuffer};
 use cudajit::{BufferElement, LaunchConfig, Stream};
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
@@ -42,12 +44,23 @@ pub enum Buffer<T> {
 /// simulator's smaller grid; `None` (after saying why) on a machine with one GPU.
 pub fn world(config: LaunchConfig) -> Result<Option<World>> {
     if let Some(reason) = simulate_instead() {
-        let nranks: usize = std::env::var("SIM_RANKS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4);
-        println!("no GPU run: {nranks} simulated ranks on the CPU simulator ({reason})");
-        let sim = SimWorld::new(nranks)?;
+        let number = |name: &str, default: usize| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        let (nodes, per_node) = (number("SIM_NODES", 1), number("SIM_RANKS", 4));
+        let sim = SimWorld::with_nodes(nodes, per_node)?;
+        let nranks = sim.nranks();
+        if nodes == 1 {
+            println!("no GPU run: {nranks} simulated ranks on the CPU simulator ({reason})");
+        } else {
+            println!(
+                "no GPU run: {nodes} simulated nodes of {per_node} ranks on the CPU simulator \
+                 ({reason})"
+            );
+        }
         let streams = (0..nranks)
             .map(|r| Stream::from_sim(sim.stream(r).clone()))
             .collect();
@@ -64,7 +77,7 @@ pub fn world(config: LaunchConfig) -> Result<Option<World>> {
         // SAFETY: set before any thread starts and before NCCL reads it.
         unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
     }
-    let nccl = Nccl::global()?;
+    let nccl = LoadedNccl::global()?;
     let comm = if std::env::var_os("RANK").is_some() {
         Communicator::from_env(&nccl)?
     } else {
@@ -126,15 +139,15 @@ impl World {
         self.streams.len()
     }
 
-    /// Ranks in the communicator.
-    pub fn nranks(&self) -> Result<i32> {
+    /// Ranks in each LSA team (the ranks of one node).
+    pub fn lsa_size(&self) -> Result<i32> {
         match &self.ranks {
-            Ranks::Gpu { dev, .. } => Ok(dev.n_ranks(0).ok_or("no communicator size")?),
-            Ranks::Sim(sim) => Ok(sim.nranks() as i32),
+            Ranks::Gpu { dev, .. } => Ok(dev.lsa_size(0).ok_or("no LSA team size")?),
+            Ranks::Sim(sim) => Ok(sim.ranks_per_node() as i32),
         }
     }
 
-    /// World rank of local rank `i` (all ranks are one LSA team: LSA rank = rank).
+    /// World rank of local rank `i`.
     pub fn rank(&self, i: usize) -> i32 {
         match &self.ranks {
             Ranks::Gpu { comm, .. } => comm.local_ranks()[i].rank,
@@ -252,6 +265,12 @@ pub struct Case<'a, T> {
     pub input: &'a dyn Fn(i32, usize) -> T,
     /// Element `k` of world rank `rank`'s output.
     pub expected: &'a dyn Fn(i32, usize) -> T,
+}
+
+/// The first world rank of world rank `rank`'s LSA team of `lsa_size` ranks (NCCL's LSA
+/// team is consecutive world ranks: `ncclTeamLsa` has stride 1).
+pub fn lsa_first(rank: i32, lsa_size: i32) -> i32 {
+    rank - rank % lsa_size
 }
 
 /// Where the output starts: the input's bytes rounded up to 4096 (window offsets must).

@@ -11,7 +11,7 @@
 # The 2.31+ device libraries are LTO-IR from a newer NVVM than CUDA 13.0's: nvJitLink
 # 13.0 refuses them (NVJITLINK_ERROR_OUTDATED_LIBRARY). So whenever a fetched release
 # ships one, nvJitLink $NEW_NVJITLINK is fetched too (its libnvJitLink.so.13 only), for
-# the CPU link tests of nccl-device/tests/device_library.rs.
+# the CPU link tests of nccl-device/tests/device_code.rs.
 #
 #   nccl-device/scripts/fetch-wheels.sh                 # the versions the test suite checks
 #   nccl-device/scripts/fetch-wheels.sh --all           # every supported generation

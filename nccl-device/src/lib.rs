@@ -5,17 +5,18 @@
 //! - [`discover`]: where `libnccl.so.2`, its headers and its device library are;
 //! - [`sys`]: the raw function table and, in [`sys::layout`], the struct layouts of each
 //!   supported release, generated from the real headers;
-//! - [`Nccl`]: the loaded library, its release checked against its headers;
+//! - [`LoadedNccl`]: the loaded host library (`libnccl.so.2`), its release checked against
+//!   its headers;
 //! - [`safe`]: [`Communicator`], [`SymmetricBuffer`], [`DevComm`] with RAII teardown in
 //!   NCCL's order;
-//! - [`device_library`]: the NCCL device library kernels link against (the shipped
-//!   `.ltoir`, or a bridge over 2.28's headers built by nvcc);
+//! - [`device_code`]: NCCL's device code, the provider of the `DeviceLibrary` kernels link
+//!   against (the shipped `.ltoir`, or a bridge over 2.28's headers built by nvcc);
 //! - [`bootstrap`]: one process per GPU (torchrun-style variables, TCP exchange of the
 //!   unique id, a launcher).
 //!
 //! ```no_run
-//! use cudajit_nccl::{Communicator, DevCommRequirements, Nccl};
-//! let nccl = Nccl::global()?;
+//! use cudajit_nccl::{Communicator, DevCommRequirements, LoadedNccl};
+//! let nccl = LoadedNccl::global()?;
 //! let comm = Communicator::init_all(&nccl, &[0, 1])?;
 //! let buf = comm.alloc_symmetric::<f32>(1 << 20)?;
 //! let dev = comm.create_dev_comm(&DevCommRequirements::lsa_barriers(64))?;
@@ -30,17 +31,17 @@
 #![warn(missing_docs)]
 
 pub mod bootstrap;
-pub mod device_library;
+pub mod device_code;
 pub mod discover;
 mod error;
-mod library;
+mod loaded;
 mod result;
 pub mod safe;
 pub mod sys;
 mod version;
 
 pub use error::{NcclCallError, NcclError, Result};
-pub use library::{check_same_release, Nccl, NcclReport, UniqueId, SEARCH_ORDER};
+pub use loaded::{check_same_release, LoadedNccl, NcclReport, UniqueId, SEARCH_ORDER};
 pub use safe::{
     BufferAt, Communicator, DevComm, DevCommRequirements, DeviceApiStatus, InitRank, LocalRank,
     NcclType, PeerInfo, ReduceOp, SymmetricBuffer, DEFAULT_TIMEOUT,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use cudajit_nccl::discover::{locate, Origin, SearchEnv};
 use cudajit_nccl::sys::layout::{self, RequirementField};
-use cudajit_nccl::{check_same_release, Nccl, NcclError, NcclVersion};
+use cudajit_nccl::{check_same_release, LoadedNccl, NcclError, NcclVersion};
 
 struct Tree(PathBuf);
 
@@ -289,7 +289,7 @@ fn real_library_matching_headers_loads() {
         common::skip("no cached NCCL 2.28.3 wheel");
         return;
     };
-    let nccl = Nccl::load(&env).unwrap();
+    let nccl = LoadedNccl::load(&env).unwrap();
     assert_eq!(nccl.version(), NcclVersion::new(2, 28, 3));
     assert!(nccl.layouts().exact);
     assert!(nccl.include_dir().unwrap().ends_with("nvidia/nccl/include"));
@@ -306,7 +306,7 @@ fn real_library_with_other_release_headers_is_refused() {
         common::skip("no cached NCCL 2.28.3 and 2.32.3 wheels");
         return;
     };
-    let err = Nccl::load(&env).unwrap_err();
+    let err = LoadedNccl::load(&env).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, NcclError::VersionMismatch { .. }), "{text}");
     assert!(text.contains("2.28.3") && text.contains("2.32.3"), "{text}");

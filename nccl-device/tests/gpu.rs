@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudajit_nccl::bootstrap::Launcher;
-use cudajit_nccl::{Communicator, DevCommRequirements, DeviceApiStatus, Nccl, NcclError, ReduceOp};
+use cudajit_nccl::{
+    Communicator, DevCommRequirements, DeviceApiStatus, LoadedNccl, NcclError, ReduceOp,
+};
 use cudarc::driver::CudaContext;
 
 const CHILD_VAR: &str = "CUDAJIT_NCCL_TEST_CHILD";
@@ -25,7 +27,7 @@ fn gpu_count() -> Result<usize, String> {
 }
 
 /// NCCL and at least two GPUs, or `None` after printing why the test is skipped.
-fn setup() -> Option<(Arc<Nccl>, Vec<usize>)> {
+fn setup() -> Option<(Arc<LoadedNccl>, Vec<usize>)> {
     match gpu_count() {
         Ok(n) if n >= 2 => {}
         Ok(n) => {
@@ -37,7 +39,7 @@ fn setup() -> Option<(Arc<Nccl>, Vec<usize>)> {
             return None;
         }
     }
-    match Nccl::global() {
+    match LoadedNccl::global() {
         Ok(nccl) => {
             eprintln!("{}", nccl.report());
             let n = gpu_count().unwrap_or(0);
@@ -330,7 +332,7 @@ fn child_entry() {
 }
 
 fn child(scenario: &str) -> Result<i32, NcclError> {
-    let nccl = Nccl::global()?;
+    let nccl = LoadedNccl::global()?;
     let comm = Communicator::from_env(&nccl)?;
     let rank = comm.local_ranks()[0].rank;
     match scenario {

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use cudajit_nccl::device_library::nvcc::{self, Nvcc};
+use cudajit_nccl::device_code::nvcc::{self, Nvcc};
 use cudajit_nccl::sys::layout::{self, Generation};
 use cudajit_nccl::NcclVersion;
 

@@ -3,8 +3,8 @@
 //! kernel written against the bridge's C ABI (`cudajit_nccl_*`) with the parts provided
 //! for sm_90 (cudajit's shim, then `libnccl_device.ltoir`); LTO inlines every call.
 //!
-//! One test, because `Nccl::global()` and the codegen toolchain are per process and read
-//! the environment this test sets. Needs what tests/device_library.rs needs.
+//! One test, because `LoadedNccl::global()` and the codegen toolchain are per process and read
+//! the environment this test sets. Needs what tests/device_code.rs needs.
 
 mod common;
 
@@ -14,7 +14,7 @@ use cudajit_codegen::nvvm::NvvmIr;
 use cudajit_codegen::toolchain::Toolchain;
 use cudajit_codegen::Arch;
 use cudajit_core::external::{DeviceLibrary, LibraryKind};
-use cudajit_nccl::device_library::{provide_for_loaded_nccl, symbols};
+use cudajit_nccl::device_code::{provide_for_loaded_nccl, symbols};
 
 use common::probe::{bridge_abi_kernel, call_targets, BRIDGE_CALLED};
 
@@ -85,7 +85,7 @@ fn the_loaded_nccl_provides_the_bridge_abi() {
         let mangled = symbols::LTOIR_2_32.get(*f).unwrap().symbol;
         assert!(!ptx.contains(mangled), "{mangled} left in the PTX");
     }
-    // Only NCCL's type-erased ncclCoopAny calls remain (see tests/device_library.rs).
+    // Only NCCL's type-erased ncclCoopAny calls remain (see tests/device_code.rs).
     let others: Vec<String> = call_targets(&ptx)
         .into_iter()
         .filter(|t| !t.starts_with('%') && !t.starts_with("_ZN11ncclCoopAny"))

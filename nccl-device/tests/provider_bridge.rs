@@ -1,7 +1,7 @@
 //! `provide_for_loaded_nccl` with NCCL 2.28.3 as the process's NCCL: the provided library
 //! is the bridge fatbin, built by nvcc into a temporary cache, and codegen links the
 //! bridge-ABI kernel with it, every call inlined. The 2.32.3 case is tests/provider.rs;
-//! each needs its own process (`Nccl::global()`).
+//! each needs its own process (`LoadedNccl::global()`).
 
 mod common;
 
@@ -11,7 +11,7 @@ use cudajit_codegen::nvvm::NvvmIr;
 use cudajit_codegen::toolchain::Toolchain;
 use cudajit_codegen::Arch;
 use cudajit_core::external::{DeviceLibrary, LibraryKind};
-use cudajit_nccl::device_library::{provide_for_loaded_nccl, symbols};
+use cudajit_nccl::device_code::{provide_for_loaded_nccl, symbols};
 
 use common::probe::{bridge_abi_kernel, call_targets, BRIDGE_CALLED};
 

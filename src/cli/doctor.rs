@@ -207,7 +207,7 @@ fn run_probe() -> Result<f64, Box<dyn std::error::Error>> {
 /// NCCL is optional (only kernels that talk to other GPUs need it): absent is a note; found
 /// but unusable (a version mismatch, a broken library) is a problem.
 fn nccl(problems: &mut Vec<Problem>) {
-    match cudajit_nccl::Nccl::global() {
+    match cudajit_nccl::LoadedNccl::global() {
         Ok(nccl) => print!("{}", nccl.report()),
         Err(cudajit_nccl::NcclError::LibraryNotFound { .. }) => {
             println!("NCCL");

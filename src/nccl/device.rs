@@ -63,7 +63,7 @@
 //! [`requirements_for`]), `launch_token.rs` (the [`LaunchToken`] a `DevComm` carries),
 //! `launch_check.rs` (the barrier count check and the agreement at a launch), `api.rs`
 //! (the `#[extern_device]` declarations, whose symbol names are held to
-//! `cudajit_nccl::device_library::symbols` by a test), `reduce_copy.rs` (the reduce-copy
+//! `cudajit_nccl::device_code::symbols` by a test), `reduce_copy.rs` (the reduce-copy
 //! helpers written in the kernel language), `team.rs` (teams) and `session.rs` (barrier
 //! sessions that end with their scope).
 

@@ -1,8 +1,9 @@
 //! NCCL's device API on the CPU simulator: several ranks in one process, no GPU and no
 //! NCCL library.
 //!
-//! A [`SimWorld`] of `n` ranks stands for `n` GPUs of one NVLink domain (one LSA team of
-//! every rank). It gives each rank a stream ([`SimWorld::stream`]), its device
+//! A [`SimWorld`] of `n` ranks ([`SimWorld::new`]) stands for `n` GPUs of one NVLink
+//! domain (one LSA team of every rank); [`SimWorld::with_nodes`] stands for several nodes
+//! of the same number of GPUs (see [Several nodes](#several-nodes)). It gives each rank a stream ([`SimWorld::stream`]), its device
 //! communicator ([`SimWorld::dev_comm`]) and symmetric buffers ([`SimWorld::alloc_symmetric`],
 //! one window per rank, copied in and out per rank). Kernels are the same `#[kernel]`s
 //! that run on GPUs, launched with their ordinary generated `launch` on each rank's
@@ -40,7 +41,7 @@
 //!
 //! What is modelled:
 //! - the `cudajit_nccl_*` functions of [`super::device`]: ranks and the LSA team (every
-//!   rank; LSA rank = world rank), `lsa_address`/`peer_address`/`local_address` returning
+//!   rank, LSA rank = world rank; with several nodes, the node's ranks), `lsa_address`/`peer_address`/`local_address` returning
 //!   simulated device addresses into the ranks' windows (every access through
 //!   `slice_at`/`slice_at_mut` is bounds-checked against the window, and reported with the
 //!   rank and window when outside it);
@@ -70,7 +71,27 @@
 //!   block. Calling one group's function on another group's session is reported;
 //! - memory orders are accepted and ignored: every simulated access is already ordered.
 //!
-//! Not modelled: several LSA teams (multi-node), multimem/NVLS, GIN, the barrier count of
+//! # Several nodes
+//!
+//! `SimWorld::with_nodes(nodes, ranks_per_node)` simulates `nodes` nodes of
+//! `ranks_per_node` GPUs each, world rank `node * ranks_per_node + lsa_rank` as NCCL numbers
+//! them (consecutive ranks per node). What a kernel sees is what NCCL gives for that
+//! topology:
+//! - `rank`/`nranks` span the world; `lsa_rank`/`lsa_size` are the rank's place in its
+//!   node and the node's size, so `team_lsa` is the node's ranks and `team_rail`
+//!   (`{nranks / lsa_size, rank / lsa_size, lsa_size}`) the ranks of every node at the same
+//!   LSA rank; `lsa_rank_to_world` adds the node's first rank;
+//! - `lsa_address(window, offset, p)` reaches LSA rank `p` of the window owner's node only
+//!   (`p < lsa_size`), `peer_address(window, offset, peer)` only world ranks of that node
+//!   (NCCL's `lsaRank + (peer - worldRank)`): a kernel reaching another node's window by
+//!   load/store is reported as an error naming both nodes, as on GPUs the address would be
+//!   unreachable (other nodes are GIN's, which is not simulated). So is a window or a
+//!   `DevComm` of a rank of another node passed to a launch;
+//! - each node's ranks run as one group: a node's launches run once every rank of *that*
+//!   node has launched, and LSA barriers pair the blocks of the node's ranks only. Nodes
+//!   share nothing a kernel can reach, so they run one after the other.
+//!
+//! Not modelled: multimem/NVLS, GIN, the barrier count of
 //! the device communicator, and concurrency between the blocks of one rank beyond what the
 //! simulator does for any launch (blocks are independent). Launches on a rank's stream
 //! take scalars and structs (`DevComm`, `Window`), not simulator buffers.
@@ -101,11 +122,15 @@ const WINDOW_TAG: u64 = 0xc5;
 
 static NEXT_WORLD: AtomicU32 = AtomicU32::new(1);
 
-/// Simulated ranks of one NVLink domain, in this process (see the [module](self)).
+/// Simulated ranks of one NVLink domain, or of several nodes of one each, in this
+/// process (see the [module](self)).
 pub struct SimWorld {
     id: u32,
     nranks: usize,
-    group: SimGroup,
+    /// Ranks per node: the size of every LSA team.
+    lsa_size: usize,
+    /// One group per node: node `n`'s ranks are members `0..lsa_size` of `groups[n]`.
+    groups: Vec<SimGroup>,
     streams: Vec<SimStream>,
     /// Window `w` of rank `r` is `windows[w * nranks + r]`.
     windows: Arc<Mutex<Vec<Arc<DeviceMemory>>>>,
@@ -116,6 +141,7 @@ impl std::fmt::Debug for SimWorld {
         f.debug_struct("SimWorld")
             .field("id", &self.id)
             .field("nranks", &self.nranks)
+            .field("nodes", &self.groups.len())
             .finish_non_exhaustive()
     }
 }
@@ -129,30 +155,64 @@ impl SimWorld {
     /// A world whose launches run with `options` (host threads, `print!` target, race
     /// detection; its `externs` are the world's own).
     pub fn with_options(nranks: usize, options: SimOptions) -> Result<SimWorld, Error> {
-        if nranks == 0 || nranks > MAX_RANKS {
-            return Err(Error::Backend(format!(
-                "a simulated NCCL world has 1 to {MAX_RANKS} ranks, not {nranks}"
-            )));
+        SimWorld::with_nodes_and_options(1, nranks, options)
+    }
+
+    /// A world of `nodes` nodes of `ranks_per_node` ranks each (at most [`MAX_RANKS`] in
+    /// all), world rank `node * ranks_per_node + lsa_rank`: each node's ranks form the LSA
+    /// team (see [Several nodes](self#several-nodes)).
+    pub fn with_nodes(nodes: usize, ranks_per_node: usize) -> Result<SimWorld, Error> {
+        SimWorld::with_nodes_and_options(nodes, ranks_per_node, SimOptions::default())
+    }
+
+    /// [`SimWorld::with_nodes`] whose launches run with `options` (see
+    /// [`SimWorld::with_options`]).
+    pub fn with_nodes_and_options(
+        nodes: usize,
+        ranks_per_node: usize,
+        options: SimOptions,
+    ) -> Result<SimWorld, Error> {
+        let nranks = nodes.saturating_mul(ranks_per_node);
+        if nodes == 0 || ranks_per_node == 0 || nranks > MAX_RANKS {
+            return Err(Error::Backend(if nodes == 1 {
+                format!("a simulated NCCL world has 1 to {MAX_RANKS} ranks, not {nranks}")
+            } else {
+                format!(
+                    "a simulated NCCL world has 1 to {MAX_RANKS} ranks, on at least one node \
+                     of at least one rank: not {nodes} node(s) of {ranks_per_node}"
+                )
+            }));
         }
         let id = NEXT_WORLD.fetch_add(1, Ordering::Relaxed) & 0xffff;
         let windows: Arc<Mutex<Vec<Arc<DeviceMemory>>>> = Arc::default();
-        let snapshot = windows.clone();
-        let externs = Box::new(move || {
-            let windows = snapshot.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            Some(Arc::new(WorldExterns {
-                world: id,
-                nranks,
-                windows,
-                live_sessions: Default::default(),
-            }) as Arc<dyn SimExterns>)
-        });
-        let labels = (0..nranks).map(|r| format!("rank {r}")).collect();
-        let group = SimGroup::new(labels, options, externs);
-        let streams = (0..nranks).map(|r| group.stream(r)).collect();
+        let groups: Vec<SimGroup> = (0..nodes)
+            .map(|node| {
+                let snapshot = windows.clone();
+                let externs = Box::new(move || {
+                    let windows = snapshot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    Some(Arc::new(WorldExterns {
+                        world: id,
+                        nranks,
+                        lsa_size: ranks_per_node,
+                        node,
+                        windows,
+                        live_sessions: Default::default(),
+                    }) as Arc<dyn SimExterns>)
+                });
+                let labels = (0..ranks_per_node)
+                    .map(|p| rank_label(node * ranks_per_node + p, nodes, ranks_per_node))
+                    .collect();
+                SimGroup::new(labels, options.clone(), externs)
+            })
+            .collect();
+        let streams = (0..nranks)
+            .map(|r| groups[r / ranks_per_node].stream(r % ranks_per_node))
+            .collect();
         Ok(SimWorld {
             id,
             nranks,
-            group,
+            lsa_size: ranks_per_node,
+            groups,
             streams,
             windows,
         })
@@ -161,6 +221,21 @@ impl SimWorld {
     /// The number of ranks.
     pub fn nranks(&self) -> usize {
         self.nranks
+    }
+
+    /// The number of nodes (1 for [`SimWorld::new`]).
+    pub fn nodes(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Ranks per node: the size of every LSA team.
+    pub fn ranks_per_node(&self) -> usize {
+        self.lsa_size
+    }
+
+    /// The node of world rank `rank`.
+    pub fn node_of(&self, rank: usize) -> usize {
+        rank / self.lsa_size
     }
 
     /// Rank `rank`'s stream: launches on it wait until every rank has launched, and the
@@ -184,6 +259,7 @@ impl SimWorld {
         words[1] = u64::from(self.id);
         words[2] = rank as u64;
         words[3] = self.nranks as u64;
+        words[4] = self.lsa_size as u64;
         DevComm::from_words(words)
     }
 
@@ -216,12 +292,31 @@ impl SimWorld {
     /// `Ok` when no rank's launch waits for the others; otherwise an error naming the
     /// ranks that have not launched.
     pub fn synchronize(&self) -> Result<(), Error> {
-        self.group.synchronize()
+        self.groups.iter().try_for_each(SimGroup::synchronize)
     }
 
-    /// What the last run of the world's launches did (all ranks together).
+    /// What the last run of the world's launches did (all ranks together; with several
+    /// nodes, each node's last run, summed).
     pub fn last_report(&self) -> Option<SimReport> {
-        self.group.last_report()
+        let mut reports = self.groups.iter().filter_map(SimGroup::last_report);
+        let first = reports.next()?;
+        Some(reports.fold(first, |mut sum, r| {
+            sum.threads += r.threads;
+            sum.blocks += r.blocks;
+            sum.barriers += r.barriers;
+            sum.workers = sum.workers.max(r.workers);
+            sum.elapsed += r.elapsed;
+            sum
+        }))
+    }
+}
+
+/// How rank `rank` is named in messages: `rank 5`, or `rank 5 (node 1)` with several nodes.
+fn rank_label(rank: usize, nodes: usize, ranks_per_node: usize) -> String {
+    if nodes == 1 {
+        format!("rank {rank}")
+    } else {
+        format!("rank {rank} (node {})", rank / ranks_per_node)
     }
 }
 
@@ -311,11 +406,20 @@ impl<T: BufferElement> SimSymmetricBuffer<T> {
     }
 }
 
-/// The `cudajit_nccl_*` functions, for one run of a world's launches.
+/// The `cudajit_nccl_*` functions, for one run of a node's launches (every rank's, with
+/// one node).
 #[derive(Debug)]
 struct WorldExterns {
     world: u32,
+    /// Ranks in the world.
     nranks: usize,
+    /// Ranks per node (the LSA team's size).
+    lsa_size: usize,
+    /// The node whose ranks launch (members `0..lsa_size`, world ranks
+    /// `node * lsa_size ..`).
+    node: usize,
+    /// Every rank's windows, of every node: window `w` of rank `r` at `w * nranks + r`.
+    /// The launch's regions are the node's only ([`WorldExterns::regions`]).
     windows: Vec<Arc<DeviceMemory>>,
     /// LSA barrier sessions started and not yet ended, over every thread of the run.
     live_sessions: std::sync::atomic::AtomicI64,
@@ -450,6 +554,13 @@ thread_local! {
 struct Comm {
     rank: usize,
     nranks: usize,
+    lsa_size: usize,
+}
+
+impl Comm {
+    fn lsa_rank(&self) -> usize {
+        self.rank % self.lsa_size
+    }
 }
 
 /// Session words: magic, barrier index, rank, arrived, barriers passed, cooperative group
@@ -458,45 +569,103 @@ const SESSION_WORDS: usize = 6;
 
 impl WorldExterns {
     fn comm(&self, call: &mut ExternCall<'_, '_, '_>, pointer: u64) -> Result<Comm, String> {
-        let words = call.load_words(pointer, 4)?;
+        let words = call.load_words(pointer, 5)?;
         if words[0] != COMM_MAGIC {
             return Err(
                 "the DevComm is not a simulated rank's (make it with SimWorld::dev_comm)".into(),
             );
         }
-        if words[1] != u64::from(self.world) || words[3] as usize != self.nranks {
+        if words[1] != u64::from(self.world)
+            || words[3] as usize != self.nranks
+            || words[4] as usize != self.lsa_size
+        {
             return Err(format!(
                 "the DevComm belongs to another simulated world (world {}, this one is {})",
                 words[1], self.world
             ));
         }
-        Ok(Comm {
+        let comm = Comm {
             rank: words[2] as usize,
             nranks: words[3] as usize,
-        })
+            lsa_size: words[4] as usize,
+        };
+        if comm.rank / self.lsa_size != self.node {
+            return Err(format!(
+                "the DevComm of rank {} (node {}) in a launch on node {}: a rank's launch takes its own DevComm",
+                comm.rank,
+                comm.rank / self.lsa_size,
+                self.node
+            ));
+        }
+        Ok(comm)
     }
 
-    /// The address of byte `offset` of rank `rank`'s part of `window`.
-    fn address(&self, window: u64, offset: u64, rank: i64) -> Result<u64, String> {
+    /// The rank that owns `window` (a handle of this world), which must be on this
+    /// node, and the window's index.
+    fn window_owner(&self, window: u64) -> Result<(usize, usize), String> {
         if window >> 56 != WINDOW_TAG || (window >> 40) & 0xffff != u64::from(self.world) {
             return Err(format!(
                 "{window:#x} is not a window of this simulated world (make it with SimSymmetricBuffer::window)"
             ));
         }
-        if rank < 0 || rank as usize >= self.nranks {
+        let owner = ((window >> 24) & 0xffff) as usize;
+        if owner / self.lsa_size != self.node {
             return Err(format!(
-                "peer {rank} is not a rank of the LSA team (0..{})",
-                self.nranks
+                "the window of rank {owner} (node {}) in a launch on node {}: a rank's launch takes its own window handles",
+                owner / self.lsa_size,
+                self.node
             ));
         }
-        let index = (window & 0xff_ffff) as usize * self.nranks + rank as usize;
-        if index >= self.windows.len() {
-            return Err(format!("window {} does not exist", window & 0xff_ffff));
+        Ok((owner, (window & 0xff_ffff) as usize))
+    }
+
+    /// The address of byte `offset` of LSA rank `lsa_peer`'s part of `window` (LSA ranks
+    /// of the window owner's node).
+    fn address(&self, window: u64, offset: u64, lsa_peer: i64) -> Result<u64, String> {
+        let (_, index) = self.window_owner(window)?;
+        if lsa_peer < 0 || lsa_peer as usize >= self.lsa_size {
+            return Err(if self.nranks == self.lsa_size {
+                format!(
+                    "peer {lsa_peer} is not a rank of the LSA team (0..{})",
+                    self.lsa_size
+                )
+            } else {
+                format!(
+                    "LSA peer {lsa_peer} is not a rank of node {}'s LSA team (0..{}): other nodes are not reachable by load/store",
+                    self.node, self.lsa_size
+                )
+            });
+        }
+        let region = index * self.lsa_size + lsa_peer as usize;
+        if index * self.nranks >= self.windows.len() {
+            return Err(format!("window {index} does not exist"));
         }
         if offset >= 1 << 47 {
             return Err(format!("offset {offset} is past any window"));
         }
-        Ok(extern_address(index, offset))
+        Ok(extern_address(region, offset))
+    }
+
+    /// The address of byte `offset` of world rank `peer`'s part of `window`
+    /// (`ncclGetPeerPointer`: LSA rank `lsaRank + (peer - worldRank)` of the owner's).
+    fn peer_address(&self, window: u64, offset: u64, peer: i64) -> Result<u64, String> {
+        let (owner, _) = self.window_owner(window)?;
+        if peer < 0 || peer as usize >= self.nranks {
+            return Err(format!(
+                "peer {peer} is not a rank of the world (0..{})",
+                self.nranks
+            ));
+        }
+        let first = (owner - owner % self.lsa_size) as i64;
+        if peer / self.lsa_size as i64 != self.node as i64 {
+            return Err(format!(
+                "rank {peer} is on node {}, not reachable by load/store from node {} (its LSA team is ranks {first}..{}): other nodes are GIN's",
+                peer / self.lsa_size as i64,
+                self.node,
+                first + self.lsa_size as i64
+            ));
+        }
+        self.address(window, offset, peer - first)
     }
 
     /// The session of a call of `coop`'s function `step`.
@@ -608,10 +777,10 @@ impl WorldExterns {
             Step::Init => {
                 let second = call.arg(1);
                 let comm = self.comm(call, second)?;
-                if comm.rank != call.member() {
+                let member = self.node * self.lsa_size + call.member();
+                if comm.rank != member {
                     return Err(format!(
-                        "rank {}'s launch passes the DevComm of rank {}",
-                        call.member(),
+                        "rank {member}'s launch passes the DevComm of rank {}",
                         comm.rank
                     ));
                 }
@@ -679,29 +848,37 @@ impl SimExterns for WorldExterns {
         let value = |v: u64| Ok(ExternOutcome::Return(v));
         let first = call.arg(0);
         match function {
-            // rank, nranks, lsa_rank, lsa_size: one LSA team of every rank.
-            0 | 2 => value(self.comm(call, first)?.rank as u64),
-            1 | 3 => value(self.comm(call, first)?.nranks as u64),
+            // rank, nranks, lsa_rank, lsa_size: the node's ranks are the LSA team.
+            0 => value(self.comm(call, first)?.rank as u64),
+            1 => value(self.comm(call, first)?.nranks as u64),
+            2 => value(self.comm(call, first)?.lsa_rank() as u64),
+            3 => value(self.comm(call, first)?.lsa_size as u64),
             4 => {
                 let comm = self.comm(call, first)?;
                 let lsa_rank = call.arg(1) as u32 as i32;
-                if lsa_rank < 0 || lsa_rank as usize >= comm.nranks {
+                if lsa_rank < 0 || lsa_rank as usize >= comm.lsa_size {
                     return Err(format!(
                         "LSA rank {lsa_rank} is not in the team (0..{})",
-                        comm.nranks
+                        comm.lsa_size
                     ));
                 }
-                value(lsa_rank as u64)
+                value((comm.rank - comm.lsa_rank() + lsa_rank as usize) as u64)
             }
-            // lsa_pointer, peer_pointer(window, offset, peer): LSA rank = world rank.
-            5 | 6 => value(self.address(
+            // lsa_pointer(window, offset, lsa peer), peer_pointer(window, offset, world rank).
+            5 => value(self.address(
+                call.arg(0),
+                call.arg(1),
+                i64::from(call.arg(2) as u32 as i32),
+            )?),
+            6 => value(self.peer_address(
                 call.arg(0),
                 call.arg(1),
                 i64::from(call.arg(2) as u32 as i32),
             )?),
             7 => {
                 let window = call.arg(0);
-                value(self.address(window, call.arg(1), ((window >> 24) & 0xffff) as i64)?)
+                let (owner, _) = self.window_owner(window)?;
+                value(self.address(window, call.arg(1), (owner % self.lsa_size) as i64)?)
             }
             _ => {
                 let Some((coop, step)) = Coop::of(function) else {
@@ -712,9 +889,13 @@ impl SimExterns for WorldExterns {
         }
     }
 
+    /// The node's parts of every window: region `w * lsa_size + p` is LSA rank `p`'s part
+    /// of window `w` (other nodes' memory is not in the launch at all).
     fn regions(&self) -> Vec<GlobalRegion<'_>> {
+        let first = self.node * self.lsa_size;
         self.windows
-            .iter()
+            .chunks(self.nranks)
+            .flat_map(|ranks| &ranks[first..first + self.lsa_size])
             .map(|memory| GlobalRegion {
                 memory,
                 writable: true,
@@ -725,8 +906,8 @@ impl SimExterns for WorldExterns {
     fn region_name(&self, region: usize) -> String {
         format!(
             "rank {}'s part of window {}",
-            region % self.nranks,
-            region / self.nranks
+            self.node * self.lsa_size + region % self.lsa_size,
+            region / self.lsa_size
         )
     }
 

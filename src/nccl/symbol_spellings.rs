@@ -1,12 +1,12 @@
 //! The facade's spellings of cudajit's C ABI over NCCL agree with its one table,
-//! `cudajit_nccl::device_library::symbols`: the `#[extern_device]` `link_name`s of
+//! `cudajit_nccl::device_code::symbols`: the `#[extern_device]` `link_name`s of
 //! `device/api.rs` are exactly [`c_abi_symbols`], and the simulator's table holds exactly
 //! the bridge's functions ([`BRIDGE_2_28`]; the simulator has no GIN). Why a check and not
 //! generation: see `symbols.rs`.
 
 use std::collections::BTreeSet;
 
-use cudajit_nccl::device_library::symbols::{c_abi_symbols, BRIDGE_2_28};
+use cudajit_nccl::device_code::symbols::{c_abi_symbols, BRIDGE_2_28};
 
 /// `None` when `found` (the names spelled in `file`) is exactly `table`, else a message
 /// naming what `file` lacks and what it has that the table does not.
@@ -21,7 +21,7 @@ fn mismatch<'a>(
     let extra: Vec<&str> = found.difference(&table).copied().collect();
     (!missing.is_empty() || !extra.is_empty()).then(|| {
         format!(
-            "{file} disagrees with nccl-device/src/device_library/symbols.rs: missing \
+            "{file} disagrees with nccl-device/src/device_code/symbols.rs: missing \
              {missing:?}, not in the table {extra:?}"
         )
     })

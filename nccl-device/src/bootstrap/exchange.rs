@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::env::BootstrapEnv;
 use super::host_name;
 use crate::error::{NcclError, Result};
-use crate::library::UniqueId;
+use crate::loaded::UniqueId;
 use crate::safe::PeerInfo;
 use crate::sys::NCCL_UNIQUE_ID_BYTES;
 

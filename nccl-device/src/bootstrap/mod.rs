@@ -18,7 +18,7 @@ pub use launcher::{free_port, Job, Launcher};
 pub use nodelist::first_host as slurm_first_host;
 
 use crate::error::Result;
-use crate::library::Nccl;
+use crate::loaded::LoadedNccl;
 use crate::safe::{Communicator, InitRank};
 
 /// This machine's host name (ranks with the same name share a host).
@@ -37,13 +37,13 @@ impl Communicator {
     /// PMIx's variables: see [`BootstrapEnv::from_env`]): exchanges the unique id over TCP
     /// and initialises this rank on its local GPU. Every step is bounded by `CUDAJIT_NCCL_TIMEOUT_S`
     /// (default 120 s).
-    pub fn from_env(nccl: &Arc<Nccl>) -> Result<Communicator> {
+    pub fn from_env(nccl: &Arc<LoadedNccl>) -> Result<Communicator> {
         let env = BootstrapEnv::from_env(&crate::discover::SearchEnv::from_process())?;
         Communicator::from_bootstrap(nccl, &env)
     }
 
     /// Like [`Communicator::from_env`] with an explicit environment.
-    pub fn from_bootstrap(nccl: &Arc<Nccl>, env: &BootstrapEnv) -> Result<Communicator> {
+    pub fn from_bootstrap(nccl: &Arc<LoadedNccl>, env: &BootstrapEnv) -> Result<Communicator> {
         let timeout = crate::safe::communicator_timeout();
         let Exchanged { unique_id, peers } =
             exchange(env, env.local_rank, || nccl.unique_id(), timeout)?;

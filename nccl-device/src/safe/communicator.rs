@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::CudaContext;
 
 use crate::error::{NcclError, Result};
-use crate::library::{Nccl, UniqueId};
+use crate::loaded::{LoadedNccl, UniqueId};
 use crate::result::check;
 use crate::sys::{ncclComm_t, ncclInProgress, ncclResult_t, ncclSuccess};
 
@@ -67,7 +67,7 @@ pub(crate) struct Deferred {
 
 /// The state every handle of one communicator shares.
 pub(crate) struct CommShared {
-    pub(crate) nccl: Arc<Nccl>,
+    pub(crate) nccl: Arc<LoadedNccl>,
     pub(crate) ranks: Vec<LocalRank>,
     pub(crate) n_ranks: i32,
     pub(crate) nonblocking: bool,
@@ -137,7 +137,7 @@ fn context(device: usize) -> Result<Arc<CudaContext>> {
 
 impl Communicator {
     /// One communicator over `devices`, all in this process (`ncclCommInitAll`).
-    pub fn init_all(nccl: &Arc<Nccl>, devices: &[usize]) -> Result<Communicator> {
+    pub fn init_all(nccl: &Arc<LoadedNccl>, devices: &[usize]) -> Result<Communicator> {
         disable_nvls_unless_set();
         if devices.is_empty() {
             return Err(NcclError::InvalidArgument(
@@ -188,7 +188,7 @@ impl Communicator {
 
     /// This process's rank of a multi-process job (`ncclCommInitRankConfig`, non-blocking,
     /// so a peer that never arrives or dies is an error after `timeout`, not a hang).
-    pub fn init_rank(nccl: &Arc<Nccl>, params: InitRank) -> Result<Communicator> {
+    pub fn init_rank(nccl: &Arc<LoadedNccl>, params: InitRank) -> Result<Communicator> {
         disable_nvls_unless_set();
         if params.rank < 0 || params.rank >= params.n_ranks {
             return Err(NcclError::InvalidArgument(format!(
@@ -241,7 +241,7 @@ impl Communicator {
     }
 
     fn new(
-        nccl: &Arc<Nccl>,
+        nccl: &Arc<LoadedNccl>,
         ranks: Vec<LocalRank>,
         n_ranks: i32,
         nonblocking: bool,
@@ -278,7 +278,7 @@ impl Communicator {
     }
 
     /// The loaded NCCL.
-    pub fn nccl(&self) -> &Arc<Nccl> {
+    pub fn nccl(&self) -> &Arc<LoadedNccl> {
         &self.shared.nccl
     }
 

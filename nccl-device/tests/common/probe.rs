@@ -1,6 +1,6 @@
 //! Probe kernels in NVVM IR over the NCCL device libraries, and reading linked PTX.
 
-use cudajit_nccl::device_library::{DeviceFunction as F, SymbolTable};
+use cudajit_nccl::device_code::{ApiFunction as F, SymbolTable};
 
 pub const HEADER: &str = r#"target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -68,8 +68,8 @@ declare i32 @{to_world}(i8*, i32)
 declare i64 @{lsa_pointer}(i64, i64, i32)
 declare i64 @{peer_pointer}(i64, i64, i32)
 {trailer}",
-        bytes = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES,
-        align = cudajit_nccl::device_library::symbols::BRIDGE_LSA_BARRIER_SESSION_ALIGN,
+        bytes = cudajit_nccl::device_code::symbols::BRIDGE_LSA_BARRIER_SESSION_BYTES,
+        align = cudajit_nccl::device_code::symbols::BRIDGE_LSA_BARRIER_SESSION_ALIGN,
         init = s(F::LsaBarrierInit),
         arrive = s(F::LsaBarrierArrive),
         wait = s(F::LsaBarrierWait),
@@ -135,12 +135,12 @@ pub fn call_targets(ptx: &str) -> Vec<String> {
     targets
 }
 
-/// A kernel over the shim's GIN C ABI ([`cudajit_nccl::device_library::symbols::SHIM_GIN`]):
+/// A kernel over the shim's GIN C ABI ([`cudajit_nccl::device_code::symbols::SHIM_GIN`]):
 /// put with and without a signal, signal, wait, flush, read and reset, on GIN context 0
 /// towards world rank `rank + 1`.
 pub fn gin_abi_kernel() -> String {
     let s = |f| {
-        cudajit_nccl::device_library::symbols::SHIM_GIN
+        cudajit_nccl::device_code::symbols::SHIM_GIN
             .get(f)
             .unwrap()
             .symbol

@@ -1,18 +1,18 @@
 //! The `#[extern_device]` declarations of NCCL's device API, bound to the device library
 //! of the loaded NCCL ([`NCCL_DEVICE`]): ranks, LSA pointers, the `[u64; 8]` LSA barrier
 //! sessions of every cooperative group, and GIN. Their `link_name`s are cudajit's C ABI
-//! over NCCL, whose one table is `cudajit_nccl::device_library::symbols`
+//! over NCCL, whose one table is `cudajit_nccl::device_code::symbols`
 //! (`BRIDGE_2_28` and `SHIM_GIN`); a test holds these names to it.
 
 use super::{DevComm, Window};
 use crate::{extern_device, DeviceCopy, DeviceLibrary};
 
-/// The device library of the NCCL this process loads (`Nccl::global()`): provided at the
+/// The device library of the NCCL this process loads (`LoadedNccl::global()`): provided at the
 /// first compile of a kernel that calls into it, for that kernel's GPU, and part of the
 /// kernel's cache key by content.
 pub static NCCL_DEVICE: DeviceLibrary = DeviceLibrary::provided(
     "NCCL device library",
-    cudajit_nccl::device_library::provide_for_loaded_nccl,
+    cudajit_nccl::device_code::provide_for_loaded_nccl,
 );
 
 /// The memory ordering of a barrier operation (`cuda::memory_order`, same values).

@@ -10,7 +10,7 @@ use crate::version::NcclVersion;
 
 /// What can go wrong while providing or linking an NCCL device library.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum DeviceLibraryError {
+pub enum DeviceCodeError {
     /// The release ships no device library and has no bridge in this build.
     #[error(
         "NCCL {version} at {}: no device library. It ships no libnccl_device.ltoir beside \
@@ -115,7 +115,7 @@ pub enum DeviceLibraryError {
     #[error(
         "{} called by the kernel {} not defined by {generation} at {} (NCCL {version}). \
          Fix: call only functions of that release's device API (the symbol tables of \
-         cudajit_nccl::device_library::symbols list them), or also link the library that \
+         cudajit_nccl::device_code::symbols list them), or also link the library that \
          defines {}\n--- nvJitLink error log ---\n{log}",
         describe(missing),
         if missing.len() == 1 { "is" } else { "are" },
@@ -206,4 +206,4 @@ fn describe(missing: &[MissingSymbol]) -> String {
 }
 
 /// The provider's result type.
-pub type Result<T, E = DeviceLibraryError> = std::result::Result<T, E>;
+pub type Result<T, E = DeviceCodeError> = std::result::Result<T, E>;

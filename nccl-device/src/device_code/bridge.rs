@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cudajit_codegen::Arch;
 use sha2::{Digest, Sha256};
 
-use super::error::{DeviceLibraryError, Result};
+use super::error::{DeviceCodeError, Result};
 use super::nvcc::{self, Nvcc};
 use crate::version::NcclVersion;
 
@@ -38,7 +38,7 @@ pub fn build(
     }
     let io = |what: &'static str, path: &Path| {
         let path = path.to_path_buf();
-        move |e: std::io::Error| DeviceLibraryError::Io {
+        move |e: std::io::Error| DeviceCodeError::Io {
             what,
             path,
             message: e.to_string(),
@@ -75,7 +75,7 @@ pub fn build(
         })
     });
     let _ = std::fs::remove_dir_all(&work);
-    finished.map_err(|(command, stderr)| DeviceLibraryError::BridgeCompile {
+    finished.map_err(|(command, stderr)| DeviceCodeError::BridgeCompile {
         version,
         include_dir: include_dir.to_path_buf(),
         command,
@@ -126,7 +126,7 @@ pub fn headers_hash(include_dir: &Path) -> Result<String> {
     files.sort();
     let mut h = Sha256::new();
     for f in &files {
-        let bytes = std::fs::read(f).map_err(|e| DeviceLibraryError::Io {
+        let bytes = std::fs::read(f).map_err(|e| DeviceCodeError::Io {
             what: "cannot read the NCCL header",
             path: f.clone(),
             message: e.to_string(),
@@ -140,7 +140,7 @@ pub fn headers_hash(include_dir: &Path) -> Result<String> {
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| DeviceLibraryError::Io {
+    let entries = std::fs::read_dir(dir).map_err(|e| DeviceCodeError::Io {
         what: "cannot list the NCCL headers in",
         path: dir.to_path_buf(),
         message: e.to_string(),

@@ -17,7 +17,7 @@
 #include <new>
 
 // Bytes a kernel reserves (align 16) for an LSA barrier session: checked here at compile
-// time and mirrored in device_library/symbols.rs.
+// time and mirrored in device_code/symbols.rs.
 #define CUDAJIT_LSA_BARRIER_SESSION_BYTES 64
 #define CUDAJIT_LSA_BARRIER_SESSION_ALIGN 16
 

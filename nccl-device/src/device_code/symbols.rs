@@ -21,9 +21,10 @@
 
 use std::fmt;
 
-/// A device function of NCCL's API as cudajit names it.
+/// A function of NCCL's device API as cudajit names it (not to be confused with
+/// `cudajit_core`'s `DeviceFunction`, the marker of a `#[device]` function).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DeviceFunction {
+pub enum ApiFunction {
     /// Pointer to `offset` in the window of LSA peer `peer`.
     LsaPointer,
     /// Pointer to `offset` in the window of world rank `peer`.
@@ -118,56 +119,56 @@ pub enum DeviceFunction {
     GinResetSignal,
 }
 
-impl DeviceFunction {
+impl ApiFunction {
     /// The name used in cudajit's device API and in error messages.
     pub fn name(self) -> &'static str {
         match self {
-            DeviceFunction::LsaPointer => "lsa_pointer",
-            DeviceFunction::PeerPointer => "peer_pointer",
-            DeviceFunction::LocalPointer => "local_pointer",
-            DeviceFunction::Rank => "rank",
-            DeviceFunction::NRanks => "nranks",
-            DeviceFunction::LsaRank => "lsa_rank",
-            DeviceFunction::LsaSize => "lsa_size",
-            DeviceFunction::LsaRankToWorld => "lsa_rank_to_world",
-            DeviceFunction::LsaBarrierInit => "lsa_barrier_init",
-            DeviceFunction::LsaBarrierArrive => "lsa_barrier_arrive",
-            DeviceFunction::LsaBarrierWait => "lsa_barrier_wait",
-            DeviceFunction::LsaBarrierSync => "lsa_barrier_sync",
-            DeviceFunction::LsaBarrierDestroy => "lsa_barrier_destroy",
-            DeviceFunction::CoopInitCta => "coop_init_cta",
-            DeviceFunction::LsaBarrierHandle => "lsa_barrier_handle",
-            DeviceFunction::CoopInitWarp => "coop_init_warp",
-            DeviceFunction::LsaBarrierInitWarp => "lsa_barrier_init_warp",
-            DeviceFunction::LsaBarrierArriveWarp => "lsa_barrier_arrive_warp",
-            DeviceFunction::LsaBarrierWaitWarp => "lsa_barrier_wait_warp",
-            DeviceFunction::LsaBarrierSyncWarp => "lsa_barrier_sync_warp",
-            DeviceFunction::LsaBarrierDestroyWarp => "lsa_barrier_destroy_warp",
-            DeviceFunction::CoopInitLanes => "coop_init_lanes",
-            DeviceFunction::CoopInitWarpSpan => "coop_init_warp_span",
-            DeviceFunction::LsaBarrierInitThread => "lsa_barrier_init_thread",
-            DeviceFunction::LsaBarrierArriveThread => "lsa_barrier_arrive_thread",
-            DeviceFunction::LsaBarrierWaitThread => "lsa_barrier_wait_thread",
-            DeviceFunction::LsaBarrierSyncThread => "lsa_barrier_sync_thread",
-            DeviceFunction::LsaBarrierDestroyThread => "lsa_barrier_destroy_thread",
-            DeviceFunction::LsaBarrierInitLanes => "lsa_barrier_init_lanes",
-            DeviceFunction::LsaBarrierArriveLanes => "lsa_barrier_arrive_lanes",
-            DeviceFunction::LsaBarrierWaitLanes => "lsa_barrier_wait_lanes",
-            DeviceFunction::LsaBarrierSyncLanes => "lsa_barrier_sync_lanes",
-            DeviceFunction::LsaBarrierDestroyLanes => "lsa_barrier_destroy_lanes",
-            DeviceFunction::LsaBarrierInitWarpSpan => "lsa_barrier_init_warp_span",
-            DeviceFunction::LsaBarrierArriveWarpSpan => "lsa_barrier_arrive_warp_span",
-            DeviceFunction::LsaBarrierWaitWarpSpan => "lsa_barrier_wait_warp_span",
-            DeviceFunction::LsaBarrierSyncWarpSpan => "lsa_barrier_sync_warp_span",
-            DeviceFunction::LsaBarrierDestroyWarpSpan => "lsa_barrier_destroy_warp_span",
-            DeviceFunction::CoopInitThread => "coop_init_thread",
-            DeviceFunction::GinInit => "gin_init",
-            DeviceFunction::GinPut => "gin_put",
-            DeviceFunction::GinSignal => "gin_signal",
-            DeviceFunction::GinWaitSignal => "gin_wait_signal",
-            DeviceFunction::GinFlush => "gin_flush",
-            DeviceFunction::GinReadSignal => "gin_read_signal",
-            DeviceFunction::GinResetSignal => "gin_reset_signal",
+            ApiFunction::LsaPointer => "lsa_pointer",
+            ApiFunction::PeerPointer => "peer_pointer",
+            ApiFunction::LocalPointer => "local_pointer",
+            ApiFunction::Rank => "rank",
+            ApiFunction::NRanks => "nranks",
+            ApiFunction::LsaRank => "lsa_rank",
+            ApiFunction::LsaSize => "lsa_size",
+            ApiFunction::LsaRankToWorld => "lsa_rank_to_world",
+            ApiFunction::LsaBarrierInit => "lsa_barrier_init",
+            ApiFunction::LsaBarrierArrive => "lsa_barrier_arrive",
+            ApiFunction::LsaBarrierWait => "lsa_barrier_wait",
+            ApiFunction::LsaBarrierSync => "lsa_barrier_sync",
+            ApiFunction::LsaBarrierDestroy => "lsa_barrier_destroy",
+            ApiFunction::CoopInitCta => "coop_init_cta",
+            ApiFunction::LsaBarrierHandle => "lsa_barrier_handle",
+            ApiFunction::CoopInitWarp => "coop_init_warp",
+            ApiFunction::LsaBarrierInitWarp => "lsa_barrier_init_warp",
+            ApiFunction::LsaBarrierArriveWarp => "lsa_barrier_arrive_warp",
+            ApiFunction::LsaBarrierWaitWarp => "lsa_barrier_wait_warp",
+            ApiFunction::LsaBarrierSyncWarp => "lsa_barrier_sync_warp",
+            ApiFunction::LsaBarrierDestroyWarp => "lsa_barrier_destroy_warp",
+            ApiFunction::CoopInitLanes => "coop_init_lanes",
+            ApiFunction::CoopInitWarpSpan => "coop_init_warp_span",
+            ApiFunction::LsaBarrierInitThread => "lsa_barrier_init_thread",
+            ApiFunction::LsaBarrierArriveThread => "lsa_barrier_arrive_thread",
+            ApiFunction::LsaBarrierWaitThread => "lsa_barrier_wait_thread",
+            ApiFunction::LsaBarrierSyncThread => "lsa_barrier_sync_thread",
+            ApiFunction::LsaBarrierDestroyThread => "lsa_barrier_destroy_thread",
+            ApiFunction::LsaBarrierInitLanes => "lsa_barrier_init_lanes",
+            ApiFunction::LsaBarrierArriveLanes => "lsa_barrier_arrive_lanes",
+            ApiFunction::LsaBarrierWaitLanes => "lsa_barrier_wait_lanes",
+            ApiFunction::LsaBarrierSyncLanes => "lsa_barrier_sync_lanes",
+            ApiFunction::LsaBarrierDestroyLanes => "lsa_barrier_destroy_lanes",
+            ApiFunction::LsaBarrierInitWarpSpan => "lsa_barrier_init_warp_span",
+            ApiFunction::LsaBarrierArriveWarpSpan => "lsa_barrier_arrive_warp_span",
+            ApiFunction::LsaBarrierWaitWarpSpan => "lsa_barrier_wait_warp_span",
+            ApiFunction::LsaBarrierSyncWarpSpan => "lsa_barrier_sync_warp_span",
+            ApiFunction::LsaBarrierDestroyWarpSpan => "lsa_barrier_destroy_warp_span",
+            ApiFunction::CoopInitThread => "coop_init_thread",
+            ApiFunction::GinInit => "gin_init",
+            ApiFunction::GinPut => "gin_put",
+            ApiFunction::GinSignal => "gin_signal",
+            ApiFunction::GinWaitSignal => "gin_wait_signal",
+            ApiFunction::GinFlush => "gin_flush",
+            ApiFunction::GinReadSignal => "gin_read_signal",
+            ApiFunction::GinResetSignal => "gin_reset_signal",
         }
     }
 
@@ -176,18 +177,18 @@ impl DeviceFunction {
     pub fn is_gin(self) -> bool {
         matches!(
             self,
-            DeviceFunction::GinInit
-                | DeviceFunction::GinPut
-                | DeviceFunction::GinSignal
-                | DeviceFunction::GinWaitSignal
-                | DeviceFunction::GinFlush
-                | DeviceFunction::GinReadSignal
-                | DeviceFunction::GinResetSignal
+            ApiFunction::GinInit
+                | ApiFunction::GinPut
+                | ApiFunction::GinSignal
+                | ApiFunction::GinWaitSignal
+                | ApiFunction::GinFlush
+                | ApiFunction::GinReadSignal
+                | ApiFunction::GinResetSignal
         )
     }
 }
 
-impl fmt::Display for DeviceFunction {
+impl fmt::Display for ApiFunction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -197,7 +198,7 @@ impl fmt::Display for DeviceFunction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SymbolEntry {
     /// Our name for it.
-    pub function: DeviceFunction,
+    pub function: ApiFunction,
     /// The linker symbol.
     pub symbol: &'static str,
     /// The C/C++ declaration behind the symbol, for messages and binding authors.
@@ -215,7 +216,7 @@ pub struct SymbolTable {
 
 impl SymbolTable {
     /// The entry of `function`, if this generation has it.
-    pub fn get(&self, function: DeviceFunction) -> Option<&'static SymbolEntry> {
+    pub fn get(&self, function: ApiFunction) -> Option<&'static SymbolEntry> {
         self.entries.iter().find(|e| e.function == function)
     }
 
@@ -226,7 +227,7 @@ impl SymbolTable {
 }
 
 const fn entry(
-    function: DeviceFunction,
+    function: ApiFunction,
     symbol: &'static str,
     signature: &'static str,
 ) -> SymbolEntry {
@@ -257,7 +258,7 @@ pub const BRIDGE_LSA_BARRIER_SESSION_ALIGN: usize = 16;
 /// `libnccl_device.ltoir` as shipped in the 2.32 wheels: built without
 /// `NCCL_IR_EXTERN_C`, so every name is C++-mangled. Mangled names taken from nvcc's
 /// PTX for calls declared by the 2.32.3 `nccl_device_wrapper.h`, and link-tested in
-/// `tests/device_library.rs`.
+/// `tests/device_code.rs`.
 ///
 /// Since 2.32 the table also maps the GIN functions ([`LTOIR_GIN_ENTRIES`]), which the
 /// shim wraps as the `cudajit_nccl_gin_*` functions of [`SHIM_GIN`].
@@ -293,97 +294,97 @@ pub static LTOIR_2_31: SymbolTable = SymbolTable {
 /// of 2.31.2 and 2.32.3 alike (`nccl_device_wrapper.h`).
 const LTOIR_ENTRIES: &[SymbolEntry] = &[
         entry(
-            DeviceFunction::LsaPointer,
+            ApiFunction::LsaPointer,
             "_Z17ncclGetLsaPointerP17ncclWindow_vidmemmi",
             "void* ncclGetLsaPointer(ncclWindow_t, size_t offset, int peer)",
         ),
         entry(
-            DeviceFunction::PeerPointer,
+            ApiFunction::PeerPointer,
             "_Z18ncclGetPeerPointerP17ncclWindow_vidmemmi",
             "void* ncclGetPeerPointer(ncclWindow_t, size_t offset, int peer)",
         ),
         entry(
-            DeviceFunction::LocalPointer,
+            ApiFunction::LocalPointer,
             "_Z19ncclGetLocalPointerP17ncclWindow_vidmemm",
             "void* ncclGetLocalPointer(ncclWindow_t, size_t offset)",
         ),
         entry(
-            DeviceFunction::Rank,
+            ApiFunction::Rank,
             "_Z16ncclDevComm_RankPK11ncclDevComm",
             "int ncclDevComm_Rank(ncclDevComm const*)",
         ),
         entry(
-            DeviceFunction::NRanks,
+            ApiFunction::NRanks,
             "_Z18ncclDevComm_NRanksPK11ncclDevComm",
             "int ncclDevComm_NRanks(ncclDevComm const*)",
         ),
         entry(
-            DeviceFunction::LsaRank,
+            ApiFunction::LsaRank,
             "_Z19ncclDevComm_LsaRankPK11ncclDevComm",
             "int ncclDevComm_LsaRank(ncclDevComm const*)",
         ),
         entry(
-            DeviceFunction::LsaSize,
+            ApiFunction::LsaSize,
             "_Z19ncclDevComm_LsaSizePK11ncclDevComm",
             "int ncclDevComm_LsaSize(ncclDevComm const*)",
         ),
         entry(
-            DeviceFunction::LsaRankToWorld,
+            ApiFunction::LsaRankToWorld,
             "_Z19ncclTeamRankToWorldRK11ncclDevComm8ncclTeami",
             "int ncclTeamRankToWorld(ncclDevComm const&, ncclTeam, int rank)",
         ),
         entry(
-            DeviceFunction::CoopInitCta,
+            ApiFunction::CoopInitCta,
             "_Z18ncclCoopAnyInitCtaP11ncclCoopAny",
             "void ncclCoopAnyInitCta(ncclCoopAny*)",
         ),
         entry(
-            DeviceFunction::LsaBarrierHandle,
+            ApiFunction::LsaBarrierHandle,
             "_Z22ncclDevComm_LsaBarrierPK11ncclDevComm",
             "ncclLsaBarrierHandle ncclDevComm_LsaBarrier(ncclDevComm const*)",
         ),
         entry(
-            DeviceFunction::LsaBarrierInit,
+            ApiFunction::LsaBarrierInit,
             "_Z25ncclLsaBarrierSessionInitP23ncclLsaBarrierSession_C11ncclCoopAnyRK11ncclDevComm8ncclTeam20ncclLsaBarrierHandlejb18ncclMultimemHandle",
             "void ncclLsaBarrierSessionInit(ncclLsaBarrierSession_C*, ncclCoopAny, ncclDevComm const&, ncclTeam, ncclLsaBarrierHandle, uint32_t index, bool multimem, ncclMultimemHandle)",
         ),
         entry(
-            DeviceFunction::LsaBarrierArrive,
+            ApiFunction::LsaBarrierArrive,
             "_Z27ncclLsaBarrierSessionArriveP23ncclLsaBarrierSession_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
             "void ncclLsaBarrierSessionArrive(ncclLsaBarrierSession_C*, ncclCoopAny, cuda::memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierWait,
+            ApiFunction::LsaBarrierWait,
             "_Z25ncclLsaBarrierSessionWaitP23ncclLsaBarrierSession_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
             "void ncclLsaBarrierSessionWait(ncclLsaBarrierSession_C*, ncclCoopAny, cuda::memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierSync,
+            ApiFunction::LsaBarrierSync,
             "_Z25ncclLsaBarrierSessionSyncP23ncclLsaBarrierSession_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
             "void ncclLsaBarrierSessionSync(ncclLsaBarrierSession_C*, ncclCoopAny, cuda::memory_order)",
         ),
         entry(
-            DeviceFunction::CoopInitWarp,
+            ApiFunction::CoopInitWarp,
             "_Z19ncclCoopAnyInitWarpP11ncclCoopAny",
             "void ncclCoopAnyInitWarp(ncclCoopAny*)",
         ),
         entry(
-            DeviceFunction::CoopInitThread,
+            ApiFunction::CoopInitThread,
             "_Z21ncclCoopAnyInitThreadP11ncclCoopAny",
             "void ncclCoopAnyInitThread(ncclCoopAny*)",
         ),
         entry(
-            DeviceFunction::CoopInitLanes,
+            ApiFunction::CoopInitLanes,
             "_Z20ncclCoopAnyInitLanesP11ncclCoopAnyj",
             "void ncclCoopAnyInitLanes(ncclCoopAny*, uint32_t lane_mask)",
         ),
         entry(
-            DeviceFunction::CoopInitWarpSpan,
+            ApiFunction::CoopInitWarpSpan,
             "_Z23ncclCoopAnyInitWarpSpanP11ncclCoopAnyiii",
             "void ncclCoopAnyInitWarpSpan(ncclCoopAny*, int warp0, int nWarps, int id)",
         ),
         entry(
-            DeviceFunction::LsaBarrierDestroy,
+            ApiFunction::LsaBarrierDestroy,
             "_Z28ncclLsaBarrierSessionDestroyP23ncclLsaBarrierSession_C",
             "void ncclLsaBarrierSessionDestroy(ncclLsaBarrierSession_C*)",
         ),
@@ -392,7 +393,7 @@ const LTOIR_ENTRIES: &[SymbolEntry] = &[
 /// The GIN functions of the 2.32 `.ltoir` the shim calls (`gin.h` of 2.32.3, the C API
 /// over `ncclGin`). Mangled names taken from nvcc's PTX for calls declared by the 2.32.3
 /// `nccl_device_wrapper.h` (with `-D__NCCL_DEVICE_LTOIR_LIB__`), and link-tested through
-/// the shim in `tests/nccl_device_2_32.rs` and `tests/device_library.rs`. The 2.31 table
+/// the shim in `tests/nccl_device_2_32.rs` and `tests/device_code.rs`. The 2.31 table
 /// and the 2.28 bridge have none: a kernel calling GIN fails to link there, naming the
 /// `cudajit_nccl_gin_*` function ([`SHIM_GIN`]).
 ///
@@ -402,12 +403,12 @@ const LTOIR_ENTRIES: &[SymbolEntry] = &[
 /// nvcc `static_assert` against the 2.32.3 headers).
 pub const LTOIR_GIN_ENTRIES: &[SymbolEntry] = &[
     entry(
-        DeviceFunction::GinInit,
+        ApiFunction::GinInit,
         "_Z14ncclGin_C_initP9ncclGin_CjRK11ncclDevCommi",
         "void ncclGin_C_init(ncclGin_C*, unsigned backendMask, ncclDevComm const&, int contextIndex)",
     ),
     entry(
-        DeviceFunction::GinPut,
+        ApiFunction::GinPut,
         "_Z10ncclGinPutP9ncclGin_C8ncclTeamiP17ncclWindow_vidmemmS3_mmbj17ncclGinSignalOp_tmbj11ncclCoopAnybP21ncclGinDescriptorSmemN4cuda3std3__412thread_scopeESB_",
         "void ncclGinPut(ncclGin_C*, ncclTeam, int peer, ncclWindow_t dstWin, size_t dstOffset, \
          ncclWindow_t srcWin, size_t srcOffset, size_t bytes, bool isSignal, ncclGinSignal_t signalId, \
@@ -416,7 +417,7 @@ pub const LTOIR_GIN_ENTRIES: &[SymbolEntry] = &[
          cuda::thread_scope givenRelease, cuda::thread_scope requiredRelease)",
     ),
     entry(
-        DeviceFunction::GinSignal,
+        ApiFunction::GinSignal,
         "_Z13ncclGinSignalP9ncclGin_C8ncclTeamibj17ncclGinSignalOp_tm11ncclCoopAnybP21ncclGinDescriptorSmemN4cuda3std3__412thread_scopeES9_",
         "void ncclGinSignal(ncclGin_C*, ncclTeam, int peer, bool isSignal, ncclGinSignal_t signalId, \
          ncclGinSignalOp_t signalOp, uint64_t signalOpArg, ncclCoopAny coop, bool isDescriptor, \
@@ -424,23 +425,23 @@ pub const LTOIR_GIN_ENTRIES: &[SymbolEntry] = &[
          cuda::thread_scope requiredRelease)",
     ),
     entry(
-        DeviceFunction::GinWaitSignal,
+        ApiFunction::GinWaitSignal,
         "_Z17ncclGinWaitSignalP9ncclGin_C11ncclCoopAnyjmiN4cuda3std3__412memory_orderE",
         "void ncclGinWaitSignal(ncclGin_C*, ncclCoopAny coop, ncclGinSignal_t signal, uint64_t least, \
          int bits, cuda::memory_order)",
     ),
     entry(
-        DeviceFunction::GinFlush,
+        ApiFunction::GinFlush,
         "_Z12ncclGinFlushP9ncclGin_C11ncclCoopAnyN4cuda3std3__412memory_orderE",
         "void ncclGinFlush(ncclGin_C*, ncclCoopAny coop, cuda::memory_order)",
     ),
     entry(
-        DeviceFunction::GinReadSignal,
+        ApiFunction::GinReadSignal,
         "_Z17ncclGinReadSignalP9ncclGin_CjiN4cuda3std3__412memory_orderE",
         "uint64_t ncclGinReadSignal(ncclGin_C*, ncclGinSignal_t signal, int bits, cuda::memory_order)",
     ),
     entry(
-        DeviceFunction::GinResetSignal,
+        ApiFunction::GinResetSignal,
         "_Z18ncclGinResetSignalP9ncclGin_Cj",
         "void ncclGinResetSignal(ncclGin_C*, ncclGinSignal_t signal)",
     ),
@@ -462,35 +463,35 @@ pub static SHIM_GIN: SymbolTable = SymbolTable {
     generation: "cudajit's C-ABI shim GIN functions (NCCL 2.32+ libnccl_device.ltoir only)",
     entries: &[
         entry(
-            DeviceFunction::GinPut,
+            ApiFunction::GinPut,
             "cudajit_nccl_gin_put",
             "void cudajit_nccl_gin_put(const ncclDevComm*, int context, int peer, \
              uintptr_t dst_window, size_t dst_offset, uintptr_t src_window, size_t src_offset, \
              size_t bytes, uint32_t signal /* GIN_NO_SIGNAL: none */)",
         ),
         entry(
-            DeviceFunction::GinSignal,
+            ApiFunction::GinSignal,
             "cudajit_nccl_gin_signal",
             "void cudajit_nccl_gin_signal(const ncclDevComm*, int context, int peer, uint32_t signal)",
         ),
         entry(
-            DeviceFunction::GinWaitSignal,
+            ApiFunction::GinWaitSignal,
             "cudajit_nccl_gin_wait_signal",
             "void cudajit_nccl_gin_wait_signal(const ncclDevComm*, int context, uint32_t signal, \
              uint64_t least)",
         ),
         entry(
-            DeviceFunction::GinFlush,
+            ApiFunction::GinFlush,
             "cudajit_nccl_gin_flush",
             "void cudajit_nccl_gin_flush(const ncclDevComm*, int context)",
         ),
         entry(
-            DeviceFunction::GinReadSignal,
+            ApiFunction::GinReadSignal,
             "cudajit_nccl_gin_read_signal",
             "uint64_t cudajit_nccl_gin_read_signal(const ncclDevComm*, int context, uint32_t signal)",
         ),
         entry(
-            DeviceFunction::GinResetSignal,
+            ApiFunction::GinResetSignal,
             "cudajit_nccl_gin_reset_signal",
             "void cudajit_nccl_gin_reset_signal(const ncclDevComm*, int context, uint32_t signal)",
         ),
@@ -506,167 +507,167 @@ pub static BRIDGE_2_28: SymbolTable = SymbolTable {
     generation: "cudajit bridge over NCCL 2.28 nccl_device.h (cudajit_nccl_* names)",
     entries: &[
         entry(
-            DeviceFunction::LsaPointer,
+            ApiFunction::LsaPointer,
             "cudajit_nccl_lsa_pointer",
             "uintptr_t cudajit_nccl_lsa_pointer(uintptr_t window, size_t offset, int lsa_peer)",
         ),
         entry(
-            DeviceFunction::PeerPointer,
+            ApiFunction::PeerPointer,
             "cudajit_nccl_peer_pointer",
             "uintptr_t cudajit_nccl_peer_pointer(uintptr_t window, size_t offset, int peer)",
         ),
         entry(
-            DeviceFunction::LocalPointer,
+            ApiFunction::LocalPointer,
             "cudajit_nccl_local_pointer",
             "uintptr_t cudajit_nccl_local_pointer(uintptr_t window, size_t offset)",
         ),
         entry(
-            DeviceFunction::Rank,
+            ApiFunction::Rank,
             "cudajit_nccl_rank",
             "int cudajit_nccl_rank(const ncclDevComm*)",
         ),
         entry(
-            DeviceFunction::NRanks,
+            ApiFunction::NRanks,
             "cudajit_nccl_nranks",
             "int cudajit_nccl_nranks(const ncclDevComm*)",
         ),
         entry(
-            DeviceFunction::LsaRank,
+            ApiFunction::LsaRank,
             "cudajit_nccl_lsa_rank",
             "int cudajit_nccl_lsa_rank(const ncclDevComm*)",
         ),
         entry(
-            DeviceFunction::LsaSize,
+            ApiFunction::LsaSize,
             "cudajit_nccl_lsa_size",
             "int cudajit_nccl_lsa_size(const ncclDevComm*)",
         ),
         entry(
-            DeviceFunction::LsaRankToWorld,
+            ApiFunction::LsaRankToWorld,
             "cudajit_nccl_lsa_rank_to_world",
             "int cudajit_nccl_lsa_rank_to_world(const ncclDevComm*, int lsa_rank)",
         ),
         entry(
-            DeviceFunction::LsaBarrierInit,
+            ApiFunction::LsaBarrierInit,
             "cudajit_nccl_lsa_barrier_init",
             "void cudajit_nccl_lsa_barrier_init(void* session, const ncclDevComm*, unsigned index)",
         ),
         entry(
-            DeviceFunction::LsaBarrierArrive,
+            ApiFunction::LsaBarrierArrive,
             "cudajit_nccl_lsa_barrier_arrive",
             "void cudajit_nccl_lsa_barrier_arrive(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierWait,
+            ApiFunction::LsaBarrierWait,
             "cudajit_nccl_lsa_barrier_wait",
             "void cudajit_nccl_lsa_barrier_wait(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierSync,
+            ApiFunction::LsaBarrierSync,
             "cudajit_nccl_lsa_barrier_sync",
             "void cudajit_nccl_lsa_barrier_sync(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierDestroy,
+            ApiFunction::LsaBarrierDestroy,
             "cudajit_nccl_lsa_barrier_destroy",
             "void cudajit_nccl_lsa_barrier_destroy(void* session)",
         ),
         entry(
-            DeviceFunction::LsaBarrierInitWarp,
+            ApiFunction::LsaBarrierInitWarp,
             "cudajit_nccl_lsa_barrier_init_warp",
             "void cudajit_nccl_lsa_barrier_init_warp(void* session, const ncclDevComm*, unsigned index)",
         ),
         entry(
-            DeviceFunction::LsaBarrierArriveWarp,
+            ApiFunction::LsaBarrierArriveWarp,
             "cudajit_nccl_lsa_barrier_arrive_warp",
             "void cudajit_nccl_lsa_barrier_arrive_warp(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierWaitWarp,
+            ApiFunction::LsaBarrierWaitWarp,
             "cudajit_nccl_lsa_barrier_wait_warp",
             "void cudajit_nccl_lsa_barrier_wait_warp(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierSyncWarp,
+            ApiFunction::LsaBarrierSyncWarp,
             "cudajit_nccl_lsa_barrier_sync_warp",
             "void cudajit_nccl_lsa_barrier_sync_warp(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierDestroyWarp,
+            ApiFunction::LsaBarrierDestroyWarp,
             "cudajit_nccl_lsa_barrier_destroy_warp",
             "void cudajit_nccl_lsa_barrier_destroy_warp(void* session)",
         ),
         entry(
-            DeviceFunction::LsaBarrierInitThread,
+            ApiFunction::LsaBarrierInitThread,
             "cudajit_nccl_lsa_barrier_init_thread",
             "void cudajit_nccl_lsa_barrier_init_thread(void* session, const ncclDevComm*, unsigned index)",
         ),
         entry(
-            DeviceFunction::LsaBarrierArriveThread,
+            ApiFunction::LsaBarrierArriveThread,
             "cudajit_nccl_lsa_barrier_arrive_thread",
             "void cudajit_nccl_lsa_barrier_arrive_thread(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierWaitThread,
+            ApiFunction::LsaBarrierWaitThread,
             "cudajit_nccl_lsa_barrier_wait_thread",
             "void cudajit_nccl_lsa_barrier_wait_thread(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierSyncThread,
+            ApiFunction::LsaBarrierSyncThread,
             "cudajit_nccl_lsa_barrier_sync_thread",
             "void cudajit_nccl_lsa_barrier_sync_thread(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierDestroyThread,
+            ApiFunction::LsaBarrierDestroyThread,
             "cudajit_nccl_lsa_barrier_destroy_thread",
             "void cudajit_nccl_lsa_barrier_destroy_thread(void* session)",
         ),
         entry(
-            DeviceFunction::LsaBarrierInitLanes,
+            ApiFunction::LsaBarrierInitLanes,
             "cudajit_nccl_lsa_barrier_init_lanes",
             "void cudajit_nccl_lsa_barrier_init_lanes(void* session, const ncclDevComm*, unsigned lane_mask, unsigned index)",
         ),
         entry(
-            DeviceFunction::LsaBarrierArriveLanes,
+            ApiFunction::LsaBarrierArriveLanes,
             "cudajit_nccl_lsa_barrier_arrive_lanes",
             "void cudajit_nccl_lsa_barrier_arrive_lanes(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierWaitLanes,
+            ApiFunction::LsaBarrierWaitLanes,
             "cudajit_nccl_lsa_barrier_wait_lanes",
             "void cudajit_nccl_lsa_barrier_wait_lanes(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierSyncLanes,
+            ApiFunction::LsaBarrierSyncLanes,
             "cudajit_nccl_lsa_barrier_sync_lanes",
             "void cudajit_nccl_lsa_barrier_sync_lanes(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierDestroyLanes,
+            ApiFunction::LsaBarrierDestroyLanes,
             "cudajit_nccl_lsa_barrier_destroy_lanes",
             "void cudajit_nccl_lsa_barrier_destroy_lanes(void* session)",
         ),
         entry(
-            DeviceFunction::LsaBarrierInitWarpSpan,
+            ApiFunction::LsaBarrierInitWarpSpan,
             "cudajit_nccl_lsa_barrier_init_warp_span",
             "void cudajit_nccl_lsa_barrier_init_warp_span(void* session, const ncclDevComm*, unsigned warp0, unsigned nwarps, unsigned id, unsigned index)",
         ),
         entry(
-            DeviceFunction::LsaBarrierArriveWarpSpan,
+            ApiFunction::LsaBarrierArriveWarpSpan,
             "cudajit_nccl_lsa_barrier_arrive_warp_span",
             "void cudajit_nccl_lsa_barrier_arrive_warp_span(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierWaitWarpSpan,
+            ApiFunction::LsaBarrierWaitWarpSpan,
             "cudajit_nccl_lsa_barrier_wait_warp_span",
             "void cudajit_nccl_lsa_barrier_wait_warp_span(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierSyncWarpSpan,
+            ApiFunction::LsaBarrierSyncWarpSpan,
             "cudajit_nccl_lsa_barrier_sync_warp_span",
             "void cudajit_nccl_lsa_barrier_sync_warp_span(void* session, int memory_order)",
         ),
         entry(
-            DeviceFunction::LsaBarrierDestroyWarpSpan,
+            ApiFunction::LsaBarrierDestroyWarpSpan,
             "cudajit_nccl_lsa_barrier_destroy_warp_span",
             "void cudajit_nccl_lsa_barrier_destroy_warp_span(void* session)",
         ),

@@ -1,4 +1,8 @@
-//! The NCCL device library a kernel links against, for a given NCCL installation.
+//! NCCL's device code for a given NCCL installation: the provider of the
+//! [`cudajit_core::external::DeviceLibrary`] that kernels calling NCCL's device API link
+//! ([`provide_for_loaded_nccl`]). A [`DeviceCode`] is one release's file; an
+//! [`ApiFunction`] is a function of NCCL's device API as cudajit names it, and
+//! [`symbols`] says which symbol implements it in each generation.
 //!
 //! - NCCL with `libnccl_device.ltoir` beside `libnccl.so.2` (the 2.31+ wheels): that file,
 //!   linked as LTO-IR; its names are C++-mangled ([`symbols::LTOIR_2_32`],
@@ -10,12 +14,12 @@
 //! Either way nvJitLink's `-lto` link inlines the calls into the kernel. Kernels written
 //! against the bridge's C ABI (`cudajit_nccl_*`, [`symbols::BRIDGE_2_28`]) link against
 //! either: for a `.ltoir`, [`shim`] defines those functions over its mangled ones
-//! ([`DeviceLibrary::parts`], [`provide_for_loaded_nccl`]). [`DeviceLibrary::link`]
+//! ([`DeviceCode::parts`], [`provide_for_loaded_nccl`]). [`DeviceCode::link`]
 //! turns an undefined-symbol failure into an error naming the function, the library, its
 //! path and release.
 //!
 //! The library must belong to the loaded `libnccl` release (struct layouts change between
-//! patch releases): [`DeviceLibrary::for_nccl`] takes it from a loaded [`Nccl`], whose
+//! patch releases): [`DeviceCode::for_nccl`] takes it from a [`LoadedNccl`], whose
 //! headers were already checked against the library.
 
 pub mod bridge;
@@ -35,13 +39,13 @@ use cudajit_codegen::toolchain::{
 use cudajit_codegen::Arch;
 use cudajit_core::external::{LibraryKind, LibraryPart, ProvidedLibrary};
 
-pub use error::{DeviceLibraryError, MissingSymbol, Result};
+pub use error::{DeviceCodeError, MissingSymbol, Result};
 pub use nvcc::{Nvcc, NvccLookupError};
-pub use symbols::{DeviceFunction, SymbolEntry, SymbolTable};
+pub use symbols::{ApiFunction, SymbolEntry, SymbolTable};
 
 use crate::discover::Installation;
 use crate::version::NcclVersion;
-use crate::Nccl;
+use crate::LoadedNccl;
 
 /// Where a device library came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +56,10 @@ pub enum Provenance {
     Bridge,
 }
 
-/// A device library ready to be linked.
+/// NCCL's device code of one release, ready to be linked: the shipped `.ltoir` or the
+/// bridge's fatbin.
 #[derive(Debug, Clone)]
-pub struct DeviceLibrary {
+pub struct DeviceCode {
     /// Where it came from.
     pub provenance: Provenance,
     /// What nvJitLink should take it as.
@@ -68,9 +73,9 @@ pub struct DeviceLibrary {
     bytes: Vec<u8>,
 }
 
-impl DeviceLibrary {
+impl DeviceCode {
     /// The device library of a loaded NCCL, for `arch`.
-    pub fn for_nccl(nccl: &Nccl, arch: Arch, env: &SearchEnv) -> Result<DeviceLibrary> {
+    pub fn for_nccl(nccl: &LoadedNccl, arch: Arch, env: &SearchEnv) -> Result<DeviceCode> {
         Self::provide(nccl.installation(), nccl.version(), arch, env)
     }
 
@@ -83,7 +88,7 @@ impl DeviceLibrary {
         version: NcclVersion,
         arch: Arch,
         env: &SearchEnv,
-    ) -> Result<DeviceLibrary> {
+    ) -> Result<DeviceCode> {
         let (provenance, kind, path, symbols) = match &installation.device_library {
             Some(ltoir) => {
                 // 2.32 added the barrier session's destroy; older .ltoir lack it.
@@ -96,7 +101,7 @@ impl DeviceLibrary {
             }
             None if version.major == 2 && version.minor == 28 => {
                 let include = installation.include_dir.as_deref().ok_or_else(|| {
-                    DeviceLibraryError::NoHeaders {
+                    DeviceCodeError::NoHeaders {
                         version,
                         library: installation.library.clone(),
                     }
@@ -117,18 +122,18 @@ impl DeviceLibrary {
                 )
             }
             None => {
-                return Err(DeviceLibraryError::NoDeviceLibrary {
+                return Err(DeviceCodeError::NoDeviceLibrary {
                     version,
                     library: installation.library.clone(),
                 })
             }
         };
-        let bytes = std::fs::read(&path).map_err(|e| DeviceLibraryError::Io {
+        let bytes = std::fs::read(&path).map_err(|e| DeviceCodeError::Io {
             what: "cannot read the NCCL device library",
             path: path.clone(),
             message: e.to_string(),
         })?;
-        Ok(DeviceLibrary {
+        Ok(DeviceCode {
             provenance,
             kind,
             path,
@@ -139,9 +144,9 @@ impl DeviceLibrary {
     }
 
     /// The linker symbol of `function` in this library.
-    pub fn symbol(&self, function: DeviceFunction) -> Result<&'static str> {
+    pub fn symbol(&self, function: ApiFunction) -> Result<&'static str> {
         self.symbols.get(function).map(|e| e.symbol).ok_or_else(|| {
-            DeviceLibraryError::FunctionUnavailable {
+            DeviceCodeError::FunctionUnavailable {
                 function: function.name().to_owned(),
                 generation: self.symbols.generation,
                 path: self.path.clone(),
@@ -163,7 +168,7 @@ impl DeviceLibrary {
         }
         shim::compile(toolchain, self.symbols, arch)
             .map(Some)
-            .map_err(|source| DeviceLibraryError::Shim {
+            .map_err(|source| DeviceCodeError::Shim {
                 version: self.version,
                 path: self.path.clone(),
                 source,
@@ -194,18 +199,14 @@ impl DeviceLibrary {
             });
         };
         let mut caveat = String::new();
-        if self
-            .symbols
-            .get(DeviceFunction::LsaBarrierDestroy)
-            .is_none()
-        {
+        if self.symbols.get(ApiFunction::LsaBarrierDestroy).is_none() {
             caveat.push_str(
                 "; this release has no LSA barrier session destroy (NCCL 2.32+ has), so \
                  cudajit_nccl_lsa_barrier_destroy (and its _warp, _thread, _lanes and \
                  _warp_span forms) is left undefined",
             );
         }
-        if self.symbols.get(DeviceFunction::GinPut).is_none() {
+        if self.symbols.get(ApiFunction::GinPut).is_none() {
             caveat.push_str(
                 "; cudajit's GIN functions (cudajit_nccl_gin_*, NCCL 2.32+) are left undefined",
             );
@@ -242,8 +243,8 @@ impl DeviceLibrary {
 
     /// Links `kernels` (LTO-IR from libNVVM `-gen-lto`) with this library for `arch`
     /// (`-arch=sm_XY -lto`), plus the linked PTX when `want_ptx`. Functions left undefined
-    /// come back as [`DeviceLibraryError::MissingSymbols`], a device library newer than
-    /// nvJitLink as [`DeviceLibraryError::NvJitLinkTooOld`].
+    /// come back as [`DeviceCodeError::MissingSymbols`], a device library newer than
+    /// nvJitLink as [`DeviceCodeError::NvJitLinkTooOld`].
     pub fn link(
         &self,
         nvjitlink: &NvJitLink,
@@ -259,11 +260,11 @@ impl DeviceLibrary {
             .map_err(|e| self.link_error(e, nvjitlink))
     }
 
-    fn link_error(&self, e: ToolchainError, nvjitlink: &NvJitLink) -> DeviceLibraryError {
+    fn link_error(&self, e: ToolchainError, nvjitlink: &NvJitLink) -> DeviceCodeError {
         if let ToolchainError::NvJitLinkFailed(failure) = &e {
             let unresolved = unresolved::unresolved_symbols(&failure.error_log);
             if !unresolved.is_empty() {
-                return DeviceLibraryError::MissingSymbols {
+                return DeviceCodeError::MissingSymbols {
                     missing: unresolved
                         .into_iter()
                         .map(|symbol| MissingSymbol {
@@ -279,7 +280,7 @@ impl DeviceLibrary {
             }
             if failure.status == "NVJITLINK_ERROR_OUTDATED_LIBRARY" {
                 let (major, minor) = nvjitlink.version();
-                return DeviceLibraryError::NvJitLinkTooOld {
+                return DeviceCodeError::NvJitLinkTooOld {
                     version: self.version,
                     path: self.path.clone(),
                     nvjitlink: nvjitlink.path().to_path_buf(),
@@ -287,7 +288,7 @@ impl DeviceLibrary {
                 };
             }
         }
-        DeviceLibraryError::Link {
+        DeviceCodeError::Link {
             version: self.version,
             path: self.path.clone(),
             source: e,
@@ -306,14 +307,14 @@ fn cache_dir(env: &SearchEnv) -> PathBuf {
         .join("nccl-device")
 }
 
-/// The NCCL device library of the process's NCCL ([`Nccl::global`]) for SM version `sm`
+/// The NCCL device library of the process's NCCL ([`LoadedNccl::global`]) for SM version `sm`
 /// (e.g. 90), as the parts a kernel written against the bridge's C ABI (`cudajit_nccl_*`)
 /// links: usable as the provider of a [`cudajit_core::external::DeviceLibrary`],
 ///
 /// ```no_run
 /// use cudajit_core::external::DeviceLibrary;
 /// static NCCL: DeviceLibrary =
-///     DeviceLibrary::provided("nccl", cudajit_nccl::device_library::provide_for_loaded_nccl);
+///     DeviceLibrary::provided("nccl", cudajit_nccl::device_code::provide_for_loaded_nccl);
 /// ```
 ///
 /// Tools (nvcc for the 2.28 bridge, the cache directory) are found from the process
@@ -321,7 +322,7 @@ fn cache_dir(env: &SearchEnv) -> PathBuf {
 /// The error says what is missing and how to fix it.
 pub fn provide_for_loaded_nccl(sm: u32) -> std::result::Result<ProvidedLibrary, String> {
     let arch = Arch::new(sm / 10, sm % 10);
-    let nccl = Nccl::global().map_err(|e| {
+    let nccl = LoadedNccl::global().map_err(|e| {
         format!(
             "the NCCL device library comes from the loaded NCCL, which could not be loaded: \
              {e}"
@@ -329,7 +330,7 @@ pub fn provide_for_loaded_nccl(sm: u32) -> std::result::Result<ProvidedLibrary, 
     })?;
     let toolchain = Toolchain::global()
         .map_err(|e| format!("compiling cudajit's NCCL shim needs libNVVM: {e}"))?;
-    let library = DeviceLibrary::for_nccl(&nccl, arch, &SearchEnv::from_process())
-        .map_err(|e| e.to_string())?;
+    let library =
+        DeviceCode::for_nccl(&nccl, arch, &SearchEnv::from_process()).map_err(|e| e.to_string())?;
     library.parts(toolchain, arch).map_err(|e| e.to_string())
 }

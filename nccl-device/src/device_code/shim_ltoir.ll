@@ -12,7 +12,7 @@
 ; (symbols.rs, one table per NCCL generation); shim.rs substitutes them.
 ;
 ; Aggregates travel by value as NVVM's C++ front end passes them (the ABI the .ltoir probe
-; of tests/device_library.rs was link-tested with): ncclCoopAny { Storage (16 bytes,
+; of tests/device_code.rs was link-tested with): ncclCoopAny { Storage (16 bytes,
 ; pointer-aligned), VTable const* } = 24 bytes, ncclTeam { nRanks, rank, stride },
 ; ncclLsaBarrierHandle { bufHandle, nBarriers }, ncclMultimemHandle { mcBasePtr }; bool is i8;
 ; cuda::memory_order is i32 with cuda::memory_order's values, as the bridge takes it.
@@ -22,7 +22,7 @@
 ; ncclTeam team (12); ncclLsaBarrierHandle handle (8); int index; bool multimem;
 ; ncclMultimemHandle mmHandle (at 64); uint32_t epoch } = 80 bytes, align 8
 ; (lsa_barrier__types.h, coop.h of 2.32.3; the size is the .ltoir's own
-; ncclLsaBarrierSession_C_size(), checked by tests/device_library.rs). That does NOT fit the
+; ncclLsaBarrierSession_C_size(), checked by tests/device_code.rs). That does NOT fit the
 ; bridge ABI's 64-byte session buffer. But the first 24 bytes, the type-erased coop, are
 ; always the same CTA coop, which ncclCoopAnyInitCta rebuilds: so the caller's buffer holds
 ; only the session's bytes [24, 80) (56 bytes), and each shim function assembles the full

@@ -26,7 +26,7 @@
 use cudajit_codegen::toolchain::{NvvmModule, Toolchain, ToolchainError};
 use cudajit_codegen::Arch;
 
-use super::symbols::{self, DeviceFunction, SymbolTable};
+use super::symbols::{self, ApiFunction, SymbolTable};
 
 /// The shim's NVVM IR, with `@{nccl:NAME}` placeholders for the `.ltoir`'s symbols.
 pub(super) const TEMPLATE: &str = include_str!("shim_ltoir.ll");
@@ -56,48 +56,42 @@ const _: () = assert!(SHIM_COOP_PARAM_OFFSET + 4 <= symbols::BRIDGE_LSA_BARRIER_
 pub const LTOIR_SESSION_SIZE_SYMBOL: &str = "_Z28ncclLsaBarrierSession_C_sizev";
 
 /// Every function of the `.ltoir` the shim calls.
-pub(super) const CALLED: &[DeviceFunction] = &[
-    DeviceFunction::LsaPointer,
-    DeviceFunction::PeerPointer,
-    DeviceFunction::LocalPointer,
-    DeviceFunction::Rank,
-    DeviceFunction::NRanks,
-    DeviceFunction::LsaRank,
-    DeviceFunction::LsaSize,
-    DeviceFunction::LsaRankToWorld,
-    DeviceFunction::CoopInitCta,
-    DeviceFunction::CoopInitWarp,
-    DeviceFunction::CoopInitLanes,
-    DeviceFunction::CoopInitWarpSpan,
-    DeviceFunction::LsaBarrierHandle,
-    DeviceFunction::LsaBarrierInit,
-    DeviceFunction::LsaBarrierArrive,
-    DeviceFunction::LsaBarrierWait,
-    DeviceFunction::LsaBarrierSync,
-    DeviceFunction::LsaBarrierDestroy,
-    DeviceFunction::CoopInitThread,
-    DeviceFunction::GinInit,
-    DeviceFunction::GinPut,
-    DeviceFunction::GinSignal,
-    DeviceFunction::GinWaitSignal,
-    DeviceFunction::GinFlush,
-    DeviceFunction::GinReadSignal,
-    DeviceFunction::GinResetSignal,
+pub(super) const CALLED: &[ApiFunction] = &[
+    ApiFunction::LsaPointer,
+    ApiFunction::PeerPointer,
+    ApiFunction::LocalPointer,
+    ApiFunction::Rank,
+    ApiFunction::NRanks,
+    ApiFunction::LsaRank,
+    ApiFunction::LsaSize,
+    ApiFunction::LsaRankToWorld,
+    ApiFunction::CoopInitCta,
+    ApiFunction::CoopInitWarp,
+    ApiFunction::CoopInitLanes,
+    ApiFunction::CoopInitWarpSpan,
+    ApiFunction::LsaBarrierHandle,
+    ApiFunction::LsaBarrierInit,
+    ApiFunction::LsaBarrierArrive,
+    ApiFunction::LsaBarrierWait,
+    ApiFunction::LsaBarrierSync,
+    ApiFunction::LsaBarrierDestroy,
+    ApiFunction::CoopInitThread,
+    ApiFunction::GinInit,
+    ApiFunction::GinPut,
+    ApiFunction::GinSignal,
+    ApiFunction::GinWaitSignal,
+    ApiFunction::GinFlush,
+    ApiFunction::GinReadSignal,
+    ApiFunction::GinResetSignal,
 ];
 
 /// Sections of `shim_ltoir.ll` (between `; BEGIN name` and `; END name` lines) left out
 /// when the table lacks the function: the session destroy (2.32+) and GIN (2.32+).
-const OPTIONAL_SECTIONS: &[(&str, DeviceFunction)] = &[
-    ("lsa_barrier_destroy", DeviceFunction::LsaBarrierDestroy),
-    (
-        "lsa_barrier_destroy_warp",
-        DeviceFunction::LsaBarrierDestroy,
-    ),
-    (
-        "lsa_barrier_destroy_coops",
-        DeviceFunction::LsaBarrierDestroy,
-    ),
-    ("gin", DeviceFunction::GinPut),
+const OPTIONAL_SECTIONS: &[(&str, ApiFunction)] = &[
+    ("lsa_barrier_destroy", ApiFunction::LsaBarrierDestroy),
+    ("lsa_barrier_destroy_warp", ApiFunction::LsaBarrierDestroy),
+    ("lsa_barrier_destroy_coops", ApiFunction::LsaBarrierDestroy),
+    ("gin", ApiFunction::GinPut),
 ];
 
 /// Why the shim could not be made.
@@ -113,7 +107,7 @@ pub enum ShimError {
         /// The table's generation.
         generation: &'static str,
         /// The function.
-        function: DeviceFunction,
+        function: ApiFunction,
     },
     /// libNVVM rejected the shim (a cudajit bug, or a libNVVM too old for NVVM IR 2.0).
     #[error(

@@ -22,7 +22,7 @@ fn mismatch<'a>(
     let extra: Vec<&str> = found.difference(&table).copied().collect();
     (!missing.is_empty() || !extra.is_empty()).then(|| {
         format!(
-            "{file} disagrees with device_library/symbols.rs: missing {missing:?}, \
+            "{file} disagrees with device_code/symbols.rs: missing {missing:?}, \
              not in the table {extra:?}"
         )
     })

@@ -15,8 +15,8 @@ use std::time::Instant;
 use cudajit_codegen::toolchain::{InputKind, LinkInput, NvvmModule, Toolchain};
 use cudajit_codegen::Arch;
 use cudajit_core::external::LibraryKind;
-use cudajit_nccl::device_library::{
-    bridge, shim, symbols, DeviceFunction as F, DeviceLibrary, DeviceLibraryError, Nvcc, Provenance,
+use cudajit_nccl::device_code::{
+    bridge, shim, symbols, ApiFunction as F, DeviceCode, DeviceCodeError, Nvcc, Provenance,
 };
 use cudajit_nccl::discover::{locate, SearchEnv as NcclEnv};
 use cudajit_nccl::NcclVersion;
@@ -28,7 +28,7 @@ use common::probe::{
 const ARCH: Arch = Arch::SM_90;
 
 /// A kernel over the 2.28 bridge's C ABI: pointers and scalars only.
-fn bridge_kernel(lib: &DeviceLibrary) -> String {
+fn bridge_kernel(lib: &DeviceCode) -> String {
     bridge_abi_kernel(lib.symbols)
 }
 
@@ -80,7 +80,7 @@ fn installation(version: &str) -> Option<(cudajit_nccl::discover::Installation, 
 /// Checks the linked PTX: it has the kernel, none of `called` survives (an inlined
 /// function whose address is not taken vanishes from the module: no definition,
 /// declaration or call), and every call left satisfies `allowed`.
-fn assert_inlined(ptx: &str, lib: &DeviceLibrary, called: &[F], allowed: impl Fn(&str) -> bool) {
+fn assert_inlined(ptx: &str, lib: &DeviceCode, called: &[F], allowed: impl Fn(&str) -> bool) {
     let symbols: Vec<&str> = called.iter().map(|f| lib.symbol(*f).unwrap()).collect();
     assert_symbols_inlined(ptx, &lib.version.to_string(), &symbols, allowed);
 }
@@ -129,9 +129,9 @@ fn bridge_2_28_links_and_inlines() {
     let env = cudajit_codegen::toolchain::SearchEnv::from_pairs(vars);
 
     let started = Instant::now();
-    let lib = match DeviceLibrary::provide(&inst, version, ARCH, &env) {
-        Err(e @ DeviceLibraryError::NvccNotFound { .. })
-        | Err(e @ DeviceLibraryError::CudaHeadersNotFound { .. }) => {
+    let lib = match DeviceCode::provide(&inst, version, ARCH, &env) {
+        Err(e @ DeviceCodeError::NvccNotFound { .. })
+        | Err(e @ DeviceCodeError::CudaHeadersNotFound { .. }) => {
             common::skip(&e.to_string());
             return;
         }
@@ -148,11 +148,11 @@ fn bridge_2_28_links_and_inlines() {
 
     // Same key: the cached fatbin, no nvcc run.
     let started = Instant::now();
-    let again = DeviceLibrary::provide(&inst, version, ARCH, &env).unwrap();
+    let again = DeviceCode::provide(&inst, version, ARCH, &env).unwrap();
     let warm = started.elapsed();
     assert_eq!(again.path, lib.path);
     // Another architecture is another entry.
-    let sm80 = DeviceLibrary::provide(&inst, version, Arch::SM_80, &env).unwrap();
+    let sm80 = DeviceCode::provide(&inst, version, Arch::SM_80, &env).unwrap();
     assert_ne!(sm80.path, lib.path);
 
     let kernel = lto_ir(&setup.toolchain, &bridge_kernel(&lib));
@@ -193,7 +193,7 @@ fn bridge_2_28_links_and_inlines() {
         .expect_err("a wrong ncclDevComm size must not compile");
     let text = err.to_string();
     assert!(
-        matches!(err, DeviceLibraryError::BridgeCompile { .. })
+        matches!(err, DeviceCodeError::BridgeCompile { .. })
             && text.contains("differs from the host bindings")
             && text.contains(&format!("-DCUDAJIT_DEV_COMM_BYTES={}", real + 8)),
         "{text}"
@@ -205,7 +205,7 @@ fn bridge_2_28_links_and_inlines() {
 /// aggregates by value, as NVVM's C++ front end passes them (`ncclCoopAny` 24 bytes,
 /// `ncclTeam` 12, `ncclLsaBarrierHandle` 8, `ncclMultimemHandle` 8); references and
 /// `this`-like session pointers are pointers; `bool` is `i1 zeroext`.
-fn ltoir_kernel(lib: &DeviceLibrary) -> String {
+fn ltoir_kernel(lib: &DeviceCode) -> String {
     let s = |f| lib.symbol(f).unwrap();
     // 2.31's library has no session destroy (see symbols::LTOIR_2_31).
     let (destroy_call, destroy_decl) = match lib.symbol(F::LsaBarrierDestroy) {
@@ -328,7 +328,7 @@ fn ltoir_versions() -> Vec<String> {
         .collect()
 }
 
-fn ltoir_of(setup: &Setup, release: &str) -> Option<DeviceLibrary> {
+fn ltoir_of(setup: &Setup, release: &str) -> Option<DeviceCode> {
     let (inst, version) = installation(release)?;
     if inst.device_library.is_none() {
         common::skip(&format!(
@@ -336,7 +336,7 @@ fn ltoir_of(setup: &Setup, release: &str) -> Option<DeviceLibrary> {
         ));
         return None;
     }
-    let lib = DeviceLibrary::provide(&inst, version, ARCH, &setup.tools_env).unwrap();
+    let lib = DeviceCode::provide(&inst, version, ARCH, &setup.tools_env).unwrap();
     assert_eq!(lib.provenance, Provenance::Shipped);
     assert_eq!(lib.kind, InputKind::LtoIr);
     assert!(!lib.bytes().is_empty(), "an empty .ltoir");
@@ -357,7 +357,7 @@ fn ltoir_links_and_inlines() {
     }
 }
 
-fn link_ltoir_and_check(setup: &Setup, toolchain: &Toolchain, lib: &DeviceLibrary) {
+fn link_ltoir_and_check(setup: &Setup, toolchain: &Toolchain, lib: &DeviceCode) {
     let kernel = lto_ir(&setup.toolchain, &ltoir_kernel(lib));
     let mut called: Vec<F> = BRIDGE_CALLED
         .iter()
@@ -425,7 +425,7 @@ fn an_nvjitlink_older_than_the_ltoir_is_our_error() {
     let err = lib
         .link(nvjitlink, &[input], ARCH, false)
         .expect_err("nvJitLink 13.0 cannot read 2.32.3's LTO-IR");
-    let DeviceLibraryError::NvJitLinkTooOld {
+    let DeviceCodeError::NvJitLinkTooOld {
         nvjitlink_version, ..
     } = &err
     else {
@@ -444,7 +444,7 @@ fn an_nvjitlink_older_than_the_ltoir_is_our_error() {
 }
 
 /// The bridge kernel with one more call, to `symbol`, which the bridge does not define.
-fn kernel_calling(lib: &DeviceLibrary, symbol: &str) -> String {
+fn kernel_calling(lib: &DeviceCode, symbol: &str) -> String {
     bridge_kernel(lib)
         .replace(
             "  ret void\n",
@@ -463,9 +463,9 @@ fn a_symbol_the_library_lacks_is_named_in_our_error() {
     let Some((inst, version)) = installation("2.28.3") else {
         return;
     };
-    let lib = match DeviceLibrary::provide(&inst, version, ARCH, &setup.tools_env) {
-        Err(e @ DeviceLibraryError::NvccNotFound { .. })
-        | Err(e @ DeviceLibraryError::CudaHeadersNotFound { .. }) => {
+    let lib = match DeviceCode::provide(&inst, version, ARCH, &setup.tools_env) {
+        Err(e @ DeviceCodeError::NvccNotFound { .. })
+        | Err(e @ DeviceCodeError::CudaHeadersNotFound { .. }) => {
             common::skip(&e.to_string());
             return;
         }
@@ -488,7 +488,7 @@ fn a_symbol_the_library_lacks_is_named_in_our_error() {
             false,
         )
         .expect_err("a call to an undefined symbol must not link");
-    let DeviceLibraryError::MissingSymbols { missing, path, .. } = &err else {
+    let DeviceCodeError::MissingSymbols { missing, path, .. } = &err else {
         panic!("expected MissingSymbols, got: {err}");
     };
     assert_eq!(missing.len(), 1, "{err}");
@@ -513,10 +513,10 @@ fn a_symbol_the_library_lacks_is_named_in_our_error() {
 fn link_through_shim(
     setup: &Setup,
     toolchain: &Toolchain,
-    lib: &DeviceLibrary,
+    lib: &DeviceCode,
     ir: &str,
     want_ptx: bool,
-) -> Result<cudajit_codegen::toolchain::Linked, Box<DeviceLibraryError>> {
+) -> Result<cudajit_codegen::toolchain::Linked, Box<DeviceCodeError>> {
     let kernel = lto_ir(&setup.toolchain, ir);
     let shim = lib
         .shim(&setup.toolchain, ARCH)
@@ -629,7 +629,7 @@ fn the_2_31_shim_leaves_the_session_destroy_undefined() {
     let kernel = bridge_abi_kernel(&symbols::BRIDGE_2_28);
     let err = link_through_shim(&setup, &toolchain, &lib, &kernel, false)
         .expect_err("2.31 has no session destroy");
-    let DeviceLibraryError::MissingSymbols { missing, .. } = &*err else {
+    let DeviceCodeError::MissingSymbols { missing, .. } = &*err else {
         panic!("expected MissingSymbols, got: {err}");
     };
     assert_eq!(missing.len(), 1, "{err}");
@@ -787,7 +787,7 @@ fn the_2_31_shim_has_no_gin() {
     };
     let err = link_through_shim(&setup, &toolchain, &lib, &gin_abi_kernel(), false)
         .expect_err("2.31 has no GIN in the shim");
-    let DeviceLibraryError::MissingSymbols { missing, .. } = &*err else {
+    let DeviceCodeError::MissingSymbols { missing, .. } = &*err else {
         panic!("expected MissingSymbols, got: {err}");
     };
     let names: Vec<&str> = missing

@@ -1,4 +1,4 @@
-//! A loaded NCCL: the installation it came from, its version checked against the
+//! [`LoadedNccl`], NCCL's host library (`libnccl.so.2`) loaded: the installation it came from, its version checked against the
 //! headers of the same installation, the struct layouts of that release, and the
 //! function table.
 
@@ -14,7 +14,7 @@ use crate::sys::{ncclUniqueId, DynLib, NcclSys, NCCL_UNIQUE_ID_BYTES};
 use crate::version::NcclVersion;
 
 /// A loaded `libnccl.so.2` whose release cudajit supports.
-pub struct Nccl {
+pub struct LoadedNccl {
     installation: Installation,
     version: NcclVersion,
     headers_version: Option<NcclVersion>,
@@ -23,9 +23,9 @@ pub struct Nccl {
     _lib: DynLib,
 }
 
-impl fmt::Debug for Nccl {
+impl fmt::Debug for LoadedNccl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Nccl")
+        f.debug_struct("LoadedNccl")
             .field("library", &self.installation.library)
             .field("version", &self.version)
             .field("generation", &self.selection.generation.name)
@@ -33,25 +33,25 @@ impl fmt::Debug for Nccl {
     }
 }
 
-static GLOBAL: OnceLock<Result<Arc<Nccl>>> = OnceLock::new();
+static GLOBAL: OnceLock<Result<Arc<LoadedNccl>>> = OnceLock::new();
 
-impl Nccl {
+impl LoadedNccl {
     /// Finds NCCL in `env` (see [`discover`]) and loads it.
-    pub fn load(env: &SearchEnv) -> Result<Arc<Nccl>> {
-        Nccl::open(discover::locate(env)?)
+    pub fn load(env: &SearchEnv) -> Result<Arc<LoadedNccl>> {
+        LoadedNccl::open(discover::locate(env)?)
     }
 
     /// The process-wide NCCL, found from the process environment on first call; the
     /// outcome, failure included, is kept for the life of the process.
-    pub fn global() -> Result<Arc<Nccl>> {
+    pub fn global() -> Result<Arc<LoadedNccl>> {
         GLOBAL
-            .get_or_init(|| Nccl::load(&SearchEnv::from_process()))
+            .get_or_init(|| LoadedNccl::load(&SearchEnv::from_process()))
             .clone()
     }
 
     /// Loads the library of `installation` and checks its release: supported (2.28.3 or
     /// newer) and, when the installation has headers, exactly the headers' release.
-    pub fn open(installation: Installation) -> Result<Arc<Nccl>> {
+    pub fn open(installation: Installation) -> Result<Arc<LoadedNccl>> {
         let lib = DynLib::open(&installation.library)?;
         let sys = NcclSys::resolve(&lib)?;
         let mut code = 0;
@@ -88,7 +88,7 @@ impl Nccl {
             tracing::warn!(%version, generation = selection.generation.name, "NCCL release without generated layouts: host communicators only");
         }
         tracing::debug!(library = %installation.library.display(), %version, origin = %installation.origin, "loaded NCCL");
-        Ok(Arc::new(Nccl {
+        Ok(Arc::new(LoadedNccl {
             installation,
             version,
             headers_version,
@@ -194,10 +194,10 @@ impl fmt::Debug for UniqueId {
     }
 }
 
-/// See [`Nccl::report`].
+/// See [`LoadedNccl::report`].
 #[derive(Debug)]
 pub struct NcclReport<'n> {
-    nccl: &'n Nccl,
+    nccl: &'n LoadedNccl,
 }
 
 impl fmt::Display for NcclReport<'_> {

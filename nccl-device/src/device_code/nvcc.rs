@@ -14,7 +14,7 @@ use std::process::Command;
 
 use cudajit_codegen::toolchain::{locate, Component, SearchEnv, ToolchainError};
 
-use super::error::DeviceLibraryError;
+use super::error::DeviceCodeError;
 
 /// The variable naming a CUDA include directory (the one holding `cuda_runtime.h`).
 pub const CUDA_INCLUDE_VAR: &str = "CUDAJIT_CUDA_INCLUDE";
@@ -97,11 +97,11 @@ pub enum NvccLookupError {
 
 impl NvccLookupError {
     /// The provider's error for a bridge of NCCL `version`.
-    pub(crate) fn into_error(self, version: crate::NcclVersion) -> DeviceLibraryError {
+    pub(crate) fn into_error(self, version: crate::NcclVersion) -> DeviceCodeError {
         match self {
-            NvccLookupError::Nvcc(source) => DeviceLibraryError::NvccNotFound { version, source },
+            NvccLookupError::Nvcc(source) => DeviceCodeError::NvccNotFound { version, source },
             NvccLookupError::Headers { nvcc, searched } => {
-                DeviceLibraryError::CudaHeadersNotFound { nvcc, searched }
+                DeviceCodeError::CudaHeadersNotFound { nvcc, searched }
             }
         }
     }
