@@ -8,7 +8,7 @@
 #[path = "../examples/lsa/kernels.rs"]
 mod kernels;
 
-use cudajit::core::sim::SimOptions;
+use cudajit::simulator::SimOptions;
 use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
