@@ -8,10 +8,10 @@
 #[path = "../examples/lsa/kernels.rs"]
 mod kernels;
 
-use cudajit::simulator::SimOptions;
 use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
+use cudajit::simulator::SimOptions;
 use cudajit::BufferElement;
 
 use kernels::{all_gather, all_reduce_one_shot, all_reduce_two_shot, peer_read};

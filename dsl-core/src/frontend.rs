@@ -7,7 +7,7 @@
 //! place, with one error type.
 
 use crate::ir::Module;
-use crate::lower::{self, Library, LowerError, Specialization};
+use crate::lower::{self, LowerError, ReachableItems, Specialization};
 use crate::valid::{self, KernelInfo, ValidationError};
 use crate::CapturedKernel;
 
@@ -54,7 +54,7 @@ impl CapturedKernel {
                 kernel: kernel(),
                 source,
             })?;
-        let library = self.library()?;
+        let library = self.reachable_items()?;
         let module = lower::lower_kernel(&source, &library, spec).map_err(|source| {
             LowerCapturedError::Lower {
                 kernel: kernel(),
@@ -70,8 +70,8 @@ impl CapturedKernel {
     }
 
     /// The device functions and struct layouts this kernel reaches, parsed.
-    fn library(&'static self) -> Result<Library, LowerCapturedError> {
-        let mut library = Library::new();
+    fn reachable_items(&'static self) -> Result<ReachableItems, LowerCapturedError> {
+        let mut library = ReachableItems::new();
         for layout in self.reachable_structs() {
             library.add_struct(*layout);
         }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::error::LowerError;
 use super::scope::Scopes;
-use super::spec::{Library, Resolved, Specialization};
+use super::spec::{ReachableItems, Resolved, Specialization};
 use crate::ast::{
     BinaryOp, Block, Builtin, Else, Expr, ExprKind, FunctionSource, GenericArg, GenericKind,
     IfStmt, Literal, MatchArm, ParamType, Pattern, Stmt, UnaryOp, ValueType,
@@ -127,7 +127,7 @@ impl TypeTable {
 pub(super) fn infer(
     function: &FunctionSource,
     spec: &Specialization,
-    library: &Library,
+    library: &ReachableItems,
 ) -> Result<TypeTable, LowerError> {
     let mut inference = Inference {
         spec,
@@ -236,7 +236,7 @@ pub(super) fn infer(
 
 struct Inference<'a> {
     spec: &'a Specialization,
-    library: &'a Library,
+    library: &'a ReachableItems,
     parent: Vec<usize>,
     constraint: Vec<Constraint>,
     scopes: Scopes<Binding>,

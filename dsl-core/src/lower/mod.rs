@@ -27,7 +27,7 @@ mod spec;
 mod stmt;
 
 pub use error::LowerError;
-pub use spec::{Library, Resolved, Specialization};
+pub use spec::{ReachableItems, Resolved, Specialization};
 
 use crate::ast::{
     self, BinaryOp, Builtin, Else, Expr, ExprKind, FunctionSource, IfStmt, ParamType, RangeExpr,
@@ -58,7 +58,7 @@ pub fn entry_symbol(name: &str, spec: &Specialization) -> String {
 /// [`entry_symbol`]) and the instances of the device functions it reaches in `library`.
 pub fn lower_kernel(
     kernel: &FunctionSource,
-    library: &Library,
+    library: &ReachableItems,
     spec: &Specialization,
 ) -> Result<Module, LowerError> {
     spec.check_complete(kernel)?;
@@ -79,7 +79,7 @@ pub fn lower_kernel(
 /// The module being built and the device function instances already in it.
 struct Program<'a> {
     module: Module,
-    library: &'a Library,
+    library: &'a ReachableItems,
     instances: Vec<(Instance, Handle<Function>)>,
     /// Functions being lowered, outermost first, to report recursion.
     active: Vec<String>,

@@ -117,15 +117,17 @@ pub enum Resolved {
     Struct(&'static str),
 }
 
-/// The `#[device]` functions a kernel can reach, by name.
+/// What a kernel can reach, by name: the `#[device]` functions it calls (directly or
+/// through others) and the layouts of the structs they name. (Not to be confused with a
+/// `DeviceLibrary`, device code linked at the end.)
 #[derive(Clone, Debug, Default)]
-pub struct Library {
+pub struct ReachableItems {
     functions: HashMap<String, FunctionSource>,
     structs: HashMap<String, StructLayout>,
 }
 
-impl Library {
-    /// An empty library.
+impl ReachableItems {
+    /// Nothing reachable yet.
     pub fn new() -> Self {
         Self::default()
     }
