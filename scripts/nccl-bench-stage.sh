@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the NCCL benchmark (examples/nccl_bench.rs) in release mode and stages it in
+# Builds the NCCL benchmark (examples/nccl_bench/) in release mode and stages it in
 # .gpu-nccl/ (git-ignored) with the reference kernels' CUDA C++
 # (examples/nccl_reference/lsa_collectives.cu) and a run.sh for the GPU machine, which
 # has no Rust toolchain. Then, with the device tool:

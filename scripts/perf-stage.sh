@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the kernel benchmark (examples/kernel_bench.rs) in release mode and stages it in
+# Builds the kernel benchmark (examples/kernel_bench/) in release mode and stages it in
 # .gpu-perf/ (git-ignored) with the CUDA C++ twins (benches/cuda/kernels.cu) and
 # scripts/perf-run.sh, for the GPU machine, which has no Rust toolchain. Then, with the
 # device tool:

@@ -1,11 +1,11 @@
-//! The kernels of the cudajit-vs-nvcc benchmark (`examples/kernel_bench.rs`) as tests:
+//! The kernels of the cudajit-vs-nvcc benchmark (`examples/kernel_bench/`) as tests:
 //! every kernel compiles for `sm_90` (skipped without the NVIDIA toolchain), and on a GPU
 //! every kernel matches its CPU reference at small and awkward sizes (skipped without a
 //! GPU). With `CUDAJIT_BENCH_CUBIN` set to the nvcc build of `benches/cuda/kernels.cu`,
 //! the CUDA C++ twins are checked too.
 
 #[allow(dead_code)]
-#[path = "../examples/kernel_bench.rs"]
+#[path = "../examples/kernel_bench/main.rs"]
 mod kernel_bench;
 
 #[test]
@@ -19,7 +19,7 @@ fn benchmark_kernels_compile_for_sm90() {
         eprintln!("skipped: no NVIDIA toolchain ({error}); run scripts/test.sh to install it");
         return;
     }
-    let compiled = kernel_bench::compile_all(cudajit::Arch::SM_90).expect("compiling");
+    let compiled = kernel_bench::kernels::compile_all(cudajit::Arch::SM_90).expect("compiling");
     assert_eq!(compiled.len(), 9, "{compiled:?}");
     assert!(compiled.iter().all(|(_, bytes)| *bytes > 0));
 }
@@ -33,10 +33,10 @@ fn benchmark_kernels_match_their_cpu_references() {
             return;
         }
     };
-    let options = kernel_bench::Options::defaults();
-    let env = kernel_bench::Env::new(context, &options).expect("benchmark environment");
-    for name in kernel_bench::KERNEL_NAMES {
-        if let Err(error) = kernel_bench::check_small(&env, name) {
+    let options = kernel_bench::options::Options::defaults();
+    let env = kernel_bench::measure::Env::new(context, &options).expect("benchmark environment");
+    for name in kernel_bench::options::KERNEL_NAMES {
+        if let Err(error) = kernel_bench::bench::check_small(&env, name) {
             panic!("{name}: {error}");
         }
     }

@@ -1,21 +1,25 @@
-//! The kernels of the cudajit-vs-nvcc benchmark (`examples/kernel_bench.rs`) on the CPU
+//! The kernels of the cudajit-vs-nvcc benchmark (`examples/kernel_bench/`) on the CPU
 //! simulator, each against its CPU reference at small and awkward sizes (tails, partial
 //! tiles, several blocks, grid-stride loops that go round more than once), launched with
 //! the benchmark's own launch configurations. No GPU needed: CI runs these.
-//! (`tests/kernels.rs` runs the benchmark's GPU checks, `kernel_bench::check_small`.)
+//! (`tests/kernels.rs` runs the benchmark's GPU checks, `kernel_bench::bench::check_small`.)
 
 #[allow(dead_code)]
-#[path = "../examples/kernel_bench.rs"]
+#[path = "../examples/kernel_bench/main.rs"]
 mod kernel_bench;
 
 use cudajit::prelude::*;
 use cudajit::Stream;
-use kernel_bench::{
-    check_close, check_exact, histogram_config, histogram_ref, reduce_grid, reduce_tolerance,
-    saxpy_ref, scan_configs, scan_ref, sgemm_config, sgemm_entry, sgemm_samples, sgemm_tolerance,
-    softmax_config, softmax_ref, softmax_tolerance, transpose_config, transpose_ref, Random,
-    Result, KERNEL_NAMES, SCAN_TILE,
+use kernel_bench::cases::{
+    histogram_config, reduce_grid, reduce_tolerance, scan_configs, sgemm_config, sgemm_tolerance,
+    softmax_config, softmax_tolerance, transpose_config, SCAN_TILE,
 };
+use kernel_bench::checks::{check_close, check_exact, Random};
+use kernel_bench::options::KERNEL_NAMES;
+use kernel_bench::references::{
+    histogram_ref, saxpy_ref, scan_ref, sgemm_entry, sgemm_samples, softmax_ref, transpose_ref,
+};
+use kernel_bench::Result;
 
 /// The SM counts whose launch configurations (`reduce_grid`: 8 blocks of 256 threads per
 /// SM, `histogram_config`: 6) run here: a small GPU's, so that the grid-stride loops go round
@@ -36,7 +40,7 @@ fn vector_add(s: &Stream, n: usize) -> Result<()> {
     let b = s.clone_htod(&b_h)?;
     let mut c = s.alloc_zeros::<f32>(n)?;
     let config = LaunchConfig::for_elements(n.div_ceil(4));
-    kernel_bench::vector_add::launch(s, config, &a, &b, &mut c)?;
+    kernel_bench::kernels::vector_add::launch(s, config, &a, &b, &mut c)?;
     check_exact(&format!("vector_add n={n}"), &s.clone_dtoh(&c)?, &expected)
 }
 
@@ -48,7 +52,7 @@ fn saxpy(s: &Stream, n: usize) -> Result<()> {
     let x = s.clone_htod(&x_h)?;
     let mut y = s.clone_htod(&y_h)?;
     let config = LaunchConfig::for_elements(n.div_ceil(4));
-    kernel_bench::saxpy::launch(s, config, alpha, &x, &mut y)?;
+    kernel_bench::kernels::saxpy::launch(s, config, alpha, &x, &mut y)?;
     check_close(
         &format!("saxpy n={n}"),
         &s.clone_dtoh(&y)?,
@@ -67,8 +71,8 @@ fn reduce(s: &Stream, n: usize, sms: u32) -> Result<()> {
     let second = LaunchConfig::new(1, 1024);
     let mut partial = s.alloc_zeros::<f32>(first.grid.x as usize)?;
     let mut out = s.alloc_zeros::<f32>(1)?;
-    kernel_bench::reduce_sum::launch(s, first, &x, &mut partial)?;
-    kernel_bench::reduce_sum::launch(s, second, &partial, &mut out)?;
+    kernel_bench::kernels::reduce_sum::launch(s, first, &x, &mut partial)?;
+    kernel_bench::kernels::reduce_sum::launch(s, second, &partial, &mut out)?;
     check_close(
         &format!("reduce n={n} sms={sms}"),
         &s.clone_dtoh(&out)?,
@@ -89,9 +93,16 @@ fn scan(s: &Stream, n: usize) -> Result<()> {
     // The benchmark passes `sums.slice(0..0)` (a cudarc view): an empty prefix, "no carry in".
     let no_prefix = s.alloc_zeros::<u32>(0)?;
     let tile = SCAN_TILE as u64;
-    kernel_bench::scan_tile_sums::launch(s, p1, tile, &x, &mut sums)?;
-    kernel_bench::scan_tiles::launch(s, p2, tiles as u64, &sums, &no_prefix, &mut scanned)?;
-    kernel_bench::scan_tiles::launch(s, p3, tile, &x, &scanned, &mut y)?;
+    kernel_bench::kernels::scan_tile_sums::launch(s, p1, tile, &x, &mut sums)?;
+    kernel_bench::kernels::scan_tiles::launch(
+        s,
+        p2,
+        tiles as u64,
+        &sums,
+        &no_prefix,
+        &mut scanned,
+    )?;
+    kernel_bench::kernels::scan_tiles::launch(s, p3, tile, &x, &scanned, &mut y)?;
     check_exact(&format!("scan n={n}"), &s.clone_dtoh(&y)?, &expected)
 }
 
@@ -106,7 +117,14 @@ fn scan_one_block_pass(s: &Stream, tiles: usize) -> Result<()> {
     let sums = s.clone_htod(&sums_h)?;
     let no_prefix = s.alloc_zeros::<u32>(0)?;
     let mut scanned = s.alloc_zeros::<u32>(tiles)?;
-    kernel_bench::scan_tiles::launch(s, p2, tiles as u64, &sums, &no_prefix, &mut scanned)?;
+    kernel_bench::kernels::scan_tiles::launch(
+        s,
+        p2,
+        tiles as u64,
+        &sums,
+        &no_prefix,
+        &mut scanned,
+    )?;
     check_exact(
         &format!("scan one-block pass over {tiles} tile sums"),
         &s.clone_dtoh(&scanned)?,
@@ -120,7 +138,7 @@ fn histogram(s: &Stream, words: usize, mask: u32, sms: u32) -> Result<()> {
     let expected = histogram_ref(&w_h);
     let w = s.clone_htod(&w_h)?;
     let mut bins = s.alloc_zeros::<u32>(256)?;
-    kernel_bench::histogram256::launch(s, histogram_config(sms), &w, &mut bins)?;
+    kernel_bench::kernels::histogram256::launch(s, histogram_config(sms), &w, &mut bins)?;
     check_exact(
         &format!("histogram words={words} mask={mask:#x} sms={sms}"),
         &s.clone_dtoh(&bins)?,
@@ -135,7 +153,7 @@ fn transpose(s: &Stream, rows: usize, cols: usize) -> Result<()> {
     let mut out = s.alloc_zeros::<f32>(rows * cols)?;
     let (r32, c32) = (u32::try_from(rows)?, u32::try_from(cols)?);
     let config = transpose_config(r32, c32, (32, 8));
-    kernel_bench::transpose_tiled::launch::<32, 8>(s, config, r32, c32, &input, &mut out)?;
+    kernel_bench::kernels::transpose_tiled::launch::<32, 8>(s, config, r32, c32, &input, &mut out)?;
     check_exact(
         &format!("transpose {rows}x{cols}"),
         &s.clone_dtoh(&out)?,
@@ -151,7 +169,7 @@ fn sgemm(s: &Stream, (m, n, k): (usize, usize, usize)) -> Result<()> {
     let b = s.clone_htod(&b_h)?;
     let mut c = s.alloc_zeros::<f32>(m * n)?;
     let (n32, k32) = (n as u32, k as u32);
-    kernel_bench::sgemm::launch(s, sgemm_config(m, n), n32, k32, &a, &b, &mut c)?;
+    kernel_bench::kernels::sgemm::launch(s, sgemm_config(m, n), n32, k32, &a, &b, &mut c)?;
     let samples = sgemm_samples(m, n, true);
     let mut expected = Vec::with_capacity(samples.len());
     let mut tolerance = Vec::with_capacity(samples.len());
@@ -175,8 +193,8 @@ fn softmax(s: &Stream, rows: usize, cols: usize) -> Result<()> {
     let config = softmax_config(rows)?;
     let rows32 = u32::try_from(rows)?;
     match cols {
-        1024 => kernel_bench::softmax_rows::launch::<32>(s, config, rows32, &x, &mut y)?,
-        128 => kernel_bench::softmax_rows::launch::<4>(s, config, rows32, &x, &mut y)?,
+        1024 => kernel_bench::kernels::softmax_rows::launch::<32>(s, config, rows32, &x, &mut y)?,
+        128 => kernel_bench::kernels::softmax_rows::launch::<4>(s, config, rows32, &x, &mut y)?,
         _ => return Err(format!("softmax: {cols} columns; built for 1024 and 128").into()),
     }
     check_close(
@@ -191,12 +209,12 @@ fn softmax(s: &Stream, rows: usize, cols: usize) -> Result<()> {
 fn check_on_simulator(s: &Stream, name: &str) -> Result<()> {
     match name {
         "vector_add" => {
-            for n in kernel_bench::ELEMENTWISE_CHECK_SIZES {
+            for n in kernel_bench::bench::ELEMENTWISE_CHECK_SIZES {
                 vector_add(s, n)?;
             }
         }
         "saxpy" => {
-            for n in kernel_bench::ELEMENTWISE_CHECK_SIZES {
+            for n in kernel_bench::bench::ELEMENTWISE_CHECK_SIZES {
                 saxpy(s, n)?;
             }
         }
@@ -212,7 +230,7 @@ fn check_on_simulator(s: &Stream, name: &str) -> Result<()> {
             }
         }
         "scan" => {
-            for n in kernel_bench::SCAN_CHECK_SIZES {
+            for n in kernel_bench::bench::SCAN_CHECK_SIZES {
                 scan(s, n)?;
             }
             scan_one_block_pass(s, 3 * 4096 + 5)?;

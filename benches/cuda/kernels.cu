@@ -1,4 +1,4 @@
-// The eight kernels of examples/kernel_bench.rs, written in plain CUDA C++ as the same
+// The eight kernels of examples/kernel_bench/, written in plain CUDA C++ as the same
 // algorithms with the same launch configurations, for the cudajit/nvcc comparison.
 //
 //   nvcc -O3 -arch=sm_90 -cubin -o kernels.cubin kernels.cu

@@ -1,5 +1,5 @@
 //! The `#[kernel]`s of the LSA examples, shared with tests/nccl_device.rs (which compiles
-//! and links them on the CPU) and the GPU benchmark (examples/nccl_bench.rs).
+//! and links them on the CPU) and the GPU benchmark (examples/nccl_bench/).
 //!
 //! Each mirrors the CUDA C++ reference of examples/nccl_reference/lsa_collectives.cu:
 //! peers' window addresses computed once per CTA into shared memory, an entry LSA barrier

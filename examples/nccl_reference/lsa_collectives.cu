@@ -1,5 +1,5 @@
 // Reference LSA collectives in CUDA C++ over NCCL 2.28's device API (`nccl_device.h`):
-// the hand-written baseline that examples/nccl_bench.rs measures against ncclAllReduce,
+// the hand-written baseline that examples/nccl_bench/ measures against ncclAllReduce,
 // ncclAllGather and cuMemcpyPeerAsync (and, later, against cudajit's DSL kernels).
 //
 // Build (the GPU machine; headers of exactly the loaded libnccl's release):
