@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -348,10 +348,12 @@ pub enum ExprKind {
         scrutinee: Box<Expr>,
         arms: Vec<MatchArm>,
     },
-    /// `ptx!(u32: "mov.u32 $0, %smid;")` or `ptx!("membar.gl;")`: inline PTX. `$0` is the
-    /// result (if a type is given), `$1`.. (or `$0`.. without a result) the arguments.
+    /// `ptx!(u32: "mov.u32 $0, %smid;")` or `ptx!("membar.gl;")`: inline PTX. The result
+    /// (if a type is given) comes first: `$0` for a scalar, `$0`..`$(n-1)` for a tuple of
+    /// `n` scalars (`ptx!((f32, f32): ..)`, several outputs of one instruction); the
+    /// arguments follow.
     InlinePtx {
-        result: Option<Scalar>,
+        result: Option<ValueType>,
         template: String,
         args: Vec<Expr>,
     },

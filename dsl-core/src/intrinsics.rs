@@ -80,6 +80,17 @@ pub enum FenceScope {
     System,
 }
 
+/// Which state space [`Intrinsic::Address`] gives an element's address in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AddressSpace {
+    /// A shared-memory element's 32-bit `.shared` address (`shared_address`): what
+    /// `ldmatrix`, `cp.async` and `mbarrier` take in inline PTX.
+    Shared,
+    /// A slice element's 64-bit address (`global_address`): the generic address, which
+    /// for global memory is also its `.global` address.
+    Global,
+}
+
 /// The intrinsics, with the Rust names of `cudajit::prelude`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Intrinsic {
@@ -110,9 +121,14 @@ pub enum Intrinsic {
     /// `unsafe { slice_at::<T>(address, len) }` (`slice_at_mut` when `mutable`): the `len`
     /// elements of `T` at a device address, such as an NCCL peer's window, as a slice.
     SliceAt { mutable: bool },
+    /// `shared_address(&tile[i])` (`u32`) or `global_address(&x[i])` (`u64`): the address
+    /// of an element, for inline PTX operands.
+    Address(AddressSpace),
 }
 
-const NAMES: [(Intrinsic, &str); 22] = [
+const NAMES: [(Intrinsic, &str); 24] = [
+    (Intrinsic::Address(AddressSpace::Shared), "shared_address"),
+    (Intrinsic::Address(AddressSpace::Global), "global_address"),
     (Intrinsic::VectorLoad(8), "vload8"),
     (Intrinsic::VectorStore(8), "vstore8"),
     (Intrinsic::SliceAt { mutable: false }, "slice_at"),
@@ -190,7 +206,7 @@ impl Intrinsic {
             | Intrinsic::DynamicShared
             | Intrinsic::ActiveMask
             | Intrinsic::LaneId => 0,
-            Intrinsic::SharedArray => 1,
+            Intrinsic::SharedArray | Intrinsic::Address(_) => 1,
             Intrinsic::VectorLoad(_) | Intrinsic::SliceAt { .. } => 2,
             Intrinsic::VectorStore(_) => 3,
             Intrinsic::Atomic(AtomicOp::CompareExchange, _) | Intrinsic::Shuffle(_) => 3,
@@ -206,9 +222,9 @@ impl Intrinsic {
         )
     }
 
-    /// Whether the first argument is a place (`&mut x[i]`).
+    /// Whether the first argument is a place (`&mut x[i]`, or `&x[i]` for an address).
     pub fn takes_place(self) -> bool {
-        matches!(self, Intrinsic::Atomic(..))
+        matches!(self, Intrinsic::Atomic(..) | Intrinsic::Address(_))
     }
 
     /// Whether the call produces no value (a statement).

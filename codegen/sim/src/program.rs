@@ -10,7 +10,7 @@
 //! program counter.
 
 use cudajit_core::ast::{Axis, FormatPiece};
-use cudajit_core::intrinsics::{AtomicOp, Intrinsic, ShuffleMode, VoteOp};
+use cudajit_core::intrinsics::{AddressSpace, AtomicOp, Intrinsic, ShuffleMode, VoteOp};
 use cudajit_core::ir::{
     Block, BuiltinValue, CompileFlag, Expression, Function, Handle, Literal, LocalVariable, LoopId,
     Module, Statement, TypeInner,
@@ -1429,6 +1429,20 @@ impl<'a> FunctionCompiler<'a> {
             Intrinsic::LaneId => {
                 let lane = self.builtin(Builtin::LaneId);
                 self.emit(Op::Copy { dst, src: lane });
+            }
+            // A global element's address is its simulated pointer (which `slice_at` takes
+            // back); a shared element's is its offset in the block's shared memory, as a
+            // `.shared` address is on the GPU.
+            Intrinsic::Address(AddressSpace::Global) => self.emit(Op::Copy { dst, src: arg(0)? }),
+            Intrinsic::Address(AddressSpace::Shared) => {
+                let pointer = arg(0)?;
+                let mask = self.constant(u64::from(u32::MAX));
+                self.emit(Op::Binary {
+                    f: |pointer, mask| pointer & mask,
+                    dst,
+                    a: pointer,
+                    b: mask,
+                });
             }
             Intrinsic::SharedArray
             | Intrinsic::DynamicShared

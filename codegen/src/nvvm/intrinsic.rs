@@ -1,16 +1,20 @@
 //! Writing device intrinsics: barriers, fences, warp votes and shuffles, and inline PTX.
 
-use cudajit_core::intrinsics::{AtomicScope, FenceScope, Intrinsic, ShuffleMode, VoteOp};
-use cudajit_core::ir::{Expression, Handle, LocalVariable};
+use cudajit_core::intrinsics::{
+    AddressSpace, AtomicScope, FenceScope, Intrinsic, ShuffleMode, VoteOp,
+};
+use cudajit_core::ir::{Expression, Handle, LocalVariable, TypeInner};
+use cudajit_core::valid::ExprType;
 use cudajit_core::{Scalar, Span};
 
-use super::function::{WriteError, Writer};
+use super::function::{struct_type_name, WriteError, Writer};
 use super::types;
 
 impl Writer<'_> {
     /// `ptx!`: an `asm sideeffect` call. Operands take the register class of their type
     /// (`r` 32-bit, `l` 64-bit, `f`/`d` floats); integers narrower than 32 bits and `bool`s
-    /// travel as 32-bit registers.
+    /// travel as 32-bit registers. A tuple result is one output operand per field: the
+    /// call returns an LLVM struct, whose members are stored into the tuple local's fields.
     pub(super) fn inline_ptx(
         &mut self,
         template: &str,
@@ -25,19 +29,37 @@ impl Writer<'_> {
         };
         let mut constraints = Vec::new();
         let mut operands = Vec::new();
-        let result_ty = match result {
+        // The output operands' types, and for a tuple the local's struct type.
+        let (outputs, tuple) = match result {
             Some(local) => {
-                let ty = self.module.types[self.function.locals[local].ty]
-                    .inner
-                    .scalar();
-                let Some(ty) = ty else {
-                    return Err(self.unsupported(self.function.span, "a non-scalar `ptx!` result"));
-                };
-                constraints.push(format!("={}", class(ty).0));
-                Some(ty)
+                let ty = self.function.locals[local].ty;
+                match &self.module.types[ty].inner {
+                    TypeInner::Scalar(scalar) => (vec![*scalar], None),
+                    TypeInner::Struct { name, members, .. } => {
+                        let mut scalars = Vec::new();
+                        for member in members {
+                            let Some(scalar) = self.module.types[member.ty].inner.scalar() else {
+                                return Err(self.unsupported(
+                                    self.function.span,
+                                    "a `ptx!` tuple with a non-scalar element",
+                                ));
+                            };
+                            scalars.push(scalar);
+                        }
+                        (scalars, Some(struct_type_name(name)))
+                    }
+                    _ => {
+                        return Err(
+                            self.unsupported(self.function.span, "a non-scalar `ptx!` result")
+                        )
+                    }
+                }
             }
-            None => None,
+            None => (Vec::new(), None),
         };
+        for &ty in &outputs {
+            constraints.push(format!("={}", class(ty).0));
+        }
         for argument in arguments {
             let ty = self.scalar_of(*argument)?;
             let mut value = self.expr(*argument)?.scalar();
@@ -65,23 +87,51 @@ impl Writer<'_> {
             constraints.join(","),
             operands.join(", ")
         );
-        match (result_ty, result) {
-            (Some(ty), Some(local)) => {
-                let register = class(ty).1;
-                let raw = self.value(format!("call {register} {call}"));
-                let value = if !ty.is_float() && ty.bits() < 32 {
-                    if ty == Scalar::Bool {
-                        self.value(format!("icmp ne i32 {raw}, 0"))
-                    } else {
-                        self.value(format!("trunc i32 {raw} to {}", types::scalar(ty)))
-                    }
-                } else {
-                    raw
-                };
-                let t = types::scalar(ty);
-                self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
+        let registers: Vec<&str> = outputs.iter().map(|&ty| class(ty).1).collect();
+        let Some(local) = result else {
+            self.line(format!("call void {call}"));
+            return Ok(());
+        };
+        let raws: Vec<String> = match registers.as_slice() {
+            [register] if tuple.is_none() => vec![self.value(format!("call {register} {call}"))],
+            _ => {
+                let returned = format!("{{{}}}", registers.join(", "));
+                let all = self.value(format!("call {returned} {call}"));
+                (0..outputs.len())
+                    .map(|i| self.value(format!("extractvalue {returned} {all}, {i}")))
+                    .collect()
             }
-            _ => self.line(format!("call void {call}")),
+        };
+        for (field, (&ty, raw)) in outputs.iter().zip(raws).enumerate() {
+            let value = if !ty.is_float() && ty.bits() < 32 {
+                if ty == Scalar::Bool {
+                    self.value(format!("icmp ne i32 {raw}, 0"))
+                } else {
+                    self.value(format!("trunc i32 {raw} to {}", types::scalar(ty)))
+                }
+            } else {
+                raw
+            };
+            match &tuple {
+                // A tuple's fields are in memory form (`bool` as a byte).
+                Some(struct_ty) => {
+                    let slot = self.value(format!(
+                        "getelementptr inbounds {struct_ty}, {struct_ty}* %local{}, i32 0, i32 {field}",
+                        local.index()
+                    ));
+                    let memory = types::memory(ty);
+                    let stored = if ty == Scalar::Bool {
+                        self.value(format!("zext i1 {value} to i8"))
+                    } else {
+                        value
+                    };
+                    self.line(format!("store {memory} {stored}, {memory}* {slot}"));
+                }
+                None => {
+                    let t = types::scalar(ty);
+                    self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
+                }
+            }
         }
         Ok(())
     }
@@ -158,6 +208,33 @@ impl Writer<'_> {
                 );
                 let value = self.value("call i32 @llvm.nvvm.read.ptx.sreg.laneid()".into());
                 Some((value, Scalar::U32))
+            }
+            Intrinsic::Address(space) => {
+                let mem = match self.info.type_of(arguments[0]) {
+                    ExprType::Pointer { base, .. } => match &self.module.types[base].inner {
+                        TypeInner::Scalar(s) => types::memory(*s).to_owned(),
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        _ => return Err(self.unsupported(span, "the address of this type")),
+                    },
+                    _ => return Err(self.unsupported(span, "the address of a non-pointer")),
+                };
+                let pointer = &values[0];
+                match space {
+                    // Back to the shared window (the optimiser folds the casts), where an
+                    // address is 32 bits.
+                    AddressSpace::Shared => {
+                        let shared = self.value(format!(
+                            "addrspacecast {mem}* {pointer} to {mem} addrspace(3)*"
+                        ));
+                        let wide =
+                            self.value(format!("ptrtoint {mem} addrspace(3)* {shared} to i64"));
+                        Some((self.value(format!("trunc i64 {wide} to i32")), Scalar::U32))
+                    }
+                    AddressSpace::Global => Some((
+                        self.value(format!("ptrtoint {mem}* {pointer} to i64")),
+                        Scalar::U64,
+                    )),
+                }
             }
         })
     }

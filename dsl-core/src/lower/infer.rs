@@ -477,7 +477,20 @@ impl Inference<'_> {
                     self.scalar(arg)?;
                 }
                 match result {
-                    Some(ty) => self.known(*ty),
+                    Some(ValueType::Tuple(elements)) => {
+                        let scalars = elements
+                            .iter()
+                            .map(|element| self.library.scalar(self.spec, element, span))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let layout = crate::layout::tuple_layout(&scalars).ok_or_else(|| {
+                            LowerError::new(span, "this `ptx!` has too many outputs for a tuple")
+                        })?;
+                        return Ok(InferTy::Struct(layout.name));
+                    }
+                    Some(ty) => {
+                        let scalar = self.library.scalar(self.spec, ty, span)?;
+                        self.known(scalar)
+                    }
                     None => {
                         return Err(LowerError::new(
                             span,
@@ -755,12 +768,19 @@ impl Inference<'_> {
                 self.lets.push((stmt as *const Stmt, var, *span));
                 self.scopes.bind(name, Binding::Var(var));
             }
-            Stmt::LetTuple { names, init, span } if matches!(init.kind, ExprKind::Call { .. }) => {
+            Stmt::LetTuple { names, init, span }
+                if matches!(
+                    init.kind,
+                    ExprKind::Call { .. } | ExprKind::InlinePtx { .. }
+                ) =>
+            {
                 let InferTy::Struct(name) = self.expr(init)? else {
-                    return Err(LowerError::new(
-                        init.span,
-                        "this call does not return a tuple",
-                    ));
+                    let what = if matches!(init.kind, ExprKind::InlinePtx { .. }) {
+                        "this `ptx!` does not return a tuple: give it a tuple type, `ptx!((u32, u32): ..)`"
+                    } else {
+                        "this call does not return a tuple"
+                    };
+                    return Err(LowerError::new(init.span, what));
                 };
                 let layout = self.library.struct_layout(name, *span)?;
                 if !name.starts_with('(') {
@@ -1002,6 +1022,19 @@ impl Inference<'_> {
                     self.unify(v, target, value.span)?;
                 }
                 Some(target)
+            }
+            Intrinsic::Address(space) => {
+                let Some(ExprKind::Reference { place, .. }) = args.first().map(|a| &a.kind) else {
+                    return Err(LowerError::new(
+                        span,
+                        format!("`{}` takes `&x[i]`", intrinsic.name()),
+                    ));
+                };
+                self.scalar(place)?;
+                Some(self.known(match space {
+                    crate::intrinsics::AddressSpace::Shared => Scalar::U32,
+                    crate::intrinsics::AddressSpace::Global => Scalar::U64,
+                }))
             }
             Intrinsic::Shuffle(_) => {
                 let [mask, value, lane] = args else {

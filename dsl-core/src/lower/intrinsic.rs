@@ -18,7 +18,12 @@ impl Lowerer<'_, '_> {
             let handle = match &arg.kind {
                 ExprKind::Reference { place, .. } => match &place.kind {
                     ExprKind::Index { base, index } => self.element_pointer(base, index, block)?,
-                    _ => return Err(LowerError::new(arg.span, "atomics apply to slice elements")),
+                    _ => {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!("`{}` applies to slice elements", intrinsic.name()),
+                        ))
+                    }
                 },
                 _ => self.expr(arg, block)?,
             };
@@ -45,7 +50,8 @@ impl Lowerer<'_, '_> {
         Ok(result.map(|local| self.load_local(local, expr.span)))
     }
 
-    /// Inline PTX runs as a statement; its result (if any) goes to a local.
+    /// Inline PTX runs as a statement; its result (if any) goes to a local: a scalar, or a
+    /// tuple whose fields are the instruction's output operands in order.
     pub(super) fn inline_ptx(
         &mut self,
         expr: &Expr,
@@ -58,8 +64,28 @@ impl Lowerer<'_, '_> {
         for arg in args {
             arguments.push(self.expr(arg, block)?);
         }
-        let result = match (wants_value, self.types.expr(expr)) {
-            (true, Some(ty)) => {
+        let tuple = match &expr.kind {
+            ExprKind::InlinePtx {
+                result: Some(ast::ValueType::Tuple(elements)),
+                ..
+            } => Some(elements),
+            _ => None,
+        };
+        let result = match (wants_value, tuple, self.types.expr(expr)) {
+            // Several outputs: a tuple local, one field per output operand.
+            (true, Some(elements), _) => {
+                let library = self.program.library;
+                let scalars = elements
+                    .iter()
+                    .map(|element| library.scalar(self.spec, element, expr.span))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let layout = crate::layout::tuple_layout(&scalars).ok_or_else(|| {
+                    LowerError::new(expr.span, "this `ptx!` has too many outputs for a tuple")
+                })?;
+                let ty = self.struct_type(layout.name, expr.span)?;
+                Some(self.local("ptx.results", ty, expr.span))
+            }
+            (true, None, Some(ty)) => {
                 let ty = self.scalar_type(ty);
                 Some(self.local("ptx.result", ty, expr.span))
             }

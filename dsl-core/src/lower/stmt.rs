@@ -106,8 +106,13 @@ impl Lowerer<'_, '_> {
                 span,
                 ..
             } => self.array_let(stmt, name, value, len, *span, out)?,
-            Stmt::LetTuple { names, init, span } if matches!(init.kind, ExprKind::Call { .. }) => {
-                // A device function's tuple: each element into its own local.
+            Stmt::LetTuple { names, init, span }
+                if matches!(
+                    init.kind,
+                    ExprKind::Call { .. } | ExprKind::InlinePtx { .. }
+                ) =>
+            {
+                // A device function's or `ptx!`'s tuple: each element into its own local.
                 let tuple = self
                     .types
                     .struct_binding(stmt)

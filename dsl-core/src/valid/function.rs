@@ -3,7 +3,7 @@
 use super::error::{ValidationError, ValidationErrorKind as Kind};
 use super::{ExprType, FunctionInfo};
 use crate::ast::{BinaryOp, UnaryOp};
-use crate::intrinsics::{AtomicOp, Intrinsic, VoteOp};
+use crate::intrinsics::{AddressSpace as IntrinsicSpace, AtomicOp, Intrinsic, VoteOp};
 use crate::ir::{
     AddressSpace, Block, Expression, Function, Handle, LoopId, Module, Statement, TypeInner,
 };
@@ -515,9 +515,18 @@ impl Checker<'_> {
                     self.scalar(*argument)?;
                 }
                 if let Some(local) = result {
+                    // A scalar, or a struct of scalars (one output operand per field).
                     let ty = &self.module.types[self.function.locals[*local].ty].inner;
-                    if ty.scalar().is_none() {
-                        return Err(Kind::Unsupported("a non-scalar `ptx!` result".into()));
+                    let outputs_are_scalars = match ty {
+                        TypeInner::Struct { members, .. } => members
+                            .iter()
+                            .all(|member| self.module.types[member.ty].inner.scalar().is_some()),
+                        other => other.scalar().is_some(),
+                    };
+                    if !outputs_are_scalars {
+                        return Err(Kind::Unsupported(
+                            "a `ptx!` result that is not a scalar or a tuple of scalars".into(),
+                        ));
                     }
                 }
             }
@@ -731,6 +740,30 @@ impl Checker<'_> {
                     self.expect(*value, ty)?;
                 }
                 Some(ty)
+            }
+            Intrinsic::Address(wanted) => {
+                arity(1)?;
+                let ExprType::Pointer { space, .. } = self.ty(arguments[0]) else {
+                    return Err(Kind::TypeMismatch {
+                        expected: format!("a pointer for `{name}`"),
+                        found: self.describe(self.ty(arguments[0])),
+                    });
+                };
+                // A slice element's pointer is generic (kernel arguments, device addresses);
+                // only a shared array's is in `.shared`.
+                let fits = match wanted {
+                    IntrinsicSpace::Shared => space == AddressSpace::Shared,
+                    IntrinsicSpace::Global => space != AddressSpace::Shared,
+                };
+                if !fits {
+                    return Err(Kind::Unsupported(format!(
+                        "`{name}` of an element in {space:?} memory: `shared_address` takes elements of shared arrays, `global_address` elements of slices"
+                    )));
+                }
+                Some(match wanted {
+                    IntrinsicSpace::Shared => Scalar::U32,
+                    IntrinsicSpace::Global => Scalar::U64,
+                })
             }
             Intrinsic::Shuffle(_) => {
                 arity(3)?;

@@ -645,14 +645,17 @@ impl Parser<'_> {
         let mut args = Vec::new();
         for (index, arg) in call.args.iter().enumerate() {
             if index == 0 && intrinsic.takes_place() {
+                let address = matches!(intrinsic, Intrinsic::Address(_));
                 let syn::Expr::Reference(reference) = arg else {
-                    self.errors.at(
-                        arg,
-                        format!("`{name}` takes the element to update as `&mut x[i]`"),
-                    );
+                    let message = if address {
+                        format!("`{name}` takes the element as `&x[i]`")
+                    } else {
+                        format!("`{name}` takes the element to update as `&mut x[i]`")
+                    };
+                    self.errors.at(arg, message);
                     return None;
                 };
-                if reference.mutability.is_none() {
+                if reference.mutability.is_none() && !address {
                     self.errors.at(
                         arg,
                         format!("`{name}` updates its target: write `&mut x[i]`"),
@@ -660,17 +663,19 @@ impl Parser<'_> {
                     return None;
                 }
                 let syn::Expr::Index(_) = &*reference.expr else {
-                    self.errors.at(
-                        &reference.expr,
-                        "atomics apply to slice elements (`&mut x[i]`)",
-                    );
+                    let message = if address {
+                        format!("`{name}` takes an element of a slice or shared array (`&x[i]`)")
+                    } else {
+                        "atomics apply to slice elements (`&mut x[i]`)".to_owned()
+                    };
+                    self.errors.at(&reference.expr, message);
                     return None;
                 };
                 let place = self.expr(&reference.expr)?;
                 args.push(Expr {
                     span: place.span,
                     kind: ExprKind::Reference {
-                        mutable: true,
+                        mutable: reference.mutability.is_some(),
                         place: Box::new(place),
                     },
                 });

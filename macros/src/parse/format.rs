@@ -1,7 +1,7 @@
 //! `println!`, `print!` and the assertion macros inside kernels: their format strings are
 //! parsed here into pieces that the back end turns into a `vprintf` call.
 
-use cudajit_core::ast::{BinaryOp, Expr, ExprKind, FormatPiece, FormatSpec, Stmt};
+use cudajit_core::ast::{BinaryOp, Expr, ExprKind, FormatPiece, FormatSpec, Stmt, ValueType};
 use syn::punctuated::Punctuated;
 use syn::Token;
 
@@ -154,10 +154,13 @@ impl Parser<'_> {
             }
         };
         let result = match &args.result {
-            Some(ty) => match super::signature::scalar_type(ty) {
-                Some(scalar) => Some(scalar),
+            Some(ty) => match ptx_result_type(ty) {
+                Some(result) => Some(result),
                 None => {
-                    self.errors.at(ty, "the result of `ptx!` is a scalar type");
+                    self.errors.at(
+                        ty,
+                        format!("the result of `ptx!` is a scalar type (`u32`) or a tuple of 2 to {} scalars (`(f32, f32, f32, f32)`: one output operand each)", cudajit_core::layout::MAX_TUPLE_ELEMENTS),
+                    );
                     return None;
                 }
             },
@@ -317,5 +320,23 @@ mod tests {
                 hex: None
             }
         );
+    }
+}
+
+/// The result type of `ptx!`: a scalar, or a tuple of scalars (one output operand each).
+fn ptx_result_type(ty: &syn::Type) -> Option<ValueType> {
+    match ty {
+        syn::Type::Tuple(tuple)
+            if (2..=cudajit_core::layout::MAX_TUPLE_ELEMENTS).contains(&tuple.elems.len()) =>
+        {
+            tuple
+                .elems
+                .iter()
+                .map(|element| super::signature::scalar_type(element).map(ValueType::Scalar))
+                .collect::<Option<Vec<_>>>()
+                .map(ValueType::Tuple)
+        }
+        syn::Type::Paren(inner) => ptx_result_type(&inner.elem),
+        other => super::signature::scalar_type(other).map(ValueType::Scalar),
     }
 }
