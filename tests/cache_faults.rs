@@ -311,15 +311,21 @@ fn a_read_only_directory_degrades_to_memory_with_one_warning() {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).expect("chmod");
         (dir.clone(), Some(dir))
     };
-    let (out, stderr) = run(&dir, "a,b", &[("CUDAJIT_LOG", "warn")]);
-    assert_eq!(field(&out, "origin_a"), "Compiled", "{out}");
-    assert_eq!(field(&out, "origin_b"), "Compiled", "{out}");
-    assert_eq!(field(&out, "valid_b"), "true", "{out}");
-    let warnings = stderr.matches("cannot write the JIT cache").count();
-    assert_eq!(
-        warnings, 1,
-        "exactly one warning for two kernels:\n{stderr}"
-    );
+    // Without any logger (the default) and with one: exactly one warning either way, and
+    // no report names a file that was not written.
+    for env in [&[][..], &[("CUDAJIT_LOG", "warn")][..]] {
+        let (out, stderr) = run(&dir, "a,b", env);
+        assert_eq!(field(&out, "origin_a"), "Compiled", "{out}");
+        assert_eq!(field(&out, "origin_b"), "Compiled", "{out}");
+        assert_eq!(field(&out, "valid_b"), "true", "{out}");
+        assert_eq!(field(&out, "file_a"), "", "nothing was written: {out}");
+        assert_eq!(field(&out, "file_b"), "", "nothing was written: {out}");
+        let warnings = stderr.matches("cannot write the JIT cache").count();
+        assert_eq!(
+            warnings, 1,
+            "exactly one warning for two kernels ({env:?}):\n{stderr}"
+        );
+    }
     if let Some(dir) = restore {
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
         let _ = std::fs::remove_dir_all(&dir);
@@ -333,10 +339,12 @@ fn an_unusable_directory_degrades_to_memory_with_one_warning() {
     }
     let dir = fresh_dir("unusable");
     std::fs::write(&dir, b"a file where the directory should be").expect("file");
-    let (out, stderr) = run(&dir.join("cache"), "a,b", &[("CUDAJIT_LOG", "warn")]);
-    assert_eq!(field(&out, "origin_b"), "Compiled", "{out}");
-    assert_eq!(field(&out, "file_a"), "", "no disk cache: {out}");
-    assert_eq!(stderr.matches("JIT cache").count(), 1, "{stderr}");
+    for env in [&[][..], &[("CUDAJIT_LOG", "warn")][..]] {
+        let (out, stderr) = run(&dir.join("cache"), "a,b", env);
+        assert_eq!(field(&out, "origin_b"), "Compiled", "{out}");
+        assert_eq!(field(&out, "file_a"), "", "no disk cache: {out}");
+        assert_eq!(stderr.matches("JIT cache").count(), 1, "{env:?}: {stderr}");
+    }
     let _ = std::fs::remove_file(&dir);
 }
 
@@ -466,6 +474,31 @@ fn a_miss_says_which_key_component_is_new() {
         second.contains("new arch sm_80 (cached: sm_90)"),
         "{second}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_damaged_entry_is_the_reason_given_for_its_miss() {
+    if toolchain_or_skip().is_none() {
+        return;
+    }
+    let dir = fresh_dir("explain-damaged");
+    // An entry of the same kernel for another arch, which an explanation comparing with
+    // the remaining entries would call "new arch".
+    let (other, _) = run(&dir, "a", &[("CUDAJIT_FAULT_ARCH", "sm_80")]);
+    assert_eq!(field(&other, "origin_a"), "Compiled", "{other}");
+    let path = populated(&dir);
+    let mut bytes = std::fs::read(&path).expect("entry");
+    let at = bytes.len() - 7;
+    bytes[at] ^= 0x40;
+    std::fs::write(&path, &bytes).expect("damaging");
+    let (out, stderr) = run(&dir, "a", &[("CUDAJIT_LOG", "debug")]);
+    assert_eq!(field(&out, "origin_a"), "Compiled", "{out}");
+    assert!(
+        stderr.contains("its entry was damaged and discarded"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("new arch"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

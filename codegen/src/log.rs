@@ -1,40 +1,77 @@
 //! `CUDAJIT_LOG=debug`: cudajit's log on stderr without setting up `tracing`.
 //!
-//! cudajit logs through `tracing`. A program that installs a subscriber (for example
-//! `tracing_subscriber::fmt` with `RUST_LOG=cudajit=debug`) sees everything there. For
-//! everyone else, setting `CUDAJIT_LOG` to `error`, `warn`, `info`, `debug` or `trace`
-//! makes cudajit install this small subscriber, which prints events at that level or
-//! above on stderr as `cudajit DEBUG message key=value`. It is installed as the global
-//! default only if the program has none (a later attempt by the program to install its
-//! own then fails, so programs that use `tracing` should use their own and leave
-//! `CUDAJIT_LOG` unset).
+//! cudajit logs through `tracing`. A program with its own subscriber (for example
+//! `tracing_subscriber::fmt` with `RUST_LOG=cudajit=debug`) sees everything there, and
+//! cudajit never replaces it. For everyone else, `CUDAJIT_LOG` makes cudajit *try* to
+//! install `tracing_subscriber`'s `fmt` subscriber on stderr, filtered by an
+//! [`EnvFilter`] built from the variable:
+//!
+//! - a level (`error`, `warn`, `info`, `debug`, `trace`; `warning`, and `1`/`on`/`true`
+//!   for `info`) applies to every target, as before;
+//! - any other value is read as `EnvFilter` directives (`cudajit_codegen=trace,info`).
+//!
+//! The attempt is made at the first kernel compile (and by the `cudajit` tool) and only
+//! succeeds when no global subscriber is installed yet: a program that installs its own
+//! before then keeps it. A program that installs its own later should leave `CUDAJIT_LOG`
+//! unset (or use [`env_filter`] in its own subscriber), since `tracing` allows only one
+//! global subscriber per process.
+//!
+//! Warnings a user must see (an unusable cache directory) go through [`warn_always`]: when
+//! no subscriber is installed at all they are printed on stderr anyway.
 
-use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
+use tracing::subscriber::NoSubscriber;
+use tracing::Level;
+use tracing_subscriber::EnvFilter;
 
-/// Installs the stderr logger if `CUDAJIT_LOG` names a level (once per process; later
-/// calls are one atomic load).
+/// The variable read by [`init_from_env`].
+pub const VARIABLE: &str = "CUDAJIT_LOG";
+
+/// Tries to install the stderr logger if `CUDAJIT_LOG` is set (once per process; later
+/// calls are one atomic load). Does nothing when a global subscriber already exists.
 pub fn init_from_env() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
-        let Ok(setting) = std::env::var("CUDAJIT_LOG") else {
+        let Ok(setting) = std::env::var(VARIABLE) else {
             return;
         };
-        match parse_level(&setting) {
-            Some(level) => {
-                let _ = tracing::subscriber::set_global_default(StderrLogger::new(level));
+        if setting.trim().is_empty() {
+            return;
+        }
+        match filter_for(&setting) {
+            Ok(filter) => {
+                // `try_init` fails, harmlessly, when the program has its own subscriber.
+                let _ = tracing_subscriber::fmt()
+                    .with_env_filter(filter)
+                    .with_writer(std::io::stderr)
+                    .with_ansi(false)
+                    .with_target(false)
+                    .without_time()
+                    .try_init();
             }
-            None if setting.trim().is_empty() => {}
-            None => eprintln!(
-                "cudajit: CUDAJIT_LOG=`{setting}` is not a level; use error, warn, info, debug or trace"
+            Err(error) => eprintln!(
+                "cudajit: {VARIABLE}=`{setting}` is neither a level (error, warn, info, debug, trace) nor a filter: {error}"
             ),
         }
     });
+}
+
+/// The filter `CUDAJIT_LOG` asks for, for a program that builds its own subscriber
+/// (`None` when unset, empty or invalid).
+pub fn env_filter() -> Option<EnvFilter> {
+    let setting = std::env::var(VARIABLE).ok()?;
+    (!setting.trim().is_empty())
+        .then(|| filter_for(&setting).ok())
+        .flatten()
+}
+
+/// The filter for a `CUDAJIT_LOG` value: a level name for every target, else directives.
+pub fn filter_for(setting: &str) -> Result<EnvFilter, String> {
+    match parse_level(setting) {
+        Some(level) => Ok(EnvFilter::new(level.as_str().to_ascii_lowercase())),
+        None => EnvFilter::try_new(setting.trim()).map_err(|e| e.to_string()),
+    }
 }
 
 /// Parses a level name (`debug`, `INFO`, ...; `1`/`on` mean `info`).
@@ -49,84 +86,18 @@ pub fn parse_level(text: &str) -> Option<Level> {
     }
 }
 
-/// A subscriber that prints events at `level` or above on stderr, one line each.
-pub struct StderrLogger {
-    level: Level,
-    next_span: AtomicU64,
+/// Whether any subscriber (global or scoped) would receive events on this thread.
+pub fn has_subscriber() -> bool {
+    !tracing::dispatcher::get_default(|d| d.is::<NoSubscriber>())
 }
 
-impl StderrLogger {
-    /// A logger for `level` and above.
-    pub fn new(level: Level) -> Self {
-        StderrLogger {
-            level,
-            next_span: AtomicU64::new(1),
-        }
-    }
-}
-
-impl Subscriber for StderrLogger {
-    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        *metadata.level() <= self.level
-    }
-
-    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
-        Some(self.level.into())
-    }
-
-    fn new_span(&self, _span: &Attributes<'_>) -> Id {
-        Id::from_u64(self.next_span.fetch_add(1, Ordering::Relaxed))
-    }
-
-    fn record(&self, _span: &Id, _values: &Record<'_>) {}
-
-    fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
-
-    fn event(&self, event: &Event<'_>) {
-        let mut line = Line::default();
-        event.record(&mut line);
-        let target = event.metadata().target();
-        let prefix = if target.starts_with("cudajit") {
-            String::from("cudajit")
-        } else {
-            target.to_owned()
-        };
-        let message = line.message.trim_start_matches("cudajit: ");
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "{prefix} {} {message}{}",
-            event.metadata().level(),
-            line.fields
-        );
-    }
-
-    fn enter(&self, _span: &Id) {}
-
-    fn exit(&self, _span: &Id) {}
-}
-
-#[derive(Default)]
-struct Line {
-    message: String,
-    fields: String,
-}
-
-impl Visit for Line {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.message = value.to_owned();
-        } else {
-            self.fields.push_str(&format!(" {}={value}", field.name()));
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.message = format!("{value:?}");
-        } else {
-            self.fields
-                .push_str(&format!(" {}={value:?}", field.name()));
-        }
+/// A warning the user must see even without a logger: sent to `tracing` at `warn`, and
+/// printed on stderr as `cudajit: warning: ...` when no subscriber is installed.
+pub fn warn_always(message: &str) {
+    if has_subscriber() {
+        tracing::warn!("cudajit: {message}");
+    } else {
+        eprintln!("cudajit: warning: {message}");
     }
 }
 
@@ -139,5 +110,26 @@ mod tests {
         assert_eq!(parse_level("DEBUG"), Some(Level::DEBUG));
         assert_eq!(parse_level("warning"), Some(Level::WARN));
         assert_eq!(parse_level("loud"), None);
+    }
+
+    #[test]
+    fn levels_and_directives_make_filters() {
+        assert_eq!(filter_for("on").unwrap().to_string(), "info");
+        assert_eq!(filter_for("Warning").unwrap().to_string(), "warn");
+        assert_eq!(
+            filter_for("cudajit_codegen=trace").unwrap().to_string(),
+            "cudajit_codegen=trace"
+        );
+        assert!(filter_for("cudajit_codegen=loud").is_err());
+    }
+
+    #[test]
+    fn no_subscriber_is_detected_and_a_scoped_one_is_seen() {
+        // No global subscriber is installed by the unit tests.
+        assert!(!has_subscriber());
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(std::io::sink)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || assert!(has_subscriber()));
     }
 }

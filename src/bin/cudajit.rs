@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cudajit doctor [--compile-only]
-//! cudajit cache list|stats|clear|verify [--dir DIR]
+//! cudajit cache list|stats|clear|verify [--remove] [--dir DIR]
 //! cudajit emit --kernel NAME [--arch sm_90] --ir|--nvvm|--ptx|--sass [--dir DIR]
 //! cudajit emit --list [--dir DIR]
 //! ```

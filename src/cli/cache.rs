@@ -1,4 +1,4 @@
-//! `cudajit cache list|stats|clear|verify`: the disk cache, read without the program (each
+//! `cudajit cache list|stats|verify [--remove]|clear`: the disk cache, read without the program (each
 //! entry carries its kernel name, specialisation and architecture).
 
 use std::collections::BTreeMap;
@@ -25,8 +25,15 @@ enum Action {
     List,
     /// Totals per kernel and architecture, and the size cap.
     Stats,
-    /// Re-checks every entry's checksum; removes damaged ones.
-    Verify,
+    /// Re-checks every entry's header, key and checksum and reports damaged ones, changing
+    /// nothing (exit 1 if any is damaged); --remove also deletes them.
+    ///
+    /// A damaged entry is never loaded: a program discards it and recompiles on its own.
+    Verify {
+        /// Delete the damaged entries (their kernels are recompiled on next use).
+        #[arg(long)]
+        remove: bool,
+    },
     /// Removes every entry.
     Clear,
 }
@@ -43,7 +50,7 @@ pub fn run(args: &CacheArgs) -> Result<i32, String> {
     match args.action {
         Action::List => Ok(list(&disk)),
         Action::Stats => Ok(stats(&disk)),
-        Action::Verify => Ok(verify(&disk)),
+        Action::Verify { remove } => Ok(verify(&disk, remove)),
         Action::Clear => {
             let removed = disk.clear();
             println!("removed {removed} entries from {}", disk.root().display());
@@ -115,7 +122,7 @@ fn list(disk: &DiskCache) -> i32 {
         format::bytes(entries.iter().map(|e| e.size).sum())
     );
     if unreadable > 0 {
-        println!("{unreadable} unreadable: `cudajit cache verify` removes them");
+        println!("{unreadable} unreadable: `cudajit cache verify --remove` removes them");
     }
     OK
 }
@@ -166,18 +173,23 @@ fn stats(disk: &DiskCache) -> i32 {
         );
     }
     if unreadable > 0 {
-        println!("unreadable  {unreadable} (`cudajit cache verify` removes them)");
+        println!("unreadable  {unreadable} (`cudajit cache verify --remove` removes them)");
     }
     OK
 }
 
-fn verify(disk: &DiskCache) -> i32 {
-    let verdicts = disk.verify();
+fn verify(disk: &DiskCache, remove: bool) -> i32 {
+    let verdicts = if remove {
+        disk.remove_damaged()
+    } else {
+        disk.verify()
+    };
     let mut damaged = 0;
     for (path, verdict) in &verdicts {
         if let Err(why) = verdict {
             damaged += 1;
-            println!("DAMAGED {}: {why} (removed)", path.display());
+            let removed = if remove { " (removed)" } else { "" };
+            println!("DAMAGED {}: {why}{removed}", path.display());
         }
     }
     println!(
@@ -186,10 +198,50 @@ fn verify(disk: &DiskCache) -> i32 {
         disk.root().display(),
         verdicts.len() - damaged
     );
-    if damaged > 0 {
-        println!("Damaged entries were removed; the kernels are recompiled on next use.");
-        PROBLEM
-    } else {
-        OK
+    match (damaged, remove) {
+        (0, _) => OK,
+        (_, true) => {
+            println!("Damaged entries were removed; the kernels are recompiled on next use.");
+            OK
+        }
+        (_, false) => {
+            println!(
+                "Nothing was changed (programs skip damaged entries and recompile); `cudajit cache verify --remove` deletes them."
+            );
+            PROBLEM
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudajit::codegen::cache::entry;
+    use cudajit::codegen::cache::{EntryMeta, KeyBuilder};
+
+    #[test]
+    fn verify_reports_and_only_remove_deletes() {
+        let dir = std::env::temp_dir().join(format!("cudajit-cli-verify-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let disk = DiskCache::open(&dir).unwrap();
+        let key = KeyBuilder::new("cli-test").field("k", b"v").finish();
+        let mut bytes = entry::encode(&key, &EntryMeta::default(), b"0123456789");
+        *bytes.last_mut().unwrap() ^= 1;
+        let path = disk.path_for(&key);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(verify(&disk, false), PROBLEM);
+        assert!(path.exists(), "verify deletes nothing");
+        assert_eq!(verify(&disk, true), OK);
+        assert!(!path.exists(), "verify --remove deletes the damaged entry");
+        assert_eq!(verify(&disk, false), OK);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn verify_takes_remove() {
+        use clap::Parser;
+        let cli = super::super::Cli::try_parse_from(["cudajit", "cache", "verify", "--remove"]);
+        assert!(cli.is_ok(), "{cli:?}");
     }
 }

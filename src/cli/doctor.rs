@@ -29,11 +29,20 @@ struct Problem {
 
 /// `cudajit doctor [--compile-only]`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = DOCTOR_EXIT)]
 pub struct DoctorArgs {
-    /// Accept a machine without a GPU: check that kernels compile, not that they run.
+    /// Accept a machine without a GPU: check that kernels compile (for sm_90), not that
+    /// they run; exits 0 when compiling works.
     #[arg(long)]
     compile_only: bool,
 }
+
+const DOCTOR_EXIT: &str = "\
+EXIT STATUS:
+  0  every check passed (with --compile-only: compiling works; no GPU is needed)
+  1  something is missing: the output names it and its fix; without a GPU and without
+     --compile-only this is the GPU (the output says whether compiling works)
+  2  the command line is wrong";
 
 /// Runs `cudajit doctor`.
 pub fn run(args: &DoctorArgs) -> Result<i32, String> {
@@ -41,11 +50,14 @@ pub fn run(args: &DoctorArgs) -> Result<i32, String> {
     let mut problems = Vec::new();
     println!("cudajit {} doctor\n", env!("CARGO_PKG_VERSION"));
     let gpu_arch = gpus(compile_only, &mut problems);
-    toolchain(gpu_arch, &mut problems);
+    let compiles = toolchain(gpu_arch, &mut problems);
     nccl(&mut problems);
     disk_cache(&mut problems);
     environment();
     println!();
+    if gpu_arch.is_none() {
+        println!("{}\n", without_gpu(compiles));
+    }
     if problems.is_empty() {
         println!(
             "All checks passed: cudajit can compile{} kernels here.",
@@ -58,6 +70,21 @@ pub fn run(args: &DoctorArgs) -> Result<i32, String> {
         println!("  - {}\n    fix: {}", problem.what, problem.fix);
     }
     Ok(PROBLEM)
+}
+
+/// What a machine without a GPU can do, in one paragraph.
+fn without_gpu(compiles: bool) -> String {
+    if compiles {
+        "No GPU: compiling works here (kernels compile to cubins, checked for sm_90), running \
+         them needs an NVIDIA GPU and its driver. Programs run their kernels on the CPU \
+         simulator meanwhile (CUDAJIT_BACKEND=auto, the default, picks it without a GPU); \
+         `cudajit doctor --compile-only` exits 0 on such a machine."
+            .to_owned()
+    } else {
+        "No GPU, and compiling does not work either (see the problems below): fix the \
+         toolchain first; running kernels also needs an NVIDIA GPU and its driver."
+            .to_owned()
+    }
 }
 
 /// Lists the GPUs; returns the first one's architecture.
@@ -119,7 +146,9 @@ fn describe_gpu(ordinal: usize) -> Result<(String, Arch), cudajit::DriverError> 
     Ok((line, arch))
 }
 
-fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
+/// Reports the toolchain and compiles (and, with a GPU, runs) the probe kernel; returns
+/// whether it compiled.
+fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) -> bool {
     println!("Toolchain");
     let toolchain = match Toolchain::global() {
         Ok(toolchain) => toolchain,
@@ -132,7 +161,7 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
                 fix: "install a CUDA 12/13 toolkit and set CUDA_HOME, or `pip install nvidia-nvvm nvidia-nvjitlink nvidia-cuda-nvrtc nvidia-cuda-nvcc` (then CUDAJIT_TOOLS_DIR=<site-packages> if not in a standard place)".into(),
             });
             println!();
-            return;
+            return false;
         }
     };
     // The report's own lines are already indented.
@@ -143,7 +172,7 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
     println!(
         "  identity in cache keys{}:",
         if memo.is_some() {
-            " (memoised SHA-256)"
+            " (memoised BLAKE3)"
         } else {
             " (disk cache off: path, size, time)"
         }
@@ -164,18 +193,24 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
     }
     let arch = gpu_arch.unwrap_or(Arch::SM_90);
     let started = Instant::now();
-    match doctor_probe::KERNEL.compile_for_arch(arch) {
-        Ok(compiled) => println!(
-            "  compile check: a small kernel for {arch}: {:?} in {:.1} ms ({} byte cubin)",
-            compiled.report.origin,
-            started.elapsed().as_secs_f64() * 1e3,
-            compiled.cubin.len()
-        ),
-        Err(error) => problems.push(Problem {
-            what: format!("compiling a small kernel for {arch} failed: {error}"),
-            fix: "run with CUDAJIT_LOG=debug for details; check that libNVVM and nvJitLink come from the same CUDA release".into(),
-        }),
-    }
+    let compiles = match doctor_probe::KERNEL.compile_for_arch(arch) {
+        Ok(compiled) => {
+            println!(
+                "  compile check: a small kernel for {arch}: {:?} in {:.1} ms ({} byte cubin)",
+                compiled.report.origin,
+                started.elapsed().as_secs_f64() * 1e3,
+                compiled.cubin.len()
+            );
+            true
+        }
+        Err(error) => {
+            problems.push(Problem {
+                what: format!("compiling a small kernel for {arch} failed: {error}"),
+                fix: "run with CUDAJIT_LOG=debug for details; check that libNVVM and nvJitLink come from the same CUDA release".into(),
+            });
+            false
+        }
+    };
     if gpu_arch.is_some() {
         match run_probe() {
             Ok(ms) => println!("  run check: the kernel ran on GPU 0 and gave the right result ({ms:.1} ms)"),
@@ -186,6 +221,7 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
         }
     }
     println!();
+    compiles
 }
 
 /// Runs the probe kernel on GPU 0 and checks its result; returns the milliseconds taken.

@@ -38,10 +38,12 @@ enum Command {
     /// Checks the toolchain, GPUs, NCCL and the cache; compiles and runs a small kernel.
     ///
     /// Toolchain (libNVVM, libdevice, nvJitLink, NVRTC, nvcc: paths, versions), GPUs, NCCL,
-    /// cache directory; compiles (and, with a GPU, runs) a small kernel. Exits 1 with the
-    /// fix when something is missing; --compile-only accepts a machine without a GPU.
+    /// cache directory; compiles (and, with a GPU, runs) a small kernel. Without a GPU it
+    /// says whether compiling works (running needs a GPU). Exits 0 when all is well, 1 with
+    /// the fix when something is missing (no GPU counts, unless --compile-only), 2 for a
+    /// wrong command line.
     Doctor(doctor::DoctorArgs),
-    /// The disk cache: list, stats, verify, clear.
+    /// The disk cache: list, stats, verify [--remove], clear.
     Cache(cache::CacheArgs),
     /// Prints what a kernel became (IR, NVVM IR, PTX, SASS).
     ///

@@ -1,16 +1,25 @@
-//! What the cache key says about the compiler libraries: each file's SHA-256 and version,
-//! memoised so that a warm start neither hashes ~160 MB of libraries nor loads them.
+//! What the cache key says about the compiler libraries: each file's BLAKE3 hash and
+//! version, memoised so that a warm start neither hashes ~160 MB of libraries nor loads them.
 //!
 //! # How it stays cheap and exact
 //!
 //! The first process that needs the digest of a file (libNVVM, libdevice, nvJitLink, a
 //! linked device library such as NCCL's `.ltoir`) reads and hashes it, and records the
-//! result in `<cache dir>/toolchain-digests.v1` under the file's *stamp*: canonical path,
+//! result in `<cache dir>/toolchain-digests.v2` under the file's *stamp*: canonical path,
 //! device, inode, size, modification time and status-change time. Every later process
 //! takes one `stat` per file and finds the digest in the memo. A reinstalled or upgraded
 //! library changes its stamp (a new file has a new inode and change time, which no user
 //! can set), so it is hashed again; a stale memo line can therefore never vouch for
 //! other bytes.
+//!
+//! # Why BLAKE3
+//!
+//! The first-ever identity hashes ~160 MB in whatever profile the *user's* program is built
+//! in; a workspace's `[profile.dev.package.*]` override does not reach dependants. The
+//! `blake3` crate's x86-64 and AArch64 kernels are assembly/intrinsics whose speed does
+//! not depend on the user's opt-level: a debug build hashes the toolchain in about the
+//! time a release build does (`docs/performance.md#first-ever-toolchain-identity`), where
+//! `sha2` at `-O0` took ~3 s.
 //!
 //! # Where the version comes from
 //!
@@ -38,28 +47,26 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
-
 use super::fs::{create_private_dir, read_trusted};
 use super::key::hex;
 use crate::toolchain::{Component, Located, Toolchain};
 
 /// The memo's file name in the cache directory.
-pub const MEMO_FILE: &str = "toolchain-digests.v1";
+pub const MEMO_FILE: &str = "toolchain-digests.v2";
 
 /// A file's content hash and installed version.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FileDigest {
-    /// SHA-256 of the file's bytes.
-    pub sha256: [u8; 32],
+    /// BLAKE3 of the file's bytes.
+    pub hash: [u8; 32],
     /// The version its installation declares, or `unknown`.
     pub version: String,
 }
 
 impl FileDigest {
-    /// `13.0.88 sha256:0123456789ab`: the readable form recorded in entries.
+    /// `13.0.88 blake3:0123456789ab`: the readable form recorded in entries.
     pub fn label(&self) -> String {
-        format!("{} sha256:{}", self.version, &hex(&self.sha256)[..12])
+        format!("{} blake3:{}", self.version, &hex(&self.hash)[..12])
     }
 }
 
@@ -119,7 +126,7 @@ impl Stamp {
                 self.size,
                 self.mtime_ns,
                 self.ctime_ns,
-                hex(&digest.sha256),
+                hex(&digest.hash),
                 digest.version
             )
         })
@@ -142,11 +149,11 @@ impl Stamp {
         if sha.len() != 64 {
             return None;
         }
-        let mut sha256 = [0u8; 32];
-        for (i, byte) in sha256.iter_mut().enumerate() {
+        let mut hash = [0u8; 32];
+        for (i, byte) in hash.iter_mut().enumerate() {
             *byte = u8::from_str_radix(&sha[2 * i..2 * i + 2], 16).ok()?;
         }
-        Some((stamp, FileDigest { sha256, version }))
+        Some((stamp, FileDigest { hash, version }))
     }
 }
 
@@ -177,7 +184,7 @@ impl DigestMemo {
         }
         let started = Instant::now();
         let digest = FileDigest {
-            sha256: sha256_file(&stamp.path)?,
+            hash: hash_file(&stamp.path)?,
             version: installed_version(&stamp.path, component),
         };
         tracing::debug!(
@@ -233,10 +240,10 @@ fn write_memo(file: &Path, known: &HashMap<Stamp, FileDigest>) -> std::io::Resul
     result
 }
 
-/// SHA-256 of a file, streamed.
-pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
+/// BLAKE3 of a file, streamed in 1 MiB reads (its SIMD kernels want large inputs).
+pub fn hash_file(path: &Path) -> std::io::Result<[u8; 32]> {
     let mut file = fs::File::open(path)?;
-    let mut hasher = Sha256::new();
+    let mut hasher = blake3::Hasher::new();
     let mut buffer = vec![0u8; 1 << 20];
     loop {
         let n = file.read(&mut buffer)?;
@@ -329,7 +336,7 @@ fn file_name_version(path: &Path) -> Option<String> {
 pub type ToolchainFields = Vec<(&'static str, Vec<u8>, String)>;
 
 /// The toolchain's key fields. With `memo_dir` (the disk cache's directory), each file is
-/// identified by its memoised SHA-256 and version; without, by the cheap per-process
+/// identified by its memoised BLAKE3 hash and version; without, by the cheap per-process
 /// identity. Computed once per process per toolchain location.
 pub fn toolchain_fields(toolchain: &Toolchain, memo_dir: Option<&Path>) -> Arc<ToolchainFields> {
     type Computed = Mutex<Vec<(Vec<PathBuf>, Option<PathBuf>, Arc<ToolchainFields>)>>;
@@ -369,7 +376,8 @@ fn compute_fields(
         .zip(located)
         .map(|(tag, l)| match memo.digest(&l.path, Some(l.component)) {
             Ok(digest) => {
-                let mut bytes = digest.sha256.to_vec();
+                let mut bytes = b"blake3:".to_vec();
+                bytes.extend_from_slice(&digest.hash);
                 bytes.extend_from_slice(digest.version.as_bytes());
                 (*tag, bytes, digest.label())
             }
@@ -397,7 +405,7 @@ mod tests {
         let memo = DigestMemo::in_dir(&dir);
         let a = memo.digest(&lib, Some(Component::NvJitLink)).unwrap();
         assert_eq!(a.version, "13.0.88");
-        assert_eq!(a.sha256, <[u8; 32]>::from(Sha256::digest(b"first")));
+        assert_eq!(a.hash, <[u8; 32]>::from(blake3::hash(b"first")));
         // A fresh memo (another process) reads the recorded line.
         let again = DigestMemo::in_dir(&dir).digest(&lib, None).unwrap();
         assert_eq!(again, a);
@@ -405,7 +413,7 @@ mod tests {
         fs::remove_file(&lib).unwrap();
         fs::write(&lib, b"second").unwrap();
         let b = DigestMemo::in_dir(&dir).digest(&lib, None).unwrap();
-        assert_eq!(b.sha256, <[u8; 32]>::from(Sha256::digest(b"second")));
+        assert_eq!(b.hash, <[u8; 32]>::from(blake3::hash(b"second")));
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -78,7 +78,7 @@ pub fn open_configured(var: impl Fn(&str) -> Option<String>) -> Result<Option<Di
         return Ok(None);
     };
     let max_bytes = configured_max_bytes(&var).unwrap_or_else(|error| {
-        tracing::warn!("cudajit: {error}; using the default cap of 1 GiB");
+        crate::log::warn_always(&format!("{error}; using the default cap of 1 GiB"));
         Some(DEFAULT_MAX_BYTES)
     });
     DiskCache::open(&dir)
@@ -99,7 +99,9 @@ pub fn disk_cache() -> Option<&'static DiskCache> {
         .get_or_init(|| match open_configured(|name| std::env::var(name).ok()) {
             Ok(cache) => cache,
             Err(error) => {
-                tracing::warn!("cudajit: {error} Compiled kernels are kept in memory only.");
+                crate::log::warn_always(&format!(
+                    "{error} Compiled kernels are kept in memory only."
+                ));
                 None
             }
         })
@@ -112,23 +114,26 @@ pub fn memo_dir() -> Option<&'static Path> {
 }
 
 /// The payload of `key` from `disk` if present and accepted by `valid` (for cubins: a CUDA
-/// ELF defining the kernel); a rejected entry is removed.
+/// ELF defining the kernel). A rejected entry is removed, and the miss says why
+/// (`Err(Some(reason))`; `Err(None)`: no entry, or no disk cache).
 pub fn disk_lookup(
     disk: Option<&DiskCache>,
     key: &CacheKey,
     valid: impl Fn(&[u8]) -> bool,
-) -> Option<Vec<u8>> {
-    let disk = disk?;
-    let bytes = disk.get(key)?;
+) -> Result<Vec<u8>, Option<String>> {
+    let disk = disk.ok_or(None)?;
+    let (_, bytes) = disk
+        .lookup(key)
+        .map_err(|rejected| rejected.map(|r| r.to_string()))?;
     if valid(&bytes) {
-        return Some(bytes);
+        return Ok(bytes);
     }
     tracing::debug!(
         "cudajit: cache entry {} is not a usable cubin for its kernel; recompiling",
         disk.path_for(key).display()
     );
     let _ = std::fs::remove_file(disk.path_for(key));
-    None
+    Err(Some("not a usable cubin for its kernel".to_owned()))
 }
 
 /// The metadata of a new entry: the specialisation text is the value of the key's

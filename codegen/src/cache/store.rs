@@ -97,13 +97,19 @@ impl DiskCache {
     /// The metadata and payload stored under `key`, if a valid entry exists. Invalid
     /// entries are removed. A hit marks the entry as recently used.
     pub fn get_entry(&self, key: &CacheKey) -> Option<(EntryMeta, Vec<u8>)> {
+        self.lookup(key).ok()
+    }
+
+    /// As [`DiskCache::get_entry`], but a miss says whether an entry was there and was
+    /// discarded, and why (`Err(None)`: there was none).
+    pub fn lookup(&self, key: &CacheKey) -> Result<(EntryMeta, Vec<u8>), Option<Rejected>> {
         let path = self.path_for(key);
         let mut bytes = match read_trusted(&path) {
             Ok(Some(bytes)) => bytes,
-            Ok(None) => return None,
+            Ok(None) => return Err(None),
             Err(rejected) => {
                 self.discard(&path, &rejected);
-                return None;
+                return Err(Some(rejected));
             }
         };
         let (meta, range) = match entry::decode(&bytes, Some(key)) {
@@ -113,13 +119,13 @@ impl DiskCache {
             }
             Err(rejected) => {
                 self.discard(&path, &rejected);
-                return None;
+                return Err(Some(rejected));
             }
         };
         touch(&path);
         bytes.truncate(range.end);
         bytes.drain(..range.start);
-        Some((meta, bytes))
+        Ok((meta, bytes))
     }
 
     /// Stores `payload` under `key`. Failures are logged once and otherwise ignored: the
@@ -134,10 +140,10 @@ impl DiskCache {
             }
             Err(error) => {
                 if !self.warned.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        "cudajit: cannot write the JIT cache in {} ({error}); compiled kernels are kept in memory only. Set CUDAJIT_CACHE_DIR to a writable directory with free space, or CUDAJIT_CACHE=0 to silence this.",
+                    crate::log::warn_always(&format!(
+                        "cannot write the JIT cache in {} ({error}); compiled kernels are kept in memory only. Set CUDAJIT_CACHE_DIR to a writable directory with free space, or CUDAJIT_CACHE=0 to silence this.",
                         self.root.display()
-                    );
+                    ));
                 }
                 false
             }
@@ -200,8 +206,8 @@ impl DiskCache {
             .collect()
     }
 
-    /// Re-reads every entry and checks its header, key, checksum and metadata. Damaged
-    /// entries are removed (as a read would); returns each entry with its verdict.
+    /// Re-reads every entry and checks its header, key, checksum and metadata, changing
+    /// nothing; returns each entry with its verdict (see [`DiskCache::remove_damaged`]).
     pub fn verify(&self) -> Vec<(PathBuf, Result<EntryMeta, Rejected>)> {
         entry_files(&self.root)
             .into_iter()
@@ -211,12 +217,21 @@ impl DiskCache {
                     let key = key_of_path(&path).ok_or(Rejected::OtherKey)?;
                     entry::decode(&bytes, Some(&key)).map(|(meta, _)| meta)
                 });
-                if let Err(rejected) = &verdict {
-                    self.discard(&path, rejected);
-                }
                 (path, verdict)
             })
             .collect()
+    }
+
+    /// [`DiskCache::verify`], then removes the damaged entries (as a read of them would);
+    /// returns every verdict.
+    pub fn remove_damaged(&self) -> Vec<(PathBuf, Result<EntryMeta, Rejected>)> {
+        let verdicts = self.verify();
+        for (path, verdict) in &verdicts {
+            if let Err(rejected) = verdict {
+                self.discard(path, rejected);
+            }
+        }
+        verdicts
     }
 
     /// Removes every entry, stray temporary file and unheld lock file; keeps the
@@ -340,6 +355,48 @@ mod tests {
             assert_eq!(cache.get(&k), None, "{name}");
             assert!(!path.exists(), "{name}: damaged entry must be removed");
         }
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_discarded_entry_says_why() {
+        let dir = temp_dir("why");
+        let cache = DiskCache::open(&dir).unwrap();
+        let k = key("w");
+        assert!(matches!(cache.lookup(&k), Err(None)), "absent");
+        let mut bytes = entry::encode(&k, &meta("w"), b"0123456789");
+        *bytes.last_mut().unwrap() ^= 1;
+        let path = cache.path_for(&k);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, &bytes).unwrap();
+        assert!(matches!(cache.lookup(&k), Err(Some(_))), "discarded");
+        assert!(matches!(cache.lookup(&k), Err(None)), "and removed");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn verify_reports_without_removing_and_remove_damaged_removes() {
+        let dir = temp_dir("verify");
+        let cache = DiskCache::open(&dir).unwrap();
+        let (good, bad) = (key("g"), key("d"));
+        assert!(cache.put(&good, &meta("g"), b"good"));
+        let mut bytes = entry::encode(&bad, &meta("d"), b"0123456789");
+        *bytes.last_mut().unwrap() ^= 1;
+        let bad_path = cache.path_for(&bad);
+        fs::create_dir_all(bad_path.parent().unwrap()).unwrap();
+        fs::write(&bad_path, &bytes).unwrap();
+        let damaged = |v: &[(PathBuf, Result<EntryMeta, Rejected>)]| {
+            v.iter().filter(|(_, r)| r.is_err()).count()
+        };
+        for _ in 0..2 {
+            let verdicts = cache.verify();
+            assert_eq!((verdicts.len(), damaged(&verdicts)), (2, 1));
+            assert!(bad_path.exists(), "verify changes nothing");
+        }
+        let verdicts = cache.remove_damaged();
+        assert_eq!(damaged(&verdicts), 1);
+        assert!(!bad_path.exists());
+        assert_eq!(cache.get(&good).as_deref(), Some(&b"good"[..]));
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -43,7 +43,8 @@ pub struct CompileReport {
     pub nvvm: Duration,
     /// nvJitLink: LTO-IR to cubin.
     pub link: Duration,
-    /// The disk cache entry (read or written), if the disk cache is on.
+    /// The disk cache entry this cubin was read from or written to; `None` when the disk
+    /// cache is off or the entry could not be written.
     pub cache_file: Option<PathBuf>,
 }
 
@@ -58,7 +59,9 @@ pub struct CompiledKernel {
     pub report: CompileReport,
 }
 
-type MemoryCache = Mutex<HashMap<CacheKey, Arc<[u8]>>>;
+/// A cubin compiled or read in this process, with the disk entry holding it, if any.
+type Remembered = (Arc<[u8]>, Option<PathBuf>);
+type MemoryCache = Mutex<HashMap<CacheKey, Remembered>>;
 
 fn memory_cache() -> &'static MemoryCache {
     static CACHE: OnceLock<MemoryCache> = OnceLock::new();
@@ -85,45 +88,37 @@ pub fn compile_kernel(
     // While `CUDAJIT_DUMP` is set the disk cache is written but not read, so that every
     // kernel the program uses is compiled, and dumped, once.
     let readable_disk = if crate::dump::enabled() { None } else { disk };
-    let cache_file = disk.map(|d| d.path_for(&key));
-    let finish = |cubin: Arc<[u8]>, report: CompileReport| CompiledKernel {
-        entry: entry.clone(),
-        arch,
-        cubin,
-        key,
-        report,
+    let finish = |(cubin, cache_file): Remembered, origin, times: [Duration; 4]| {
+        let [lookup, lower, nvvm, link] = times;
+        CompiledKernel {
+            entry: entry.clone(),
+            arch,
+            cubin,
+            key,
+            report: CompileReport {
+                origin,
+                lookup,
+                lower,
+                nvvm,
+                link,
+                cache_file,
+            },
+        }
     };
-    let report = |origin, lookup, lower, nvvm, link| CompileReport {
-        origin,
-        lookup,
-        lower,
-        nvvm,
-        link,
-        cache_file: cache_file.clone(),
+    let hit = |remembered: Remembered, origin| {
+        let zero = Duration::ZERO;
+        finish(remembered, origin, [started.elapsed(), zero, zero, zero])
     };
 
-    if let Some(cubin) = lock(memory_cache()).get(&key).cloned() {
-        let lookup = started.elapsed();
-        return Ok(finish(
-            cubin,
-            report(
-                CubinOrigin::Memory,
-                lookup,
-                Duration::ZERO,
-                Duration::ZERO,
-                Duration::ZERO,
-            ),
-        ));
+    if let Some(remembered) = lock(memory_cache()).get(&key).cloned() {
+        return Ok(hit(remembered, CubinOrigin::Memory));
     }
     // ---- cache section (codegen/src/cache/): disk lookup; at most one compile per key
     // across threads and processes (wait for whoever compiles it, then look again);
     // miss explanation.
-    let hit = |cubin: Arc<[u8]>, origin| {
-        let zero = Duration::ZERO;
-        finish(cubin, report(origin, started.elapsed(), zero, zero, zero))
-    };
     let valid = |bytes: &[u8]| cubin::inspect(bytes).is_ok_and(|info| info.has_function(&entry));
     let mut _compile_lock = None;
+    let mut discarded = None;
     for locked in [false, true] {
         if locked {
             let lock_path = disk.map(|d| d.lock_path(&key));
@@ -132,21 +127,28 @@ pub fn compile_kernel(
                 &entry,
                 lock_path.as_deref(),
             ));
-            if let Some(cubin) = lock(memory_cache()).get(&key).cloned() {
-                return Ok(hit(cubin, CubinOrigin::Memory));
+            if let Some(remembered) = lock(memory_cache()).get(&key).cloned() {
+                return Ok(hit(remembered, CubinOrigin::Memory));
             }
         }
-        if let Some(bytes) = cache::disk_lookup(readable_disk, &key, valid) {
-            let cubin: Arc<[u8]> = bytes.into();
-            lock(memory_cache()).insert(key, cubin.clone());
-            return Ok(hit(cubin, CubinOrigin::Disk));
+        match cache::disk_lookup(readable_disk, &key, valid) {
+            Ok(bytes) => {
+                let remembered: Remembered = (bytes.into(), disk.map(|d| d.path_for(&key)));
+                lock(memory_cache()).insert(key, remembered.clone());
+                return Ok(hit(remembered, CubinOrigin::Disk));
+            }
+            Err(reason) => discarded = reason.or(discarded),
         }
     }
     if tracing::enabled!(tracing::Level::DEBUG) {
+        // A damaged entry of this very key is the reason, whatever other entries hold.
+        let why = match &discarded {
+            Some(reason) => format!("its entry was damaged and discarded: {reason}"),
+            None => cache::explain_miss(disk, captured.name, &components),
+        };
         tracing::debug!(
-            "cudajit: cache miss for kernel `{entry}` on {arch} (key {}): {}; compiling",
+            "cudajit: cache miss for kernel `{entry}` on {arch} (key {}): {why}; compiling",
             &key.hex()[..16],
-            cache::explain_miss(disk, captured.name, &components)
         );
     }
     // ---- end of cache section
@@ -159,15 +161,16 @@ pub fn compile_kernel(
     let (linked, nvvm_time, link_time) =
         link_nvvm_ir(toolchain, &entry, &ir, arch, options, &libraries, false)
             .map_err(|e| name_missing_externs(e, captured, &ir, arch))?;
-    let bytes = linked.cubin;
-    let cubin: Arc<[u8]> = bytes.into();
-    if let Some(disk) = disk {
+    let cubin: Arc<[u8]> = linked.cubin.into();
+    let cache_file = disk.and_then(|disk| {
         let meta = cache::entry_meta(captured.name, &arch.sm_name(), &components);
-        disk.put(&key, &meta, &cubin);
-    }
-    lock(memory_cache()).insert(key, cubin.clone());
+        disk.put(&key, &meta, &cubin).then(|| disk.path_for(&key))
+    });
+    let remembered: Remembered = (cubin, cache_file);
+    lock(memory_cache()).insert(key, remembered.clone());
     Ok(finish(
-        cubin,
-        report(CubinOrigin::Compiled, lookup, lower, nvvm_time, link_time),
+        remembered,
+        CubinOrigin::Compiled,
+        [lookup, lower, nvvm_time, link_time],
     ))
 }

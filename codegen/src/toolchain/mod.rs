@@ -4,8 +4,10 @@
 //! Nothing is linked at build time: the libraries are found at run time
 //! ([`discover`]) in an explicit override, a CUDA toolkit, NVIDIA's Python
 //! wheels or the loader's path, and opened with `dlopen` on first use.
-//! Each library follows the cudarc layout: `sys` (raw symbol table), `result`
-//! (status codes as `Result`s) and `safe` (RAII types re-exported here).
+//! libNVVM and nvJitLink follow the cudarc layout: `sys` (raw symbol table),
+//! `result` (status codes as `Result`s) and `safe` (RAII types re-exported here).
+//! NVRTC is called through cudarc's own binding, bound to the discovered file
+//! (see [`nvrtc`]).
 //!
 //! Library handles are loaded once per [`Toolchain`] and never unloaded (see
 //! `dylib.rs` for why).

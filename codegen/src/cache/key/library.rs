@@ -5,16 +5,17 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use cudajit_core::external::{DeviceLibrary, LibraryKind};
-use sha2::{Digest, Sha256};
 
 use crate::device_library::LibraryParts;
 use crate::sync::lock_ignoring_poison as lock;
 use crate::target::Arch;
 
 /// What identifies a device library in a cache key for `arch`: its name, then the kind
-/// and SHA-256 of each of its parts for `arch`, in link order (memoised per library and
-/// architecture, so a warm start hashes each file once per process), or the reason it
-/// cannot be had (the compile then fails, so that key never holds a cubin).
+/// and BLAKE3 hash of each of its parts for `arch`, in link order (memoised per library
+/// and architecture, so a warm start hashes each file once per process; BLAKE3 because
+/// NCCL's 10 MB `.ltoir` is hashed by every process, in the user's profile, where `sha2`
+/// at `-O0` would take ~0.3 s), or the reason it cannot be had (the compile then fails, so
+/// that key never holds a cubin).
 pub fn library_identity(library: &'static DeviceLibrary, arch: Arch) -> Vec<u8> {
     type Hashes = Mutex<HashMap<(usize, Arch), Vec<u8>>>;
     static HASHES: OnceLock<Hashes> = OnceLock::new();
@@ -29,7 +30,7 @@ pub fn library_identity(library: &'static DeviceLibrary, arch: Arch) -> Vec<u8> 
             for part in &provided.parts {
                 identity.extend_from_slice(kind_name(part.kind).as_bytes());
                 identity.push(b':');
-                identity.extend_from_slice(&Sha256::digest(&part.bytes));
+                identity.extend_from_slice(blake3::hash(&part.bytes).as_bytes());
                 identity.push(b'/');
             }
             lock(hashes).insert(memo, identity.clone());

@@ -116,6 +116,11 @@ fn versions_are_plausible() {
     );
     assert!(nvrtc.version().0 >= 12);
     assert_eq!(nvrtc.error_string(6), "NVRTC_ERROR_COMPILATION");
+    // cudarc's own NVRTC API now runs on the discovered library (a wheel that is on no
+    // loader path, which cudarc alone cannot find).
+    let ptx = cudarc::nvrtc::compile_ptx("extern \"C\" __global__ void probe() {}")
+        .expect("cudarc::nvrtc::compile_ptx on the discovered NVRTC");
+    assert!(ptx.to_src().contains(".entry probe"), "{}", ptx.to_src());
     let nvcc = tc.nvcc_version().expect("nvcc --version");
     println!("nvcc {nvcc}");
     assert!(nvcc.starts_with(&format!("{}.", v.nvjitlink.0)), "{nvcc}");
