@@ -14,7 +14,7 @@ use cudajit::{Backend, Stream};
 fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = a * x[i] + y[i];
+        y[i] += a * x[i];
     }
 }
 

@@ -13,7 +13,7 @@ use cudajit::{SimOptions, SimStream};
 fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = a * x[i] + y[i];
+        y[i] += a * x[i];
     }
 }
 

@@ -13,7 +13,7 @@ use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 fn graph_axpy(a: f32, x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = a * x[i] + y[i];
+        y[i] += a * x[i];
     }
 }
 
@@ -21,7 +21,7 @@ fn graph_axpy(a: f32, x: &[f32], y: &mut [f32]) {
 fn graph_scale(a: f32, y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = a * y[i];
+        y[i] *= a;
     }
 }
 

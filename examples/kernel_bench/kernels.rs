@@ -83,7 +83,7 @@ pub(crate) fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
         );
     } else if q == n / 4 {
         for i in 4 * q..n {
-            y[i] = alpha * x[i] + y[i];
+            y[i] += alpha * x[i];
         }
     }
 }

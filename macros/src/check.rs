@@ -59,13 +59,6 @@ pub(crate) fn signature(item: &ItemFn, kind: FnKind, errors: &mut Errors) {
     }
 }
 
-/// `#[kernel]` and `#[device]` take no arguments yet.
-pub(crate) fn attribute_args(attr: &proc_macro2::TokenStream, kind: FnKind, errors: &mut Errors) {
-    if !attr.is_empty() {
-        errors.at(attr, format!("`{}` takes no arguments", kind.attribute()));
-    }
-}
-
 /// External device functions use the C ABI.
 pub(crate) fn extern_c_abi(block: &ItemForeignMod, errors: &mut Errors) {
     match &block.abi.name {

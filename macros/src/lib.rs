@@ -14,7 +14,7 @@ mod parse;
 use proc_macro::TokenStream;
 
 use errors::Errors;
-use generate::fallback;
+use generate::{fallback, Paths};
 use parse::FnKind;
 
 /// Marks a function as a GPU kernel.
@@ -37,6 +37,11 @@ use parse::FnKind;
 /// // saxpy::launch(&stream, LaunchConfig::for_elements(n), 2.0, &x, &mut y)?;
 /// ```
 ///
+/// `#[kernel(crate = path)]` names the `cudajit` crate when it is renamed in `Cargo.toml`
+/// or re-exported (`crate = gpu`, `crate = my_engine::cudajit`); the same argument exists
+/// on `#[device]`, `#[extern_device]` and, as `#[cudajit(crate = path)]`, on
+/// `#[derive(DeviceCopy)]`.
+///
 /// See the `cudajit` crate for the language and the launch API.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -48,6 +53,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// The function stays ordinary Rust, callable on the host; the macro also captures its
 /// body so that a kernel calling it compiles it into the same module (the call inlines).
 /// Device functions may be generic over scalar types (`T: Float`, `T: Int`) and consts.
+/// `#[device(crate = path)]` names the `cudajit` crate when it is renamed or re-exported.
 ///
 /// ```ignore
 /// use cudajit::prelude::*;
@@ -70,6 +76,7 @@ pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// declaration is trusted); nvJitLink links the library in, and with LTO-IR the calls
 /// inline. Parameters and results are scalars (`bool` passes as a C `bool`, one byte). The
 /// symbol is the Rust name, or `#[link_name = "c_name"]`. On the host the functions panic.
+/// `crate = path` names the `cudajit` crate when it is renamed or re-exported.
 ///
 /// ```ignore
 /// use cudajit::prelude::*;
@@ -97,6 +104,9 @@ pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// On a fieldless enum with an integer `#[repr(u8..i64)]`, kernels take it by value and in
 /// read-only slices as that integer, and name, compare and `match` its variants.
 ///
+/// `#[cudajit(crate = path)]` on the type names the `cudajit` crate when it is renamed or
+/// re-exported.
+///
 /// ```ignore
 /// #[derive(Clone, Copy, DeviceCopy)]
 /// #[repr(C)]
@@ -106,7 +116,7 @@ pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// #[repr(u8)]
 /// enum Op { Add = 1, Sub = 7, Mul }
 /// ```
-#[proc_macro_derive(DeviceCopy, attributes(device_drop))]
+#[proc_macro_derive(DeviceCopy, attributes(device_drop, cudajit))]
 pub fn device_copy(input: TokenStream) -> TokenStream {
     device_copy_derive(input.into()).into()
 }
@@ -123,11 +133,11 @@ fn function_macro(
         Err(error) => return fallback::unparsed(error, item),
     };
     let mut errors = Errors::default();
-    check::attribute_args(&attr, kind, &mut errors);
+    let paths = Paths::new(parse::function_arguments(attr, kind, &mut errors).as_ref());
     check::signature(&function, kind, &mut errors);
     match parse::function(&function, kind, &mut errors) {
-        Some(parsed) if errors.is_empty() => generate::function(kind, &function, &parsed),
-        _ => fallback::function(kind, &function, errors),
+        Some(parsed) if errors.is_empty() => generate::function(kind, &function, &parsed, &paths),
+        _ => fallback::function(kind, &function, errors, &paths),
     }
 }
 
@@ -142,12 +152,15 @@ fn extern_device_macro(
         Err(error) => return fallback::unparsed(error, item),
     };
     let mut errors = Errors::default();
-    let library = parse::library_argument(attr, &mut errors);
+    let (library, crate_path) = parse::extern_device_arguments(attr, &mut errors);
+    let paths = Paths::new(crate_path.as_ref());
     check::extern_c_abi(&block, &mut errors);
     let declarations = parse::declarations(&block, &mut errors);
     match library {
-        Some(library) if errors.is_empty() => generate::extern_functions(&declarations, &library),
-        _ => fallback::extern_device(&block, errors),
+        Some(library) if errors.is_empty() => {
+            generate::extern_functions(&declarations, &library, &paths)
+        }
+        _ => fallback::extern_device(&block, errors, &paths),
     }
 }
 
@@ -159,9 +172,10 @@ fn device_copy_derive(input: proc_macro2::TokenStream) -> proc_macro2::TokenStre
         Err(error) => return error.to_compile_error(),
     };
     let mut errors = Errors::default();
+    let paths = Paths::new(parse::derive_crate_path(&input.attrs, &mut errors).as_ref());
     check::device_copy(&input, &mut errors);
     match parse::device_copy(&input, &mut errors) {
-        Some(parsed) if errors.is_empty() => generate::device_copy(&parsed),
+        Some(parsed) if errors.is_empty() => generate::device_copy(&parsed, &paths),
         _ => errors.into_compile_errors(),
     }
 }

@@ -17,7 +17,7 @@ use super::{OK, PROBLEM};
 fn doctor_probe(a: f32, x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = a * x[i] + y[i];
+        y[i] += a * x[i];
     }
 }
 

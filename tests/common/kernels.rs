@@ -6,6 +6,7 @@ use cudajit::prelude::*;
 use cudajit::{bf16, f16};
 
 #[kernel]
+#[allow(clippy::assign_op_pattern)] // kept as written: a shared test kernel
 pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
@@ -21,6 +22,7 @@ pub fn saxpy_ref(a: f32, x: &[f32], y: &mut [f32]) {
 
 /// Wrapping arithmetic, division, shifts by large amounts, bit operations, comparisons.
 #[kernel]
+#[allow(clippy::nonminimal_bool)] // kept as written: a shared test kernel
 pub fn int_ops(a: &[i32], b: &[i32], shift: u32, out: &mut [i32], flags: &mut [u32]) {
     let i = global_index();
     if i >= out.len() {
@@ -492,6 +494,7 @@ pub fn warp_ops(
 /// 16-byte vector loads and stores: `y = a * x + y` four elements at a time, the tail
 /// element by element.
 #[kernel]
+#[allow(clippy::assign_op_pattern)] // kept as written: a shared test kernel
 pub fn saxpy_vec4(a: f32, x: &[f32], y: &mut [f32]) {
     let n = y.len();
     let vectors = n / 4;
@@ -606,6 +609,7 @@ pub fn off_by_one(values: &[i32], out: &mut [i32]) {
 
 /// `match` on integers: literals, ranges, `|`, guards, as a value and as a statement.
 #[kernel]
+#[allow(clippy::manual_range_patterns)] // kept as written: a shared test kernel
 pub fn classify(values: &[i32], classes: &mut [u32], flags: &mut [u32]) {
     let i = global_index();
     if i < values.len() {

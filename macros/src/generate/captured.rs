@@ -1,15 +1,16 @@
 //! The `CapturedFunction` value of a kernel or device function.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote, quote_spanned};
 use sha2::{Digest, Sha256};
+use syn::spanned::Spanned;
 
-use super::paths;
+use super::Paths;
 use crate::parse::Parsed;
 
 /// `CapturedFunction { name, source, source_hash, file, callees }` for `parsed`.
-pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
-    let private = paths::private();
+pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
+    let private = paths.private();
     let json = parsed.source.to_json();
     let hash = sha256_hex(&json);
     let name = &parsed.source.name;
@@ -17,16 +18,18 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
     let callees_fn = if callees.is_empty() {
         quote!(#private::CapturedFunction::no_callees)
     } else {
+        let (imports, markers) = callee_markers(callees, paths);
         quote!({
             fn callees() -> &'static [&'static #private::CapturedFunction] {
+                #imports
                 const CALLEES: &[&#private::CapturedFunction] =
-                    &[#(&<#callees as #private::DeviceFunction>::CAPTURED),*];
+                    &[#(&<#markers as #private::DeviceFunction>::CAPTURED),*];
                 CALLEES
             }
             callees
         })
     };
-    let structs_fn = structs_fn(&parsed.structs);
+    let structs_fn = structs_fn(&parsed.structs, paths);
     quote! {
         #private::CapturedFunction {
             name: #name,
@@ -40,10 +43,55 @@ pub(super) fn captured_function(parsed: &Parsed) -> TokenStream {
     }
 }
 
+/// The marker types of the functions a function calls, each behind an alias, so that a
+/// callee that is not a `#[device]` function gets cudajit's message at the call instead
+/// of rustc's "expected type, found function".
+///
+/// `use path as __cudajit_callee_N;` imports what `path` names in every namespace: for a
+/// `#[device]` function its marker type too. For a plain function it imports no type, and
+/// the alias then resolves to the type of the same name that the glob import below
+/// brings, a stand-in whose captured form is a compile-time panic with the message (glob
+/// imports never shadow explicit ones, so a real marker always wins). Returns the
+/// imports and the aliases, in the order of `callees`.
+fn callee_markers(callees: &[syn::Path], paths: &Paths) -> (TokenStream, Vec<syn::Ident>) {
+    let private = paths.private();
+    let markers: Vec<syn::Ident> = (0..callees.len())
+        .map(|index| format_ident!("__cudajit_callee_{index}"))
+        .collect();
+    let stand_ins = callees.iter().zip(&markers).map(|(path, marker)| {
+        // At the function's name, the last segment of the path.
+        let (name, span) = match path.segments.last() {
+            Some(segment) => (segment.ident.to_string(), segment.ident.span()),
+            None => (String::new(), path.span()),
+        };
+        let message = format!("`{name}` is not a `#[device]` function: add `#[device]` to it");
+        let panic = quote_spanned!(span=> ::core::panic!(#message));
+        quote! {
+            pub struct #marker;
+            impl #private::DeviceFunction for #marker {
+                const CAPTURED: #private::CapturedFunction = #panic;
+            }
+        }
+    });
+    let imports = quote! {
+        #[allow(non_camel_case_types)]
+        mod __cudajit_not_device {
+            #(#stand_ins)*
+        }
+        #[allow(unused_imports)]
+        use __cudajit_not_device::*;
+        #(
+            #[allow(unused_imports)]
+            use #callees as #markers;
+        )*
+    };
+    (imports, markers)
+}
+
 /// The `structs` field of a `CapturedFunction`: the layouts of the structs and enums a
 /// function names, taken from their `DeviceStruct` impls.
-pub(super) fn structs_fn(structs: &[syn::Path]) -> TokenStream {
-    let private = paths::private();
+pub(super) fn structs_fn(structs: &[syn::Path], paths: &Paths) -> TokenStream {
+    let private = paths.private();
     if structs.is_empty() {
         return quote!(#private::CapturedFunction::no_structs);
     }
@@ -60,8 +108,8 @@ pub(super) fn structs_fn(structs: &[syn::Path]) -> TokenStream {
 /// A stand-in `CapturedFunction` for a function the macro rejected: it lets the code that
 /// names the function's captured form type-check, so that only the real errors show. The
 /// `compile_error!` beside it stops the build, so it never reaches the JIT.
-pub(super) fn stand_in(name: &str) -> TokenStream {
-    let private = paths::private();
+pub(super) fn stand_in(name: &str, paths: &Paths) -> TokenStream {
+    let private = paths.private();
     quote! {
         #private::CapturedFunction {
             name: #name,

@@ -4,22 +4,22 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::paths;
+use super::Paths;
 use crate::parse::{DeviceCopy, DeviceCopyEnum, DeviceCopyStruct};
 
 /// The impls of a type deriving `DeviceCopy`.
-pub(crate) fn device_copy(parsed: &DeviceCopy) -> TokenStream {
+pub(crate) fn device_copy(parsed: &DeviceCopy, paths: &Paths) -> TokenStream {
     match parsed {
-        DeviceCopy::Struct(parsed) => device_struct(parsed),
-        DeviceCopy::Enum(parsed) => device_enum(parsed),
+        DeviceCopy::Struct(parsed) => device_struct(parsed, paths),
+        DeviceCopy::Enum(parsed) => device_enum(parsed, paths),
     }
 }
 
-fn device_struct(parsed: &DeviceCopyStruct) -> TokenStream {
+fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
     let ident = &parsed.ident;
     let name = ident.to_string();
-    let private = paths::private();
-    let scalar = paths::scalar();
+    let private = paths.private();
+    let scalar = paths.scalar();
     let drop = match &parsed.drop_hook {
         Some(path) => quote!(::core::option::Option::Some(#private::DropHook({
             fn hook() -> &'static #private::CapturedFunction {
@@ -70,11 +70,11 @@ fn device_struct(parsed: &DeviceCopyStruct) -> TokenStream {
 /// A fieldless enum: kernels see it as its integer representation, so every discriminant
 /// must be known and every bit pattern the device writes must be checked by the host
 /// (enums are not `ValidAsZeroBits` unless a variant is 0, and never `DeviceRepr`-writable).
-fn device_enum(parsed: &DeviceCopyEnum) -> TokenStream {
+fn device_enum(parsed: &DeviceCopyEnum, paths: &Paths) -> TokenStream {
     let ident = &parsed.ident;
     let name = ident.to_string();
-    let private = paths::private();
-    let scalar = paths::scalar();
+    let private = paths.private();
+    let scalar = paths.scalar();
     let repr = &parsed.repr;
     let repr_variant = syn::Ident::new(&format!("{repr:?}"), proc_macro2::Span::call_site());
     let variants = parsed.variants.iter().map(|variant_ident| {

@@ -17,22 +17,23 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::ForeignItemFn;
 
-use super::{captured, paths};
+use super::{captured, Paths};
 
 /// The host stubs and captured declarations of the block's functions, defined by `library`.
 pub(crate) fn extern_functions(
     declared: &[(&ForeignItemFn, FunctionSource)],
     library: &syn::Path,
+    paths: &Paths,
 ) -> TokenStream {
     declared
         .iter()
-        .map(|(function, declaration)| extern_function(function, declaration, library))
+        .map(|(function, declaration)| extern_function(function, declaration, library, paths))
         .collect()
 }
 
 /// The host function of the same signature: it panics, as device intrinsics do on the host.
-pub(super) fn host_stub(function: &ForeignItemFn) -> TokenStream {
-    let private = paths::private();
+pub(super) fn host_stub(function: &ForeignItemFn, paths: &Paths) -> TokenStream {
+    let private = paths.private();
     let name = &function.sig.ident;
     let vis = &function.vis;
     let inputs = &function.sig.inputs;
@@ -55,11 +56,12 @@ fn extern_function(
     function: &ForeignItemFn,
     declared: &FunctionSource,
     library: &syn::Path,
+    paths: &Paths,
 ) -> TokenStream {
-    let private = paths::private();
+    let private = paths.private();
     let name = &function.sig.ident;
     let vis = &function.vis;
-    let stub = host_stub(function);
+    let stub = host_stub(function, paths);
     let json = declared.to_json();
     let hash = captured::sha256_hex(&json);
     let name_text = name.to_string();
@@ -79,7 +81,7 @@ fn extern_function(
             _ => None,
         })
         .collect();
-    let structs_fn = captured::structs_fn(&structs);
+    let structs_fn = captured::structs_fn(&structs, paths);
     let doc = format!("The captured declaration of the `#[extern_device]` function [`{name}()`].");
     // Spanned at the user's path, so a path that is not a `DeviceLibrary` is reported there.
     let library_fn = quote_spanned! {library.span()=>

@@ -12,7 +12,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{FnArg, ForeignItem, GenericParam, ItemFn, ItemForeignMod};
 
-use super::{captured, extern_device, paths, without_comptime};
+use super::{captured, extern_device, without_comptime, Paths};
 use crate::errors::Errors;
 use crate::parse::FnKind;
 
@@ -24,24 +24,24 @@ pub(crate) fn unparsed(error: syn::Error, item: TokenStream) -> TokenStream {
 
 /// A rejected `#[kernel]` or `#[device]` function: the errors, the function as written,
 /// and a stand-in for what the macro would have generated.
-pub(crate) fn function(kind: FnKind, item: &ItemFn, errors: Errors) -> TokenStream {
+pub(crate) fn function(kind: FnKind, item: &ItemFn, errors: Errors, paths: &Paths) -> TokenStream {
     let compile_errors = errors.into_compile_errors();
     let function = without_comptime(item);
     let stand_in = match kind {
-        FnKind::Kernel => kernel_module(item),
-        FnKind::Device => device_marker(&item.vis, &item.sig.ident),
+        FnKind::Kernel => kernel_module(item, paths),
+        FnKind::Device => device_marker(&item.vis, &item.sig.ident, paths),
     };
     quote!(#compile_errors #function #stand_in)
 }
 
 /// A rejected `#[extern_device]` block: the errors, and for each function its host stub
 /// (with the declared signature, so callers keep type-checking) and a stand-in marker.
-pub(crate) fn extern_device(block: &ItemForeignMod, errors: Errors) -> TokenStream {
+pub(crate) fn extern_device(block: &ItemForeignMod, errors: Errors, paths: &Paths) -> TokenStream {
     let compile_errors = errors.into_compile_errors();
     let stand_ins = block.items.iter().filter_map(|foreign| match foreign {
         ForeignItem::Fn(function) => {
-            let stub = extern_device::host_stub(function);
-            let marker = device_marker(&function.vis, &function.sig.ident);
+            let stub = extern_device::host_stub(function, paths);
+            let marker = device_marker(&function.vis, &function.sig.ident, paths);
             Some(quote!(#stub #marker))
         }
         _ => None,
@@ -50,9 +50,9 @@ pub(crate) fn extern_device(block: &ItemForeignMod, errors: Errors) -> TokenStre
 }
 
 /// The marker type through which kernels find a device function's captured form.
-fn device_marker(vis: &syn::Visibility, name: &syn::Ident) -> TokenStream {
-    let private = paths::private();
-    let captured = captured::stand_in(&name.to_string());
+fn device_marker(vis: &syn::Visibility, name: &syn::Ident, paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    let captured = captured::stand_in(&name.to_string(), paths);
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
@@ -68,8 +68,8 @@ fn device_marker(vis: &syn::Visibility, name: &syn::Ident) -> TokenStream {
 /// parameter of the kernel after the stream and configuration (`launch`) or the context
 /// (`compile`, which takes the `#[comptime]` ones), and the kernel's generic parameters
 /// without their bounds, so that `launch::<f32>(..)` is accepted too.
-fn kernel_module(item: &ItemFn) -> TokenStream {
-    let cudajit = paths::cudajit();
+fn kernel_module(item: &ItemFn, paths: &Paths) -> TokenStream {
+    let cudajit = paths.cudajit();
     let vis = &item.vis;
     let name = &item.sig.ident;
     let generics = &item.sig.generics.params;
@@ -103,16 +103,16 @@ fn kernel_module(item: &ItemFn) -> TokenStream {
         let FnArg::Typed(typed) = input else {
             continue;
         };
-        let ty = stand_in_type(&typed.ty, &type_params);
+        let ty = stand_in_type(&typed.ty, &type_params, paths);
         if typed.attrs.iter().any(|a| a.path().is_ident("comptime")) {
             compile_params.push(quote!(_: #ty));
         }
         launch_params.push(quote!(_: #ty));
     }
-    let captured = captured::stand_in(&name.to_string());
+    let captured = captured::stand_in(&name.to_string(), paths);
     let message = format!("the `#[kernel]` `{name}` did not compile");
     quote! {
-        #[allow(non_snake_case, dead_code, clippy::all)]
+        #[allow(non_snake_case, dead_code, clippy::too_many_arguments)]
         #vis mod #name {
             pub static KERNEL: #cudajit::Kernel =
                 #cudajit::Kernel::new(#captured, cfg!(debug_assertions));
@@ -134,8 +134,8 @@ fn kernel_module(item: &ItemFn) -> TokenStream {
 
 /// The stand-in launcher's type for a parameter written `ty`: anything, except where the
 /// type names a generic type parameter the call must let rustc infer (`a: T`, `x: &[T]`).
-fn stand_in_type(ty: &syn::Type, type_params: &[&syn::Ident]) -> TokenStream {
-    let cudajit = paths::cudajit();
+fn stand_in_type(ty: &syn::Type, type_params: &[&syn::Ident], paths: &Paths) -> TokenStream {
+    let cudajit = paths.cudajit();
     let generic = |ty: &syn::Type| match ty {
         syn::Type::Path(path) if path.qself.is_none() => path
             .path

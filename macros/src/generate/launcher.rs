@@ -6,7 +6,7 @@ use cudajit_core::Scalar;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::paths;
+use super::Paths;
 
 /// `launch` takes the kernel's arguments as host values (scalars by value, buffers for
 /// `&[T]`/`&mut [T]`, so the borrow checker enforces the kernel's aliasing rules) and a
@@ -18,14 +18,15 @@ pub(super) fn launch_fns(
     source: &FunctionSource,
     generics: &syn::Generics,
     sig: &syn::Signature,
+    paths: &Paths,
 ) -> TokenStream {
-    let cudajit = paths::cudajit();
+    let cudajit = paths.cudajit();
     // A struct's type as the user wrote it (`nccl::DevComm`), for the launcher's parameter.
     let written_or = |param: &str, value: &ValueType| match value {
         ValueType::Struct(_) => written_type(sig, param).unwrap_or_else(|| value_tokens(value)),
         _ => value_tokens(value),
     };
-    let private = paths::private();
+    let private = paths.private();
     let taken = |n: &str| source.params.iter().any(|p| p.name == n);
     let stream = if taken("stream") {
         format_ident!("launch_stream")
@@ -50,7 +51,7 @@ pub(super) fn launch_fns(
     let mut args = Vec::new();
     // The argument ABI's words of `args`, in order, for `ARGUMENT_WORDS`.
     let mut words = Vec::new();
-    let abi_path = paths::abi();
+    let abi_path = paths.abi();
     // Launch checks of struct arguments (`LaunchArgument::LAUNCH_CHECK`): a constant `None`
     // for every type but those that ask for one, so the branch folds away.
     let mut checks = Vec::new();
@@ -157,7 +158,7 @@ pub(super) fn launch_fns(
                 spec_parts.push(quote!(.ty(#text, <#name as #cudajit::DeviceScalar>::SCALAR)))
             }
             GenericKind::Const(ty) => {
-                let scalar = scalar_path(*ty);
+                let scalar = scalar_path(*ty, paths);
                 spec_parts.push(quote!(.constant(#text, #scalar, #name as u64)))
             }
         }
@@ -166,7 +167,7 @@ pub(super) fn launch_fns(
         let name = format_ident!("{}", param.name);
         let text = &param.name;
         if let ParamType::Value(ValueType::Scalar(ty)) = &param.ty {
-            let scalar = scalar_path(*ty);
+            let scalar = scalar_path(*ty, paths);
             spec_parts.push(quote!(.constant(#text, #scalar, #name as u64)));
         }
     }
@@ -176,7 +177,7 @@ pub(super) fn launch_fns(
             quote!(::core::result::Result::Err(#private::sim_unsupported(KERNEL.name(), #what)))
         }
         None => {
-            let sim_arg = paths::sim_arg();
+            let sim_arg = paths.sim_arg();
             let sim_count = sim_args.len();
             quote! {
                 let __cj_sim_args: [#sim_arg<'_>; #sim_count] = [#(#sim_args),*];
@@ -298,8 +299,8 @@ fn value_tokens(value: &ValueType) -> TokenStream {
     }
 }
 
-fn scalar_path(scalar: Scalar) -> TokenStream {
-    let scalar_type = paths::scalar();
+fn scalar_path(scalar: Scalar, paths: &Paths) -> TokenStream {
+    let scalar_type = paths.scalar();
     let variant = format_ident!("{}", format!("{scalar:?}"));
     quote!(#scalar_type::#variant)
 }

@@ -24,7 +24,8 @@
 //!
 //! `#[extern_device]` blocks are generated in `extern_device.rs`, `#[derive(DeviceCopy)]`
 //! in `device_copy.rs`, and what stands in for an item the macro rejected in `fallback.rs`.
-//! Every path into the facade comes from `paths.rs`.
+//! Every path into the facade comes from `paths.rs`, where the `crate = path` argument
+//! chooses it.
 
 mod captured;
 mod device_copy;
@@ -40,12 +41,13 @@ use syn::ItemFn;
 use crate::parse::{FnKind, Parsed};
 pub(crate) use device_copy::device_copy;
 pub(crate) use extern_device::extern_functions;
+pub(crate) use paths::Paths;
 
 /// What replaces a `#[kernel]` or `#[device]` function that parsed and passed its checks.
-pub(crate) fn function(kind: FnKind, item: &ItemFn, parsed: &Parsed) -> TokenStream {
+pub(crate) fn function(kind: FnKind, item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
     match kind {
-        FnKind::Kernel => kernel(item, parsed),
-        FnKind::Device => device(item, parsed),
+        FnKind::Kernel => kernel(item, parsed, paths),
+        FnKind::Device => device(item, parsed, paths),
     }
 }
 
@@ -61,8 +63,8 @@ fn without_comptime(item: &ItemFn) -> ItemFn {
     item
 }
 
-fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
-    let cudajit = paths::cudajit();
+fn kernel(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
+    let cudajit = paths.cudajit();
     let vis = &item.vis;
     let name = &item.sig.ident;
     let clean = without_comptime(item);
@@ -72,8 +74,9 @@ fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
     let (docs, other_attrs): (Vec<_>, Vec<_>) =
         item.attrs.iter().partition(|a| a.path().is_ident("doc"));
     let body_fn = format_ident!("__cudajit_body");
-    let captured = captured::captured_function(parsed);
-    let launcher = launcher::launch_fns(&parsed.source, generics, &clean.sig);
+    let captured = captured::captured_function(parsed, paths);
+    let launcher = launcher::launch_fns(&parsed.source, generics, &clean.sig, paths);
+    let kernel_language_lints = kernel_language_lints();
     let summary = format!(
         "The `#[kernel]` `{name}`: launch it with [`launch`], compile it ahead with [`compile`]."
     );
@@ -87,8 +90,10 @@ fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
             #[allow(unused_imports)]
             use super::*;
 
-            /// The kernel body as written, kept so that rustc type-checks it. Never called.
-            #[allow(dead_code, unused_variables, unused_mut, unused_assignments, unreachable_code, clippy::all)]
+            /// The kernel body as written, kept so that rustc type-checks it and rustc's
+            /// and clippy's lints see the user's code as in any function. Never called.
+            #[allow(dead_code)]
+            #kernel_language_lints
             #(#other_attrs)*
             fn #body_fn #generics (#inputs) #block
 
@@ -101,13 +106,31 @@ fn kernel(item: &ItemFn, parsed: &Parsed) -> TokenStream {
     }
 }
 
-fn device(item: &ItemFn, parsed: &Parsed) -> TokenStream {
-    let private = paths::private();
+/// The clippy lints whose suggestion the kernel language refuses today, allowed on kernel
+/// bodies and device functions (only): iterators instead of index loops, `div_ceil`, `is_multiple_of` and
+/// `is_empty` are not in the language yet. Remove each when the language gains its
+/// rewrite. `unknown_lints`: older clippys lack some of these names.
+fn kernel_language_lints() -> TokenStream {
+    quote! {
+        #[allow(
+            unknown_lints,
+            clippy::needless_range_loop,
+            clippy::manual_div_ceil,
+            clippy::manual_is_multiple_of,
+            clippy::len_zero
+        )]
+    }
+}
+
+fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
+    let private = paths.private();
     let vis = &item.vis;
     let name = &item.sig.ident;
-    let captured = captured::captured_function(parsed);
+    let captured = captured::captured_function(parsed, paths);
     let doc = format!("The captured form of the `#[device]` function [`{name}()`].");
+    let kernel_language_lints = kernel_language_lints();
     quote! {
+        #kernel_language_lints
         #item
 
         #[doc = #doc]

@@ -1,37 +1,55 @@
 //! Paths of the facade crate that generated code names, in one place.
 //!
-//! Every item the expansions refer to in `cudajit` is reached through [`cudajit`], so the
-//! crate's path (today always `::cudajit`) is chosen here and nowhere else. Paths into the
-//! standard library (`::core::..`) are absolute and stay where they are used.
+//! Every item the expansions refer to in `cudajit` is reached through [`Paths`], made once
+//! per expansion from the macro's `crate = path` argument (`::cudajit` without one), so
+//! the crate's path is chosen here and nowhere else. Paths into the standard library
+//! (`::core::..`) are absolute and stay where they are used.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 
-/// The facade crate.
-pub(crate) fn cudajit() -> TokenStream {
-    quote!(::cudajit)
+/// Where generated code finds the facade crate: `::cudajit`, or the path of a
+/// `crate = path` argument when the crate is renamed or re-exported.
+pub(crate) struct Paths {
+    cudajit: TokenStream,
 }
 
-/// The facade's items for generated code only (`cudajit::__private`).
-pub(crate) fn private() -> TokenStream {
-    let cudajit = cudajit();
-    quote!(#cudajit::__private)
-}
+impl Paths {
+    /// `crate_path` from a `crate = path` argument, if the user gave one.
+    pub(crate) fn new(crate_path: Option<&syn::Path>) -> Self {
+        let cudajit = match crate_path {
+            Some(path) => path.to_token_stream(),
+            None => quote!(::cudajit),
+        };
+        Paths { cudajit }
+    }
 
-/// The language crate's scalar types (`cudajit::core::Scalar`).
-pub(crate) fn scalar() -> TokenStream {
-    let cudajit = cudajit();
-    quote!(#cudajit::core::Scalar)
-}
+    /// The facade crate.
+    pub(crate) fn cudajit(&self) -> TokenStream {
+        self.cudajit.clone()
+    }
 
-/// A launch argument of the CPU simulator (`cudajit::simulator::SimArg`).
-pub(crate) fn sim_arg() -> TokenStream {
-    let cudajit = cudajit();
-    quote!(#cudajit::simulator::SimArg)
-}
+    /// The facade's items for generated code only (`cudajit::__private`).
+    pub(crate) fn private(&self) -> TokenStream {
+        let cudajit = &self.cudajit;
+        quote!(#cudajit::__private)
+    }
 
-/// The kernel argument ABI (`cudajit::core::abi`).
-pub(crate) fn abi() -> TokenStream {
-    let cudajit = cudajit();
-    quote!(#cudajit::core::abi)
+    /// The language crate's scalar types (`cudajit::core::Scalar`).
+    pub(crate) fn scalar(&self) -> TokenStream {
+        let cudajit = &self.cudajit;
+        quote!(#cudajit::core::Scalar)
+    }
+
+    /// A launch argument of the CPU simulator (`cudajit::simulator::SimArg`).
+    pub(crate) fn sim_arg(&self) -> TokenStream {
+        let cudajit = &self.cudajit;
+        quote!(#cudajit::simulator::SimArg)
+    }
+
+    /// The kernel argument ABI (`cudajit::core::abi`).
+    pub(crate) fn abi(&self) -> TokenStream {
+        let cudajit = &self.cudajit;
+        quote!(#cudajit::core::abi)
+    }
 }

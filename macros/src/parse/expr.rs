@@ -57,7 +57,7 @@ impl Parser<'_> {
                     if !self.is_bound(&name) {
                         self.errors.at(
                             path,
-                            format!("`{name}` is not a parameter or local variable of this kernel; constants and statics cannot be used in kernels yet"),
+                            format!("`{name}` is not a parameter or local variable of this kernel; constants and statics cannot be used in kernels yet: write the value as a literal, or pass it as a parameter (`#[comptime]` compiles an integer or `bool` parameter in as a constant)"),
                         );
                         return None;
                     }
@@ -68,7 +68,7 @@ impl Parser<'_> {
                     _ => {
                         self.errors.at(
                             path,
-                            "only local variables, parameters and variants of `DeviceCopy` enums (`Enum::Variant`) can be named in a kernel; paths to constants or statics are not supported yet",
+                            "only local variables, parameters and variants of `DeviceCopy` enums (`Enum::Variant`) can be named in a kernel; paths to constants or statics are not supported yet: write the value as a literal, or pass it as a parameter",
                         );
                         return None;
                     }
@@ -279,8 +279,7 @@ impl Parser<'_> {
             self.errors.at(
                 &call.method,
                 format!(
-                    "method `{method}` is not supported in kernels; supported: `slice.len()`, `(a..b).step_by(n)` in `for`, and the scalar methods {}",
-                    MathFunction::all_names().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    "method `{method}` is not supported in kernels: kernels call `slice.len()`, `(a..b).step_by(n)` in `for`, and the scalar methods of the kernel language (`sqrt`, `abs`, `min`, `mul_add`, ..., all listed in its reference, docs/language.md); methods of your own types are not supported yet: for one of those, write a `#[device]` function taking the value as a parameter and call `{method}(value, ..)`"
                 ),
             );
             return None;
@@ -374,7 +373,12 @@ impl Parser<'_> {
                 return self.associated(call, ty, &segments[1].ident.to_string(), span);
             }
         }
-        // Anything else is a `#[device]` function; rustc reports paths that are not.
+        if let Some(message) = not_a_device_function(&path.path) {
+            self.errors.at(path, message);
+            return None;
+        }
+        // Anything else is a `#[device]` function; the generated code reports paths that
+        // are not (`generate/captured.rs`).
         let last = segments.last()?;
         let callee = last.ident.to_string();
         if callee == self.own_name && segments.len() == 1 {
@@ -890,13 +894,69 @@ fn binary_op(op: &syn::BinOp) -> Option<BinaryOp> {
     })
 }
 
+/// Why the function at `path` cannot be a `#[device]` function, for paths that visibly
+/// name something else: the standard library, or an associated function of a type
+/// (`Vec2::new`, `Vec::<f32>::with_capacity`). `None` for a path to a free function.
+fn not_a_device_function(path: &syn::Path) -> Option<String> {
+    let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+    let last = segments.last()?.ident.to_string();
+    let first = segments.first()?.ident.to_string();
+    let written = segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::");
+    if last == "transmute"
+        && (segments.len() == 1 || matches!(first.as_str(), "std" | "core" | "mem"))
+    {
+        return Some(
+            "`transmute` is not supported in kernels: `as` converts between scalar types by value (`x as u32`); bit casts (`f32::to_bits`, `from_bits`) are not supported yet, on the GPU an inline `ptx!` with `mov.b32` reinterprets the bits (the simulator cannot run `ptx!`)"
+                .to_string(),
+        );
+    }
+    if matches!(first.as_str(), "std" | "core" | "alloc") {
+        return Some(format!(
+            "`{written}` is a function of the standard library, which kernels cannot call: kernels call `#[device]` functions, the intrinsics of `cudajit::prelude` and the scalar methods (`x.sqrt()`, `f32::max(a, b)`), all listed in docs/language.md"
+        ));
+    }
+    // `Type::function`: the segment before the function names a type (capitalised, or
+    // with generic arguments), not a module.
+    let owner = segments.len().checked_sub(2).map(|i| segments[i])?;
+    let owner_name = owner.ident.to_string();
+    let is_type =
+        !owner.arguments.is_none() || owner_name.chars().next().is_some_and(char::is_uppercase);
+    if !is_type {
+        return None;
+    }
+    if matches!(
+        owner_name.as_str(),
+        "Box" | "Vec" | "String" | "Rc" | "Arc" | "HashMap" | "BTreeMap" | "VecDeque"
+    ) {
+        return Some(format!(
+            "`{owner_name}` is not supported in kernels: a kernel cannot allocate; use a local array (`let mut a = [0.0f32; 8];`), shared memory (`shared_array::<f32>(n)`) or a slice parameter (`&mut [f32]`) filled by the host"
+        ));
+    }
+    Some(format!(
+        "`{written}` is an associated function of a type, which kernels cannot call yet: kernels call free `#[device]` functions; write `{last}` as a `#[device]` function (`fn {}_{last}(..)`) and call that",
+        owner_name.to_lowercase()
+    ))
+}
+
 /// The message for an expression kind outside the kernel language.
 fn unsupported(expr: &syn::Expr) -> String {
+    match expr {
+        syn::Expr::Array(_) => {
+            return "array literals `[a, b]` are not supported in kernels yet: create the array from one value and assign its elements, `let mut a = [0.0f32; 2]; a[0] = x; a[1] = y;`".to_string();
+        }
+        syn::Expr::Repeat(_) => {
+            return "`[value; N]` creates a local array only as the value of a `let`: `let mut a = [0.0f32; N];`".to_string();
+        }
+        _ => {}
+    }
     let what = match expr {
         syn::Expr::Closure(_) => "closures are",
         syn::Expr::Reference(_) => "references (`&x`) are",
         syn::Expr::Tuple(_) => "tuples outside `let` and `=` (`let (a, b) = (x, y);`) are",
-        syn::Expr::Array(_) | syn::Expr::Repeat(_) => "arrays are",
         syn::Expr::Struct(_) => "struct literals are",
         syn::Expr::Match(_) => "`match` is",
         syn::Expr::Macro(_) => "macros are",

@@ -9,7 +9,6 @@
 use cudajit_core::ast::{Block, FunctionSource, Param, ParamType, ValueType};
 use cudajit_core::Scalar;
 use proc_macro2::TokenStream;
-use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{ForeignItem, ForeignItemFn, ItemForeignMod};
 
@@ -47,39 +46,6 @@ pub(crate) fn declarations<'a>(
         }
     }
     functions
-}
-
-/// The `library = PATH` argument: the `static` `cudajit::DeviceLibrary` that defines the
-/// block's functions.
-pub(crate) fn library_argument(attr: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
-    let usage =
-        "write `#[extern_device(library = NAME)]`, NAME being a `static` `cudajit::DeviceLibrary`";
-    if attr.is_empty() {
-        errors.push(syn::Error::new(
-            proc_macro2::Span::call_site(),
-            format!("`#[extern_device]` needs its device library: {usage}"),
-        ));
-        return None;
-    }
-    let parsed =
-        syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated
-            .parse2(attr.clone());
-    let Ok(arguments) = parsed else {
-        errors.at(&attr, usage);
-        return None;
-    };
-    let mut library = None;
-    for argument in arguments {
-        if !argument.path.is_ident("library") {
-            errors.at(&argument.path, format!("unknown argument: {usage}"));
-            continue;
-        }
-        match argument.value {
-            syn::Expr::Path(path) if path.qself.is_none() => library = Some(path.path),
-            other => errors.at(other, usage),
-        }
-    }
-    library
 }
 
 /// The captured declaration of one function, or `None` after reporting why its signature

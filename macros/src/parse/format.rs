@@ -300,6 +300,24 @@ fn parse_spec(inner: &str) -> Result<FormatSpec, String> {
     Ok(result)
 }
 
+/// The result type of `ptx!`: a scalar, or a tuple of scalars (one output operand each).
+fn ptx_result_type(ty: &syn::Type) -> Option<ValueType> {
+    match ty {
+        syn::Type::Tuple(tuple)
+            if (2..=cudajit_core::layout::MAX_TUPLE_ELEMENTS).contains(&tuple.elems.len()) =>
+        {
+            tuple
+                .elems
+                .iter()
+                .map(|element| super::signature::scalar_type(element).map(ValueType::Scalar))
+                .collect::<Option<Vec<_>>>()
+                .map(ValueType::Tuple)
+        }
+        syn::Type::Paren(inner) => ptx_result_type(&inner.elem),
+        other => super::signature::scalar_type(other).map(ValueType::Scalar),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,23 +338,5 @@ mod tests {
                 hex: None
             }
         );
-    }
-}
-
-/// The result type of `ptx!`: a scalar, or a tuple of scalars (one output operand each).
-fn ptx_result_type(ty: &syn::Type) -> Option<ValueType> {
-    match ty {
-        syn::Type::Tuple(tuple)
-            if (2..=cudajit_core::layout::MAX_TUPLE_ELEMENTS).contains(&tuple.elems.len()) =>
-        {
-            tuple
-                .elems
-                .iter()
-                .map(|element| super::signature::scalar_type(element).map(ValueType::Scalar))
-                .collect::<Option<Vec<_>>>()
-                .map(ValueType::Tuple)
-        }
-        syn::Type::Paren(inner) => ptx_result_type(&inner.elem),
-        other => super::signature::scalar_type(other).map(ValueType::Scalar),
     }
 }

@@ -2,11 +2,13 @@
 //!
 //! The supported subset of Rust is decided here: every construct outside it is answered
 //! by an error at its span, collected in [`Errors`], and parsing goes on so that all
-//! mistakes are reported at once. Function bodies are walked by the [`Parser`]
+//! mistakes are reported at once. The macros' own arguments are read in `args.rs`.
+//! Function bodies are walked by the [`Parser`]
 //! (`parser.rs`), whose methods are spread over `stmt.rs`, `expr.rs` and the modules
 //! beside them; `extern_block.rs` reads `#[extern_device]` blocks and `device_copy.rs` the
 //! types deriving `DeviceCopy`.
 
+mod args;
 mod device_copy;
 mod expr;
 mod extern_block;
@@ -24,10 +26,11 @@ use proc_macro2::TokenStream;
 use syn::ItemFn;
 
 use crate::errors::Errors;
+pub(crate) use args::{derive_crate_path, extern_device_arguments, function_arguments};
 pub(crate) use device_copy::{
     device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct,
 };
-pub(crate) use extern_block::{declarations, extern_block, library_argument};
+pub(crate) use extern_block::{declarations, extern_block};
 use parser::Parser;
 pub(crate) use signature::{scalar_type, FnKind};
 

@@ -65,10 +65,18 @@ impl<'e> Parser<'e> {
         match stmt {
             syn::Stmt::Local(local) => self.local(local),
             syn::Stmt::Item(item) => {
-                self.errors.at(
-                    item,
-                    "items (functions, structs, `use`, ...) cannot be declared inside a kernel: declare them outside",
-                );
+                let message = match item {
+                    syn::Item::Const(_) | syn::Item::Static(_) => {
+                        "constants and statics are not supported in kernels yet, neither in the body nor outside it: write the value as a literal, or pass it as a parameter (`#[comptime]` on an integer or `bool` parameter compiles it in as a constant)"
+                    }
+                    syn::Item::Fn(_) => {
+                        "functions cannot be declared inside a kernel: declare it at module level with `#[device]` and call it"
+                    }
+                    _ => {
+                        "items (structs, enums, `use`, ...) cannot be declared inside a kernel: declare them at module level"
+                    }
+                };
+                self.errors.at(item, message);
                 None
             }
             syn::Stmt::Macro(mac) => self.macro_stmt(&mac.mac),
@@ -101,10 +109,24 @@ impl<'e> Parser<'e> {
             syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                 (ident.ident.to_string(), ident.mutability.is_some())
             }
+            syn::Pat::Slice(_) => {
+                self.errors.at(
+                    pat,
+                    "array patterns are not supported in kernels: index the array instead, `let a = arr[0]; let b = arr[1];`",
+                );
+                return None;
+            }
+            syn::Pat::Struct(_) | syn::Pat::TupleStruct(_) => {
+                self.errors.at(
+                    pat,
+                    "struct patterns are not supported in kernels: read the fields instead, `let x = p.x;`",
+                );
+                return None;
+            }
             other => {
                 self.errors.at(
                     other,
-                    "`let` in a kernel binds one name (`let x = ..` or `let mut x: T = ..`); patterns and tuples are not supported",
+                    "`let` in a kernel binds a name (`let x = ..`, `let mut x: T = ..`) or a tuple of names (`let (a, b) = ..`); this pattern is not supported",
                 );
                 return None;
             }
@@ -112,10 +134,17 @@ impl<'e> Parser<'e> {
         let ty = match ty {
             Some(ty) => match value_type(ty, &self.generics) {
                 Some(scalar) => Some(scalar),
+                None if matches!(ty, syn::Type::Array(_)) => {
+                    self.errors.at(
+                        ty,
+                        "a local array takes its type from its value, not from an annotation: write `let mut acc = [0.0f32; 4];`",
+                    );
+                    return None;
+                }
                 None => {
                     self.errors.at(
                         ty,
-                        "local variables of a kernel are scalars (`bool`, integers, `f32`, `f64`, or a generic type parameter); bind shared arrays without a type: `let tile = shared_array::<f32>(n);`",
+                        "the type of a kernel local, when written, is a scalar type (`bool`, an integer or a float type) or a generic type parameter; leave other locals untyped (`let tile = shared_array::<f32>(n);`, `let acc = [0.0f32; 4];`)",
                     );
                     return None;
                 }
@@ -202,6 +231,12 @@ impl<'e> Parser<'e> {
             );
             return None;
         };
+        if is_branching(&init.expr) {
+            // Branches ending in tuples were taken by `tuple_let`: these end in calls.
+            self.errors
+                .at(&init.expr, super::tuple_branches::BRANCH_CALL);
+            return None;
+        }
         let value = self.expr(&init.expr)?;
         if !matches!(
             value.kind,
@@ -546,4 +581,13 @@ fn match_has_value(expr: &syn::ExprMatch) -> bool {
             !is_statement_like(other) && !matches!(other, syn::Expr::Tuple(t) if t.elems.is_empty())
         }
     })
+}
+
+/// An `if`, `match` or block, in parentheses or not.
+fn is_branching(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::Paren(paren) => is_branching(&paren.expr),
+        syn::Expr::If(_) | syn::Expr::Match(_) | syn::Expr::Block(_) => true,
+        _ => false,
+    }
 }

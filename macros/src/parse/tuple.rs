@@ -170,6 +170,10 @@ impl Parser<'_> {
             {
                 self.branch_tuple(expr)
             }
+            syn::Expr::If(_) | syn::Expr::Match(_) | syn::Expr::Block(_) => {
+                self.errors.at(expr, super::tuple_branches::BRANCH_CALL);
+                None
+            }
             other => {
                 self.errors.at(
                     other,

@@ -2,6 +2,9 @@
 //! ends by assigning its tuple's elements to temporaries instead (see
 //! [`Parser::branch_tuple`](super::parser::Parser)), which the kernel language can express.
 
+/// What branches that give a tuple end in, and the two rewrites for a call's result.
+pub(super) const BRANCH_CALL: &str = "the branches of an `if`, `match` or block that gives a tuple end in tuple expressions `(a, b)`: to give a call's result (`vload4(x, i)`, a `#[device]` function), bind it first and end the branch in its elements, `{ let v = vload4(x, i); (v.0, v.1, v.2, v.3) }`, or choose the argument instead, `vload4(x, if p { i } else { 0 })`";
+
 /// The number of elements of the tuple that ends the branches of `expr` (the first found).
 pub(super) fn tail_tuple_arity(expr: &syn::Expr) -> Option<usize> {
     match expr {
@@ -68,6 +71,10 @@ pub(super) fn assign_tails(
             }
         }
         syn::Expr::Paren(paren) => return assign_tails(&paren.expr, names, errors),
+        other @ (syn::Expr::Call(_) | syn::Expr::MethodCall(_)) => {
+            errors.at(&*other, BRANCH_CALL);
+            return None;
+        }
         other => {
             errors.at(
                 &*other,

@@ -1,0 +1,81 @@
+//! Kernels, device functions, an external declaration and a `DeviceCopy` type written
+//! against cudajit renamed to `gpu`, and reached through a re-export; run on the CPU
+//! simulator. Warnings are errors here: clean kernels give none.
+
+#![deny(warnings)]
+
+use gpu::prelude::*;
+use gpu::{DeviceLibrary, LibraryKind};
+
+/// cudajit re-exported by another module, as a crate built on cudajit would.
+mod engine {
+    pub use gpu as cudajit;
+}
+
+#[derive(Clone, Copy, DeviceCopy)]
+#[cudajit(crate = gpu)]
+#[repr(C)]
+struct Affine {
+    scale: f32,
+    offset: f32,
+}
+
+#[device(crate = gpu)]
+fn apply(a: Affine, x: f32) -> f32 {
+    a.scale * x + a.offset
+}
+
+#[device(crate = crate::engine::cudajit)]
+fn twice(x: f32) -> f32 {
+    2.0 * x
+}
+
+static NEVER_LINKED: DeviceLibrary =
+    DeviceLibrary::embedded("never_linked", LibraryKind::Fatbin, b"");
+
+// Declared only: no kernel launched here calls it.
+#[extern_device(library = NEVER_LINKED, crate = gpu)]
+extern "C" {
+    fn external_sigmoid(x: f32) -> f32;
+}
+
+#[kernel(crate = gpu)]
+fn affine(a: Affine, x: &[f32], y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = apply(a, x[i]);
+    }
+}
+
+#[kernel(crate = crate::engine::cudajit)]
+fn doubled(x: &[f32], y: &mut [f32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = twice(x[i]);
+    }
+}
+
+fn main() -> Result<(), gpu::Error> {
+    let stream = gpu::Stream::simulator();
+    let n = 64;
+    let host: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let x = stream.clone_htod(&host)?;
+    let mut y = stream.alloc_zeros::<f32>(n)?;
+
+    let a = Affine {
+        scale: 3.0,
+        offset: 1.0,
+    };
+    affine::launch(&stream, LaunchConfig::for_elements(n), a, &x, &mut y)?;
+    let out = stream.clone_dtoh(&y)?;
+    assert!(out.iter().zip(&host).all(|(y, x)| *y == 3.0 * x + 1.0));
+
+    doubled::launch(&stream, LaunchConfig::for_elements(n), &x, &mut y)?;
+    let out = stream.clone_dtoh(&y)?;
+    assert!(out.iter().zip(&host).all(|(y, x)| *y == 2.0 * x));
+
+    // The host stub of an external function panics; it is only named here.
+    let _ = (external_sigmoid as fn(f32) -> f32, &NEVER_LINKED);
+    println!("renamed dependency: ok");
+    Ok(())
+}
