@@ -48,6 +48,7 @@ mod launch_check;
 pub mod nccl;
 mod sim;
 mod spec;
+pub mod tensor;
 pub mod warp;
 
 pub use backend::{

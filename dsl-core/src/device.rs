@@ -407,6 +407,20 @@ pub fn lane_id() -> u32 {
     device_only("lane_id")
 }
 
+/// The 32-bit `.shared` address of an element of a shared array (`&tile[i]`), for
+/// inline-PTX operands of `ldmatrix`, `cp.async`, `mbarrier` and the like.
+pub fn shared_address<T>(element: &T) -> u32 {
+    let _ = element;
+    device_only("shared_address")
+}
+
+/// The 64-bit address of an element of a slice in device memory (`&x[i]`), for inline-PTX
+/// operands: the generic address, which for device memory is its `.global` address too.
+pub fn global_address<T>(element: &T) -> u64 {
+    let _ = element;
+    device_only("global_address")
+}
+
 /// Elements `4*i .. 4*i+4` of `slice` in one 16-byte load (CUDA's `float4` load), for
 /// 32-bit element types: `let (a, b, c, d) = vload4(x, i);`. The slice must start at a
 /// 16-byte aligned address (every cudarc allocation does).

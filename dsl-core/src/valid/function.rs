@@ -749,15 +749,21 @@ impl Checker<'_> {
                         found: self.describe(self.ty(arguments[0])),
                     });
                 };
-                // A slice element's pointer is generic (kernel arguments, device addresses);
-                // only a shared array's is in `.shared`.
+                // Elements of shared arrays are the only ones in `.shared`; every other
+                // element (kernel arguments, device addresses) is in device memory.
+                let shared = space == AddressSpace::Shared || self.is_shared_element(arguments[0]);
                 let fits = match wanted {
-                    IntrinsicSpace::Shared => space == AddressSpace::Shared,
-                    IntrinsicSpace::Global => space != AddressSpace::Shared,
+                    IntrinsicSpace::Shared => shared,
+                    IntrinsicSpace::Global => !shared && space != AddressSpace::Local,
                 };
                 if !fits {
+                    let what = if shared {
+                        "a shared array"
+                    } else {
+                        "a slice in device memory"
+                    };
                     return Err(Kind::Unsupported(format!(
-                        "`{name}` of an element in {space:?} memory: `shared_address` takes elements of shared arrays, `global_address` elements of slices"
+                        "`{name}` of an element of {what}: `shared_address` takes elements of shared arrays (`shared_array`, `dynamic_shared`), `global_address` elements of slices in device memory"
                     )));
                 }
                 Some(match wanted {
@@ -801,6 +807,17 @@ impl Checker<'_> {
                 expected: format!("a value from `{name}`"),
                 found: "nothing".into(),
             }),
+        }
+    }
+
+    /// Whether `pointer` points at an element of a shared array (`&tile[i]`).
+    fn is_shared_element(&self, pointer: Handle<Expression>) -> bool {
+        match self.function.expressions.try_get(pointer) {
+            Some(Expression::ElementPointer { base, .. }) => matches!(
+                self.function.expressions.try_get(*base),
+                Some(Expression::SharedSlice(_))
+            ),
+            _ => false,
         }
     }
 

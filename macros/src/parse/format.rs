@@ -52,6 +52,10 @@ impl Parser<'_> {
             .map(|i| i.to_string())
             .unwrap_or_default();
         let span = span_at(mac);
+        if name == "ptx" {
+            // Its arguments start with an optional `Type:`, not an expression.
+            return self.inline_ptx(mac).map(Stmt::Expr);
+        }
         let args: Punctuated<syn::Expr, Token![,]> =
             match mac.parse_body_with(Punctuated::parse_terminated) {
                 Ok(args) => args,
@@ -128,10 +132,6 @@ impl Parser<'_> {
                     debug_only: name.starts_with("debug_"),
                     span,
                 })
-            }
-            "ptx" => {
-                let expr = self.inline_ptx(mac)?;
-                Some(Stmt::Expr(expr))
             }
             _ => {
                 self.errors.at(

@@ -47,6 +47,19 @@ impl<'e> Parser<'e> {
                     .map(Box::new);
                     stmts.append(&mut self.pending);
                 }
+                // `ptx!(u32: ..)` without `;` at the end of a block is its value.
+                syn::Stmt::Expr(syn::Expr::Macro(mac), None)
+                    if last && mac.mac.path.is_ident("ptx") =>
+                {
+                    tail = self.inline_ptx(&mac.mac).map(Box::new);
+                    stmts.append(&mut self.pending);
+                }
+                syn::Stmt::Macro(mac)
+                    if last && mac.semi_token.is_none() && mac.mac.path.is_ident("ptx") =>
+                {
+                    tail = self.inline_ptx(&mac.mac).map(Box::new);
+                    stmts.append(&mut self.pending);
+                }
                 _ => {
                     let parsed = self.stmt(stmt);
                     stmts.append(&mut self.pending);
@@ -244,8 +257,9 @@ impl<'e> Parser<'e> {
                 intrinsic: Intrinsic::VectorLoad(_),
                 ..
             } | cudajit_core::ast::ExprKind::Call { .. }
+                | cudajit_core::ast::ExprKind::InlinePtx { .. }
         ) {
-            self.errors.at(&init.expr, "a tuple comes from `(a, b)`, a tuple local, `vload4`/`vload2` or a `#[device]` function returning one: `let (a, b) = f(x);`");
+            self.errors.at(&init.expr, "a tuple comes from `(a, b)`, a tuple local, `vload4`/`vload2`, `ptx!` with a tuple type or a `#[device]` function returning one: `let (a, b) = f(x);`");
             return None;
         }
         for (name, _) in &names {

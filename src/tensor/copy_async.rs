@@ -1,0 +1,81 @@
+//! `cp.async`: copies from global to shared memory that do not wait for the data, so a
+//! kernel can load the next tiles while it computes on the current ones.
+//!
+//! Copies are grouped: [`cp_async_commit`] closes the group of copies issued since the last
+//! one, and [`cp_async_wait_group`]`::<N>()` waits until at most `N` groups are still in
+//! flight. Data copied by a group is visible to the issuing thread once the wait returns;
+//! other threads of the block see it after a `sync_threads()` that follows the wait. A
+//! multi-stage pipeline with `S` buffers issues `S - 1` groups ahead and waits with
+//! `N = S - 2`.
+//!
+//! `shared` is a `.shared` address (`shared_address(&tile[i])`), `global` a device address
+//! (`global_address(&x[i])`), both aligned to the copy's size.
+
+use crate::device;
+use cudajit_core::ptx;
+
+/// Copies 16 bytes, caching in L2 only (`.cg`: streaming tiles).
+#[device]
+pub fn cp_async_16(shared: u32, global: u64) {
+    ptx!("cp.async.cg.shared.global [$0], [$1], 16;", shared, global);
+}
+
+/// Copies the first `bytes` (0 to 16) of 16 and zero-fills the rest of the 16 bytes in
+/// shared memory: the tail of a tile that runs past the end of the matrix reads nothing
+/// out of bounds when `bytes` is 0.
+#[device]
+pub fn cp_async_16_zfill(shared: u32, global: u64, bytes: u32) {
+    ptx!(
+        "cp.async.cg.shared.global [$0], [$1], 16, $2;",
+        shared,
+        global,
+        bytes
+    );
+}
+
+/// Copies 16 bytes, caching in L1 and L2 (`.ca`: data read again soon).
+#[device]
+pub fn cp_async_ca_16(shared: u32, global: u64) {
+    ptx!("cp.async.ca.shared.global [$0], [$1], 16;", shared, global);
+}
+
+/// Copies 8 bytes (`.ca`; `.cg` takes only 16).
+#[device]
+pub fn cp_async_8(shared: u32, global: u64) {
+    ptx!("cp.async.ca.shared.global [$0], [$1], 8;", shared, global);
+}
+
+/// Copies 4 bytes (`.ca`).
+#[device]
+pub fn cp_async_4(shared: u32, global: u64) {
+    ptx!("cp.async.ca.shared.global [$0], [$1], 4;", shared, global);
+}
+
+/// Closes the group of copies this thread issued since the last commit.
+#[device]
+pub fn cp_async_commit() {
+    ptx!("cp.async.commit_group;");
+}
+
+/// Waits until at most `N` of this thread's committed groups are still in flight (`N` from
+/// 0 to 7; a larger `N` waits for all, which is always correct).
+#[device]
+pub fn cp_async_wait_group<const N: u32>() {
+    match N {
+        0 => ptx!("cp.async.wait_group 0;"),
+        1 => ptx!("cp.async.wait_group 1;"),
+        2 => ptx!("cp.async.wait_group 2;"),
+        3 => ptx!("cp.async.wait_group 3;"),
+        4 => ptx!("cp.async.wait_group 4;"),
+        5 => ptx!("cp.async.wait_group 5;"),
+        6 => ptx!("cp.async.wait_group 6;"),
+        7 => ptx!("cp.async.wait_group 7;"),
+        _ => ptx!("cp.async.wait_all;"),
+    }
+}
+
+/// Waits for every group this thread committed, and for copies not yet committed.
+#[device]
+pub fn cp_async_wait_all() {
+    ptx!("cp.async.wait_all;");
+}

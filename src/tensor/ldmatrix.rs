@@ -1,0 +1,103 @@
+//! `ldmatrix.sync.aligned.m8n8`: each lane gives the shared-memory address of one 16-byte
+//! row of an 8×8 matrix of 16-bit elements (lanes 0–7 the rows of matrix 0, 8–15 of matrix
+//! 1, …), and every lane receives its part of each matrix in the MMA fragment layout (lane
+//! `l` holds row `l / 4`, elements `2(l % 4)` and `2(l % 4) + 1`). `.trans` delivers the
+//! transpose, so a k-major (row-major B) tile loads as a B fragment.
+//!
+//! Addresses are `.shared` addresses (`shared_address(&tile[i])`), 16-byte aligned. Every
+//! lane of the warp calls these together.
+
+use super::mma::{ABf16, AHalf, BBf16, BHalf};
+use crate::device;
+use cudajit_core::ptx;
+
+/// Four 8×8 matrices: register `i` holds this lane's part of matrix `i`.
+#[device]
+pub fn ldmatrix_x4(address: u32) -> (u32, u32, u32, u32) {
+    let (r0, r1, r2, r3) = ptx!((u32, u32, u32, u32): "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];", address);
+    (r0, r1, r2, r3)
+}
+
+/// Four 8×8 matrices, each transposed.
+#[device]
+pub fn ldmatrix_x4_trans(address: u32) -> (u32, u32, u32, u32) {
+    let (r0, r1, r2, r3) = ptx!((u32, u32, u32, u32): "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [$4];", address);
+    (r0, r1, r2, r3)
+}
+
+/// Two 8×8 matrices (lanes 0–15 give the rows).
+#[device]
+pub fn ldmatrix_x2(address: u32) -> (u32, u32) {
+    let (r0, r1) =
+        ptx!((u32, u32): "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {$0, $1}, [$2];", address);
+    (r0, r1)
+}
+
+/// Two 8×8 matrices, each transposed.
+#[device]
+pub fn ldmatrix_x2_trans(address: u32) -> (u32, u32) {
+    let (r0, r1) =
+        ptx!((u32, u32): "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];", address);
+    (r0, r1)
+}
+
+/// One 8×8 matrix (lanes 0–7 give the rows).
+#[device]
+pub fn ldmatrix_x1(address: u32) -> u32 {
+    ptx!(u32: "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {$0}, [$1];", address)
+}
+
+/// One 8×8 matrix, transposed.
+#[device]
+pub fn ldmatrix_x1_trans(address: u32) -> u32 {
+    ptx!(u32: "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {$0}, [$1];", address)
+}
+
+/// A bf16 A fragment from a row-major 16×16 tile: lane `l` gives the address of row
+/// `l % 16`, columns `8 (l / 16) ..` (matrices: rows 0–7 and 8–15 of columns 0–7, then of
+/// columns 8–15 — the order of `a0..a3`).
+#[device]
+pub fn load_a_bf16(address: u32) -> ABf16 {
+    let (a0, a1, a2, a3) = ldmatrix_x4(address);
+    ABf16 { a0, a1, a2, a3 }
+}
+
+/// An f16 A fragment, as [`load_a_bf16`].
+#[device]
+pub fn load_a_f16(address: u32) -> AHalf {
+    let (a0, a1, a2, a3) = ldmatrix_x4(address);
+    AHalf { a0, a1, a2, a3 }
+}
+
+/// A bf16 B fragment from a tile stored column by column (each column's 16 k values
+/// contiguous, "col" B): lanes 0–7 give the addresses of columns 0–7 at k `0..8`, lanes
+/// 8–15 the same columns at k `8..16` (lanes 16–31 are ignored). For two adjacent
+/// fragments in one instruction use [`ldmatrix_x4`]: its registers are `b0, b1` of
+/// columns `0..8` then of columns `8..16` when lanes 16–31 give columns 8–15.
+#[device]
+pub fn load_b_bf16(address: u32) -> BBf16 {
+    let (b0, b1) = ldmatrix_x2(address);
+    BBf16 { b0, b1 }
+}
+
+/// A bf16 B fragment from a row-major (k-major) tile, through `.trans`: lanes 0–7 give the
+/// addresses of k rows 0–7, lanes 8–15 of k rows 8–15, each at the fragment's 8 columns.
+#[device]
+pub fn load_b_bf16_trans(address: u32) -> BBf16 {
+    let (b0, b1) = ldmatrix_x2_trans(address);
+    BBf16 { b0, b1 }
+}
+
+/// An f16 B fragment, as [`load_b_bf16`].
+#[device]
+pub fn load_b_f16(address: u32) -> BHalf {
+    let (b0, b1) = ldmatrix_x2(address);
+    BHalf { b0, b1 }
+}
+
+/// An f16 B fragment from a row-major tile, as [`load_b_bf16_trans`].
+#[device]
+pub fn load_b_f16_trans(address: u32) -> BHalf {
+    let (b0, b1) = ldmatrix_x2_trans(address);
+    BHalf { b0, b1 }
+}

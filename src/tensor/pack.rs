@@ -1,0 +1,18 @@
+//! Two 32-bit floats in one 32-bit register of two 16-bit floats, as MMA operands and
+//! packed stores want them: the first argument in the low half.
+
+use crate::device;
+use cudajit_core::ptx;
+
+/// `lo` and `hi` rounded to bf16 (to nearest even) in one register, `lo` in bits 0–15.
+#[device]
+pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
+    // `cvt.rn.bf16x2.f32 d, a, b` puts `a` in the upper half.
+    ptx!(u32: "cvt.rn.bf16x2.f32 $0, $1, $2;", hi, lo)
+}
+
+/// `lo` and `hi` rounded to f16 (to nearest even) in one register, `lo` in bits 0–15.
+#[device]
+pub fn pack_f16x2(lo: f32, hi: f32) -> u32 {
+    ptx!(u32: "cvt.rn.f16x2.f32 $0, $1, $2;", hi, lo)
+}
