@@ -749,11 +749,13 @@ impl Checker<'_> {
                         found: self.describe(self.ty(arguments[0])),
                     });
                 };
-                // Elements of shared arrays are the only ones in `.shared`; every other
-                // element (kernel arguments, device addresses) is in device memory.
+                // An element of a shared array is in `.shared`. A slice parameter of a
+                // `#[device]` function may hold a shared array too, so only what is known
+                // here is refused (as CUDA's `__cvta_generic_to_shared`, a generic pointer
+                // outside shared memory gives an undefined address).
                 let shared = space == AddressSpace::Shared || self.is_shared_element(arguments[0]);
                 let fits = match wanted {
-                    IntrinsicSpace::Shared => shared,
+                    IntrinsicSpace::Shared => space != AddressSpace::Local,
                     IntrinsicSpace::Global => !shared && space != AddressSpace::Local,
                 };
                 if !fits {
