@@ -41,6 +41,7 @@ pub const TILE_K: usize = 64;
 /// Issues the copies of k-tile `tile` of A (128 rows) and of B stored n-major (128 rows)
 /// into stage `stage`: 16 bytes a copy, eight of A and eight of B per thread.
 #[device]
+#[allow(clippy::too_many_arguments)]
 fn load_tile_tn(
     smem: &mut [u32],
     a: &[bf16],
