@@ -102,7 +102,7 @@ pub mod __private {
     pub use cudajit_core::layout::{
         DeviceStruct, DropHook, FieldLayout, StructLayout, VariantLayout,
     };
-    pub use cudajit_core::{CapturedFunction, DeviceFunction};
+    pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.

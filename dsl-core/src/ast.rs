@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,6 +34,12 @@ pub struct FunctionSource {
     /// (the body is then empty). Absent from the text of other functions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
+    /// The values of the Rust constants the body names (`TILE`, `u32::MAX`, its own `const`
+    /// items), as rustc evaluated them: not in the captured text, which the macro wrote
+    /// before rustc knew them, but attached from [`crate::CapturedFunction::constants`]
+    /// when the text is read. The body names each as an [`ExprKind::Var`].
+    #[serde(skip)]
+    pub constants: Vec<crate::constant::ConstantValue>,
 }
 
 impl FunctionSource {

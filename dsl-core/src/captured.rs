@@ -2,6 +2,7 @@
 //! program.
 
 use crate::ast::FunctionSource;
+use crate::constant::ConstantValue;
 use crate::external::DeviceLibrary;
 use crate::layout::StructLayout;
 
@@ -26,15 +27,25 @@ pub struct CapturedFunction {
     pub structs: fn() -> &'static [&'static StructLayout],
     /// For an `#[extern_device]` function: the device library that defines it.
     pub library: Option<fn() -> &'static DeviceLibrary>,
+    /// The values of the Rust constants its body names, evaluated by rustc where the
+    /// macro expanded (see [`crate::constant`]).
+    pub constants: fn() -> &'static [ConstantValue],
 }
 
 /// A kernel is a captured function with an entry point.
 pub type CapturedKernel = CapturedFunction;
 
 impl CapturedFunction {
-    /// Parses the captured syntax.
+    /// Parses the captured syntax, with the values of the constants the body names.
     pub fn parse(&self) -> Result<FunctionSource, serde_json::Error> {
-        FunctionSource::from_json(self.source)
+        let mut source = FunctionSource::from_json(self.source)?;
+        source.constants = (self.constants)().to_vec();
+        Ok(source)
+    }
+
+    /// No constants: for functions whose body names no Rust constant.
+    pub fn no_constants() -> &'static [ConstantValue] {
+        &[]
     }
 
     /// No callees: for functions that call no device function.

@@ -19,6 +19,7 @@
 pub mod abi;
 pub mod ast;
 mod captured;
+pub mod constant;
 pub mod device;
 pub mod external;
 pub mod frontend;
@@ -32,6 +33,7 @@ pub mod types;
 pub mod valid;
 
 pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction};
+pub use constant::{ConstantScalar, ConstantValue};
 pub use frontend::LowerCapturedError;
 pub use span::Span;
 pub use types::Scalar;

@@ -7,6 +7,7 @@ use cudajit::prelude::*;
 use cudajit::{BufferElement, Error, Stream};
 
 use super::kernels::*;
+use super::language::*;
 
 /// The values of one output buffer.
 #[derive(Clone, Debug, PartialEq)]
@@ -84,6 +85,14 @@ pub struct Case {
 /// Every case.
 pub fn all() -> Vec<Case> {
     vec![
+        Case {
+            name: "transpose_const_tile",
+            run: transpose_const_tile_case,
+        },
+        Case {
+            name: "named_constants",
+            run: named_constants_case,
+        },
         Case {
             name: "tuples",
             run: tuples_case,
@@ -1024,4 +1033,57 @@ pub fn returned_values_expected() -> [Values; 4] {
         Values::I64(sum),
         Values::U32(tag),
     ]
+}
+
+/// The matrix of [`transpose_const_tile_case`]: not a multiple of the tile either way.
+pub const CONST_TILE_MATRIX: (usize, usize) = (45, 70);
+
+pub fn transpose_const_tile_case(stream: &Stream) -> Result<Outputs, Error> {
+    let (rows, cols) = CONST_TILE_MATRIX;
+    let input: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let dinput = up(stream, &input)?;
+    let mut doutput = stream.alloc_zeros::<f32>(input.len())?;
+    let tile = TILE as u32;
+    let config = LaunchConfig::new(
+        ((cols as u32).div_ceil(tile), (rows as u32).div_ceil(tile)),
+        (tile, tile),
+    );
+    transpose_const_tile::launch(
+        stream,
+        config,
+        rows as u32,
+        cols as u32,
+        &dinput,
+        &mut doutput,
+    )?;
+    Ok(vec![exact(
+        "output",
+        Values::F32(stream.clone_dtoh(&doutput)?),
+    )])
+}
+
+pub fn named_constants_case(stream: &Stream) -> Result<Outputs, Error> {
+    let (x, ints) = named_constants_inputs();
+    let n = x.len();
+    let (dx, dints) = (up(stream, &x)?, up(stream, &ints)?);
+    let mut floats = stream.alloc_zeros::<f32>(n)?;
+    let mut wide = stream.alloc_zeros::<f64>(n)?;
+    let mut shifted = stream.alloc_zeros::<i32>(n)?;
+    let mut flags = stream.alloc_zeros::<u32>(n)?;
+    named_constants::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &dints,
+        &mut floats,
+        &mut wide,
+        &mut shifted,
+        &mut flags,
+    )?;
+    Ok(vec![
+        exact("floats", Values::F32(stream.clone_dtoh(&floats)?)),
+        exact("wide", Values::F64(stream.clone_dtoh(&wide)?)),
+        exact("shifted", Values::I32(stream.clone_dtoh(&shifted)?)),
+        exact("flags", Values::U32(stream.clone_dtoh(&flags)?)),
+    ])
 }

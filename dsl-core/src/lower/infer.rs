@@ -144,6 +144,10 @@ pub(super) fn infer(
         result_struct: None,
     };
     inference.scopes.push();
+    for constant in &function.constants {
+        let var = inference.known(constant.ty);
+        inference.scopes.bind(constant.name, Binding::Var(var));
+    }
     for generic in &function.generics {
         if let GenericKind::Const(_) = generic.kind {
             let value = spec.constant(&generic.name).ok_or_else(|| {

@@ -161,6 +161,12 @@ impl Program<'_> {
         };
         let mut body = Block::new();
         lowerer.scopes.push();
+        // Rust constants the body names: literals, like the const generics.
+        for constant in &source.constants {
+            lowerer
+                .scopes
+                .bind(constant.name, Binding::Constant(constant.literal()));
+        }
         for generic in &source.generics {
             if let Some(value) = spec.constant(&generic.name) {
                 lowerer.scopes.bind(&generic.name, Binding::Constant(value));

@@ -30,6 +30,7 @@ pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
         })
     };
     let structs_fn = structs_fn(&parsed.structs, paths);
+    let constants_fn = constants_fn(parsed, paths);
     quote! {
         #private::CapturedFunction {
             name: #name,
@@ -39,8 +40,35 @@ pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
             callees: #callees_fn,
             structs: #structs_fn,
             library: ::core::option::Option::None,
+            constants: #constants_fn,
         }
     }
+}
+
+/// The `constants` field of a `CapturedFunction`: the values of the Rust constants the
+/// body names, evaluated by rustc in a const context. The body's own `const` items are
+/// repeated inside it (they cannot name the function's generics, so they mean the same
+/// there); every other name resolves where the function is defined. Each value is
+/// written at the name's span, so a constant of a type the kernel cannot take is
+/// reported at its use.
+fn constants_fn(parsed: &Parsed, paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    if parsed.constants.is_empty() {
+        return quote!(#private::CapturedFunction::no_constants);
+    }
+    let items = &parsed.const_items;
+    let values = parsed.constants.iter().map(|(name, path)| {
+        let span = path.span();
+        quote_spanned!(span=> #private::ConstantValue::of(#name, &#path))
+    });
+    quote!({
+        fn constants() -> &'static [#private::ConstantValue] {
+            #(#items)*
+            const CONSTANTS: &[#private::ConstantValue] = &[#(#values),*];
+            CONSTANTS
+        }
+        constants
+    })
 }
 
 /// The marker types of the functions a function calls, each behind an alias, so that a
@@ -119,6 +147,7 @@ pub(super) fn stand_in(name: &str, paths: &Paths) -> TokenStream {
             callees: #private::CapturedFunction::no_callees,
             structs: #private::CapturedFunction::no_structs,
             library: ::core::option::Option::None,
+            constants: #private::CapturedFunction::no_constants,
         }
     }
 }

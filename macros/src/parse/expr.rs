@@ -55,20 +55,27 @@ impl Parser<'_> {
                         return None;
                     }
                     if !self.is_bound(&name) {
-                        self.errors.at(
-                            path,
-                            format!("`{name}` is not a parameter or local variable of this kernel; constants and statics cannot be used in kernels yet: write the value as a literal, or pass it as a parameter (`#[comptime]` compiles an integer or `bool` parameter in as a constant)"),
-                        );
-                        return None;
+                        // Not a local: a Rust constant, whose value the generated code
+                        // records (rustc reports a name that is not one).
+                        self.add_constant(&name, &path.path);
                     }
                     ExprKind::Var(name)
                 }
+                _ if self.names_generic_type(&path.path) => {
+                    let ty = &path.path.segments[0].ident;
+                    self.errors.at(
+                        path,
+                        format!("`{ty}::..` depends on a generic type, which the constants a kernel names cannot: pass the value as a parameter, or use `{ty}::zero()`/`{ty}::one()`"),
+                    );
+                    return None;
+                }
                 _ => match path.qself.is_none().then(|| self.enum_variant(&path.path)) {
                     Some(Some((ty, variant))) => ExprKind::EnumVariant { ty, variant },
-                    _ => {
+                    Some(None) => ExprKind::Var(self.constant_path(&path.path)?),
+                    None => {
                         self.errors.at(
                             path,
-                            "only local variables, parameters and variants of `DeviceCopy` enums (`Enum::Variant`) can be named in a kernel; paths to constants or statics are not supported yet: write the value as a literal, or pass it as a parameter",
+                            "`<T as Trait>::NAME` paths cannot be named in a kernel: name the constant by its path (`u32::MAX`, `consts::TILE`)",
                         );
                         return None;
                     }
@@ -974,4 +981,38 @@ fn unsupported(expr: &syn::Expr) -> String {
         _ => "this expression is",
     };
     format!("{what} not supported in kernels")
+}
+
+impl Parser<'_> {
+    /// A path to a Rust constant (`u32::MAX`, `core::f32::consts::PI`, `consts::TILE`),
+    /// recorded for the generated code; its name in the captured syntax is the path as
+    /// written.
+    fn constant_path(&mut self, path: &syn::Path) -> Option<String> {
+        if let Some(segment) = path.segments.iter().find(|s| !s.arguments.is_none()) {
+            self.errors.at(
+                &segment.arguments,
+                "a constant's path in a kernel takes no generic arguments",
+            );
+            return None;
+        }
+        let mut name: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if path.leading_colon.is_some() {
+            name.insert(0, String::new());
+        }
+        let name = name.join("::");
+        self.add_constant(&name, path);
+        Some(name)
+    }
+}
+
+impl Parser<'_> {
+    /// Whether `path` starts with a generic type parameter of the function (`T::MAX`).
+    fn names_generic_type(&self, path: &syn::Path) -> bool {
+        path.segments.len() > 1
+            && self
+                .generics
+                .types
+                .iter()
+                .any(|t| path.segments[0].ident == t)
+    }
 }

@@ -51,6 +51,10 @@ pub(crate) struct Parsed {
     pub callees: Vec<syn::Path>,
     /// The user structs and enums the signature and body name, by path.
     pub structs: Vec<syn::Path>,
+    /// The Rust constants the body names: the name in the captured syntax, the path.
+    pub constants: Vec<(String, syn::Path)>,
+    /// The body's `const` and `static` items.
+    pub const_items: Vec<syn::Item>,
 }
 
 /// Parses a kernel or device function. Returns `None` if anything was rejected.
@@ -75,7 +79,8 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
     }
     parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));
     let body = parser.fn_body(&item.block, result.is_some());
-    let (callees, enums) = parser.into_uses();
+    let uses = parser.into_uses();
+    let enums = uses.types;
     if !errors.is_empty() {
         return None;
     }
@@ -150,8 +155,11 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             body,
             span: span_of(item.sig.ident.span()),
             external: None,
+            constants: Vec::new(),
         },
-        callees,
+        callees: uses.callees,
+        constants: uses.constants,
+        const_items: uses.const_items,
     })
 }
 

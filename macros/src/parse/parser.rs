@@ -35,6 +35,24 @@ pub(crate) struct Parser<'e> {
     pub(super) pending: Vec<Stmt>,
     /// Counter for the names of temporaries (`$tuple0`, ...).
     temps: usize,
+    /// The Rust constants the body names, each once: the name as the body writes it and
+    /// the path the generated code evaluates.
+    constants: Vec<(String, syn::Path)>,
+    /// The body's `const` and `static` items, which the generated code repeats where it
+    /// evaluates the constants.
+    const_items: Vec<syn::Item>,
+}
+
+/// What a function body uses from outside itself, for the generated code.
+pub(crate) struct BodyUses {
+    /// Device functions called, by path.
+    pub callees: Vec<syn::Path>,
+    /// `DeviceCopy` types named, by path.
+    pub types: Vec<syn::Path>,
+    /// Rust constants named: the name in the captured syntax and the path.
+    pub constants: Vec<(String, syn::Path)>,
+    /// The body's own `const` items.
+    pub const_items: Vec<syn::Item>,
 }
 
 impl<'e> Parser<'e> {
@@ -57,6 +75,8 @@ impl<'e> Parser<'e> {
             function_tail: false,
             pending: Vec::new(),
             temps: 0,
+            constants: Vec::new(),
+            const_items: Vec::new(),
         }
     }
 
@@ -80,14 +100,14 @@ impl<'e> Parser<'e> {
             return None;
         }
         let (ty, variant) = (&path.segments[count - 2], &path.segments[count - 1]);
-        // In a longer path the enum is the segment named like a type (`nccl::MemoryOrder`),
-        // not a module (`core::f32::consts::PI` is a constant).
+        // The enum is the segment named like a type (`nccl::MemoryOrder::Relaxed`), not a
+        // module (`core::f32::consts::PI` and `consts::TILE` are constants).
         let type_like = ty
             .ident
             .to_string()
             .starts_with(|c: char| c.is_ascii_uppercase());
         if ty.ident == "Self"
-            || (count > 2 && !type_like)
+            || !type_like
             || cudajit_core::Scalar::from_rust_name(&ty.ident.to_string()).is_some()
         {
             return None;
@@ -111,9 +131,48 @@ impl<'e> Parser<'e> {
         }
     }
 
-    /// The device functions called and the types named.
-    pub(crate) fn into_uses(self) -> (Vec<syn::Path>, Vec<syn::Path>) {
-        (self.callees, self.enums)
+    /// Records the use of the Rust constant at `path`, named `name` in the captured
+    /// syntax.
+    pub(super) fn add_constant(&mut self, name: &str, path: &syn::Path) {
+        if !self.constants.iter().any(|(n, _)| n == name) {
+            self.constants.push((name.to_owned(), path.clone()));
+        }
+    }
+
+    /// Records a `const` or `static` item of the body. Items are visible in their whole
+    /// block, so the generated code repeats them all in one place, where two of the same
+    /// name would clash: that is refused here.
+    pub(super) fn const_item(&mut self, item: &syn::Item) {
+        let (ident, generics) = match item {
+            syn::Item::Const(constant) => (&constant.ident, Some(&constant.generics)),
+            syn::Item::Static(stat) => (&stat.ident, None),
+            _ => return,
+        };
+        if self.const_items.iter().any(|c| item_name(c) == Some(ident)) {
+            self.errors.at(
+                ident,
+                format!(
+                    "a kernel can declare one `const` or `static` named `{ident}`: rename this one"
+                ),
+            );
+            return;
+        }
+        if let Some(generics) = generics.filter(|g| !g.params.is_empty()) {
+            self.errors
+                .at(generics, "a `const` item in a kernel cannot be generic");
+            return;
+        }
+        self.const_items.push(item.clone());
+    }
+
+    /// What the body uses from outside itself.
+    pub(crate) fn into_uses(self) -> BodyUses {
+        BodyUses {
+            callees: self.callees,
+            types: self.enums,
+            constants: self.constants,
+            const_items: self.const_items,
+        }
     }
 
     pub(super) fn push_scope(&mut self) {
@@ -192,5 +251,14 @@ impl<'e> Parser<'e> {
                 .for_each(|f| self.bind_pattern_names(&f.pat)),
             _ => {}
         }
+    }
+}
+
+/// The name of a `const` or `static` item.
+fn item_name(item: &syn::Item) -> Option<&syn::Ident> {
+    match item {
+        syn::Item::Const(constant) => Some(&constant.ident),
+        syn::Item::Static(stat) => Some(&stat.ident),
+        _ => None,
     }
 }

@@ -79,8 +79,18 @@ impl<'e> Parser<'e> {
             syn::Stmt::Local(local) => self.local(local),
             syn::Stmt::Item(item) => {
                 let message = match item {
-                    syn::Item::Const(_) | syn::Item::Static(_) => {
-                        "constants and statics are not supported in kernels yet, neither in the body nor outside it: write the value as a literal, or pass it as a parameter (`#[comptime]` on an integer or `bool` parameter compiles it in as a constant)"
+                    syn::Item::Const(_) => {
+                        self.const_item(item);
+                        return None;
+                    }
+                    syn::Item::Static(stat)
+                        if matches!(stat.mutability, syn::StaticMutability::None) =>
+                    {
+                        self.const_item(item);
+                        return None;
+                    }
+                    syn::Item::Static(_) => {
+                        "a kernel cannot have a `static mut`: every thread would share it, unsynchronised; write to a `&mut [T]` parameter, or to shared memory (`shared_array`)"
                     }
                     syn::Item::Fn(_) => {
                         "functions cannot be declared inside a kernel: declare it at module level with `#[device]` and call it"

@@ -22,8 +22,8 @@ pub const LAUNCH_IDENTITY_FORMAT: u32 = 2;
 
 /// The fields of everything that changes what a kernel does, shared by both keys: its
 /// name and captured source, its specialisation, every device function it reaches (by
-/// the hash its macro computed) and the layouts of the structs it takes (as rustc
-/// computed them).
+/// the hash its macro computed), the values of the Rust constants their bodies name and
+/// the layouts of the structs it takes (both as rustc computed them).
 fn kernel_fields(key: &mut KeyBuilder, captured: &'static CapturedKernel, spec: &Specialization) {
     key.field("kernel", captured.name.as_bytes())
         .field("source", captured.source_hash.as_bytes())
@@ -34,6 +34,19 @@ fn kernel_fields(key: &mut KeyBuilder, captured: &'static CapturedKernel, spec: 
         );
     for function in captured.reachable().into_iter().skip(1) {
         key.field("device-function", function.source_hash.as_bytes());
+    }
+    // The values rustc gave the constants the bodies name: the captured text has only
+    // their names.
+    for function in captured.reachable() {
+        for constant in (function.constants)() {
+            let label = format!(
+                "{}: {} = {:?}",
+                function.name,
+                constant.name,
+                constant.literal()
+            );
+            key.field_labelled("constant", &constant.key_bytes(), &label);
+        }
     }
     for layout in captured.reachable_structs() {
         let bytes = encode::struct_layout(layout);
@@ -129,7 +142,7 @@ mod tests {
     use cudajit_core::external::{DeviceLibrary, LibraryKind};
     use cudajit_core::ir::Literal;
     use cudajit_core::layout::{FieldLayout, StructLayout};
-    use cudajit_core::{CapturedFunction, Scalar};
+    use cudajit_core::{CapturedFunction, ConstantValue, Scalar};
 
     static LIBRARY_A: DeviceLibrary =
         DeviceLibrary::embedded("lib", LibraryKind::Fatbin, b"version A");
@@ -144,6 +157,10 @@ mod tests {
         callees: CapturedFunction::no_callees,
         structs: CapturedFunction::no_structs,
         library: None,
+        constants: || {
+            const CONSTANTS: &[ConstantValue] = &[ConstantValue::of("TILE", &32usize)];
+            CONSTANTS
+        },
     };
     static HELPER: CapturedFunction = FUNCTION;
     static HELPER_EDITED: CapturedFunction = CapturedFunction {
@@ -200,6 +217,7 @@ mod tests {
             &STRUCTS
         },
         library: None,
+        constants: CapturedFunction::no_constants,
     };
 
     /// Every input of the cubin key at once.
@@ -300,6 +318,34 @@ mod tests {
                 change(&|i| {
                     i.captured.callees = || {
                         static CALLEES: [&CapturedFunction; 1] = [&EXTERN_A];
+                        &CALLEES
+                    }
+                }),
+            ),
+            (
+                "a constant's value",
+                true,
+                change(&|i| {
+                    i.captured.constants = || {
+                        const CONSTANTS: &[ConstantValue] = &[ConstantValue::of("TILE", &64usize)];
+                        CONSTANTS
+                    }
+                }),
+            ),
+            (
+                "a device function's constant",
+                true,
+                change(&|i| {
+                    i.captured.callees = || {
+                        static HELPER_TILE_16: CapturedFunction = CapturedFunction {
+                            constants: || {
+                                const CONSTANTS: &[ConstantValue] =
+                                    &[ConstantValue::of("TILE", &16usize)];
+                                CONSTANTS
+                            },
+                            ..FUNCTION
+                        };
+                        static CALLEES: [&CapturedFunction; 2] = [&HELPER_TILE_16, &EXTERN_A];
                         &CALLEES
                     }
                 }),

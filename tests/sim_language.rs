@@ -1,0 +1,130 @@
+//! The kernel language a Rust programmer expects, on the CPU simulator: every kernel of
+//! `tests/common/language.rs` against its CPU reference, what the constants it names
+//! lower to (literals, part of the cache key) and its PTX (no local memory). No GPU
+//! needed; the PTX checks need the NVIDIA toolchain.
+
+mod common;
+
+use common::cases::{self, Values};
+use common::language::*;
+use cudajit::codegen::compile::{cache_key, linked_ptx, CompileOptions};
+use cudajit::core::lower::Specialization;
+use cudajit::core::{CapturedFunction, ConstantValue};
+use cudajit::{Arch, Stream};
+
+fn sim() -> Stream {
+    Stream::simulator()
+}
+
+#[test]
+fn a_module_level_const_sizes_a_shared_tile() {
+    let outputs = cases::transpose_const_tile_case(&sim()).unwrap();
+    let (rows, cols) = cases::CONST_TILE_MATRIX;
+    let input: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5 - 3.0).collect();
+    assert_eq!(
+        outputs[0].values,
+        Values::F32(transpose_ref(rows, cols, &input))
+    );
+}
+
+#[test]
+fn module_body_and_std_constants_have_rusts_values() {
+    let outputs = cases::named_constants_case(&sim()).unwrap();
+    let (x, ints) = named_constants_inputs();
+    let (floats, wide, shifted, flags) = named_constants_ref(&x, &ints);
+    assert_eq!(outputs[0].values, Values::F32(floats));
+    assert_eq!(outputs[1].values, Values::F64(wide));
+    assert_eq!(outputs[2].values, Values::I32(shifted));
+    assert_eq!(outputs[3].values, Values::U32(flags));
+}
+
+#[test]
+fn constants_are_recorded_with_rustcs_values() {
+    let captured = named_constants::KERNEL.captured();
+    let constants = (captured.constants)();
+    let value = |name: &str| {
+        constants
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{name} not recorded: {constants:?}"))
+    };
+    assert_eq!(value("SCALE").bits, u64::from(0.5f32.to_bits()));
+    assert_eq!(value("limits::BIAS").bits, u64::from((-7i32) as u32));
+    assert_eq!(value("STEPS").bits, 3);
+    assert_eq!(
+        value("HALF_PI").bits,
+        u64::from((core::f32::consts::PI / 2.0).to_bits())
+    );
+    assert_eq!(value("i32::MIN").bits, 0x8000_0000);
+    assert_eq!(value("std::f32::consts::E").ty, cudajit::core::Scalar::F32);
+    // Each name once, however often the body uses it.
+    let mut names: Vec<&str> = constants.iter().map(|c| c.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), constants.len(), "{constants:?}");
+}
+
+#[test]
+fn constants_become_literals_in_the_ir() {
+    let ir = transpose_const_tile::KERNEL.nvvm_ir().expect("lowering");
+    // 16 x 17 floats of shared memory.
+    assert!(ir.contains("[272 x float]"), "{ir}");
+}
+
+/// `transpose_const_tile` as if `TILE` were 32.
+fn with_tile_32() -> &'static CapturedFunction {
+    static TILE_32: [ConstantValue; 1] = [ConstantValue::of("TILE", &32usize)];
+    Box::leak(Box::new(CapturedFunction {
+        constants: || &TILE_32,
+        ..*transpose_const_tile::KERNEL.captured()
+    }))
+}
+
+#[test]
+fn a_constants_value_is_part_of_the_cache_key() {
+    let Some(toolchain) = common::toolchain_or_skip() else {
+        return;
+    };
+    let key = |captured| {
+        cache_key(
+            captured,
+            &Specialization::default(),
+            Arch::SM_90,
+            &CompileOptions::default(),
+            toolchain,
+        )
+        .key
+    };
+    let as_written = transpose_const_tile::KERNEL.captured();
+    let edited = with_tile_32();
+    assert_eq!(key(as_written), key(as_written));
+    assert_ne!(key(edited), key(as_written));
+    // And the edited value is what the kernel compiles with: 32 x 33 floats.
+    let (module, _) = edited.lower(&Specialization::default()).expect("lowering");
+    assert!(format!("{module:?}").contains("1056"), "{module:?}");
+}
+
+#[test]
+fn constant_kernels_keep_no_local_memory() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    for captured in [
+        transpose_const_tile::KERNEL.captured(),
+        named_constants::KERNEL.captured(),
+    ] {
+        let ptx = linked_ptx(
+            captured,
+            &Specialization::default(),
+            Arch::SM_90,
+            &CompileOptions::default(),
+        )
+        .expect("linking to PTX");
+        assert!(
+            !ptx.contains(".local"),
+            "{}: local memory:\n{ptx}",
+            captured.name
+        );
+        assert!(!ptx.contains("call."), "{}: a call:\n{ptx}", captured.name);
+    }
+}
