@@ -3,6 +3,7 @@
 
 pub mod cases;
 pub mod kernels;
+pub mod methods;
 
 use cudajit::codegen::toolchain::Toolchain;
 

@@ -32,6 +32,7 @@
 mod error;
 mod externs;
 mod format;
+mod int_methods;
 pub mod math;
 pub mod memory;
 mod program;
