@@ -134,6 +134,13 @@ pub trait Float:
     fn min(self, other: Self) -> Self;
     fn max(self, other: Self) -> Self;
     fn is_nan(self) -> bool;
+    fn signum(self) -> Self;
+    fn fract(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn div_euclid(self, rhs: Self) -> Self;
+    fn rem_euclid(self, rhs: Self) -> Self;
+    fn clamp(self, min: Self, max: Self) -> Self;
 }
 
 macro_rules! float_impls {
@@ -156,6 +163,13 @@ macro_rules! float_impls {
             fn min(self, other: Self) -> Self { <$ty>::min(self, other) }
             fn max(self, other: Self) -> Self { <$ty>::max(self, other) }
             fn is_nan(self) -> bool { <$ty>::is_nan(self) }
+            fn signum(self) -> Self { <$ty>::signum(self) }
+            fn fract(self) -> Self { <$ty>::fract(self) }
+            fn exp_m1(self) -> Self { <$ty>::exp_m1(self) }
+            fn ln_1p(self) -> Self { <$ty>::ln_1p(self) }
+            fn div_euclid(self, rhs: Self) -> Self { <$ty>::div_euclid(self, rhs) }
+            fn rem_euclid(self, rhs: Self) -> Self { <$ty>::rem_euclid(self, rhs) }
+            fn clamp(self, min: Self, max: Self) -> Self { <$ty>::clamp(self, min, max) }
         }
     )*};
 }
@@ -184,6 +198,22 @@ pub trait Int:
     fn count_ones(self) -> u32;
     fn leading_zeros(self) -> u32;
     fn trailing_zeros(self) -> u32;
+    fn wrapping_add(self, rhs: Self) -> Self;
+    fn wrapping_sub(self, rhs: Self) -> Self;
+    fn wrapping_mul(self, rhs: Self) -> Self;
+    fn wrapping_neg(self) -> Self;
+    fn wrapping_shl(self, n: u32) -> Self;
+    fn wrapping_shr(self, n: u32) -> Self;
+    fn saturating_add(self, rhs: Self) -> Self;
+    fn saturating_sub(self, rhs: Self) -> Self;
+    fn saturating_mul(self, rhs: Self) -> Self;
+    fn rotate_left(self, n: u32) -> Self;
+    fn rotate_right(self, n: u32) -> Self;
+    fn reverse_bits(self) -> Self;
+    fn swap_bytes(self) -> Self;
+    fn pow(self, exp: u32) -> Self;
+    fn div_euclid(self, rhs: Self) -> Self;
+    fn rem_euclid(self, rhs: Self) -> Self;
 }
 
 macro_rules! int_impls {
@@ -194,6 +224,22 @@ macro_rules! int_impls {
             fn count_ones(self) -> u32 { <$ty>::count_ones(self) }
             fn leading_zeros(self) -> u32 { <$ty>::leading_zeros(self) }
             fn trailing_zeros(self) -> u32 { <$ty>::trailing_zeros(self) }
+            fn wrapping_add(self, rhs: Self) -> Self { <$ty>::wrapping_add(self, rhs) }
+            fn wrapping_sub(self, rhs: Self) -> Self { <$ty>::wrapping_sub(self, rhs) }
+            fn wrapping_mul(self, rhs: Self) -> Self { <$ty>::wrapping_mul(self, rhs) }
+            fn wrapping_neg(self) -> Self { <$ty>::wrapping_neg(self) }
+            fn wrapping_shl(self, n: u32) -> Self { <$ty>::wrapping_shl(self, n) }
+            fn wrapping_shr(self, n: u32) -> Self { <$ty>::wrapping_shr(self, n) }
+            fn saturating_add(self, rhs: Self) -> Self { <$ty>::saturating_add(self, rhs) }
+            fn saturating_sub(self, rhs: Self) -> Self { <$ty>::saturating_sub(self, rhs) }
+            fn saturating_mul(self, rhs: Self) -> Self { <$ty>::saturating_mul(self, rhs) }
+            fn rotate_left(self, n: u32) -> Self { <$ty>::rotate_left(self, n) }
+            fn rotate_right(self, n: u32) -> Self { <$ty>::rotate_right(self, n) }
+            fn reverse_bits(self) -> Self { <$ty>::reverse_bits(self) }
+            fn swap_bytes(self) -> Self { <$ty>::swap_bytes(self) }
+            fn pow(self, exp: u32) -> Self { <$ty>::pow(self, exp) }
+            fn div_euclid(self, rhs: Self) -> Self { <$ty>::div_euclid(self, rhs) }
+            fn rem_euclid(self, rhs: Self) -> Self { <$ty>::rem_euclid(self, rhs) }
         }
     )*};
 }

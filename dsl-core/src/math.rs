@@ -51,12 +51,42 @@ pub enum MathFunction {
     FastLn,
     FastLog2,
     FastDiv,
+    // Integer methods with Rust's exact semantics (`int_methods` in each back end).
+    WrappingAdd,
+    WrappingSub,
+    WrappingMul,
+    WrappingNeg,
+    WrappingShl,
+    WrappingShr,
+    SaturatingAdd,
+    SaturatingSub,
+    SaturatingMul,
+    RotateLeft,
+    RotateRight,
+    ReverseBits,
+    SwapBytes,
+    Pow,
+    AbsDiff,
+    // Integer and float methods.
+    Clamp,
+    Signum,
+    DivEuclid,
+    RemEuclid,
+    // Float methods.
+    ExpM1,
+    Ln1p,
+    Fract,
+    /// `x.to_bits()` of a float: its bits as the unsigned integer of its width.
+    ToBits,
+    /// `f32::from_bits(u)` (the float type named): the float with the bits of an unsigned
+    /// integer of its width. An associated function only, so not in the name table.
+    FromBits(Scalar),
 }
 
 use MathFunction::*;
 
 /// Every function with its Rust method name.
-const NAMES: [(MathFunction, &str); 43] = [
+const NAMES: [(MathFunction, &str); 66] = [
     (Erf, "erf"),
     (Erfc, "erfc"),
     (Rsqrt, "rsqrt"),
@@ -100,6 +130,29 @@ const NAMES: [(MathFunction, &str); 43] = [
     (CountOnes, "count_ones"),
     (LeadingZeros, "leading_zeros"),
     (TrailingZeros, "trailing_zeros"),
+    (WrappingAdd, "wrapping_add"),
+    (WrappingSub, "wrapping_sub"),
+    (WrappingMul, "wrapping_mul"),
+    (WrappingNeg, "wrapping_neg"),
+    (WrappingShl, "wrapping_shl"),
+    (WrappingShr, "wrapping_shr"),
+    (SaturatingAdd, "saturating_add"),
+    (SaturatingSub, "saturating_sub"),
+    (SaturatingMul, "saturating_mul"),
+    (RotateLeft, "rotate_left"),
+    (RotateRight, "rotate_right"),
+    (ReverseBits, "reverse_bits"),
+    (SwapBytes, "swap_bytes"),
+    (Pow, "pow"),
+    (AbsDiff, "abs_diff"),
+    (Clamp, "clamp"),
+    (Signum, "signum"),
+    (DivEuclid, "div_euclid"),
+    (RemEuclid, "rem_euclid"),
+    (ExpM1, "exp_m1"),
+    (Ln1p, "ln_1p"),
+    (Fract, "fract"),
+    (ToBits, "to_bits"),
 ];
 
 impl MathFunction {
@@ -110,6 +163,9 @@ impl MathFunction {
 
     /// The Rust method name.
     pub fn name(self) -> &'static str {
+        if let FromBits(_) = self {
+            return "from_bits";
+        }
         NAMES
             .iter()
             .find(|(f, _)| *f == self)
@@ -125,8 +181,11 @@ impl MathFunction {
     /// Arguments besides the receiver.
     pub fn extra_arguments(self) -> usize {
         match self {
-            MulAdd => 2,
+            MulAdd | Clamp => 2,
             Powf | Powi | Copysign | Hypot | Atan2 | Min | Max | FastDiv => 1,
+            WrappingAdd | WrappingSub | WrappingMul | WrappingShl | WrappingShr | SaturatingAdd
+            | SaturatingSub | SaturatingMul | RotateLeft | RotateRight | Pow | AbsDiff
+            | DivEuclid | RemEuclid => 1,
             _ => 0,
         }
     }
@@ -137,6 +196,14 @@ impl MathFunction {
             Abs => ty.is_wide_float() || ty.is_signed(),
             Min | Max => ty.is_wide_float() || ty.is_integer(),
             CountOnes | LeadingZeros | TrailingZeros => ty.is_integer(),
+            WrappingAdd | WrappingSub | WrappingMul | WrappingNeg | WrappingShl | WrappingShr
+            | SaturatingAdd | SaturatingSub | SaturatingMul | RotateLeft | RotateRight
+            | ReverseBits | SwapBytes | Pow | AbsDiff => ty.is_integer(),
+            Clamp | DivEuclid | RemEuclid => ty.is_integer() || ty.is_wide_float(),
+            // Rust has `signum` on signed integers and floats, not on unsigned integers.
+            Signum => ty.is_signed() || ty.is_wide_float(),
+            ToBits => ty.is_float(),
+            FromBits(float) => Some(ty) == bits_type(float),
             // The approximate hardware versions exist for `f32` only.
             FastExp | FastSin | FastCos | FastLn | FastLog2 | FastDiv => ty == Scalar::F32,
             _ => ty.is_wide_float(),
@@ -148,6 +215,9 @@ impl MathFunction {
         match self {
             IsNan => Scalar::Bool,
             CountOnes | LeadingZeros | TrailingZeros => Scalar::U32,
+            AbsDiff => ty.to_unsigned(),
+            ToBits => bits_type(ty).unwrap_or(ty),
+            FromBits(float) => float,
             _ => ty,
         }
     }
@@ -156,8 +226,21 @@ impl MathFunction {
     pub fn argument(self, ty: Scalar) -> Scalar {
         match self {
             Powi => Scalar::I32,
+            // Rust's shift amounts, rotations and integer exponents are `u32`s.
+            WrappingShl | WrappingShr | RotateLeft | RotateRight | Pow => Scalar::U32,
             _ => ty,
         }
+    }
+}
+
+/// The unsigned integer holding a float's bits (`u16` for `f16` and `bf16`): what
+/// `to_bits` returns and `from_bits` takes.
+pub fn bits_type(float: Scalar) -> Option<Scalar> {
+    match float {
+        Scalar::F16 | Scalar::BF16 => Some(Scalar::U16),
+        Scalar::F32 => Some(Scalar::U32),
+        Scalar::F64 => Some(Scalar::U64),
+        _ => None,
     }
 }
 
@@ -172,5 +255,17 @@ mod tests {
             assert_eq!(function.name(), name);
         }
         assert_eq!(MathFunction::from_name("frobnicate"), None);
+        assert_eq!(MathFunction::from_name("from_bits"), None);
+        assert_eq!(MathFunction::FromBits(Scalar::F32).name(), "from_bits");
+    }
+
+    #[test]
+    fn bit_casts_keep_the_width() {
+        assert_eq!(ToBits.result(Scalar::BF16), Scalar::U16);
+        assert_eq!(ToBits.result(Scalar::F64), Scalar::U64);
+        assert!(FromBits(Scalar::F32).applies_to(Scalar::U32));
+        assert!(!FromBits(Scalar::F32).applies_to(Scalar::I32));
+        assert!(!FromBits(Scalar::F64).applies_to(Scalar::Usize));
+        assert_eq!(FromBits(Scalar::F16).result(Scalar::U16), Scalar::F16);
     }
 }

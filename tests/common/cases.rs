@@ -177,6 +177,10 @@ pub fn all() -> Vec<Case> {
             name: "libdevice_f64",
             run: libdevice_f64_case,
         },
+        Case {
+            name: "scalar_methods",
+            run: super::methods::scalar_methods_case,
+        },
     ]
 }
 

@@ -4,6 +4,7 @@
 pub mod cases;
 pub mod kernels;
 pub mod language;
+pub mod methods;
 
 use cudajit::codegen::toolchain::Toolchain;
 

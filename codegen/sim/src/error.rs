@@ -74,6 +74,15 @@ pub enum SimError {
     /// An `#[extern_device]` function failed in its host implementation, or has none.
     #[error("{site}: extern function: {detail}")]
     Extern { site: Box<SimSite>, detail: String },
+    /// A thread ran for `milliseconds` without stopping: most likely a loop waiting on a flag
+    /// that no thread sets, or that a thread of its own block sets (the simulator runs one
+    /// thread of a block at a time, until it exits or waits at a barrier, so a spinning
+    /// thread never lets that one run).
+    #[error("{site}: the thread has run for {:.1} s without stopping (the simulator's watchdog): a loop waiting on a value no other thread writes while it spins? On the simulator a thread runs until it exits or reaches `sync_threads()` or a warp operation, so spinning on a flag set by a thread of the same block never ends; raise the limit with CUDAJIT_SIM_WATCHDOG_S (seconds, 0 = off) for a long legitimate loop", *milliseconds as f64 / 1e3)]
+    Hang {
+        site: Box<SimSite>,
+        milliseconds: u64,
+    },
     /// The kernel uses something the simulator cannot run.
     #[error("kernel `{kernel}`: {what} is not supported by the CPU simulator (in `{function}` at {location})")]
     Unsupported {
@@ -97,7 +106,8 @@ impl SimError {
             | SimError::SharedMemoryRace { site, .. }
             | SimError::Warp { site, .. }
             | SimError::MemoryAccess { site, .. }
-            | SimError::Extern { site, .. } => Some(site),
+            | SimError::Extern { site, .. }
+            | SimError::Hang { site, .. } => Some(site),
             SimError::Unsupported { .. } | SimError::Launch { .. } => None,
         }
     }

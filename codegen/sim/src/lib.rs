@@ -32,6 +32,7 @@
 mod error;
 mod externs;
 mod format;
+mod int_methods;
 pub mod math;
 pub mod memory;
 mod program;
@@ -40,6 +41,7 @@ pub mod random;
 mod scheduler;
 mod thread;
 mod value;
+pub mod watchdog;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -125,6 +127,11 @@ pub struct SimOptions {
     /// memory they hand out (none by default: calling an extern function is then an
     /// error of the calling thread).
     pub externs: Option<Arc<dyn SimExterns>>,
+    /// How long one thread may run without stopping (exiting, or waiting at a barrier or
+    /// warp operation) before the launch fails with [`SimError::Hang`]: `None` takes
+    /// `CUDAJIT_SIM_WATCHDOG_S` or [`watchdog::DEFAULT_LIMIT`] (120 s); `Some(Duration::MAX)`
+    /// never stops a thread.
+    pub watchdog: Option<std::time::Duration>,
 }
 
 impl Default for SimOptions {
@@ -134,11 +141,20 @@ impl Default for SimOptions {
             print: PrintTarget::Stdout,
             race_detection: true,
             externs: None,
+            watchdog: None,
         }
     }
 }
 
 impl SimOptions {
+    /// The watchdog's limit for a launch (`None`: none).
+    pub fn resolved_watchdog(&self) -> Option<std::time::Duration> {
+        match self.watchdog {
+            Some(limit) => (limit != std::time::Duration::MAX).then_some(limit),
+            None => watchdog::limit_from_environment(),
+        }
+    }
+
     /// The number of host threads a launch of `blocks` blocks uses.
     pub fn resolved_workers(&self) -> usize {
         let requested = if self.workers > 0 {
@@ -360,6 +376,7 @@ pub fn launch_group(
             externs: binding.as_ref(),
             externals: &externals,
             label: launch.label.as_deref(),
+            watchdog: options.resolved_watchdog(),
         })
         .collect();
     let workers = options.resolved_workers();

@@ -8,7 +8,8 @@
 //! bits, by at most the sum of both errors. [`ulp_bound`] gives the bound the differential
 //! tests allow per function; `docs/simulator.md` lists them. Functions that IEEE-754 defines
 //! exactly (`sqrt`, `floor`, `ceil`, `round`, `trunc`, `abs`, `copysign`, `mul_add`,
-//! `min`, `max`, `recip`, `is_nan`) are exact on both sides, and so is `powi`, which
+//! `min`, `max`, `recip`, `is_nan`, `fract`, `signum`, `clamp`, `div_euclid`,
+//! `rem_euclid`, `to_bits`, `from_bits`) are exact on both sides, and so is `powi`, which
 //! libdevice computes by repeated correctly rounded multiplication and the simulator
 //! reproduces step by step.
 //!
@@ -180,7 +181,50 @@ fn f32_math(function: MathFunction) -> Option<FloatMath> {
                 .to_register()
         }),
         M::IsNan => FloatMath::Unary(|x| u64::from(f32::from_register(x).is_nan())),
-        M::CountOnes | M::LeadingZeros | M::TrailingZeros => return None,
+        M::ExpM1 => unary!(f32, |x| x.exp_m1()),
+        M::Ln1p => unary!(f32, |x| x.ln_1p()),
+        M::Fract => unary!(f32, |x| x.fract()),
+        M::DivEuclid => binary!(f32, f32, |x, y| x.div_euclid(y)),
+        M::RemEuclid => binary!(f32, f32, |x, y| x.rem_euclid(y)),
+        // Rust's NaN (`f32::NAN`, not the GPU's canonical one), which the writer returns too.
+        M::Signum => bitwise!(f32, |x| x.signum()),
+        // Rust's `clamp` without its assertion: compares and selects, so a NaN `x` keeps
+        // its bits.
+        M::Clamp => FloatMath::Ternary(|x, min, max| {
+            let (mut v, min, max) = (
+                f32::from_register(x),
+                f32::from_register(min),
+                f32::from_register(max),
+            );
+            if v < min {
+                v = min;
+            }
+            if v > max {
+                v = max;
+            }
+            v.to_register()
+        }),
+        M::CountOnes
+        | M::LeadingZeros
+        | M::TrailingZeros
+        | M::WrappingAdd
+        | M::WrappingSub
+        | M::WrappingMul
+        | M::WrappingNeg
+        | M::WrappingShl
+        | M::WrappingShr
+        | M::SaturatingAdd
+        | M::SaturatingSub
+        | M::SaturatingMul
+        | M::RotateLeft
+        | M::RotateRight
+        | M::ReverseBits
+        | M::SwapBytes
+        | M::Pow
+        | M::AbsDiff
+        // Bit casts are register moves (`program`).
+        | M::ToBits
+        | M::FromBits(_) => return None,
     })
 }
 
@@ -238,6 +282,29 @@ fn f64_math(function: MathFunction) -> Option<FloatMath> {
                 .to_register()
         }),
         M::IsNan => FloatMath::Unary(|x| u64::from(f64::from_register(x).is_nan())),
+        M::ExpM1 => unary!(f64, |x| x.exp_m1()),
+        M::Ln1p => unary!(f64, |x| x.ln_1p()),
+        M::Fract => unary!(f64, |x| x.fract()),
+        M::DivEuclid => binary!(f64, f64, |x, y| x.div_euclid(y)),
+        M::RemEuclid => binary!(f64, f64, |x, y| x.rem_euclid(y)),
+        // Rust's NaN (`f64::NAN`, not the GPU's canonical one), which the writer returns too.
+        M::Signum => bitwise!(f64, |x| x.signum()),
+        // Rust's `clamp` without its assertion: compares and selects, so a NaN `x` keeps
+        // its bits.
+        M::Clamp => FloatMath::Ternary(|x, min, max| {
+            let (mut v, min, max) = (
+                f64::from_register(x),
+                f64::from_register(min),
+                f64::from_register(max),
+            );
+            if v < min {
+                v = min;
+            }
+            if v > max {
+                v = max;
+            }
+            v.to_register()
+        }),
         // The approximate intrinsics exist for `f32` only (the validator says so).
         M::FastExp
         | M::FastSin
@@ -247,7 +314,25 @@ fn f64_math(function: MathFunction) -> Option<FloatMath> {
         | M::FastDiv
         | M::CountOnes
         | M::LeadingZeros
-        | M::TrailingZeros => return None,
+        | M::TrailingZeros
+        | M::WrappingAdd
+        | M::WrappingSub
+        | M::WrappingMul
+        | M::WrappingNeg
+        | M::WrappingShl
+        | M::WrappingShr
+        | M::SaturatingAdd
+        | M::SaturatingSub
+        | M::SaturatingMul
+        | M::RotateLeft
+        | M::RotateRight
+        | M::ReverseBits
+        | M::SwapBytes
+        | M::Pow
+        | M::AbsDiff
+        // Bit casts are register moves (`program`).
+        | M::ToBits
+        | M::FromBits(_) => return None,
     })
 }
 
@@ -274,7 +359,29 @@ pub fn ulp_bound(function: MathFunction, scalar: Scalar) -> Option<u32> {
         | M::IsNan
         | M::CountOnes
         | M::LeadingZeros
-        | M::TrailingZeros => return Some(0),
+        | M::TrailingZeros
+        | M::Fract
+        | M::Signum
+        | M::Clamp
+        | M::DivEuclid
+        | M::RemEuclid
+        | M::ToBits
+        | M::FromBits(_)
+        | M::WrappingAdd
+        | M::WrappingSub
+        | M::WrappingMul
+        | M::WrappingNeg
+        | M::WrappingShl
+        | M::WrappingShr
+        | M::SaturatingAdd
+        | M::SaturatingSub
+        | M::SaturatingMul
+        | M::RotateLeft
+        | M::RotateRight
+        | M::ReverseBits
+        | M::SwapBytes
+        | M::Pow
+        | M::AbsDiff => return Some(0),
         M::FastExp | M::FastSin | M::FastCos | M::FastLn | M::FastLog2 | M::FastDiv => return None,
         M::Exp | M::Exp2 => {
             if single {
@@ -290,6 +397,8 @@ pub fn ulp_bound(function: MathFunction, scalar: Scalar) -> Option<u32> {
                 1
             }
         }
+        // CUDA's `expm1f`/`log1pf` and `expm1`/`log1p`: 1 ulp.
+        M::ExpM1 | M::Ln1p => 1,
         M::Sin | M::Cos | M::Asin | M::Acos | M::Atan | M::Rsqrt | M::Erf => 2,
         M::Sinh | M::Hypot | M::Atan2 => 3,
         M::Tan | M::Powf => 4,

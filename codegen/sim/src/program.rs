@@ -21,6 +21,7 @@ use cudajit_core::{Scalar, Span};
 
 use super::error::SimError;
 use super::externs::MAX_EXTERN_ARGS;
+use super::int_methods::{int_method, IntMethod};
 use super::math::{float_math, FloatMath};
 use super::memory::{pointer, SHARED_REGION};
 use super::value::{self, BinaryFn, IntMath, TernaryFn, UnaryFn};
@@ -1081,8 +1082,18 @@ impl<'a> FunctionCompiler<'a> {
         dst: Option<Reg>,
     ) -> CompileResult<Reg> {
         let s = self.scalar_of(argument)?;
-        let resolved = if s.is_float() {
+        let resolved = if matches!(function, MathFunction::ToBits | MathFunction::FromBits(_)) {
+            // A float's register holds its bits, and an unsigned integer's its bits
+            // zero-extended: a bit cast moves the register unchanged.
+            Some(FloatMath::Unary(|bits| bits))
+        } else if s.is_float() {
             float_math(function, s)
+        } else if let Some(method) = int_method(function, s) {
+            Some(match method {
+                IntMethod::Unary(f) => FloatMath::Unary(f),
+                IntMethod::Binary(f) => FloatMath::Binary(f),
+                IntMethod::Ternary(f) => FloatMath::Ternary(f),
+            })
         } else {
             value::int_math(function, s).map(|m| match m {
                 IntMath::Unary(f) => FloatMath::Unary(f),

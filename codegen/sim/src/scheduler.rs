@@ -47,6 +47,8 @@ pub(crate) struct Grid<'a, 'm> {
     pub externals: &'a [GlobalRegion<'m>],
     /// Which launch of a group this is, for messages (`None` alone).
     pub label: Option<&'a str>,
+    /// How long a thread may run without stopping (`None`: forever).
+    pub watchdog: Option<std::time::Duration>,
 }
 
 /// Where a block stands once every thread has stopped.
@@ -250,6 +252,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 dynamic_shared_bytes: u64::from(grid.dynamic_shared_bytes),
                 output,
                 externs: grid.externs,
+                watchdog: grid.watchdog,
             };
             let (r, l) = (self.stack_registers, self.stack_local_bytes);
             thread::start(
@@ -337,6 +340,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             dynamic_shared_bytes: u64::from(grid.dynamic_shared_bytes),
             output: grid.output,
             externs: grid.externs,
+            watchdog: grid.watchdog,
         };
         let (r, l) = (self.stack_registers, self.stack_local_bytes);
         let mut memory = MemoryView {
@@ -730,6 +734,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     .unwrap_or_default(),
             },
             FaultKind::Extern { detail } => SimError::Extern { site, detail },
+            FaultKind::Hang { elapsed } => SimError::Hang {
+                site,
+                milliseconds: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            },
             FaultKind::FellOff => SimError::MemoryAccess {
                 site,
                 detail: "the function ended without returning its value".into(),

@@ -9,6 +9,7 @@ use super::externs::{ExternBinding, ExternCall, MAX_EXTERN_ARGS};
 use super::format;
 use super::memory::{pointer, AccessFault, MemoryView, LOCAL_REGION, OFFSET_MASK, SHARED_REGION};
 use super::program::{Op, Program, Reg, BUILTINS};
+use super::watchdog::Stopwatch;
 use super::ExternOutcome;
 
 /// An activation of a function on a thread's stack.
@@ -118,6 +119,10 @@ pub(crate) enum FaultKind {
     Extern {
         detail: String,
     },
+    /// The thread ran past the watchdog's limit without stopping.
+    Hang {
+        elapsed: std::time::Duration,
+    },
 }
 
 /// What a thread needs besides its own state.
@@ -128,6 +133,8 @@ pub(crate) struct ThreadContext<'a> {
     pub output: &'a super::PrintTarget,
     /// The host of the program's extern functions, if the launch has one.
     pub externs: Option<&'a ExternBinding<'a>>,
+    /// The watchdog's limit (`None`: none).
+    pub watchdog: Option<std::time::Duration>,
 }
 
 /// Starts `state` at the beginning of the kernel: the entry frame with `image` (the entry
@@ -207,6 +214,18 @@ pub(crate) fn run(
         }};
     }
 
+    // Every loop iteration jumps backwards once: the watchdog counts those.
+    let mut stopwatch = Stopwatch::new(context.watchdog);
+    macro_rules! back_edge {
+        ($to:expr) => {
+            if ($to as usize) < pc {
+                if let Some(elapsed) = stopwatch.back_edge() {
+                    fault!(FaultKind::Hang { elapsed });
+                }
+            }
+        };
+    }
+
     loop {
         let op = &code[pc];
         pc += 1;
@@ -227,14 +246,19 @@ pub(crate) fn run(
                 let value = reg!(*src);
                 reg!(*dst) = value;
             }
-            Op::Jump { to } => pc = *to as usize,
+            Op::Jump { to } => {
+                back_edge!(*to);
+                pc = *to as usize;
+            }
             Op::JumpIf { cond, to } => {
                 if reg!(*cond) != 0 {
+                    back_edge!(*to);
                     pc = *to as usize;
                 }
             }
             Op::JumpIfNot { cond, to } => {
                 if reg!(*cond) == 0 {
+                    back_edge!(*to);
                     pc = *to as usize;
                 }
             }

@@ -1,5 +1,6 @@
 //! Writing math methods: libdevice's `__nv_*` functions for the floating-point ones, LLVM
-//! intrinsics and selects for the integer ones.
+//! intrinsics and selects for the integer ones; the methods Rust defines exactly are in
+//! `int_methods` and `float_methods`.
 
 use cudajit_core::ir::{Expression, Handle};
 use cudajit_core::math::MathFunction;
@@ -21,10 +22,28 @@ impl Writer<'_> {
         let ty = types::scalar(s);
         let x = self.expr(argument)?.scalar();
         let mut rest = Vec::new();
+        let mut values = Vec::new();
         for arg in extra {
             let arg_ty = self.scalar_of(*arg)?;
             let value = self.expr(*arg)?.scalar();
             rest.push(format!("{} {value}", types::scalar(arg_ty)));
+            values.push(value);
+        }
+        match function {
+            MathFunction::ToBits => {
+                let bits = function.result(s);
+                return Ok(self.bit_cast(s, bits, &x));
+            }
+            MathFunction::FromBits(float) => return Ok(self.bit_cast(s, float, &x)),
+            _ => {}
+        }
+        let method = if s.is_integer() {
+            self.int_method(function, s, &x, &values)
+        } else {
+            self.float_method(function, s, &x, &values)
+        };
+        if let Some(value) = method {
+            return Ok(value);
         }
         let int = s.is_integer();
         Ok(match function {
@@ -140,12 +159,36 @@ pub(super) fn libdevice_name(function: MathFunction, ty: Scalar) -> String {
         MathFunction::FastLn => "fast_log",
         MathFunction::FastLog2 => "fast_log2",
         MathFunction::FastDiv => "fast_fdivide",
+        MathFunction::ExpM1 => "expm1",
+        MathFunction::Ln1p => "log1p",
         // Lowered without libdevice.
         MathFunction::Recip
         | MathFunction::IsNan
         | MathFunction::CountOnes
         | MathFunction::LeadingZeros
-        | MathFunction::TrailingZeros => "unreachable",
+        | MathFunction::TrailingZeros
+        | MathFunction::WrappingAdd
+        | MathFunction::WrappingSub
+        | MathFunction::WrappingMul
+        | MathFunction::WrappingNeg
+        | MathFunction::WrappingShl
+        | MathFunction::WrappingShr
+        | MathFunction::SaturatingAdd
+        | MathFunction::SaturatingSub
+        | MathFunction::SaturatingMul
+        | MathFunction::RotateLeft
+        | MathFunction::RotateRight
+        | MathFunction::ReverseBits
+        | MathFunction::SwapBytes
+        | MathFunction::Pow
+        | MathFunction::AbsDiff
+        | MathFunction::Clamp
+        | MathFunction::Signum
+        | MathFunction::DivEuclid
+        | MathFunction::RemEuclid
+        | MathFunction::Fract
+        | MathFunction::ToBits
+        | MathFunction::FromBits(_) => "unreachable",
     };
     let suffix = if ty == Scalar::F32 { "f" } else { "" };
     format!("__nv_{base}{suffix}")

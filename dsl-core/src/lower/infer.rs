@@ -1115,8 +1115,9 @@ impl Inference<'_> {
         Ok(elem)
     }
 
-    /// `receiver.function(args)`: arguments have the receiver's type (`powi` takes an
-    /// `i32`); the result is the receiver's type, `bool` or `u32`.
+    /// `receiver.function(args)`: arguments have the receiver's type, except `powi`'s
+    /// (`i32`) and the shift amounts and exponents (`u32`); the result is the receiver's
+    /// type, `bool`, `u32`, or one derived from the receiver's (`abs_diff`, `to_bits`).
     fn math(
         &mut self,
         function: MathFunction,
@@ -1125,12 +1126,22 @@ impl Inference<'_> {
         span: Span,
     ) -> Result<usize, LowerError> {
         let r = self.scalar(receiver)?;
+        if let MathFunction::FromBits(float) = function {
+            if let Some(bits) = crate::math::bits_type(float) {
+                self.require(r, bits, receiver.span)?;
+            }
+            return Ok(self.known(float));
+        }
         for arg in args {
             let a = self.scalar(arg)?;
-            if function == MathFunction::Powi {
-                self.require(a, Scalar::I32, arg.span)?;
-            } else {
-                self.unify(a, r, arg.span)?;
+            match function {
+                MathFunction::Powi => self.require(a, Scalar::I32, arg.span)?,
+                MathFunction::WrappingShl
+                | MathFunction::WrappingShr
+                | MathFunction::RotateLeft
+                | MathFunction::RotateRight
+                | MathFunction::Pow => self.require(a, Scalar::U32, arg.span)?,
+                _ => self.unify(a, r, arg.span)?,
             }
         }
         Ok(match function {
@@ -1138,10 +1149,23 @@ impl Inference<'_> {
             MathFunction::CountOnes | MathFunction::LeadingZeros | MathFunction::TrailingZeros => {
                 self.known(Scalar::U32)
             }
-            _ => {
-                let _ = span;
-                r
+            MathFunction::AbsDiff | MathFunction::ToBits => {
+                // The result's type follows from the receiver's, which must be known here,
+                // as rustc requires of a method call on a number.
+                let root = self.find(r);
+                let Constraint::Known(ty) = self.constraint[root] else {
+                    return Err(LowerError::new(
+                        span,
+                        format!(
+                            "`{}` needs the type of its value: give it a suffix (`1.5f32`) or a typed `let`",
+                            function.name()
+                        ),
+                    ));
+                };
+                let result = function.result(ty);
+                self.known(result)
             }
+            _ => r,
         })
     }
 

@@ -576,6 +576,10 @@ impl Parser<'_> {
                 span,
             });
         }
+        // `f32::from_bits(u)`: a bit cast to the float type named.
+        if name == "from_bits" {
+            return self.bits_to_float(call, &ty, span);
+        }
         if (name == "zero" || name == "one") && call.args.is_empty() {
             return Some(Expr {
                 kind: ExprKind::Constant {
@@ -599,6 +603,34 @@ impl Parser<'_> {
             return None;
         };
         self.math(function, receiver, rest, call, span)
+    }
+
+    /// `f32::from_bits(u)`, `f16::from_bits(u)`, `bf16::from_bits(u)`, `f64::from_bits(u)`.
+    fn bits_to_float(
+        &mut self,
+        call: &syn::ExprCall,
+        ty: &ValueType,
+        span: cudajit_core::Span,
+    ) -> Option<Expr> {
+        let float = match ty {
+            ValueType::Scalar(float) if float.is_float() => *float,
+            _ => {
+                self.errors.at(
+                    &call.func,
+                    "`from_bits` makes a float from its bits: call it on a float type (`f32::from_bits(u)`, also `f64`, `f16`, `bf16`)",
+                );
+                return None;
+            }
+        };
+        let args: Vec<&syn::Expr> = call.args.iter().collect();
+        let [bits] = args.as_slice() else {
+            self.errors.at(
+                call,
+                "`from_bits` takes one argument: the unsigned integer holding the bits",
+            );
+            return None;
+        };
+        self.math(MathFunction::FromBits(float), bits, &[], call, span)
     }
 
     /// Barriers, fences, shared memory, atomics and warp operations.
@@ -917,7 +949,7 @@ fn not_a_device_function(path: &syn::Path) -> Option<String> {
         && (segments.len() == 1 || matches!(first.as_str(), "std" | "core" | "mem"))
     {
         return Some(
-            "`transmute` is not supported in kernels: `as` converts between scalar types by value (`x as u32`); bit casts (`f32::to_bits`, `from_bits`) are not supported yet, on the GPU an inline `ptx!` with `mov.b32` reinterprets the bits (the simulator cannot run `ptx!`)"
+            "`transmute` is not supported in kernels: for a bit cast write `x.to_bits()` (a float's bits as `u16`/`u32`/`u64`) or `f32::from_bits(u)` (also `f64`, `f16`, `bf16`); `as` converts between scalar types by value (`x as u32`)"
                 .to_string(),
         );
     }
