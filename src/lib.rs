@@ -54,7 +54,7 @@ pub use backend::{
     Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
 };
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
-pub use cudajit_codegen::Arch;
+pub use cudajit_codegen::{Arch, ArchFeatures};
 pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
 pub use cudajit_core::external::{
     DeviceLibrary, LibraryError, LibraryKind, LibraryPart, LibraryProvider, ProvidedLibrary,
@@ -101,7 +101,7 @@ pub mod __private {
     pub use cudajit_core::layout::{
         DeviceStruct, DropHook, FieldLayout, StructLayout, VariantLayout,
     };
-    pub use cudajit_core::{CapturedFunction, DeviceFunction};
+    pub use cudajit_core::{CapturedFunction, DeviceFunction, SpecificArch};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.

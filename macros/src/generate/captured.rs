@@ -8,8 +8,13 @@ use syn::spanned::Spanned;
 use super::Paths;
 use crate::parse::Parsed;
 
-/// `CapturedFunction { name, source, source_hash, file, callees }` for `parsed`.
-pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
+/// `CapturedFunction { name, source, source_hash, file, callees, .. }` for `parsed`, with a
+/// kernel's `arch = "sm_XYa"` requirement.
+pub(super) fn captured_function(
+    parsed: &Parsed,
+    specific_arch: Option<(u32, u32)>,
+    paths: &Paths,
+) -> TokenStream {
     let private = paths.private();
     let json = parsed.source.to_json();
     let hash = sha256_hex(&json);
@@ -30,6 +35,12 @@ pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
         })
     };
     let structs_fn = structs_fn(&parsed.structs, paths);
+    let specific_arch = match specific_arch {
+        Some((major, minor)) => quote! {
+            ::core::option::Option::Some(#private::SpecificArch { major: #major, minor: #minor })
+        },
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         #private::CapturedFunction {
             name: #name,
@@ -39,6 +50,7 @@ pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
             callees: #callees_fn,
             structs: #structs_fn,
             library: ::core::option::Option::None,
+            specific_arch: #specific_arch,
         }
     }
 }
@@ -119,6 +131,7 @@ pub(super) fn stand_in(name: &str, paths: &Paths) -> TokenStream {
             callees: #private::CapturedFunction::no_callees,
             structs: #private::CapturedFunction::no_structs,
             library: ::core::option::Option::None,
+            specific_arch: ::core::option::Option::None,
         }
     }
 }

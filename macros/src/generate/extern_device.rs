@@ -109,6 +109,7 @@ fn extern_function(
                 callees: #private::CapturedFunction::no_callees,
                 structs: #structs_fn,
                 library: ::core::option::Option::Some(#library_fn),
+                specific_arch: ::core::option::Option::None,
             };
         }
     }

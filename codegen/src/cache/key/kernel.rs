@@ -144,6 +144,7 @@ mod tests {
         callees: CapturedFunction::no_callees,
         structs: CapturedFunction::no_structs,
         library: None,
+        specific_arch: None,
     };
     static HELPER: CapturedFunction = FUNCTION;
     static HELPER_EDITED: CapturedFunction = CapturedFunction {
@@ -200,6 +201,7 @@ mod tests {
             &STRUCTS
         },
         library: None,
+        specific_arch: None,
     };
 
     /// Every input of the cubin key at once.
@@ -325,6 +327,11 @@ mod tests {
                 }),
             ),
             ("architecture", false, change(&|i| i.arch = Arch::SM_80)),
+            (
+                "architecture-specific features (sm_90a)",
+                false,
+                change(&|i| i.arch = Arch::SM_90A),
+            ),
             (
                 "optimisation level",
                 false,
