@@ -407,6 +407,22 @@ pub fn lane_id() -> u32 {
     device_only("lane_id")
 }
 
+/// The 32-bit `.shared` address of a shared-memory element (`&tile[i]` of a
+/// `shared_array`), for inline PTX operands that address shared memory (`mbarrier`,
+/// `ldmatrix`, `cp.async`, the destination of `cp.async.bulk.tensor`).
+pub fn shared_address<T>(element: &T) -> u32 {
+    let _ = element;
+    device_only("shared_address")
+}
+
+/// The 64-bit generic address of a slice element (`&x[i]`), which for global memory is
+/// also its `.global` address: for inline PTX operands (a tensor map copied to global
+/// memory, `cp.async` sources).
+pub fn global_address<T>(element: &T) -> u64 {
+    let _ = element;
+    device_only("global_address")
+}
+
 /// Elements `4*i .. 4*i+4` of `slice` in one 16-byte load (CUDA's `float4` load), for
 /// 32-bit element types: `let (a, b, c, d) = vload4(x, i);`. The slice must start at a
 /// 16-byte aligned address (every cudarc allocation does).

@@ -153,10 +153,16 @@ impl Checker<'_> {
                         found: format!("`{index_ty}`"),
                     });
                 }
+                // An element of a shared array is in shared memory (what `shared_address`
+                // requires); every other slice is device memory.
+                let slice_space = match self.function.expressions[base] {
+                    Expression::SharedSlice(_) => AddressSpace::Shared,
+                    _ => AddressSpace::Global,
+                };
                 match self.ty(base) {
                     ExprType::Slice { base, mutable } => ExprType::Pointer {
                         base,
-                        space: AddressSpace::Global,
+                        space: slice_space,
                         mutable,
                     },
                     ExprType::Pointer {
