@@ -48,6 +48,7 @@ mod launch_check;
 pub mod nccl;
 mod sim;
 mod spec;
+pub mod tensor_map;
 pub mod warp;
 
 pub use backend::{
@@ -75,6 +76,7 @@ pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
 pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUNCH_MEMO_SLOTS};
 pub use sim::{BufferElement, SimBuffer, SimGroup, SimStream};
+pub use tensor_map::{TensorMap, TensorMapLayout};
 
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
 pub use cudajit_codegen as codegen;
