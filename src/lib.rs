@@ -49,13 +49,14 @@ pub mod nccl;
 mod sim;
 mod spec;
 pub mod tensor;
+pub mod tensor_map;
 pub mod warp;
 
 pub use backend::{
     Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
 };
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
-pub use cudajit_codegen::Arch;
+pub use cudajit_codegen::{Arch, ArchFeatures};
 pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
 pub use cudajit_core::external::{
     DeviceLibrary, LibraryError, LibraryKind, LibraryPart, LibraryProvider, ProvidedLibrary,
@@ -76,6 +77,7 @@ pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
 pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUNCH_MEMO_SLOTS};
 pub use sim::{BufferElement, SimBuffer, SimGroup, SimStream};
+pub use tensor_map::{TensorMap, TensorMapLayout};
 
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
 pub use cudajit_codegen as codegen;
@@ -102,7 +104,7 @@ pub mod __private {
     pub use cudajit_core::layout::{
         DeviceStruct, DropHook, FieldLayout, StructLayout, VariantLayout,
     };
-    pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction};
+    pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.

@@ -20,4 +20,4 @@ mod sync;
 pub mod target;
 pub mod toolchain;
 
-pub use target::Arch;
+pub use target::{Arch, ArchFeatures};

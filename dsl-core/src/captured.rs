@@ -30,6 +30,24 @@ pub struct CapturedFunction {
     /// The values of the Rust constants its body names, evaluated by rustc where the
     /// macro expanded (see [`crate::constant`]).
     pub constants: fn() -> &'static [ConstantValue],
+    /// For a kernel declared `#[kernel(arch = "sm_90a")]`: the architecture-specific
+    /// target it needs (its device functions inherit it; for them this is `None`).
+    pub specific_arch: Option<SpecificArch>,
+}
+
+/// An architecture-specific target a kernel needs, `sm_XYa`: the kernel uses instructions
+/// the PTX ISA offers only there (Hopper's `wgmma`, `setmaxnreg`), so it is compiled for
+/// `sm_XYa` and runs only on GPUs of compute capability exactly `X.Y`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SpecificArch {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl std::fmt::Display for SpecificArch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "sm_{}{}a", self.major, self.minor)
+    }
 }
 
 /// A kernel is a captured function with an entry point.

@@ -453,15 +453,17 @@ pub fn lane_id() -> u32 {
     device_only("lane_id")
 }
 
-/// The 32-bit `.shared` address of an element of a shared array (`&tile[i]`), for
-/// inline-PTX operands of `ldmatrix`, `cp.async`, `mbarrier` and the like.
+/// The 32-bit `.shared` address of a shared-memory element (`&tile[i]` of a
+/// `shared_array`), for inline PTX operands that address shared memory (`mbarrier`,
+/// `ldmatrix`, `cp.async`, the destination of `cp.async.bulk.tensor`).
 pub fn shared_address<T>(element: &T) -> u32 {
     let _ = element;
     device_only("shared_address")
 }
 
-/// The 64-bit address of an element of a slice in device memory (`&x[i]`), for inline-PTX
-/// operands: the generic address, which for device memory is its `.global` address too.
+/// The 64-bit generic address of a slice element (`&x[i]`), which for global memory is
+/// also its `.global` address: for inline PTX operands (a tensor map copied to global
+/// memory, `cp.async` sources).
 pub fn global_address<T>(element: &T) -> u64 {
     let _ = element;
     device_only("global_address")

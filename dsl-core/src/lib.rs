@@ -32,7 +32,7 @@ pub mod span;
 pub mod types;
 pub mod valid;
 
-pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction};
+pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction, SpecificArch};
 pub use constant::{ConstantScalar, ConstantValue};
 pub use frontend::LowerCapturedError;
 pub use span::Span;

@@ -42,6 +42,10 @@ use parse::FnKind;
 /// on `#[device]`, `#[extern_device]` and, as `#[cudajit(crate = path)]`, on
 /// `#[derive(DeviceCopy)]`.
 ///
+/// `#[kernel(arch = "sm_90a")]` marks a kernel that uses architecture-specific
+/// instructions (Hopper's `wgmma`, `setmaxnreg`, through `ptx!`): it is compiled for
+/// `sm_90a` instead of `sm_90` and runs only on GPUs of compute capability 9.0.
+///
 /// See the `cudajit` crate for the language and the launch API.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -133,10 +137,13 @@ fn function_macro(
         Err(error) => return fallback::unparsed(error, item),
     };
     let mut errors = Errors::default();
-    let paths = Paths::new(parse::function_arguments(attr, kind, &mut errors).as_ref());
+    let arguments = parse::function_arguments(attr, kind, &mut errors);
+    let paths = Paths::new(arguments.crate_path.as_ref());
     check::signature(&function, kind, &mut errors);
     match parse::function(&function, kind, &mut errors) {
-        Some(parsed) if errors.is_empty() => generate::function(kind, &function, &parsed, &paths),
+        Some(parsed) if errors.is_empty() => {
+            generate::function(kind, &function, &parsed, arguments.specific_arch, &paths)
+        }
         _ => fallback::function(kind, &function, errors, &paths),
     }
 }

@@ -21,6 +21,13 @@ fn doctor_probe(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// A kernel with a Hopper architecture-specific instruction: compiling it proves the
+/// `sm_90a` target works (libNVVM `compute_90a`, nvJitLink `sm_90a`).
+#[kernel(arch = "sm_90a")]
+fn doctor_probe_sm_90a() {
+    ptx!("wgmma.fence.sync.aligned;");
+}
+
 /// What went wrong and how to fix it.
 struct Problem {
     what: String,
@@ -211,6 +218,7 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) -> bool {
             false
         }
     };
+    specific_target(gpu_arch, problems);
     if gpu_arch.is_some() {
         match run_probe() {
             Ok(ms) => println!("  run check: the kernel ran on GPU 0 and gave the right result ({ms:.1} ms)"),
@@ -222,6 +230,34 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) -> bool {
     }
     println!();
     compiles
+}
+
+/// Compiles the `sm_90a` probe, when the GPU is a Hopper or there is no GPU (kernels
+/// declared `#[kernel(arch = "sm_90a")]` run only on compute capability 9.0).
+fn specific_target(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
+    match gpu_arch {
+        Some(arch) if (arch.major, arch.minor) != (9, 0) => {
+            println!(
+                "  architecture-specific target: none used on {arch} (`#[kernel(arch = \"sm_90a\")]` kernels need an H100/H200)"
+            );
+            return;
+        }
+        _ => {}
+    }
+    let started = Instant::now();
+    match doctor_probe_sm_90a::KERNEL.compile_for_arch(Arch::SM_90) {
+        Ok(compiled) => println!(
+            "  architecture-specific target: `wgmma.fence` for {}: {:?} in {:.1} ms",
+            compiled.arch,
+            compiled.report.origin,
+            started.elapsed().as_secs_f64() * 1e3
+        ),
+        Err(error) => problems.push(Problem {
+            what: format!("compiling a kernel for sm_90a failed: {error}"),
+            fix: "sm_90a needs CUDA 12.0 or newer compiler libraries: update libNVVM and nvJitLink"
+                .into(),
+        }),
+    }
 }
 
 /// Runs the probe kernel on GPU 0 and checks its result; returns the milliseconds taken.

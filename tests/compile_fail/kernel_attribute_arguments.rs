@@ -8,4 +8,15 @@ fn fill(y: &mut [f32]) {
     }
 }
 
+
+// Only the architecture-specific targets are a requirement.
+#[kernel(arch = "sm_90")]
+fn portable_target() {}
+
+#[kernel(arch = sm_90a)]
+fn not_a_string() {}
+
+#[device(arch = "sm_90a")]
+fn device_with_arch() {}
+
 fn main() {}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
 
+use super::arch_target::{kernel_target, name_specific_instructions};
 use super::link::link_nvvm_ir;
 use super::lower::write_nvvm;
 use super::missing_externs::name_missing_externs;
@@ -76,6 +77,7 @@ pub fn compile_kernel(
     options: &CompileOptions,
 ) -> Result<CompiledKernel, CompileError> {
     crate::log::init_from_env();
+    let arch = kernel_target(captured, arch)?;
     let entry = cudajit_core::lower::entry_symbol(captured.name, spec);
     let started = Instant::now();
     let toolchain_error = |source| CompileError::Toolchain {
@@ -160,7 +162,8 @@ pub fn compile_kernel(
     let libraries = captured.reachable_libraries();
     let (linked, nvvm_time, link_time) =
         link_nvvm_ir(toolchain, &entry, &ir, arch, options, &libraries, false)
-            .map_err(|e| name_missing_externs(e, captured, &ir, arch))?;
+            .map_err(|e| name_missing_externs(e, captured, &ir, arch))
+            .map_err(|e| name_specific_instructions(e, arch))?;
     let cubin: Arc<[u8]> = linked.cubin.into();
     let cache_file = disk.and_then(|disk| {
         let meta = cache::entry_meta(captured.name, &arch.sm_name(), &components);

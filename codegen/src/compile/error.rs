@@ -5,6 +5,7 @@ use cudajit_core::LowerCapturedError;
 
 use crate::cubin::CubinError;
 use crate::nvvm::WriteError;
+use crate::target::Arch;
 use crate::toolchain::ToolchainError;
 
 /// Why a kernel could not be compiled. Every variant names the kernel.
@@ -28,6 +29,38 @@ pub enum CompileError {
     Library {
         kernel: String,
         source: LibraryError,
+    },
+    /// A kernel declared `#[kernel(arch = "sm_XYa")]` compiled for another compute
+    /// capability, which cannot run an `sm_XYa` cubin.
+    #[error(
+        "kernel `{kernel}` is declared `#[kernel(arch = \"{required}\")]`: it uses \
+         architecture-specific instructions and runs only on GPUs of compute capability \
+         {major}.{minor}, so it cannot be compiled for {arch}; launch it on such a GPU, or \
+         compile it for `Arch::new({major}, {minor})`"
+    )]
+    ArchMismatch {
+        kernel: String,
+        required: String,
+        major: u32,
+        minor: u32,
+        arch: Arch,
+    },
+    /// ptxas refused instructions the portable target lacks but its architecture-specific
+    /// form has (`wgmma.*` on `sm_90`).
+    #[error(
+        "kernel `{kernel}` uses {} which {arch} does not support: it is an \
+         architecture-specific instruction of {specific}; declare the kernel \
+         `#[kernel(arch = \"{specific}\")]`, which compiles it for {specific} on every \
+         launch and `compile_for_arch` (`Arch::SM_90A` is sm_90a)\n--- nvJitLink log ---\n{log}",
+        instructions.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
+    )]
+    NeedsSpecificArch {
+        kernel: String,
+        /// The instructions ptxas named, each once.
+        instructions: Vec<String>,
+        arch: Arch,
+        specific: Arch,
+        log: String,
     },
     #[error(
         "kernel `{kernel}`: {}\n--- nvJitLink log ---\n{log}",

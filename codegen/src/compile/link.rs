@@ -8,6 +8,7 @@ use cudajit_core::external::{DeviceLibrary, LibraryError, LibraryKind};
 use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
 
+use super::arch_target::{kernel_target, name_specific_instructions};
 use super::lower::write_nvvm;
 use super::missing_externs::name_missing_externs;
 use super::{CompileError, CompileOptions};
@@ -26,6 +27,7 @@ pub fn linked_ptx(
     options: &CompileOptions,
 ) -> Result<String, CompileError> {
     let kernel = captured.name.to_owned();
+    let arch = kernel_target(captured, arch)?;
     let toolchain = Toolchain::global().map_err(|source| CompileError::Toolchain {
         kernel: kernel.clone(),
         source,
@@ -34,7 +36,8 @@ pub fn linked_ptx(
     let ir = write_nvvm(captured, spec, options, &entry)?;
     let libraries = captured.reachable_libraries();
     let (linked, _, _) = link_nvvm_ir(toolchain, &entry, &ir, arch, options, &libraries, true)
-        .map_err(|e| name_missing_externs(e, captured, &ir, arch))?;
+        .map_err(|e| name_missing_externs(e, captured, &ir, arch))
+        .map_err(|e| name_specific_instructions(e, arch))?;
     Ok(linked.ptx.unwrap_or_default())
 }
 

@@ -6,11 +6,14 @@
 //! - [`lower`]: the language step (captured kernel → validated IR) and the NVVM IR writer;
 //! - [`cached`]: the memory and disk caches in front of a compile;
 //! - [`link`]: NVVM IR → LTO-IR → cubin, with libdevice and the device libraries;
-//! - [`missing_externs`]: a failed link's unresolved symbols, named for the user.
+//! - [`missing_externs`]: a failed link's unresolved symbols, named for the user;
+//! - [`arch_target`]: `sm_90` or `sm_90a` for a kernel, and instructions that need the
+//!   latter, named for the user.
 //!
 //! The cache key is composed in [`crate::cache::key`]; it is re-exported here with the
 //! rest of the compile API.
 
+pub mod arch_target;
 pub mod cached;
 pub mod error;
 pub mod link;
@@ -18,6 +21,7 @@ pub mod lower;
 pub mod missing_externs;
 pub mod options;
 
+pub use arch_target::kernel_target;
 pub use cached::{compile_kernel, CompileReport, CompiledKernel, CubinOrigin};
 pub use error::{CompileError, MissingExtern};
 pub use link::{compile_nvvm_ir, link_nvvm_ir, linked_ptx};

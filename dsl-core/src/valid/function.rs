@@ -153,10 +153,16 @@ impl Checker<'_> {
                         found: format!("`{index_ty}`"),
                     });
                 }
+                // An element of a shared array is in shared memory (what `shared_address`
+                // requires); every other slice is device memory.
+                let slice_space = match self.function.expressions[base] {
+                    Expression::SharedSlice(_) => AddressSpace::Shared,
+                    _ => AddressSpace::Global,
+                };
                 match self.ty(base) {
                     ExprType::Slice { base, mutable } => ExprType::Pointer {
                         base,
-                        space: AddressSpace::Global,
+                        space: slice_space,
                         mutable,
                     },
                     ExprType::Pointer {
@@ -762,7 +768,7 @@ impl Checker<'_> {
                     let what = if shared {
                         "a shared array"
                     } else {
-                        "a slice in device memory"
+                        "a local array"
                     };
                     return Err(Kind::Unsupported(format!(
                         "`{name}` of an element of {what}: `shared_address` takes elements of shared arrays (`shared_array`, `dynamic_shared`), `global_address` elements of slices in device memory"

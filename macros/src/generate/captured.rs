@@ -8,8 +8,13 @@ use syn::spanned::Spanned;
 use super::Paths;
 use crate::parse::Parsed;
 
-/// `CapturedFunction { name, source, source_hash, file, callees }` for `parsed`.
-pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
+/// `CapturedFunction { name, source, source_hash, file, callees, .. }` for `parsed`, with a
+/// kernel's `arch = "sm_XYa"` requirement.
+pub(super) fn captured_function(
+    parsed: &Parsed,
+    specific_arch: Option<(u32, u32)>,
+    paths: &Paths,
+) -> TokenStream {
     let private = paths.private();
     let json = parsed.source.to_json();
     let hash = sha256_hex(&json);
@@ -31,6 +36,12 @@ pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
     };
     let structs_fn = structs_fn(&parsed.structs, paths);
     let constants_fn = constants_fn(parsed, paths);
+    let specific_arch = match specific_arch {
+        Some((major, minor)) => quote! {
+            ::core::option::Option::Some(#private::SpecificArch { major: #major, minor: #minor })
+        },
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         #private::CapturedFunction {
             name: #name,
@@ -41,6 +52,7 @@ pub(super) fn captured_function(parsed: &Parsed, paths: &Paths) -> TokenStream {
             structs: #structs_fn,
             library: ::core::option::Option::None,
             constants: #constants_fn,
+            specific_arch: #specific_arch,
         }
     }
 }
@@ -148,6 +160,7 @@ pub(super) fn stand_in(name: &str, paths: &Paths) -> TokenStream {
             structs: #private::CapturedFunction::no_structs,
             library: ::core::option::Option::None,
             constants: #private::CapturedFunction::no_constants,
+            specific_arch: ::core::option::Option::None,
         }
     }
 }

@@ -110,6 +110,7 @@ fn extern_function(
                 structs: #structs_fn,
                 library: ::core::option::Option::Some(#library_fn),
                 constants: #private::CapturedFunction::no_constants,
+                specific_arch: ::core::option::Option::None,
             };
         }
     }

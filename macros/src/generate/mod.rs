@@ -44,9 +44,16 @@ pub(crate) use extern_device::extern_functions;
 pub(crate) use paths::Paths;
 
 /// What replaces a `#[kernel]` or `#[device]` function that parsed and passed its checks.
-pub(crate) fn function(kind: FnKind, item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
+/// `specific_arch` is a kernel's `arch = "sm_XYa"` argument.
+pub(crate) fn function(
+    kind: FnKind,
+    item: &ItemFn,
+    parsed: &Parsed,
+    specific_arch: Option<(u32, u32)>,
+    paths: &Paths,
+) -> TokenStream {
     match kind {
-        FnKind::Kernel => kernel(item, parsed, paths),
+        FnKind::Kernel => kernel(item, parsed, specific_arch, paths),
         FnKind::Device => device(item, parsed, paths),
     }
 }
@@ -63,7 +70,12 @@ fn without_comptime(item: &ItemFn) -> ItemFn {
     item
 }
 
-fn kernel(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
+fn kernel(
+    item: &ItemFn,
+    parsed: &Parsed,
+    specific_arch: Option<(u32, u32)>,
+    paths: &Paths,
+) -> TokenStream {
     let cudajit = paths.cudajit();
     let vis = &item.vis;
     let name = &item.sig.ident;
@@ -74,7 +86,7 @@ fn kernel(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
     let (docs, other_attrs): (Vec<_>, Vec<_>) =
         item.attrs.iter().partition(|a| a.path().is_ident("doc"));
     let body_fn = format_ident!("__cudajit_body");
-    let captured = captured::captured_function(parsed, paths);
+    let captured = captured::captured_function(parsed, specific_arch, paths);
     let launcher = launcher::launch_fns(&parsed.source, generics, &clean.sig, paths);
     let kernel_language_lints = kernel_language_lints();
     let summary = format!(
@@ -126,7 +138,7 @@ fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
     let private = paths.private();
     let vis = &item.vis;
     let name = &item.sig.ident;
-    let captured = captured::captured_function(parsed, paths);
+    let captured = captured::captured_function(parsed, None, paths);
     let doc = format!("The captured form of the `#[device]` function [`{name}()`].");
     let kernel_language_lints = kernel_language_lints();
     quote! {

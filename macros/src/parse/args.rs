@@ -1,4 +1,4 @@
-//! The macros' arguments: `#[kernel(crate = path)]`, `#[device(crate = path)]`,
+//! The macros' arguments: `#[kernel(crate = path, arch = "sm_90a")]`, `#[device(crate = path)]`,
 //! `#[extern_device(library = NAME, crate = path)]` and, on a type deriving `DeviceCopy`,
 //! `#[cudajit(crate = path)]`.
 //!
@@ -14,28 +14,73 @@ use syn::parse::Parser as _;
 use crate::errors::Errors;
 use crate::parse::FnKind;
 
-/// The arguments of `#[kernel]` and `#[device]`: only `crate = path`.
+/// The arguments of `#[kernel]` and `#[device]`.
+#[derive(Default)]
+pub(crate) struct FunctionArguments {
+    /// `crate = path`.
+    pub crate_path: Option<syn::Path>,
+    /// `arch = "sm_XYa"` (kernels only): the architecture-specific target the kernel needs,
+    /// as (major, minor).
+    pub specific_arch: Option<(u32, u32)>,
+}
+
+/// The arguments of `#[kernel]` (`crate = path`, `arch = "sm_90a"`) and `#[device]`
+/// (`crate = path`).
 pub(crate) fn function_arguments(
     attr: TokenStream,
     kind: FnKind,
     errors: &mut Errors,
-) -> Option<syn::Path> {
+) -> FunctionArguments {
     let attribute = kind.attribute();
-    let mut crate_path = None;
+    let mut arguments = FunctionArguments::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
-            crate_path = Some(crate_argument(&meta)?);
+            arguments.crate_path = Some(crate_argument(&meta)?);
             Ok(())
+        } else if meta.path.is_ident("arch") && kind == FnKind::Kernel {
+            match meta.value()?.parse::<syn::Expr>()? {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(text),
+                    ..
+                }) => match specific_arch(&text.value()) {
+                    Some(arch) => arguments.specific_arch = Some(arch),
+                    None => errors.at(&text, SPECIFIC_ARCH_USAGE),
+                },
+                other => errors.at(other, SPECIFIC_ARCH_USAGE),
+            }
+            Ok(())
+        } else if meta.path.is_ident("arch") {
+            Err(meta.error(
+                "`arch` is an argument of `#[kernel]`: a `#[device]` function is compiled for the architecture of the kernel that calls it",
+            ))
         } else {
+            let known = match kind {
+                FnKind::Kernel => "`crate = path` (the path of the `cudajit` crate when it is renamed or re-exported) and `arch = \"sm_90a\"` (a kernel using architecture-specific instructions)",
+                FnKind::Device => "`crate = path`, the path of the `cudajit` crate when it is renamed or re-exported",
+            };
             Err(meta.error(format!(
-                "unknown argument of `{attribute}`: the only one is `crate = path`, the path of the `cudajit` crate when it is renamed or re-exported"
+                "unknown argument of `{attribute}`: the arguments are {known}"
             )))
         }
     });
     if let Err(error) = parser.parse2(attr) {
         errors.push(error);
     }
-    crate_path
+    arguments
+}
+
+const SPECIFIC_ARCH_USAGE: &str = "`arch` names an architecture-specific target, `sm_XYa`: write `arch = \"sm_90a\"` for Hopper's `wgmma` and `setmaxnreg`; without `arch` a kernel is compiled for the GPU it runs on (`sm_90` on an H100/H200)";
+
+/// `sm_XYa` as (X, Y); `None` for anything else. Portable names (`sm_90`) are refused:
+/// every kernel already runs on the GPU's own architecture, so only the `a` targets are a
+/// requirement worth stating.
+fn specific_arch(text: &str) -> Option<(u32, u32)> {
+    let digits = text.strip_prefix("sm_")?.strip_suffix('a')?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// The arguments of `#[extern_device]`: `library = NAME` (required) and `crate = path`.

@@ -118,9 +118,10 @@ pub enum ShimError {
     Compile {
         /// The architecture.
         arch: Arch,
-        /// libNVVM's error.
+        /// libNVVM's error (boxed: it is large, and this error travels inside
+        /// `DeviceCodeError`).
         #[source]
-        source: ToolchainError,
+        source: Box<ToolchainError>,
     },
 }
 
@@ -181,7 +182,10 @@ pub fn compile(
             )
         })
         .map(|output| output.result)
-        .map_err(|source| ShimError::Compile { arch, source })
+        .map_err(|source| ShimError::Compile {
+            arch,
+            source: Box::new(source),
+        })
 }
 
 #[cfg(test)]

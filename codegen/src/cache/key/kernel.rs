@@ -161,6 +161,7 @@ mod tests {
             const CONSTANTS: &[ConstantValue] = &[ConstantValue::of("TILE", &32usize)];
             CONSTANTS
         },
+        specific_arch: None,
     };
     static HELPER: CapturedFunction = FUNCTION;
     static HELPER_EDITED: CapturedFunction = CapturedFunction {
@@ -218,6 +219,7 @@ mod tests {
         },
         library: None,
         constants: CapturedFunction::no_constants,
+        specific_arch: None,
     };
 
     /// Every input of the cubin key at once.
@@ -371,6 +373,11 @@ mod tests {
                 }),
             ),
             ("architecture", false, change(&|i| i.arch = Arch::SM_80)),
+            (
+                "architecture-specific features (sm_90a)",
+                false,
+                change(&|i| i.arch = Arch::SM_90A),
+            ),
             (
                 "optimisation level",
                 false,

@@ -1,0 +1,304 @@
+//! Hopper's architecture-specific target (`sm_90a`) and TMA tensor maps: compiled to
+//! cubins on the CPU; the GPU tests skip themselves without a GPU.
+
+mod common;
+
+use cudajit::codegen::compile::{linked_ptx, CompileError};
+use cudajit::codegen::cubin;
+use cudajit::prelude::*;
+use cudajit::{Arch, Error};
+
+/// `wgmma.fence` exists only on `sm_90a`.
+#[kernel(arch = "sm_90a")]
+fn wgmma_fence_declared() {
+    ptx!("wgmma.fence.sync.aligned;");
+}
+
+/// The same instruction in a kernel that does not declare the target.
+#[kernel]
+fn wgmma_fence_undeclared() {
+    ptx!("wgmma.fence.sync.aligned;");
+}
+
+/// A kernel with portable instructions only.
+#[kernel]
+fn portable(x: &mut [u32]) {
+    let i = global_index();
+    if i < x.len() {
+        x[i] += 1;
+    }
+}
+
+#[test]
+fn a_declared_kernel_compiles_to_an_sm_90a_cubin() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    // Asked for the H200's own architecture, the kernel gets its `a` target.
+    for asked in [Arch::SM_90, Arch::SM_90A] {
+        let compiled = wgmma_fence_declared::KERNEL
+            .compile_for_arch(asked)
+            .unwrap();
+        assert_eq!(compiled.arch, Arch::SM_90A);
+        let info = cubin::inspect(&compiled.cubin).unwrap();
+        assert!(info.has_function(&compiled.entry));
+    }
+    let ptx = linked_ptx(
+        wgmma_fence_declared::KERNEL.captured(),
+        &Default::default(),
+        Arch::SM_90,
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(ptx.contains(".target sm_90a"), "{ptx}");
+    assert!(ptx.contains("wgmma.fence.sync.aligned"), "{ptx}");
+}
+
+#[test]
+fn sm_90_and_sm_90a_cubins_are_different_targets() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    let plain = portable::KERNEL.compile_for_arch(Arch::SM_90).unwrap();
+    let specific = portable::KERNEL.compile_for_arch(Arch::SM_90A).unwrap();
+    assert_ne!(
+        plain.key, specific.key,
+        "the cache key must tell them apart"
+    );
+    // ptxas records its target in the cubin's `.note.nv.tkinfo` (`-arch sm_90a `).
+    let records = |bytes: &[u8], option: &str| {
+        bytes
+            .windows(option.len())
+            .any(|window| window == option.as_bytes())
+    };
+    assert!(records(&plain.cubin, "-arch sm_90 "));
+    assert!(records(&specific.cubin, "-arch sm_90a "));
+    assert!(!records(&plain.cubin, "-arch sm_90a"));
+}
+
+#[test]
+fn an_undeclared_specific_instruction_names_the_fix() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    let error = wgmma_fence_undeclared::KERNEL
+        .compile_for_arch(Arch::SM_90)
+        .unwrap_err();
+    let Error::Compile(CompileError::NeedsSpecificArch {
+        instructions,
+        specific,
+        ..
+    }) = &error
+    else {
+        panic!("expected NeedsSpecificArch, got {error}");
+    };
+    assert_eq!(instructions, &["wgmma.fence"]);
+    assert_eq!(*specific, Arch::SM_90A);
+    let message = error.to_string();
+    assert!(message.contains("`wgmma_fence_undeclared`"), "{message}");
+    assert!(
+        message.contains("#[kernel(arch = \"sm_90a\")]"),
+        "{message}"
+    );
+    // Compiled for sm_90a explicitly, it links.
+    let compiled = wgmma_fence_undeclared::KERNEL
+        .compile_for_arch(Arch::SM_90A)
+        .unwrap();
+    assert_eq!(compiled.arch, Arch::SM_90A);
+}
+
+#[test]
+fn a_declared_kernel_refuses_other_compute_capabilities() {
+    for arch in [Arch::SM_80, Arch::new(10, 0)] {
+        let error = wgmma_fence_declared::KERNEL
+            .compile_for_arch(arch)
+            .unwrap_err();
+        assert!(
+            matches!(error, Error::Compile(CompileError::ArchMismatch { .. })),
+            "{error}"
+        );
+        let message = error.to_string();
+        assert!(message.contains("compute capability 9.0"), "{message}");
+        assert!(message.contains(&arch.to_string()), "{message}");
+    }
+}
+
+/// On an H100/H200 the declared kernel loads and runs (an `sm_90a` cubin).
+#[test]
+fn gpu_a_declared_kernel_runs_on_hopper() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    if context.compute_capability().unwrap() != (9, 0) {
+        eprintln!("skipped: not a compute capability 9.0 GPU");
+        return;
+    }
+    let stream = context.default_stream();
+    wgmma_fence_declared::launch(&stream, LaunchConfig::for_elements(128)).unwrap();
+    stream.synchronize().unwrap();
+    let loaded = wgmma_fence_declared::KERNEL.compile(&context).unwrap();
+    assert_eq!(loaded.compiled().arch, Arch::SM_90A);
+}
+
+// ---- TMA: a tensor map encoded on the host, a 2-D box loaded into shared memory ----
+
+use cudajit::tensor_map::{TensorMapElement, TensorMapError, TENSOR_MAP_BYTES};
+use cudajit::{TensorMap, TensorMapLayout};
+
+/// Box of the TMA test: 32 columns × 8 rows of f32, one element per thread.
+const BOX_W: u32 = 32;
+const BOX_H: u32 = 8;
+
+/// One block loads the box at column `x0`, row `y0` of the tensor `map` describes into
+/// shared memory with `cp.async.bulk.tensor`, waits on an mbarrier for its bytes, and
+/// writes it to `out`. The map is in global memory (its 128 bytes copied there), as TMA
+/// allows for a map the device never modifies.
+#[kernel]
+fn tma_load_box(map: &[u64], x0: u32, y0: u32, out: &mut [f32]) {
+    let tile = shared_array::<f32>(256);
+    let barrier = shared_array::<u64>(1);
+    let t = thread_idx().x as usize;
+    let bar = shared_address(&barrier[0]);
+    if t == 0 {
+        ptx!("mbarrier.init.shared::cta.b64 [$0], 1;", bar);
+        // Make the initialised barrier visible to the async proxy that completes it.
+        ptx!("fence.proxy.async.shared::cta;");
+    }
+    sync_threads();
+    if t == 0 {
+        // The whole box's bytes (TMA writes the fill of out-of-bounds elements too).
+        ptx!(
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+            bar,
+            1024u32
+        );
+        ptx!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+            shared_address(&tile[0]),
+            global_address(&map[0]),
+            x0,
+            y0,
+            bar
+        );
+    }
+    let mut done = 0u32;
+    while done == 0 {
+        done = ptx!(
+            u32: "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n}",
+            bar,
+            0u32
+        );
+    }
+    out[t] = tile[t];
+}
+
+#[test]
+fn a_tma_load_compiles_to_bulk_tensor_copies_without_local_memory() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    for arch in [Arch::SM_90, Arch::SM_90A] {
+        let ptx = linked_ptx(
+            tma_load_box::KERNEL.captured(),
+            &Default::default(),
+            arch,
+            &Default::default(),
+        )
+        .unwrap();
+        for expected in [
+            "mbarrier.init.shared::cta.b64",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+        ] {
+            assert!(ptx.contains(expected), "{arch}: no `{expected}` in\n{ptx}");
+        }
+        assert!(!ptx.contains(".local"), "{arch}: local memory in\n{ptx}");
+        assert!(!ptx.contains("call."), "{arch}: a call in\n{ptx}");
+        let compiled = tma_load_box::KERNEL.compile_for_arch(arch).unwrap();
+        assert_eq!(compiled.arch, arch);
+    }
+}
+
+/// The host's expectation of the box at (`x0`, `y0`) of a `w` × `h` tensor of `data`:
+/// zeros outside the tensor (the map's zero fill).
+fn expected_box(data: &[f32], w: u32, h: u32, x0: u32, y0: u32) -> Vec<f32> {
+    (0..BOX_H)
+        .flat_map(|r| (0..BOX_W).map(move |c| (x0 + c, y0 + r)))
+        .map(|(x, y)| {
+            if x < w && y < h {
+                data[(y * w + x) as usize]
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn gpu_a_tma_load_brings_the_box_into_shared_memory() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    if context.compute_capability().unwrap().0 < 9 {
+        eprintln!("skipped: TMA needs compute capability 9.0 or later");
+        return;
+    }
+    let stream = context.default_stream();
+    // 100 columns (400-byte rows, a multiple of 16) × 40 rows.
+    let (w, h) = (100u32, 40u32);
+    let data: Vec<f32> = (0..w * h).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let tensor = stream.clone_htod(&data).unwrap();
+    let layout = TensorMapLayout::tiled(
+        TensorMapElement::F32,
+        &[u64::from(w), u64::from(h)],
+        &[BOX_W, BOX_H],
+    );
+    let map = TensorMap::encode(&layout, &tensor).unwrap();
+    assert_eq!(map.as_bytes().len(), TENSOR_MAP_BYTES);
+    assert!(map.as_bytes().iter().any(|&b| b != 0));
+    let map_in_global = stream.clone_htod(&map.raw().opaque).unwrap();
+    // Inside, at the edge (partly out of bounds in x and y), and far out.
+    for (x0, y0) in [(0, 0), (33, 5), (80, 36), (96, 39)] {
+        let mut out = stream.alloc_zeros::<f32>(256).unwrap();
+        tma_load_box::launch(
+            &stream,
+            LaunchConfig::new(1, 256),
+            &map_in_global,
+            x0,
+            y0,
+            &mut out,
+        )
+        .unwrap();
+        let got = stream.clone_dtoh(&out).unwrap();
+        assert_eq!(
+            got,
+            expected_box(&data, w, h, x0, y0),
+            "box at ({x0}, {y0})"
+        );
+    }
+}
+
+#[test]
+fn gpu_a_tensor_map_covers_only_its_buffer() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let small = stream.alloc_zeros::<f32>(64 * 63).unwrap();
+    let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[64, 64], &[32, 8]);
+    assert_eq!(
+        TensorMap::encode(&layout, &small).unwrap_err(),
+        TensorMapError::BufferTooSmall {
+            buffer_bytes: 64 * 63 * 4,
+            extent_bytes: 64 * 64 * 4,
+        }
+    );
+    let halves = stream.alloc_zeros::<u16>(64 * 64).unwrap();
+    assert!(matches!(
+        TensorMap::encode(&layout, &halves),
+        Err(TensorMapError::ElementSize { .. })
+    ));
+    let bf16 = TensorMapLayout::tiled(TensorMapElement::Bf16, &[64, 64], &[64, 8]);
+    TensorMap::encode(&bf16, &halves).unwrap();
+}
