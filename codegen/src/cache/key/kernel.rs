@@ -72,7 +72,7 @@ pub fn cubin_key(
         cudajit_core::ast::FORMAT_VERSION
     ));
     key.field("cudajit", env!("CARGO_PKG_VERSION").as_bytes())
-        .field("sources", env!("CUDAJIT_SOURCE_FINGERPRINT").as_bytes());
+        .field("sources", source_fingerprints().as_bytes());
     kernel_fields(&mut key, captured, spec);
     // The device libraries its `#[extern_device]` functions link, by the content of
     // their parts for `arch`.
@@ -103,6 +103,16 @@ pub fn cubin_key(
         key.field_labelled(tag, value, label);
     }
     key.parts()
+}
+
+/// The fingerprints of the sources that decide the generated code: the code generator's
+/// (`build.rs`) and the language front end's ([`cudajit_core::SOURCE_FINGERPRINT`]).
+fn source_fingerprints() -> String {
+    format!(
+        "codegen {} core {}",
+        env!("CUDAJIT_SOURCE_FINGERPRINT"),
+        cudajit_core::SOURCE_FINGERPRINT
+    )
 }
 
 /// The identity ranks of a communicator agree on before a kernel's first launch
