@@ -56,6 +56,9 @@ fn doubled(x: &[f32], y: &mut [f32]) {
 }
 
 fn main() -> Result<(), gpu::Error> {
+    if std::env::args().any(|arg| arg == "--time-first-compile") {
+        return time_first_compile();
+    }
     let stream = gpu::Stream::simulator();
     let n = 64;
     let host: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -77,5 +80,26 @@ fn main() -> Result<(), gpu::Error> {
     // The host stub of an external function panics; it is only named here.
     let _ = (external_sigmoid as fn(f32) -> f32, &NEVER_LINKED);
     println!("renamed dependency: ok");
+    Ok(())
+}
+
+/// A dependant's first compile of its first kernel, for sm_90 (no GPU needed): with an
+/// empty `CUDAJIT_CACHE_DIR` this includes hashing the compiler libraries once, in this
+/// crate's profile (docs/performance.md, "A dependant's first kernel").
+fn time_first_compile() -> Result<(), gpu::Error> {
+    let start = std::time::Instant::now();
+    let compiled = affine::KERNEL.compile_for_arch(gpu::Arch::SM_90)?;
+    let total = start.elapsed();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let report = &compiled.report;
+    println!(
+        "first kernel compile ({}): {:.1} ms (key and lookup {:.1}, lower {:.1}, libNVVM {:.1}, nvJitLink {:.1})",
+        if cfg!(debug_assertions) { "debug" } else { "release" },
+        ms(total),
+        ms(report.lookup),
+        ms(report.lower),
+        ms(report.nvvm),
+        ms(report.link),
+    );
     Ok(())
 }
