@@ -1,6 +1,7 @@
 //! Kernels, device functions, an external declaration and a `DeviceCopy` type written
 //! against cudajit renamed to `gpu`, and reached through a re-export; run on the CPU
-//! simulator. Warnings are errors here: clean kernels give none.
+//! simulator, and with a GPU also on memory from this crate's own cudarc dependency.
+//! Warnings are errors here: clean kernels give none.
 
 #![deny(warnings)]
 
@@ -77,9 +78,29 @@ fn main() -> Result<(), gpu::Error> {
     let out = stream.clone_dtoh(&y)?;
     assert!(out.iter().zip(&host).all(|(y, x)| *y == 2.0 * x));
 
+    if gpu::gpu_count().is_ok() {
+        on_cudarc_memory()?;
+    }
+
     // The host stub of an external function panics; it is only named here.
     let _ = (external_sigmoid as fn(f32) -> f32, &NEVER_LINKED);
     println!("renamed dependency: ok");
+    Ok(())
+}
+
+/// A kernel on memory from this crate's own cudarc dependency (a GPU is needed: cudarc's
+/// memory lives on one). That it compiles at all is the check that matters: the launcher
+/// takes the user's `cudarc::driver::CudaSlice`, which is cudajit's.
+fn on_cudarc_memory() -> Result<(), gpu::Error> {
+    let context = cudarc::driver::CudaContext::new(0)?;
+    let stream: std::sync::Arc<cudarc::driver::CudaStream> = context.default_stream();
+    let host: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let x: cudarc::driver::CudaSlice<f32> = stream.clone_htod(&host)?;
+    let mut y: cudarc::driver::CudaSlice<f32> = stream.alloc_zeros(host.len())?;
+    doubled::launch(&stream, LaunchConfig::for_elements(host.len()), &x, &mut y)?;
+    let out = stream.clone_dtoh(&y)?;
+    assert!(out.iter().zip(&host).all(|(y, x)| *y == 2.0 * x));
+    println!("renamed dependency: kernel on its own cudarc's memory ok");
     Ok(())
 }
 

@@ -11,7 +11,6 @@
 //! readable form of its value). Entries store them, so a later miss can say which
 //! component was new (see [`crate::cache::explain`]).
 
-
 /// The identity of a cache entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CacheKey(pub [u8; 32]);
