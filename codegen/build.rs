@@ -1,29 +1,38 @@
-//! Fingerprints the sources of the code generator and of the language front end
-//! (`../dsl-core`), so JIT cache entries made by one build are never served to another (a
-//! development build changes the generated code without changing the version number).
+//! Fingerprints the code generator's own sources, so JIT cache entries made by one build are
+//! never served to another (a development build changes the generated code without
+//! changing the version number). The language front end fingerprints its sources the same
+//! way (`cudajit_core::SOURCE_FINGERPRINT`); the cache key holds both. Only this package's
+//! files are read, so the published crate builds on its own.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn main() {
+    println!("cargo:rerun-if-changed=src");
     let mut files = Vec::new();
-    for dir in ["src", "../dsl-core/src"] {
-        println!("cargo:rerun-if-changed={dir}");
-        collect(Path::new(dir), &mut files);
-    }
+    collect(Path::new("src"), &mut files);
     files.sort();
-    // FNV-1a: no dependencies, stable, enough to tell builds apart.
+    println!(
+        "cargo:rustc-env=CUDAJIT_SOURCE_FINGERPRINT={:016x}",
+        fnv1a(&files)
+    );
+}
+
+/// FNV-1a over each file's path and contents: no dependencies, stable, enough to tell
+/// builds apart. (A build script cannot share code with another package's build script
+/// without a crate of its own, hence the copy in `dsl-core/build.rs`.)
+fn fnv1a(files: &[PathBuf]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for file in files {
-        let bytes = std::fs::read(&file).unwrap_or_default();
+        let bytes = std::fs::read(file).unwrap_or_default();
         for byte in file.to_string_lossy().bytes().chain(bytes) {
             hash ^= u64::from(byte);
             hash = hash.wrapping_mul(0x100_0000_01b3);
         }
     }
-    println!("cargo:rustc-env=CUDAJIT_SOURCE_FINGERPRINT={hash:016x}");
+    hash
 }
 
-fn collect(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

@@ -364,7 +364,7 @@ impl LoadedKernel {
     }
 
     /// The identity the ranks of a communicator agree on before the first launch
-    /// ([`cudajit_codegen::compile::launch_identity`]): SHA-256 of the kernel's code and
+    /// ([`cudajit_codegen::compile::launch_identity`]): BLAKE3 hash of the kernel's code and
     /// specialisation, independent of the GPU and toolchain.
     pub fn identity(&self) -> &[u8; 32] {
         &self.identity_and_description().0

@@ -40,7 +40,7 @@ pub struct LaunchInfo<'a> {
     pub kernel: &'a str,
     /// Its captured form (what it calls: `captured.reachable()`).
     pub captured: &'static CapturedKernel,
-    /// The compiled identity of the specialisation: a SHA-256 over the kernel's captured
+    /// The compiled identity of the specialisation: a BLAKE3 hash over the kernel's captured
     /// source, every device function it reaches, the struct layouts it takes and its
     /// generic and `#[comptime]` values; the same on every GPU architecture and
     /// toolchain, different for every other kernel or specialisation.

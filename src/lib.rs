@@ -85,6 +85,10 @@ pub use cudajit_codegen as codegen;
 pub use cudajit_core as core;
 /// The simulator crate: the CPU back end that runs validated kernel IR with CUDA's semantics.
 pub use cudajit_sim as simulator;
+/// The cudarc cudajit is built on (0.19, see `docs/cudarc.md`): its `CudaContext`,
+/// `CudaStream` and `CudaSlice` are the types launchers take, so a program can use
+/// `cudajit::cudarc` without a cudarc dependency of its own, or name the same version.
+pub use cudarc;
 
 /// What kernel code and launch code need: the attributes, the intrinsics, the warp
 /// helpers, the traits of generic kernels and the launch API.

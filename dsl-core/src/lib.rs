@@ -37,3 +37,7 @@ pub use constant::{ConstantScalar, ConstantValue};
 pub use frontend::LowerCapturedError;
 pub use span::Span;
 pub use types::Scalar;
+
+/// A fingerprint of this crate's sources (`build.rs`): the code generator's cache key holds
+/// it, so a build whose lowering differs never reuses another build's cubins.
+pub const SOURCE_FINGERPRINT: &str = env!("CUDAJIT_CORE_SOURCE_FINGERPRINT");

@@ -14,11 +14,12 @@ use crate::target::Arch;
 use crate::toolchain::Toolchain;
 
 /// The version of the cubin key's composition, in its domain: a change of fields or of
-/// their encoding bumps it, so entries of the old composition simply miss.
-pub const CUBIN_KEY_FORMAT: u32 = 2;
+/// their encoding bumps it, so entries of the old composition simply miss. Version 3:
+/// BLAKE3 in place of SHA-256, and the front end's source fingerprint.
+pub const CUBIN_KEY_FORMAT: u32 = 3;
 
-/// The version of the launch identity's composition, in its domain.
-pub const LAUNCH_IDENTITY_FORMAT: u32 = 2;
+/// The version of the launch identity's composition, in its domain (3: BLAKE3).
+pub const LAUNCH_IDENTITY_FORMAT: u32 = 3;
 
 /// The fields of everything that changes what a kernel does, shared by both keys: its
 /// name and captured source, its specialisation, every device function it reaches (by
@@ -56,7 +57,7 @@ fn kernel_fields(key: &mut KeyBuilder, captured: &'static CapturedKernel, spec: 
 }
 
 /// The cache key of `captured` for `arch`: everything that changes the cubin. The
-/// compiler libraries are named by their SHA-256 and version, memoised in the cache
+/// compiler libraries are named by their BLAKE3 hash and version, memoised in the cache
 /// directory ([`crate::cache::compiler_identity`]), so a warm start neither hashes nor
 /// loads them.
 pub fn cache_key(
@@ -85,7 +86,7 @@ pub fn cubin_key(
         cudajit_core::ast::FORMAT_VERSION
     ));
     key.field("cudajit", env!("CARGO_PKG_VERSION").as_bytes())
-        .field("sources", env!("CUDAJIT_SOURCE_FINGERPRINT").as_bytes());
+        .field("sources", source_fingerprints().as_bytes());
     kernel_fields(&mut key, captured, spec);
     // The device libraries its `#[extern_device]` functions link, by the content of
     // their parts for `arch`.
@@ -116,6 +117,16 @@ pub fn cubin_key(
         key.field_labelled(tag, value, label);
     }
     key.parts()
+}
+
+/// The fingerprints of the sources that decide the generated code: the code generator's
+/// (`build.rs`) and the language front end's ([`cudajit_core::SOURCE_FINGERPRINT`]).
+fn source_fingerprints() -> String {
+    format!(
+        "codegen {} core {}",
+        env!("CUDAJIT_SOURCE_FINGERPRINT"),
+        cudajit_core::SOURCE_FINGERPRINT
+    )
 }
 
 /// The identity ranks of a communicator agree on before a kernel's first launch
@@ -463,7 +474,7 @@ mod tests {
         };
         assert_eq!(value("specialisation"), "T=f32, N=4");
         assert!(
-            value("struct").starts_with("Point sha256:"),
+            value("struct").starts_with("Point blake3:"),
             "{components:?}"
         );
         assert_eq!(
@@ -471,6 +482,6 @@ mod tests {
             "lib (embedded in the program, 9 bytes)"
         );
         assert_eq!(value("libnvvm"), "13.0.88");
-        assert!(value("domain").starts_with("cudajit-cubin/key2/"));
+        assert!(value("domain").starts_with("cudajit-cubin/key3/"));
     }
 }

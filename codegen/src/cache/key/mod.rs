@@ -1,4 +1,4 @@
-//! Cache keys: SHA-256 over tagged, length-prefixed fields of everything that changes a
+//! Cache keys: BLAKE3 over tagged, length-prefixed fields of everything that changes a
 //! cubin, and the identity ranks agree on before a communicating kernel's first launch.
 //!
 //! - [`builder`]: the key builder, its readable components and the key itself;
