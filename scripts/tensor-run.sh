@@ -19,6 +19,8 @@ for t in tensor_core hopper scalar_methods gpu_language gpu; do
   step "test-$t"
   ./bin/test-$t --test-threads=1 || status=1
 done
+step "cudarc interop: a kernel on buffers cudarc allocated"
+./bin/cudarc_interop || status=1
 step "differential (CUDAJIT_FMA=0)"
 CUDAJIT_FMA=0 ./bin/test-differential --test-threads=1 --nocapture || status=1
 step "GEMM benchmark: cudajit mma.sync vs cuBLAS, every size"

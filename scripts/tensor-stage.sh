@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .gpu-tensor && mkdir -p .gpu-tensor/bin
-cargo build --release --example gemm
-cp target/release/examples/gemm .gpu-tensor/bin/
+cargo build --release --example gemm --example cudarc_interop
+cp target/release/examples/gemm target/release/examples/cudarc_interop .gpu-tensor/bin/
 # GPU tests: the tensor-core layer, sm_90a and tensor maps, the language additions, and
 # the simulator-against-GPU differential test.
 cargo test --release --no-run --message-format=json \

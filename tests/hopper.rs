@@ -155,10 +155,13 @@ const BOX_H: u32 = 8;
 /// allows for a map the device never modifies.
 #[kernel]
 fn tma_load_box(map: &[u64], x0: u32, y0: u32, out: &mut [f32]) {
-    let tile = shared_array::<f32>(256);
+    // TMA writes to 128-byte-aligned shared memory: the box starts at the first such
+    // address of a slightly larger array.
+    let tile = shared_array::<f32>(256 + 32);
     let barrier = shared_array::<u64>(1);
     let t = thread_idx().x as usize;
     let bar = shared_address(&barrier[0]);
+    let skip = (((128 - shared_address(&tile[0]) % 128) % 128) / 4) as usize;
     if t == 0 {
         ptx!("mbarrier.init.shared::cta.b64 [$0], 1;", bar);
         // Make the initialised barrier visible to the async proxy that completes it.
@@ -174,7 +177,7 @@ fn tma_load_box(map: &[u64], x0: u32, y0: u32, out: &mut [f32]) {
         );
         ptx!(
             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
-            shared_address(&tile[0]),
+            shared_address(&tile[skip]),
             global_address(&map[0]),
             x0,
             y0,
@@ -189,7 +192,7 @@ fn tma_load_box(map: &[u64], x0: u32, y0: u32, out: &mut [f32]) {
             0u32
         );
     }
-    out[t] = tile[t];
+    out[t] = tile[skip + t];
 }
 
 #[test]

@@ -50,6 +50,22 @@ impl Writer<'_> {
                 // modulo the width, as Rust's is (the `u32` narrowed to `ty` keeps the
                 // residue, every width dividing 2^8).
                 let amount = self.amount_unmasked(&arg(0), s);
+                if s.bits() == 64 {
+                    // `llvm.fshl.i64` by a large amount came back 0 from libNVVM on the H200
+                    // (`x.rotate_left(u32::MAX)`, which is a rotation by 63): two shifts by
+                    // amounts masked to 0..63, whose `or` is `x` itself for a rotation of 0.
+                    let there = self.value(format!("and i64 {amount}, 63"));
+                    let width_minus = self.value(format!("sub i64 64, {there}"));
+                    let back = self.value(format!("and i64 {width_minus}, 63"));
+                    let (first, second) = if function == M::RotateLeft {
+                        ("shl", "lshr")
+                    } else {
+                        ("lshr", "shl")
+                    };
+                    let a = self.value(format!("{first} i64 {x}, {there}"));
+                    let b = self.value(format!("{second} i64 {x}, {back}"));
+                    return Some(self.value(format!("or i64 {a}, {b}")));
+                }
                 let name = if function == M::RotateLeft {
                     "fshl"
                 } else {
