@@ -51,6 +51,9 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --features cudajit/cli --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace --features cudajit/cli
+echo "== the tensor-core examples compiled for sm_90 (PTX shape, no local memory)"
+cargo run --quiet --example gemm -- --cpu-check
+cargo run --quiet --example attention -- --cpu-check
 echo "== quickstart on the CPU simulator (no GPU needed)"
 CUDAJIT_BACKEND=sim cargo run --quiet --example quickstart
 echo "== LSA examples on 2, 4 and 8 simulated NCCL ranks, and on 2 simulated nodes of 4 (no GPU, no NCCL library needed)"
