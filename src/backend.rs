@@ -216,6 +216,30 @@ pub enum Backend {
 /// A stream of whichever backend the program runs on: a CUDA stream on a GPU, or the CPU
 /// simulator. Kernels launch on it and it allocates [`Buffer`]s, with the methods of a
 /// cudarc stream, so code written against it runs unchanged on both.
+///
+/// ```
+/// use cudajit::prelude::*;
+/// use cudajit::{Backend, Stream};
+///
+/// #[kernel]
+/// fn scale(factor: f32, values: &mut [f32]) {
+///     let i = global_index();
+///     if i < values.len() {
+///         values[i] *= factor;
+///     }
+/// }
+///
+/// fn main() -> Result<(), cudajit::Error> {
+///     // A program calls `Stream::new()`; the example runs on the simulator everywhere.
+///     let stream = Stream::simulator();
+///     assert_eq!(stream.backend(), Backend::Simulator);
+///     let mut values = stream.clone_htod(&[1.0f32, 2.0, 3.0, 4.0])?;
+///     scale::launch(&stream, LaunchConfig::for_elements(values.len()), 0.5, &mut values)?;
+///     stream.synchronize()?;
+///     assert_eq!(stream.clone_dtoh(&values)?, [0.5, 1.0, 1.5, 2.0]);
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Stream {
     inner: StreamInner,
@@ -234,6 +258,20 @@ impl Stream {
     /// simulator, `CUDAJIT_BACKEND=gpu` GPU 0 (an error without one); unset (or `auto`),
     /// GPU 0's default stream if there is a GPU, else the simulator
     /// ([`Stream::no_gpu_reason`] then says why).
+    ///
+    /// ```
+    /// use cudajit::{Backend, Stream};
+    ///
+    /// let stream = Stream::new()?;
+    /// match stream.backend() {
+    ///     Backend::Gpu => println!("running on the GPU"),
+    ///     Backend::Simulator => println!(
+    ///         "running on the CPU simulator: {}",
+    ///         stream.no_gpu_reason().unwrap_or("CUDAJIT_BACKEND=sim")
+    ///     ),
+    /// }
+    /// # Ok::<(), cudajit::Error>(())
+    /// ```
     pub fn new() -> Result<Stream, Error> {
         match std::env::var("CUDAJIT_BACKEND").ok().as_deref() {
             Some("sim") | Some("simulator") | Some("cpu") => Ok(Stream::simulator()),
@@ -278,7 +316,18 @@ impl Stream {
         }
     }
 
-    /// A stream on an existing CUDA stream.
+    /// A stream on an existing CUDA stream, such as one that cudarc code (or candle)
+    /// already uses: its buffers can then be [`Buffer`]s of this stream or the cudarc
+    /// slices that code allocated.
+    ///
+    /// ```no_run
+    /// use cudajit::Stream;
+    ///
+    /// let context = cudajit::CudaContext::new(0)?;
+    /// let stream = Stream::from_cuda(context.new_stream()?);
+    /// assert!(stream.cuda().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_cuda(stream: Arc<CudaStream>) -> Stream {
         Stream {
             inner: StreamInner::Cuda(stream),
@@ -384,6 +433,21 @@ impl LaunchStream for Stream {
 
 /// Memory of a [`Stream`]'s backend holding values of type `T`: GPU memory or simulator
 /// memory. Passed to kernels as `&[T]` / `&mut [T]`.
+///
+/// A buffer belongs to the backend of the stream that made it: a launch on another backend
+/// is an [`Error::Backend`].
+///
+/// ```
+/// use cudajit::Stream;
+///
+/// let stream = Stream::simulator();
+/// let mut buffer = stream.alloc_zeros::<u32>(4)?;
+/// assert_eq!(buffer.len(), 4);
+/// stream.memcpy_htod(&[7, 8], &mut buffer)?; // the first two elements
+/// assert_eq!(stream.clone_dtoh(&buffer)?, [7, 8, 0, 0]);
+/// assert!(buffer.sim().is_some() && buffer.cuda().is_none());
+/// # Ok::<(), cudajit::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Buffer<T>(BufferInner<T>);
 

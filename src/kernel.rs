@@ -23,7 +23,31 @@ use crate::{Error, LaunchConfig};
 /// How many loaded specialisations a kernel finds without taking a lock.
 const FAST_SLOTS: usize = 8;
 
-/// A `#[kernel]`'s runtime state; the macro puts one in a `static` per kernel.
+/// A `#[kernel]`'s runtime state; the macro puts one in a `static` per kernel, `KERNEL` in
+/// the kernel's module. Launches go through the module's `launch`; `KERNEL` is for what
+/// happens around them: the kernel's name and NVVM IR, a compile for an architecture
+/// without a GPU ([`Kernel::compile_for_arch`], for tests and ahead-of-time builds).
+///
+/// ```
+/// use cudajit::prelude::*;
+///
+/// #[kernel]
+/// fn fill(value: u32, out: &mut [u32]) {
+///     let i = global_index();
+///     if i < out.len() {
+///         out[i] = value;
+///     }
+/// }
+///
+/// fn main() -> Result<(), cudajit::Error> {
+///     let kernel: &'static cudajit::Kernel = &fill::KERNEL;
+///     assert_eq!(kernel.name(), "fill");
+///     // Lowering and writing NVVM IR needs no GPU and no NVIDIA library.
+///     let ir = kernel.nvvm_ir()?;
+///     assert!(ir.contains("fill"), "{ir}");
+///     Ok(())
+/// }
+/// ```
 pub struct Kernel {
     captured: CapturedKernel,
     /// Whether the kernel's crate was built with debug assertions (bounds checks and
@@ -44,7 +68,34 @@ struct SimulatedKernel {
     program: Arc<cudajit_sim::Program>,
 }
 
-/// A kernel's specialisation loaded into one CUDA context, ready to launch.
+/// A kernel's specialisation loaded into one CUDA context, ready to launch: what the
+/// generated `compile` returns (and what a launch finds loaded after the first).
+///
+/// ```no_run
+/// use cudajit::prelude::*;
+///
+/// #[kernel]
+/// fn fill(value: u32, out: &mut [u32]) {
+///     let i = global_index();
+///     if i < out.len() {
+///         out[i] = value;
+///     }
+/// }
+///
+/// fn main() -> Result<(), cudajit::Error> {
+///     let context = cudajit::default_context()?;
+///     let loaded: &cudajit::LoadedKernel = fill::compile(&context)?;
+///     let report = &loaded.compiled().report;
+///     let (name, load) = (loaded.description(), loaded.load_time());
+///     println!("{name}: {:?}, loaded in {load:?}", report.origin);
+///     // The largest block this kernel launches with on this GPU.
+///     let block = loaded.max_threads_per_block();
+///     let stream = context.default_stream();
+///     let mut out = stream.alloc_zeros::<u32>(1 << 20)?;
+///     fill::launch(&stream, LaunchConfig::new((1u32 << 20).div_ceil(block), block), 7, &mut out)?;
+///     Ok(())
+/// }
+/// ```
 pub struct LoadedKernel {
     context: usize,
     spec_id: u64,

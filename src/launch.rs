@@ -3,6 +3,23 @@
 use cudajit_core::device::Dim3;
 
 /// Grid and block dimensions and dynamic shared memory of a launch.
+///
+/// A launch checks its configuration against CUDA's limits and the kernel's before the
+/// driver sees it ([`LaunchConfig::check`]); cudarc's `LaunchConfig` converts into this one,
+/// so launchers take either.
+///
+/// ```
+/// use cudajit::LaunchConfig;
+///
+/// // A 1024 × 1024 image in 16 × 16 tiles, with a tile of f32 in dynamic shared memory.
+/// let config = LaunchConfig::new((64, 64), (16, 16)).with_shared_mem(16 * 16 * 4);
+/// assert_eq!((config.grid.x, config.grid.y, config.grid.z), (64, 64, 1));
+/// assert_eq!(config.shared_mem_bytes, 1024);
+///
+/// let cudarc_config = cudajit::cudarc::driver::LaunchConfig::for_num_elems(1000);
+/// let from_cudarc = LaunchConfig::from(cudarc_config);
+/// assert_eq!(from_cudarc.block.x * from_cudarc.grid.x, 1024);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
     /// Blocks in the grid.
@@ -48,7 +65,8 @@ impl LaunchConfig {
         )
     }
 
-    /// The same configuration with `bytes` of dynamic shared memory per block.
+    /// The same configuration with `bytes` of dynamic shared memory per block (what a
+    /// kernel's `dynamic_shared::<T>()` sees).
     pub fn with_shared_mem(mut self, bytes: u32) -> Self {
         self.shared_mem_bytes = bytes;
         self
@@ -56,6 +74,17 @@ impl LaunchConfig {
 
     /// Checks the configuration against CUDA's limits and the kernel's: at most
     /// `max_threads` threads per block and `max_shared` bytes of dynamic shared memory.
+    /// Launches call it with the loaded kernel's limits; the error says which limit broke.
+    ///
+    /// ```
+    /// use cudajit::{LaunchConfig, LaunchConfigError};
+    ///
+    /// assert_eq!(LaunchConfig::new(8, 256).check(1024, 48 * 1024), Ok(()));
+    /// let too_many = LaunchConfig::new(1, (32, 64)).check(1024, 0);
+    /// assert_eq!(too_many, Err(LaunchConfigError::TooManyThreads { threads: 2048, limit: 1024 }));
+    /// // "2048 threads per block, over this kernel's limit of 1024"
+    /// println!("{}", too_many.unwrap_err());
+    /// ```
     pub fn check(&self, max_threads: u32, max_shared: u32) -> Result<(), LaunchConfigError> {
         let axes = [
             ("x", self.grid.x, self.block.x, i32::MAX as u32, 1024),

@@ -31,6 +31,92 @@
 //! Later launches cost one driver call plus a configuration check. See `docs/` for the
 //! language reference and the pipeline.
 //!
+//! ## What `#[kernel]` generates
+//!
+//! `#[kernel] fn saxpy(..)` becomes a module `saxpy` holding
+//! - `launch(stream, config, args..)`: the typed launcher. `stream` is anything kernels
+//!   launch on ([`LaunchStream`]: a portable [`Stream`], a cudarc `CudaStream` or a
+//!   [`SimStream`]), `config` a [`LaunchConfig`] (or cudarc's), and the arguments follow the
+//!   kernel's parameters: scalars and `#[derive(DeviceCopy)]` values by value, a `&[T]`
+//!   parameter as `&impl KernelSlice<T>` and a `&mut [T]` as `&mut impl KernelSliceMut<T>`
+//!   ([`Buffer`], `CudaSlice`, `CudaView`, [`SimBuffer`]), so the borrow checker holds
+//!   launches to the kernel's aliasing rules; generic parameters become the launcher's, and
+//!   `#[comptime]` ones are arguments compiled into the code;
+//! - `compile(context, comptime args..)`: compiles and loads the kernel on a GPU ahead of
+//!   its first launch and returns the [`LoadedKernel`] with its compile report;
+//! - `KERNEL`: the kernel's [`Kernel`], its captured form and per-process state (its name,
+//!   its NVVM IR, compiles for an architecture without a GPU).
+//!
+//! On the CPU simulator, which needs neither a GPU nor NVIDIA's compilers:
+//!
+//! ```
+//! use cudajit::prelude::*;
+//! use cudajit::Stream;
+//!
+//! #[kernel]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     let i = global_index();
+//!     if i < y.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), cudajit::Error> {
+//!     // `Stream::new()` picks the GPU when there is one; this example always simulates.
+//!     let stream = Stream::simulator();
+//!     let x = stream.clone_htod(&[1.0f32, 2.0, 3.0])?;
+//!     let mut y = stream.clone_htod(&[10.0f32, 20.0, 30.0])?;
+//!     saxpy::launch(&stream, LaunchConfig::for_elements(3), 2.0, &x, &mut y)?;
+//!     assert_eq!(stream.clone_dtoh(&y)?, [12.0, 24.0, 36.0]);
+//!     assert_eq!(saxpy::KERNEL.name(), "saxpy");
+//!     Ok(())
+//! }
+//! ```
+//!
+//! A generic kernel's launcher is generic over the same parameters, and a `#[comptime]`
+//! argument is compiled in: each combination is a specialisation, compiled once.
+//!
+//! ```
+//! use cudajit::prelude::*;
+//!
+//! #[kernel]
+//! fn power<T: Float>(#[comptime] exponent: u32, values: &mut [T]) {
+//!     let i = global_index();
+//!     if i < values.len() {
+//!         let base = values[i];
+//!         let mut result = base;
+//!         for _ in 1..exponent {
+//!             result = result * base;
+//!         }
+//!         values[i] = result;
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), cudajit::Error> {
+//!     let stream = cudajit::Stream::simulator();
+//!     let mut values = stream.clone_htod(&[1.0f64, 2.0, 3.0])?;
+//!     power::launch::<f64>(&stream, LaunchConfig::for_elements(3), 3, &mut values)?;
+//!     assert_eq!(stream.clone_dtoh(&values)?, [1.0, 8.0, 27.0]);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! On a GPU, `compile` moves the compile out of the first launch (and out of a timing):
+//!
+//! ```no_run
+//! # use cudajit::prelude::*;
+//! # #[kernel]
+//! # fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {}
+//! # fn main() -> Result<(), cudajit::Error> {
+//! let context = cudajit::default_context()?;
+//! let loaded = saxpy::compile(&context)?;
+//! let report = &loaded.compiled().report;
+//! println!("{:?} in {:?} (libNVVM) + {:?} (nvJitLink)", report.origin, report.nvvm, report.link);
+//! println!("at most {} threads per block", loaded.max_threads_per_block());
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! The crates behind the facade: `cudajit-macros` (the macro), `cudajit-core` (captured
 //! syntax, IR, validation), the two back ends `cudajit-codegen` (NVVM IR writer, toolchain,
 //! cache) and `cudajit-sim` (the CPU simulator), and `cudajit-nccl` (NCCL's host layer; its

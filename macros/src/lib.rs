@@ -20,8 +20,28 @@ use parse::FnKind;
 /// Marks a function as a GPU kernel.
 ///
 /// The body stays ordinary Rust that rustc type-checks; the macro captures it, and at the
-/// first launch cudajit JIT-compiles it for the GPU it runs on. The macro replaces the
-/// function by a module of the same name holding the typed host launcher:
+/// first launch cudajit JIT-compiles it for the GPU it runs on (or runs it on the CPU
+/// simulator). The macro replaces the function by a module of the same name holding:
+///
+/// - `launch(stream, config, args..) -> Result<(), cudajit::Error>`, the typed launcher:
+///   `stream` is any `cudajit::LaunchStream` (a `cudajit::Stream`, a cudarc `CudaStream`,
+///   a `cudajit::SimStream`, or an `Arc` or reference of one), `config` a
+///   `cudajit::LaunchConfig` or cudarc's. The arguments follow the kernel's parameters in
+///   order: scalars and `#[derive(DeviceCopy)]` values by value, `&[T]` as
+///   `&impl KernelSlice<T>` and `&mut [T]` as `&mut impl KernelSliceMut<T>` (a
+///   `cudajit::Buffer`, a cudarc `CudaSlice`/`CudaView`, a `SimBuffer`), so the borrow
+///   checker holds every launch to the kernel's aliasing rules. Generic parameters become
+///   the launcher's (`scale::launch::<f32>(..)`), and `#[comptime]` parameters become
+///   arguments whose values are compiled into the code. The launch checks the
+///   configuration against the kernel's limits first, and compiles (or loads from the
+///   cache) at a specialisation's first launch on a GPU;
+/// - `compile(context, comptime args..) -> Result<&'static cudajit::LoadedKernel, _>`: the
+///   GPU compile and load ahead of the first launch, returning the loaded kernel with its
+///   compile report;
+/// - `static KERNEL: cudajit::Kernel`: the captured kernel and its per-process state (its
+///   name, its NVVM IR, compiles for an architecture without a GPU).
+///
+/// The kernel's doc comments go on the module.
 ///
 /// ```ignore
 /// use cudajit::prelude::*;
@@ -34,8 +54,16 @@ use parse::FnKind;
 ///     }
 /// }
 ///
-/// // saxpy::launch(&stream, LaunchConfig::for_elements(n), 2.0, &x, &mut y)?;
+/// let stream = cudajit::Stream::new()?; // the GPU, or the CPU simulator without one
+/// let x = stream.clone_htod(&[1.0f32; 1024])?;
+/// let mut y = stream.clone_htod(&[2.0f32; 1024])?;
+/// saxpy::launch(&stream, LaunchConfig::for_elements(1024), 3.0, &x, &mut y)?;
+/// assert_eq!(saxpy::KERNEL.name(), "saxpy");
 /// ```
+///
+/// (The example is not run here, in the macro crate; the `cudajit` crate's documentation
+/// runs the same on the CPU simulator, in its section "What `#[kernel]` generates", and on
+/// `cudajit::Stream`, `cudajit::Kernel` and `cudajit::LoadedKernel`.)
 ///
 /// `#[kernel(crate = path)]` names the `cudajit` crate when it is renamed in `Cargo.toml`
 /// or re-exported (`crate = gpu`, `crate = my_engine::cudajit`); the same argument exists

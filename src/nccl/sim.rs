@@ -9,34 +9,53 @@
 //! that run on GPUs, launched with their ordinary generated `launch` on each rank's
 //! stream:
 //!
-//! ```no_run
-//! # use cudajit::prelude::*;
-//! # use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
-//! # #[kernel]
-//! # fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize) {}
+//! ```
+//! use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 //! use cudajit::nccl::sim::SimWorld;
+//! use cudajit::prelude::*;
 //!
-//! # fn main() -> Result<(), cudajit::Error> {
-//! let world = SimWorld::new(4)?;
-//! let buffer = world.alloc_symmetric::<f32>(2048)?;
-//! for rank in 0..world.nranks() {
-//!     buffer.copy_from_host(rank, &vec![rank as f32; 1024])?;
+//! /// Copies the first `count` floats of the next LSA peer's window to byte `out_offset`
+//! /// of this rank's window.
+//! #[kernel]
+//! fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize) {
+//!     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
+//!     // Every peer has filled its window before anyone reads it.
+//!     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
+//!     let peer = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+//!     let src = unsafe { slice_at::<f32>(nccl::lsa_address(window, 0, peer), count) };
+//!     let out = unsafe { slice_at_mut::<f32>(nccl::local_address(window, out_offset), count) };
+//!     let mut i = global_index();
+//!     while i < count {
+//!         out[i] = src[i];
+//!         i += grid_stride();
+//!     }
+//!     // Nobody changes its window before every peer has read it.
+//!     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Release);
 //! }
-//! for rank in 0..world.nranks() {
-//!     // Deferred until every rank has launched; the last launch runs them all.
-//!     peer_read::launch(
-//!         world.stream(rank),
-//!         LaunchConfig::new(4, 128),
-//!         world.dev_comm(rank),
-//!         buffer.window(rank),
-//!         1024,
-//!         4096,
-//!     )?;
+//!
+//! fn main() -> Result<(), cudajit::Error> {
+//!     let world = SimWorld::new(4)?;
+//!     let buffer = world.alloc_symmetric::<f32>(2048)?;
+//!     for rank in 0..world.nranks() {
+//!         buffer.copy_from_host(rank, &vec![rank as f32; 1024])?;
+//!     }
+//!     for rank in 0..world.nranks() {
+//!         // Deferred until every rank has launched; the last launch runs them all.
+//!         peer_read::launch(
+//!             world.stream(rank),
+//!             LaunchConfig::new(4, 128),
+//!             world.dev_comm(rank),
+//!             buffer.window(rank),
+//!             1024,
+//!             4096,
+//!         )?;
+//!     }
+//!     world.synchronize()?; // an error if some rank has not launched
+//!     let mut out = vec![0f32; 2048];
+//!     buffer.copy_to_host(1, &mut out)?;
+//!     assert!(out[1024..].iter().all(|&x| x == 2.0)); // rank 1 read rank 2's window
+//!     Ok(())
 //! }
-//! world.synchronize()?; // an error if some rank has not launched
-//! let mut out = vec![0f32; 2048];
-//! buffer.copy_to_host(1, &mut out)?;
-//! # Ok(()) }
 //! ```
 //!
 //! What is modelled:
@@ -124,6 +143,37 @@ static NEXT_WORLD: AtomicU32 = AtomicU32::new(1);
 
 /// Simulated ranks of one NVLink domain, or of several nodes of one each, in this
 /// process (see the [module](self)).
+///
+/// Two nodes of two GPUs: world ranks 0 and 1 on node 0, 2 and 3 on node 1, each node its
+/// own LSA team, as NCCL numbers them:
+///
+/// ```
+/// use cudajit::nccl::device::{self as nccl, DevComm, Window};
+/// use cudajit::nccl::sim::SimWorld;
+/// use cudajit::prelude::*;
+///
+/// #[kernel]
+/// fn place(comm: DevComm, window: Window) {
+///     if global_index() == 0 {
+///         let out = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), 3) };
+///         out[0] = nccl::rank(&comm);
+///         out[1] = nccl::lsa_rank(&comm);
+///         out[2] = nccl::lsa_rank_to_world(&comm, 0); // the node's first rank
+///     }
+/// }
+///
+/// fn main() -> Result<(), cudajit::Error> {
+///     let world = SimWorld::with_nodes(2, 2)?;
+///     assert_eq!((world.nranks(), world.nodes(), world.node_of(3)), (4, 2, 1));
+///     let buffer = world.alloc_symmetric::<i32>(3)?;
+///     for rank in 0..world.nranks() {
+///         let (comm, window) = (world.dev_comm(rank), buffer.window(rank));
+///         place::launch(world.stream(rank), LaunchConfig::new(1, 32), comm, window)?;
+///     }
+///     assert_eq!(buffer.to_vec(3)?, [3, 1, 2]);
+///     Ok(())
+/// }
+/// ```
 pub struct SimWorld {
     id: u32,
     nranks: usize,

@@ -10,6 +10,28 @@
 //!
 //! `shared` is a `.shared` address (`shared_address(&tile[i])`), `global` a device address
 //! (`global_address(&x[i])`), both aligned to the copy's size.
+//!
+//! ```no_run
+//! use cudajit::prelude::*;
+//! use cudajit::tensor::copy_async::{cp_async_16, cp_async_commit, cp_async_wait_group};
+//!
+//! /// Each of 256 threads copies 16 bytes of the block's 4 KiB into shared memory, then
+//! /// reads another thread's after the wait and the barrier.
+//! #[kernel]
+//! fn reverse_blocks(src: &[u32], dst: &mut [u32]) {
+//!     let tile = shared_array::<u32>(1024);
+//!     let t = thread_idx().x as usize;
+//!     let base = block_idx().x as usize * 1024;
+//!     cp_async_16(shared_address(&tile[4 * t]), global_address(&src[base + 4 * t]));
+//!     cp_async_commit();
+//!     cp_async_wait_group::<0>(); // this thread's copies have landed
+//!     sync_threads(); // and every other thread's
+//!     for i in 0..4usize {
+//!         dst[base + 4 * t + i] = tile[4 * (255 - t) + i];
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use crate::device;
 use cudajit_core::ptx;

@@ -78,7 +78,21 @@ pub fn acc_zero() -> AccF32 {
 }
 
 /// `d = a · b + c` on the tensor cores, bf16 inputs, f32 accumulation. Every lane of the
-/// warp calls it together (`.sync.aligned`).
+/// warp calls it together (`.sync.aligned`). The [module](crate::tensor) shows a whole tile.
+///
+/// ```no_run
+/// use cudajit::prelude::*;
+/// use cudajit::tensor::ldmatrix::{load_a_bf16, load_b_bf16};
+/// use cudajit::tensor::mma::{mma_bf16, AccF32};
+///
+/// /// One step of a warp's k loop: `acc += a_tile · b_tile` for 16-deep slices of the
+/// /// tiles at these shared addresses (this lane's rows, as `ldmatrix` wants them).
+/// #[device]
+/// fn k_step(a_row: u32, b_column: u32, acc: AccF32) -> AccF32 {
+///     mma_bf16(load_a_bf16(a_row), load_b_bf16(b_column), acc)
+/// }
+/// # fn main() {}
+/// ```
 #[device]
 pub fn mma_bf16(a: ABf16, b: BBf16, c: AccF32) -> AccF32 {
     let (d0, d1, d2, d3) = ptx!((f32, f32, f32, f32): "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",

@@ -17,6 +17,52 @@
 //! Addresses come from the `shared_address(&tile[i])` and `global_address(&x[i])`
 //! intrinsics. The CPU simulator does not run inline PTX yet, so kernels using this module
 //! run on GPUs (sm_80 and newer); see `docs/tensor-cores.md`.
+//!
+//! One warp multiplying a 16×16 bf16 tile `a` (row-major) by a 16×8 tile `b` (stored
+//! column by column) into 16×8 f32: the tiles through shared memory, each lane's fragments
+//! by `ldmatrix`, one `mma.sync`, and each lane's four results to where the accumulator
+//! layout puts them ([`mma`] has the table):
+//!
+//! ```no_run
+//! use cudajit::prelude::*;
+//! use cudajit::tensor::ldmatrix::{load_a_bf16, load_b_bf16};
+//! use cudajit::tensor::mma::{acc_zero, mma_bf16};
+//! use cudajit::{bf16, LaunchConfig};
+//!
+//! #[kernel]
+//! fn mma_tile(a: &[bf16], b: &[bf16], d: &mut [f32]) {
+//!     let a_tile = shared_array::<bf16>(256);
+//!     let b_tile = shared_array::<bf16>(128);
+//!     let lane = lane_id() as usize;
+//!     for i in 0..8usize {
+//!         a_tile[lane * 8 + i] = a[lane * 8 + i];
+//!     }
+//!     for i in 0..4usize {
+//!         b_tile[lane * 4 + i] = b[lane * 4 + i];
+//!     }
+//!     sync_threads();
+//!     // A: lane l gives row l % 16 from column 8 (l / 16);
+//!     // B: lane l gives column l % 8 from k 8 ((l / 8) % 2).
+//!     let fa = load_a_bf16(shared_address(&a_tile[(lane % 16) * 16 + 8 * (lane / 16)]));
+//!     let fb = load_b_bf16(shared_address(&b_tile[(lane % 8) * 16 + 8 * ((lane / 8) % 2)]));
+//!     let acc = mma_bf16(fa, fb, acc_zero());
+//!     let (g, t) = (lane / 4, lane % 4);
+//!     d[g * 8 + 2 * t] = acc.c0;
+//!     d[g * 8 + 2 * t + 1] = acc.c1;
+//!     d[(g + 8) * 8 + 2 * t] = acc.c2;
+//!     d[(g + 8) * 8 + 2 * t + 1] = acc.c3;
+//! }
+//!
+//! fn main() -> Result<(), cudajit::Error> {
+//!     let stream = cudajit::default_context()?.default_stream();
+//!     let a = stream.clone_htod(&[bf16::from_f32(1.0); 256])?;
+//!     let b = stream.clone_htod(&[bf16::from_f32(2.0); 128])?;
+//!     let mut d = stream.alloc_zeros::<f32>(128)?;
+//!     mma_tile::launch(&stream, LaunchConfig::new(1, 32), &a, &b, &mut d)?;
+//!     assert!(stream.clone_dtoh(&d)?.iter().all(|&x| x == 32.0)); // 16 products of 1 × 2
+//!     Ok(())
+//! }
+//! ```
 
 pub mod copy_async;
 pub mod ldmatrix;

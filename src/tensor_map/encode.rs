@@ -21,6 +21,17 @@ pub const TENSOR_MAP_ALIGN: usize = 64;
 
 /// An encoded TMA descriptor of a tensor in a device buffer, borrowed for `'buf` so that the
 /// buffer outlives every use of the map. Kernels take it as a grid-constant parameter.
+///
+/// ```no_run
+/// use cudajit::tensor_map::{TensorMap, TensorMapElement, TensorMapLayout};
+///
+/// let stream = cudajit::default_context()?.default_stream();
+/// let matrix = stream.alloc_zeros::<f32>(1024 * 512)?; // 512 rows of 1024
+/// let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[1024, 512], &[32, 32]);
+/// let map = TensorMap::encode(&layout, &matrix)?; // borrows `matrix` while it lives
+/// assert_eq!(map.as_bytes().len(), 128);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 #[repr(transparent)]
 pub struct TensorMap<'buf> {

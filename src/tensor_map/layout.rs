@@ -109,6 +109,24 @@ pub const DIM_LIMIT: u64 = 1 << 32;
 /// `cuTensorMapEncodeTiled` takes it. Build it with [`TensorMapLayout::tiled`] (a dense
 /// tensor) and adjust with the other methods; [`TensorMapLayout::validate`] checks every
 /// rule.
+///
+/// ```
+/// use cudajit::tensor_map::{TensorMapElement, TensorMapError, TensorMapLayout, TensorMapSwizzle};
+///
+/// // A 4096 × 4096 bf16 matrix (row-major: 4096 columns innermost), copied in 64 × 128
+/// // boxes of 64 columns (128 bytes, the 128-byte swizzle's span) by 128 rows.
+/// let layout = TensorMapLayout::tiled(TensorMapElement::Bf16, &[4096, 4096], &[64, 128])
+///     .with_swizzle(TensorMapSwizzle::B128);
+/// assert_eq!(layout.global_strides, [8192]); // bytes per row
+/// assert_eq!(layout.box_bytes(), 64 * 128 * 2); // what the mbarrier waits for
+/// assert_eq!(layout.validate(0x7f00_0000_0000), Ok(()));
+///
+/// // A box row wider than the swizzle is refused before the driver sees it, with the fix.
+/// let wide = TensorMapLayout::tiled(TensorMapElement::Bf16, &[4096, 4096], &[128, 64])
+///     .with_swizzle(TensorMapSwizzle::B128);
+/// let error = wide.validate(0x7f00_0000_0000).unwrap_err();
+/// assert!(matches!(error, TensorMapError::SwizzleSpan { bytes: 256, .. }), "{error}");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorMapLayout {
     pub element: TensorMapElement,

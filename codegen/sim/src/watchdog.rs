@@ -5,8 +5,8 @@
 //! fails; a loop waiting on a flag that no thread sets (or that a thread of its own block
 //! sets, which never runs while this one spins) would therefore run forever. The
 //! interpreter counts the backward jumps a thread takes (every loop iteration takes one);
-//! after [`CHECK_EVERY`] of them it starts a clock, and at each later multiple it compares
-//! the clock with the limit. The cost is one decrement per loop iteration.
+//! after `CHECK_EVERY` (65536) of them it starts a clock, and at each later multiple it
+//! compares the clock with the limit. The cost is one decrement per loop iteration.
 
 use std::time::{Duration, Instant};
 

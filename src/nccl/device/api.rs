@@ -47,6 +47,40 @@ extern "C" {
     pub fn lsa_rank_to_world(comm: &DevComm, lsa_rank: i32) -> i32;
     /// The device address of byte `offset` of LSA peer `lsa_peer`'s part of `window`
     /// (`ncclGetLsaPointer`): read or write it through `slice_at`/`slice_at_mut`.
+    ///
+    /// ```
+    /// use cudajit::nccl::device::{self as nccl, DevComm, Window};
+    /// use cudajit::nccl::sim::SimWorld;
+    /// use cudajit::prelude::*;
+    ///
+    /// /// Copies the previous LSA peer's first `count` floats behind this rank's own.
+    /// #[kernel]
+    /// fn read_previous(comm: DevComm, window: Window, count: usize) {
+    ///     let size = nccl::lsa_size(&comm);
+    ///     let previous = (nccl::lsa_rank(&comm) + size - 1) % size;
+    ///     let from = unsafe { slice_at::<f32>(nccl::lsa_address(window, 0, previous), count) };
+    ///     let to = unsafe { slice_at_mut::<f32>(nccl::local_address(window, 4 * count), count) };
+    ///     let i = global_index();
+    ///     if i < count {
+    ///         to[i] = from[i];
+    ///     }
+    /// }
+    ///
+    /// fn main() -> Result<(), cudajit::Error> {
+    ///     let world = SimWorld::new(3)?;
+    ///     let buffer = world.alloc_symmetric::<f32>(2 * 64)?;
+    ///     for rank in 0..3 {
+    ///         buffer.copy_from_host(rank, &[rank as f32; 64])?;
+    ///     }
+    ///     for rank in 0..3 {
+    ///         let (comm, window) = (world.dev_comm(rank), buffer.window(rank));
+    ///         let config = LaunchConfig::new(1, 64);
+    ///         read_previous::launch(world.stream(rank), config, comm, window, 64)?;
+    ///     }
+    ///     assert!(buffer.to_vec(0)?[64..].iter().all(|&x| x == 2.0)); // rank 0 read rank 2
+    ///     Ok(())
+    /// }
+    /// ```
     #[link_name = "cudajit_nccl_lsa_pointer"]
     pub fn lsa_address(window: Window, offset: usize, lsa_peer: i32) -> usize;
     /// The address of byte `offset` of world rank `peer`'s part of `window`

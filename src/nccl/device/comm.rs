@@ -22,6 +22,38 @@ pub(crate) const DEV_COMM_WORDS: usize = DEV_COMM_CAPACITY / 8;
 /// Built by [`DevComm::for_rank`], its last 8 bytes (past every release's `ncclDevComm`,
 /// never read on the device) carry a [`LaunchToken`]: which device communicator and
 /// local rank it came from and its LSA barrier count, for the launch checks.
+///
+/// A kernel asks it where it is; here on two simulated ranks ([`crate::nccl::sim`]), each
+/// storing its answers in its part of a symmetric window ([`Window`] shows the same on
+/// GPUs):
+///
+/// ```
+/// use cudajit::nccl::device::{self as nccl, DevComm, Window};
+/// use cudajit::nccl::sim::SimWorld;
+/// use cudajit::prelude::*;
+///
+/// #[kernel]
+/// fn where_am_i(comm: DevComm, window: Window) {
+///     if global_index() == 0 {
+///         let out = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), 4) };
+///         out[0] = nccl::rank(&comm);
+///         out[1] = nccl::nranks(&comm);
+///         out[2] = nccl::lsa_rank(&comm);
+///         out[3] = nccl::lsa_size(&comm);
+///     }
+/// }
+///
+/// fn main() -> Result<(), cudajit::Error> {
+///     let world = SimWorld::new(2)?;
+///     let window = world.alloc_symmetric::<i32>(4)?;
+///     for rank in 0..2 {
+///         let (comm, part) = (world.dev_comm(rank), window.window(rank));
+///         where_am_i::launch(world.stream(rank), LaunchConfig::new(1, 32), comm, part)?;
+///     }
+///     assert_eq!(window.to_vec(1)?, [1, 2, 1, 2]);
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 pub struct DevComm {
@@ -167,6 +199,54 @@ impl LaunchArgument for DevComm {
 unsafe impl cudarc::driver::DeviceRepr for DevComm {}
 
 /// A rank's handle of a symmetric window (`ncclWindow_t`), as a kernel parameter.
+///
+/// On GPUs: a communicator over the process's GPUs, a symmetric buffer (one window per
+/// rank), a device communicator with a barrier per CTA, and each rank's launch on its own
+/// GPU, all launched before any is waited for (the kernels meet at LSA barriers):
+///
+/// ```no_run
+/// use cudajit::nccl::device::{self as nccl, requirements_for, DevComm, MemoryOrder, Window};
+/// use cudajit::nccl::{Communicator, LoadedNccl};
+/// use cudajit::prelude::*;
+///
+/// /// Every rank adds 1 to each element of the next LSA peer's window.
+/// #[kernel]
+/// fn bump_next(comm: DevComm, window: Window, count: usize) {
+///     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
+///     let next = (nccl::lsa_rank(&comm) + 1) % nccl::lsa_size(&comm);
+///     let peer = unsafe { slice_at_mut::<f32>(nccl::lsa_address(window, 0, next), count) };
+///     let mut i = global_index();
+///     while i < count {
+///         peer[i] += 1.0;
+///         i += grid_stride();
+///     }
+///     // No rank goes on (and reads its window) before every peer's writes are done.
+///     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Release);
+/// }
+///
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let nccl = LoadedNccl::global()?;
+///     let comm = Communicator::init_all(&nccl, &[0, 1])?;
+///     let config = LaunchConfig::new(8, 256);
+///     let dev_comm = comm.create_dev_comm(&requirements_for(&config))?;
+///     let buffer = comm.alloc_symmetric::<f32>(1 << 20)?;
+///     let mut streams = Vec::new();
+///     for i in 0..comm.local_ranks().len() {
+///         buffer.copy_from_host(i, &vec![0.0; 1 << 20])?;
+///         let stream = comm.context(i).ok_or("no CUDA context")?.default_stream();
+///         let window = Window::for_rank(&buffer, i).ok_or("no window")?;
+///         bump_next::launch(&stream, config, DevComm::for_rank(&dev_comm, i)?, window, 1 << 20)?;
+///         streams.push(stream);
+///     }
+///     for stream in &streams {
+///         stream.synchronize()?;
+///     }
+///     let mut out = vec![0f32; 1 << 20];
+///     buffer.copy_to_host(0, &mut out)?;
+///     assert!(out.iter().all(|&x| x == 1.0));
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Window {

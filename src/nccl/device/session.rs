@@ -35,6 +35,45 @@ use crate::{device, extern_device, DeviceCopy};
 /// The CTA's LSA barrier session (`ncclLsaBarrierSession<ncclCoopCta>`): the 64 bytes,
 /// aligned to 16, the bridge and the 2.32 shim reserve for it. Start one with
 /// [`lsa_barrier_session`]; it ends at the end of its scope.
+///
+/// A session is never copied; NCCL's functions take it as `&mut`. One session per round
+/// of a loop, each ending (and storing its epoch) at the end of its iteration:
+///
+/// ```
+/// use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
+/// use cudajit::nccl::sim::SimWorld;
+/// use cudajit::prelude::*;
+///
+/// #[kernel]
+/// fn rounds(comm: DevComm, window: Window) {
+///     let me = nccl::lsa_rank(&comm);
+///     let next = (me + 1) % nccl::lsa_size(&comm);
+///     let mine = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), 4) };
+///     let theirs = unsafe { slice_at::<i32>(nccl::lsa_address(window, 0, next), 4) };
+///     for round in 0..2usize {
+///         let mut session = nccl::lsa_barrier_session(&comm, block_idx().x);
+///         if thread_idx().x == 0 {
+///             mine[round] = 10 * round as i32 + me;
+///         }
+///         nccl::lsa_session_arrive(&mut session, MemoryOrder::Release);
+///         nccl::lsa_session_wait(&mut session, MemoryOrder::Acquire);
+///         if thread_idx().x == 0 {
+///             mine[2 + round] = theirs[round];
+///         }
+///     }
+/// }
+///
+/// fn main() -> Result<(), cudajit::Error> {
+///     let world = SimWorld::new(2)?;
+///     let buffer = world.alloc_symmetric::<i32>(4)?;
+///     for rank in 0..2 {
+///         let (comm, window) = (world.dev_comm(rank), buffer.window(rank));
+///         rounds::launch(world.stream(rank), LaunchConfig::new(1, 32), comm, window)?;
+///     }
+///     assert_eq!(buffer.to_vec(0)?, [0, 10, 1, 11]);
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, DeviceCopy)]
 #[repr(C, align(16))]
 #[device_drop(lsa_session_end)]
@@ -74,6 +113,43 @@ extern "C" {
 /// Starts the CTA's LSA barrier session number `index` (`block_idx().x`): every thread of
 /// the CTA calls it, and the device communicator needs `lsa_barrier_count >= grid.x` (the
 /// launch checks it). The session ends at the end of the caller's scope.
+///
+/// Each rank stores into its window, the barrier orders the stores before the next rank's
+/// loads, and each rank reads what its LSA peer stored (on simulated ranks here):
+///
+/// ```
+/// use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
+/// use cudajit::nccl::sim::SimWorld;
+/// use cudajit::prelude::*;
+///
+/// #[kernel]
+/// fn exchange(comm: DevComm, window: Window) {
+///     let me = nccl::lsa_rank(&comm);
+///     let next = (me + 1) % nccl::lsa_size(&comm);
+///     let mine = unsafe { slice_at_mut::<i32>(nccl::local_address(window, 0), 2) };
+///     let theirs = unsafe { slice_at::<i32>(nccl::lsa_address(window, 0, next), 1) };
+///     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
+///     if thread_idx().x == 0 {
+///         mine[0] = 100 + me;
+///     }
+///     nccl::lsa_session_sync(&mut barrier, MemoryOrder::AcqRel);
+///     if thread_idx().x == 0 {
+///         mine[1] = theirs[0];
+///     }
+///     // The session ends here: its epoch is stored for the next kernel.
+/// }
+///
+/// fn main() -> Result<(), cudajit::Error> {
+///     let world = SimWorld::new(4)?;
+///     let buffer = world.alloc_symmetric::<i32>(2)?;
+///     for rank in 0..4 {
+///         let (comm, window) = (world.dev_comm(rank), buffer.window(rank));
+///         exchange::launch(world.stream(rank), LaunchConfig::new(1, 64), comm, window)?;
+///     }
+///     assert_eq!(buffer.to_vec(3)?, [103, 100]);
+///     Ok(())
+/// }
+/// ```
 #[device]
 pub fn lsa_barrier_session(comm: &DevComm, index: u32) -> LsaBarrierSession {
     let mut session = LsaBarrierSession {
