@@ -15,6 +15,8 @@
 mod kernels;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+use cudajit::core::ir::Literal;
+use cudajit::core::Scalar;
 use cudajit::{bf16, Arch, CudaSlice, LaunchConfig, Specialization};
 use cudarc::driver::sys::CUevent_flags;
 
@@ -45,6 +47,7 @@ fn random_bf16(seed: u64, count: usize) -> Vec<bf16> {
 }
 
 struct Shape {
+    dim: usize,
     batch: usize,
     heads: usize,
     kv_heads: usize,
@@ -54,7 +57,8 @@ struct Shape {
 
 impl Shape {
     fn flops(&self) -> f64 {
-        let full = 4.0 * (self.batch * self.heads) as f64 * (self.seq as f64).powi(2) * 128.0;
+        let full =
+            4.0 * (self.batch * self.heads) as f64 * (self.seq as f64).powi(2) * self.dim as f64;
         if self.causal {
             full / 2.0
         } else {
@@ -73,8 +77,8 @@ struct Inputs {
 }
 
 fn inputs(stream: &std::sync::Arc<cudajit::CudaStream>, shape: &Shape) -> Result<Inputs> {
-    let q_len = shape.batch * shape.heads * shape.seq * 128;
-    let kv_len = shape.batch * shape.kv_heads * shape.seq * 128;
+    let q_len = shape.batch * shape.heads * shape.seq * shape.dim;
+    let kv_len = shape.batch * shape.kv_heads * shape.seq * shape.dim;
     let hq = random_bf16(shape.seq as u64 * 3 + 1, q_len);
     let hk = random_bf16(shape.seq as u64 * 5 + 2, kv_len);
     let hv = random_bf16(shape.seq as u64 * 7 + 3, kv_len);
@@ -95,27 +99,31 @@ fn launch(
 ) -> Result<()> {
     let config = LaunchConfig::new(
         (
-            (shape.seq / kernels::BLOCK_Q) as u32,
+            shape.seq.div_ceil(kernels::BLOCK_Q) as u32,
             shape.heads as u32,
             shape.batch as u32,
         ),
         kernels::THREADS,
     )
-    .with_shared_mem(kernels::SHARED_BYTES);
-    kernels::attention_fwd_d128::launch(
-        stream,
-        config,
-        &x.q,
-        &x.k,
-        &x.v,
-        &mut x.o,
-        &mut x.lse,
+    .with_shared_mem(kernels::shared_bytes(shape.dim));
+    let args = (
         shape.seq as u32,
         shape.heads as u32,
         shape.kv_heads as u32,
-        1.0 / (128f32).sqrt(),
+        1.0 / (shape.dim as f32).sqrt(),
         shape.causal,
-    )?;
+    );
+    match shape.dim {
+        64 => kernels::attention_fwd::launch::<64>(
+            stream, config, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse, args.0, args.1, args.2, args.3,
+            args.4,
+        )?,
+        128 => kernels::attention_fwd::launch::<128>(
+            stream, config, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse, args.0, args.1, args.2, args.3,
+            args.4,
+        )?,
+        other => return Err(format!("head dimension {other}: the kernel takes 64 or 128").into()),
+    }
     Ok(())
 }
 
@@ -124,19 +132,20 @@ fn reference(shape: &Shape, x: &Inputs, b: usize, h: usize) -> (Vec<f64>, Vec<f6
     let (q, k, v) = &x.host;
     let s = shape.seq;
     let kvh = h / (shape.heads / shape.kv_heads);
-    let qo = (b * shape.heads + h) * s * 128;
-    let ko = (b * shape.kv_heads + kvh) * s * 128;
-    let scale = 1.0 / (128f64).sqrt();
-    let mut out = vec![0.0; s * 128];
+    let dim = shape.dim;
+    let qo = (b * shape.heads + h) * s * dim;
+    let ko = (b * shape.kv_heads + kvh) * s * dim;
+    let scale = 1.0 / (dim as f64).sqrt();
+    let mut out = vec![0.0; s * dim];
     let mut lse = vec![0.0; s];
     for i in 0..s {
         let keys = if shape.causal { i + 1 } else { s };
         let scores: Vec<f64> = (0..keys)
             .map(|j| {
-                (0..128)
+                (0..dim)
                     .map(|d| {
-                        f64::from(q[qo + i * 128 + d].to_f32())
-                            * f64::from(k[ko + j * 128 + d].to_f32())
+                        f64::from(q[qo + i * dim + d].to_f32())
+                            * f64::from(k[ko + j * dim + d].to_f32())
                     })
                     .sum::<f64>()
                     * scale
@@ -147,8 +156,8 @@ fn reference(shape: &Shape, x: &Inputs, b: usize, h: usize) -> (Vec<f64>, Vec<f6
         lse[i] = m + sum.ln();
         for (j, score) in scores.iter().enumerate() {
             let p = (score - m).exp() / sum;
-            for d in 0..128 {
-                out[i * 128 + d] += p * f64::from(v[ko + j * 128 + d].to_f32());
+            for d in 0..dim {
+                out[i * dim + d] += p * f64::from(v[ko + j * dim + d].to_f32());
             }
         }
     }
@@ -168,7 +177,7 @@ fn check(stream: &std::sync::Arc<cudajit::CudaStream>, shape: &Shape) -> Result<
             let (want_o, want_lse) = reference(shape, &x, b, h);
             let first = (b * shape.heads + h) * shape.seq;
             for (i, w) in want_o.iter().enumerate() {
-                worst_o = worst_o.max((f64::from(o[first * 128 + i].to_f32()) - w).abs());
+                worst_o = worst_o.max((f64::from(o[first * shape.dim + i].to_f32()) - w).abs());
             }
             for (i, w) in want_lse.iter().enumerate() {
                 worst_lse = worst_lse.max((f64::from(lse[first + i]) - w).abs());
@@ -177,8 +186,8 @@ fn check(stream: &std::sync::Arc<cudajit::CudaStream>, shape: &Shape) -> Result<
     }
     let ok = worst_o <= 2e-2 && worst_lse <= 1e-3;
     println!(
-        "check b={} h={} kv_h={} s={} causal={}: max |o - ref| {worst_o:.2e}, max |lse - ref| {worst_lse:.2e}: {}",
-        shape.batch, shape.heads, shape.kv_heads, shape.seq, shape.causal,
+        "check d={} b={} h={} kv_h={} s={} causal={}: max |o - ref| {worst_o:.2e}, max |lse - ref| {worst_lse:.2e}: {}",
+        shape.dim, shape.batch, shape.heads, shape.kv_heads, shape.seq, shape.causal,
         if ok { "correct" } else { "WRONG" }
     );
     Ok(ok)
@@ -202,36 +211,58 @@ fn time(stream: &std::sync::Arc<cudajit::CudaStream>, shape: &Shape) -> Result<f
 
 fn run() -> Result<bool> {
     if std::env::args().any(|a| a == "--cpu-check") {
-        let ptx = linked_ptx(
-            kernels::attention_fwd_d128::KERNEL.captured(),
-            &Specialization::default(),
-            Arch::SM_90,
-            &CompileOptions::default(),
-        )?;
-        let count = |needle: &str| ptx.matches(needle).count();
-        println!(
-            "attention_fwd_d128 for sm_90: {} mma.sync, {} ldmatrix, {} cp.async, {} ex2.approx, {} .local",
-            count("mma.sync.aligned.m16n8k16"),
-            count("ldmatrix.sync.aligned"),
-            count("cp.async.cg.shared.global"),
-            count("ex2.approx"),
-            count(".local")
-        );
-        return Ok(count(".local") == 0);
+        let mut ok = true;
+        for dim in [64u64, 128] {
+            let spec = Specialization {
+                types: vec![],
+                consts: vec![(
+                    "D".to_owned(),
+                    Literal::Int {
+                        bits: dim,
+                        ty: Scalar::Usize,
+                    },
+                )],
+            };
+            let ptx = linked_ptx(
+                kernels::attention_fwd::KERNEL.captured(),
+                &spec,
+                Arch::SM_90,
+                &CompileOptions::default(),
+            )?;
+            let count = |needle: &str| ptx.matches(needle).count();
+            println!(
+                "attention_fwd<{dim}> for sm_90: {} mma.sync, {} ldmatrix, {} cp.async, {} ex2.approx, {} .local",
+                count("mma.sync.aligned.m16n8k16"),
+                count("ldmatrix.sync.aligned"),
+                count("cp.async.cg.shared.global"),
+                count("ex2.approx"),
+                count(".local")
+            );
+            ok &= count(".local") == 0;
+        }
+        return Ok(ok);
     }
     let context = cudajit::default_context()?;
     let stream = context.default_stream();
     println!("GPU: {}", context.name()?);
     let mut all = true;
-    for (batch, heads, kv_heads, seq, causal) in [
-        (1, 2, 2, 128, false),
-        (1, 2, 2, 192, true),
-        (2, 4, 1, 256, false),
-        (1, 4, 2, 320, true),
+    // Both head dimensions, GQA (1 and 2 KV heads), causal and not, sequence lengths that
+    // are and are not multiples of the 64-row tiles.
+    for (dim, batch, heads, kv_heads, seq, causal) in [
+        (128, 1, 2, 2, 128, false),
+        (128, 1, 2, 2, 192, true),
+        (128, 2, 4, 1, 256, false),
+        (128, 1, 4, 2, 320, true),
+        (128, 1, 2, 1, 100, false),
+        (128, 1, 2, 2, 257, true),
+        (64, 1, 2, 2, 128, false),
+        (64, 2, 4, 2, 200, true),
+        (64, 1, 4, 1, 77, false),
     ] {
         all &= check(
             &stream,
             &Shape {
+                dim,
                 batch,
                 heads,
                 kv_heads,
@@ -240,21 +271,26 @@ fn run() -> Result<bool> {
             },
         )?;
     }
-    println!("\n| batch × heads | seq | causal | cudajit ms | cudajit TFLOP/s |\n| --- | ---: | --- | ---: | ---: |");
-    for causal in [false, true] {
-        for seq in [512, 1024, 2048, 4096, 8192, 16384] {
-            let shape = Shape {
-                batch: 16,
-                heads: 16,
-                kv_heads: 16,
-                seq,
-                causal,
-            };
-            let ms = time(&stream, &shape)?;
-            println!(
-                "| 16 × 16 | {seq} | {causal} | {ms:.3} | {:.1} |",
-                shape.flops() / ms / 1e9
-            );
+    println!(
+        "\n| head dim | batch × heads | seq | causal | cudajit ms | cudajit TFLOP/s |\n| ---: | --- | ---: | --- | ---: | ---: |"
+    );
+    for (dim, batch, heads) in [(128, 16, 16), (64, 32, 32)] {
+        for causal in [false, true] {
+            for seq in [512, 1024, 2048, 4096, 8192, 16384] {
+                let shape = Shape {
+                    dim,
+                    batch,
+                    heads,
+                    kv_heads: heads,
+                    seq,
+                    causal,
+                };
+                let ms = time(&stream, &shape)?;
+                println!(
+                    "| {dim} | {batch} × {heads} | {seq} | {causal} | {ms:.3} | {:.1} |",
+                    shape.flops() / ms / 1e9
+                );
+            }
         }
     }
     Ok(all)
