@@ -1,0 +1,175 @@
+//! The command line: sizes, operand layout, output type, the nvcc twin's cubin.
+
+use std::path::PathBuf;
+
+use super::kernels::{TILE_K, TILE_M, TILE_N};
+use super::Result;
+
+const USAGE: &str = "\
+gemm: the cudajit mma.sync GEMM against cuBLAS and its CUDA C++ twin
+
+usage: gemm [options]
+  --sizes S,MxNxK,..  the problems (default: squares 1024..16384 and the LLM shapes)
+  --layout tn|nn      B column by column (tn, default) or row by row (nn); A is row-major
+  --output f32|bf16   C's element type (default f32)
+  --cuda-cubin PATH   the nvcc build of benches/cuda/gemm_mma.cu (also env
+                      CUDAJIT_GEMM_CUBIN): timed and checked beside cudajit and cuBLAS
+  --runs N            timed runs per contender (default 20)
+  --markdown FILE     also write the result table (markdown) to FILE
+  --cpu-check         no GPU: compile every cudajit GEMM for sm_90 and show its PTX's
+                      shape; compile gemm_mma.cu with nvcc when nvcc is found
+  --help              this text";
+
+/// How B is stored (A is always row-major, M×K).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// B column by column, `b[n * K + k]`: both `mma` operands k-contiguous.
+    Tn,
+    /// B row by row, `b[k * N + n]`: loaded through `ldmatrix.trans`.
+    Nn,
+}
+
+impl Layout {
+    pub const ALL: [Layout; 2] = [Layout::Tn, Layout::Nn];
+
+    /// `tn` / `nn`, as in the kernel names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Tn => "tn",
+            Layout::Nn => "nn",
+        }
+    }
+
+    pub fn b_row_major(self) -> bool {
+        self == Layout::Nn
+    }
+}
+
+/// C's element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    F32,
+    Bf16,
+}
+
+impl Output {
+    pub const ALL: [Output; 2] = [Output::F32, Output::Bf16];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Output::F32 => "f32",
+            Output::Bf16 => "bf16",
+        }
+    }
+
+    /// The suffix of the kernel names (`gemm_bf16_tn_to_bf16`).
+    pub fn kernel_suffix(self) -> &'static str {
+        match self {
+            Output::F32 => "",
+            Output::Bf16 => "_to_bf16",
+        }
+    }
+}
+
+pub struct Options {
+    pub sizes: Vec<(usize, usize, usize)>,
+    pub layout: Layout,
+    pub output: Output,
+    pub cubin: Option<PathBuf>,
+    pub runs: usize,
+    pub markdown: Option<String>,
+    pub cpu_check: bool,
+}
+
+/// Squares 1024..16384 and the LLM shapes M ∈ {512, 4096, 16384} × (N, K).
+fn default_sizes() -> Vec<(usize, usize, usize)> {
+    let mut sizes: Vec<_> = [1024, 2048, 4096, 8192, 16384]
+        .iter()
+        .map(|&s| (s, s, s))
+        .collect();
+    for m in [512, 4096, 16384] {
+        for (n, k) in [(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192)] {
+            sizes.push((m, n, k));
+        }
+    }
+    sizes
+}
+
+fn sizes(list: &str) -> Result<Vec<(usize, usize, usize)>> {
+    list.split(',')
+        .map(|s| {
+            let dims: Vec<usize> = s
+                .split('x')
+                .map(str::parse)
+                .collect::<std::result::Result<_, _>>()?;
+            Ok(match dims[..] {
+                [s] => (s, s, s),
+                [m, n, k] => (m, n, k),
+                _ => return Err(format!("`{s}`: a size is S or MxNxK").into()),
+            })
+        })
+        .collect()
+}
+
+pub fn options() -> Result<Options> {
+    let mut options = Options {
+        sizes: default_sizes(),
+        layout: Layout::Tn,
+        output: Output::F32,
+        cubin: std::env::var_os("CUDAJIT_GEMM_CUBIN")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        runs: 20,
+        markdown: None,
+        cpu_check: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--sizes" => {
+                options.sizes = sizes(
+                    &args
+                        .next()
+                        .ok_or("--sizes needs a list: 4096,8192 or 512x4096x4096")?,
+                )?
+            }
+            "--layout" => {
+                options.layout = match args.next().as_deref() {
+                    Some("tn") => Layout::Tn,
+                    Some("nn") => Layout::Nn,
+                    _ => return Err("--layout takes tn or nn".into()),
+                }
+            }
+            "--output" => {
+                options.output = match args.next().as_deref() {
+                    Some("f32") => Output::F32,
+                    Some("bf16") => Output::Bf16,
+                    _ => return Err("--output takes f32 or bf16".into()),
+                }
+            }
+            "--cuda-cubin" => {
+                options.cubin = Some(args.next().ok_or("--cuda-cubin needs a file")?.into())
+            }
+            "--runs" => options.runs = args.next().ok_or("--runs needs a number")?.parse()?,
+            "--markdown" => options.markdown = Some(args.next().ok_or("--markdown needs a file")?),
+            "--cpu-check" => options.cpu_check = true,
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument `{other}` (see --help)").into()),
+        }
+    }
+    if options.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    for &(m, n, k) in &options.sizes {
+        if m % TILE_M != 0 || n % TILE_N != 0 || k % TILE_K != 0 || m * n * k == 0 {
+            return Err(format!(
+                "{m}x{n}x{k}: M must be a multiple of {TILE_M}, N of {TILE_N}, K of {TILE_K}"
+            )
+            .into());
+        }
+    }
+    Ok(options)
+}

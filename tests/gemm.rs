@@ -1,0 +1,116 @@
+//! The tensor-core GEMM of `examples/gemm/` and its CUDA C++ twin
+//! (`benches/cuda/gemm_mma.cu`) as tests. On the CPU: every layout and output type compiles
+//! for sm_90 to the intended instructions with nothing in local memory, and the twin
+//! compiles with nvcc (skipped without the toolchain, unless CUDAJIT_REQUIRE_TOOLCHAIN=1).
+//! On a GPU: both sides match cuBLAS, and cuBLAS the host, at small sizes that cover one
+//! k-tile, a partial band of blocks and several bands (skipped without a GPU).
+
+#[allow(dead_code)]
+#[path = "../examples/gemm/main.rs"]
+mod gemm;
+
+mod common;
+
+use cudajit::bf16;
+use gemm::measure::{Bench, Element, Problem};
+use gemm::options::{Layout, Output};
+
+/// Where test `test` builds the twin: in the target directory, apart from other tests
+/// and other runs.
+fn twin_dir(test: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("gemm-twin-{test}-{}", std::process::id()))
+}
+
+#[test]
+fn every_gemm_compiles_to_mma_ldmatrix_and_cp_async_in_registers() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    for layout in Layout::ALL {
+        for output in Output::ALL {
+            let ptx = gemm::cpu_check::ptx(layout, output).expect("compiling the GEMM");
+            if let Err(error) = gemm::cpu_check::ptx_shape(&ptx, layout, output) {
+                panic!("{} {}: {error}", layout.name(), output.name());
+            }
+            // C's stores: two f32 in one 8-byte store, or two bf16 in one 32-bit word.
+            let store = match output {
+                Output::F32 => "st.global.v2.f32",
+                Output::Bf16 => "st.global.u32",
+            };
+            assert_eq!(
+                ptx.matches(store).count(),
+                64,
+                "{} {}: {store}",
+                layout.name(),
+                output.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_cuda_twin_compiles_with_nvcc() {
+    let dir = twin_dir("cpu");
+    match gemm::twin::build(&dir) {
+        Ok(path) => assert!(path.is_file()),
+        Err(gemm::twin::BuildError::NoNvcc(why))
+            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
+        {
+            eprintln!("skipped: {why}");
+        }
+        Err(error) => panic!("the twin does not build: {error}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// (M, N, K): one block and one k-tile (the prologue's second load skipped); a 3 × 3 grid
+/// of blocks (a partial band) over 3 k-tiles; 9 block rows (a full band of 8, then 1).
+const GPU_SIZES: [(usize, usize, usize); 3] = [(128, 128, 64), (384, 384, 192), (1152, 256, 128)];
+
+fn check_all<C: Element>(bench: &Bench, output: Output) {
+    for (m, n, k) in GPU_SIZES {
+        let mut problem = Problem::<C>::new(&bench.stream, m, n, k).expect("operands");
+        let (cudajit, nvcc) = bench.check(&mut problem).expect("running the GEMMs");
+        let what = format!("{m}x{n}x{k} {} C {}", bench.layout.name(), output.name());
+        assert!(cudajit.correct, "cudajit {what}: {cudajit:?}");
+        if let Some(nvcc) = nvcc {
+            assert!(nvcc.correct, "nvcc twin {what}: {nvcc:?}");
+        }
+        // The results are not trivially equal to zero.
+        assert!(cudajit.max_value > 1.0, "{what}: {cudajit:?}");
+    }
+}
+
+#[test]
+fn gemms_match_cublas_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let dir = twin_dir("gpu");
+    let cubin = match gemm::twin::build(&dir) {
+        Ok(path) => Some(path),
+        Err(gemm::twin::BuildError::NoNvcc(why))
+            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
+        {
+            eprintln!("the nvcc twin is not checked: {why}");
+            None
+        }
+        Err(error) => panic!("the twin does not build: {error}"),
+    };
+    let stream = context.default_stream();
+    for layout in Layout::ALL {
+        for output in Output::ALL {
+            let twin = cubin.as_ref().map(|path| {
+                gemm::twin::Twin::load(&context, stream.clone(), path, layout, output)
+                    .expect("loading the twin")
+            });
+            let bench = Bench::new(stream.clone(), twin, layout, 1).expect("cuBLAS");
+            match output {
+                Output::F32 => check_all::<f32>(&bench, output),
+                Output::Bf16 => check_all::<bf16>(&bench, output),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
