@@ -291,7 +291,9 @@ impl<'e> Parser<'e> {
         let span = span_at(expr);
         match expr {
             syn::Expr::Assign(assign) => {
-                if let syn::Expr::Array(array) = &*assign.right {
+                if let (syn::Expr::Array(array), false) =
+                    (&*assign.right, matches!(&*assign.left, syn::Expr::Array(_)))
+                {
                     return self.array_assign(&assign.left, array);
                 }
                 if let Some(tuple) = self.tuple_assign(&assign.left, &assign.right, span) {
