@@ -6,6 +6,7 @@
 mod common;
 
 use common::cases::{self, Values};
+use common::iteration::*;
 use common::language::*;
 use cudajit::codegen::compile::{cache_key, linked_ptx, CompileOptions};
 use cudajit::core::lower::Specialization;
@@ -112,6 +113,65 @@ fn constant_kernels_keep_no_local_memory() {
     for captured in [
         transpose_const_tile::KERNEL.captured(),
         named_constants::KERNEL.captured(),
+    ] {
+        let ptx = linked_ptx(
+            captured,
+            &Specialization::default(),
+            Arch::SM_90,
+            &CompileOptions::default(),
+        )
+        .expect("linking to PTX");
+        assert!(
+            !ptx.contains(".local"),
+            "{}: local memory:\n{ptx}",
+            captured.name
+        );
+        assert!(!ptx.contains("call."), "{}: a call:\n{ptx}", captured.name);
+    }
+}
+
+#[test]
+fn array_literals_patterns_and_loops_over_arrays() {
+    let outputs = cases::array_forms_case(&sim()).unwrap();
+    let x = cases::iteration_inputs(cases::ARRAY_FORMS_LEN, 5);
+    let (filtered, totals, ends) = array_forms_ref(&x);
+    assert_eq!(outputs[0].values, Values::F32(filtered));
+    assert_eq!(outputs[1].values, Values::F32(totals));
+    assert_eq!(outputs[2].values, Values::I32(ends));
+}
+
+#[test]
+fn iterator_loops_visit_what_rusts_iterators_visit() {
+    let outputs = cases::iterator_loops_case(&sim()).unwrap();
+    let (na, nb, nout) = cases::ITERATOR_LENGTHS;
+    let a = cases::iteration_inputs(na, 11);
+    let b = cases::iteration_inputs(nb, 12);
+    let (out, hashes) = iterator_loops_ref(&a, &b, nout);
+    assert_eq!(outputs[0].values, Values::F32(out));
+    assert_eq!(outputs[1].values, Values::U32(hashes));
+}
+
+#[test]
+fn get_with_if_let_while_let_let_else_and_loop_values() {
+    let outputs = cases::option_forms_case(&sim()).unwrap();
+    let (nx, ny) = cases::OPTION_LENGTHS;
+    let x = cases::iteration_inputs(nx, 21);
+    let (y, runs, found) = option_forms_ref(&x, ny);
+    assert_eq!(outputs[0].values, Values::F32(y));
+    assert_eq!(outputs[1].values, Values::U32(runs));
+    assert_eq!(outputs[2].values, Values::U32(found));
+}
+
+/// What CUDA C++ would compile these to: registers, no local memory, no calls.
+#[test]
+fn array_and_iterator_kernels_keep_no_local_memory() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    for captured in [
+        array_forms::KERNEL.captured(),
+        iterator_loops::KERNEL.captured(),
+        option_forms::KERNEL.captured(),
     ] {
         let ptx = linked_ptx(
             captured,

@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -268,13 +268,18 @@ pub enum Else {
     Block(Block),
 }
 
-/// The iterator of a `for` loop: `start..end`, `start..=end`, optionally `.step_by(step)`.
+/// The iterator of a `for` loop: `start..end`, `start..=end`, optionally `.rev()` and
+/// `.step_by(step)`. Loops over slices and arrays (`x.iter().enumerate()`, `zip`) are
+/// loops over an index range that the macro writes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RangeExpr {
     pub start: Expr,
     pub end: Expr,
     pub inclusive: bool,
     pub step: Option<Expr>,
+    /// `.rev()`: from the last element down to `start`; a `step` then counts from the last.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reverse: bool,
     pub span: Span,
 }
 

@@ -6,6 +6,7 @@
 use cudajit::prelude::*;
 use cudajit::{BufferElement, Error, Stream};
 
+use super::iteration::*;
 use super::kernels::*;
 use super::language::*;
 
@@ -104,6 +105,18 @@ pub fn all() -> Vec<Case> {
         Case {
             name: "returned_values",
             run: returned_values_case,
+        },
+        Case {
+            name: "array_forms",
+            run: array_forms_case,
+        },
+        Case {
+            name: "iterator_loops",
+            run: iterator_loops_case,
+        },
+        Case {
+            name: "option_forms",
+            run: option_forms_case,
         },
         Case {
             name: "saxpy",
@@ -1089,5 +1102,97 @@ pub fn named_constants_case(stream: &Stream) -> Result<Outputs, Error> {
         exact("wide", Values::F64(stream.clone_dtoh(&wide)?)),
         exact("shifted", Values::I32(stream.clone_dtoh(&shifted)?)),
         exact("flags", Values::U32(stream.clone_dtoh(&flags)?)),
+    ])
+}
+
+/// The input of the iteration cases: small values, some negative, in an irregular order.
+pub fn iteration_inputs(n: usize, seed: u64) -> Vec<f32> {
+    pseudo_random(seed, n)
+        .iter()
+        .map(|&r| ((r % 41) as f32 - 12.0) * 0.5)
+        .collect()
+}
+
+pub const ARRAY_FORMS_LEN: usize = 300;
+
+pub fn array_forms_case(stream: &Stream) -> Result<Outputs, Error> {
+    let x = iteration_inputs(ARRAY_FORMS_LEN, 5);
+    let n = x.len();
+    let dx = up(stream, &x)?;
+    let mut filtered = stream.alloc_zeros::<f32>(n)?;
+    let mut totals = stream.alloc_zeros::<f32>(n)?;
+    let mut ends = stream.alloc_zeros::<i32>(n)?;
+    array_forms::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &mut filtered,
+        &mut totals,
+        &mut ends,
+    )?;
+    Ok(vec![
+        out(
+            "filtered",
+            Values::F32(stream.clone_dtoh(&filtered)?),
+            Tolerance::Ulp(4),
+        ),
+        out(
+            "totals",
+            Values::F32(stream.clone_dtoh(&totals)?),
+            Tolerance::Ulp(4),
+        ),
+        exact("ends", Values::I32(stream.clone_dtoh(&ends)?)),
+    ])
+}
+
+/// `a` and `b` of different lengths (the zip stops at the shorter), `out` longer still.
+pub const ITERATOR_LENGTHS: (usize, usize, usize) = (37, 29, 45);
+
+pub fn iterator_loops_case(stream: &Stream) -> Result<Outputs, Error> {
+    let (na, nb, nout) = ITERATOR_LENGTHS;
+    let (a, b) = (iteration_inputs(na, 11), iteration_inputs(nb, 12));
+    let (da, db) = (up(stream, &a)?, up(stream, &b)?);
+    let mut dout = stream.alloc_zeros::<f32>(nout)?;
+    let mut hashes = stream.alloc_zeros::<u32>(6)?;
+    iterator_loops::launch(
+        stream,
+        LaunchConfig::for_elements(64),
+        &da,
+        &db,
+        &mut dout,
+        &mut hashes,
+    )?;
+    Ok(vec![
+        out(
+            "out",
+            Values::F32(stream.clone_dtoh(&dout)?),
+            Tolerance::Ulp(1),
+        ),
+        exact("hashes", Values::U32(stream.clone_dtoh(&hashes)?)),
+    ])
+}
+
+/// `x` of 200 elements, `y` shorter, 256 threads: both `None` paths run.
+pub const OPTION_LENGTHS: (usize, usize) = (200, 187);
+
+pub fn option_forms_case(stream: &Stream) -> Result<Outputs, Error> {
+    let (nx, ny) = OPTION_LENGTHS;
+    let x = iteration_inputs(nx, 21);
+    let dx = up(stream, &x)?;
+    let mut dy = stream.alloc_zeros::<f32>(ny)?;
+    let mut runs = stream.alloc_zeros::<u32>(nx)?;
+    let mut found = stream.alloc_zeros::<u32>(nx)?;
+    option_forms::launch(
+        stream,
+        LaunchConfig::for_elements(256),
+        &dx,
+        &mut dy,
+        &mut runs,
+        &mut found,
+    )?;
+    Ok(vec![
+        exact("y", Values::F32(stream.clone_dtoh(&dy)?)),
+        exact("runs", Values::U32(stream.clone_dtoh(&runs)?)),
+        exact("found", Values::U32(stream.clone_dtoh(&found)?)),
     ])
 }

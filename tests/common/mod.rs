@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod iteration;
 pub mod kernels;
 pub mod language;
 pub mod methods;

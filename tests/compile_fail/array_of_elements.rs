@@ -3,9 +3,9 @@ use cudajit::prelude::*;
 #[kernel]
 fn pair(x: &[f32], y: &mut [f32]) {
     let i = global_index();
-    let first = [x[0], x[1]];
+    let grid = [[x[0], x[1]], [x[2], x[3]]];
     if i < y.len() {
-        y[i] = first[i % 2];
+        y[i] = grid[i % 2][0];
     }
 }
 

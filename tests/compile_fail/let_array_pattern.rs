@@ -4,7 +4,8 @@ use cudajit::prelude::*;
 fn pair(x: &[f32], y: &mut [f32]) {
     let i = global_index();
     let arr = [x[0]; 2];
-    let [a, b] = arr;
+    let [a, rest @ ..] = arr;
+    let b = rest[0];
     if i < y.len() {
         y[i] = a + b;
     }

@@ -5,8 +5,9 @@ fn accumulate(x: &[f32], y: &mut [f32]) {
     let i = global_index();
     let mut acc: [f32; 4] = [0.0; 4];
     acc[0] = x[i];
+    let copy: [f32; 4] = acc;
     if i < y.len() {
-        y[i] = acc[0];
+        y[i] = copy[0];
     }
 }
 

@@ -60,7 +60,10 @@ impl Lowerer<'_, '_> {
     /// ```
     ///
     /// The distance `end - counter` is computed unsigned, so signed ranges of any extent
-    /// work. A zero step runs no iteration (Rust would panic).
+    /// work. A zero step runs no iteration (Rust would panic). `.rev()` starts the counter
+    /// at the last element (`end - 1`, or `end` inclusive), exits when `counter - start <
+    /// step` and steps down: the same loop mirrored, as `for (i = n - 1; ; i -= s)` with
+    /// the exit test before the decrement, so an unsigned counter never wraps below 0.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn for_loop(
         &mut self,
@@ -81,6 +84,14 @@ impl Lowerer<'_, '_> {
         let counter = self.temporary(&format!("{var}.counter"), start, ty, rspan, out);
         let end = self.expr(&range.end, out)?;
         let end = self.temporary(&format!("{var}.end"), end, ty, rspan, out);
+        // `.rev()` counts down from the last element to the first, kept in `start`.
+        let start = match range.reverse {
+            true => {
+                let first = self.load_local(counter, rspan);
+                Some(self.temporary(&format!("{var}.start"), first, ty, rspan, out))
+            }
+            false => None,
+        };
         let step = match &range.step {
             Some(step) => {
                 let value = self.expr(step, out)?;
@@ -112,6 +123,23 @@ impl Lowerer<'_, '_> {
             );
         }
 
+        // The entry test passed, so `end - 1` of an exclusive range cannot wrap.
+        let mut entry = Block::new();
+        if range.reverse {
+            let mut last = self.load_local(end, rspan);
+            if !range.inclusive {
+                let one = self.int(1, ty, rspan);
+                last = self.binary(BinaryOp::Sub, last, one, rspan);
+            }
+            entry.push(
+                Statement::LocalStore {
+                    local: counter,
+                    value: last,
+                },
+                rspan,
+            );
+        }
+
         // Body: bind the user's variable to the counter, so assigning to a `mut` loop
         // variable does not change the iteration (as in Rust).
         let id = self.enter_loop(label);
@@ -136,11 +164,15 @@ impl Lowerer<'_, '_> {
         // Continuing: exit before the counter would pass the end, then step.
         let mut continuing = Block::new();
         let unsigned = ty.to_unsigned();
-        let end_value = self.load_local(end, rspan);
-        let end_u = self.cast(end_value, unsigned, rspan);
-        let counter_value = self.load_local(counter, rspan);
-        let counter_u = self.cast(counter_value, unsigned, rspan);
-        let distance = self.binary(BinaryOp::Sub, end_u, counter_u, rspan);
+        let (high, low) = match start {
+            Some(start) => (counter, start),
+            None => (end, counter),
+        };
+        let high_value = self.load_local(high, rspan);
+        let high_u = self.cast(high_value, unsigned, rspan);
+        let low_value = self.load_local(low, rspan);
+        let low_u = self.cast(low_value, unsigned, rspan);
+        let distance = self.binary(BinaryOp::Sub, high_u, low_u, rspan);
         let (distance, step_value) = match step {
             Some(step) => {
                 let wide = self.cast(distance, Scalar::Usize, rspan);
@@ -148,7 +180,8 @@ impl Lowerer<'_, '_> {
             }
             None => (distance, self.int(1, unsigned, rspan)),
         };
-        let exit_op = if range.inclusive {
+        // Down to `start` inclusive either way: the last value is `start` itself.
+        let exit_op = if range.inclusive || range.reverse {
             BinaryOp::Lt
         } else {
             BinaryOp::Le
@@ -172,7 +205,12 @@ impl Lowerer<'_, '_> {
             }
             None => self.int(1, ty, rspan),
         };
-        let next = self.binary(BinaryOp::Add, counter_value, increment, rspan);
+        let direction = if range.reverse {
+            BinaryOp::Sub
+        } else {
+            BinaryOp::Add
+        };
+        let next = self.binary(direction, counter_value, increment, rspan);
         continuing.push(
             Statement::LocalStore {
                 local: counter,
@@ -181,7 +219,7 @@ impl Lowerer<'_, '_> {
             rspan,
         );
 
-        let mut guarded = Block::new();
+        let mut guarded = entry;
         guarded.push(
             Statement::Loop {
                 id,

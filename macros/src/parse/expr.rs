@@ -32,6 +32,9 @@ impl Parser<'_> {
             syn::Expr::Path(path) => match path.path.get_ident() {
                 Some(ident) if path.qself.is_none() => {
                     let name = ident.to_string();
+                    if let Some(place) = self.alias(&name) {
+                        return Some(Expr { span, ..place });
+                    }
                     // The warp constants of the prelude.
                     let constant = match name.as_str() {
                         "FULL_WARP" => Some(0xffff_ffff),
@@ -88,9 +91,12 @@ impl Parser<'_> {
                     syn::UnOp::Neg(_) => UnaryOp::Neg,
                     syn::UnOp::Not(_) => UnaryOp::Not,
                     _ => {
+                        if let Some(place) = self.dereferenced(&unary.expr) {
+                            return Some(Expr { span, ..place });
+                        }
                         self.errors.at(
                             unary.op,
-                            "dereferencing is not supported in kernels: index slices instead",
+                            "dereferencing is not supported in kernels except of the references a `for` loop or `x.get(i)` binds (`for y in x.iter_mut() { *y = 0.0; }`): index slices instead",
                         );
                         return None;
                     }
@@ -146,6 +152,7 @@ impl Parser<'_> {
             syn::Expr::Struct(literal) => return self.struct_literal(literal),
             syn::Expr::If(expr_if) => return self.if_value(expr_if),
             syn::Expr::Match(expr_match) => return self.match_value(expr_match),
+            syn::Expr::Loop(expr_loop) => return self.loop_value(expr_loop),
             // `unsafe { slice_at::<T>(address, len) }`: the block is Rust's, for the host
             // type-check; the kernel language has no unsafe operations to mark.
             syn::Expr::Unsafe(block) => match block.block.stmts.as_slice() {
@@ -190,6 +197,18 @@ impl Parser<'_> {
             }
         };
         Some(Expr { kind, span })
+    }
+
+    /// The place `*name` reads or writes, when `name` is a reference bound by a `for` loop
+    /// or `if let Some(name) = x.get(i)`.
+    pub(super) fn dereferenced(&self, expr: &syn::Expr) -> Option<Expr> {
+        match expr {
+            syn::Expr::Paren(paren) => self.dereferenced(&paren.expr),
+            syn::Expr::Path(path) if path.qself.is_none() => {
+                self.alias(&path.path.get_ident()?.to_string())
+            }
+            _ => None,
+        }
     }
 
     fn literal(&mut self, lit: &syn::Lit) -> Option<Literal> {
@@ -829,10 +848,8 @@ impl Parser<'_> {
 
     fn if_value(&mut self, expr_if: &syn::ExprIf) -> Option<Expr> {
         let span = span_at(expr_if);
-        if let syn::Expr::Let(let_expr) = &*expr_if.cond {
-            self.errors
-                .at(let_expr, "`if let` is not supported in kernels");
-            return None;
+        if let syn::Expr::Let(_) = &*expr_if.cond {
+            return self.if_let_value(expr_if);
         }
         let Some((_, else_expr)) = &expr_if.else_branch else {
             self.errors
@@ -985,7 +1002,7 @@ fn not_a_device_function(path: &syn::Path) -> Option<String> {
 fn unsupported(expr: &syn::Expr) -> String {
     match expr {
         syn::Expr::Array(_) => {
-            return "array literals `[a, b]` are not supported in kernels yet: create the array from one value and assign its elements, `let mut a = [0.0f32; 2]; a[0] = x; a[1] = y;`".to_string();
+            return "an array literal `[a, b]` creates a local array as the value of a `let` or of an assignment to one (`let w = [0.25f32, 0.5, 0.25];`, `w = [a, b, c];`): bind it first, then index it or pass its elements".to_string();
         }
         syn::Expr::Repeat(_) => {
             return "`[value; N]` creates a local array only as the value of a `let`: `let mut a = [0.0f32; N];`".to_string();

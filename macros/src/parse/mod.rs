@@ -9,11 +9,15 @@
 //! types deriving `DeviceCopy`.
 
 mod args;
+mod arrays;
 mod device_copy;
 mod expr;
 mod extern_block;
 mod format;
+mod iterate;
+mod loop_value;
 mod matching;
+mod option;
 mod parser;
 mod signature;
 mod stmt;

@@ -3,7 +3,7 @@
 //! expand into several. How statements and expressions are parsed is in `stmt.rs`,
 //! `expr.rs` and the modules beside them, each adding methods to [`Parser`].
 
-use cudajit_core::ast::Stmt;
+use cudajit_core::ast::{Expr, Stmt};
 
 use super::signature::{FnKind, GenericNames};
 use crate::errors::Errors;
@@ -41,6 +41,15 @@ pub(crate) struct Parser<'e> {
     /// The body's `const` and `static` items, which the generated code repeats where it
     /// evaluates the constants.
     const_items: Vec<syn::Item>,
+    /// What names bound to a place stand for (`y` of `for y in x.iter_mut()` is `x[$i]`),
+    /// indexed by the `name.@k` entries of `scopes`, so shadowing works as for locals.
+    aliases: Vec<Expr>,
+    /// The enclosing loops, innermost last: their labels and, for a `loop` used as a
+    /// value, the hidden local its `break value`s write.
+    pub(super) loops: Vec<(Option<String>, Option<String>)>,
+    /// The roots of the places assigned so far (`arr` of `arr[k] = v`), in order, so a
+    /// loop over a copy of an array can tell that its body writes the array.
+    pub(super) written: Vec<String>,
 }
 
 /// What a function body uses from outside itself, for the generated code.
@@ -77,6 +86,9 @@ impl<'e> Parser<'e> {
             temps: 0,
             constants: Vec::new(),
             const_items: Vec::new(),
+            aliases: Vec::new(),
+            loops: Vec::new(),
+            written: Vec::new(),
         }
     }
 
@@ -216,8 +228,39 @@ impl<'e> Parser<'e> {
 
     /// A fresh name for compiler temporaries: `$` cannot start a Rust name.
     pub(super) fn fresh_temp(&mut self) -> String {
+        self.fresh_name("tuple")
+    }
+
+    /// A fresh name for a hidden local of the kind `what` (`$index3`).
+    pub(super) fn fresh_name(&mut self, what: &str) -> String {
         self.temps += 1;
-        format!("$tuple{}", self.temps)
+        format!("${what}{}", self.temps)
+    }
+
+    /// Declares `name` in the innermost scope as standing for `place` (a reference the
+    /// body reads and writes through: `*y = v` assigns `place`).
+    pub(super) fn bind_alias(&mut self, name: &str, place: Expr) {
+        self.bind(&format!("{name}.@{}", self.aliases.len()));
+        self.aliases.push(place);
+    }
+
+    /// The place `name` stands for when its innermost binding is an alias.
+    pub(super) fn alias(&self, name: &str) -> Option<Expr> {
+        let marker = format!("{name}.@");
+        for binding in self
+            .scopes
+            .iter()
+            .rev()
+            .flat_map(|scope| scope.iter().rev())
+        {
+            if binding == name || binding.starts_with(&format!("{name}.#")) {
+                return None;
+            }
+            if let Some(index) = binding.strip_prefix(&marker) {
+                return index.parse::<usize>().ok().map(|i| self.aliases[i].clone());
+            }
+        }
+        None
     }
 
     /// Several statements in place of one: all but the last wait in `pending`.

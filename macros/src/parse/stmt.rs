@@ -1,6 +1,6 @@
 //! Statements and blocks of a kernel body.
 
-use cudajit_core::ast::{BinaryOp, Block, Else, Expr, ExprKind, IfStmt, RangeExpr, Stmt};
+use cudajit_core::ast::{BinaryOp, Block, Expr, ExprKind, IfStmt, Stmt};
 
 use super::parser::Parser;
 use super::signature::{value_type, FnKind};
@@ -118,6 +118,13 @@ impl<'e> Parser<'e> {
 
     fn local_inner(&mut self, local: &syn::Local) -> Option<Stmt> {
         let span = span_of(local.let_token.span);
+        if local
+            .init
+            .as_ref()
+            .is_some_and(|init| init.diverge.is_some())
+        {
+            return self.let_else(local);
+        }
         if let Some(tuple) = self.tuple_let(local, span) {
             return tuple;
         }
@@ -132,13 +139,7 @@ impl<'e> Parser<'e> {
             syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
                 (ident.ident.to_string(), ident.mutability.is_some())
             }
-            syn::Pat::Slice(_) => {
-                self.errors.at(
-                    pat,
-                    "array patterns are not supported in kernels: index the array instead, `let a = arr[0]; let b = arr[1];`",
-                );
-                return None;
-            }
+            syn::Pat::Slice(slice) => return self.array_pattern_let(slice, local),
             syn::Pat::Struct(_) | syn::Pat::TupleStruct(_) => {
                 self.errors.at(
                     pat,
@@ -155,15 +156,21 @@ impl<'e> Parser<'e> {
             }
         };
         let ty = match ty {
-            Some(ty) => match value_type(ty, &self.generics) {
-                Some(scalar) => Some(scalar),
-                None if matches!(ty, syn::Type::Array(_)) => {
+            Some(syn::Type::Array(array)) => {
+                // `let acc: [f32; 4] = ..`: the element type (rustc checks the length).
+                let elem = self.array_annotation(array).ok()?;
+                let init = local.init.as_ref().map(|init| &*init.expr);
+                if !matches!(init, Some(syn::Expr::Repeat(_) | syn::Expr::Array(_))) {
                     self.errors.at(
-                        ty,
-                        "a local array takes its type from its value, not from an annotation: write `let mut acc = [0.0f32; 4];`",
+                        array,
+                        "a local array is created with its value, `[value; N]` or `[a, b, ..]`: `let acc: [f32; 4] = [0.0; 4];` (kernels do not copy whole arrays)",
                     );
                     return None;
                 }
+                Some(elem)
+            }
+            Some(ty) => match value_type(ty, &self.generics) {
+                Some(scalar) => Some(scalar),
                 None => {
                     self.errors.at(
                         ty,
@@ -174,13 +181,11 @@ impl<'e> Parser<'e> {
             },
             None => None,
         };
+        if let Some(syn::Expr::Array(array)) = local.init.as_ref().map(|init| &*init.expr) {
+            return self.array_literal_let(name, mutable, ty, array, span);
+        }
         let init = match &local.init {
             Some(init) => {
-                if let Some((_, diverge)) = &init.diverge {
-                    self.errors
-                        .at(diverge, "`let ... else` is not supported in kernels");
-                    return None;
-                }
                 match &*init.expr {
                     // `[value; len]`: a local array, the only place arrays are written.
                     syn::Expr::Repeat(repeat) => {
@@ -286,6 +291,11 @@ impl<'e> Parser<'e> {
         let span = span_at(expr);
         match expr {
             syn::Expr::Assign(assign) => {
+                if let (syn::Expr::Array(array), false) =
+                    (&*assign.right, matches!(&*assign.left, syn::Expr::Array(_)))
+                {
+                    return self.array_assign(&assign.left, array);
+                }
                 if let Some(tuple) = self.tuple_assign(&assign.left, &assign.right, span) {
                     return tuple;
                 }
@@ -302,15 +312,18 @@ impl<'e> Parser<'e> {
                 value: self.expr(&binary.right)?,
                 span,
             }),
+            syn::Expr::If(expr_if) if matches!(&*expr_if.cond, syn::Expr::Let(_)) => {
+                self.if_let_stmt(expr_if)
+            }
             syn::Expr::If(expr_if) => Some(Stmt::If(self.if_stmt(expr_if)?)),
+            syn::Expr::While(expr_while) if matches!(&*expr_while.cond, syn::Expr::Let(_)) => {
+                self.while_let(expr_while)
+            }
             syn::Expr::While(expr_while) => {
-                if let syn::Expr::Let(let_expr) = &*expr_while.cond {
-                    self.errors
-                        .at(let_expr, "`while let` is not supported in kernels");
-                    return None;
-                }
                 let cond = self.expr(&expr_while.cond);
+                self.loops.push((label_name(&expr_while.label), None));
                 let body = self.block(&expr_while.body);
+                self.loops.pop();
                 Some(Stmt::While {
                     label: label_name(&expr_while.label),
                     cond: cond?,
@@ -319,7 +332,9 @@ impl<'e> Parser<'e> {
                 })
             }
             syn::Expr::Loop(expr_loop) => {
+                self.loops.push((label_name(&expr_loop.label), None));
                 let body = self.block(&expr_loop.body);
+                self.loops.pop();
                 Some(Stmt::Loop {
                     label: label_name(&expr_loop.label),
                     body: self.no_tail_in(body, &expr_loop.body),
@@ -327,17 +342,7 @@ impl<'e> Parser<'e> {
                 })
             }
             syn::Expr::ForLoop(for_loop) => self.for_loop(for_loop),
-            syn::Expr::Break(expr_break) => {
-                if let Some(value) = &expr_break.expr {
-                    self.errors
-                        .at(value, "`break` with a value is not supported in kernels");
-                    return None;
-                }
-                Some(Stmt::Break {
-                    label: expr_break.label.as_ref().map(|l| l.ident.to_string()),
-                    span,
-                })
-            }
+            syn::Expr::Break(expr_break) => self.break_stmt(expr_break),
             syn::Expr::Continue(expr_continue) => Some(Stmt::Continue {
                 label: expr_continue.label.as_ref().map(|l| l.ident.to_string()),
                 span,
@@ -397,27 +402,12 @@ impl<'e> Parser<'e> {
     }
 
     pub(super) fn if_stmt(&mut self, expr_if: &syn::ExprIf) -> Option<IfStmt> {
-        if let syn::Expr::Let(let_expr) = &*expr_if.cond {
-            self.errors
-                .at(let_expr, "`if let` is not supported in kernels");
-            return None;
-        }
         let cond = self.expr(&expr_if.cond);
         let then = self.block(&expr_if.then_branch);
         let then = self.no_tail_in(then, &expr_if.then_branch);
         let otherwise = match &expr_if.else_branch {
             None => None,
-            Some((_, else_expr)) => match &**else_expr {
-                syn::Expr::If(nested) => Some(Box::new(Else::If(self.if_stmt(nested)?))),
-                syn::Expr::Block(block) => {
-                    let parsed = self.block(&block.block);
-                    Some(Box::new(Else::Block(self.no_tail_in(parsed, &block.block))))
-                }
-                other => {
-                    self.errors.at(other, "unexpected `else` branch");
-                    return None;
-                }
-            },
+            Some((_, else_expr)) => Some(Box::new(self.else_branch(else_expr)?)),
         };
         Some(IfStmt {
             cond: cond?,
@@ -428,7 +418,7 @@ impl<'e> Parser<'e> {
     }
 
     /// A block used as a statement: a final value is an error (`;` is missing).
-    fn no_tail_in(&mut self, mut block: Block, syn_block: &syn::Block) -> Block {
+    pub(super) fn no_tail_in(&mut self, mut block: Block, syn_block: &syn::Block) -> Block {
         if block.tail.take().is_some() {
             self.errors.at(
                 syn_block.stmts.last(),
@@ -436,74 +426,6 @@ impl<'e> Parser<'e> {
             );
         }
         block
-    }
-
-    fn for_loop(&mut self, for_loop: &syn::ExprForLoop) -> Option<Stmt> {
-        let var = match &*for_loop.pat {
-            syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
-                ident.ident.to_string()
-            }
-            // `for _ in 0..n`: a name no user code can refer to.
-            syn::Pat::Wild(_) => "_".to_owned(),
-            other => {
-                self.errors.at(
-                    other,
-                    "a `for` loop in a kernel binds one name (`for i in a..b`)",
-                );
-                return None;
-            }
-        };
-        let range = self.range(&for_loop.expr);
-        self.push_scope();
-        self.bind(&var);
-        let body = self.block(&for_loop.body);
-        self.pop_scope();
-        Some(Stmt::For {
-            label: label_name(&for_loop.label),
-            var,
-            range: range?,
-            body: self.no_tail_in(body, &for_loop.body),
-            span: span_of(for_loop.for_token.span),
-        })
-    }
-
-    /// `a..b`, `a..=b`, `(a..b).step_by(s)`.
-    fn range(&mut self, expr: &syn::Expr) -> Option<RangeExpr> {
-        const HELP: &str = "a `for` loop in a kernel iterates over a range: `a..b`, `a..=b` or `(a..b).step_by(s)`";
-        match expr {
-            syn::Expr::Paren(paren) => self.range(&paren.expr),
-            syn::Expr::Group(group) => self.range(&group.expr),
-            syn::Expr::Range(range) => {
-                let (Some(start), Some(end)) = (&range.start, &range.end) else {
-                    self.errors
-                        .at(range, "a kernel range needs both ends: `a..b` or `a..=b`");
-                    return None;
-                };
-                let start = self.expr(start);
-                let end = self.expr(end);
-                Some(RangeExpr {
-                    start: start?,
-                    end: end?,
-                    inclusive: matches!(range.limits, syn::RangeLimits::Closed(_)),
-                    step: None,
-                    span: span_at(range),
-                })
-            }
-            syn::Expr::MethodCall(call) if call.method == "step_by" && call.args.len() == 1 => {
-                let mut range = self.range(&call.receiver)?;
-                if range.step.is_some() {
-                    self.errors
-                        .at(&call.method, "`step_by` can be applied once");
-                    return None;
-                }
-                range.step = Some(self.expr(&call.args[0])?);
-                Some(range)
-            }
-            other => {
-                self.errors.at(other, HELP);
-                None
-            }
-        }
     }
 
     fn plain_block(&mut self, block: &syn::ExprBlock) -> bool {
@@ -522,9 +444,18 @@ impl<'e> Parser<'e> {
 
     /// The left side of an assignment: a variable or a slice element.
     pub(super) fn place(&mut self, expr: &syn::Expr) -> Option<Expr> {
+        let place = self.place_inner(expr)?;
+        if let Some(root) = place_root(&place) {
+            self.written.push(root.to_owned());
+        }
+        Some(place)
+    }
+
+    fn place_inner(&mut self, expr: &syn::Expr) -> Option<Expr> {
         match expr {
             syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_) => self.expr(expr),
-            syn::Expr::Paren(paren) => self.place(&paren.expr),
+            syn::Expr::Paren(paren) => self.place_inner(&paren.expr),
+            syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => self.expr(expr),
             other => {
                 self.errors.at(
                     other,
@@ -536,7 +467,16 @@ impl<'e> Parser<'e> {
     }
 }
 
-fn label_name(label: &Option<syn::Label>) -> Option<String> {
+/// The local or parameter a place belongs to: `arr` of `arr[k]`, `p` of `p.x`.
+pub(super) fn place_root(place: &Expr) -> Option<&str> {
+    match &place.kind {
+        ExprKind::Var(name) => Some(name),
+        ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => place_root(base),
+        _ => None,
+    }
+}
+
+pub(super) fn label_name(label: &Option<syn::Label>) -> Option<String> {
     label.as_ref().map(|l| l.name.ident.to_string())
 }
 
