@@ -394,6 +394,178 @@ pub fn atomic_compare_exchange<T: DeviceScalar>(target: &mut T, current: T, new:
     device_only("atomic_compare_exchange")
 }
 
+// ----- ordered atomics, volatile accesses, timers, grid synchronisation -----
+
+/// The memory ordering of [`atomic_load`], [`atomic_store`] and the `atomic_*_ordered`
+/// functions: the variants of Rust's `core::sync::atomic::Ordering` (and C++'s
+/// `memory_order`), lowered to PTX's `.relaxed`, `.acquire`, `.release`, `.acq_rel` and, for
+/// `SeqCst`, a `fence.sc` before an acquiring (or, for stores, relaxed) access, as CUDA's
+/// `cuda::atomic_ref` does. Written as a variant at the call (`Ordering::Acquire`): it is
+/// part of the instruction, not a run-time value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ordering {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+/// Which threads an ordered atomic orders and is atomic with respect to: PTX's `.cta`,
+/// `.gpu` and `.sys` (`cuda::thread_scope_block`, `_device`, `_system`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Scope {
+    /// The threads of the block.
+    Block,
+    /// Every thread of the GPU.
+    Device,
+    /// The host and other GPUs too (memory they map).
+    System,
+}
+
+// SAFETY: fieldless `#[repr(u8)]` enums with the implicit discriminants listed (kernels
+// only name their variants; the layout is what a parameter of the type would be).
+#[diagnostic::do_not_recommend] // not a suggestion for a user's type that lacks the derive
+unsafe impl crate::layout::DeviceStruct for Ordering {
+    const LAYOUT: crate::layout::StructLayout = enum_layout(
+        "Ordering",
+        &[
+            variant("Relaxed", Ordering::Relaxed as i64),
+            variant("Acquire", Ordering::Acquire as i64),
+            variant("Release", Ordering::Release as i64),
+            variant("AcqRel", Ordering::AcqRel as i64),
+            variant("SeqCst", Ordering::SeqCst as i64),
+        ],
+    );
+}
+
+// SAFETY: as for `Ordering`.
+#[diagnostic::do_not_recommend]
+unsafe impl crate::layout::DeviceStruct for Scope {
+    const LAYOUT: crate::layout::StructLayout = enum_layout(
+        "Scope",
+        &[
+            variant("Block", Scope::Block as i64),
+            variant("Device", Scope::Device as i64),
+            variant("System", Scope::System as i64),
+        ],
+    );
+}
+
+const fn variant(name: &'static str, value: i64) -> crate::layout::VariantLayout {
+    crate::layout::VariantLayout { name, value }
+}
+
+const fn enum_layout(
+    name: &'static str,
+    variants: &'static [crate::layout::VariantLayout],
+) -> crate::layout::StructLayout {
+    crate::layout::StructLayout {
+        name,
+        fields: &[],
+        size: 1,
+        align: 1,
+        enum_repr: Some(crate::Scalar::U8),
+        variants,
+        drop: None,
+    }
+}
+
+/// The element, read atomically with `order` at `scope`: `ld.acquire.gpu` for
+/// `atomic_load(&x[i], Ordering::Acquire, Scope::Device)` (`cuda::atomic_ref::load`).
+/// 32- and 64-bit integers and floats; `order` is `Relaxed`, `Acquire` or `SeqCst`.
+pub fn atomic_load<T: DeviceScalar>(target: &T, order: Ordering, scope: Scope) -> T {
+    let _ = (target, order, scope);
+    device_only("atomic_load")
+}
+
+/// Writes the element atomically with `order` at `scope`: `st.release.gpu` for
+/// `atomic_store(&mut x[i], v, Ordering::Release, Scope::Device)`. `order` is `Relaxed`,
+/// `Release` or `SeqCst`.
+pub fn atomic_store<T: DeviceScalar>(target: &mut T, value: T, order: Ordering, scope: Scope) {
+    let _ = (target, value, order, scope);
+    device_only("atomic_store")
+}
+
+macro_rules! ordered_atomics {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        ///
+        /// Returns the previous value. `order` and `scope` as for [`atomic_load`] (every
+        /// ordering is allowed): `atom.<order>.<scope>.<op>` in PTX.
+        pub fn $name<T: DeviceScalar>(target: &mut T, value: T, order: Ordering, scope: Scope) -> T {
+            let _ = (target, value, order, scope);
+            device_only(stringify!($name))
+        }
+    )*};
+}
+
+ordered_atomics!(
+    /// [`atomic_add`] with an ordering and a scope.
+    atomic_add_ordered,
+    /// [`atomic_sub`] with an ordering and a scope.
+    atomic_sub_ordered,
+    /// [`atomic_min`] with an ordering and a scope.
+    atomic_min_ordered,
+    /// [`atomic_max`] with an ordering and a scope.
+    atomic_max_ordered,
+    /// [`atomic_and`] with an ordering and a scope.
+    atomic_and_ordered,
+    /// [`atomic_or`] with an ordering and a scope.
+    atomic_or_ordered,
+    /// [`atomic_xor`] with an ordering and a scope.
+    atomic_xor_ordered,
+    /// [`atomic_exchange`] with an ordering and a scope.
+    atomic_exchange_ordered,
+);
+
+/// [`atomic_compare_exchange`] with an ordering and a scope (the ordering of the whole
+/// operation, whether or not it stores). Returns the previous value.
+pub fn atomic_compare_exchange_ordered<T: DeviceScalar>(
+    target: &mut T,
+    current: T,
+    new: T,
+    order: Ordering,
+    scope: Scope,
+) -> T {
+    let _ = (target, current, new, order, scope);
+    device_only("atomic_compare_exchange_ordered")
+}
+
+/// Reads the element with a volatile load (`ld.volatile`, CUDA's `volatile T*`): never
+/// removed, merged or cached in a register, for memory another thread or agent changes.
+/// Not atomic and not ordered: for synchronisation, prefer [`atomic_load`].
+pub fn read_volatile<T: DeviceScalar>(target: &T) -> T {
+    let _ = target;
+    device_only("read_volatile")
+}
+
+/// Writes the element with a volatile store (`st.volatile`); see [`read_volatile`].
+pub fn write_volatile<T: DeviceScalar>(target: &mut T, value: T) {
+    let _ = (target, value);
+    device_only("write_volatile")
+}
+
+/// The SM's cycle counter (`clock64()` in CUDA: `%clock64`). Counts cycles of the SM the
+/// thread runs on; compare values of one thread only.
+pub fn clock64() -> u64 {
+    device_only("clock64")
+}
+
+/// The GPU's global nanosecond timer (`%globaltimer`), the same on every SM.
+pub fn globaltimer() -> u64 {
+    device_only("globaltimer")
+}
+
+/// Suspends the thread for about `ns` nanoseconds, at most 1 ms (`__nanosleep`): a
+/// back-off for threads that spin on a flag.
+pub fn nanosleep(ns: u32) {
+    let _ = ns;
+    device_only("nanosleep")
+}
+
 /// All lanes of a warp: the `mask` to give the `_sync` intrinsics when every lane takes
 /// part.
 pub const FULL_WARP: u32 = 0xffff_ffff;

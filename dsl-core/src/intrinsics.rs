@@ -51,6 +51,151 @@ impl AtomicOp {
     }
 }
 
+/// The memory ordering of an ordered atomic: C++'s (and Rust's) `memory_order`, which
+/// PTX spells `.relaxed`, `.acquire`, `.release`, `.acq_rel`, and `.sc` fences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MemoryOrder {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+impl MemoryOrder {
+    const ALL: [(MemoryOrder, &'static str); 5] = [
+        (MemoryOrder::Relaxed, "Relaxed"),
+        (MemoryOrder::Acquire, "Acquire"),
+        (MemoryOrder::Release, "Release"),
+        (MemoryOrder::AcqRel, "AcqRel"),
+        (MemoryOrder::SeqCst, "SeqCst"),
+    ];
+
+    /// The ordering named by the variant `name` of the prelude's `Ordering`.
+    pub fn from_variant(name: &str) -> Option<MemoryOrder> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(o, _)| *o)
+    }
+
+    /// The variant's name (`Acquire`).
+    pub fn variant(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(o, _)| *o == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("?")
+    }
+}
+
+impl AtomicScope {
+    /// The scope named by the variant `name` of the prelude's `Scope`.
+    pub fn from_variant(name: &str) -> Option<AtomicScope> {
+        match name {
+            "Block" => Some(AtomicScope::Block),
+            "Device" => Some(AtomicScope::Device),
+            "System" => Some(AtomicScope::System),
+            _ => None,
+        }
+    }
+}
+
+/// What an ordered atomic does to its element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AtomicAccess {
+    /// `atomic_load(&x[i], order, scope)`: returns the element.
+    Load,
+    /// `atomic_store(&mut x[i], value, order, scope)`.
+    Store,
+    /// `atomic_add_ordered(&mut x[i], value, order, scope)` and the other operations:
+    /// returns the previous value.
+    ReadModifyWrite(AtomicOp),
+}
+
+impl AtomicAccess {
+    /// Whether `order` means something for this access, as in C++ and Rust: a load cannot
+    /// release, a store cannot acquire.
+    pub fn allows(self, order: MemoryOrder) -> bool {
+        match self {
+            AtomicAccess::Load => !matches!(order, MemoryOrder::Release | MemoryOrder::AcqRel),
+            AtomicAccess::Store => !matches!(order, MemoryOrder::Acquire | MemoryOrder::AcqRel),
+            AtomicAccess::ReadModifyWrite(_) => true,
+        }
+    }
+
+    /// The orderings [`Self::allows`], for messages.
+    pub fn allowed_orders(self) -> &'static str {
+        match self {
+            AtomicAccess::Load => "`Relaxed`, `Acquire` or `SeqCst`",
+            AtomicAccess::Store => "`Relaxed`, `Release` or `SeqCst`",
+            AtomicAccess::ReadModifyWrite(_) => {
+                "`Relaxed`, `Acquire`, `Release`, `AcqRel` or `SeqCst`"
+            }
+        }
+    }
+}
+
+/// The ordering and scope of an ordered atomic, read by lowering from the call's last two
+/// arguments (`Ordering::Acquire, Scope::Device`), which must be written as variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MemoryOrdering {
+    pub order: MemoryOrder,
+    pub scope: AtomicScope,
+}
+
+/// Which argument of an ordered atomic an [`OrderingError`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderingArgument {
+    Order,
+    Scope,
+}
+
+/// Why an ordered atomic's ordering or scope is refused, with the message that names the
+/// fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderingError {
+    pub argument: OrderingArgument,
+    pub message: String,
+}
+
+/// The ordering and scope of the ordered atomic `name`, from the variants written as its
+/// last two arguments (`None`: not written as a variant). Shared by the macro, which
+/// reports a mistake at the argument when the kernel is built, and lowering.
+pub fn memory_ordering(
+    name: &str,
+    access: AtomicAccess,
+    order: Option<&str>,
+    scope: Option<&str>,
+) -> Result<MemoryOrdering, OrderingError> {
+    let order_error = |message: String| OrderingError {
+        argument: OrderingArgument::Order,
+        message,
+    };
+    let order = order.and_then(MemoryOrder::from_variant).ok_or_else(|| {
+        order_error(format!(
+            "the ordering of `{name}` is part of the instruction, so it is written as a variant of `Ordering` ({}); a variable or expression cannot choose it",
+            access.allowed_orders()
+        ))
+    })?;
+    if !access.allows(order) {
+        let why = if access == AtomicAccess::Load {
+            "a load cannot release"
+        } else {
+            "a store cannot acquire"
+        };
+        return Err(order_error(format!(
+            "`Ordering::{}` is not an ordering of `{name}` ({why}): use {}",
+            order.variant(),
+            access.allowed_orders()
+        )));
+    }
+    let scope = scope.and_then(AtomicScope::from_variant).ok_or_else(|| OrderingError {
+        argument: OrderingArgument::Scope,
+        message: format!(
+            "the scope of `{name}` is part of the instruction, so it is written as a variant: `Scope::Block`, `Scope::Device` or `Scope::System`"
+        ),
+    })?;
+    Ok(MemoryOrdering { order, scope })
+}
+
 /// Which lanes a shuffle reads from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ShuffleMode {
@@ -124,9 +269,48 @@ pub enum Intrinsic {
     /// `shared_address(&tile[i])` (`u32`) or `global_address(&x[i])` (`u64`): the address
     /// of an element, for inline PTX operands.
     Address(AddressSpace),
+    /// An atomic with an explicit ordering and scope: `atomic_load`, `atomic_store`,
+    /// `atomic_<op>_ordered`. In captured syntax `ordering` is `None` and the ordering and
+    /// scope are the call's last two arguments; lowering moves them here, so the IR's
+    /// arguments are the element's pointer and the values, and its `ordering` is `Some`.
+    OrderedAtomic {
+        access: AtomicAccess,
+        ordering: Option<MemoryOrdering>,
+    },
+    /// `read_volatile(&x[i])` (`store: false`) or `write_volatile(&mut x[i], v)`: an access
+    /// the compiler neither removes, merges nor reorders with other volatile accesses
+    /// (`ld.volatile`/`st.volatile`), for memory another agent changes.
+    Volatile { store: bool },
+    /// `clock64()`: the SM's cycle counter (`%clock64`), `u64`.
+    Clock64,
+    /// `globaltimer()`: the GPU's nanosecond timer (`%globaltimer`), `u64`.
+    GlobalTimer,
+    /// `nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (`nanosleep.u32`,
+    /// at most 1 ms), for spin-wait back-off.
+    NanoSleep,
 }
 
-const NAMES: [(Intrinsic, &str); 24] = [
+/// `atomic_<op>_ordered`, `atomic_load`, `atomic_store`: the ordered atomics.
+fn ordered_atomic(name: &str) -> Option<AtomicAccess> {
+    match name {
+        "atomic_load" => Some(AtomicAccess::Load),
+        "atomic_store" => Some(AtomicAccess::Store),
+        _ => {
+            let op = name.strip_prefix("atomic_")?.strip_suffix("_ordered")?;
+            AtomicOp::ALL
+                .iter()
+                .find(|(_, n)| *n == op)
+                .map(|(op, _)| AtomicAccess::ReadModifyWrite(*op))
+        }
+    }
+}
+
+const NAMES: [(Intrinsic, &str); 29] = [
+    (Intrinsic::Volatile { store: false }, "read_volatile"),
+    (Intrinsic::Volatile { store: true }, "write_volatile"),
+    (Intrinsic::Clock64, "clock64"),
+    (Intrinsic::GlobalTimer, "globaltimer"),
+    (Intrinsic::NanoSleep, "nanosleep"),
     (Intrinsic::Address(AddressSpace::Shared), "shared_address"),
     (Intrinsic::Address(AddressSpace::Global), "global_address"),
     (Intrinsic::VectorLoad(8), "vload8"),
@@ -159,6 +343,12 @@ impl Intrinsic {
         if name == "lane_id" {
             return Some(Intrinsic::LaneId);
         }
+        if let Some(access) = ordered_atomic(name) {
+            return Some(Intrinsic::OrderedAtomic {
+                access,
+                ordering: None,
+            });
+        }
         if let Some(rest) = name.strip_prefix("atomic_") {
             let (op, scope) = match (rest.strip_suffix("_block"), rest.strip_suffix("_system")) {
                 (Some(op), _) => (op, AtomicScope::Block),
@@ -177,6 +367,23 @@ impl Intrinsic {
     pub fn name(self) -> &'static str {
         if self == Intrinsic::LaneId {
             return "lane_id";
+        }
+        if let Intrinsic::OrderedAtomic { access, .. } = self {
+            return match access {
+                AtomicAccess::Load => "atomic_load",
+                AtomicAccess::Store => "atomic_store",
+                AtomicAccess::ReadModifyWrite(op) => match op {
+                    AtomicOp::Add => "atomic_add_ordered",
+                    AtomicOp::Sub => "atomic_sub_ordered",
+                    AtomicOp::Min => "atomic_min_ordered",
+                    AtomicOp::Max => "atomic_max_ordered",
+                    AtomicOp::And => "atomic_and_ordered",
+                    AtomicOp::Or => "atomic_or_ordered",
+                    AtomicOp::Xor => "atomic_xor_ordered",
+                    AtomicOp::Exchange => "atomic_exchange_ordered",
+                    AtomicOp::CompareExchange => "atomic_compare_exchange_ordered",
+                },
+            };
         }
         if let Intrinsic::Atomic(op, _) = self {
             return match op {
@@ -198,15 +405,26 @@ impl Intrinsic {
             .unwrap_or("?")
     }
 
-    /// Number of arguments.
+    /// Number of arguments, as written (an ordered atomic's ordering and scope included).
     pub fn arity(self) -> usize {
         match self {
             Intrinsic::SyncThreads
             | Intrinsic::Fence(_)
             | Intrinsic::DynamicShared
             | Intrinsic::ActiveMask
-            | Intrinsic::LaneId => 0,
-            Intrinsic::SharedArray | Intrinsic::Address(_) => 1,
+            | Intrinsic::LaneId
+            | Intrinsic::Clock64
+            | Intrinsic::GlobalTimer => 0,
+            Intrinsic::SharedArray
+            | Intrinsic::Address(_)
+            | Intrinsic::NanoSleep
+            | Intrinsic::Volatile { store: false } => 1,
+            Intrinsic::Volatile { store: true } => 2,
+            Intrinsic::OrderedAtomic { access, .. } => match access {
+                AtomicAccess::Load => 3,
+                AtomicAccess::ReadModifyWrite(AtomicOp::CompareExchange) => 5,
+                AtomicAccess::Store | AtomicAccess::ReadModifyWrite(_) => 4,
+            },
             Intrinsic::VectorLoad(_) | Intrinsic::SliceAt { .. } => 2,
             Intrinsic::VectorStore(_) => 3,
             Intrinsic::Atomic(AtomicOp::CompareExchange, _) | Intrinsic::Shuffle(_) => 3,
@@ -224,14 +442,41 @@ impl Intrinsic {
 
     /// Whether the first argument is a place (`&mut x[i]`, or `&x[i]` for an address).
     pub fn takes_place(self) -> bool {
-        matches!(self, Intrinsic::Atomic(..) | Intrinsic::Address(_))
+        matches!(
+            self,
+            Intrinsic::Atomic(..)
+                | Intrinsic::Address(_)
+                | Intrinsic::OrderedAtomic { .. }
+                | Intrinsic::Volatile { .. }
+        )
+    }
+
+    /// Whether the place is only read (`&x[i]`), not written (`&mut x[i]`).
+    pub fn reads_place_only(self) -> bool {
+        matches!(
+            self,
+            Intrinsic::Address(_)
+                | Intrinsic::Volatile { store: false }
+                | Intrinsic::OrderedAtomic {
+                    access: AtomicAccess::Load,
+                    ..
+                }
+        )
     }
 
     /// Whether the call produces no value (a statement).
     pub fn is_statement(self) -> bool {
         matches!(
             self,
-            Intrinsic::SyncThreads | Intrinsic::Fence(_) | Intrinsic::VectorStore(_)
+            Intrinsic::SyncThreads
+                | Intrinsic::Fence(_)
+                | Intrinsic::VectorStore(_)
+                | Intrinsic::Volatile { store: true }
+                | Intrinsic::NanoSleep
+                | Intrinsic::OrderedAtomic {
+                    access: AtomicAccess::Store,
+                    ..
+                }
         )
     }
 
@@ -266,6 +511,29 @@ mod tests {
             Some(Intrinsic::Atomic(AtomicOp::Max, AtomicScope::System))
         );
         assert_eq!(Intrinsic::from_name("atomic_frobnicate"), None);
+        assert_eq!(
+            Intrinsic::from_name("atomic_compare_exchange_ordered"),
+            Some(Intrinsic::OrderedAtomic {
+                access: AtomicAccess::ReadModifyWrite(AtomicOp::CompareExchange),
+                ordering: None
+            })
+        );
+        assert_eq!(
+            Intrinsic::from_name("atomic_load"),
+            Some(Intrinsic::OrderedAtomic {
+                access: AtomicAccess::Load,
+                ordering: None
+            })
+        );
+        assert_eq!(Intrinsic::from_name("atomic_frob_ordered"), None);
+        for name in [
+            "atomic_load",
+            "atomic_store",
+            "atomic_xor_ordered",
+            "clock64",
+        ] {
+            assert_eq!(Intrinsic::from_name(name).map(Intrinsic::name), Some(name));
+        }
         assert_eq!(
             Intrinsic::from_name("vload4"),
             Some(Intrinsic::VectorLoad(4))

@@ -40,6 +40,7 @@ mod program;
 pub mod random;
 mod scheduler;
 mod thread;
+mod timer;
 mod value;
 pub mod watchdog;
 

@@ -645,6 +645,48 @@ impl<'m> MemoryView<'_, 'm> {
         }
     }
 
+    /// An atomic (or volatile) load through `pointer`: as [`Self::load`], but in shared
+    /// memory it neither races with nor counts against other accesses, as atomics do.
+    pub(crate) fn atomic_load(&mut self, pointer: u64, size: u32) -> Result<u64, AccessFault> {
+        let region = pointer >> OFFSET_BITS;
+        let offset = pointer & OFFSET_MASK;
+        if region < SHARED_REGION {
+            Ok(self.global(region, offset, size)?.load(offset, size))
+        } else if region == SHARED_REGION {
+            let at = self.shared.check(offset, size)?;
+            Ok(read_plain(&self.shared.bytes, at, size))
+        } else {
+            let at = self.local_at(offset, size)?;
+            Ok(read_plain(self.local, at, size))
+        }
+    }
+
+    /// An atomic (or volatile) store through `pointer`, exempt from race records like
+    /// [`Self::atomic_load`].
+    pub(crate) fn atomic_store(
+        &mut self,
+        pointer: u64,
+        size: u32,
+        value: u64,
+    ) -> Result<(), AccessFault> {
+        let region = pointer >> OFFSET_BITS;
+        let offset = pointer & OFFSET_MASK;
+        if region < SHARED_REGION {
+            let memory = self.global(region, offset, size)?;
+            if !self.region(region)?.writable {
+                return Err(AccessFault::ReadOnly { region });
+            }
+            memory.store(offset, size, value);
+        } else if region == SHARED_REGION {
+            let at = self.shared.check(offset, size)?;
+            write_plain(&mut self.shared.bytes, at, size, value);
+        } else {
+            let at = self.local_at(offset, size)?;
+            write_plain(self.local, at, size, value);
+        }
+        Ok(())
+    }
+
     /// An atomic read-modify-write through `pointer`; returns the old value.
     pub(crate) fn atomic(
         &mut self,

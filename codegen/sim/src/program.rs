@@ -10,7 +10,9 @@
 //! program counter.
 
 use cudajit_core::ast::{Axis, FormatPiece};
-use cudajit_core::intrinsics::{AddressSpace, AtomicOp, Intrinsic, ShuffleMode, VoteOp};
+use cudajit_core::intrinsics::{
+    AddressSpace, AtomicAccess, AtomicOp, Intrinsic, ShuffleMode, VoteOp,
+};
 use cudajit_core::ir::{
     Block, BuiltinValue, CompileFlag, Expression, Function, Handle, Literal, LocalVariable, LoopId,
     Module, Statement, TypeInner,
@@ -177,6 +179,31 @@ pub(crate) enum Op {
         b: Reg,
     },
     Barrier,
+    /// A host `SeqCst` fence: what fences and ordered atomics compile to (see
+    /// `Intrinsic::OrderedAtomic` below).
+    Fence,
+    /// `dst` = the `size`-byte value at `pointer`, read as an atomic (a shared-memory
+    /// access that neither races nor counts), masked with `mask`.
+    AtomicLoad {
+        dst: Reg,
+        pointer: Reg,
+        size: u32,
+        mask: u64,
+    },
+    /// The `size`-byte `src` stored at `pointer` as an atomic.
+    AtomicStore {
+        pointer: Reg,
+        src: Reg,
+        size: u32,
+    },
+    /// `dst` = the host's monotonic clock in nanoseconds (`clock64()`, `globaltimer()`).
+    Timer {
+        dst: Reg,
+    },
+    /// Sleeps the host thread for `ns` nanoseconds (at most 1 ms).
+    NanoSleep {
+        ns: Reg,
+    },
     Shuffle {
         mode: ShuffleMode,
         kind: Scalar,
@@ -1392,17 +1419,80 @@ impl<'a> FunctionCompiler<'a> {
             Some(reg) => reg,
             None => self.register(1),
         };
+        let span = self.span;
         let arg = |i: usize| {
             args.get(i)
                 .copied()
-                .ok_or((self.span, "missing argument".to_owned()))
+                .ok_or((span, "missing argument".to_owned()))
         };
         match intrinsic {
             Intrinsic::SliceAt { .. } => return self.unsupported("`slice_at` as a statement"),
             Intrinsic::SyncThreads => self.emit(Op::Barrier),
-            // Every access of the simulator is sequentially consistent within a block and
-            // atomic across blocks: fences have nothing left to order.
-            Intrinsic::Fence(_) => {}
+            // A block runs on one host thread, so within a block every access is already
+            // sequentially consistent; across blocks (other host threads) global memory is
+            // relaxed host atomics, which a host `SeqCst` fence orders.
+            Intrinsic::Fence(_) => self.emit(Op::Fence),
+            // Every ordered atomic is a host atomic between two `SeqCst` fences, whatever its
+            // ordering and scope: sequentially consistent, which satisfies every ordering
+            // (the simulator does not show what a weaker ordering would let the GPU do).
+            Intrinsic::OrderedAtomic { access, .. } => {
+                let kind = match access {
+                    AtomicAccess::Load => self.pointee(arguments[0])?,
+                    _ => self.scalar_of(arguments[1])?,
+                };
+                self.emit(Op::Fence);
+                match access {
+                    AtomicAccess::Load => self.emit(Op::AtomicLoad {
+                        dst,
+                        pointer: arg(0)?,
+                        size: kind.size_bytes(),
+                        mask: u64::MAX,
+                    }),
+                    AtomicAccess::Store => self.emit(Op::AtomicStore {
+                        pointer: arg(0)?,
+                        src: arg(1)?,
+                        size: kind.size_bytes(),
+                    }),
+                    AtomicAccess::ReadModifyWrite(op) => {
+                        let b = if op == AtomicOp::CompareExchange {
+                            arg(2)?
+                        } else {
+                            arg(1)?
+                        };
+                        self.emit(Op::Atomic {
+                            op,
+                            kind,
+                            dst,
+                            pointer: arg(0)?,
+                            a: arg(1)?,
+                            b,
+                        });
+                    }
+                }
+                self.emit(Op::Fence);
+            }
+            // A volatile access is an atomic one on the simulator (never cached, never
+            // torn), not ordered: the GPU does not order it either.
+            Intrinsic::Volatile { store: false } => {
+                let kind = self.pointee(arguments[0])?;
+                self.emit(Op::AtomicLoad {
+                    dst,
+                    pointer: arg(0)?,
+                    size: kind.size_bytes(),
+                    mask: if kind == Scalar::Bool { 1 } else { u64::MAX },
+                });
+            }
+            Intrinsic::Volatile { store: true } => {
+                let kind = self.scalar_of(arguments[1])?;
+                self.emit(Op::AtomicStore {
+                    pointer: arg(0)?,
+                    src: arg(1)?,
+                    size: kind.size_bytes(),
+                });
+            }
+            Intrinsic::Clock64 | Intrinsic::GlobalTimer => self.emit(Op::Timer { dst }),
+            Intrinsic::NanoSleep => self.emit(Op::NanoSleep { ns: arg(0)? }),
+
             Intrinsic::Atomic(op, _scope) => {
                 let kind = self.scalar_of(arguments[1])?;
                 let b = if op == AtomicOp::CompareExchange {

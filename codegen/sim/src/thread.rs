@@ -9,6 +9,7 @@ use super::externs::{ExternBinding, ExternCall, MAX_EXTERN_ARGS};
 use super::format;
 use super::memory::{pointer, AccessFault, MemoryView, LOCAL_REGION, OFFSET_MASK, SHARED_REGION};
 use super::program::{Op, Program, Reg, BUILTINS};
+use super::timer;
 use super::watchdog::Stopwatch;
 use super::ExternOutcome;
 
@@ -466,6 +467,23 @@ pub(crate) fn run(
                 Err(fault) => fault!(FaultKind::Access(fault)),
             },
             Op::Barrier => suspend!(Status::Barrier { site: site!() }),
+            Op::Fence => std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst),
+            Op::AtomicLoad {
+                dst,
+                pointer,
+                size,
+                mask,
+            } => match memory.atomic_load(reg!(*pointer), *size) {
+                Ok(value) => reg!(*dst) = value & mask,
+                Err(fault) => fault!(FaultKind::Access(fault)),
+            },
+            Op::AtomicStore { pointer, src, size } => {
+                if let Err(fault) = memory.atomic_store(reg!(*pointer), *size, reg!(*src)) {
+                    fault!(FaultKind::Access(fault));
+                }
+            }
+            Op::Timer { dst } => reg!(*dst) = timer::now_ns(),
+            Op::NanoSleep { ns } => timer::sleep(reg!(*ns) & u64::from(u32::MAX)),
             Op::Shuffle {
                 mode,
                 kind,

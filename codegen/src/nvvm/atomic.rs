@@ -1,6 +1,7 @@
-//! Writing atomics: read-modify-write operations at device, block or system scope.
+//! Writing atomics: read-modify-write operations at device, block or system scope, and
+//! ordered atomics (loads, stores and read-modify-writes with a memory ordering).
 
-use cudajit_core::intrinsics::{AtomicOp, AtomicScope};
+use cudajit_core::intrinsics::{AtomicAccess, AtomicOp, AtomicScope, MemoryOrder, MemoryOrdering};
 use cudajit_core::Scalar;
 
 use super::function::Writer;
@@ -77,11 +78,74 @@ impl Writer<'_> {
         ty: Scalar,
         values: &[String],
     ) -> String {
-        let scope = if scope == AtomicScope::Block {
-            "cta"
-        } else {
-            "sys"
+        self.ptx_atomic(op, ptx_scope(scope), ty, values)
+    }
+
+    /// An ordered atomic as CUDA's `cuda::atomic_ref` writes it: `ld.acquire.gpu`,
+    /// `st.release.gpu`, `atom.acq_rel.gpu.add`...; `SeqCst` is `fence.sc` then an acquiring
+    /// access (a relaxed one for stores). Returns the loaded or previous value, if any.
+    pub(super) fn ordered_atomic(
+        &mut self,
+        access: AtomicAccess,
+        ordering: MemoryOrdering,
+        ty: Scalar,
+        values: &[String],
+    ) -> Option<String> {
+        let scope = ptx_scope(ordering.scope);
+        if ordering.order == MemoryOrder::SeqCst {
+            self.line(format!(
+                "call void asm sideeffect \"fence.sc.{scope};\", \"~{{memory}}\"()"
+            ));
+        }
+        let semantics = match (ordering.order, access) {
+            (MemoryOrder::Relaxed, _) | (MemoryOrder::SeqCst, AtomicAccess::Store) => "relaxed",
+            (MemoryOrder::Acquire | MemoryOrder::SeqCst, _) => "acquire",
+            (MemoryOrder::Release, _) => "release",
+            (MemoryOrder::AcqRel, _) => "acq_rel",
         };
+        let qualifiers = format!("{semantics}.{scope}");
+        let t = types::scalar(ty);
+        let (letter, ptx_ty) = register_class(ty);
+        let ptx_ty = if ty.is_float() {
+            ptx_ty
+        } else {
+            if ty.bits() == 64 {
+                "b64"
+            } else {
+                "b32"
+            }
+        };
+        let address = self.value(format!("ptrtoint {t}* {} to i64", values[0]));
+        let result = match access {
+            AtomicAccess::Load => Some(self.value(format!(
+                "call {t} asm sideeffect \"ld.{qualifiers}.{ptx_ty} $0, [$1];\", \"={letter},l,~{{memory}}\"(i64 {address})"
+            ))),
+            AtomicAccess::Store => {
+                self.line(format!(
+                    "call void asm sideeffect \"st.{qualifiers}.{ptx_ty} [$0], $1;\", \"l,{letter},~{{memory}}\"(i64 {address}, {t} {})",
+                    values[1]
+                ));
+                None
+            }
+            AtomicAccess::ReadModifyWrite(op) => Some(self.ptx_atomic(op, &qualifiers, ty, values)),
+        };
+        // libNVVM refuses LLVM's compiler-only fence (`syncscope("singlethread")`), so the
+        // asm's memory clobber is the optimiser's barrier: it covers every slice whose
+        // address escaped, not a `noalias` slice the kernel never hands out
+        // (docs/language.md says to read published data with atomics).
+        result
+    }
+
+    /// `atom.<qualifiers>.<op>.<type>` in inline PTX (qualifiers: a scope, or an ordering
+    /// and a scope); returns the previous value.
+    fn ptx_atomic(
+        &mut self,
+        op: AtomicOp,
+        qualifiers: &str,
+        ty: Scalar,
+        values: &[String],
+    ) -> String {
+        let scope = qualifiers;
         let t = types::scalar(ty);
         let wide = ty.bits() == 64;
         let (ptx_op, ptx_ty) = match op {
@@ -105,12 +169,7 @@ impl Writer<'_> {
             AtomicOp::Exchange => ("exch", if wide { "b64" } else { "b32" }),
             AtomicOp::CompareExchange => ("cas", if wide { "b64" } else { "b32" }),
         };
-        let letter = match (ty.is_float(), wide) {
-            (true, true) => "d",
-            (true, false) => "f",
-            (false, true) => "l",
-            (false, false) => "r",
-        };
+        let (letter, _) = register_class(ty);
         let address = self.value(format!("ptrtoint {t}* {} to i64", values[0]));
         let mut operands = vec![format!("i64 {address}")];
         let mut value = values[1].clone();
@@ -138,5 +197,24 @@ impl Writer<'_> {
             "call {t} asm sideeffect \"{template}\", \"{constraints}\"({})",
             operands.join(", ")
         ))
+    }
+}
+
+/// PTX's name of a scope.
+fn ptx_scope(scope: AtomicScope) -> &'static str {
+    match scope {
+        AtomicScope::Block => "cta",
+        AtomicScope::Device => "gpu",
+        AtomicScope::System => "sys",
+    }
+}
+
+/// The inline-asm register class of a 32- or 64-bit scalar, and its PTX type for a move.
+fn register_class(ty: Scalar) -> (&'static str, &'static str) {
+    match (ty.is_float(), ty.bits() == 64) {
+        (true, true) => ("d", "f64"),
+        (true, false) => ("f", "f32"),
+        (false, true) => ("l", "u64"),
+        (false, false) => ("r", "u32"),
     }
 }

@@ -174,6 +174,63 @@ impl Writer<'_> {
                 let ty = self.scalar_of(arguments[1])?;
                 Some((self.scoped_atomic(op, scope, ty, &values), ty))
             }
+            Intrinsic::OrderedAtomic { access, ordering } => {
+                let Some(ordering) = ordering else {
+                    return Err(self.unsupported(span, "an ordered atomic without its ordering"));
+                };
+                let ty = self.pointee(arguments[0], span)?;
+                self.ordered_atomic(access, ordering, ty, &values)
+                    .map(|value| (value, ty))
+            }
+            Intrinsic::Volatile { store } => {
+                let ty = self.pointee(arguments[0], span)?;
+                let mem = types::memory(ty);
+                let align = ty.size_bytes();
+                let pointer = &values[0];
+                if store {
+                    let mut value = values[1].clone();
+                    if ty == Scalar::Bool {
+                        value = self.value(format!("zext i1 {value} to i8"));
+                    }
+                    self.line(format!(
+                        "store volatile {mem} {value}, {mem}* {pointer}, align {align}"
+                    ));
+                    None
+                } else {
+                    // Through a pointer the optimiser cannot trace to a `noalias readonly`
+                    // slice, which it would read with `ld.global.nc` (the read-only cache).
+                    let address = self.value(format!("ptrtoint {mem}* {pointer} to i64"));
+                    let opaque = self.value(format!(
+                        "call i64 asm \"mov.b64 $0, $1;\", \"=l,l\"(i64 {address})"
+                    ));
+                    let pointer = self.value(format!("inttoptr i64 {opaque} to {mem}*"));
+                    let mut value = self.value(format!(
+                        "load volatile {mem}, {mem}* {pointer}, align {align}"
+                    ));
+                    if ty == Scalar::Bool {
+                        value = self.value(format!("trunc i8 {value} to i1"));
+                    }
+                    Some((value, ty))
+                }
+            }
+            // `asm volatile` as CUDA's `clock64()` reads it, so no read is merged or hoisted.
+            Intrinsic::Clock64 => Some((
+                self.value("call i64 asm sideeffect \"mov.u64 $0, %clock64;\", \"=l\"()".into()),
+                Scalar::U64,
+            )),
+            Intrinsic::GlobalTimer => Some((
+                self.value(
+                    "call i64 asm sideeffect \"mov.u64 $0, %globaltimer;\", \"=l\"()".into(),
+                ),
+                Scalar::U64,
+            )),
+            Intrinsic::NanoSleep => {
+                self.line(format!(
+                    "call void asm sideeffect \"nanosleep.u32 $0;\", \"r\"(i32 {})",
+                    values[0]
+                ));
+                None
+            }
             Intrinsic::Shuffle(mode) => {
                 let ty = self.scalar_of(arguments[1])?;
                 let value = self.shuffle(mode, ty, &values[0], &values[1], &values[2]);
@@ -237,6 +294,17 @@ impl Writer<'_> {
                 }
             }
         })
+    }
+
+    /// The scalar type `pointer` points to.
+    fn pointee(&self, pointer: Handle<Expression>, span: Span) -> Result<Scalar, WriteError> {
+        match self.info.type_of(pointer) {
+            ExprType::Pointer { base, .. } => match &self.module.types[base].inner {
+                TypeInner::Scalar(s) => Ok(*s),
+                _ => Err(self.unsupported(span, "an access of a non-scalar element")),
+            },
+            _ => Err(self.unsupported(span, "an access through a non-pointer")),
+        }
     }
 
     /// `shfl.sync` on 32-bit lanes: narrower values are widened, 64-bit values shuffled as

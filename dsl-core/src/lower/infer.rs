@@ -1027,6 +1027,45 @@ impl Inference<'_> {
                 }
                 Some(target)
             }
+            Intrinsic::OrderedAtomic { access, .. } => {
+                let Some(ExprKind::Reference { place, .. }) = args.first().map(|a| &a.kind) else {
+                    return Err(LowerError::new(
+                        span,
+                        format!("`{}` takes the element first (`&x[i]` or `&mut x[i]`)", intrinsic.name()),
+                    ));
+                };
+                let target = self.scalar(place)?;
+                // The ordering and scope, last, are variants read by lowering.
+                let values = args.len().saturating_sub(2);
+                for value in args.get(1..values).unwrap_or_default() {
+                    let v = self.scalar(value)?;
+                    self.unify(v, target, value.span)?;
+                }
+                (access != crate::intrinsics::AtomicAccess::Store).then_some(target)
+            }
+            Intrinsic::Volatile { store } => {
+                let Some(ExprKind::Reference { place, .. }) = args.first().map(|a| &a.kind) else {
+                    return Err(LowerError::new(
+                        span,
+                        format!("`{}` takes the element first (`&x[i]` or `&mut x[i]`)", intrinsic.name()),
+                    ));
+                };
+                let target = self.scalar(place)?;
+                for value in &args[1..] {
+                    let v = self.scalar(value)?;
+                    self.unify(v, target, value.span)?;
+                }
+                (!store).then_some(target)
+            }
+            Intrinsic::Clock64 | Intrinsic::GlobalTimer => Some(self.known(Scalar::U64)),
+            Intrinsic::NanoSleep => {
+                let [ns] = args else {
+                    return Err(LowerError::new(span, "`nanosleep` takes the nanoseconds (`u32`)"));
+                };
+                let n = self.scalar(ns)?;
+                self.require(n, Scalar::U32, ns.span)?;
+                None
+            }
             Intrinsic::Address(space) => {
                 let Some(ExprKind::Reference { place, .. }) = args.first().map(|a| &a.kind) else {
                     return Err(LowerError::new(

@@ -1,6 +1,7 @@
 //! Device intrinsics, inline PTX, shared and device-address arrays, assertions.
 
 use super::*;
+use crate::intrinsics::{AtomicAccess, MemoryOrdering, OrderingArgument};
 
 impl Lowerer<'_, '_> {
     /// An intrinsic with an effect runs as a statement; its value (if wanted) is read from
@@ -13,6 +14,17 @@ impl Lowerer<'_, '_> {
         block: &mut Block,
         wants_value: bool,
     ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let (intrinsic, args) = match intrinsic {
+            Intrinsic::OrderedAtomic { access, .. } => {
+                let (ordering, values) = memory_ordering(intrinsic, access, args, expr.span)?;
+                let ordered = Intrinsic::OrderedAtomic {
+                    access,
+                    ordering: Some(ordering),
+                };
+                (ordered, values)
+            }
+            _ => (intrinsic, args),
+        };
         let mut arguments = Vec::new();
         for arg in args {
             let handle = match &arg.kind {
@@ -241,4 +253,35 @@ impl Lowerer<'_, '_> {
         );
         Ok(())
     }
+}
+
+/// The ordering and scope of an ordered atomic, its last two arguments, which must name
+/// variants (`Ordering::Acquire`, `Scope::Device`): they choose the instruction. Returns them
+/// with the other arguments.
+fn memory_ordering<'a>(
+    intrinsic: Intrinsic,
+    access: AtomicAccess,
+    args: &'a [Expr],
+    span: Span,
+) -> Result<(MemoryOrdering, &'a [Expr]), LowerError> {
+    let name = intrinsic.name();
+    let [values @ .., order, scope] = args else {
+        return Err(LowerError::new(
+            span,
+            format!("`{name}` takes the ordering and the scope last: `{name}(.., Ordering::Acquire, Scope::Device)`"),
+        ));
+    };
+    let variant = |arg: &'a Expr| match &arg.kind {
+        ExprKind::EnumVariant { variant, .. } => Some(variant.as_str()),
+        _ => None,
+    };
+    let ordering = crate::intrinsics::memory_ordering(name, access, variant(order), variant(scope))
+        .map_err(|error| {
+            let at = match error.argument {
+                OrderingArgument::Order => order.span,
+                OrderingArgument::Scope => scope.span,
+            };
+            LowerError::new(at, error.message)
+        })?;
+    Ok((ordering, values))
 }

@@ -3,7 +3,17 @@
 use super::error::{ValidationError, ValidationErrorKind as Kind};
 use super::{ExprType, FunctionInfo};
 use crate::ast::{BinaryOp, UnaryOp};
-use crate::intrinsics::{AddressSpace as IntrinsicSpace, AtomicOp, Intrinsic, VoteOp};
+use crate::intrinsics::{
+    AddressSpace as IntrinsicSpace, AtomicAccess, AtomicOp, Intrinsic, VoteOp,
+};
+
+/// Whether the atomic `op` works on floats (`f32`, `f64`) as well as integers.
+fn atomic_takes_floats(op: AtomicOp) -> bool {
+    matches!(
+        op,
+        AtomicOp::Add | AtomicOp::Sub | AtomicOp::Exchange | AtomicOp::CompareExchange
+    )
+}
 use crate::ir::{
     AddressSpace, Block, Expression, Function, Handle, LoopId, Module, Statement, TypeInner,
 };
@@ -711,13 +721,53 @@ impl Checker<'_> {
                 } else {
                     2
                 })?;
+                let ty = self.atomic_element(name, arguments[0], true, atomic_takes_floats(op))?;
+                for value in &arguments[1..] {
+                    self.expect(*value, ty)?;
+                }
+                Some(ty)
+            }
+            Intrinsic::OrderedAtomic { access, ordering } => {
+                let Some(ordering) = ordering else {
+                    return Err(Kind::Unsupported(format!(
+                        "`{name}` without its ordering (lowering moves it into the intrinsic)"
+                    )));
+                };
+                if !access.allows(ordering.order) {
+                    return Err(Kind::Unsupported(format!(
+                        "`{name}` with `Ordering::{}`",
+                        ordering.order.variant()
+                    )));
+                }
+                let (count, writes, float_ok) = match access {
+                    AtomicAccess::Load => (1, false, true),
+                    AtomicAccess::Store => (2, true, true),
+                    AtomicAccess::ReadModifyWrite(op) => (
+                        if op == AtomicOp::CompareExchange {
+                            3
+                        } else {
+                            2
+                        },
+                        true,
+                        atomic_takes_floats(op),
+                    ),
+                };
+                arity(count)?;
+                let ty = self.atomic_element(name, arguments[0], writes, float_ok)?;
+                for value in &arguments[1..] {
+                    self.expect(*value, ty)?;
+                }
+                (access != AtomicAccess::Store).then_some(ty)
+            }
+            Intrinsic::Volatile { store } => {
+                arity(if store { 2 } else { 1 })?;
                 let ExprType::Pointer { base, mutable, .. } = self.ty(arguments[0]) else {
                     return Err(Kind::TypeMismatch {
                         expected: format!("a pointer for `{name}`"),
                         found: self.describe(self.ty(arguments[0])),
                     });
                 };
-                if !mutable {
+                if store && !mutable {
                     return Err(Kind::StoreToImmutable);
                 }
                 let ExprType::Scalar(ty) = ExprType::of(self.module, base) else {
@@ -726,26 +776,19 @@ impl Checker<'_> {
                         ty: "a non-scalar".into(),
                     });
                 };
-                let integer = matches!(
-                    ty,
-                    Scalar::I32
-                        | Scalar::U32
-                        | Scalar::I64
-                        | Scalar::U64
-                        | Scalar::Isize
-                        | Scalar::Usize
-                );
-                let float_ok = matches!(
-                    op,
-                    AtomicOp::Add | AtomicOp::Sub | AtomicOp::Exchange | AtomicOp::CompareExchange
-                ) && ty.is_wide_float();
-                if !integer && !float_ok {
-                    return Err(Kind::BadOperand { op: name, ty: format!("`{ty}` (atomics take 32- and 64-bit integers, and floats for add, sub, exchange and compare-exchange)") });
+                if store {
+                    self.expect(arguments[1], ty)?;
                 }
-                for value in &arguments[1..] {
-                    self.expect(*value, ty)?;
-                }
-                Some(ty)
+                (!store).then_some(ty)
+            }
+            Intrinsic::Clock64 | Intrinsic::GlobalTimer => {
+                arity(0)?;
+                Some(Scalar::U64)
+            }
+            Intrinsic::NanoSleep => {
+                arity(1)?;
+                self.expect(arguments[0], Scalar::U32)?;
+                None
             }
             Intrinsic::Address(wanted) => {
                 arity(1)?;
@@ -816,6 +859,41 @@ impl Checker<'_> {
                 found: "nothing".into(),
             }),
         }
+    }
+
+    /// The element type an atomic through `pointer` works on: a 32- or 64-bit integer, or
+    /// (`float_ok`) an `f32`/`f64`; `writes` requires a mutable pointer.
+    fn atomic_element(
+        &self,
+        name: &'static str,
+        pointer: Handle<Expression>,
+        writes: bool,
+        float_ok: bool,
+    ) -> Result<Scalar, Kind> {
+        let ExprType::Pointer { base, mutable, .. } = self.ty(pointer) else {
+            return Err(Kind::TypeMismatch {
+                expected: format!("a pointer for `{name}`"),
+                found: self.describe(self.ty(pointer)),
+            });
+        };
+        if writes && !mutable {
+            return Err(Kind::StoreToImmutable);
+        }
+        let ExprType::Scalar(ty) = ExprType::of(self.module, base) else {
+            return Err(Kind::BadOperand {
+                op: name,
+                ty: "a non-scalar".into(),
+            });
+        };
+        let integer = matches!(
+            ty,
+            Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::Isize | Scalar::Usize
+        );
+        let float = float_ok && ty.is_wide_float();
+        if !(integer || float) {
+            return Err(Kind::BadOperand { op: name, ty: format!("`{ty}` (atomics take 32- and 64-bit integers, and floats for loads, stores, add, sub, exchange and compare-exchange)") });
+        }
+        Ok(ty)
     }
 
     /// Whether `pointer` points at an element of a shared array (`&tile[i]`).

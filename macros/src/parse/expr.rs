@@ -707,9 +707,8 @@ impl Parser<'_> {
         let mut args = Vec::new();
         for (index, arg) in call.args.iter().enumerate() {
             if index == 0 && intrinsic.takes_place() {
-                let address = matches!(intrinsic, Intrinsic::Address(_));
                 let syn::Expr::Reference(reference) = arg else {
-                    let message = if address {
+                    let message = if intrinsic.reads_place_only() {
                         format!("`{name}` takes the element as `&x[i]`")
                     } else {
                         format!("`{name}` takes the element to update as `&mut x[i]`")
@@ -717,7 +716,7 @@ impl Parser<'_> {
                     self.errors.at(arg, message);
                     return None;
                 };
-                if reference.mutability.is_none() && !address {
+                if reference.mutability.is_none() && !intrinsic.reads_place_only() {
                     self.errors.at(
                         arg,
                         format!("`{name}` updates its target: write `&mut x[i]`"),
@@ -725,7 +724,7 @@ impl Parser<'_> {
                     return None;
                 }
                 let syn::Expr::Index(_) = &*reference.expr else {
-                    let message = if address {
+                    let message = if intrinsic.reads_place_only() {
                         format!("`{name}` takes an element of a slice or shared array (`&x[i]`)")
                     } else {
                         "atomics apply to slice elements (`&mut x[i]`)".to_owned()
@@ -754,6 +753,9 @@ impl Parser<'_> {
                 args.push(self.expr(arg)?);
             }
         }
+        if let Intrinsic::OrderedAtomic { access, .. } = intrinsic {
+            self.check_ordering(call, name, access, &args)?;
+        }
         Some(Expr {
             kind: ExprKind::Intrinsic {
                 intrinsic,
@@ -762,6 +764,42 @@ impl Parser<'_> {
             },
             span,
         })
+    }
+
+    /// An ordered atomic's ordering and scope (its last two arguments) must be variants
+    /// the instruction can take: reported here, at the argument, when the kernel is built.
+    fn check_ordering(
+        &mut self,
+        call: &syn::ExprCall,
+        name: &str,
+        access: cudajit_core::intrinsics::AtomicAccess,
+        args: &[Expr],
+    ) -> Option<()> {
+        let variant = |arg: &Expr| match &arg.kind {
+            ExprKind::EnumVariant { variant, .. } => Some(variant.clone()),
+            _ => None,
+        };
+        let (Some(order), Some(scope)) = (args.len().checked_sub(2), args.len().checked_sub(1))
+        else {
+            return None;
+        };
+        let checked = cudajit_core::intrinsics::memory_ordering(
+            name,
+            access,
+            variant(&args[order]).as_deref(),
+            variant(&args[scope]).as_deref(),
+        );
+        match checked {
+            Ok(_) => Some(()),
+            Err(error) => {
+                let at = match error.argument {
+                    cudajit_core::intrinsics::OrderingArgument::Order => order,
+                    cudajit_core::intrinsics::OrderingArgument::Scope => scope,
+                };
+                self.errors.at(&call.args[at], error.message);
+                None
+            }
+        }
     }
 
     fn intrinsic(
