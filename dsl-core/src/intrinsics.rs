@@ -124,9 +124,14 @@ pub enum Intrinsic {
     /// `shared_address(&tile[i])` (`u32`) or `global_address(&x[i])` (`u64`): the address
     /// of an element, for inline PTX operands.
     Address(AddressSpace),
+    /// `tensor_map_address(&map)` (`u64`): the generic address of a kernel's tensor-map
+    /// parameter, for `cp.async.bulk.tensor` in inline PTX. Lowered to
+    /// `Expression::TensorMapAddress`, never a statement.
+    TensorMapAddress,
 }
 
-const NAMES: [(Intrinsic, &str); 24] = [
+const NAMES: [(Intrinsic, &str); 25] = [
+    (Intrinsic::TensorMapAddress, "tensor_map_address"),
     (Intrinsic::Address(AddressSpace::Shared), "shared_address"),
     (Intrinsic::Address(AddressSpace::Global), "global_address"),
     (Intrinsic::VectorLoad(8), "vload8"),
@@ -206,7 +211,7 @@ impl Intrinsic {
             | Intrinsic::DynamicShared
             | Intrinsic::ActiveMask
             | Intrinsic::LaneId => 0,
-            Intrinsic::SharedArray | Intrinsic::Address(_) => 1,
+            Intrinsic::SharedArray | Intrinsic::Address(_) | Intrinsic::TensorMapAddress => 1,
             Intrinsic::VectorLoad(_) | Intrinsic::SliceAt { .. } => 2,
             Intrinsic::VectorStore(_) => 3,
             Intrinsic::Atomic(AtomicOp::CompareExchange, _) | Intrinsic::Shuffle(_) => 3,

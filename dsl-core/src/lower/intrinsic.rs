@@ -13,6 +13,9 @@ impl Lowerer<'_, '_> {
         block: &mut Block,
         wants_value: bool,
     ) -> Result<Option<Handle<Expression>>, LowerError> {
+        if intrinsic == Intrinsic::TensorMapAddress {
+            return self.tensor_map_address(args, expr.span).map(Some);
+        }
         let mut arguments = Vec::new();
         for arg in args {
             let handle = match &arg.kind {
