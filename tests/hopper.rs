@@ -275,6 +275,30 @@ fn a_tensor_map_parameter_is_grid_constant_in_nvvm_ir() {
     assert!(!plain.contains("grid_constant"), "{plain}");
 }
 
+/// A map copied into a local would leave parameter memory (and TMA's reach).
+#[kernel]
+fn tensor_map_copied(map: TensorMap, out: &mut [u64]) {
+    let copy = map;
+    out[0] = tensor_map_address(&copy);
+}
+
+#[test]
+fn a_tensor_map_used_as_a_value_is_an_error_at_its_use() {
+    let error = tensor_map_copied::KERNEL.nvvm_ir().unwrap_err().to_string();
+    assert!(
+        error.contains(
+            "`map` is a tensor map, which kernels use only as `tensor_map_address(&map)`"
+        ),
+        "{error}"
+    );
+    // At the use, `map` of `let copy = map;`.
+    let line = 1 + include_str!("hopper.rs")
+        .lines()
+        .position(|l| l == "    let copy = map;")
+        .unwrap();
+    assert!(error.contains(&format!("hopper.rs:{line}:16")), "{error}");
+}
+
 #[test]
 fn a_tensor_map_parameter_is_read_in_place_by_the_bulk_tensor_copy() {
     if common::toolchain_or_skip().is_none() {

@@ -24,6 +24,7 @@ enum Mode {
 }
 
 /// One parameter of every kind a kernel takes; `rounds` is compiled in, not passed.
+#[allow(clippy::too_many_arguments)] // one of each kind
 #[kernel]
 fn abi_probe(
     x: &[f32],
