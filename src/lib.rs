@@ -179,6 +179,7 @@ pub use cudarc;
 /// What kernel code and launch code need: the attributes, the intrinsics, the warp
 /// helpers, the traits of generic kernels and the launch API.
 pub mod prelude {
+    pub use crate::tensor_map::{tensor_map_address, TensorMap};
     pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
     pub use crate::{device, extern_device, kernel, DeviceCopy, DeviceStruct, LaunchConfig};
     pub use cudajit_core::device::*;

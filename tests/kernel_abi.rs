@@ -24,6 +24,7 @@ enum Mode {
 }
 
 /// One parameter of every kind a kernel takes; `rounds` is compiled in, not passed.
+#[allow(clippy::too_many_arguments)] // one of each kind
 #[kernel]
 fn abi_probe(
     x: &[f32],
@@ -33,12 +34,14 @@ fn abi_probe(
     #[comptime] rounds: u32,
     scale: f32,
     mode: Mode,
+    map: TensorMap,
 ) {
     let i = global_index();
     if flag && i < y.len() && i < x.len() && mode == Mode::Scale {
         for _ in 0..rounds {
             y[i] = x[i] * step.dt * scale + step.generation as f32;
         }
+        y[i] += (tensor_map_address(&map) % 2) as f32;
     }
 }
 
@@ -99,6 +102,7 @@ fn the_launcher_packs_the_words_of_the_abi() {
         Value,
         Value,
         Value,
+        TensorMap,
     ];
     assert_eq!(words_of_captured_parameters(), expected);
     assert_eq!(abi_probe::ARGUMENT_WORDS, expected);
@@ -122,6 +126,7 @@ fn the_nvvm_ir_declares_one_parameter_per_word_of_the_abis_type() {
             "%struct.Step* byval align 8 %arg3.step",
             "float %arg4.scale",
             "i8 %arg5.mode",
+            "%cudajit.TensorMap* byval align 64 %arg6.map",
         ]
     );
     assert_eq!(parameters.len(), abi_probe::ARGUMENT_WORDS.len());
@@ -142,6 +147,9 @@ fn the_nvvm_ir_declares_one_parameter_per_word_of_the_abis_type() {
             }
             ArgWord::BoolByte => parameter.starts_with(&bits(abi::BOOL_BYTE)),
             ArgWord::Value => !parameter.ends_with(".ptr") && !parameter.ends_with(".len"),
+            ArgWord::TensorMap => {
+                parameter.contains(&format!("byval align {} ", abi::TENSOR_MAP_ALIGN))
+            }
         };
         assert!(fits, "{parameter} is not passed as {word:?}");
     }

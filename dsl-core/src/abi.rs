@@ -10,7 +10,11 @@
 //! - a `#[derive(DeviceCopy)]` struct is passed by value in the layout rustc gave it (in
 //!   NVVM IR a `byval` pointer, as CUDA C++ passes structs), an enum as its integer;
 //! - a slice is two words: the device address of its first element, then its element count
-//!   as a `u64`.
+//!   as a `u64`;
+//! - a tensor map is its 128 bytes by value, 64-byte aligned (`.param .align 64 .b8
+//!   map[128]`), annotated `grid_constant` so the kernel reads it where the launch put it:
+//!   TMA takes the generic address of a map in parameter memory, as CUTLASS passes
+//!   `const __grid_constant__ CUtensorMap`.
 //!
 //! `#[comptime]` parameters are compiled into the kernel and not passed at all.
 
@@ -28,6 +32,8 @@ pub enum ParamClass {
     Value,
     /// `&[T]` (`mutable: false`) or `&mut [T]` (`mutable: true`).
     Slice { mutable: bool },
+    /// `map: TensorMap`, a TMA descriptor.
+    TensorMap,
 }
 
 /// One entry of a launch's argument list, and one parameter of the kernel in NVVM IR.
@@ -41,7 +47,16 @@ pub enum ArgWord {
     SlicePointer { mutable: bool },
     /// A slice's element count, as a [`SLICE_LENGTH`].
     SliceLength,
+    /// A tensor map's [`TENSOR_MAP_BYTES`] bytes, [`TENSOR_MAP_ALIGN`]-aligned, in a
+    /// grid-constant parameter.
+    TensorMap,
 }
+
+/// The size of a tensor map (`CUtensorMap`), as the kernel parameter carries it.
+pub const TENSOR_MAP_BYTES: u32 = 128;
+
+/// The alignment the PTX ISA requires of a tensor map in parameter memory.
+pub const TENSOR_MAP_ALIGN: u32 = 64;
 
 /// The scalar a `bool` parameter travels as ([`ArgWord::BoolByte`]).
 pub const BOOL_BYTE: Scalar = Scalar::U8;
@@ -61,6 +76,7 @@ impl ParamClass {
             }
             ParamType::Value(ValueType::Tuple(_)) | ParamType::Reference { .. } => None,
             ParamType::Slice { mutable, .. } => Some(ParamClass::Slice { mutable: *mutable }),
+            ParamType::TensorMap => Some(ParamClass::TensorMap),
         }
     }
 
@@ -71,6 +87,7 @@ impl ParamClass {
             TypeInner::Scalar(scalar) => Some(ParamClass::Scalar(*scalar)),
             TypeInner::Struct { .. } => Some(ParamClass::Value),
             TypeInner::Slice { mutable, .. } => Some(ParamClass::Slice { mutable: *mutable }),
+            TypeInner::TensorMap => Some(ParamClass::TensorMap),
             TypeInner::Pointer { .. } | TypeInner::Array { .. } => None,
         }
     }
@@ -89,6 +106,7 @@ pub fn words(class: ParamClass) -> &'static [ArgWord] {
             ArgWord::SlicePointer { mutable: true },
             ArgWord::SliceLength,
         ],
+        ParamClass::TensorMap => &[ArgWord::TensorMap],
     }
 }
 
@@ -140,6 +158,11 @@ mod tests {
                 align: 4,
             })
         );
+        assert_eq!(
+            ParamClass::of_captured(&ParamType::TensorMap),
+            ParamClass::of_ir(&TypeInner::TensorMap)
+        );
+        assert_eq!(words(ParamClass::TensorMap), [ArgWord::TensorMap]);
         assert_eq!(
             ParamClass::of_captured(&ParamType::Reference {
                 target: point,

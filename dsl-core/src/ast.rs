@@ -111,6 +111,9 @@ pub enum ParamType {
         len: Option<u32>,
         mutable: bool,
     },
+    /// `map: TensorMap`: a TMA descriptor passed by value as a grid-constant kernel
+    /// parameter; the body reads only its address (`tensor_map_address(&map)`).
+    TensorMap,
 }
 
 /// A `{ ... }` block. Blocks produce no value unless `tail` is set (in `if` expressions

@@ -288,6 +288,10 @@ pub enum Intrinsic {
     /// `nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (`nanosleep.u32`,
     /// at most 1 ms), for spin-wait back-off.
     NanoSleep,
+    /// `tensor_map_address(&map)` (`u64`): the generic address of a kernel's tensor-map
+    /// parameter, for `cp.async.bulk.tensor` in inline PTX. Lowered to
+    /// `Expression::TensorMapAddress`, never a statement.
+    TensorMapAddress,
 }
 
 /// `atomic_<op>_ordered`, `atomic_load`, `atomic_store`: the ordered atomics.
@@ -305,7 +309,8 @@ fn ordered_atomic(name: &str) -> Option<AtomicAccess> {
     }
 }
 
-const NAMES: [(Intrinsic, &str); 29] = [
+const NAMES: [(Intrinsic, &str); 30] = [
+    (Intrinsic::TensorMapAddress, "tensor_map_address"),
     (Intrinsic::Volatile { store: false }, "read_volatile"),
     (Intrinsic::Volatile { store: true }, "write_volatile"),
     (Intrinsic::Clock64, "clock64"),
@@ -417,6 +422,7 @@ impl Intrinsic {
             | Intrinsic::GlobalTimer => 0,
             Intrinsic::SharedArray
             | Intrinsic::Address(_)
+            | Intrinsic::TensorMapAddress
             | Intrinsic::NanoSleep
             | Intrinsic::Volatile { store: false } => 1,
             Intrinsic::Volatile { store: true } => 2,

@@ -41,6 +41,10 @@ pub struct TensorMap<'buf> {
 
 const _: () = assert!(std::mem::size_of::<CUtensorMap>() == TENSOR_MAP_BYTES);
 const _: () = assert!(std::mem::align_of::<CUtensorMap>() >= TENSOR_MAP_ALIGN);
+// The kernel parameter the NVVM writer declares holds exactly this value.
+const _: () = assert!(cudajit_core::abi::TENSOR_MAP_BYTES as usize == TENSOR_MAP_BYTES);
+const _: () = assert!(cudajit_core::abi::TENSOR_MAP_ALIGN as usize == TENSOR_MAP_ALIGN);
+const _: () = assert!(std::mem::size_of::<TensorMap<'static>>() == TENSOR_MAP_BYTES);
 
 impl<'buf> TensorMap<'buf> {
     /// Encodes `layout` over `buffer`, after checking every rule of the layout

@@ -6,12 +6,16 @@
 //!   `cuTensorMapEncodeTiled` checked on the host, each violation named, before the driver
 //!   sees it (no GPU needed);
 //! - [`encode`]: the encoded map ([`TensorMap`]), made by the driver from a validated
-//!   layout and a device buffer that covers it.
+//!   layout and a device buffer that covers it;
+//! - [`kernel`]: the map as a kernel parameter (`map: TensorMap`, grid-constant) and
+//!   [`tensor_map_address`] for inline PTX.
 
 pub mod encode;
+pub mod kernel;
 pub mod layout;
 
 pub use encode::{TensorMap, TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES};
+pub use kernel::tensor_map_address;
 pub use layout::{
     L2Promotion, OutOfBoundsFill, TensorMapElement, TensorMapError, TensorMapLayout,
     TensorMapSwizzle,

@@ -734,6 +734,13 @@ impl<'a> FunctionCompiler<'a> {
                         "a struct or array parameter (structs are not simulated yet)",
                     );
                 }
+                // Only TMA's inline PTX reads a tensor map, and the simulator runs none.
+                TypeInner::TensorMap => {
+                    self.span = argument.span;
+                    return self.unsupported(
+                        "a tensor map parameter (TMA's `cp.async.bulk.tensor` is inline PTX, which the simulator does not run)",
+                    );
+                }
             };
             let reg = self.register(width);
             self.arguments.push(reg);
@@ -744,6 +751,10 @@ impl<'a> FunctionCompiler<'a> {
                     LocalSlot::Register(self.register(1))
                 }
                 TypeInner::Slice { .. } => LocalSlot::Register(self.register(2)),
+                TypeInner::TensorMap => {
+                    self.span = local.span;
+                    return self.unsupported("a tensor map in a local variable");
+                }
                 TypeInner::Array { base, len } => match self.module.types[*base].inner {
                     TypeInner::Scalar(elem) => {
                         let offset = self.local_bytes.next_multiple_of(16);
@@ -1025,6 +1036,9 @@ impl<'a> FunctionCompiler<'a> {
             }
             // A simulated device address is a pointer (region and offset): the slice is
             // the address and the length, checked at each access like any slice.
+            Expression::TensorMapAddress { .. } => {
+                return self.unsupported("`tensor_map_address` (TMA does not run on the simulator)")
+            }
             Expression::RawSlice {
                 address,
                 length,
@@ -1427,6 +1441,9 @@ impl<'a> FunctionCompiler<'a> {
         };
         match intrinsic {
             Intrinsic::SliceAt { .. } => return self.unsupported("`slice_at` as a statement"),
+            Intrinsic::TensorMapAddress => {
+                return self.unsupported("`tensor_map_address` as a statement")
+            }
             Intrinsic::SyncThreads => self.emit(Op::Barrier),
             // A block runs on one host thread, so within a block every access is already
             // sequentially consistent; across blocks (other host threads) global memory is

@@ -28,6 +28,13 @@ impl Writer<'_> {
                 }
                 Ok(value)
             }
+            // The `byval` pointer of a `grid_constant` parameter: its generic address, which
+            // NVVM computes with `cvta.param` (CUDA C++'s `&map`).
+            Expression::TensorMapAddress { argument } => {
+                let pointer = self.arguments[argument as usize].clone().scalar();
+                let ty = super::function::TENSOR_MAP_TYPE;
+                scalar(self.value(format!("ptrtoint {ty}* {pointer} to i64")))
+            }
             Expression::LocalLoad(local) if self.struct_valued(handle) => {
                 scalar(format!("%local{}", local.index()))
             }

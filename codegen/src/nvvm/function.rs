@@ -34,7 +34,13 @@ pub(super) struct WrittenKernel {
     pub externs: BTreeSet<ExternCall>,
     /// Its function pointer type, for metadata (`void (float, float*)*`).
     pub pointer_type: String,
+    /// The 1-based positions of its `grid_constant` parameters (tensor maps), for
+    /// `!nvvm.annotations`.
+    pub grid_constant: Vec<usize>,
 }
+
+/// The LLVM type of a tensor map: `CUtensorMap`'s sixteen 64-bit words.
+pub(super) const TENSOR_MAP_TYPE: &str = "%cudajit.TensorMap";
 
 /// A value of the kernel: a scalar operand, or a slice's pointer and length.
 #[derive(Clone, Debug)]
@@ -91,6 +97,7 @@ pub(super) fn write_function(
     };
     let mut params = Vec::new();
     let mut param_types = Vec::new();
+    let mut grid_constant = Vec::new();
     for (index, argument) in function.arguments.iter().enumerate() {
         let name = sanitize(&argument.name);
         let inner = &module.types[argument.ty].inner;
@@ -159,6 +166,16 @@ pub(super) fn write_function(
                     let param = format!("{ty} %arg{index}.{name}.len");
                     (ty, param)
                 }
+                // As CUDA C++ passes `const __grid_constant__ CUtensorMap`: a `byval` pointer
+                // to the parameter, which `grid_constant` keeps in parameter memory, so its
+                // address is `cvta.param`'s generic address, not a copy's.
+                (ArgWord::TensorMap, TypeInner::TensorMap) => {
+                    grid_constant.push(params.len() + 1);
+                    let ty = format!("{TENSOR_MAP_TYPE}*");
+                    let align = abi::TENSOR_MAP_ALIGN;
+                    let param = format!("{ty} byval align {align} %arg{index}.{name}");
+                    (ty, param)
+                }
                 _ => return Err(writer.unsupported(argument.span, "this kernel parameter type")),
             };
             params.push(param);
@@ -169,7 +186,7 @@ pub(super) fn write_function(
                 pointer: format!("%arg{index}.{name}.ptr"),
                 length: format!("%arg{index}.{name}.len"),
             },
-            abi::ParamClass::Scalar(_) | abi::ParamClass::Value => {
+            abi::ParamClass::Scalar(_) | abi::ParamClass::Value | abi::ParamClass::TensorMap => {
                 Value::Scalar(format!("%arg{index}.{name}"))
             }
         });
@@ -224,6 +241,7 @@ pub(super) fn write_function(
         declarations: writer.declarations,
         externs: writer.externs,
         pointer_type: format!("{result} ({})*", param_types.join(", ")),
+        grid_constant,
     })
 }
 

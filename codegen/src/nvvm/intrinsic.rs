@@ -259,6 +259,9 @@ impl Writer<'_> {
             Intrinsic::VectorLoad(_) | Intrinsic::VectorStore(_) => {
                 return Err(self.unsupported(span, "a vector access as an intrinsic statement"))
             }
+            Intrinsic::TensorMapAddress => {
+                return Err(self.unsupported(span, "a tensor map's address as a statement"))
+            }
             Intrinsic::LaneId => {
                 self.declare(
                     "declare i32 @llvm.nvvm.read.ptx.sreg.laneid() nounwind readnone".into(),

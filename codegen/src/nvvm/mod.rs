@@ -123,6 +123,18 @@ pub fn write_module_with(
             let _ = writeln!(out, "{}", struct_definition(module, name, members, *size)?);
         }
     }
+    if module
+        .types
+        .iter()
+        .any(|(_, ty)| ty.inner == cudajit_core::ir::TypeInner::TensorMap)
+    {
+        let words = cudajit_core::abi::TENSOR_MAP_BYTES / 8;
+        let _ = writeln!(
+            out,
+            "{} = type {{ [{words} x i64] }}",
+            function::TENSOR_MAP_TYPE
+        );
+    }
 
     // Shared memory: one array per `shared_array` binding, and the launch's dynamic
     // shared memory as an external array of bytes (16-byte aligned, for vector access).
@@ -170,7 +182,7 @@ pub fn write_module_with(
         externs.extend(written.externs);
         constants.extend(written.constants);
         if entry.is_some() {
-            kernels.push((symbol, written.pointer_type));
+            kernels.push((symbol, written.pointer_type, written.grid_constant));
         }
     }
     for declaration in &declarations {
@@ -183,7 +195,7 @@ pub fn write_module_with(
     // Kernels must be in `@llvm.used`, or an LTO link drops them silently.
     let used: Vec<String> = kernels
         .iter()
-        .map(|(symbol, ty)| format!("i8* bitcast ({ty} @{symbol} to i8*)"))
+        .map(|(symbol, ty, _)| format!("i8* bitcast ({ty} @{symbol} to i8*)"))
         .collect();
     let _ = writeln!(
         out,
@@ -193,10 +205,30 @@ pub fn write_module_with(
     );
     let annotations: Vec<String> = (0..kernels.len()).map(|i| format!("!{i}")).collect();
     let _ = writeln!(out, "!nvvm.annotations = !{{{}}}", annotations.join(", "));
-    for (i, (symbol, ty)) in kernels.iter().enumerate() {
-        let _ = writeln!(out, "!{i} = !{{{ty} @{symbol}, !\"kernel\", i32 1}}");
+    // Metadata nodes after the kernels' own: the `grid_constant` parameter lists.
+    let mut next_node = kernels.len();
+    let mut lists = Vec::new();
+    for (i, (symbol, ty, grid_constant)) in kernels.iter().enumerate() {
+        // `!"grid_constant", !{i32 1, ..}` lists the parameters (1-based) the kernel reads
+        // in place and never writes (the NVVM IR specification's "grid_constant").
+        let grid_constant = match grid_constant.as_slice() {
+            [] => String::new(),
+            positions => {
+                let list: Vec<String> = positions.iter().map(|p| format!("i32 {p}")).collect();
+                lists.push(format!("!{next_node} = !{{{}}}", list.join(", ")));
+                next_node += 1;
+                format!(", !\"grid_constant\", !{}", next_node - 1)
+            }
+        };
+        let _ = writeln!(
+            out,
+            "!{i} = !{{{ty} @{symbol}, !\"kernel\", i32 1{grid_constant}}}"
+        );
     }
-    let version = kernels.len();
+    for list in &lists {
+        let _ = writeln!(out, "{list}");
+    }
+    let version = next_node;
     let _ = writeln!(out, "!nvvmir.version = !{{!{version}}}");
     let _ = writeln!(out, "!{version} = !{{i32 2, i32 0}}");
     let declared = declarations

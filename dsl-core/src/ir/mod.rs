@@ -74,6 +74,10 @@ pub enum TypeInner {
         size: u32,
         align: u32,
     },
+    /// A TMA tensor map (`CUtensorMap`): 128 opaque bytes, 64-byte aligned, that a kernel
+    /// takes as a grid-constant parameter and reads only through its address
+    /// ([`Expression::TensorMapAddress`]).
+    TensorMap,
 }
 
 impl TypeInner {
@@ -404,6 +408,11 @@ pub enum Expression {
     ArrayElement {
         local: Handle<LocalVariable>,
         index: Handle<Expression>,
+    },
+    /// The generic address (`u64`) of the kernel's tensor-map parameter `argument`, which
+    /// stays in parameter memory (grid-constant): what `cp.async.bulk.tensor` takes.
+    TensorMapAddress {
+        argument: u32,
     },
     /// A scalar method: `argument.function(arg1, arg2)`.
     Math {

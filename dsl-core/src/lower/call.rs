@@ -243,10 +243,10 @@ impl Lowerer<'_, '_> {
                         },
                     })
                 }
-                ParamType::Slice { .. } => {
+                ParamType::Slice { .. } | ParamType::TensorMap => {
                     return Err(LowerError::new(
                         param.span,
-                        "extern device functions take scalars, handles and references, not slices",
+                        "extern device functions take scalars, handles and references, not slices or tensor maps",
                     ))
                 }
             };

@@ -56,6 +56,8 @@ enum Binding {
     /// A `&S` parameter of a device function: read like a struct value, passed on as a
     /// reference.
     StructRef(&'static str),
+    /// A kernel's tensor-map parameter: only its address is read.
+    TensorMap,
     StructSlice {
         name: &'static str,
         mutable: bool,
@@ -178,6 +180,7 @@ pub(super) fn infer(
                     "device functions take structs by `&S`; `&mut` and array references belong to `#[extern_device]` functions",
                 ))
             }
+            ParamType::TensorMap => Binding::TensorMap,
             ParamType::Value(ty) => match library.resolve_value(spec, ty, param.span)? {
                 Resolved::Scalar(scalar) => Binding::Var(inference.known(scalar)),
                 Resolved::Struct(name) => Binding::Struct(name),
@@ -346,6 +349,12 @@ impl Inference<'_> {
                 }
                 Some(Binding::StructSlice { name, mutable }) => {
                     return Ok(InferTy::StructSlice { name, mutable })
+                }
+                Some(Binding::TensorMap) => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("`{name}` is a tensor map, which kernels use only as `tensor_map_address(&{name})`"),
+                    ))
                 }
                 None => {
                     return Err(LowerError::new(
@@ -1078,6 +1087,27 @@ impl Inference<'_> {
                     crate::intrinsics::AddressSpace::Shared => Scalar::U32,
                     crate::intrinsics::AddressSpace::Global => Scalar::U64,
                 }))
+            }
+            Intrinsic::TensorMapAddress => {
+                let map = match args {
+                    [Expr {
+                        kind: ExprKind::Reference { place, .. },
+                        ..
+                    }] => match &place.kind {
+                        ExprKind::Var(name) => Some(name),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match map.map(|name| self.scopes.lookup(name)) {
+                    Some(Some(Binding::TensorMap)) => Some(self.known(Scalar::U64)),
+                    _ => {
+                        return Err(LowerError::new(
+                            span,
+                            "`tensor_map_address` takes a tensor-map parameter of the kernel: `tensor_map_address(&map)` with `map: TensorMap`",
+                        ))
+                    }
+                }
             }
             Intrinsic::Shuffle(_) => {
                 let [mask, value, lane] = args else {

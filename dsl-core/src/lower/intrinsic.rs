@@ -14,6 +14,9 @@ impl Lowerer<'_, '_> {
         block: &mut Block,
         wants_value: bool,
     ) -> Result<Option<Handle<Expression>>, LowerError> {
+        if intrinsic == Intrinsic::TensorMapAddress {
+            return self.tensor_map_address(args, expr.span).map(Some);
+        }
         let (intrinsic, args) = match intrinsic {
             Intrinsic::OrderedAtomic { access, .. } => {
                 let (ordering, values) = memory_ordering(intrinsic, access, args, expr.span)?;

@@ -25,6 +25,7 @@ mod places;
 mod scope;
 mod spec;
 mod stmt;
+mod tensor_map;
 
 pub use error::LowerError;
 pub use spec::{ReachableItems, Resolved, Specialization};

@@ -127,6 +127,9 @@ impl Lowerer<'_, '_> {
                 ))
             }
             ParamType::Value(value) => self.param_value_type(&param.name, value, param.span)?,
+            ParamType::TensorMap => self.program.module.types.insert(Type {
+                inner: TypeInner::TensorMap,
+            }),
             ParamType::Slice { elem, mutable } => {
                 let base = self.param_value_type(&param.name, elem, param.span)?;
                 self.program.module.types.insert(Type {

@@ -42,6 +42,28 @@ pub(super) fn validate_function(
     })
 }
 
+/// A tensor map lives in a kernel's parameter memory (grid-constant); a device function
+/// takes its address (`u64`) instead.
+pub(super) fn check_device_signature(
+    module: &Module,
+    function: &Function,
+) -> Result<(), ValidationError> {
+    match function
+        .arguments
+        .iter()
+        .find(|a| module.types[a.ty].inner == TypeInner::TensorMap)
+    {
+        Some(argument) => Err(ValidationError {
+            function: function.name.clone(),
+            span: argument.span,
+            kind: Kind::Unsupported(
+                "a tensor map parameter of a device function: only kernels take tensor maps; pass `tensor_map_address(&map)` instead".into(),
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 pub(super) fn check_kernel_signature(
     module: &Module,
     function: &Function,
@@ -63,6 +85,7 @@ pub(super) fn check_kernel_signature(
                     TypeInner::Scalar(_) | TypeInner::Struct { .. }
                 )
             }
+            TypeInner::TensorMap => true,
             TypeInner::Array { .. } => false,
         };
         if !ok {
@@ -141,7 +164,24 @@ impl Checker<'_> {
                 ExprType::Scalar(ty)
             }
             Expression::FunctionArgument(index) => {
-                ExprType::of(self.module, self.function.arguments[index as usize].ty)
+                let ty = self.function.arguments[index as usize].ty;
+                if self.module.types[ty].inner == TypeInner::TensorMap {
+                    return Err(Kind::Unsupported(
+                        "a tensor map as a value: kernels read it only through `tensor_map_address(&map)`".into(),
+                    ));
+                }
+                ExprType::of(self.module, ty)
+            }
+            // The parameter stays where the launch put it, so it must be a kernel's own.
+            Expression::TensorMapAddress { argument } => {
+                let ty = self.function.arguments[argument as usize].ty;
+                if self.module.types[ty].inner != TypeInner::TensorMap {
+                    return Err(Kind::TypeMismatch {
+                        expected: "a tensor-map parameter for `tensor_map_address`".into(),
+                        found: self.describe(ExprType::of(self.module, ty)),
+                    });
+                }
+                ExprType::Scalar(Scalar::U64)
             }
             Expression::LocalLoad(local) => {
                 ExprType::of(self.module, self.function.locals[local].ty)
@@ -821,6 +861,12 @@ impl Checker<'_> {
                     IntrinsicSpace::Shared => Scalar::U32,
                     IntrinsicSpace::Global => Scalar::U64,
                 })
+            }
+            Intrinsic::TensorMapAddress => {
+                return Err(Kind::Unsupported(
+                    "`tensor_map_address` as a statement: it is the expression `TensorMapAddress`"
+                        .into(),
+                ))
             }
             Intrinsic::Shuffle(_) => {
                 arity(3)?;

@@ -8,7 +8,7 @@ use crate::ir::{Block, Expression, Function, Module, Statement, TypeInner};
 pub(super) fn check_types(module: &Module) -> Result<(), Kind> {
     for (handle, ty) in module.types.iter() {
         let bases = match &ty.inner {
-            TypeInner::Scalar(_) => vec![],
+            TypeInner::Scalar(_) | TypeInner::TensorMap => vec![],
             TypeInner::Pointer { base, .. }
             | TypeInner::Slice { base, .. }
             | TypeInner::Array { base, .. } => vec![*base],
@@ -57,7 +57,10 @@ pub(super) fn check_function(module: &Module, function: &Function) -> Result<(),
             }
         }
         match expression {
-            Expression::FunctionArgument(index) if *index as usize >= function.arguments.len() => {
+            Expression::FunctionArgument(index)
+            | Expression::TensorMapAddress { argument: index }
+                if *index as usize >= function.arguments.len() =>
+            {
                 return Err(Kind::BadArgument { index: *index })
             }
             Expression::SharedSlice(shared) if !module.shared.contains(*shared) => {
@@ -237,6 +240,7 @@ pub(super) fn operands(
         } => (Some(address), Some(length), None),
         Expression::Literal(_)
         | Expression::FunctionArgument(_)
+        | Expression::TensorMapAddress { .. }
         | Expression::LocalLoad(_)
         | Expression::SharedSlice(_)
         | Expression::LocalPointer(_)

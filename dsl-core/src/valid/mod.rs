@@ -57,7 +57,9 @@ impl ExprType {
                 space,
                 mutable,
             },
-            TypeInner::Array { .. } | TypeInner::Struct { .. } => ExprType::Value(ty),
+            TypeInner::Array { .. } | TypeInner::Struct { .. } | TypeInner::TensorMap => {
+                ExprType::Value(ty)
+            }
         }
     }
 
@@ -83,6 +85,7 @@ pub(crate) fn describe_type(module: &Module, ty: Handle<Type>) -> String {
     match module.types.try_get(ty).map(|t| &t.inner) {
         Some(TypeInner::Scalar(s)) => s.to_string(),
         Some(TypeInner::Struct { name, .. }) => name.clone(),
+        Some(TypeInner::TensorMap) => "TensorMap".into(),
         Some(TypeInner::Array { base, len }) => {
             format!("[{}; {len}]", describe_type(module, *base))
         }
@@ -152,12 +155,15 @@ pub fn validate(module: &Module) -> Result<KernelInfo, ValidationError> {
     let mut info = KernelInfo {
         functions: Vec::with_capacity(module.functions.len()),
     };
-    for (_, function) in module.functions.iter() {
+    for (handle, function) in module.functions.iter() {
         handles::check_function(module, function).map_err(|kind| ValidationError {
             function: function.name.clone(),
             span: function.span,
             kind,
         })?;
+        if !module.entry_points.iter().any(|e| e.function == handle) {
+            function::check_device_signature(module, function)?;
+        }
         info.functions
             .push(function::validate_function(module, function)?);
     }

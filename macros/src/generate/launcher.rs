@@ -90,6 +90,15 @@ pub(super) fn launch_fns(
                 }
                 ty
             }
+            // cudajit's own `TensorMap`, whatever the signature's path: a copy of its 128
+            // bytes crosses, and its borrow keeps the tensor's buffer alive for the call.
+            ParamType::TensorMap => {
+                let ty = quote!(#cudajit::TensorMap<'_>);
+                params.push(quote!(#name: #ty));
+                sim_unsupported
+                    .get_or_insert("tensor maps (the simulator does not run TMA's inline PTX)");
+                ty
+            }
             ParamType::Slice { elem, mutable } => {
                 let ty = written_or(&param.name, elem);
                 if matches!(elem, ValueType::Struct(_)) {
@@ -121,6 +130,11 @@ pub(super) fn launch_fns(
                     let byte = format_ident!("{}", abi::BOOL_BYTE.rust_name());
                     pointers.push(quote!(let #local = #name as #byte;));
                     (local, quote!(BoolByte))
+                }
+                ArgWord::TensorMap => {
+                    let local = format_ident!("__cj_value_{}", param.name);
+                    pointers.push(quote!(let #local: #ty = #name;));
+                    (local, quote!(TensorMap))
                 }
                 ArgWord::SlicePointer { mutable } => {
                     let ptr = format_ident!("__cj_ptr_{}", param.name);

@@ -653,6 +653,37 @@ impl Parser<'_> {
     }
 
     /// Barriers, fences, shared memory, atomics and warp operations.
+    /// The argument of `tensor_map_address`: `&map`, a parameter by name.
+    fn tensor_map_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
+        let name = match arg {
+            syn::Expr::Reference(reference) if reference.mutability.is_none() => {
+                match &*reference.expr {
+                    syn::Expr::Path(path) if path.qself.is_none() => path.path.get_ident(),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some(name) = name else {
+            self.errors.at(
+                arg,
+                "`tensor_map_address` takes the tensor-map parameter by reference: `tensor_map_address(&map)`",
+            );
+            return None;
+        };
+        let span = span_at(arg);
+        Some(Expr {
+            span,
+            kind: ExprKind::Reference {
+                mutable: false,
+                place: Box::new(Expr {
+                    span,
+                    kind: ExprKind::Var(name.to_string()),
+                }),
+            },
+        })
+    }
+
     fn device_intrinsic(
         &mut self,
         call: &syn::ExprCall,
@@ -706,7 +737,9 @@ impl Parser<'_> {
         }
         let mut args = Vec::new();
         for (index, arg) in call.args.iter().enumerate() {
-            if index == 0 && intrinsic.takes_place() {
+            if intrinsic == Intrinsic::TensorMapAddress {
+                args.push(self.tensor_map_argument(arg)?);
+            } else if index == 0 && intrinsic.takes_place() {
                 let syn::Expr::Reference(reference) = arg else {
                     let message = if intrinsic.reads_place_only() {
                         format!("`{name}` takes the element as `&x[i]`")

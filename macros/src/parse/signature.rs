@@ -150,6 +150,13 @@ pub(super) fn params(
         let Some(ty) = param_type(&typed.ty, kind, generics, errors) else {
             continue;
         };
+        if mutable && ty == ParamType::TensorMap {
+            errors.at(
+                &typed.pat,
+                "a tensor map parameter cannot be `mut`: it is grid-constant, read where the launch put it",
+            );
+            continue;
+        }
         if mutable && matches!(ty, ParamType::Slice { .. }) {
             errors.at(
                 &typed.pat,
@@ -244,7 +251,27 @@ fn param_type(
     generics: &GenericNames,
     errors: &mut Errors,
 ) -> Option<ParamType> {
+    if is_tensor_map(ty) {
+        if kind == FnKind::Kernel {
+            return Some(ParamType::TensorMap);
+        }
+        errors.at(
+            ty,
+            "only kernels take tensor maps (a grid-constant parameter): pass `tensor_map_address(&map)`, a `u64`, to device functions",
+        );
+        return None;
+    }
     match ty {
+        Type::Reference(reference) if is_tensor_map(&reference.elem) => {
+            errors.at(
+                ty,
+                match kind {
+                    FnKind::Kernel => "kernels take a tensor map by value, `map: TensorMap`: it crosses as a grid-constant parameter, and `tensor_map_address(&map)` gives its address",
+                    FnKind::Device => "only kernels take tensor maps (a grid-constant parameter): pass `tensor_map_address(&map)`, a `u64`, to device functions",
+                },
+            );
+            None
+        }
         Type::Reference(reference) => {
             // `&S`: a device function reads a `DeviceCopy` struct in place (`comm: &DevComm`).
             let by_reference = match &*reference.elem {
@@ -291,6 +318,28 @@ fn param_type(
                 None
             }
         },
+    }
+}
+
+/// `TensorMap`, `cudajit::TensorMap` or `TensorMap<'a>`: the name is reserved for
+/// `cudajit::TensorMap` in signatures (the launcher takes that type, so another type of the
+/// name is a rustc error at the launch).
+fn is_tensor_map(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last().is_some_and(|last| {
+            last.ident == "TensorMap"
+                && match &last.arguments {
+                    syn::PathArguments::None => true,
+                    syn::PathArguments::AngleBracketed(angle) => angle
+                        .args
+                        .iter()
+                        .all(|arg| matches!(arg, syn::GenericArgument::Lifetime(_))),
+                    syn::PathArguments::Parenthesized(_) => false,
+                }
+        }),
+        Type::Paren(inner) => is_tensor_map(&inner.elem),
+        Type::Group(inner) => is_tensor_map(&inner.elem),
+        _ => false,
     }
 }
 
