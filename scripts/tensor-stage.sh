@@ -12,7 +12,7 @@ cp target/release/examples/gemm target/release/examples/cudarc_interop .gpu-tens
 # the simulator-against-GPU differential test.
 cargo test --release --no-run --message-format=json \
   --test tensor_core --test hopper --test scalar_methods --test gpu_language \
-  --test differential --test gpu 2>/dev/null |
+  --test memory_ordering --test gemm --test differential --test gpu 2>/dev/null |
   python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
@@ -21,5 +21,5 @@ for line in sys.stdin:
         shutil.copy(m["executable"], ".gpu-tensor/bin/test-" + m["target"]["name"])
 '
 strip .gpu-tensor/bin/* 2>/dev/null || true
-cp scripts/tensor-run.sh .gpu-tensor/
+cp scripts/tensor-run.sh benches/cuda/gemm_mma.cu .gpu-tensor/
 du -sh .gpu-tensor
