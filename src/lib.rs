@@ -127,6 +127,7 @@ extern crate self as cudajit;
 
 mod backend;
 mod error;
+mod event;
 mod gpu;
 mod kernel;
 mod launch;
@@ -156,6 +157,7 @@ pub use cudarc::driver::{
     DeviceSlice, DriverError,
 };
 pub use error::Error;
+pub use event::Event;
 pub use gpu::{default_context, gpu_count};
 /// The 16-bit float types kernels take (`half`'s).
 pub use half::{bf16, f16};
