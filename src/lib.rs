@@ -126,6 +126,7 @@
 extern crate self as cudajit;
 
 mod backend;
+mod buffer_element;
 mod error;
 mod event;
 mod gpu;
@@ -142,6 +143,7 @@ pub mod warp;
 pub use backend::{
     Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
 };
+pub use buffer_element::BufferElement;
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::{Arch, ArchFeatures};
 pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
@@ -164,7 +166,7 @@ pub use half::{bf16, f16};
 pub use kernel::{Kernel, LoadedKernel};
 pub use launch::{LaunchConfig, LaunchConfigError};
 pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUNCH_MEMO_SLOTS};
-pub use sim::{BufferElement, SimBuffer, SimGroup, SimStream};
+pub use sim::{SimBuffer, SimGroup, SimStream};
 pub use tensor_map::{TensorMap, TensorMapLayout};
 
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
@@ -191,6 +193,7 @@ pub mod prelude {
 /// Items the generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::buffer_element::{BufferElement, ElementLayout};
     pub use crate::launch_check::LaunchArgument;
     pub use crate::spec::SpecBuilder;
     pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};

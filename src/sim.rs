@@ -11,22 +11,13 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use cudajit_sim::{
-    DeviceMemory, GroupLaunch, Program, RegisterValue, SimArg, SimExterns, SimLaunch, SimOptions,
-    SimReport,
+    DeviceMemory, GroupLaunch, Program, SimArg, SimExterns, SimLaunch, SimOptions, SimReport,
 };
 
 use crate::Error;
 
-/// A scalar type buffers can hold: every scalar of the kernel language.
-pub trait BufferElement:
-    RegisterValue + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Default
-{
-}
-
-impl<T> BufferElement for T where
-    T: RegisterValue + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Default
-{
-}
+use crate::buffer_element;
+pub use crate::buffer_element::BufferElement;
 
 /// Memory of the simulator holding `len` values of type `T`: what `alloc_zeros` and
 /// `clone_htod` of a [`SimStream`] return, passed to kernels as `&[T]` / `&mut [T]`.
@@ -45,7 +36,7 @@ impl<T> std::fmt::Debug for SimBuffer<T> {
 impl<T: BufferElement> SimBuffer<T> {
     fn zeroed(len: usize) -> Self {
         SimBuffer {
-            memory: DeviceMemory::zeroed(len * T::SCALAR.size_bytes() as usize),
+            memory: DeviceMemory::zeroed(len * T::ELEMENT.size()),
             len,
             _element: PhantomData,
         }
@@ -63,7 +54,9 @@ impl<T: BufferElement> SimBuffer<T> {
 
     /// A copy of the elements.
     pub fn to_vec(&self) -> Vec<T> {
-        self.memory.read_values(0, self.len)
+        let mut bytes = vec![0u8; self.memory.len()];
+        self.memory.read_bytes(0, &mut bytes);
+        buffer_element::decode(&bytes)
     }
 
     /// Overwrites the first `data.len()` elements.
@@ -75,30 +68,18 @@ impl<T: BufferElement> SimBuffer<T> {
                 self.len
             )));
         }
-        self.memory.write_values(0, data);
+        self.memory.write_bytes(0, &buffer_element::encode(data));
         Ok(())
     }
 
     /// The buffer as a `&[T]` kernel argument.
     pub fn sim_arg(&self) -> SimArg<'_> {
-        SimArg::Slice {
-            memory: &self.memory,
-            elem: T::SCALAR,
-            first: 0,
-            len: self.len,
-            mutable: false,
-        }
+        buffer_element::slice_arg::<T>(&self.memory, 0, self.len, false)
     }
 
     /// The buffer as a `&mut [T]` kernel argument.
     pub fn sim_arg_mut(&mut self) -> SimArg<'_> {
-        SimArg::Slice {
-            memory: &self.memory,
-            elem: T::SCALAR,
-            first: 0,
-            len: self.len,
-            mutable: true,
-        }
+        buffer_element::slice_arg::<T>(&self.memory, 0, self.len, true)
     }
 }
 
@@ -147,7 +128,7 @@ impl SimStream {
     /// A buffer holding a copy of `data`.
     pub fn clone_htod<T: BufferElement>(&self, data: &[T]) -> Result<SimBuffer<T>, Error> {
         let mut buffer = SimBuffer::zeroed(data.len());
-        buffer.memory.write_values(0, data);
+        buffer.copy_from(data)?;
         Ok(buffer)
     }
 
@@ -339,7 +320,7 @@ impl SimGroup {
                 SimArg::Struct { bytes } => Ok(SimArg::Struct {
                     bytes: bytes.clone(),
                 }),
-                SimArg::Slice { .. } => Err(crate::__private::sim_unsupported(
+                SimArg::Slice { .. } | SimArg::StructSlice { .. } => Err(crate::__private::sim_unsupported(
                     program.kernel(),
                     "a slice argument in a launch on a simulated rank (launches of a group run later; share memory through windows)",
                 )),

@@ -318,7 +318,7 @@ impl SimWorld {
         &self,
         len: usize,
     ) -> Result<SimSymmetricBuffer<T>, Error> {
-        let bytes = len * T::SCALAR.size_bytes() as usize;
+        let bytes = len * T::ELEMENT.size();
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         let window = windows.len() / self.nranks;
         if windows.len() + self.nranks > MAX_EXTERN_REGIONS || window >= 1 << 24 {
@@ -439,20 +439,27 @@ impl<T: BufferElement> SimSymmetricBuffer<T> {
 
     /// Copies `data` to the start of rank `rank`'s part.
     pub fn copy_from_host(&self, rank: usize, data: &[T]) -> Result<(), Error> {
-        self.memory(rank, data.len())?.store_values(0, data);
+        let bytes = crate::buffer_element::encode(data);
+        self.memory(rank, data.len())?.store_bytes(0, &bytes);
         Ok(())
     }
 
     /// Copies the start of rank `rank`'s part into `out`.
     pub fn copy_to_host(&self, rank: usize, out: &mut [T]) -> Result<(), Error> {
-        let values = self.memory(rank, out.len())?.read_values(0, out.len());
-        out.copy_from_slice(&values);
+        out.copy_from_slice(&self.values(rank, out.len())?);
         Ok(())
     }
 
     /// A copy of rank `rank`'s part.
     pub fn to_vec(&self, rank: usize) -> Result<Vec<T>, Error> {
-        Ok(self.memory(rank, self.len)?.read_values(0, self.len))
+        self.values(rank, self.len)
+    }
+
+    /// The first `count` elements of rank `rank`'s part.
+    fn values(&self, rank: usize, count: usize) -> Result<Vec<T>, Error> {
+        let mut bytes = vec![0u8; count * T::ELEMENT.size()];
+        self.memory(rank, count)?.read_bytes(0, &mut bytes);
+        Ok(crate::buffer_element::decode(&bytes))
     }
 }
 

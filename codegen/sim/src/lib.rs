@@ -189,6 +189,15 @@ pub enum SimArg<'a> {
         len: usize,
         mutable: bool,
     },
+    /// A slice of `#[repr(C)]` structs of `size` bytes each: `len` of them of `memory`,
+    /// from element `first`. `mutable` must be true for `&mut [S]` parameters.
+    StructSlice {
+        memory: &'a DeviceMemory,
+        size: u32,
+        first: usize,
+        len: usize,
+        mutable: bool,
+    },
     /// A `#[repr(C)]` struct passed by value: its bytes (padding zeroed), as many as the
     /// parameter's type has.
     Struct { bytes: Arc<[u8]> },
@@ -473,36 +482,54 @@ fn prepare<'m>(
                     mutable: wants_mutable,
                 },
             ) if elem == expected => {
-                if wants_mutable && !mutable {
-                    return Err(launch_error(format!(
-                        "argument {index} is a read-only slice for a `&mut [{elem}]` parameter"
-                    )));
-                }
-                let size = elem.size_bytes() as usize;
-                let end = first
-                    .checked_add(len)
-                    .and_then(|e| e.checked_mul(size))
-                    .filter(|&e| e <= memory.len());
-                if end.is_none() {
-                    return Err(launch_error(format!(
-                        "argument {index}: elements {first}..{first}+{len} are outside its buffer of {} bytes",
-                        memory.len()
-                    )));
-                }
-                if globals.len() >= MAX_GLOBAL_REGIONS {
-                    return Err(launch_error("too many slice arguments".into()));
-                }
-                image[reg] = pointer(globals.len() as u64, (first * size) as u64);
-                image[reg + 1] = len as u64;
-                reg += 2;
-                globals.push(GlobalRegion {
+                let slice = SliceArg {
                     memory,
-                    writable: wants_mutable,
-                });
-                region_names.push(format!(
+                    size: elem.size_bytes() as usize,
+                    first,
+                    len,
+                    mutable,
+                    wants_mutable,
+                };
+                let name = format!(
                     "argument {index} (&{}[{elem}])",
                     if wants_mutable { "mut " } else { "" }
-                ));
+                );
+                let pointer = slice.bind(index, name, &mut globals, &mut region_names);
+                let pointer = pointer.map_err(launch_error)?;
+                image[reg] = pointer;
+                image[reg + 1] = len as u64;
+                reg += 2;
+            }
+            (
+                &SimArg::StructSlice {
+                    memory,
+                    size,
+                    first,
+                    len,
+                    mutable,
+                },
+                SimParameter::StructSlice {
+                    size: expected,
+                    mutable: wants_mutable,
+                },
+            ) if size == expected => {
+                let slice = SliceArg {
+                    memory,
+                    size: size as usize,
+                    first,
+                    len,
+                    mutable,
+                    wants_mutable,
+                };
+                let name = format!(
+                    "argument {index} (&{}[a struct of {size} bytes])",
+                    if wants_mutable { "mut " } else { "" }
+                );
+                let pointer = slice.bind(index, name, &mut globals, &mut region_names);
+                let pointer = pointer.map_err(launch_error)?;
+                image[reg] = pointer;
+                image[reg + 1] = len as u64;
+                reg += 2;
             }
             (arg, parameter) => {
                 return Err(launch_error(format!(
@@ -518,6 +545,56 @@ fn prepare<'m>(
         globals,
         region_names,
     })
+}
+
+/// A slice argument, of scalars or structs, before it becomes a global region.
+struct SliceArg<'m> {
+    memory: &'m DeviceMemory,
+    /// Bytes per element.
+    size: usize,
+    first: usize,
+    len: usize,
+    mutable: bool,
+    wants_mutable: bool,
+}
+
+impl<'m> SliceArg<'m> {
+    /// Checks the slice against its buffer and the parameter, adds its region and returns
+    /// the pointer to its first element.
+    fn bind(
+        self,
+        index: usize,
+        name: String,
+        globals: &mut Vec<GlobalRegion<'m>>,
+        region_names: &mut Vec<String>,
+    ) -> Result<u64, String> {
+        if self.wants_mutable && !self.mutable {
+            return Err(format!(
+                "argument {index} is a read-only slice for a `&mut` slice parameter"
+            ));
+        }
+        let (first, len) = (self.first, self.len);
+        let end = first
+            .checked_add(len)
+            .and_then(|e| e.checked_mul(self.size))
+            .filter(|&e| e <= self.memory.len());
+        if end.is_none() {
+            return Err(format!(
+                "argument {index}: elements {first}..{first}+{len} are outside its buffer of {} bytes",
+                self.memory.len()
+            ));
+        }
+        if globals.len() >= MAX_GLOBAL_REGIONS {
+            return Err("too many slice arguments".into());
+        }
+        let pointer = pointer(globals.len() as u64, (first * self.size) as u64);
+        globals.push(GlobalRegion {
+            memory: self.memory,
+            writable: self.wants_mutable,
+        });
+        region_names.push(name);
+        Ok(pointer)
+    }
 }
 
 fn check_config(program: &Program, config: &SimLaunch) -> Result<(), String> {
@@ -557,6 +634,10 @@ fn describe_arg(arg: &SimArg<'_>) -> String {
         SimArg::Slice { elem, mutable, .. } => {
             format!("a `&{}[{elem}]`", if *mutable { "mut " } else { "" })
         }
+        SimArg::StructSlice { size, mutable, .. } => {
+            let mutable = if *mutable { "mut " } else { "" };
+            format!("a `&{mutable}[_]` of structs of {size} bytes")
+        }
         SimArg::Struct { bytes } => format!("a struct of {} bytes", bytes.len()),
     }
 }
@@ -566,6 +647,10 @@ fn describe_parameter(parameter: &SimParameter) -> String {
         SimParameter::Scalar(scalar) => format!("`{scalar}`"),
         SimParameter::Slice { elem, mutable } => {
             format!("`&{}[{elem}]`", if *mutable { "mut " } else { "" })
+        }
+        SimParameter::StructSlice { size, mutable } => {
+            let mutable = if *mutable { "mut " } else { "" };
+            format!("`&{mutable}[_]` of structs of {size} bytes")
         }
         SimParameter::Struct { size } => format!("a struct of {size} bytes"),
     }

@@ -286,6 +286,12 @@ pub enum SimParameter {
         elem: Scalar,
         mutable: bool,
     },
+    /// A slice of `#[repr(C)]` structs of `size` bytes each (padding included), such as
+    /// `&mut [Body]`: a pointer and a length, like a slice of scalars.
+    StructSlice {
+        size: u32,
+        mutable: bool,
+    },
     /// A `#[repr(C)]` struct of `size` bytes passed by value (e.g. NCCL's `DevComm`): the
     /// launch keeps its bytes in read-only memory and the kernel reads its fields there.
     Struct {
@@ -425,11 +431,15 @@ impl Program {
                         elem,
                         mutable: *mutable,
                     },
+                    TypeInner::Struct { size, .. } => SimParameter::StructSlice {
+                        size,
+                        mutable: *mutable,
+                    },
                     _ => {
                         return Err(unsupported(
                             kernel_function,
                             argument.span,
-                            "a slice of structs as a kernel parameter",
+                            "a slice of this element type as a kernel parameter",
                         ))
                     }
                 },
@@ -699,6 +709,19 @@ impl<'a> FunctionCompiler<'a> {
                 "a non-scalar value here".into(),
             )),
         }
+    }
+
+    /// The size in bytes of one element a pointer or slice expression points to: a
+    /// scalar, or a struct (whose size includes its tail padding, so it is the stride).
+    fn pointee_size(&self, handle: Handle<Expression>) -> CompileResult<u32> {
+        if let ExprType::Pointer { base, .. } | ExprType::Slice { base, .. } =
+            self.info.type_of(handle)
+        {
+            if let TypeInner::Struct { size, .. } = self.module.types[base].inner {
+                return Ok(size);
+            }
+        }
+        Ok(self.pointee(handle)?.size_bytes())
     }
 
     /// The scalar a pointer expression points to.
@@ -1087,7 +1110,7 @@ impl<'a> FunctionCompiler<'a> {
         extent: u32,
         dst: Option<Reg>,
     ) -> CompileResult<Reg> {
-        let size = self.pointee(handle)?.size_bytes();
+        let size = self.pointee_size(handle)?;
         let base_ty = self.info.type_of(base);
         let base = self.expr(base)?;
         let index = self.index(index)?;

@@ -62,6 +62,13 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
                 drop: #drop,
             };
         }
+        // SAFETY: the layout is the one above, rustc's; the fields are scalars and the
+        // struct is `ValidAsZeroBits` (above).
+        unsafe impl #private::BufferElement for #ident {
+            const ELEMENT: #private::ElementLayout = #private::ElementLayout::Struct(
+                &<#ident as #private::DeviceStruct>::LAYOUT,
+            );
+        }
         // No launch check: only hand-written impls (`DevComm`'s) have one.
         impl #private::LaunchArgument for #ident {}
     }

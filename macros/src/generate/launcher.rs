@@ -101,9 +101,6 @@ pub(super) fn launch_fns(
             }
             ParamType::Slice { elem, mutable } => {
                 let ty = written_or(&param.name, elem);
-                if matches!(elem, ValueType::Struct(_)) {
-                    sim_unsupported.get_or_insert("slices of structs");
-                }
                 if *mutable {
                     params.push(quote!(#name: &mut impl #cudajit::KernelSliceMut<#ty>));
                     sim_args.push(quote!(#cudajit::KernelSliceMut::<#ty>::sim_slice_mut(#name)?));
