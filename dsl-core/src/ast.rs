@@ -321,6 +321,14 @@ pub enum ExprKind {
     },
     /// `slice.len()`
     Len(Box<Expr>),
+    /// `&base[start..end]` or `&mut base[start..end]`, either bound absent (`&x[a..]`,
+    /// `&x[..b]`, `&x[..]`): a view of the slice's elements `start..end`.
+    SubSlice {
+        base: Box<Expr>,
+        start: Option<Box<Expr>>,
+        end: Option<Box<Expr>>,
+        mutable: bool,
+    },
     /// A device intrinsic such as `thread_idx().x` or `global_index()`.
     Builtin(Builtin),
     /// `if cond { a } else { b }` used as a value.

@@ -52,6 +52,14 @@ pub enum SimError {
         index: u64,
         len: u64,
     },
+    /// A sub-slice `&x[start..end]` reversed or past the end of `x`.
+    #[error("{site}: range out of bounds: the len is {len} but the range is {start}..{end}")]
+    RangeOutOfBounds {
+        site: Box<SimSite>,
+        start: u64,
+        end: u64,
+        len: u64,
+    },
     /// A failed `assert!` (or bounds check the front end emitted): the GPU would stop the
     /// kernel with `CUDA_ERROR_ASSERT`.
     #[error("{site}: {message}")]
@@ -101,6 +109,7 @@ impl SimError {
     pub fn site(&self) -> Option<&SimSite> {
         match self {
             SimError::OutOfBounds { site, .. }
+            | SimError::RangeOutOfBounds { site, .. }
             | SimError::Assertion { site, .. }
             | SimError::BarrierDivergence { site, .. }
             | SimError::SharedMemoryRace { site, .. }

@@ -104,6 +104,15 @@ pub(crate) enum Op {
         size: u32,
         extent: u32,
     },
+    /// `dst`, `dst + 1` = the elements `start..end` of the slice in `base`, `base + 1`
+    /// (`end` absent: to its end), after checking `start <= end <= len`.
+    SubSlice {
+        dst: Reg,
+        base: Reg,
+        start: Reg,
+        end: Option<Reg>,
+        size: u32,
+    },
     /// `dst` = the pointer `index` elements of `size` bytes after the pointer `base`.
     PointerElement {
         dst: Reg,
@@ -1061,6 +1070,27 @@ impl<'a> FunctionCompiler<'a> {
             // the address and the length, checked at each access like any slice.
             Expression::TensorMapAddress { .. } => {
                 return self.unsupported("`tensor_map_address` (TMA does not run on the simulator)")
+            }
+            Expression::SubSlice { base, start, end } => {
+                let ExprType::Slice { base: elem, .. } = self.info.type_of(handle) else {
+                    return self.unsupported("a sub-slice of a non-slice");
+                };
+                let TypeInner::Scalar(elem) = self.module.types[elem].inner else {
+                    return self.unsupported("a sub-slice of structs");
+                };
+                let size = elem.size_bytes();
+                let base = self.expr(base)?;
+                let start = self.expr(start)?;
+                let end = end.map(|end| self.expr(end)).transpose()?;
+                let dst = self.temp(handle, 2);
+                self.emit(Op::SubSlice {
+                    dst,
+                    base,
+                    start,
+                    end,
+                    size,
+                });
+                dst
             }
             Expression::RawSlice {
                 address,

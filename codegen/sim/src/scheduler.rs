@@ -725,6 +725,12 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         let program = self.grid.program;
         match fault.kind {
             FaultKind::OutOfBounds { index, len } => SimError::OutOfBounds { site, index, len },
+            FaultKind::RangeOutOfBounds { start, end, len } => SimError::RangeOutOfBounds {
+                site,
+                start,
+                end,
+                len,
+            },
             FaultKind::Assertion { message } => SimError::Assertion {
                 site,
                 message: program

@@ -107,6 +107,11 @@ pub(crate) enum FaultKind {
         index: u64,
         len: u64,
     },
+    RangeOutOfBounds {
+        start: u64,
+        end: u64,
+        len: u64,
+    },
     Access(AccessFault),
     Misaligned {
         offset: u64,
@@ -281,6 +286,23 @@ pub(crate) fn run(
                     });
                 }
                 reg!(*dst) = start.wrapping_add(i * u64::from(*size));
+            }
+            Op::SubSlice {
+                dst,
+                base: slice,
+                start,
+                end,
+                size,
+            } => {
+                let address = reg!(*slice);
+                let len = reg!(*slice + 1);
+                let start = reg!(*start);
+                let end = end.map_or(len, |end| reg!(end));
+                if start > end || end > len {
+                    fault!(FaultKind::RangeOutOfBounds { start, end, len });
+                }
+                reg!(*dst) = address.wrapping_add(start * u64::from(*size));
+                reg!(*dst + 1) = end - start;
             }
             Op::PointerElement {
                 dst,

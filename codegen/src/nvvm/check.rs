@@ -58,4 +58,42 @@ impl Writer<'_> {
         self.terminated = true;
         self.start(&ok);
     }
+
+    /// With bounds checks on: if the range `start..end` of a slice of `length` elements is
+    /// reversed or runs past the end, print the range and trap (Rust's `&x[a..b]` panic).
+    pub(super) fn range_check(&mut self, start: &str, end: &str, length: &str, span: Span) {
+        if !self.options.bounds_checks {
+            return;
+        }
+        let reversed = self.value(format!("icmp ugt i64 {start}, {end}"));
+        let past_end = self.value(format!("icmp ugt i64 {end}, {length}"));
+        let outside = self.value(format!("or i1 {reversed}, {past_end}"));
+        let fail = self.label("range.fail");
+        let ok = self.label("range.ok");
+        self.line(format!("br i1 {outside}, label %{fail}, label %{ok}"));
+        self.terminated = true;
+        self.start(&fail);
+        let text = format!(
+            "kernel `{}` ({}:{}:{}): range out of bounds: the len is %llu but the range is %llu..%llu\n",
+            self.function.name,
+            self.options.file,
+            span.line,
+            span.column + 1
+        );
+        let format = self.string_constant(&text);
+        self.declare("declare i32 @vprintf(i8*, i8*) nounwind".into());
+        let storage = self.value("alloca { i64, i64, i64 }, align 8".into());
+        for (field, value) in [length, start, end].into_iter().enumerate() {
+            let slot = self.value(format!(
+                "getelementptr inbounds {{ i64, i64, i64 }}, {{ i64, i64, i64 }}* {storage}, i32 0, i32 {field}"
+            ));
+            self.line(format!("store i64 {value}, i64* {slot}"));
+        }
+        let buffer = self.value(format!("bitcast {{ i64, i64, i64 }}* {storage} to i8*"));
+        self.value(format!("call i32 @vprintf(i8* {format}, i8* {buffer})"));
+        self.trap("range out of bounds", span);
+        self.line("unreachable".into());
+        self.terminated = true;
+        self.start(&ok);
+    }
 }

@@ -142,6 +142,30 @@ impl Writer<'_> {
                 ));
                 Ok(Value::Slice { pointer, length })
             }
+            Expression::SubSlice { base, start, end } => {
+                let elem = match self.info.type_of(handle) {
+                    ExprType::Slice { base, .. } => match &self.module.types[base].inner {
+                        TypeInner::Scalar(s) => types::memory(*s).to_owned(),
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        _ => return Err(self.unsupported(span, "a sub-slice of this type")),
+                    },
+                    _ => return Err(self.unsupported(span, "a sub-slice of a non-slice")),
+                };
+                let Value::Slice { pointer, length } = self.expr(base)? else {
+                    return Err(self.unsupported(span, "a sub-slice of a non-slice"));
+                };
+                let start = self.expr(start)?.scalar();
+                let end = match end {
+                    Some(end) => self.expr(end)?.scalar(),
+                    None => length.clone(),
+                };
+                self.range_check(&start, &end, &length, span);
+                let pointer = self.value(format!(
+                    "getelementptr inbounds {elem}, {elem}* {pointer}, i64 {start}"
+                ));
+                let length = self.value(format!("sub i64 {end}, {start}"));
+                Ok(Value::Slice { pointer, length })
+            }
             Expression::FieldPointer { base, field } => {
                 let struct_ty = match self.info.type_of(base) {
                     ExprType::Pointer { base, .. } | ExprType::Value(base) => base,

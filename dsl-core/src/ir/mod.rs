@@ -404,6 +404,14 @@ pub enum Expression {
         elem: Handle<Type>,
         mutable: bool,
     },
+    /// `&base[start..end]`: the elements `start..end` of the slice `base` (`end` absent:
+    /// to its end), a view of the same memory. Bounds-checked like indexing: `start <= end
+    /// <= base.len()`.
+    SubSlice {
+        base: Handle<Expression>,
+        start: Handle<Expression>,
+        end: Option<Handle<Expression>>,
+    },
     /// A pointer to element `index` of the local array `local`.
     ArrayElement {
         local: Handle<LocalVariable>,

@@ -247,6 +247,17 @@ impl Lowerer<'_, '_> {
                 Some(value) => value,
                 None => return Err(LowerError::new(span, "this intrinsic produces no value")),
             },
+            ExprKind::SubSlice {
+                base, start, end, ..
+            } => {
+                let base = self.expr(base, block)?;
+                let start = match start {
+                    Some(start) => self.expr(start, block)?,
+                    None => self.int(0, Scalar::Usize, span),
+                };
+                let end = end.as_ref().map(|end| self.expr(end, block)).transpose()?;
+                self.expr_node(Expression::SubSlice { base, start, end }, span)
+            }
             ExprKind::Reference { .. } => {
                 return Err(LowerError::new(
                     span,
@@ -415,6 +426,9 @@ pub(super) fn contains_call(expr: &Expr) -> bool {
         ExprKind::Tuple(values) => values.iter().any(contains_call),
         ExprKind::StructLiteral { fields, .. } => fields.iter().any(|(_, v)| contains_call(v)),
         ExprKind::Reference { place, .. } => contains_call(place),
+        ExprKind::SubSlice {
+            base, start, end, ..
+        } => contains_call(base) || start.iter().chain(end).any(|b| contains_call(b)),
         ExprKind::Unary { operand, .. } => contains_call(operand),
         ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),
         ExprKind::Cast { value, .. } | ExprKind::Len(value) => contains_call(value),

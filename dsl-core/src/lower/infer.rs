@@ -415,6 +415,27 @@ impl Inference<'_> {
                 self.require(i, Scalar::Usize, index.span)?;
                 elem
             }
+            ExprKind::SubSlice {
+                base,
+                start,
+                end,
+                mutable,
+            } => {
+                for bound in start.iter().chain(end) {
+                    let b = self.scalar(bound)?;
+                    self.require(b, Scalar::Usize, bound.span)?;
+                }
+                return match self.expr(base)? {
+                    InferTy::Slice { elem, .. } => Ok(InferTy::Slice {
+                        elem,
+                        mutable: *mutable,
+                    }),
+                    _ => Err(LowerError::new(
+                        base.span,
+                        "only slices of scalars can be sub-sliced (`&x[a..b]`): index a slice of structs whole",
+                    )),
+                };
+            }
             ExprKind::Len(base) => {
                 if matches!(self.expr(base)?, InferTy::Scalar(_)) {
                     return Err(LowerError::new(base.span, "`.len()` applies to slices and arrays"));
@@ -756,6 +777,20 @@ impl Inference<'_> {
                     }
                     self.lets.push((stmt as *const Stmt, elem, *span));
                     self.scopes.bind(name, Binding::Array(elem));
+                    return Ok(());
+                }
+                if let Some(
+                    init @ Expr {
+                        kind: ExprKind::SubSlice { .. },
+                        ..
+                    },
+                ) = init
+                {
+                    let binding = match self.expr(init)? {
+                        InferTy::Slice { elem, mutable } => Binding::Slice { elem, mutable },
+                        _ => return Err(LowerError::new(init.span, "sub-slices of slices of structs are not supported: index the whole slice")),
+                    };
+                    self.scopes.bind(name, binding);
                     return Ok(());
                 }
                 if let Some(init) = init {

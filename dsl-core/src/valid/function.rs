@@ -205,7 +205,7 @@ impl Checker<'_> {
                 }
                 // An element of a shared array is in shared memory (what `shared_address`
                 // requires); every other slice is device memory.
-                let slice_space = match self.function.expressions[base] {
+                let slice_space = match self.function.expressions[self.slice_root(base)] {
                     Expression::SharedSlice(_) => AddressSpace::Shared,
                     _ => AddressSpace::Global,
                 };
@@ -407,6 +407,26 @@ impl Checker<'_> {
                 ExprType::Slice {
                     base: elem,
                     mutable,
+                }
+            }
+            Expression::SubSlice { base, start, end } => {
+                for part in std::iter::once(start).chain(end) {
+                    let ty = self.scalar(part)?;
+                    if ty != Scalar::Usize {
+                        return Err(Kind::TypeMismatch {
+                            expected: "usize".into(),
+                            found: ty.rust_name().into(),
+                        });
+                    }
+                }
+                match self.ty(base) {
+                    slice @ ExprType::Slice { .. } => slice,
+                    other => {
+                        return Err(Kind::TypeMismatch {
+                            expected: "a slice".into(),
+                            found: self.describe(other),
+                        })
+                    }
                 }
             }
             Expression::SharedSlice(shared) => ExprType::Slice {
@@ -946,11 +966,21 @@ impl Checker<'_> {
     fn is_shared_element(&self, pointer: Handle<Expression>) -> bool {
         match self.function.expressions.try_get(pointer) {
             Some(Expression::ElementPointer { base, .. }) => matches!(
-                self.function.expressions.try_get(*base),
+                self.function.expressions.try_get(self.slice_root(*base)),
                 Some(Expression::SharedSlice(_))
             ),
             _ => false,
         }
+    }
+
+    /// The slice a chain of sub-slices views (`&tile[a..][b..]` views `tile`): its memory
+    /// is the root's.
+    fn slice_root(&self, mut slice: Handle<Expression>) -> Handle<Expression> {
+        while let Some(Expression::SubSlice { base, .. }) = self.function.expressions.try_get(slice)
+        {
+            slice = *base;
+        }
+        slice
     }
 
     fn same(&self, expected: ExprType, found: ExprType) -> Result<(), Kind> {

@@ -238,6 +238,7 @@ pub(super) fn operands(
         Expression::RawSlice {
             address, length, ..
         } => (Some(address), Some(length), None),
+        Expression::SubSlice { base, start, end } => (Some(base), Some(start), end),
         Expression::Literal(_)
         | Expression::FunctionArgument(_)
         | Expression::TensorMapAddress { .. }

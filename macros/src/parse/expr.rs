@@ -146,6 +146,11 @@ impl Parser<'_> {
                     index: Box::new(position?),
                 }
             }
+            syn::Expr::Reference(reference)
+                if super::sub_slice::indexed_range(reference).is_some() =>
+            {
+                return self.sub_slice(reference)
+            }
             syn::Expr::MethodCall(call) => return self.method_call(call),
             syn::Expr::Call(call) => return self.call(call),
             syn::Expr::Field(field) => return self.field(field),
@@ -558,6 +563,9 @@ impl Parser<'_> {
         let syn::Expr::Reference(reference) = arg else {
             return self.expr(arg);
         };
+        if super::sub_slice::indexed_range(reference).is_some() {
+            return self.sub_slice(reference);
+        }
         let syn::Expr::Path(path) = &*reference.expr else {
             self.errors.at(
                 arg,

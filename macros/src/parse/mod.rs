@@ -21,6 +21,7 @@ mod option;
 mod parser;
 mod signature;
 mod stmt;
+mod sub_slice;
 mod tuple;
 mod tuple_branches;
 
