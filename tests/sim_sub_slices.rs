@@ -46,9 +46,8 @@ fn window_of(x: &[f32], start: usize, end: usize, out: &mut [f32]) {
     }
 }
 
-#[test]
-fn sub_slices_passed_to_device_functions_view_the_right_elements() {
-    let stream = SimStream::new();
+/// `windows` on `stream`, every output against the host's slices.
+fn windows_match_the_host(stream: &cudajit::Stream) {
     let x: Vec<f32> = (0..40).map(|i| i as f32 * 0.5).collect();
     let width = 6usize;
     let threads = 32usize;
@@ -57,7 +56,7 @@ fn sub_slices_passed_to_device_functions_view_the_right_elements() {
     let mut sums = stream.alloc_zeros::<f32>(threads).unwrap();
     let mut rows = stream.alloc_zeros::<f32>(threads * row).unwrap();
     windows::launch(
-        &stream,
+        stream,
         LaunchConfig::new(1, threads as u32),
         &dx,
         width,
@@ -73,6 +72,20 @@ fn sub_slices_passed_to_device_functions_view_the_right_elements() {
         expected_rows[t * row + width..(t + 1) * row].fill(t as f32);
     }
     assert_eq!(stream.clone_dtoh(&rows).unwrap(), expected_rows);
+}
+
+#[test]
+fn sub_slices_passed_to_device_functions_view_the_right_elements() {
+    windows_match_the_host(&cudajit::Stream::simulator());
+}
+
+#[test]
+fn sub_slices_on_the_gpu() {
+    let Ok(stream) = cudajit::Stream::gpu(0) else {
+        eprintln!("skipped: no GPU");
+        return;
+    };
+    windows_match_the_host(&stream);
 }
 
 fn window_error(start: usize, end: usize) -> (u64, u64, u64) {
@@ -100,4 +113,59 @@ fn a_range_past_the_end_or_reversed_is_reported() {
     let mut out = stream.alloc_zeros::<f32>(1).unwrap();
     window_of::launch(&stream, LaunchConfig::new(1, 32), &dx, 8, 8, &mut out).unwrap();
     assert_eq!(stream.clone_dtoh(&out).unwrap(), vec![0.0]);
+}
+
+/// The NVVM writer's side: both kernels compile to sm_90 PTX with and without bounds checks
+/// (the range check's message and trap); without them (release builds) no local memory and
+/// no call is left.
+#[test]
+fn sub_slices_compile_to_pointer_arithmetic() {
+    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+    if cudajit::codegen::toolchain::Toolchain::global().is_err()
+        && std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1")
+    {
+        eprintln!("skipped: no NVIDIA toolchain (run scripts/test.sh to install it)");
+        return;
+    }
+    for kernel in [&windows::KERNEL, &window_of::KERNEL] {
+        for bounds_checks in [false, true] {
+            let options = CompileOptions {
+                bounds_checks,
+                ..CompileOptions::default()
+            };
+            let ptx = linked_ptx(
+                kernel.captured(),
+                &cudajit::Specialization::default(),
+                cudajit::Arch::SM_90,
+                &options,
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+            if bounds_checks {
+                // The failure message goes through `vprintf`, whose arguments live in local
+                // memory, as every bounds check's does.
+                let ir = cudajit::codegen::compile::nvvm_ir_with(
+                    kernel.captured(),
+                    &cudajit::Specialization::default(),
+                    &options,
+                )
+                .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+                assert!(
+                    ir.contains("range out of bounds"),
+                    "{}: no range check in\n{ir}",
+                    kernel.name()
+                );
+            } else {
+                assert!(
+                    !ptx.contains(".local"),
+                    "{}: local memory:\n{ptx}",
+                    kernel.name()
+                );
+                assert!(
+                    !ptx.contains("call.uni"),
+                    "{}: a call left:\n{ptx}",
+                    kernel.name()
+                );
+            }
+        }
+    }
 }
