@@ -15,13 +15,13 @@
 //! tile by tile of 64 keys, K and V come into shared memory with cp.async, double-buffered
 //! so the next tile's copy overlaps this tile's math:
 //!
-//! 1. `S = Q Kᵀ` (16 × 64 per warp): 8 k-steps × 8 MMAs; K is stored key by key, each key's
-//!    128 values contiguous, which is the "col" B layout `ldmatrix` loads as is.
+//! 1. `S = Q Kᵀ` (16 × 64 per warp): `D / 16` k-steps × 8 MMAs; K is stored key by key, each key's
+//!    `D` values contiguous, which is the "col" B layout `ldmatrix` loads as is.
 //! 2. Online softmax in registers: lane `(g, t)` holds rows `g` and `g + 8`; the row maxima
 //!    and sums combine over the 4 lanes of a quad with two `shfl_xor`s; exponentials are
 //!    `ex2.approx` of `(s · scale − m) · log2 e`, and the running output is rescaled by
 //!    `2^(m_old − m_new)`.
-//! 3. `O += P V` (16 × 128 per warp): the f32 accumulators of `S` become bf16 A fragments
+//! 3. `O += P V` (16 × `D` per warp): the f32 accumulators of `S` become bf16 A fragments
 //!    of `P` in place (two adjacent 16×8 accumulator tiles are one 16×16 A fragment), and V,
 //!    stored key by key (k-major for this product), loads through `ldmatrix.trans`.
 //!
