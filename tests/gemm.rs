@@ -13,7 +13,7 @@ mod common;
 
 use cudajit::bf16;
 use gemm::measure::{Bench, Element, Problem};
-use gemm::options::{Layout, Output};
+use gemm::options::{Algorithm, Layout, Output};
 
 /// Where test `test` builds the twin: in the target directory, apart from other tests
 /// and other runs.
@@ -52,14 +52,16 @@ fn every_gemm_compiles_to_mma_ldmatrix_and_cp_async_in_registers() {
 #[test]
 fn the_cuda_twin_compiles_with_nvcc() {
     let dir = twin_dir("cpu");
-    match gemm::twin::build(&dir) {
-        Ok(path) => assert!(path.is_file()),
-        Err(gemm::twin::BuildError::NoNvcc(why))
-            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
-        {
-            eprintln!("skipped: {why}");
+    for algorithm in [Algorithm::Mma, Algorithm::Wgmma] {
+        match gemm::twin::build(&dir, algorithm) {
+            Ok(path) => assert!(path.is_file()),
+            Err(gemm::twin::BuildError::NoNvcc(why))
+                if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
+            {
+                eprintln!("skipped: {why}");
+            }
+            Err(error) => panic!("the {} twin does not build: {error}", algorithm.name()),
         }
-        Err(error) => panic!("the twin does not build: {error}"),
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -88,7 +90,7 @@ fn gemms_match_cublas_on_the_gpu() {
         return;
     };
     let dir = twin_dir("gpu");
-    let cubin = match gemm::twin::build(&dir) {
+    let cubin = match gemm::twin::build(&dir, Algorithm::Mma) {
         Ok(path) => Some(path),
         Err(gemm::twin::BuildError::NoNvcc(why))
             if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
@@ -102,13 +104,104 @@ fn gemms_match_cublas_on_the_gpu() {
     for layout in Layout::ALL {
         for output in Output::ALL {
             let twin = cubin.as_ref().map(|path| {
-                gemm::twin::Twin::load(&context, stream.clone(), path, layout, output)
-                    .expect("loading the twin")
+                gemm::twin::Twin::load(
+                    &context,
+                    stream.clone(),
+                    path,
+                    Algorithm::Mma,
+                    layout,
+                    output,
+                )
+                .expect("loading the twin")
             });
-            let bench = Bench::new(stream.clone(), twin, layout, 1).expect("cuBLAS");
+            let bench =
+                Bench::new(stream.clone(), twin, layout, Algorithm::Mma, 1).expect("cuBLAS");
             match output {
                 Output::F32 => check_all::<f32>(&bench, output),
                 Output::Bf16 => check_all::<bf16>(&bench, output),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_hopper_gemm_compiles_to_tma_wgmma_and_setmaxnreg_in_registers() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    for layout in Layout::ALL {
+        let ptx = gemm::cpu_check::hopper_ptx(layout).expect("compiling the Hopper GEMM");
+        if let Err(error) = gemm::cpu_check::hopper_ptx_shape(&ptx, layout) {
+            panic!("gemm_wgmma {}: {error}", layout.name());
+        }
+        // The accumulators are one in/out register list of 128 f32, written back by 64
+        // two-float stores in the epilogue; NN's wgmma reads B transposed.
+        let wgmma = ptx
+            .lines()
+            .find(|line| line.contains("wgmma.mma_async"))
+            .expect("a wgmma");
+        assert_eq!(wgmma.matches("%f").count(), 128, "{wgmma}");
+        let trans_b = if layout.b_row_major() { "1;" } else { "0;" };
+        assert!(wgmma.trim_end().ends_with(trans_b), "{wgmma}");
+        assert_eq!(ptx.matches("st.global.v2.f32").count(), 64);
+        gemm::hopper::gemm_wgmma::KERNEL
+            .compile_for_arch_with(
+                cudajit::Arch::SM_90A,
+                &gemm::cpu_check::specialization(layout),
+            )
+            .expect("an sm_90a cubin");
+    }
+}
+
+/// (M, N, K) of the Hopper GEMM: one block and one k-tile; 3 × 2 blocks over 5 k-tiles (the
+/// ring of 4 wraps: every buffer refilled once, the empty barriers' second phase); 9 block
+/// rows (a band of 8, then 1) over 9 k-tiles.
+const HOPPER_SIZES: [(usize, usize, usize); 3] =
+    [(128, 256, 64), (384, 512, 320), (1152, 256, 576)];
+
+#[test]
+fn the_hopper_gemm_matches_cublas_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    if context.compute_capability().unwrap() != (9, 0) {
+        eprintln!("skipped: the wgmma GEMM runs on compute capability 9.0 (sm_90a)");
+        return;
+    }
+    let dir = twin_dir("gpu-hopper");
+    let cubin = match gemm::twin::build(&dir, Algorithm::Wgmma) {
+        Ok(path) => Some(path),
+        Err(gemm::twin::BuildError::NoNvcc(why))
+            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
+        {
+            eprintln!("the nvcc twin is not checked: {why}");
+            None
+        }
+        Err(error) => panic!("the Hopper twin does not build: {error}"),
+    };
+    let stream = context.default_stream();
+    for layout in Layout::ALL {
+        let twin = cubin.as_ref().map(|path| {
+            gemm::twin::Twin::load(
+                &context,
+                stream.clone(),
+                path,
+                Algorithm::Wgmma,
+                layout,
+                Output::F32,
+            )
+            .expect("loading the twin")
+        });
+        let bench = Bench::new(stream.clone(), twin, layout, Algorithm::Wgmma, 1).expect("cuBLAS");
+        for (m, n, k) in HOPPER_SIZES {
+            let mut problem = Problem::<f32>::new(&bench.stream, m, n, k).expect("operands");
+            let (cudajit, nvcc) = bench.check(&mut problem).expect("running the GEMMs");
+            let what = format!("wgmma {} {m}x{n}x{k}", layout.name());
+            assert!(cudajit.correct, "{what}: {cudajit:?}");
+            assert!(cudajit.max_value > 1.0, "{what}: {cudajit:?}");
+            if let Some(nvcc) = nvcc {
+                assert!(nvcc.correct, "nvcc twin {what}: {nvcc:?}");
             }
         }
     }

@@ -107,6 +107,7 @@ fn kernel_module(build: impl FnOnce(&mut Module, &mut Function)) -> Module {
     module.entry_points.push(EntryPoint {
         symbol: "k".into(),
         function,
+        max_threads: None,
     });
     module
 }
@@ -312,6 +313,7 @@ fn kernels_cannot_return_values() {
     fixed.entry_points.push(EntryPoint {
         symbol: "k".into(),
         function: handle,
+        max_threads: None,
     });
     assert_eq!(rejection(&fixed), ValidationErrorKind::KernelReturnsValue);
 }

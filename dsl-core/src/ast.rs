@@ -34,6 +34,11 @@ pub struct FunctionSource {
     /// (the body is then empty). Absent from the text of other functions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
+    /// A kernel's `#[kernel(max_threads = N)]`: the most threads per block it is launched
+    /// with, which lets the register allocator give each thread up to `65536 / N`
+    /// registers (CUDA C++'s `__launch_bounds__(N)`). Absent from other functions' text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_threads: Option<u32>,
     /// The values of the Rust constants the body names (`TILE`, `u32::MAX`, its own `const`
     /// items), as rustc evaluated them: not in the captured text, which the macro wrote
     /// before rustc knew them, but attached from [`crate::CapturedFunction::constants`]

@@ -5,10 +5,10 @@ use cudajit::codegen::compile::{linked_ptx, CompileOptions};
 use cudajit::core::ir::Literal;
 use cudajit::{Arch, Kernel, Specialization};
 
-use super::kernels;
-use super::options::{Layout, Output};
+use super::options::{Algorithm, Layout, Output};
 use super::twin;
 use super::Result;
+use super::{hopper, kernels};
 
 /// The specialisation of a GEMM kernel for `layout`.
 pub fn specialization(layout: Layout) -> Specialization {
@@ -82,8 +82,68 @@ pub fn ptx_shape(ptx: &str, layout: Layout, output: Output) -> std::result::Resu
     }
 }
 
+/// What the Hopper GEMM's sm_90a PTX must hold: per k-tile two TMA loads and four
+/// `wgmma.m64n256k16` on the 128 accumulators, the producer's and consumers' `setmaxnreg`,
+/// and nothing that leaves registers.
+pub fn hopper_ptx_shape(ptx: &str, layout: Layout) -> std::result::Result<String, String> {
+    let count = |needle: &str| ptx.matches(needle).count();
+    let wgmma = count("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
+    let tma = count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+    let setmaxnreg = count("setmaxnreg.");
+    let shape = format!(
+        "{wgmma} wgmma.m64n256k16, {tma} TMA loads, {setmaxnreg} setmaxnreg, {} .local, {} call, .maxntid {}",
+        count(".local"),
+        count("call"),
+        ptx.contains(".maxntid 384")
+    );
+    // A's box, and B's: one box (TN) or four 64-column chunks (NN), their loop unrolled.
+    let want_tma = match layout {
+        Layout::Tn => 2,
+        Layout::Nn => 5,
+    };
+    let fine = wgmma % 4 == 0
+        && wgmma > 0
+        && tma == want_tma
+        && setmaxnreg == 2
+        && count(".local") == 0
+        && count("call") == 0
+        && ptx.contains(".maxntid 384");
+    if fine {
+        Ok(shape)
+    } else {
+        Err(format!("unexpected PTX: {shape}"))
+    }
+}
+
+/// The linked sm_90a PTX of the Hopper GEMM for `layout`.
+pub fn hopper_ptx(layout: Layout) -> Result<String> {
+    Ok(linked_ptx(
+        hopper::gemm_wgmma::KERNEL.captured(),
+        &specialization(layout),
+        Arch::SM_90A,
+        &CompileOptions::default(),
+    )?)
+}
+
 pub fn cpu_check() -> Result<bool> {
     let mut fine = true;
+    for layout in Layout::ALL {
+        let name = format!("gemm_wgmma::<{}>", layout.b_row_major());
+        let ptx = hopper_ptx(layout)?;
+        let started = std::time::Instant::now();
+        hopper::gemm_wgmma::KERNEL.compile_for_arch_with(Arch::SM_90A, &specialization(layout))?;
+        let compile_ms = started.elapsed().as_secs_f64() * 1e3;
+        match hopper_ptx_shape(&ptx, layout) {
+            Ok(shape) => println!(
+                "{name} ({}, C f32) for sm_90a: {shape}; cubin (libNVVM + nvJitLink) in {compile_ms:.0} ms",
+                layout.name()
+            ),
+            Err(error) => {
+                println!("{name}: {error}");
+                fine = false;
+            }
+        }
+    }
     for layout in Layout::ALL {
         for output in Output::ALL {
             let name = format!("{}::<{}>", kernel(output).name(), layout.b_row_major());
@@ -101,19 +161,19 @@ pub fn cpu_check() -> Result<bool> {
         }
     }
     let dir = std::env::temp_dir().join(format!("cudajit-gemm-twin-{}", std::process::id()));
-    match twin::build(&dir) {
-        Ok(path) => println!(
-            "the CUDA C++ twin compiles: {} (nvcc -O3 -arch=sm_90 -cubin)",
-            path.display()
-        ),
-        Err(twin::BuildError::NoNvcc(why))
-            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
-        {
-            println!("the CUDA C++ twin was not compiled: no nvcc ({why})");
-        }
-        Err(error) => {
-            println!("the CUDA C++ twin does not build: {error}");
-            fine = false;
+    for algorithm in [Algorithm::Mma, Algorithm::Wgmma] {
+        let name = algorithm.name();
+        match twin::build(&dir, algorithm) {
+            Ok(path) => println!("the {name} CUDA C++ twin compiles: {}", path.display()),
+            Err(twin::BuildError::NoNvcc(why))
+                if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
+            {
+                println!("the {name} CUDA C++ twin was not compiled: no nvcc ({why})");
+            }
+            Err(error) => {
+                println!("the {name} CUDA C++ twin does not build: {error}");
+                fine = false;
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

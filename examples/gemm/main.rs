@@ -21,6 +21,7 @@
 
 pub(crate) mod cpu_check;
 pub(crate) mod cublas;
+pub(crate) mod hopper;
 pub(crate) mod kernels;
 pub(crate) mod measure;
 pub(crate) mod options;
@@ -57,6 +58,7 @@ fn run() -> Result<bool> {
             &context,
             stream.clone(),
             path,
+            options.algorithm,
             options.layout,
             options.output,
         )?),
@@ -73,10 +75,19 @@ fn run() -> Result<bool> {
         Some(path) => println!("nvcc twin: {}", path.display()),
         None => println!(
             "no nvcc twin (--cuda-cubin PATH, built with `{}`)",
-            twin::BUILD
+            match options.algorithm {
+                options::Algorithm::Mma => twin::BUILD,
+                options::Algorithm::Wgmma => twin::BUILD_HOPPER,
+            }
         ),
     }
-    let mut bench = Bench::new(stream, twin, options.layout, options.runs)?;
+    let mut bench = Bench::new(
+        stream,
+        twin,
+        options.layout,
+        options.algorithm,
+        options.runs,
+    )?;
     let mut rows = Vec::new();
     let mut all_correct = true;
     for &(m, n, k) in &options.sizes {
@@ -153,9 +164,9 @@ fn table(gpu: &str, options: &Options, rows: &[Row]) -> String {
         options.runs
     );
     if twin {
-        out.push_str("| M × N × K | cudajit mma.sync TFLOP/s | nvcc twin TFLOP/s | cuBLAS TFLOP/s | cudajit / nvcc | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        out.push_str(&format!("| M × N × K | cudajit {} TFLOP/s | nvcc twin TFLOP/s | cuBLAS TFLOP/s | cudajit / nvcc | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", options.algorithm.name()));
     } else {
-        out.push_str("| M × N × K | cudajit mma.sync TFLOP/s | cuBLAS TFLOP/s | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: |\n");
+        out.push_str(&format!("| M × N × K | cudajit {} TFLOP/s | cuBLAS TFLOP/s | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: |\n", options.algorithm.name()));
     }
     for row in rows {
         let wrong = if row.correct() { "" } else { " **WRONG**" };

@@ -9,8 +9,9 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 use super::cublas::{Blas, BlasOutput};
+use super::hopper;
 use super::kernels::{self, SHARED_BYTES, THREADS, TILE_M, TILE_N};
-use super::options::Layout;
+use super::options::{Algorithm, Layout};
 use super::twin::Twin;
 use super::Result;
 
@@ -53,6 +54,15 @@ pub trait Element: BlasOutput + DeviceRepr + ValidAsZeroBits + Copy + Unpin + 's
         b: &CudaSlice<bf16>,
         c: &mut CudaSlice<Self>,
     ) -> Result<()>;
+    /// Launches the Hopper GEMM (TMA + wgmma) writing C in this type.
+    fn launch_wgmma(
+        stream: &Arc<CudaStream>,
+        layout: Layout,
+        dims: (u32, u32, u32),
+        a: &CudaSlice<bf16>,
+        b: &CudaSlice<bf16>,
+        c: &mut CudaSlice<Self>,
+    ) -> Result<()>;
 }
 
 impl Element for f32 {
@@ -76,6 +86,16 @@ impl Element for f32 {
             Layout::Nn => kernels::gemm_bf16::launch::<true>(stream, config, m, n, k, a, b, c)?,
         }
         Ok(())
+    }
+    fn launch_wgmma(
+        stream: &Arc<CudaStream>,
+        layout: Layout,
+        dims: (u32, u32, u32),
+        a: &CudaSlice<bf16>,
+        b: &CudaSlice<bf16>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        hopper::launch(stream, layout.b_row_major(), dims, a, b, c)
     }
 }
 
@@ -105,6 +125,16 @@ impl Element for bf16 {
             }
         }
         Ok(())
+    }
+    fn launch_wgmma(
+        _: &Arc<CudaStream>,
+        _: Layout,
+        _: (u32, u32, u32),
+        _: &CudaSlice<bf16>,
+        _: &CudaSlice<bf16>,
+        _: &mut CudaSlice<bf16>,
+    ) -> Result<()> {
+        Err("the wgmma GEMM writes f32 C so far".into())
     }
 }
 
@@ -163,6 +193,7 @@ pub struct Bench {
     pub blas: Blas,
     pub twin: Option<Twin>,
     pub layout: Layout,
+    pub algorithm: Algorithm,
     pub runs: usize,
     flush: CudaSlice<u32>,
     flush_out: CudaSlice<u32>,
@@ -201,6 +232,7 @@ impl Bench {
         stream: Arc<CudaStream>,
         twin: Option<Twin>,
         layout: Layout,
+        algorithm: Algorithm,
         runs: usize,
     ) -> Result<Bench> {
         Ok(Bench {
@@ -210,6 +242,7 @@ impl Bench {
             stream,
             twin,
             layout,
+            algorithm,
             runs,
         })
     }
@@ -295,6 +328,14 @@ impl Bench {
     fn launch<C: Element>(&self, contender: Contender, problem: &mut Problem<C>) -> Result<()> {
         let (m, n, k) = problem.dims;
         match contender {
+            Contender::Cudajit if self.algorithm == Algorithm::Wgmma => C::launch_wgmma(
+                &self.stream,
+                self.layout,
+                (m as u32, n as u32, k as u32),
+                &problem.a,
+                &problem.b,
+                &mut problem.ours,
+            ),
             Contender::Cudajit => C::launch_cudajit(
                 &self.stream,
                 launch_config(m, n),

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::hopper;
 use super::kernels::{TILE_K, TILE_M, TILE_N};
 use super::Result;
 
@@ -10,10 +11,13 @@ gemm: the cudajit mma.sync GEMM against cuBLAS and its CUDA C++ twin
 
 usage: gemm [options]
   --sizes S,MxNxK,..  the problems (default: squares 1024..16384 and the LLM shapes)
+  --kernel mma|wgmma  the cudajit GEMM: mma.sync + ldmatrix + cp.async (default), or the
+                      Hopper one, TMA + wgmma (sm_90a; f32 output so far)
   --layout tn|nn      B column by column (tn, default) or row by row (nn); A is row-major
   --output f32|bf16   C's element type (default f32)
-  --cuda-cubin PATH   the nvcc build of benches/cuda/gemm_mma.cu (also env
-                      CUDAJIT_GEMM_CUBIN): timed and checked beside cudajit and cuBLAS
+  --cuda-cubin PATH   the nvcc build of benches/cuda/gemm_mma.cu (gemm_wgmma.cu with
+                      --kernel wgmma; also env CUDAJIT_GEMM_CUBIN): timed and checked
+                      beside cudajit and cuBLAS
   --runs N            timed runs per contender (default 20)
   --markdown FILE     also write the result table (markdown) to FILE
   --cpu-check         no GPU: compile every cudajit GEMM for sm_90 and show its PTX's
@@ -46,6 +50,22 @@ impl Layout {
 }
 
 /// C's element type.
+/// Which cudajit GEMM runs: the Ampere-style mma.sync one or the Hopper one (TMA + wgmma).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    Mma,
+    Wgmma,
+}
+
+impl Algorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Mma => "mma.sync",
+            Algorithm::Wgmma => "wgmma",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
     F32,
@@ -73,6 +93,7 @@ impl Output {
 
 pub struct Options {
     pub sizes: Vec<(usize, usize, usize)>,
+    pub algorithm: Algorithm,
     pub layout: Layout,
     pub output: Output,
     pub cubin: Option<PathBuf>,
@@ -114,6 +135,7 @@ fn sizes(list: &str) -> Result<Vec<(usize, usize, usize)>> {
 pub fn options() -> Result<Options> {
     let mut options = Options {
         sizes: default_sizes(),
+        algorithm: Algorithm::Mma,
         layout: Layout::Tn,
         output: Output::F32,
         cubin: std::env::var_os("CUDAJIT_GEMM_CUBIN")
@@ -140,6 +162,13 @@ pub fn options() -> Result<Options> {
                     _ => return Err("--layout takes tn or nn".into()),
                 }
             }
+            "--kernel" => {
+                options.algorithm = match args.next().as_deref() {
+                    Some("mma") => Algorithm::Mma,
+                    Some("wgmma") => Algorithm::Wgmma,
+                    _ => return Err("--kernel takes mma or wgmma".into()),
+                }
+            }
             "--output" => {
                 options.output = match args.next().as_deref() {
                     Some("f32") => Output::F32,
@@ -163,10 +192,20 @@ pub fn options() -> Result<Options> {
     if options.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
+    let (tile_m, tile_n, tile_k) = match options.algorithm {
+        Algorithm::Mma => (TILE_M, TILE_N, TILE_K),
+        Algorithm::Wgmma => {
+            if options.output != Output::F32 {
+                return Err("--kernel wgmma writes f32 C so far".into());
+            }
+            (hopper::TILE_M, hopper::TILE_N, hopper::TILE_K)
+        }
+    };
     for &(m, n, k) in &options.sizes {
-        if m % TILE_M != 0 || n % TILE_N != 0 || k % TILE_K != 0 || m * n * k == 0 {
+        if m % tile_m != 0 || n % tile_n != 0 || k % tile_k != 0 || m * n * k == 0 {
             return Err(format!(
-                "{m}x{n}x{k}: M must be a multiple of {TILE_M}, N of {TILE_N}, K of {TILE_K}"
+                "{m}x{n}x{k}: the {} GEMM needs M a multiple of {tile_m}, N of {tile_n}, K of {tile_k}",
+                options.algorithm.name()
             )
             .into());
         }

@@ -1,6 +1,7 @@
-//! The CUDA C++ twin of the cudajit GEMM (`benches/cuda/gemm_mma.cu`, built by nvcc):
-//! loaded from its cubin through cudarc and launched with the cudajit kernels' grid, block,
-//! shared memory and parameters.
+//! The CUDA C++ twins of the cudajit GEMMs (`benches/cuda/gemm_mma.cu` for mma.sync,
+//! `benches/cuda/gemm_wgmma.cu` for the Hopper one, built by nvcc): loaded from their cubin
+//! through cudarc and launched with the cudajit kernels' grid, block, shared memory and
+//! parameters.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,29 +13,51 @@ use cudajit::{bf16, CudaContext, CudaSlice, CudaStream};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
 
+use super::hopper;
 use super::kernels::{SHARED_BYTES, THREADS, TILE_M, TILE_N};
-use super::options::{Layout, Output};
+use super::options::{Algorithm, Layout, Output};
 use super::Result;
 
-/// How to build the cubin, for the messages.
+/// How to build the cubins, for the messages.
 pub const BUILD: &str = "nvcc -O3 -arch=sm_90 -cubin -o gemm_mma.cubin benches/cuda/gemm_mma.cu";
+pub const BUILD_HOPPER: &str =
+    "nvcc -O3 -arch=sm_90a -cubin -o gemm_wgmma.cubin benches/cuda/gemm_wgmma.cu";
 
-/// The twin's source in the checkout this was built from.
-const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/cuda/gemm_mma.cu");
-/// Overrides [`SOURCE`]: where a staged binary finds the source on another machine.
+/// The twins' sources in the checkout this was built from.
+const SOURCE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/cuda");
+/// Overrides [`SOURCE_DIR`]'s `gemm_mma.cu`: where a staged binary finds the source on
+/// another machine (the Hopper twin's is beside it).
 const SOURCE_VAR: &str = "CUDAJIT_GEMM_SOURCE";
 
-/// The twin's source: `CUDAJIT_GEMM_SOURCE`, else the checkout's.
-pub fn source() -> PathBuf {
-    std::env::var_os(SOURCE_VAR)
+/// The twin's source file for `algorithm`: beside `CUDAJIT_GEMM_SOURCE` if it is set, else
+/// the checkout's.
+pub fn source(algorithm: Algorithm) -> PathBuf {
+    let dir = std::env::var_os(SOURCE_VAR)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(SOURCE))
+        .and_then(|file| file.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from(SOURCE_DIR));
+    dir.join(match algorithm {
+        Algorithm::Mma => "gemm_mma.cu",
+        Algorithm::Wgmma => "gemm_wgmma.cu",
+    })
 }
 
-/// The twin's entry point for one layout and output type: `gemm_bf16_nn_to_bf16`.
-pub fn entry(layout: Layout, output: Output) -> String {
-    format!("gemm_bf16_{}{}", layout.name(), output.kernel_suffix())
+/// The twin's entry point for one algorithm, layout and output type:
+/// `gemm_bf16_nn_to_bf16`, `gemm_wgmma_tn`.
+pub fn entry(algorithm: Algorithm, layout: Layout, output: Output) -> String {
+    match algorithm {
+        Algorithm::Mma => format!("gemm_bf16_{}{}", layout.name(), output.kernel_suffix()),
+        Algorithm::Wgmma => format!("gemm_wgmma_{}", layout.name()),
+    }
+}
+
+/// The outputs a twin writes.
+fn outputs(algorithm: Algorithm) -> &'static [Output] {
+    match algorithm {
+        Algorithm::Mma => &Output::ALL,
+        Algorithm::Wgmma => &[Output::F32],
+    }
 }
 
 /// Why the twin could not be built: no nvcc (a skip where the toolchain is optional), or
@@ -54,20 +77,23 @@ impl std::fmt::Display for BuildError {
     }
 }
 
-/// Builds [`source`] as the GPU run does (`nvcc -O3 -arch=sm_90 -cubin`, with ptxas's
-/// register and spill report on stderr) into `dir`, and checks that the cubin defines all
-/// four entry points. nvcc is found as cudajit finds it (`CUDA_HOME`, the wheels under
-/// `CUDAJIT_TOOLS_DIR`, `PATH`).
-pub fn build(dir: &Path) -> std::result::Result<PathBuf, BuildError> {
+/// Builds [`source`]`(algorithm)` as the GPU run does (`nvcc -O3 -arch=sm_90 -cubin`,
+/// `sm_90a` for the Hopper twin, with ptxas's register and spill report on stderr) into
+/// `dir`, and checks that the cubin defines every entry point. nvcc is found as cudajit
+/// finds it (`CUDA_HOME`, the wheels under `CUDAJIT_TOOLS_DIR`, `PATH`).
+pub fn build(dir: &Path, algorithm: Algorithm) -> std::result::Result<PathBuf, BuildError> {
     let nvcc =
         Nvcc::locate(&SearchEnv::from_process()).map_err(|e| BuildError::NoNvcc(e.to_string()))?;
     let fail = |why: String| BuildError::Failed(why);
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("creating {}: {e}", dir.display())))?;
-    let output = dir.join("gemm_mma.cubin");
-    let source = source();
+    let source = source(algorithm);
+    let (arch, output) = match algorithm {
+        Algorithm::Mma => ("-arch=sm_90", dir.join("gemm_mma.cubin")),
+        Algorithm::Wgmma => ("-arch=sm_90a", dir.join("gemm_wgmma.cubin")),
+    };
     let status = nvcc
         .command(&nvcc.cuda_include)
-        .args(["-O3", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o"])
+        .args(["-O3", arch, "-cubin", "-Xptxas", "-v", "-o"])
         .arg(&output)
         .arg(&source)
         .status()
@@ -82,8 +108,8 @@ pub fn build(dir: &Path) -> std::result::Result<PathBuf, BuildError> {
         std::fs::read(&output).map_err(|e| fail(format!("reading {}: {e}", output.display())))?;
     let info = cubin::inspect(&bytes).map_err(|e| fail(format!("{}: {e}", output.display())))?;
     for layout in Layout::ALL {
-        for out in Output::ALL {
-            let name = entry(layout, out);
+        for &out in outputs(algorithm) {
+            let name = entry(algorithm, layout, out);
             if !info.has_function(&name) {
                 return Err(fail(format!(
                     "{} has no kernel `{name}`: {:?}",
@@ -100,39 +126,61 @@ pub fn build(dir: &Path) -> std::result::Result<PathBuf, BuildError> {
 pub struct Twin {
     function: CudaFunction,
     stream: Arc<CudaStream>,
+    algorithm: Algorithm,
+    layout: Layout,
     output: Output,
 }
 
+/// A tensor map as a kernel argument: the 128 descriptor bytes, copied into the parameter
+/// (`const __grid_constant__ CUtensorMap`).
+#[repr(transparent)]
+struct MapArgument(cudarc::driver::sys::CUtensorMap);
+
+// SAFETY: `CUtensorMap` is 128 plain bytes, 64-byte aligned, which the driver copies into
+// the kernel's parameter space as the kernel declares it.
+unsafe impl DeviceRepr for MapArgument {}
+
 impl Twin {
-    /// Loads entry [`entry`]`(layout, output)` of the cubin at `path` and allows it the
-    /// 96 KiB of dynamic shared memory it needs (above the default 48 KiB).
+    /// Loads entry [`entry`]`(algorithm, layout, output)` of the cubin at `path` and
+    /// allows it the dynamic shared memory it needs (above the default 48 KiB).
     pub fn load(
         context: &Arc<CudaContext>,
         stream: Arc<CudaStream>,
         path: &Path,
+        algorithm: Algorithm,
         layout: Layout,
         output: Output,
     ) -> Result<Twin> {
+        let build = match algorithm {
+            Algorithm::Mma => BUILD,
+            Algorithm::Wgmma => BUILD_HOPPER,
+        };
         let bytes = std::fs::read(path).map_err(|e| {
             format!(
-                "reading the nvcc cubin {}: {e} (build it with `{BUILD}`)",
+                "reading the nvcc cubin {}: {e} (build it with `{build}`)",
                 path.display()
             )
         })?;
         let module = context
             .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
             .map_err(|e| format!("loading the nvcc cubin {}: {e}", path.display()))?;
-        let name = entry(layout, output);
+        let name = entry(algorithm, layout, output);
         let function = module.load_function(&name).map_err(|e| {
-            format!("the nvcc cubin has no kernel `{name}` ({e}); rebuild it: `{BUILD}`")
+            format!("the nvcc cubin has no kernel `{name}` ({e}); rebuild it: `{build}`")
         })?;
+        let shared = match algorithm {
+            Algorithm::Mma => SHARED_BYTES,
+            Algorithm::Wgmma => hopper::SHARED_BYTES,
+        };
         function.set_attribute(
             CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            SHARED_BYTES as i32,
+            shared as i32,
         )?;
         Ok(Twin {
             function,
             stream,
+            algorithm,
+            layout,
             output,
         })
     }
@@ -160,12 +208,30 @@ impl Twin {
             )
             .into());
         }
+        let (mu, nu, ku) = (m as u32, n as u32, k as u32);
+        if self.algorithm == Algorithm::Wgmma {
+            let (a_map, b_map) =
+                hopper::tensor_maps(self.layout.b_row_major(), (mu, nu, ku), a, b)?;
+            let (a_map, b_map) = (MapArgument(*a_map.raw()), MapArgument(*b_map.raw()));
+            let config = LaunchConfig {
+                grid_dim: ((n / hopper::TILE_N) as u32, (m / hopper::TILE_M) as u32, 1),
+                block_dim: (hopper::THREADS, 1, 1),
+                shared_mem_bytes: hopper::SHARED_BYTES,
+            };
+            let mut builder = self.stream.launch_builder(&self.function);
+            builder.arg(&a_map).arg(&b_map).arg(&nu).arg(&ku).arg(c);
+            // SAFETY: gemm_wgmma.cu's `(CUtensorMap a_map, CUtensorMap b_map, unsigned n,
+            // unsigned k, float* c)` in order (C's type checked above); the maps describe
+            // `a` and `b`, which hold M·K and K·N elements, `c` M·N, all living until the
+            // stream is synchronised.
+            unsafe { builder.launch(config) }?;
+            return Ok(());
+        }
         let config = LaunchConfig {
             grid_dim: ((n / TILE_N) as u32, (m / TILE_M) as u32, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: SHARED_BYTES,
         };
-        let (mu, nu, ku) = (m as u32, n as u32, k as u32);
         let mut builder = self.stream.launch_builder(&self.function);
         builder.arg(&mu).arg(&nu).arg(&ku).arg(a).arg(b).arg(c);
         // SAFETY: the arguments are gemm_mma.cu's `(unsigned m, unsigned n, unsigned k,

@@ -169,7 +169,9 @@ fn function_macro(
     let paths = Paths::new(arguments.crate_path.as_ref());
     check::signature(&function, kind, &mut errors);
     match parse::function(&function, kind, &mut errors) {
-        Some(parsed) if errors.is_empty() => {
+        Some(mut parsed) if errors.is_empty() => {
+            // In the captured text, so the source hash (and the cache key) changes with it.
+            parsed.source.max_threads = arguments.max_threads;
             generate::function(kind, &function, &parsed, arguments.specific_arch, &paths)
         }
         _ => fallback::function(kind, &function, errors, &paths),

@@ -12,7 +12,9 @@
 //! - [`mma`]: fragments of `m16n8k16` (bf16 and f16 inputs, f32 accumulators) and the MMA;
 //! - [`ldmatrix`]: 8×8 matrices of 16-bit elements from shared memory into fragments;
 //! - [`copy_async`]: `cp.async` of 4, 8 or 16 bytes with zero-fill, commit and wait groups;
-//! - [`pack`]: two f32 into a `bf16x2`/`f16x2` register, and back.
+//! - [`pack`]: two f32 into a `bf16x2`/`f16x2` register, and back;
+//! - Hopper (sm_90/sm_90a): [`mbarrier`] (transaction barriers), [`tma`] (tensor-map box
+//!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait).
 //!
 //! Addresses come from the `shared_address(&tile[i])` and `global_address(&x[i])`
 //! intrinsics. The CPU simulator does not run inline PTX yet, so kernels using this module
@@ -66,5 +68,8 @@
 
 pub mod copy_async;
 pub mod ldmatrix;
+pub mod mbarrier;
 pub mod mma;
 pub mod pack;
+pub mod tma;
+pub mod wgmma;

@@ -19,4 +19,11 @@ fn not_a_string() {}
 #[device(arch = "sm_90a")]
 fn device_with_arch() {}
 
+// A launch bound is a block size: 1 to 1024 threads.
+#[kernel(max_threads = 2048)]
+fn too_many_threads() {}
+
+#[device(max_threads = 128)]
+fn device_with_bound() {}
+
 fn main() {}

@@ -304,6 +304,7 @@ pub fn random_kernel(seed: u64) -> RandomKernel {
     module.entry_points.push(EntryPoint {
         symbol: symbol.clone(),
         function,
+        max_threads: None,
     });
     RandomKernel {
         seed,

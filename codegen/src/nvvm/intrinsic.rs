@@ -3,7 +3,7 @@
 use cudajit_core::intrinsics::{
     AddressSpace, AtomicScope, FenceScope, Intrinsic, ShuffleMode, VoteOp,
 };
-use cudajit_core::ir::{Expression, Handle, LocalVariable, TypeInner};
+use cudajit_core::ir::{Expression, Handle, TypeInner};
 use cudajit_core::valid::ExprType;
 use cudajit_core::{Scalar, Span};
 
@@ -11,131 +11,6 @@ use super::function::{struct_type_name, WriteError, Writer};
 use super::types;
 
 impl Writer<'_> {
-    /// `ptx!`: an `asm sideeffect` call. Operands take the register class of their type
-    /// (`r` 32-bit, `l` 64-bit, `f`/`d` floats); integers narrower than 32 bits and `bool`s
-    /// travel as 32-bit registers. A tuple result is one output operand per field: the
-    /// call returns an LLVM struct, whose members are stored into the tuple local's fields.
-    pub(super) fn inline_ptx(
-        &mut self,
-        template: &str,
-        arguments: &[Handle<Expression>],
-        result: Option<Handle<LocalVariable>>,
-    ) -> Result<(), WriteError> {
-        let class = |s: Scalar| match (s.is_float(), s.bits()) {
-            (true, 64) => ("d", "double"),
-            (true, _) => ("f", "float"),
-            (false, 64) => ("l", "i64"),
-            (false, _) => ("r", "i32"),
-        };
-        let mut constraints = Vec::new();
-        let mut operands = Vec::new();
-        // The output operands' types, and for a tuple the local's struct type.
-        let (outputs, tuple) = match result {
-            Some(local) => {
-                let ty = self.function.locals[local].ty;
-                match &self.module.types[ty].inner {
-                    TypeInner::Scalar(scalar) => (vec![*scalar], None),
-                    TypeInner::Struct { name, members, .. } => {
-                        let mut scalars = Vec::new();
-                        for member in members {
-                            let Some(scalar) = self.module.types[member.ty].inner.scalar() else {
-                                return Err(self.unsupported(
-                                    self.function.span,
-                                    "a `ptx!` tuple with a non-scalar element",
-                                ));
-                            };
-                            scalars.push(scalar);
-                        }
-                        (scalars, Some(struct_type_name(name)))
-                    }
-                    _ => {
-                        return Err(
-                            self.unsupported(self.function.span, "a non-scalar `ptx!` result")
-                        )
-                    }
-                }
-            }
-            None => (Vec::new(), None),
-        };
-        for &ty in &outputs {
-            constraints.push(format!("={}", class(ty).0));
-        }
-        for argument in arguments {
-            let ty = self.scalar_of(*argument)?;
-            let mut value = self.expr(*argument)?.scalar();
-            let (letter, register) = class(ty);
-            if !ty.is_float() && ty.bits() < 32 {
-                let op = if ty.is_signed() { "sext" } else { "zext" };
-                value = self.value(format!("{op} {} {value} to i32", types::scalar(ty)));
-            }
-            constraints.push(letter.to_owned());
-            operands.push(format!("{register} {value}"));
-        }
-        constraints.push("~{memory}".into());
-        let escaped: String = template
-            .bytes()
-            .map(|b| {
-                if b == b'"' || b == b'\\' || !(b.is_ascii_graphic() || b == b' ') {
-                    format!("\\{b:02X}")
-                } else {
-                    (b as char).to_string()
-                }
-            })
-            .collect();
-        let call = format!(
-            "asm sideeffect \"{escaped}\", \"{}\"({})",
-            constraints.join(","),
-            operands.join(", ")
-        );
-        let registers: Vec<&str> = outputs.iter().map(|&ty| class(ty).1).collect();
-        let Some(local) = result else {
-            self.line(format!("call void {call}"));
-            return Ok(());
-        };
-        let raws: Vec<String> = match registers.as_slice() {
-            [register] if tuple.is_none() => vec![self.value(format!("call {register} {call}"))],
-            _ => {
-                let returned = format!("{{{}}}", registers.join(", "));
-                let all = self.value(format!("call {returned} {call}"));
-                (0..outputs.len())
-                    .map(|i| self.value(format!("extractvalue {returned} {all}, {i}")))
-                    .collect()
-            }
-        };
-        for (field, (&ty, raw)) in outputs.iter().zip(raws).enumerate() {
-            let value = if !ty.is_float() && ty.bits() < 32 {
-                if ty == Scalar::Bool {
-                    self.value(format!("icmp ne i32 {raw}, 0"))
-                } else {
-                    self.value(format!("trunc i32 {raw} to {}", types::scalar(ty)))
-                }
-            } else {
-                raw
-            };
-            match &tuple {
-                // A tuple's fields are in memory form (`bool` as a byte).
-                Some(struct_ty) => {
-                    let slot = self.value(format!(
-                        "getelementptr inbounds {struct_ty}, {struct_ty}* %local{}, i32 0, i32 {field}",
-                        local.index()
-                    ));
-                    let memory = types::memory(ty);
-                    let stored = if ty == Scalar::Bool {
-                        self.value(format!("zext i1 {value} to i8"))
-                    } else {
-                        value
-                    };
-                    self.line(format!("store {memory} {stored}, {memory}* {slot}"));
-                }
-                None => {
-                    let t = types::scalar(ty);
-                    self.line(format!("store {t} {value}, {t}* %local{}", local.index()));
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// A device intrinsic; returns its value and type, if it has one.
     pub(super) fn intrinsic(
         &mut self,

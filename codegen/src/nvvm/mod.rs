@@ -26,6 +26,7 @@ mod expression;
 mod float_methods;
 mod format;
 mod function;
+mod inline_ptx;
 mod int_methods;
 mod intrinsic;
 mod math;
@@ -182,7 +183,8 @@ pub fn write_module_with(
         externs.extend(written.externs);
         constants.extend(written.constants);
         if entry.is_some() {
-            kernels.push((symbol, written.pointer_type, written.grid_constant));
+            let bound = entry.and_then(|e| e.max_threads);
+            kernels.push((symbol, written.pointer_type, written.grid_constant, bound));
         }
     }
     for declaration in &declarations {
@@ -195,7 +197,7 @@ pub fn write_module_with(
     // Kernels must be in `@llvm.used`, or an LTO link drops them silently.
     let used: Vec<String> = kernels
         .iter()
-        .map(|(symbol, ty, _)| format!("i8* bitcast ({ty} @{symbol} to i8*)"))
+        .map(|(symbol, ty, _, _)| format!("i8* bitcast ({ty} @{symbol} to i8*)"))
         .collect();
     let _ = writeln!(
         out,
@@ -208,7 +210,7 @@ pub fn write_module_with(
     // Metadata nodes after the kernels' own: the `grid_constant` parameter lists.
     let mut next_node = kernels.len();
     let mut lists = Vec::new();
-    for (i, (symbol, ty, grid_constant)) in kernels.iter().enumerate() {
+    for (i, (symbol, ty, grid_constant, max_threads)) in kernels.iter().enumerate() {
         // `!"grid_constant", !{i32 1, ..}` lists the parameters (1-based) the kernel reads
         // in place and never writes (the NVVM IR specification's "grid_constant").
         let grid_constant = match grid_constant.as_slice() {
@@ -220,9 +222,14 @@ pub fn write_module_with(
                 format!(", !\"grid_constant\", !{}", next_node - 1)
             }
         };
+        // `__launch_bounds__(N, 1)`: at most N threads per block, one block per SM at least.
+        let bound = match max_threads {
+            Some(n) => format!(", !\"maxntidx\", i32 {n}, !\"minctasm\", i32 1"),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "!{i} = !{{{ty} @{symbol}, !\"kernel\", i32 1{grid_constant}}}"
+            "!{i} = !{{{ty} @{symbol}, !\"kernel\", i32 1{grid_constant}{bound}}}"
         );
     }
     for list in &lists {

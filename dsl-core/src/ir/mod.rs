@@ -39,6 +39,9 @@ pub struct EntryPoint {
     /// The symbol of the kernel in the compiled module.
     pub symbol: String,
     pub function: Handle<Function>,
+    /// `#[kernel(max_threads = N)]`: NVVM's `maxntidx` (and `minctasm` 1), CUDA C++'s
+    /// `__launch_bounds__(N, 1)`.
+    pub max_threads: Option<u32>,
 }
 
 /// A type. Types are interned: equal types have equal handles.
@@ -218,6 +221,21 @@ impl Block {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LoopId(pub u32);
 
+/// An argument of inline PTX.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtxOperand {
+    /// A scalar input register.
+    Value(Handle<Expression>),
+    /// A local array (`acc` or, read and written, `&mut acc`): one register per element,
+    /// which the template names together (`{$1}` is `{%f1, %f2, ..}`). Read-write
+    /// elements are in/out operands: the instruction reads and replaces them, as the
+    /// accumulators of `wgmma.mma_async` need.
+    Array {
+        local: Handle<LocalVariable>,
+        read_write: bool,
+    },
+}
+
 /// Statements: what a function does, in order.
 #[derive(Clone, Debug)]
 pub enum Statement {
@@ -278,10 +296,11 @@ pub enum Statement {
         pointer: Handle<Expression>,
         values: Vec<Handle<Expression>>,
     },
-    /// Inline PTX: `template` with `$N` operands (the result first, if any).
+    /// Inline PTX: `template` with `$N` operands (the result first, if any, then one
+    /// number per argument; a register array's `$N` stands for its whole list).
     InlinePtx {
         template: String,
-        arguments: Vec<Handle<Expression>>,
+        arguments: Vec<PtxOperand>,
         result: Option<Handle<LocalVariable>>,
     },
     /// Formatted output through `vprintf` (`print!`/`println!`).

@@ -508,7 +508,7 @@ impl Inference<'_> {
             }
             ExprKind::InlinePtx { result, args, .. } => {
                 for arg in args {
-                    self.scalar(arg)?;
+                    self.ptx_argument(arg)?;
                 }
                 match result {
                     Some(ValueType::Tuple(elements)) => {
@@ -994,7 +994,7 @@ impl Inference<'_> {
                 }
                 ExprKind::InlinePtx { args, .. } => {
                     for arg in args {
-                        self.scalar(arg)?;
+                        self.ptx_argument(arg)?;
                     }
                 }
                 _ => return Err(LowerError::new(expr.span, "this expression has no effect")),
@@ -1481,6 +1481,31 @@ impl Inference<'_> {
             )),
             _ => None,
         }
+    }
+
+    /// An argument of `ptx!`: a scalar, or a local array as a register list (`acc`, or
+    /// `&mut acc` for registers the instruction reads and replaces).
+    fn ptx_argument(&mut self, arg: &Expr) -> Result<(), LowerError> {
+        let (place, read_write) = match &arg.kind {
+            ExprKind::Reference {
+                mutable: true,
+                place,
+            } => (&**place, true),
+            _ => (arg, false),
+        };
+        if let ExprKind::Var(name) = &place.kind {
+            if let Some(Binding::Array(_)) = self.scopes.lookup(name) {
+                return Ok(());
+            }
+        }
+        if read_write {
+            return Err(LowerError::new(
+                arg.span,
+                "`&mut` in `ptx!` passes a local array as in/out registers (`&mut acc` of `let mut acc = [0.0f32; N];`); a scalar output is the `ptx!`'s result",
+            ));
+        }
+        self.scalar(arg)?;
+        Ok(())
     }
 
     /// `&name` / `&mut name` passed to an `#[extern_device]` reference parameter: a struct

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::intrinsics::{AtomicAccess, MemoryOrdering, OrderingArgument};
+use crate::ir::PtxOperand;
 
 impl Lowerer<'_, '_> {
     /// An intrinsic with an effect runs as a statement; its value (if wanted) is read from
@@ -77,7 +78,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<Option<Handle<Expression>>, LowerError> {
         let mut arguments = Vec::new();
         for arg in args {
-            arguments.push(self.expr(arg, block)?);
+            arguments.push(self.ptx_operand(arg, block)?);
         }
         let tuple = match &expr.kind {
             ExprKind::InlinePtx {
@@ -106,6 +107,12 @@ impl Lowerer<'_, '_> {
             }
             _ => None,
         };
+        let results = match (tuple, result) {
+            (Some(elements), _) if wants_value => elements.len(),
+            (_, Some(_)) => 1,
+            _ => 0,
+        };
+        check_ptx_operands(template, results + args.len(), expr.span)?;
         block.push(
             Statement::InlinePtx {
                 template: template.to_owned(),
@@ -115,6 +122,22 @@ impl Lowerer<'_, '_> {
             expr.span,
         );
         Ok(result.map(|local| self.load_local(local, expr.span)))
+    }
+
+    /// An argument of `ptx!`: a local array (`acc`, or `&mut acc` read and written) is a
+    /// register list, anything else a scalar.
+    fn ptx_operand(&mut self, arg: &Expr, block: &mut Block) -> Result<PtxOperand, LowerError> {
+        let (place, read_write) = match &arg.kind {
+            ExprKind::Reference {
+                mutable: true,
+                place,
+            } => (&**place, true),
+            _ => (arg, false),
+        };
+        if let Some((local, _)) = self.array_binding(place) {
+            return Ok(PtxOperand::Array { local, read_write });
+        }
+        Ok(PtxOperand::Value(self.expr(arg, block)?))
     }
 
     /// `let name = shared_array::<T>(len);` or `dynamic_shared::<T>()`: a shared variable
@@ -287,4 +310,40 @@ fn memory_ordering<'a>(
             LowerError::new(at, error.message)
         })?;
     Ok((ordering, values))
+}
+
+/// Every `$N` of a `ptx!` template names an operand: the result's first (one per tuple
+/// element), then one per argument (a register array is one).
+fn check_ptx_operands(template: &str, operands: usize, span: Span) -> Result<(), LowerError> {
+    let bytes = template.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i + 1) == Some(&b'$') {
+            i += 2;
+            continue;
+        }
+        let digits = bytes[i + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits > 0 {
+            let text = &template[i + 1..i + 1 + digits];
+            let number: usize = text.parse().unwrap_or(usize::MAX);
+            if number >= operands {
+                return Err(LowerError::new(
+                    span,
+                    format!(
+                        "`${text}` names no operand of this `ptx!`: it has {operands} (`$0`..`${}`: the result first, one per tuple element, then one per argument, a local array counting as one register list)",
+                        operands.saturating_sub(1)
+                    ),
+                ));
+            }
+        }
+        i += 1 + digits;
+    }
+    Ok(())
 }

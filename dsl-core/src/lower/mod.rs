@@ -73,6 +73,7 @@ pub fn lower_kernel(
     program.module.entry_points.push(EntryPoint {
         symbol: entry_symbol(&kernel.name, spec),
         function,
+        max_threads: kernel.max_threads,
     });
     Ok(program.module)
 }

@@ -588,7 +588,22 @@ impl Checker<'_> {
                 arguments, result, ..
             } => {
                 for argument in arguments {
-                    self.scalar(*argument)?;
+                    match argument {
+                        crate::ir::PtxOperand::Value(value) => {
+                            self.scalar(*value)?;
+                        }
+                        crate::ir::PtxOperand::Array { local, .. } => {
+                            let ty = &self.module.types[self.function.locals[*local].ty].inner;
+                            let of_scalars = matches!(ty, TypeInner::Array { base, .. }
+                                if self.module.types[*base].inner.scalar().is_some());
+                            if !of_scalars {
+                                return Err(Kind::Unsupported(
+                                    "a `ptx!` register array that is not an array of scalars"
+                                        .into(),
+                                ));
+                            }
+                        }
+                    }
                 }
                 if let Some(local) = result {
                     // A scalar, or a struct of scalars (one output operand per field).

@@ -162,7 +162,10 @@ fn check_block(module: &Module, function: &Function, block: &Block) -> Result<()
                 arguments, result, ..
             } => {
                 for argument in arguments {
-                    expr_ok(*argument)?;
+                    match argument {
+                        crate::ir::PtxOperand::Value(value) => expr_ok(*value)?,
+                        crate::ir::PtxOperand::Array { local, .. } => result_ok(&Some(*local))?,
+                    }
                 }
                 result_ok(result)?;
             }

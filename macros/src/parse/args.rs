@@ -22,6 +22,8 @@ pub(crate) struct FunctionArguments {
     /// `arch = "sm_XYa"` (kernels only): the architecture-specific target the kernel needs,
     /// as (major, minor).
     pub specific_arch: Option<(u32, u32)>,
+    /// `max_threads = N` (kernels only): the launch bound of the block size.
+    pub max_threads: Option<u32>,
 }
 
 /// The arguments of `#[kernel]` (`crate = path`, `arch = "sm_90a"`) and `#[device]`
@@ -49,13 +51,29 @@ pub(crate) fn function_arguments(
                 other => errors.at(other, SPECIFIC_ARCH_USAGE),
             }
             Ok(())
+        } else if meta.path.is_ident("max_threads") && kind == FnKind::Kernel {
+            match meta.value()?.parse::<syn::Expr>()? {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(int),
+                    ..
+                }) => match int.base10_parse::<u32>() {
+                    Ok(n @ 1..=1024) => arguments.max_threads = Some(n),
+                    _ => errors.at(&int, MAX_THREADS_USAGE),
+                },
+                other => errors.at(other, MAX_THREADS_USAGE),
+            }
+            Ok(())
+        } else if meta.path.is_ident("max_threads") {
+            Err(meta.error(
+                "`max_threads` is an argument of `#[kernel]`: a `#[device]` function runs with the block size of the kernel that calls it",
+            ))
         } else if meta.path.is_ident("arch") {
             Err(meta.error(
                 "`arch` is an argument of `#[kernel]`: a `#[device]` function is compiled for the architecture of the kernel that calls it",
             ))
         } else {
             let known = match kind {
-                FnKind::Kernel => "`crate = path` (the path of the `cudajit` crate when it is renamed or re-exported) and `arch = \"sm_90a\"` (a kernel using architecture-specific instructions)",
+                FnKind::Kernel => "`crate = path` (the path of the `cudajit` crate when it is renamed or re-exported), `arch = \"sm_90a\"` (a kernel using architecture-specific instructions) and `max_threads = N` (the most threads per block it is launched with)",
                 FnKind::Device => "`crate = path`, the path of the `cudajit` crate when it is renamed or re-exported",
             };
             Err(meta.error(format!(
@@ -68,6 +86,8 @@ pub(crate) fn function_arguments(
     }
     arguments
 }
+
+const MAX_THREADS_USAGE: &str = "`max_threads` is the most threads per block the kernel is launched with, an integer from 1 to 1024 (`max_threads = 384`): the register allocator then gives each thread up to 65536 / N registers, as `__launch_bounds__(N)` does in CUDA C++";
 
 const SPECIFIC_ARCH_USAGE: &str = "`arch` names an architecture-specific target, `sm_XYa`: write `arch = \"sm_90a\"` for Hopper's `wgmma` and `setmaxnreg`; without `arch` a kernel is compiled for the GPU it runs on (`sm_90` on an H100/H200)";
 

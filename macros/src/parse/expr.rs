@@ -559,7 +559,7 @@ impl Parser<'_> {
 
     /// An argument of a function call: a value, or `&name` / `&mut name` for the reference
     /// parameters of `#[extern_device]` functions (the lowering checks the callee takes one).
-    fn call_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
+    pub(super) fn call_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
         let syn::Expr::Reference(reference) = arg else {
             return self.expr(arg);
         };

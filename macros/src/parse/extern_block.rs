@@ -108,6 +108,7 @@ fn declaration(function: &ForeignItemFn, errors: &mut Errors) -> Option<Function
         },
         span: span_of(sig.ident.span()),
         external: Some(symbol),
+        max_threads: None,
         constants: Vec::new(),
     })
 }

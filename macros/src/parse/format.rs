@@ -166,7 +166,8 @@ impl Parser<'_> {
             },
             None => None,
         };
-        let values: Vec<Option<Expr>> = args.inputs.iter().map(|e| self.expr(e)).collect();
+        // `&mut acc` passes a local array as in/out registers.
+        let values: Vec<Option<Expr>> = args.inputs.iter().map(|e| self.call_argument(e)).collect();
         Some(Expr {
             kind: ExprKind::InlinePtx {
                 result,

@@ -160,6 +160,7 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             body,
             span: span_of(item.sig.ident.span()),
             external: None,
+            max_threads: None,
             constants: Vec::new(),
         },
         callees: uses.callees,

@@ -1,0 +1,228 @@
+//! The Hopper GEMM in cudajit's kernel language: TMA + wgmma, warp-specialised over an
+//! mbarrier pipeline (`cudajit::tensor::{tma, mbarrier, wgmma}`), for sm_90a.
+//!
+//! C (M×N, row-major, f32) = A (M×K, bf16, row-major) · B, f32 accumulate. B is given
+//! column by column (N×K, "TN": K-major in shared memory, as A) or, with `B_ROW_MAJOR`,
+//! row by row (K×N, "NN": MN-major in shared memory, which `wgmma` reads transposed). A block computes a 128×256 tile of C with three warpgroups
+//! (384 threads):
+//!
+//! - **warpgroup 0, the producer**, gives up registers (`setmaxnreg.dec` to 40) and one of
+//!   its threads streams k-tiles of 64 into a `STAGES`-deep ring of shared buffers with TMA
+//!   (A: a 64×128 box, B: a 64×256 box, both 128-byte swizzled), each buffer's `full`
+//!   barrier completing when its 48 KiB have landed; before refilling a buffer it waits on
+//!   the buffer's `empty` barrier;
+//! - **warpgroups 1 and 2, the consumers**, take registers (`setmaxnreg.inc` to 232) and
+//!   each multiplies its 64 rows of the A tile by the whole B tile with four
+//!   `wgmma.mma_async.m64n256k16` per k-tile (accumulators: 128 f32 per thread), keeping
+//!   one k-tile's wgmmas in flight and releasing the buffer of the one before;
+//! - the epilogue writes each thread's accumulators straight to C (8-byte stores).
+//!
+//! M must be a multiple of 128, N of 256, K of 64 (the benchmark checks).
+
+use cudajit::prelude::*;
+use cudajit::tensor::mbarrier::{
+    fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
+    mbarrier_wait_parity,
+};
+use cudajit::tensor::tma::tma_load_2d;
+use cudajit::tensor::wgmma::{
+    k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
+};
+use cudajit::tensor_map::TensorMap;
+
+use super::tiles::band_order;
+
+/// Buffers in the ring.
+pub const STAGES: u32 = 4;
+/// Three warpgroups: the producer and two consumers.
+pub const THREADS: u32 = 384;
+/// The block tile.
+pub const TILE_M: usize = 128;
+pub const TILE_N: usize = 256;
+pub const TILE_K: usize = 64;
+/// One buffer's A (128 rows of 64 bf16) and B (256 rows of 64 bf16) bytes.
+const A_BYTES: u32 = 128 * 64 * 2;
+const B_BYTES: u32 = 256 * 64 * 2;
+/// Dynamic shared memory: the ring, its `full` and `empty` barriers, and up to 1 KiB to
+/// align the ring to the 128-byte swizzle's 1024-byte repeat.
+pub const SHARED_BYTES: u32 = 1024 + STAGES * (A_BYTES + B_BYTES) + 16 * STAGES;
+
+/// C = A · B in f32, A and B through their tensor maps (innermost dimension first, all
+/// 128-byte swizzled): A K × M in boxes of 64 × 128; B K × N in boxes of 64 × 256 (TN) or,
+/// with `B_ROW_MAJOR`, N × K in boxes of 64 × 64, four per k-tile.
+#[kernel(arch = "sm_90a", max_threads = 384)]
+pub fn gemm_wgmma<const B_ROW_MAJOR: bool>(
+    a_map: TensorMap,
+    b_map: TensorMap,
+    n: u32,
+    k: u32,
+    c: &mut [f32],
+) {
+    let smem = dynamic_shared::<u32>();
+    let t = thread_idx().x;
+    let warpgroup = t / 128;
+    let raw = shared_address(&smem[0]);
+    let ring = raw + (1024 - raw % 1024) % 1024;
+    let b_ring = ring + STAGES * A_BYTES;
+    // `full[s]` at `bars + 8 s`, `empty[s]` at `bars + 8 (STAGES + s)`.
+    let bars = ring + STAGES * (A_BYTES + B_BYTES);
+    let (tile_m, tile_n) = band_order(
+        block_idx().x as usize,
+        block_idx().y as usize,
+        grid_dim().x as usize,
+        grid_dim().y as usize,
+    );
+    let row0 = tile_m * TILE_M;
+    let col0 = tile_n * TILE_N;
+    let tiles = k / 64;
+    if t == 0 {
+        for s in 0..STAGES {
+            // Full: the producer's arrival and the TMA bytes; empty: both consumers.
+            mbarrier_init(bars + 8 * s, 1);
+            mbarrier_init(bars + 8 * (STAGES + s), 2);
+        }
+        fence_barrier_init();
+    }
+    sync_threads();
+    if warpgroup == 0 {
+        ptx!("setmaxnreg.dec.sync.aligned.u32 40;");
+        if t == 0 {
+            let a_address = tensor_map_address(&a_map);
+            let b_address = tensor_map_address(&b_map);
+            for kt in 0..tiles {
+                let s = kt % STAGES;
+                let round = kt / STAGES;
+                if round > 0 {
+                    // The consumers have released this buffer's previous k-tile.
+                    mbarrier_wait_parity(bars + 8 * (STAGES + s), (round - 1) & 1);
+                }
+                let full = bars + 8 * s;
+                mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
+                let x = (kt * 64) as i32;
+                tma_load_2d(ring + s * A_BYTES, a_address, x, row0 as i32, full);
+                if B_ROW_MAJOR {
+                    // Four 64-column chunks of the 64 k rows, 8 KiB apart.
+                    for chunk in 0..4u32 {
+                        let column = (col0 as u32 + 64 * chunk) as i32;
+                        tma_load_2d(
+                            b_ring + s * B_BYTES + 8192 * chunk,
+                            b_address,
+                            column,
+                            x,
+                            full,
+                        );
+                    }
+                } else {
+                    tma_load_2d(b_ring + s * B_BYTES, b_address, x, col0 as i32, full);
+                }
+            }
+        }
+    } else {
+        ptx!("setmaxnreg.inc.sync.aligned.u32 232;");
+        let consumer = warpgroup - 1;
+        let mut acc = [0.0f32; 128];
+        for kt in 0..tiles {
+            let s = kt % STAGES;
+            mbarrier_wait_parity(bars + 8 * s, (kt / STAGES) & 1);
+            // This consumer's 64 rows of the A tile (64 rows × 128 bytes further), and
+            // the whole B tile; slice `ks` of the 64-deep k-tile 32 bytes further.
+            let a_tile = ring + s * A_BYTES + consumer * (A_BYTES / 2);
+            let b_tile = b_ring + s * B_BYTES;
+            wgmma_fence();
+            for ks in 0..4u32 {
+                let a_desc = k_major_sw128(a_tile + 32 * ks);
+                if B_ROW_MAJOR {
+                    // B's k rows 16 ks.., chunks of 64 columns 8 KiB apart; read transposed.
+                    ptx!(
+                        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 1;\n}",
+                        &mut acc,
+                        a_desc,
+                        mn_major_sw128(b_tile + 2048 * ks, 8192),
+                        1u32
+                    );
+                } else {
+                    ptx!(
+                        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+                        &mut acc,
+                        a_desc,
+                        k_major_sw128(b_tile + 32 * ks),
+                        1u32
+                    );
+                }
+            }
+            wgmma_commit_group();
+            // k-tile `kt - 1`'s wgmmas have completed: its buffer may be refilled.
+            wgmma_wait_group::<1>();
+            if kt > 0 && t % 128 == 0 {
+                mbarrier_arrive(bars + 8 * (STAGES + (kt - 1) % STAGES));
+            }
+        }
+        wgmma_wait_group::<0>();
+        // Warp `w` of the consumer holds rows 16 w + g and 16 w + g + 8 of its 64, columns
+        // 8 j + 2 q and 8 j + 2 q + 1 of each 8-column block `j`.
+        let lane = (t % 32) as usize;
+        let warp = ((t % 128) / 32) as usize;
+        let g = lane / 4;
+        let q = lane % 4;
+        let nn = n as usize;
+        let row = row0 + consumer as usize * 64 + warp * 16 + g;
+        for j in 0..32usize {
+            let col = col0 + j * 8 + 2 * q;
+            vstore2(c, (row * nn + col) / 2, (acc[4 * j], acc[4 * j + 1]));
+            vstore2(
+                c,
+                ((row + 8) * nn + col) / 2,
+                (acc[4 * j + 2], acc[4 * j + 3]),
+            );
+        }
+    }
+}
+
+/// Launches [`gemm_wgmma`] for M×N×K: the tensor maps of A and B with the boxes and the
+/// 128-byte swizzle the wgmma descriptors describe, and one block per 128×256 tile of C.
+pub fn launch(
+    stream: &std::sync::Arc<cudajit::CudaStream>,
+    b_row_major: bool,
+    (m, n, k): (u32, u32, u32),
+    a: &cudajit::CudaSlice<cudajit::bf16>,
+    b: &cudajit::CudaSlice<cudajit::bf16>,
+    c: &mut cudajit::CudaSlice<f32>,
+) -> super::Result<()> {
+    let (a_map, b_map) = tensor_maps(b_row_major, (m, n, k), a, b)?;
+    let config = cudajit::LaunchConfig::new((n / TILE_N as u32, m / TILE_M as u32, 1), THREADS)
+        .with_shared_mem(SHARED_BYTES);
+    if b_row_major {
+        gemm_wgmma::launch::<true>(stream, config, a_map, b_map, n, k, c)?;
+    } else {
+        gemm_wgmma::launch::<false>(stream, config, a_map, b_map, n, k, c)?;
+    }
+    Ok(())
+}
+
+/// The tensor maps of A (K × M, innermost first, boxes of 64 × 128) and B (K × N in boxes
+/// of 64 × 256, or row-major N × K in boxes of 64 × 64), 128-byte swizzled.
+pub fn tensor_maps<'a>(
+    b_row_major: bool,
+    (m, n, k): (u32, u32, u32),
+    a: &'a cudajit::CudaSlice<cudajit::bf16>,
+    b: &'a cudajit::CudaSlice<cudajit::bf16>,
+) -> super::Result<(TensorMap<'a>, TensorMap<'a>)> {
+    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+    // `inner` × `outer` elements in boxes of 64 × `box_outer`.
+    let operand = |inner: u32, outer: u32, box_outer: u32| {
+        TensorMapLayout::tiled(
+            TensorMapElement::Bf16,
+            &[u64::from(inner), u64::from(outer)],
+            &[64, box_outer],
+        )
+        .with_swizzle(TensorMapSwizzle::B128)
+    };
+    let a_map = TensorMap::encode(&operand(k, m, TILE_M as u32), a)?;
+    let b_layout = if b_row_major {
+        operand(n, k, TILE_K as u32)
+    } else {
+        operand(k, n, TILE_N as u32)
+    };
+    let b_map = TensorMap::encode(&b_layout, b)?;
+    Ok((a_map, b_map))
+}

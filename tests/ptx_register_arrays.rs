@@ -1,0 +1,120 @@
+//! `ptx!` with register arrays: a local array as one operand number standing for its whole
+//! register list (`{$0}`), read-only (`arr`) or read and written in place (`&mut arr`, in/out
+//! operands: how `wgmma.mma_async` takes its accumulators). On any machine: the NVVM IR's
+//! constraints and the PTX's operand lists; a `$N` past the last operand is an error at the
+//! `ptx!`. On a GPU: the values that come back.
+
+mod common;
+
+use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+use cudajit::prelude::*;
+use cudajit::{Arch, LaunchConfig, Specialization};
+
+/// Packs two words into a u64 from a read-only array, then adds to an in/out array in
+/// place: `pair` holds (lo, hi) of `x[t] + added[t]` afterwards.
+#[kernel]
+fn pack_and_add(x: &[u64], added: &[u64], packed: &mut [u64], pairs: &mut [u32]) {
+    let t = thread_idx().x as usize;
+    let mut halves = [0u32; 2];
+    // `mov.b64 {lo, hi}, x`: the array's two registers written.
+    ptx!("mov.b64 {$0}, $1;", &mut halves, x[t]);
+    // `mov.b64 d, {lo, hi}`: read back from the array's registers.
+    packed[t] = ptx!(u64: "mov.b64 $0, {$1};", halves);
+    // In and out: the instruction reads the pair and replaces it.
+    ptx!(
+        "{\n.reg .b64 t;\nmov.b64 t, {$0};\nadd.u64 t, t, $1;\nmov.b64 {$0}, t;\n}",
+        &mut halves,
+        added[t]
+    );
+    pairs[2 * t] = halves[0];
+    pairs[2 * t + 1] = halves[1];
+}
+
+/// `$3` of a `ptx!` with three operands.
+#[kernel]
+fn operand_past_the_end(out: &mut [u32]) {
+    let mut acc = [0u32; 4];
+    ptx!("mov.b32 $3, $1;", &mut acc, 7u32);
+    out[0] = acc[0];
+}
+
+#[test]
+fn register_arrays_are_operand_lists_tied_in_place() {
+    let ir = pack_and_add::KERNEL.nvvm_ir().unwrap();
+    // The in/out pair: two outputs, two inputs tied to them (in argument order), then the
+    // u64 input, which the template's `$1` became `$4` for.
+    assert!(ir.contains("mov.b64 {$0, $1}, $4;"), "{ir}");
+    assert!(
+        ir.contains("\"=r,=r,0,1,l,~{memory}\""),
+        "no tied in/out constraints in\n{ir}"
+    );
+    // The read-only pair: two plain inputs after the scalar result.
+    assert!(ir.contains("\"=l,r,r,~{memory}\""), "{ir}");
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    let ptx = linked_ptx(
+        pack_and_add::KERNEL.captured(),
+        &Specialization::default(),
+        Arch::SM_90,
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let lists = ptx
+        .lines()
+        .filter(|line| line.contains("mov.b64") && line.contains('{'))
+        .count();
+    assert!(lists >= 3, "{ptx}");
+    assert!(!ptx.contains(".local"), "{ptx}");
+}
+
+#[test]
+fn an_operand_number_past_the_end_names_the_count() {
+    let error = operand_past_the_end::KERNEL
+        .nvvm_ir()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`$3` names no operand of this `ptx!`: it has 2"),
+        "{error}"
+    );
+    assert!(
+        error.contains("a local array counting as one register list"),
+        "{error}"
+    );
+}
+
+#[test]
+fn gpu_register_arrays_carry_values_both_ways() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = context.default_stream();
+    let x: Vec<u64> = (0..64u64)
+        .map(|i| 0x0123_4567_89ab_cdef_u64.rotate_left(i as u32) ^ i)
+        .collect();
+    let added: Vec<u64> = (0..64u64).map(|i| i * 0x1_0000_0001 + 3).collect();
+    let x_dev = stream.clone_htod(&x).unwrap();
+    let added_dev = stream.clone_htod(&added).unwrap();
+    let mut packed = stream.alloc_zeros::<u64>(64).unwrap();
+    let mut pairs = stream.alloc_zeros::<u32>(128).unwrap();
+    pack_and_add::launch(
+        &stream,
+        LaunchConfig::new(1, 64),
+        &x_dev,
+        &added_dev,
+        &mut packed,
+        &mut pairs,
+    )
+    .unwrap();
+    assert_eq!(stream.clone_dtoh(&packed).unwrap(), x);
+    let pairs = stream.clone_dtoh(&pairs).unwrap();
+    for t in 0..64 {
+        let sum = x[t].wrapping_add(added[t]);
+        assert_eq!(
+            (pairs[2 * t], pairs[2 * t + 1]),
+            (sum as u32, (sum >> 32) as u32),
+            "thread {t}"
+        );
+    }
+}
