@@ -130,10 +130,10 @@ fn the_hopper_gemm_compiles_to_tma_wgmma_and_setmaxnreg_in_registers() {
     if common::toolchain_or_skip().is_none() {
         return;
     }
-    for layout in Layout::ALL {
-        let ptx = gemm::cpu_check::hopper_ptx(layout).expect("compiling the Hopper GEMM");
-        if let Err(error) = gemm::cpu_check::hopper_ptx_shape(&ptx, layout) {
-            panic!("gemm_wgmma {}: {error}", layout.name());
+    for (layout, fp8) in [(Layout::Tn, false), (Layout::Nn, false), (Layout::Tn, true)] {
+        let ptx = gemm::cpu_check::hopper_ptx(layout, fp8).expect("compiling the Hopper GEMM");
+        if let Err(error) = gemm::cpu_check::hopper_ptx_shape(&ptx, layout, fp8) {
+            panic!("gemm_wgmma {} fp8 {fp8}: {error}", layout.name());
         }
         // The accumulators are one in/out register list of 128 f32, written back by 64
         // two-float stores in the epilogue; NN's wgmma reads B transposed.
@@ -142,13 +142,17 @@ fn the_hopper_gemm_compiles_to_tma_wgmma_and_setmaxnreg_in_registers() {
             .find(|line| line.contains("wgmma.mma_async"))
             .expect("a wgmma");
         assert_eq!(wgmma.matches("%f").count(), 128, "{wgmma}");
-        let trans_b = if layout.b_row_major() { "1;" } else { "0;" };
+        let trans_b = match (layout.b_row_major(), fp8) {
+            (_, true) => "p, 1, 1;", // no transpose flags: FP8 is K-major only
+            (true, false) => "0, 1;",
+            (false, false) => "0, 0;",
+        };
         assert!(wgmma.trim_end().ends_with(trans_b), "{wgmma}");
         assert_eq!(ptx.matches("st.global.v2.f32").count(), 64);
         gemm::hopper::gemm_wgmma::KERNEL
             .compile_for_arch_with(
                 cudajit::Arch::SM_90A,
-                &gemm::cpu_check::specialization(layout),
+                &gemm::cpu_check::hopper_specialization(layout, fp8),
             )
             .expect("an sm_90a cubin");
     }
@@ -206,4 +210,39 @@ fn the_hopper_gemm_matches_cublas_on_the_gpu() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The FP8 form against cuBLASLt's FP8 matmul (which the host checks): one block over one
+/// 128-deep k-tile; 3 × 2 blocks over 5 k-tiles (the ring wraps).
+#[test]
+fn the_fp8_gemm_matches_cublaslt_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    if context.compute_capability().unwrap() != (9, 0) {
+        eprintln!("skipped: the wgmma GEMM runs on compute capability 9.0 (sm_90a)");
+        return;
+    }
+    let stream = context.default_stream();
+    let bench = Bench::new(stream.clone(), None, Layout::Tn, Algorithm::Fp8, 1).expect("cuBLAS");
+    let lt = gemm::fp8::Lt::new(stream).expect("cuBLASLt");
+    for dims in [(128, 256, 128), (384, 512, 640)] {
+        let row = gemm::fp8::measure(&bench, &lt, dims).expect("running the FP8 GEMMs");
+        assert!(row.check.correct, "fp8 {dims:?}: {:?}", row.check);
+        assert!(row.check.max_value > 1.0, "fp8 {dims:?}: {:?}", row.check);
+    }
+}
+
+#[test]
+fn e4m3_values_decode_as_the_format_defines() {
+    use gemm::fp8::e4m3_to_f32;
+    assert_eq!(e4m3_to_f32(0x38), 1.0); // exponent 7 (bias 7), mantissa 0
+    assert_eq!(e4m3_to_f32(0x3c), 1.5);
+    assert_eq!(e4m3_to_f32(0xc0), -2.0);
+    assert_eq!(e4m3_to_f32(0x7e), 448.0); // the largest finite value
+    assert_eq!(e4m3_to_f32(0x01), 2f32.powi(-9)); // the smallest subnormal
+    for byte in gemm::fp8::random_e4m3(7, 1000) {
+        let value = e4m3_to_f32(byte).abs();
+        assert!((0.125..=3.75).contains(&value), "{byte:#x}: {value}");
+    }
 }

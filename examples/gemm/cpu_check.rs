@@ -21,6 +21,13 @@ pub fn specialization(layout: Layout) -> Specialization {
     }
 }
 
+/// The specialisation of the Hopper GEMM: B's layout, and bf16 or FP8 (e4m3) operands.
+pub fn hopper_specialization(layout: Layout, fp8: bool) -> Specialization {
+    let mut spec = specialization(layout);
+    spec.consts.push(("FP8".to_owned(), Literal::Bool(fp8)));
+    spec
+}
+
 /// The cudajit kernel for `output` (specialised for the layout by [`specialization`]).
 pub fn kernel(output: Output) -> &'static Kernel {
     match output {
@@ -85,13 +92,21 @@ pub fn ptx_shape(ptx: &str, layout: Layout, output: Output) -> std::result::Resu
 /// What the Hopper GEMM's sm_90a PTX must hold: per k-tile two TMA loads and four
 /// `wgmma.m64n256k16` on the 128 accumulators, the producer's and consumers' `setmaxnreg`,
 /// and nothing that leaves registers.
-pub fn hopper_ptx_shape(ptx: &str, layout: Layout) -> std::result::Result<String, String> {
+pub fn hopper_ptx_shape(
+    ptx: &str,
+    layout: Layout,
+    fp8: bool,
+) -> std::result::Result<String, String> {
     let count = |needle: &str| ptx.matches(needle).count();
-    let wgmma = count("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
+    let wgmma = count(if fp8 {
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"
+    } else {
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
+    });
     let tma = count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
     let setmaxnreg = count("setmaxnreg.");
     let shape = format!(
-        "{wgmma} wgmma.m64n256k16, {tma} TMA loads, {setmaxnreg} setmaxnreg, {} .local, {} call, .maxntid {}",
+        "{wgmma} wgmma, {tma} TMA loads, {setmaxnreg} setmaxnreg, {} .local, {} call, .maxntid {}",
         count(".local"),
         count("call"),
         ptx.contains(".maxntid 384")
@@ -115,11 +130,11 @@ pub fn hopper_ptx_shape(ptx: &str, layout: Layout) -> std::result::Result<String
     }
 }
 
-/// The linked sm_90a PTX of the Hopper GEMM for `layout`.
-pub fn hopper_ptx(layout: Layout) -> Result<String> {
+/// The linked sm_90a PTX of the Hopper GEMM for `layout` and bf16 or FP8 operands.
+pub fn hopper_ptx(layout: Layout, fp8: bool) -> Result<String> {
     Ok(linked_ptx(
         hopper::gemm_wgmma::KERNEL.captured(),
-        &specialization(layout),
+        &hopper_specialization(layout, fp8),
         Arch::SM_90A,
         &CompileOptions::default(),
     )?)
@@ -127,15 +142,17 @@ pub fn hopper_ptx(layout: Layout) -> Result<String> {
 
 pub fn cpu_check() -> Result<bool> {
     let mut fine = true;
-    for layout in Layout::ALL {
-        let name = format!("gemm_wgmma::<{}>", layout.b_row_major());
-        let ptx = hopper_ptx(layout)?;
+    for (layout, fp8) in [(Layout::Tn, false), (Layout::Nn, false), (Layout::Tn, true)] {
+        let name = format!("gemm_wgmma::<{}, {fp8}>", layout.b_row_major());
+        let ptx = hopper_ptx(layout, fp8)?;
         let started = std::time::Instant::now();
-        hopper::gemm_wgmma::KERNEL.compile_for_arch_with(Arch::SM_90A, &specialization(layout))?;
+        hopper::gemm_wgmma::KERNEL
+            .compile_for_arch_with(Arch::SM_90A, &hopper_specialization(layout, fp8))?;
         let compile_ms = started.elapsed().as_secs_f64() * 1e3;
-        match hopper_ptx_shape(&ptx, layout) {
+        let operands = if fp8 { "e4m3" } else { "bf16" };
+        match hopper_ptx_shape(&ptx, layout, fp8) {
             Ok(shape) => println!(
-                "{name} ({}, C f32) for sm_90a: {shape}; cubin (libNVVM + nvJitLink) in {compile_ms:.0} ms",
+                "{name} ({}, {operands}, C f32) for sm_90a: {shape}; cubin (libNVVM + nvJitLink) in {compile_ms:.0} ms",
                 layout.name()
             ),
             Err(error) => {

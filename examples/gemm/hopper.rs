@@ -50,8 +50,12 @@ pub const SHARED_BYTES: u32 = 1024 + STAGES * (A_BYTES + B_BYTES) + 16 * STAGES;
 /// C = A · B in f32, A and B through their tensor maps (innermost dimension first, all
 /// 128-byte swizzled): A K × M in boxes of 64 × 128; B K × N in boxes of 64 × 256 (TN) or,
 /// with `B_ROW_MAJOR`, N × K in boxes of 64 × 64, four per k-tile.
+///
+/// With `FP8`, A and B are e4m3 (one byte each) and a k-tile is 128 deep: the boxes are
+/// 128 × 128 and 128 × 256 bytes, the same rows of 128 bytes, and each of the four
+/// `wgmma.m64n256k32.e4m3` per k-tile takes 32 of them (FP8 is K-major only: TN).
 #[kernel(arch = "sm_90a", max_threads = 384)]
-pub fn gemm_wgmma<const B_ROW_MAJOR: bool>(
+pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool>(
     a_map: TensorMap,
     b_map: TensorMap,
     n: u32,
@@ -74,7 +78,9 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool>(
     );
     let row0 = tile_m * TILE_M;
     let col0 = tile_n * TILE_N;
-    let tiles = k / 64;
+    // Elements per 128-byte row of a k-tile.
+    let depth = if FP8 { 128 } else { 64 };
+    let tiles = k / depth;
     if t == 0 {
         for s in 0..STAGES {
             // Full: the producer's arrival and the TMA bytes; empty: both consumers.
@@ -98,7 +104,7 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool>(
                 }
                 let full = bars + 8 * s;
                 mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
-                let x = (kt * 64) as i32;
+                let x = (kt * depth) as i32;
                 tma_load_2d(ring + s * A_BYTES, a_address, x, row0 as i32, full);
                 if B_ROW_MAJOR {
                     // Four 64-column chunks of the 64 k rows, 8 KiB apart.
@@ -131,7 +137,15 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool>(
             wgmma_fence();
             for ks in 0..4u32 {
                 let a_desc = k_major_sw128(a_tile + 32 * ks);
-                if B_ROW_MAJOR {
+                if FP8 {
+                    ptx!(
+                        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {$0}, $1, $2, p, 1, 1;\n}",
+                        &mut acc,
+                        a_desc,
+                        k_major_sw128(b_tile + 32 * ks),
+                        1u32
+                    );
+                } else if B_ROW_MAJOR {
                     // B's k rows 16 ks.., chunks of 64 columns 8 KiB apart; read transposed.
                     ptx!(
                         "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 1;\n}",
@@ -189,14 +203,64 @@ pub fn launch(
     c: &mut cudajit::CudaSlice<f32>,
 ) -> super::Result<()> {
     let (a_map, b_map) = tensor_maps(b_row_major, (m, n, k), a, b)?;
+    launch_maps(stream, b_row_major, false, (m, n), a_map, b_map, k, c)
+}
+
+/// Launches the FP8 form of [`gemm_wgmma`]: A (M×K) and B (N×K) e4m3, as bytes.
+pub fn launch_fp8(
+    stream: &std::sync::Arc<cudajit::CudaStream>,
+    (m, n, k): (u32, u32, u32),
+    a: &cudajit::CudaSlice<u8>,
+    b: &cudajit::CudaSlice<u8>,
+    c: &mut cudajit::CudaSlice<f32>,
+) -> super::Result<()> {
+    let (a_map, b_map) = fp8_tensor_maps((m, n, k), a, b)?;
+    launch_maps(stream, false, true, (m, n), a_map, b_map, k, c)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch_maps(
+    stream: &std::sync::Arc<cudajit::CudaStream>,
+    b_row_major: bool,
+    fp8: bool,
+    (m, n): (u32, u32),
+    a_map: TensorMap<'_>,
+    b_map: TensorMap<'_>,
+    k: u32,
+    c: &mut cudajit::CudaSlice<f32>,
+) -> super::Result<()> {
     let config = cudajit::LaunchConfig::new((n / TILE_N as u32, m / TILE_M as u32, 1), THREADS)
         .with_shared_mem(SHARED_BYTES);
-    if b_row_major {
-        gemm_wgmma::launch::<true>(stream, config, a_map, b_map, n, k, c)?;
-    } else {
-        gemm_wgmma::launch::<false>(stream, config, a_map, b_map, n, k, c)?;
+    match (b_row_major, fp8) {
+        (false, false) => {
+            gemm_wgmma::launch::<false, false>(stream, config, a_map, b_map, n, k, c)?
+        }
+        (true, false) => gemm_wgmma::launch::<true, false>(stream, config, a_map, b_map, n, k, c)?,
+        (false, true) => gemm_wgmma::launch::<false, true>(stream, config, a_map, b_map, n, k, c)?,
+        (true, true) => return Err("the FP8 wgmma reads B K-major only (TN)".into()),
     }
     Ok(())
+}
+
+/// The tensor maps of FP8 A (K × M bytes, innermost first) and B (K × N) in boxes of
+/// 128 × 128 and 128 × 256, 128-byte swizzled.
+pub fn fp8_tensor_maps<'a>(
+    (m, n, k): (u32, u32, u32),
+    a: &'a cudajit::CudaSlice<u8>,
+    b: &'a cudajit::CudaSlice<u8>,
+) -> super::Result<(TensorMap<'a>, TensorMap<'a>)> {
+    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+    let operand = |outer: u32, box_outer: u32| {
+        TensorMapLayout::tiled(
+            TensorMapElement::U8,
+            &[u64::from(k), u64::from(outer)],
+            &[128, box_outer],
+        )
+        .with_swizzle(TensorMapSwizzle::B128)
+    };
+    let a_map = TensorMap::encode(&operand(m, TILE_M as u32), a)?;
+    let b_map = TensorMap::encode(&operand(n, TILE_N as u32), b)?;
+    Ok((a_map, b_map))
 }
 
 /// The tensor maps of A (K × M, innermost first, boxes of 64 × 128) and B (K × N in boxes

@@ -21,10 +21,12 @@
 
 pub(crate) mod cpu_check;
 pub(crate) mod cublas;
+pub(crate) mod fp8;
 pub(crate) mod hopper;
 pub(crate) mod kernels;
 pub(crate) mod measure;
 pub(crate) mod options;
+pub(crate) mod startup;
 pub(crate) mod tiles;
 pub(crate) mod twin;
 
@@ -47,7 +49,13 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> Result<bool> {
+    if startup::is_child() {
+        return startup::child();
+    }
     let options = options::options()?;
+    if let Some(runs) = options.startup {
+        return startup::startup(runs);
+    }
     if options.cpu_check {
         return cpu_check::cpu_check();
     }
@@ -77,11 +85,24 @@ fn run() -> Result<bool> {
             "no nvcc twin (--cuda-cubin PATH, built with `{}`)",
             match options.algorithm {
                 options::Algorithm::Mma => twin::BUILD,
-                options::Algorithm::Wgmma => twin::BUILD_HOPPER,
+                options::Algorithm::Wgmma | options::Algorithm::Fp8 => twin::BUILD_HOPPER,
             }
         ),
     }
-    let mut bench = Bench::new(
+    if options.algorithm == options::Algorithm::Fp8 {
+        return run_fp8(
+            Bench::new(
+                stream,
+                None,
+                options.layout,
+                options.algorithm,
+                options.runs,
+            )?,
+            &name,
+            &options,
+        );
+    }
+    let bench = Bench::new(
         stream,
         twin,
         options.layout,
@@ -105,6 +126,34 @@ fn run() -> Result<bool> {
         std::fs::write(path, &table)?;
     }
     Ok(all_correct)
+}
+
+/// `--kernel fp8`: cudajit's e4m3 wgmma GEMM against cuBLASLt at every size.
+fn run_fp8(bench: Bench, gpu: &str, options: &Options) -> Result<bool> {
+    let lt = fp8::Lt::new(bench.stream.clone())?;
+    let mut rows = Vec::new();
+    for &dims in &options.sizes {
+        let row = fp8::measure(&bench, &lt, dims)?;
+        println!(
+            "{:>6} x {:>6} x {:>6}: cudajit {:.1} TFLOP/s, cuBLASLt {:.1} TFLOP/s, cudajit/cuBLASLt {:.3}; max error {:.2e} of {:.2e}: {}",
+            dims.0,
+            dims.1,
+            dims.2,
+            row.tflops(row.cudajit_ms),
+            row.tflops(row.cublaslt_ms),
+            row.cublaslt_ms / row.cudajit_ms,
+            row.check.max_error,
+            row.check.max_value,
+            verdict(row.check.correct)
+        );
+        rows.push(row);
+    }
+    let table = fp8::table(gpu, options.runs, &rows);
+    println!("\n{table}");
+    if let Some(path) = &options.markdown {
+        std::fs::write(path, &table)?;
+    }
+    Ok(rows.iter().all(|row| row.check.correct))
 }
 
 fn verdict(correct: bool) -> &'static str {

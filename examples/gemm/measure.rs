@@ -196,7 +196,8 @@ pub struct Bench {
     pub algorithm: Algorithm,
     pub runs: usize,
     flush: CudaSlice<u32>,
-    flush_out: CudaSlice<u32>,
+    /// The flush kernel's (never written) output, borrowed by each timing round.
+    flush_out: std::cell::RefCell<CudaSlice<u32>>,
 }
 
 /// One problem's medians (ms) and checks; `nvcc_*` only with a twin.
@@ -238,7 +239,7 @@ impl Bench {
         Ok(Bench {
             blas: Blas::new(stream.clone())?,
             flush: stream.alloc_zeros::<u32>(L2_FLUSH_BYTES / 4)?,
-            flush_out: stream.alloc_zeros::<u32>(1)?,
+            flush_out: std::cell::RefCell::new(stream.alloc_zeros::<u32>(1)?),
             stream,
             twin,
             layout,
@@ -269,38 +270,18 @@ impl Bench {
 
     /// Checks every contender at M×N×K, then times them: `WARMUPS` rounds, then `runs`
     /// rounds of cudajit, nvcc, cuBLAS in turn, each run after an L2 flush.
-    pub fn measure<C: Element>(&mut self, m: usize, n: usize, k: usize) -> Result<Row> {
+    pub fn measure<C: Element>(&self, m: usize, n: usize, k: usize) -> Result<Row> {
         let mut problem = Problem::<C>::new(&self.stream, m, n, k)?;
         let (cudajit, nvcc) = self.check(&mut problem)?;
         let contenders = self.contenders();
-        let mut samples = vec![Vec::with_capacity(self.runs); contenders.len()];
-        for round in 0..WARMUPS + self.runs {
-            for (slot, &contender) in contenders.iter().enumerate() {
-                read_all::launch(
-                    &self.stream,
-                    LaunchConfig::new(1056, 256),
-                    &self.flush,
-                    1,
-                    &mut self.flush_out,
-                )?;
-                let start = self
-                    .stream
-                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-                self.launch(contender, &mut problem)?;
-                let end = self
-                    .stream
-                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-                end.synchronize()?;
-                if round >= WARMUPS {
-                    samples[slot].push(f64::from(start.elapsed_ms(&end)?));
-                }
-            }
-        }
-        let mut median_of = |contender: Contender| {
+        let medians = self.time_rounds(contenders.len(), &mut |slot| {
+            self.launch(contenders[slot], &mut problem)
+        })?;
+        let median_of = |contender: Contender| {
             contenders
                 .iter()
                 .position(|&c| c == contender)
-                .map(|slot| median(&mut samples[slot]))
+                .map(|slot| medians[slot])
         };
         Ok(Row {
             m,
@@ -312,6 +293,40 @@ impl Bench {
             cudajit,
             nvcc,
         })
+    }
+
+    /// The median times of `count` contenders (`launch(slot)` runs contender `slot`):
+    /// `WARMUPS` rounds, then `runs` rounds of every contender in turn, each run after an
+    /// L2 flush, timed by CUDA events around it.
+    pub fn time_rounds(
+        &self,
+        count: usize,
+        launch: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        let mut samples = vec![Vec::with_capacity(self.runs); count];
+        for round in 0..WARMUPS + self.runs {
+            for (slot, times) in samples.iter_mut().enumerate() {
+                read_all::launch(
+                    &self.stream,
+                    LaunchConfig::new(1056, 256),
+                    &self.flush,
+                    1,
+                    &mut *self.flush_out.borrow_mut(),
+                )?;
+                let start = self
+                    .stream
+                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                launch(slot)?;
+                let end = self
+                    .stream
+                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                end.synchronize()?;
+                if round >= WARMUPS {
+                    times.push(f64::from(start.elapsed_ms(&end)?));
+                }
+            }
+        }
+        Ok(samples.iter_mut().map(|times| median(times)).collect())
     }
 
     /// cudajit, the twin when there is one, cuBLAS: the order of every round.

@@ -12,7 +12,8 @@ gemm: the cudajit mma.sync GEMM against cuBLAS and its CUDA C++ twin
 usage: gemm [options]
   --sizes S,MxNxK,..  the problems (default: squares 1024..16384 and the LLM shapes)
   --kernel mma|wgmma  the cudajit GEMM: mma.sync + ldmatrix + cp.async (default), or the
-                      Hopper one, TMA + wgmma (sm_90a; f32 output so far)
+                      Hopper one, TMA + wgmma (sm_90a; f32 output so far), or fp8: the
+                      Hopper one on e4m3 operands against cuBLASLt's FP8 matmul (TN)
   --layout tn|nn      B column by column (tn, default) or row by row (nn); A is row-major
   --output f32|bf16   C's element type (default f32)
   --cuda-cubin PATH   the nvcc build of benches/cuda/gemm_mma.cu (gemm_wgmma.cu with
@@ -20,6 +21,8 @@ usage: gemm [options]
                       beside cudajit and cuBLAS
   --runs N            timed runs per contender (default 20)
   --markdown FILE     also write the result table (markdown) to FILE
+  --startup RUNS      the Hopper GEMM's first launch to kernel done in fresh processes:
+                      cold (empty cache) and warm (disk cache), RUNS of each
   --cpu-check         no GPU: compile every cudajit GEMM for sm_90 and show its PTX's
                       shape; compile gemm_mma.cu with nvcc when nvcc is found
   --help              this text";
@@ -55,6 +58,8 @@ impl Layout {
 pub enum Algorithm {
     Mma,
     Wgmma,
+    /// The wgmma GEMM on e4m3 operands, against cuBLASLt's FP8 matmul.
+    Fp8,
 }
 
 impl Algorithm {
@@ -62,6 +67,7 @@ impl Algorithm {
         match self {
             Algorithm::Mma => "mma.sync",
             Algorithm::Wgmma => "wgmma",
+            Algorithm::Fp8 => "wgmma e4m3",
         }
     }
 }
@@ -100,6 +106,8 @@ pub struct Options {
     pub runs: usize,
     pub markdown: Option<String>,
     pub cpu_check: bool,
+    /// `--startup RUNS`: the Hopper GEMM's cold and warm start, in fresh processes.
+    pub startup: Option<usize>,
 }
 
 /// Squares 1024..16384 and the LLM shapes M ∈ {512, 4096, 16384} × (N, K).
@@ -144,6 +152,7 @@ pub fn options() -> Result<Options> {
         runs: 20,
         markdown: None,
         cpu_check: false,
+        startup: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -166,7 +175,8 @@ pub fn options() -> Result<Options> {
                 options.algorithm = match args.next().as_deref() {
                     Some("mma") => Algorithm::Mma,
                     Some("wgmma") => Algorithm::Wgmma,
-                    _ => return Err("--kernel takes mma or wgmma".into()),
+                    Some("fp8") => Algorithm::Fp8,
+                    _ => return Err("--kernel takes mma, wgmma or fp8".into()),
                 }
             }
             "--output" => {
@@ -182,6 +192,13 @@ pub fn options() -> Result<Options> {
             "--runs" => options.runs = args.next().ok_or("--runs needs a number")?.parse()?,
             "--markdown" => options.markdown = Some(args.next().ok_or("--markdown needs a file")?),
             "--cpu-check" => options.cpu_check = true,
+            "--startup" => {
+                options.startup = Some(
+                    args.next()
+                        .ok_or("--startup needs a number of runs")?
+                        .parse()?,
+                )
+            }
             "--help" | "-h" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -199,6 +216,17 @@ pub fn options() -> Result<Options> {
                 return Err("--kernel wgmma writes f32 C so far".into());
             }
             (hopper::TILE_M, hopper::TILE_N, hopper::TILE_K)
+        }
+        Algorithm::Fp8 => {
+            if options.layout != Layout::Tn || options.output != Output::F32 {
+                return Err(
+                    "--kernel fp8 is TN with f32 output (FP8 wgmma reads B K-major)".into(),
+                );
+            }
+            if options.cubin.is_some() {
+                return Err("--kernel fp8 has no nvcc twin: leave out --cuda-cubin".into());
+            }
+            (hopper::TILE_M, hopper::TILE_N, 2 * hopper::TILE_K)
         }
     };
     for &(m, n, k) in &options.sizes {

@@ -39,7 +39,7 @@ pub fn source(algorithm: Algorithm) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(SOURCE_DIR));
     dir.join(match algorithm {
         Algorithm::Mma => "gemm_mma.cu",
-        Algorithm::Wgmma => "gemm_wgmma.cu",
+        Algorithm::Wgmma | Algorithm::Fp8 => "gemm_wgmma.cu",
     })
 }
 
@@ -48,7 +48,7 @@ pub fn source(algorithm: Algorithm) -> PathBuf {
 pub fn entry(algorithm: Algorithm, layout: Layout, output: Output) -> String {
     match algorithm {
         Algorithm::Mma => format!("gemm_bf16_{}{}", layout.name(), output.kernel_suffix()),
-        Algorithm::Wgmma => format!("gemm_wgmma_{}", layout.name()),
+        Algorithm::Wgmma | Algorithm::Fp8 => format!("gemm_wgmma_{}", layout.name()),
     }
 }
 
@@ -56,7 +56,7 @@ pub fn entry(algorithm: Algorithm, layout: Layout, output: Output) -> String {
 fn outputs(algorithm: Algorithm) -> &'static [Output] {
     match algorithm {
         Algorithm::Mma => &Output::ALL,
-        Algorithm::Wgmma => &[Output::F32],
+        Algorithm::Wgmma | Algorithm::Fp8 => &[Output::F32],
     }
 }
 
@@ -89,7 +89,7 @@ pub fn build(dir: &Path, algorithm: Algorithm) -> std::result::Result<PathBuf, B
     let source = source(algorithm);
     let (arch, output) = match algorithm {
         Algorithm::Mma => ("-arch=sm_90", dir.join("gemm_mma.cubin")),
-        Algorithm::Wgmma => ("-arch=sm_90a", dir.join("gemm_wgmma.cubin")),
+        Algorithm::Wgmma | Algorithm::Fp8 => ("-arch=sm_90a", dir.join("gemm_wgmma.cubin")),
     };
     let status = nvcc
         .command(&nvcc.cuda_include)
@@ -153,7 +153,7 @@ impl Twin {
     ) -> Result<Twin> {
         let build = match algorithm {
             Algorithm::Mma => BUILD,
-            Algorithm::Wgmma => BUILD_HOPPER,
+            Algorithm::Wgmma | Algorithm::Fp8 => BUILD_HOPPER,
         };
         let bytes = std::fs::read(path).map_err(|e| {
             format!(
@@ -170,7 +170,7 @@ impl Twin {
         })?;
         let shared = match algorithm {
             Algorithm::Mma => SHARED_BYTES,
-            Algorithm::Wgmma => hopper::SHARED_BYTES,
+            Algorithm::Wgmma | Algorithm::Fp8 => hopper::SHARED_BYTES,
         };
         function.set_attribute(
             CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -209,7 +209,7 @@ impl Twin {
             .into());
         }
         let (mu, nu, ku) = (m as u32, n as u32, k as u32);
-        if self.algorithm == Algorithm::Wgmma {
+        if self.algorithm != Algorithm::Mma {
             let (a_map, b_map) =
                 hopper::tensor_maps(self.layout.b_row_major(), (mu, nu, ku), a, b)?;
             let (a_map, b_map) = (MapArgument(*a_map.raw()), MapArgument(*b_map.raw()));
