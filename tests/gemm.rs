@@ -130,10 +130,11 @@ fn the_hopper_gemm_compiles_to_tma_wgmma_and_setmaxnreg_in_registers() {
     if common::toolchain_or_skip().is_none() {
         return;
     }
-    for (layout, fp8) in [(Layout::Tn, false), (Layout::Nn, false), (Layout::Tn, true)] {
-        let ptx = gemm::cpu_check::hopper_ptx(layout, fp8).expect("compiling the Hopper GEMM");
-        if let Err(error) = gemm::cpu_check::hopper_ptx_shape(&ptx, layout, fp8) {
-            panic!("gemm_wgmma {} fp8 {fp8}: {error}", layout.name());
+    for form in gemm::cpu_check::HopperForm::ALL {
+        let (layout, fp8) = (form.layout, form.fp8);
+        let ptx = gemm::cpu_check::hopper_ptx(form).expect("compiling the Hopper GEMM");
+        if let Err(error) = gemm::cpu_check::hopper_ptx_shape(&ptx, form) {
+            panic!("gemm_wgmma {form:?}: {error}");
         }
         // The accumulators are one in/out register list of 128 f32, written back by 64
         // two-float stores in the epilogue; NN's wgmma reads B transposed.
@@ -150,10 +151,7 @@ fn the_hopper_gemm_compiles_to_tma_wgmma_and_setmaxnreg_in_registers() {
         assert!(wgmma.trim_end().ends_with(trans_b), "{wgmma}");
         assert_eq!(ptx.matches("st.global.v2.f32").count(), 64);
         gemm::hopper::gemm_wgmma::KERNEL
-            .compile_for_arch_with(
-                cudajit::Arch::SM_90A,
-                &gemm::cpu_check::hopper_specialization(layout, fp8),
-            )
+            .compile_for_arch_with(cudajit::Arch::SM_90A, &form.specialization())
             .expect("an sm_90a cubin");
     }
 }

@@ -21,11 +21,48 @@ pub fn specialization(layout: Layout) -> Specialization {
     }
 }
 
-/// The specialisation of the Hopper GEMM: B's layout, and bf16 or FP8 (e4m3) operands.
-pub fn hopper_specialization(layout: Layout, fp8: bool) -> Specialization {
-    let mut spec = specialization(layout);
-    spec.consts.push(("FP8".to_owned(), Literal::Bool(fp8)));
-    spec
+/// The forms of the Hopper GEMM: B's layout, bf16 or FP8 (e4m3) operands, clusters of two
+/// blocks sharing B by multicast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HopperForm {
+    pub layout: Layout,
+    pub fp8: bool,
+    pub cluster: bool,
+}
+
+impl HopperForm {
+    /// Every form the benchmark runs.
+    pub const ALL: [HopperForm; 4] = [
+        HopperForm {
+            layout: Layout::Tn,
+            fp8: false,
+            cluster: false,
+        },
+        HopperForm {
+            layout: Layout::Nn,
+            fp8: false,
+            cluster: false,
+        },
+        HopperForm {
+            layout: Layout::Tn,
+            fp8: true,
+            cluster: false,
+        },
+        HopperForm {
+            layout: Layout::Tn,
+            fp8: false,
+            cluster: true,
+        },
+    ];
+
+    pub fn specialization(self) -> Specialization {
+        let mut spec = specialization(self.layout);
+        spec.consts
+            .push(("FP8".to_owned(), Literal::Bool(self.fp8)));
+        spec.consts
+            .push(("CLUSTER".to_owned(), Literal::Bool(self.cluster)));
+        spec
+    }
 }
 
 /// The cudajit kernel for `output` (specialised for the layout by [`specialization`]).
@@ -92,11 +129,12 @@ pub fn ptx_shape(ptx: &str, layout: Layout, output: Output) -> std::result::Resu
 /// What the Hopper GEMM's sm_90a PTX must hold: per k-tile two TMA loads and four
 /// `wgmma.m64n256k16` on the 128 accumulators, the producer's and consumers' `setmaxnreg`,
 /// and nothing that leaves registers.
-pub fn hopper_ptx_shape(
-    ptx: &str,
-    layout: Layout,
-    fp8: bool,
-) -> std::result::Result<String, String> {
+pub fn hopper_ptx_shape(ptx: &str, form: HopperForm) -> std::result::Result<String, String> {
+    let HopperForm {
+        layout,
+        fp8,
+        cluster,
+    } = form;
     let count = |needle: &str| ptx.matches(needle).count();
     let wgmma = count(if fp8 {
         "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"
@@ -104,9 +142,12 @@ pub fn hopper_ptx_shape(
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
     });
     let tma = count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+    let multicast = count(".multicast::cluster");
+    let cluster_barriers = count("barrier.cluster.arrive.release.aligned");
+    let remote_arrivals = count("mbarrier.arrive.release.cluster.shared::cluster.b64");
     let setmaxnreg = count("setmaxnreg.");
     let shape = format!(
-        "{wgmma} wgmma, {tma} TMA loads, {setmaxnreg} setmaxnreg, {} .local, {} call, .maxntid {}",
+        "{wgmma} wgmma, {tma} TMA loads ({multicast} multicast), {cluster_barriers} cluster barriers, {remote_arrivals} remote arrivals, {setmaxnreg} setmaxnreg, {} .local, {} call, .maxntid {}",
         count(".local"),
         count("call"),
         ptx.contains(".maxntid 384")
@@ -116,9 +157,11 @@ pub fn hopper_ptx_shape(
         Layout::Tn => 2,
         Layout::Nn => 5,
     };
+    let want_cluster = if cluster { (1, 2, 1) } else { (0, 0, 0) };
     let fine = wgmma % 4 == 0
         && wgmma > 0
         && tma == want_tma
+        && (multicast, cluster_barriers, remote_arrivals) == want_cluster
         && setmaxnreg == 2
         && count(".local") == 0
         && count("call") == 0
@@ -130,11 +173,11 @@ pub fn hopper_ptx_shape(
     }
 }
 
-/// The linked sm_90a PTX of the Hopper GEMM for `layout` and bf16 or FP8 operands.
-pub fn hopper_ptx(layout: Layout, fp8: bool) -> Result<String> {
+/// The linked sm_90a PTX of the Hopper GEMM's `form`.
+pub fn hopper_ptx(form: HopperForm) -> Result<String> {
     Ok(linked_ptx(
         hopper::gemm_wgmma::KERNEL.captured(),
-        &hopper_specialization(layout, fp8),
+        &form.specialization(),
         Arch::SM_90A,
         &CompileOptions::default(),
     )?)
@@ -142,18 +185,22 @@ pub fn hopper_ptx(layout: Layout, fp8: bool) -> Result<String> {
 
 pub fn cpu_check() -> Result<bool> {
     let mut fine = true;
-    for (layout, fp8) in [(Layout::Tn, false), (Layout::Nn, false), (Layout::Tn, true)] {
-        let name = format!("gemm_wgmma::<{}, {fp8}>", layout.b_row_major());
-        let ptx = hopper_ptx(layout, fp8)?;
+    for form in HopperForm::ALL {
+        let name = format!(
+            "gemm_wgmma::<{}, {}, {}>",
+            form.layout.b_row_major(),
+            form.fp8,
+            form.cluster
+        );
+        let ptx = hopper_ptx(form)?;
         let started = std::time::Instant::now();
-        hopper::gemm_wgmma::KERNEL
-            .compile_for_arch_with(Arch::SM_90A, &hopper_specialization(layout, fp8))?;
+        hopper::gemm_wgmma::KERNEL.compile_for_arch_with(Arch::SM_90A, &form.specialization())?;
         let compile_ms = started.elapsed().as_secs_f64() * 1e3;
-        let operands = if fp8 { "e4m3" } else { "bf16" };
-        match hopper_ptx_shape(&ptx, layout, fp8) {
+        let operands = if form.fp8 { "e4m3" } else { "bf16" };
+        match hopper_ptx_shape(&ptx, form) {
             Ok(shape) => println!(
                 "{name} ({}, {operands}, C f32) for sm_90a: {shape}; cubin (libNVVM + nvJitLink) in {compile_ms:.0} ms",
-                layout.name()
+                form.layout.name()
             ),
             Err(error) => {
                 println!("{name}: {error}");

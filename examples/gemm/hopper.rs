@@ -20,6 +20,9 @@
 //! M must be a multiple of 128, N of 256, K of 64 (the benchmark checks).
 
 use cudajit::prelude::*;
+use cudajit::tensor::cluster::{
+    cluster_ctarank, cluster_sync, map_shared_rank, mbarrier_arrive_cluster, tma_load_2d_multicast,
+};
 use cudajit::tensor::mbarrier::{
     fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
     mbarrier_wait_parity,
@@ -54,8 +57,14 @@ pub const SHARED_BYTES: u32 = 1024 + STAGES * (A_BYTES + B_BYTES) + 16 * STAGES;
 /// With `FP8`, A and B are e4m3 (one byte each) and a k-tile is 128 deep: the boxes are
 /// 128 × 128 and 128 × 256 bytes, the same rows of 128 bytes, and each of the four
 /// `wgmma.m64n256k32.e4m3` per k-tile takes 32 of them (FP8 is K-major only: TN).
+///
+/// With `CLUSTER` (TN, launched in clusters of 2 blocks along x), the two blocks of a
+/// cluster compute vertically adjacent tiles, which need the same B tile: each loads half
+/// of it (a 64 × 128 box) and multicasts it into both blocks' buffers, so B crosses L2
+/// once per cluster. A buffer is then refilled only when the consumers of both blocks have
+/// released it: `empty` counts four arrivals, two of them from the other block.
 #[kernel(arch = "sm_90a", max_threads = 384)]
-pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool>(
+pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool, const CLUSTER: bool>(
     a_map: TensorMap,
     b_map: TensorMap,
     n: u32,
@@ -70,12 +79,16 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool>(
     let b_ring = ring + STAGES * A_BYTES;
     // `full[s]` at `bars + 8 s`, `empty[s]` at `bars + 8 (STAGES + s)`.
     let bars = ring + STAGES * (A_BYTES + B_BYTES);
-    let (tile_m, tile_n) = band_order(
-        block_idx().x as usize,
+    // With clusters, x pairs blocks: the pair takes a 256-row band's two tiles.
+    let rank = if CLUSTER { cluster_ctarank() } else { 0 };
+    let pairs = if CLUSTER { 2 } else { 1 };
+    let (band_m, tile_n) = band_order(
+        block_idx().x as usize / pairs,
         block_idx().y as usize,
-        grid_dim().x as usize,
+        grid_dim().x as usize / pairs,
         grid_dim().y as usize,
     );
+    let tile_m = band_m * pairs + rank as usize;
     let row0 = tile_m * TILE_M;
     let col0 = tile_n * TILE_N;
     // Elements per 128-byte row of a k-tile.
@@ -85,11 +98,16 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool>(
         for s in 0..STAGES {
             // Full: the producer's arrival and the TMA bytes; empty: both consumers.
             mbarrier_init(bars + 8 * s, 1);
-            mbarrier_init(bars + 8 * (STAGES + s), 2);
+            mbarrier_init(bars + 8 * (STAGES + s), 2 * pairs as u32);
         }
         fence_barrier_init();
     }
-    sync_threads();
+    if CLUSTER {
+        // The other block's barriers are initialised before anything multicasts to them.
+        cluster_sync();
+    } else {
+        sync_threads();
+    }
     if warpgroup == 0 {
         ptx!("setmaxnreg.dec.sync.aligned.u32 40;");
         if t == 0 {
@@ -118,6 +136,11 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool>(
                             full,
                         );
                     }
+                } else if CLUSTER {
+                    // This block's half of B, into both blocks' buffers.
+                    let half = (col0 as u32 + 128 * rank) as i32;
+                    let target = b_ring + s * B_BYTES + rank * (B_BYTES / 2);
+                    tma_load_2d_multicast(target, b_address, x, half, full, 3);
                 } else {
                     tma_load_2d(b_ring + s * B_BYTES, b_address, x, col0 as i32, full);
                 }
@@ -168,7 +191,12 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool>(
             // k-tile `kt - 1`'s wgmmas have completed: its buffer may be refilled.
             wgmma_wait_group::<1>();
             if kt > 0 && t % 128 == 0 {
-                mbarrier_arrive(bars + 8 * (STAGES + (kt - 1) % STAGES));
+                let empty = bars + 8 * (STAGES + (kt - 1) % STAGES);
+                mbarrier_arrive(empty);
+                if CLUSTER {
+                    // The other block multicast into this buffer too.
+                    mbarrier_arrive_cluster(map_shared_rank(empty, rank ^ 1));
+                }
             }
         }
         wgmma_wait_group::<0>();
@@ -189,6 +217,11 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool>(
                 (acc[4 * j + 2], acc[4 * j + 3]),
             );
         }
+    }
+    if CLUSTER {
+        // No block leaves while the other may still multicast into it or arrive on its
+        // barriers.
+        cluster_sync();
     }
 }
 
@@ -233,10 +266,14 @@ fn launch_maps(
         .with_shared_mem(SHARED_BYTES);
     match (b_row_major, fp8) {
         (false, false) => {
-            gemm_wgmma::launch::<false, false>(stream, config, a_map, b_map, n, k, c)?
+            gemm_wgmma::launch::<false, false, false>(stream, config, a_map, b_map, n, k, c)?
         }
-        (true, false) => gemm_wgmma::launch::<true, false>(stream, config, a_map, b_map, n, k, c)?,
-        (false, true) => gemm_wgmma::launch::<false, true>(stream, config, a_map, b_map, n, k, c)?,
+        (true, false) => {
+            gemm_wgmma::launch::<true, false, false>(stream, config, a_map, b_map, n, k, c)?
+        }
+        (false, true) => {
+            gemm_wgmma::launch::<false, true, false>(stream, config, a_map, b_map, n, k, c)?
+        }
         (true, true) => return Err("the FP8 wgmma reads B K-major only (TN)".into()),
     }
     Ok(())

@@ -66,6 +66,7 @@
 //! }
 //! ```
 
+pub mod cluster;
 pub mod copy_async;
 pub mod ldmatrix;
 pub mod mbarrier;
