@@ -1049,7 +1049,7 @@ impl Inference<'_> {
         span: Span,
     ) -> Result<Option<usize>, LowerError> {
         Ok(match intrinsic {
-            Intrinsic::SyncThreads | Intrinsic::Fence(_) => None,
+            Intrinsic::SyncThreads | Intrinsic::GridSync | Intrinsic::Fence(_) => None,
             Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. } => {
                 return Err(LowerError::new(
                     span,
