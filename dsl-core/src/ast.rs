@@ -329,6 +329,13 @@ pub enum ExprKind {
         end: Option<Box<Expr>>,
         mutable: bool,
     },
+    /// `base.split_at(mid)` or `base.split_at_mut(mid)`: the views `..mid` and `mid..`,
+    /// bound with `let (lo, hi) = ..`.
+    SplitAt {
+        base: Box<Expr>,
+        mid: Box<Expr>,
+        mutable: bool,
+    },
     /// A device intrinsic such as `thread_idx().x` or `global_index()`.
     Builtin(Builtin),
     /// `if cond { a } else { b }` used as a value.

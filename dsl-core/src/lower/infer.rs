@@ -415,6 +415,9 @@ impl Inference<'_> {
                 self.require(i, Scalar::Usize, index.span)?;
                 elem
             }
+            ExprKind::SplitAt { .. } => {
+                return Err(LowerError::new(expr.span, super::views::SPLIT_AT_LET))
+            }
             ExprKind::SubSlice {
                 base,
                 start,
@@ -851,6 +854,39 @@ impl Inference<'_> {
                 for ((binding, _), field) in names.iter().zip(layout.fields) {
                     let var = self.known(field.ty);
                     self.scopes.bind(binding, Binding::Var(var));
+                }
+            }
+            Stmt::LetTuple {
+                names,
+                init:
+                    Expr {
+                        kind: ExprKind::SplitAt { base, mid, mutable },
+                        span,
+                    },
+                ..
+            } => {
+                let m = self.scalar(mid)?;
+                self.require(m, Scalar::Usize, mid.span)?;
+                let InferTy::Slice { elem, .. } = self.expr(base)? else {
+                    return Err(LowerError::new(
+                        base.span,
+                        "only slices of scalars can be split (`x.split_at(mid)`): index a slice of structs whole",
+                    ));
+                };
+                if names.len() != 2 {
+                    return Err(LowerError::new(
+                        *span,
+                        format!("`split_at` gives two slices, {} names given", names.len()),
+                    ));
+                }
+                for (name, _) in names {
+                    self.scopes.bind(
+                        name,
+                        Binding::Slice {
+                            elem,
+                            mutable: *mutable,
+                        },
+                    );
                 }
             }
             Stmt::LetTuple { names, init, span } => {

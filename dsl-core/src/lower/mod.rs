@@ -10,8 +10,9 @@
 //! with its small IR-building helpers; the translation itself is split by construct:
 //! `stmt` (statements, blocks, returns), `expr` (expressions), `places` (fields,
 //! elements, parameters), `call` (device and extern calls), `intrinsic` (intrinsics,
-//! inline PTX, shared arrays, assertions), `matching` (`match`), `loops` and
-//! `drops` (`#[device_drop]` scope ends). `spec` resolves a specialisation's types.
+//! inline PTX, shared arrays, assertions), `matching` (`match`), `loops`,
+//! `views` (sub-slices bound to names, `split_at`) and `drops` (`#[device_drop]` scope
+//! ends). `spec` resolves a specialisation's types.
 
 mod call;
 mod drops;
@@ -26,6 +27,7 @@ mod scope;
 mod spec;
 mod stmt;
 mod tensor_map;
+mod views;
 
 pub use error::LowerError;
 pub use spec::{ReachableItems, Resolved, Specialization};
@@ -159,6 +161,7 @@ impl Program<'_> {
             loops: Vec::new(),
             next_loop: 0,
             drops: Vec::new(),
+            views: Vec::new(),
         };
         let mut body = Block::new();
         lowerer.scopes.push();
@@ -212,6 +215,8 @@ enum Binding {
         elem: Handle<Type>,
         mutable: bool,
     },
+    /// A sub-slice bound by `let` (or `split_at`): entry `.0` of the function's views.
+    View(usize),
 }
 
 struct Lowerer<'a, 'p> {
@@ -227,6 +232,8 @@ struct Lowerer<'a, 'p> {
     next_loop: u32,
     /// The droppable locals of the open scopes, innermost last (see `drops`).
     drops: Vec<drops::DropFrame>,
+    /// The sub-slices bound by `let` so far (see `views`).
+    views: Vec<views::SliceView>,
 }
 
 impl Lowerer<'_, '_> {

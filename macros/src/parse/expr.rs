@@ -299,6 +299,16 @@ impl Parser<'_> {
                 span,
             });
         }
+        if method == "split_at" || method == "split_at_mut" {
+            // A tuple `let` takes it before it gets here.
+            self.errors.at(
+                call,
+                format!(
+                    "`{method}` gives two slices: bind them, `let (lo, hi) = x.{method}(mid);`"
+                ),
+            );
+            return None;
+        }
         if method == "step_by" {
             self.errors.at(
                 call,

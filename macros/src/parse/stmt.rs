@@ -265,7 +265,12 @@ impl<'e> Parser<'e> {
                 .at(&init.expr, super::tuple_branches::BRANCH_CALL);
             return None;
         }
-        let value = self.expr(&init.expr)?;
+        let value = match &*init.expr {
+            syn::Expr::MethodCall(call) if super::sub_slice::is_split_at(call) => {
+                self.split_at(call)?
+            }
+            other => self.expr(other)?,
+        };
         if !matches!(
             value.kind,
             cudajit_core::ast::ExprKind::Intrinsic {
@@ -273,8 +278,9 @@ impl<'e> Parser<'e> {
                 ..
             } | cudajit_core::ast::ExprKind::Call { .. }
                 | cudajit_core::ast::ExprKind::InlinePtx { .. }
+                | cudajit_core::ast::ExprKind::SplitAt { .. }
         ) {
-            self.errors.at(&init.expr, "a tuple comes from `(a, b)`, a tuple local, `vload4`/`vload2`, `ptx!` with a tuple type or a `#[device]` function returning one: `let (a, b) = f(x);`");
+            self.errors.at(&init.expr, "a tuple comes from `(a, b)`, a tuple local, `vload4`/`vload2`, `ptx!` with a tuple type, `x.split_at(mid)` or a `#[device]` function returning one: `let (a, b) = f(x);`");
             return None;
         }
         for (name, _) in &names {
