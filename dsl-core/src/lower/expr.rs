@@ -250,6 +250,9 @@ impl Lowerer<'_, '_> {
                 None => return Err(LowerError::new(span, "this intrinsic produces no value")),
             },
             ExprKind::SplitAt { .. } => return Err(LowerError::new(span, SPLIT_AT_LET)),
+            ExprKind::Closure { .. } | ExprKind::ClosureCall { .. } => {
+                return Err(LowerError::new(span, super::closures::CLOSURE_PLACES))
+            }
             ExprKind::SubSlice {
                 base, start, end, ..
             } => {
@@ -433,6 +436,9 @@ pub(super) fn contains_call(expr: &Expr) -> bool {
             base, start, end, ..
         } => contains_call(base) || start.iter().chain(end).any(|b| contains_call(b)),
         ExprKind::SplitAt { base, mid, .. } => contains_call(base) || contains_call(mid),
+        // Its body runs in the instance it is passed to; its captures are names.
+        ExprKind::Closure { .. } => false,
+        ExprKind::ClosureCall { .. } => true,
         ExprKind::Unary { operand, .. } => contains_call(operand),
         ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),
         ExprKind::Cast { value, .. } | ExprKind::Len(value) => contains_call(value),

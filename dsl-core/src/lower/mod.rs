@@ -11,10 +11,12 @@
 //! `stmt` (statements, blocks, returns), `expr` (expressions), `places` (fields,
 //! elements, parameters), `call` (device and extern calls), `intrinsic` (intrinsics,
 //! inline PTX, shared arrays, assertions), `matching` (`match`), `loops`,
-//! `views` (sub-slices bound to names, `split_at`) and `drops` (`#[device_drop]` scope
+//! `views` (sub-slices bound to names, `split_at`), `closures` (device functions
+//! instantiated for the closures passed to them) and `drops` (`#[device_drop]` scope
 //! ends). `spec` resolves a specialisation's types.
 
 mod call;
+mod closures;
 mod drops;
 mod error;
 mod expr;
@@ -116,7 +118,15 @@ impl Program<'_> {
             )
         })?;
         instance.spec.check_complete(source)?;
-        let handle = self.lower_function(source, &instance.spec, false)?;
+        let handle = if instance.closures.is_empty() {
+            self.lower_function(source, &instance.spec, false)?
+        } else {
+            // One instance per closure: named apart from the function's other instances.
+            let made = self.instances.len();
+            let name = format!("{}_closure{made}", source.name);
+            let source = closures::instantiate(source, &instance.closures, name)?;
+            self.lower_function(&source, &instance.spec, false)?
+        };
         self.instances.push((instance.clone(), handle));
         Ok(handle)
     }
