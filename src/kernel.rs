@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use cudajit_codegen::compile::{compile_kernel, CompileOptions, CompiledKernel};
 use cudajit_codegen::Arch;
+use cudajit_core::intrinsics::Intrinsic;
 use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute};
@@ -19,7 +20,7 @@ use cudarc::nvrtc::Ptx;
 use crate::cooperative::CooperativeDevice;
 use crate::launch_check::{LaunchCheck, LaunchInfo, LaunchMemo};
 use crate::spec::SpecBuilder;
-use crate::{Error, LaunchConfig};
+use crate::{Error, LaunchConfig, LaunchConfigError};
 
 /// How many loaded specialisations a kernel finds without taking a lock.
 const FAST_SLOTS: usize = 8;
@@ -108,6 +109,8 @@ pub struct LoadedKernel {
     max_dynamic_shared: u32,
     /// What a cooperative launch's co-residency check needs of the device.
     device: CooperativeDevice,
+    /// Whether the kernel reaches `grid_sync()`, which only a cooperative launch runs.
+    grid_sync: bool,
     /// The kernel's captured form.
     captured: &'static CapturedKernel,
     /// [`cudajit_codegen::compile::launch_identity`] of this specialisation and
@@ -392,6 +395,7 @@ impl Kernel {
             max_threads: max_threads.max(0) as u32,
             max_dynamic_shared: max_dynamic_shared as u32,
             device,
+            grid_sync: self.captured.reaches_intrinsic(Intrinsic::GridSync),
         })
     }
 }
@@ -477,6 +481,9 @@ impl LoadedKernel {
         config
             .check(self.max_threads, self.max_dynamic_shared)
             .map_err(refused)?;
+        if self.grid_sync && !config.cooperative {
+            return Err(refused(LaunchConfigError::NotCooperative));
+        }
         if config.cooperative {
             let per_sm = self
                 .device

@@ -194,6 +194,8 @@ pub enum LaunchConfigError {
     },
     #[error("the GPU does not support cooperative launches (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0), which grid_sync() needs")]
     CooperativeUnsupported,
+    #[error("the kernel calls grid_sync(), which needs a cooperative launch: launch it with `LaunchConfig::new(grid, block).cooperative()` (every block resident at once)")]
+    NotCooperative,
 }
 
 impl LaunchConfig {

@@ -52,14 +52,44 @@ fn two_phase_sum(x: &[f32], partials: &mut [f32], total: &mut [f32], seen: &mut 
     }
 }
 
+/// A grid barrier inside a device function.
+#[device]
+fn publish_then_wait(out: &mut [u32], b: usize) {
+    out[b] = 1;
+    grid_sync();
+}
+
 /// `grid_sync()` reached by only some blocks: the others return first.
 #[kernel]
 fn early_exit(out: &mut [u32]) {
     if block_idx().x == 1 {
         return;
     }
-    grid_sync();
-    out[block_idx().x as usize] = 1;
+    publish_then_wait(out, block_idx().x as usize);
+}
+
+/// No grid barrier anywhere.
+#[kernel]
+fn plain_copy(x: &[u32], out: &mut [u32]) {
+    let i = global_index();
+    if i < x.len() {
+        out[i] = x[i];
+    }
+}
+
+#[test]
+fn kernels_that_reach_grid_sync_are_known_before_they_run() {
+    use cudajit::core::intrinsics::Intrinsic;
+    assert!(two_phase_sum::KERNEL
+        .captured()
+        .reaches_intrinsic(Intrinsic::GridSync));
+    // Through a device function.
+    assert!(early_exit::KERNEL
+        .captured()
+        .reaches_intrinsic(Intrinsic::GridSync));
+    assert!(!plain_copy::KERNEL
+        .captured()
+        .reaches_intrinsic(Intrinsic::GridSync));
 }
 
 fn check_two_phase_sum(stream: &Stream, blocks: u32) {
@@ -149,6 +179,33 @@ fn a_cooperative_grid_larger_than_the_gpu_is_refused_naming_the_largest() {
         }
         other => panic!("expected NotCoResident, got {other}"),
     }
+}
+
+#[test]
+fn grid_sync_without_a_cooperative_launch_is_refused_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = Stream::from_cuda(context.default_stream());
+    let x = stream.alloc_zeros::<f32>(16).unwrap();
+    let mut partials = stream.alloc_zeros::<f32>(2).unwrap();
+    let mut total = stream.alloc_zeros::<f32>(1).unwrap();
+    let mut seen = stream.alloc_zeros::<f32>(2).unwrap();
+    let config = LaunchConfig::new(2, BLOCK);
+    // Refused before the driver sees it, so the context stays usable.
+    let error = two_phase_sum::launch(&stream, config, &x, &mut partials, &mut total, &mut seen)
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::LaunchConfig {
+                source: LaunchConfigError::NotCooperative,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    check_two_phase_sum(&stream, 4);
 }
 
 #[test]
