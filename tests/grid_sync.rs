@@ -300,3 +300,39 @@ fn grid_sync_compiles_to_the_cooperative_groups_barrier() {
     });
     assert!(checked.contains("__assertfail"), "{checked}");
 }
+
+/// The differential test's case of sub-slices, closures and `grid_sync()` together, on the
+/// simulator, against the host.
+#[test]
+fn the_differential_case_matches_the_host_on_the_simulator() {
+    use common::cases::{iteration_inputs, Values};
+    use common::views_and_closures::VIEWS_GRID;
+    let outputs = common::cases::views_closures_grid_case(&simulator()).unwrap();
+    let (blocks, threads) = VIEWS_GRID;
+    let (rows, width, mid, scale) = ((blocks * threads) as usize, 6usize, 100usize, 0.5f32);
+    let x = iteration_inputs(rows * width, 31);
+    let row_sums: Vec<f32> = x
+        .chunks(width)
+        .map(|row| row.iter().fold(0.0, |a, b| a + b * scale))
+        .collect();
+    let halves: Vec<f32> = x
+        .chunks(width)
+        .enumerate()
+        .map(|(t, row)| {
+            if t < mid {
+                row[0] * scale + 1.0
+            } else {
+                row[1..].iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b))
+            }
+        })
+        .collect();
+    let total = row_sums.iter().fold(0.0, |a, b| a + b);
+    let expected = [
+        Values::F32(row_sums),
+        Values::F32(halves),
+        Values::F32(vec![total]),
+    ];
+    for (output, expected) in outputs.iter().zip(expected) {
+        assert_eq!(output.values, expected, "{}", output.name);
+    }
+}
