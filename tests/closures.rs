@@ -64,6 +64,15 @@ fn local_closures(x: &[f32], a: f32, b: f32, y: &mut [f32], counts: &mut [u32]) 
         let offset = b * 2.0;
         let affine = |v: f32| v * a + offset;
         let twice = |v| affine(affine(v));
+        // A block body: statements, then the value.
+        let clamp_twice = |v: f32| {
+            let t = twice(v);
+            if t < 0.0 {
+                0.0
+            } else {
+                t
+            }
+        };
         let mut positives = 0u32;
         let mut count = |v: f32| {
             if v > 0.0 {
@@ -73,7 +82,7 @@ fn local_closures(x: &[f32], a: f32, b: f32, y: &mut [f32], counts: &mut [u32]) 
         count(x[i]);
         count(affine(x[i]));
         count(-1.0);
-        y[i] = twice(x[i]) + affine(1.0);
+        y[i] = twice(x[i]) + affine(1.0) + clamp_twice(-x[i]);
         counts[i] = positives;
     }
 }
@@ -150,7 +159,11 @@ fn check_local_closures(stream: &Stream) {
     )
     .unwrap();
     let affine = |v: f32| v * a + b * 2.0;
-    let expected: Vec<f32> = x.iter().map(|&v| affine(affine(v)) + affine(1.0)).collect();
+    let clamp_twice = |v: f32| affine(affine(v)).max(0.0);
+    let expected: Vec<f32> = x
+        .iter()
+        .map(|&v| affine(affine(v)) + affine(1.0) + clamp_twice(-v))
+        .collect();
     let got = stream.clone_dtoh(&y).unwrap();
     for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert!(
