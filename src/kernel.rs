@@ -10,15 +10,17 @@ use std::time::{Duration, Instant};
 
 use cudajit_codegen::compile::{compile_kernel, CompileOptions, CompiledKernel};
 use cudajit_codegen::Arch;
+use cudajit_core::intrinsics::Intrinsic;
 use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use cudarc::nvrtc::Ptx;
 
+use crate::cooperative::CooperativeDevice;
 use crate::launch_check::{LaunchCheck, LaunchInfo, LaunchMemo};
 use crate::spec::SpecBuilder;
-use crate::{Error, LaunchConfig};
+use crate::{Error, LaunchConfig, LaunchConfigError};
 
 /// How many loaded specialisations a kernel finds without taking a lock.
 const FAST_SLOTS: usize = 8;
@@ -105,6 +107,10 @@ pub struct LoadedKernel {
     load_time: Duration,
     max_threads: u32,
     max_dynamic_shared: u32,
+    /// What a cooperative launch's co-residency check needs of the device.
+    device: CooperativeDevice,
+    /// Whether the kernel reaches `grid_sync()`, which only a cooperative launch runs.
+    grid_sync: bool,
     /// The kernel's captured form.
     captured: &'static CapturedKernel,
     /// [`cudajit_codegen::compile::launch_identity`] of this specialisation and
@@ -313,6 +319,7 @@ impl Kernel {
             grid: config.grid,
             block: config.block,
             dynamic_shared_bytes: config.shared_mem_bytes,
+            cooperative: config.cooperative,
         };
         if let Some((group, member)) = stream.group() {
             return group.submit(stream, member, program, launch, args);
@@ -372,6 +379,9 @@ impl Kernel {
                 max_dynamic_shared,
             )
             .map_err(driver("raising the kernel's shared memory limit"))?;
+        let device = CooperativeDevice::query(context).map_err(driver(
+            "querying the device's multiprocessors and cooperative launch support",
+        ))?;
         Ok(LoadedKernel {
             context: context.cu_ctx() as usize,
             spec_id,
@@ -384,6 +394,8 @@ impl Kernel {
             load_time,
             max_threads: max_threads.max(0) as u32,
             max_dynamic_shared: max_dynamic_shared as u32,
+            device,
+            grid_sync: self.captured.reaches_intrinsic(Intrinsic::GridSync),
         })
     }
 }
@@ -458,15 +470,35 @@ impl LoadedKernel {
         })
     }
 
-    /// Checks `config` against CUDA's limits and this kernel's.
+    /// Checks `config` against CUDA's limits and this kernel's; a cooperative launch also
+    /// against what fits on the GPU at once ([`LaunchConfig::check_co_resident`]).
     #[inline]
     pub fn check(&self, config: &LaunchConfig) -> Result<(), Error> {
+        let refused = |source| Error::LaunchConfig {
+            kernel: self.compiled.entry.clone(),
+            source,
+        };
         config
             .check(self.max_threads, self.max_dynamic_shared)
-            .map_err(|source| Error::LaunchConfig {
-                kernel: self.compiled.entry.clone(),
-                source,
-            })
+            .map_err(refused)?;
+        if self.grid_sync && !config.cooperative {
+            return Err(refused(LaunchConfigError::NotCooperative));
+        }
+        if config.cooperative {
+            let per_sm = self
+                .device
+                .blocks_per_sm(&self.function, config)
+                .map_err(|source| Error::Driver {
+                    kernel: self.compiled.entry.clone(),
+                    what: "querying the kernel's occupancy for a cooperative launch",
+                    source,
+                })?
+                .map_err(refused)?;
+            config
+                .check_co_resident(per_sm, self.device.multiprocessors)
+                .map_err(refused)?;
+        }
+        Ok(())
     }
 
     /// Launches with raw argument pointers.
@@ -493,13 +525,30 @@ impl LoadedKernel {
             .bind_to_thread()
             .map_err(driver("making the stream's context current"))?;
         let function: CUfunction = self.function.cu_function();
+        let grid = (config.grid.x, config.grid.y, config.grid.z);
+        let block = (config.block.x, config.block.y, config.block.z);
+        if config.cooperative {
+            // SAFETY: as below; the driver checks co-residency again and refuses a grid
+            // that does not fit (`check` has reported that case with the largest grid).
+            return unsafe {
+                cudarc::driver::result::launch_cooperative_kernel(
+                    function,
+                    grid,
+                    block,
+                    config.shared_mem_bytes,
+                    stream.cu_stream(),
+                    args,
+                )
+            }
+            .map_err(driver("cuLaunchCooperativeKernel"));
+        }
         // SAFETY: the caller guarantees `args` matches the kernel's parameters; the function
         // belongs to the stream's context (resolved from it by `Kernel::function`).
         unsafe {
             cudarc::driver::result::launch_kernel(
                 function,
-                (config.grid.x, config.grid.y, config.grid.z),
-                (config.block.x, config.block.y, config.block.z),
+                grid,
+                block,
                 config.shared_mem_bytes,
                 stream.cu_stream(),
                 args,

@@ -28,6 +28,9 @@ pub struct LaunchConfig {
     pub block: Dim3,
     /// Dynamic shared memory per block, in bytes.
     pub shared_mem_bytes: u32,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`), which kernels calling
+    /// `grid_sync()` need: see [`LaunchConfig::cooperative`].
+    pub cooperative: bool,
 }
 
 /// Threads per block [`LaunchConfig::for_elements`] uses.
@@ -46,6 +49,7 @@ impl LaunchConfig {
             grid: grid.into(),
             block: block.into(),
             shared_mem_bytes: 0,
+            cooperative: false,
         }
     }
 
@@ -69,6 +73,22 @@ impl LaunchConfig {
     /// kernel's `dynamic_shared::<T>()` sees).
     pub fn with_shared_mem(mut self, bytes: u32) -> Self {
         self.shared_mem_bytes = bytes;
+        self
+    }
+
+    /// The same configuration launched cooperatively (`cuLaunchCooperativeKernel`): the
+    /// driver runs every block of the grid at once, so the kernel may call `grid_sync()`.
+    /// The launch first checks that the whole grid fits on the GPU at once (the kernel's
+    /// occupancy at this block size and shared memory, times the SMs) and otherwise fails
+    /// with [`LaunchConfigError::NotCoResident`], naming the largest grid that fits.
+    ///
+    /// ```
+    /// # use cudajit::LaunchConfig;
+    /// let config = LaunchConfig::new(132, 256).cooperative();
+    /// assert!(config.cooperative);
+    /// ```
+    pub fn cooperative(mut self) -> Self {
+        self.cooperative = true;
         self
     }
 
@@ -136,6 +156,7 @@ impl From<cudarc::driver::LaunchConfig> for LaunchConfig {
             grid: config.grid_dim.into(),
             block: config.block_dim.into(),
             shared_mem_bytes: config.shared_mem_bytes,
+            cooperative: false,
         }
     }
 }
@@ -164,6 +185,45 @@ pub enum LaunchConfigError {
     TooManyThreads { threads: u64, limit: u32 },
     #[error("{requested} bytes of dynamic shared memory per block, over the device's limit of {limit} for this kernel")]
     SharedMemoryTooLarge { requested: u32, limit: u32 },
+    #[error("a cooperative launch of {blocks} blocks, but at most {max_blocks} blocks of this size fit on the GPU at once ({per_sm} per SM × {sms} SMs at this block size and shared memory); launch at most {max_blocks} blocks and loop over the data with a grid-stride loop")]
+    NotCoResident {
+        blocks: u64,
+        max_blocks: u64,
+        per_sm: u32,
+        sms: u32,
+    },
+    #[error("the GPU does not support cooperative launches (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0), which grid_sync() needs")]
+    CooperativeUnsupported,
+    #[error("the kernel calls grid_sync(), which needs a cooperative launch: launch it with `LaunchConfig::new(grid, block).cooperative()` (every block resident at once)")]
+    NotCooperative,
+}
+
+impl LaunchConfig {
+    /// Checks that a cooperative launch's grid fits on the GPU at once: `per_sm` blocks
+    /// of this configuration per SM (the occupancy query's answer) on `sms` SMs.
+    ///
+    /// ```
+    /// use cudajit::{LaunchConfig, LaunchConfigError};
+    ///
+    /// let config = LaunchConfig::new(300, 256).cooperative();
+    /// assert_eq!(config.check_co_resident(2, 132), Err(LaunchConfigError::NotCoResident {
+    ///     blocks: 300, max_blocks: 264, per_sm: 2, sms: 132,
+    /// }));
+    /// assert_eq!(config.check_co_resident(3, 132), Ok(()));
+    /// ```
+    pub fn check_co_resident(&self, per_sm: u32, sms: u32) -> Result<(), LaunchConfigError> {
+        let blocks = u64::from(self.grid.x) * u64::from(self.grid.y) * u64::from(self.grid.z);
+        let max_blocks = u64::from(per_sm) * u64::from(sms);
+        if blocks > max_blocks {
+            return Err(LaunchConfigError::NotCoResident {
+                blocks,
+                max_blocks,
+                per_sm,
+                sms,
+            });
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -127,6 +127,7 @@ extern crate self as cudajit;
 
 mod backend;
 mod buffer_element;
+mod cooperative;
 mod error;
 mod event;
 mod gpu;

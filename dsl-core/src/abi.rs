@@ -74,7 +74,9 @@ impl ParamClass {
             ParamType::Value(ValueType::Generic(_) | ValueType::Struct(_)) => {
                 Some(ParamClass::Value)
             }
-            ParamType::Value(ValueType::Tuple(_)) | ParamType::Reference { .. } => None,
+            ParamType::Value(ValueType::Tuple(_))
+            | ParamType::Reference { .. }
+            | ParamType::Closure { .. } => None,
             ParamType::Slice { mutable, .. } => Some(ParamClass::Slice { mutable: *mutable }),
             ParamType::TensorMap => Some(ParamClass::TensorMap),
         }

@@ -119,6 +119,16 @@ pub enum ParamType {
     /// `map: TensorMap`: a TMA descriptor passed by value as a grid-constant kernel
     /// parameter; the body reads only its address (`tensor_map_address(&map)`).
     TensorMap,
+    /// `op: F` with `F: Fn(A, B) -> R` (or `op: impl Fn(..)`) in a device function: a
+    /// closure of `arity` parameters, compiled into each instance made for a closure.
+    Closure { arity: usize },
+}
+
+/// A parameter of a closure: its name and, when written, its type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClosureParam {
+    pub name: String,
+    pub ty: Option<ValueType>,
 }
 
 /// A `{ ... }` block. Blocks produce no value unless `tail` is set (in `if` expressions
@@ -333,6 +343,28 @@ pub enum ExprKind {
         start: Option<Box<Expr>>,
         end: Option<Box<Expr>>,
         mutable: bool,
+    },
+    /// `base.split_at(mid)` or `base.split_at_mut(mid)`: the views `..mid` and `mid..`,
+    /// bound with `let (lo, hi) = ..`.
+    SplitAt {
+        base: Box<Expr>,
+        mid: Box<Expr>,
+        mutable: bool,
+    },
+    /// A closure passed to a `#[device]` function's `F: Fn(..) -> ..` parameter:
+    /// `|a, b| a + b * scale`. `captures` are the caller's names the body reads (each an
+    /// [`ExprKind::Var`]), passed to the function instance as hidden arguments. Closures
+    /// the body calls itself are inlined by the macro and never appear here.
+    Closure {
+        params: Vec<ClosureParam>,
+        body: Box<Expr>,
+        captures: Vec<Expr>,
+    },
+    /// `op(a, b)` in a device function whose parameter `op` is a closure: the closure the
+    /// instance was made for, inlined (see `lower::closures`).
+    ClosureCall {
+        callee: String,
+        args: Vec<Expr>,
     },
     /// A device intrinsic such as `thread_idx().x` or `global_index()`.
     Builtin(Builtin),

@@ -104,6 +104,26 @@ impl CapturedFunction {
         libraries
     }
 
+    /// Whether this function or a device function it reaches calls `intrinsic` (as
+    /// `grid_sync()`, which only a cooperative launch runs). Read from the captured syntax's
+    /// serde form, where every call is an object whose `intrinsic` is the intrinsic, so no
+    /// construct that nests calls is missed; a function whose text does not name the
+    /// intrinsic at all is skipped without parsing.
+    pub fn reaches_intrinsic(&'static self, intrinsic: crate::intrinsics::Intrinsic) -> bool {
+        let Ok(tag) = serde_json::to_value(intrinsic) else {
+            return false;
+        };
+        let text = match &tag {
+            serde_json::Value::String(name) => name.clone(),
+            other => other.to_string(),
+        };
+        self.reachable().iter().any(|function| {
+            function.source.contains(&text)
+                && serde_json::from_str::<serde_json::Value>(function.source)
+                    .is_ok_and(|source| calls(&source, &tag))
+        })
+    }
+
     /// This function and every device function it reaches, each once, callers first: the
     /// functions it calls and the drop hooks of the structs it names.
     pub fn reachable(&'static self) -> Vec<&'static CapturedFunction> {
@@ -135,4 +155,15 @@ impl CapturedFunction {
 pub trait DeviceFunction {
     /// The captured function.
     const CAPTURED: CapturedFunction;
+}
+
+/// Whether the serde form of captured syntax holds a call of the intrinsic `tag`.
+fn calls(value: &serde_json::Value, tag: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Array(items) => items.iter().any(|item| calls(item, tag)),
+        serde_json::Value::Object(fields) => {
+            fields.get("intrinsic") == Some(tag) || fields.values().any(|field| calls(field, tag))
+        }
+        _ => false,
+    }
 }

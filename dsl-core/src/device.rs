@@ -559,6 +559,15 @@ pub fn globaltimer() -> u64 {
     device_only("globaltimer")
 }
 
+/// A barrier across the whole grid (CUDA's `cooperative_groups::this_grid().sync()`):
+/// every thread of every block waits here until all have arrived, and memory written before
+/// it by any thread is visible to every thread after it. Only in a cooperative launch
+/// (`LaunchConfig::cooperative()`), whose blocks are all resident on the GPU at once;
+/// every thread of the grid must reach it.
+pub fn grid_sync() {
+    device_only("grid_sync")
+}
+
 /// Suspends the thread for about `ns` nanoseconds, at most 1 ms (`__nanosleep`): a
 /// back-off for threads that spin on a flag.
 pub fn nanosleep(ns: u32) {

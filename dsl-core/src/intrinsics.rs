@@ -292,6 +292,9 @@ pub enum Intrinsic {
     /// parameter, for `cp.async.bulk.tensor` in inline PTX. Lowered to
     /// `Expression::TensorMapAddress`, never a statement.
     TensorMapAddress,
+    /// `grid_sync()`: a barrier across every thread of the grid, CUDA's
+    /// `cooperative_groups::this_grid().sync()`; the kernel must be launched cooperatively.
+    GridSync,
 }
 
 /// `atomic_<op>_ordered`, `atomic_load`, `atomic_store`: the ordered atomics.
@@ -309,7 +312,8 @@ fn ordered_atomic(name: &str) -> Option<AtomicAccess> {
     }
 }
 
-const NAMES: [(Intrinsic, &str); 30] = [
+const NAMES: [(Intrinsic, &str); 31] = [
+    (Intrinsic::GridSync, "grid_sync"),
     (Intrinsic::TensorMapAddress, "tensor_map_address"),
     (Intrinsic::Volatile { store: false }, "read_volatile"),
     (Intrinsic::Volatile { store: true }, "write_volatile"),
@@ -414,6 +418,7 @@ impl Intrinsic {
     pub fn arity(self) -> usize {
         match self {
             Intrinsic::SyncThreads
+            | Intrinsic::GridSync
             | Intrinsic::Fence(_)
             | Intrinsic::DynamicShared
             | Intrinsic::ActiveMask
@@ -475,6 +480,7 @@ impl Intrinsic {
         matches!(
             self,
             Intrinsic::SyncThreads
+                | Intrinsic::GridSync
                 | Intrinsic::Fence(_)
                 | Intrinsic::VectorStore(_)
                 | Intrinsic::Volatile { store: true }

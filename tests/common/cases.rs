@@ -119,6 +119,10 @@ pub fn all() -> Vec<Case> {
             run: option_forms_case,
         },
         Case {
+            name: "views_closures_grid",
+            run: views_closures_grid_case,
+        },
+        Case {
             name: "saxpy",
             run: saxpy_case,
         },
@@ -1194,5 +1198,33 @@ pub fn option_forms_case(stream: &Stream) -> Result<Outputs, Error> {
         exact("y", Values::F32(stream.clone_dtoh(&dy)?)),
         exact("runs", Values::U32(stream.clone_dtoh(&runs)?)),
         exact("found", Values::U32(stream.clone_dtoh(&found)?)),
+    ])
+}
+
+/// Bound sub-slices, `split_at_mut`, closures and `grid_sync()` in one cooperative launch.
+pub fn views_closures_grid_case(stream: &Stream) -> Result<Outputs, Error> {
+    use super::views_and_closures::{views_closures_grid, VIEWS_GRID};
+    let (blocks, threads) = VIEWS_GRID;
+    let (rows, width, mid) = ((blocks * threads) as usize, 6usize, 100usize);
+    let x = iteration_inputs(rows * width, 31);
+    let dx = up(stream, &x)?;
+    let mut drows = stream.alloc_zeros::<f32>(rows)?;
+    let mut dhalves = stream.alloc_zeros::<f32>(rows)?;
+    let mut dtotal = stream.alloc_zeros::<f32>(1)?;
+    views_closures_grid::launch(
+        stream,
+        LaunchConfig::new(blocks, threads).cooperative(),
+        &dx,
+        width,
+        mid,
+        0.5,
+        &mut drows,
+        &mut dhalves,
+        &mut dtotal,
+    )?;
+    Ok(vec![
+        exact("rows", Values::F32(stream.clone_dtoh(&drows)?)),
+        exact("halves", Values::F32(stream.clone_dtoh(&dhalves)?)),
+        exact("total", Values::F32(stream.clone_dtoh(&dtotal)?)),
     ])
 }

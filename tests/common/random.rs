@@ -134,6 +134,7 @@ pub fn run_sim(kernel: &RandomKernel, inputs: &Inputs) -> Result<Outputs, sim::S
         grid: kernel.grid.into(),
         block: kernel.block.into(),
         dynamic_shared_bytes: 0,
+        cooperative: false,
     };
     let options = SimOptions {
         workers: 1,

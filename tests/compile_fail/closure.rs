@@ -2,10 +2,9 @@ use cudajit::prelude::*;
 
 #[kernel]
 fn double(x: &[f32], y: &mut [f32]) {
-    let _twice = |v: f32| v * 2.0;
     let i = global_index();
     if i < y.len() {
-        y[i] = x[i];
+        y[i] = (|v: f32| v * 2.0)(x[i]);
     }
 }
 

@@ -71,7 +71,14 @@ pub struct SimLaunch {
     pub grid: Dim3,
     pub block: Dim3,
     pub dynamic_shared_bytes: u32,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): every block runs at once, so
+    /// `grid_sync()` works; the grid must fit [`MAX_COOPERATIVE_THREADS`].
+    pub cooperative: bool,
 }
+
+/// Most threads of a cooperative launch: as many as an H200 holds at once (132 SMs of
+/// 2048 threads), so that a grid the simulator runs cooperatively is one a GPU could run.
+pub const MAX_COOPERATIVE_THREADS: u64 = 132 * 2048;
 
 /// Where `print!` output of simulated kernels goes.
 #[derive(Clone, Debug, Default)]
@@ -390,7 +397,17 @@ pub fn launch_group(
         })
         .collect();
     let workers = options.resolved_workers();
-    let stats = scheduler::run_group(&grids, workers)?;
+    let stats = if first.config.cooperative {
+        if launches.len() > 1 {
+            return Err(SimError::Launch {
+                kernel: first.program.kernel.clone(),
+                detail: "a cooperative launch in a group of launches run together: the simulator runs cooperative launches alone".into(),
+            });
+        }
+        scheduler::run_cooperative(&grids[0], workers)?
+    } else {
+        scheduler::run_group(&grids, workers)?
+    };
     if let Some(host) = host {
         host.finish().map_err(|detail| SimError::Launch {
             kernel: first.program.kernel.clone(),
@@ -623,6 +640,16 @@ fn check_config(program: &Program, config: &SimLaunch) -> Result<(), String> {
     if shared > u64::from(MAX_SHARED_BYTES_PER_BLOCK) {
         return Err(format!(
             "{shared} bytes of shared memory per block, over the limit of {MAX_SHARED_BYTES_PER_BLOCK}"
+        ));
+    }
+    if program.grid_sync && !config.cooperative {
+        return Err("the kernel calls grid_sync(), which needs a cooperative launch: launch it with `LaunchConfig::new(grid, block).cooperative()` (every block resident at once)".into());
+    }
+    let blocks = u64::from(config.grid.x) * u64::from(config.grid.y) * u64::from(config.grid.z);
+    if config.cooperative && blocks * threads > MAX_COOPERATIVE_THREADS {
+        return Err(format!(
+            "a cooperative launch of {blocks} blocks of {threads} threads, more than the {MAX_COOPERATIVE_THREADS} threads a GPU (an H200) holds at once: at most {} blocks of {threads} threads; loop over the data with a grid-stride loop instead",
+            MAX_COOPERATIVE_THREADS / threads
         ));
     }
     Ok(())

@@ -188,6 +188,9 @@ pub(crate) enum Op {
         b: Reg,
     },
     Barrier,
+    /// `grid_sync()`: the thread waits until every thread of the grid does (the
+    /// cooperative scheduler's grid barrier).
+    GridBarrier,
     /// A host `SeqCst` fence: what fences and ordered atomics compile to (see
     /// `Intrinsic::OrderedAtomic` below).
     Fence,
@@ -333,6 +336,8 @@ pub struct Program {
     pub(crate) externs: Vec<ExternInfo>,
     /// Bytes of static shared memory; the dynamic shared memory starts there.
     pub(crate) static_shared_bytes: u32,
+    /// Whether some function calls `grid_sync()`, which only a cooperative launch runs.
+    pub(crate) grid_sync: bool,
 }
 
 impl Program {
@@ -414,6 +419,7 @@ impl Program {
                 })
                 .collect(),
             static_shared_bytes,
+            grid_sync: false,
         };
         for (handle, function) in module.functions.iter() {
             let compiled = FunctionCompiler::new(
@@ -479,6 +485,11 @@ impl Program {
     /// Bytes of static shared memory per block.
     pub fn static_shared_bytes(&self) -> u32 {
         self.static_shared_bytes
+    }
+
+    /// Whether the kernel calls `grid_sync()`, so that it must be launched cooperatively.
+    pub fn uses_grid_sync(&self) -> bool {
+        self.grid_sync
     }
 
     /// Computes each function's deepest chain of frames (the language has no recursion;
@@ -1498,6 +1509,10 @@ impl<'a> FunctionCompiler<'a> {
                 return self.unsupported("`tensor_map_address` as a statement")
             }
             Intrinsic::SyncThreads => self.emit(Op::Barrier),
+            Intrinsic::GridSync => {
+                self.program.grid_sync = true;
+                self.emit(Op::GridBarrier)
+            }
             // A block runs on one host thread, so within a block every access is already
             // sequentially consistent; across blocks (other host threads) global memory is
             // relaxed host atomics, which a host `SeqCst` fence orders.

@@ -63,6 +63,8 @@ enum BlockState {
         site: Site,
         function: u32,
     },
+    /// Every thread waits at a `grid_sync()` (`thread` is the first, at `site`).
+    AtGrid { thread: usize, site: Site },
 }
 
 /// Counts of a finished grid.
@@ -120,6 +122,95 @@ pub(crate) fn run_group(group: &[Grid<'_, '_>], workers: usize) -> Result<GridSt
     }
 }
 
+/// Runs a cooperative launch: every block of the grid is resident at once, as the driver
+/// guarantees for `cuLaunchCooperativeKernel`, so that `grid_sync()` can wait for all of
+/// them. Each phase runs every block (spread over up to `workers` host threads) until all
+/// its threads exited or wait at a `grid_sync()`; the barrier completes when every block
+/// waits at one, and the host threads' join orders every block's writes before any block
+/// reads after it. A block that finishes while others wait is reported, never a hang.
+pub(crate) fn run_cooperative(grid: &Grid<'_, '_>, workers: usize) -> Result<GridStats, SimError> {
+    let blocks = grid.grid.x as usize * grid.grid.y as usize * grid.grid.z as usize;
+    let mut runners: Vec<BlockRunner> = (0..blocks)
+        .map(|block| {
+            let mut runner = BlockRunner::new(grid);
+            runner.start_block(block);
+            runner
+        })
+        .collect();
+    let mut finished = vec![false; blocks];
+    let workers = workers.clamp(1, blocks.max(1));
+    let per_worker = blocks.div_ceil(workers);
+    loop {
+        let advance = |part: &mut [BlockRunner<'_, '_, '_>], done: &[bool]| {
+            part.iter_mut()
+                .zip(done)
+                .map(|(runner, &done)| {
+                    if done {
+                        Ok(BlockState::Finished)
+                    } else {
+                        runner.advance()
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        let states: Vec<Result<BlockState, SimError>> = if workers == 1 {
+            advance(&mut runners, &finished)
+        } else {
+            std::thread::scope(|scope| {
+                let phases: Vec<_> = runners
+                    .chunks_mut(per_worker)
+                    .zip(finished.chunks(per_worker))
+                    .map(|(part, done)| scope.spawn(move || advance(part, done)))
+                    .collect();
+                phases
+                    .into_iter()
+                    .flat_map(|phase| {
+                        phase
+                            .join()
+                            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                    })
+                    .collect()
+            })
+        };
+        let mut waiting = None;
+        for (block, state) in states.into_iter().enumerate() {
+            match state? {
+                BlockState::Finished => finished[block] = true,
+                BlockState::AtGrid { thread, site } => {
+                    waiting.get_or_insert((block, thread, site));
+                }
+                BlockState::AtGroup {
+                    thread,
+                    site,
+                    function,
+                } => {
+                    let runner = &runners[block];
+                    let detail = format!(
+                        "`{}` waits at a barrier across launches, which the simulator does not run in a cooperative launch",
+                        runner.extern_name(function)
+                    );
+                    return Err(runner.barrier_error(thread, site, detail));
+                }
+            }
+        }
+        let Some((block, thread, site)) = waiting else {
+            let barriers = runners.iter().map(|r| r.barriers).sum();
+            return Ok(GridStats { barriers });
+        };
+        if let Some(gone) = finished.iter().position(|&done| done) {
+            let detail = format!(
+                "{} waits at this grid_sync(), but {} finished without reaching it; every thread of the grid must reach each grid_sync() (on a GPU the grid would hang)",
+                runners[block].describe_block(),
+                runners[gone].describe_block()
+            );
+            return Err(runners[block].barrier_error(thread, site, detail));
+        }
+        for runner in &mut runners {
+            runner.release_grid();
+        }
+    }
+}
+
 /// Runs block `block` of every grid of a group together: each until all its threads exited
 /// or wait at a group barrier, then the barrier completes when every block waits at one.
 fn run_together(runners: &mut [BlockRunner<'_, '_, '_>], block: usize) -> Result<(), SimError> {
@@ -140,6 +231,13 @@ fn run_together(runners: &mut [BlockRunner<'_, '_, '_>], block: usize) -> Result
                     function,
                 } => {
                     waiting.get_or_insert((m, thread, site, function));
+                }
+                BlockState::AtGrid { thread, site } => {
+                    return Err(runner.barrier_error(
+                        thread,
+                        site,
+                        "grid_sync() in a launch that is not cooperative: launch with `LaunchConfig::cooperative()`, which puts every block on the GPU at once".into(),
+                    ));
                 }
             }
         }
@@ -290,6 +388,18 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         self.barriers += 1;
     }
 
+    /// Releases the threads waiting at a `grid_sync()` (the block's barrier inside it also
+    /// orders the block's shared memory).
+    fn release_grid(&mut self) {
+        for state in &mut self.threads {
+            if matches!(state.status, Status::Grid { .. }) {
+                state.status = Status::Ready;
+            }
+        }
+        self.shared.epoch = self.shared.epoch.wrapping_add(1);
+        self.barriers += 1;
+    }
+
     /// "rank 1" (the launch's label), or "the launch".
     fn describe_launch(&self) -> String {
         match self.grid.label {
@@ -432,6 +542,9 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         self.extern_name(function),
                         self.location(site)
                     ),
+                    Status::Grid { site } => {
+                        format!("waits at the grid_sync() at {}", self.location(site))
+                    }
                 };
                 ready = false;
                 if blocked.is_none() {
@@ -547,6 +660,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         let mut waiting: Option<(usize, Site)> = None;
         let mut group: Option<(usize, Site, u32)> = None;
         let mut exited: Option<usize> = None;
+        let mut grid: Option<(usize, Site)> = None;
         for (t, state) in self.threads.iter().enumerate() {
             match state.status {
                 Status::Barrier { site } => match waiting {
@@ -583,6 +697,22 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     }
                     Some(_) => {}
                 },
+                Status::Grid { site } => match grid {
+                    None => grid = Some((t, site)),
+                    Some((first, first_site)) if first_site != site => {
+                        return Err(self.barrier_error(
+                            first,
+                            first_site,
+                            format!(
+                                "thread {} waits at this grid_sync(), thread {} at the one at {}; every thread of a block must reach the same barrier",
+                                fmt3(self.thread_index(first)),
+                                fmt3(self.thread_index(t)),
+                                self.location(site)
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                },
                 Status::Exited => {
                     exited.get_or_insert(t);
                 }
@@ -602,6 +732,40 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     self.location(other_site)
                 ),
             ));
+        }
+        if let Some((first, site)) = grid {
+            // The first thread at another kind of barrier, or one that exited.
+            let other = (0..self.threads.len()).find_map(|t| match self.threads[t].status {
+                Status::Barrier { site } => Some((
+                    t,
+                    format!("waits at the sync_threads() at {}", self.location(site)),
+                )),
+                Status::Group { site, function } => Some((
+                    t,
+                    format!(
+                        "waits in `{}` at {}",
+                        self.extern_name(function),
+                        self.location(site)
+                    ),
+                )),
+                Status::Exited => Some((t, "exited without reaching it".to_owned())),
+                _ => None,
+            });
+            if let Some((t, elsewhere)) = other {
+                return Err(self.barrier_error(
+                    first,
+                    site,
+                    format!(
+                        "thread {} waits at this grid_sync(), but thread {} {elsewhere}; every thread of the grid must reach grid_sync() (on a GPU the grid would hang)",
+                        fmt3(self.thread_index(first)),
+                        fmt3(self.thread_index(t)),
+                    ),
+                ));
+            }
+            return Ok(Some(BlockState::AtGrid {
+                thread: first,
+                site,
+            }));
         }
         if let (Some((first, site, function)), Some(gone)) = (group, exited) {
             return Err(self.barrier_error(

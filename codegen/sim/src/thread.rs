@@ -83,6 +83,8 @@ pub(crate) enum Status {
     /// Waiting at a group barrier, in a call of the program's extern function `function`
     /// at `site` (see [`super::ExternOutcome::GroupBarrier`]).
     Group { site: Site, function: u32 },
+    /// Waiting at the `grid_sync()` at `site`, until every thread of the grid does.
+    Grid { site: Site },
     /// Returned from the kernel.
     Exited,
 }
@@ -489,6 +491,7 @@ pub(crate) fn run(
                 Err(fault) => fault!(FaultKind::Access(fault)),
             },
             Op::Barrier => suspend!(Status::Barrier { site: site!() }),
+            Op::GridBarrier => suspend!(Status::Grid { site: site!() }),
             Op::Fence => std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst),
             Op::AtomicLoad {
                 dst,

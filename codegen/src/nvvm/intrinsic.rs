@@ -28,6 +28,10 @@ impl Writer<'_> {
                 self.line("call void @llvm.nvvm.barrier0()".into());
                 None
             }
+            Intrinsic::GridSync => {
+                self.grid_sync(span);
+                None
+            }
             Intrinsic::Fence(scope) => {
                 let name = match scope {
                     FenceScope::Block => "cta",

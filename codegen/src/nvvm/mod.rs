@@ -16,7 +16,7 @@
 //! - `bool` is one byte in memory and as a kernel parameter, `i1` in registers.
 //!
 //! One function at a time (`function.rs`'s writer), by idea: `expression.rs`, `call.rs`,
-//! `intrinsic.rs`, `atomic.rs`, `math.rs`, `format.rs` (`printf`) and `check.rs` (bounds
+//! `intrinsic.rs`, `atomic.rs`, `grid_sync.rs` (the cooperative grid barrier), `math.rs`, `format.rs` (`printf`) and `check.rs` (bounds
 //! checks and assertions); `types.rs` names LLVM's types.
 
 mod atomic;
@@ -26,6 +26,7 @@ mod expression;
 mod float_methods;
 mod format;
 mod function;
+mod grid_sync;
 mod inline_ptx;
 mod int_methods;
 mod intrinsic;

@@ -27,8 +27,20 @@ impl Lowerer<'_, '_> {
         let function = self.program.instance(&instance, expr.span)?;
         let params = library.get(&instance.name).map(|f| f.params.as_slice());
         let mut arguments = Vec::new();
+        let mut captured = Vec::new();
         for (index, arg) in args.iter().enumerate() {
             let argument = match params.and_then(|p| p.get(index)) {
+                // A closure passes what it captures, after the other arguments (the
+                // instance's hidden parameters, `closures::instantiate`).
+                Some(ast::Param {
+                    ty: ParamType::Closure { .. },
+                    ..
+                }) => {
+                    if let ExprKind::Closure { captures, .. } = &arg.kind {
+                        captured.extend(captures);
+                    }
+                    continue;
+                }
                 Some(
                     param @ ast::Param {
                         ty: ParamType::Reference { .. },
@@ -41,6 +53,9 @@ impl Lowerer<'_, '_> {
                 }
             };
             arguments.push(argument);
+        }
+        for capture in captured {
+            arguments.push(self.expr(capture, block)?);
         }
         let result_ty = self.program.module.functions[function].result;
         // A droppable result nobody keeps ends right after the call, as a C++ temporary.
@@ -243,10 +258,10 @@ impl Lowerer<'_, '_> {
                         },
                     })
                 }
-                ParamType::Slice { .. } | ParamType::TensorMap => {
+                ParamType::Slice { .. } | ParamType::TensorMap | ParamType::Closure { .. } => {
                     return Err(LowerError::new(
                         param.span,
-                        "extern device functions take scalars, handles and references, not slices or tensor maps",
+                        "extern device functions take scalars, handles and references, not slices, tensor maps or closures",
                     ))
                 }
             };

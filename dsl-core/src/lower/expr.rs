@@ -1,6 +1,7 @@
 //! Expressions: each `ast::Expr` becomes an IR expression tree; what has no expression
 //! of its own (blocks and `if`s used as values, short-circuit logic) writes a temporary.
 
+use super::views::SPLIT_AT_LET;
 use super::*;
 
 impl Lowerer<'_, '_> {
@@ -61,6 +62,7 @@ impl Lowerer<'_, '_> {
                         span,
                     )
                 }
+                Some(Binding::View(view)) => self.view_expr(view, span),
                 Some(Binding::Constant(value)) => {
                     // The inferred type wins: a `usize` const used where rustc saw it.
                     let literal = match (value, self.type_of(expr)?) {
@@ -247,6 +249,10 @@ impl Lowerer<'_, '_> {
                 Some(value) => value,
                 None => return Err(LowerError::new(span, "this intrinsic produces no value")),
             },
+            ExprKind::SplitAt { .. } => return Err(LowerError::new(span, SPLIT_AT_LET)),
+            ExprKind::Closure { .. } | ExprKind::ClosureCall { .. } => {
+                return Err(LowerError::new(span, super::closures::CLOSURE_PLACES))
+            }
             ExprKind::SubSlice {
                 base, start, end, ..
             } => {
@@ -429,6 +435,10 @@ pub(super) fn contains_call(expr: &Expr) -> bool {
         ExprKind::SubSlice {
             base, start, end, ..
         } => contains_call(base) || start.iter().chain(end).any(|b| contains_call(b)),
+        ExprKind::SplitAt { base, mid, .. } => contains_call(base) || contains_call(mid),
+        // Its body runs in the instance it is passed to; its captures are names.
+        ExprKind::Closure { .. } => false,
+        ExprKind::ClosureCall { .. } => true,
         ExprKind::Unary { operand, .. } => contains_call(operand),
         ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),
         ExprKind::Cast { value, .. } | ExprKind::Len(value) => contains_call(value),

@@ -7,12 +7,13 @@
 
 use std::collections::HashMap;
 
+use super::closures::{CaptureType, ClosureArg};
 use super::error::LowerError;
 use super::scope::Scopes;
 use super::spec::{ReachableItems, Resolved, Specialization};
 use crate::ast::{
-    BinaryOp, Block, Builtin, Else, Expr, ExprKind, FunctionSource, GenericArg, GenericKind,
-    IfStmt, Literal, MatchArm, ParamType, Pattern, Stmt, UnaryOp, ValueType,
+    self, BinaryOp, Block, Builtin, ClosureParam, Else, Expr, ExprKind, FunctionSource, GenericArg,
+    GenericKind, IfStmt, Literal, MatchArm, ParamType, Pattern, Stmt, UnaryOp, ValueType,
 };
 use crate::intrinsics::{Intrinsic, VoteOp};
 use crate::math::MathFunction;
@@ -74,6 +75,8 @@ enum Binding {
 pub(super) struct Instance {
     pub name: String,
     pub spec: Specialization,
+    /// The closures passed for its closure parameters (see `closures`).
+    pub closures: Vec<ClosureArg>,
 }
 
 /// A call during inference: the callee and the type variables of its type parameters.
@@ -82,7 +85,15 @@ struct PendingCall {
     name: String,
     types: Vec<(String, usize)>,
     consts: Vec<(String, ir::Literal)>,
+    closures: Vec<PendingClosure>,
     span: Span,
+}
+
+/// A closure argument whose captures' types may still be inferred.
+struct PendingClosure {
+    closure: ClosureArg,
+    /// For each capture of `closure` (whose types are placeholders until then): its type.
+    captures: Vec<InferTy>,
 }
 
 /// Resolved types of a kernel body: of every scalar expression, of every `let` and of every
@@ -181,6 +192,15 @@ pub(super) fn infer(
                 ))
             }
             ParamType::TensorMap => Binding::TensorMap,
+            ParamType::Closure { .. } => {
+                return Err(LowerError::new(
+                    param.span,
+                    format!(
+                        "`{}` is a closure parameter: `{}` is compiled for the closure each call passes",
+                        param.name, function.name
+                    ),
+                ))
+            }
             ParamType::Value(ty) => match library.resolve_value(spec, ty, param.span)? {
                 Resolved::Scalar(scalar) => Binding::Var(inference.known(scalar)),
                 Resolved::Struct(name) => Binding::Struct(name),
@@ -414,6 +434,18 @@ impl Inference<'_> {
                 let i = self.scalar(index)?;
                 self.require(i, Scalar::Usize, index.span)?;
                 elem
+            }
+            ExprKind::SplitAt { .. } => {
+                return Err(LowerError::new(expr.span, super::views::SPLIT_AT_LET))
+            }
+            ExprKind::Closure { .. } => {
+                return Err(LowerError::new(expr.span, super::closures::CLOSURE_PLACES))
+            }
+            ExprKind::ClosureCall { callee, .. } => {
+                return Err(LowerError::new(
+                    expr.span,
+                    format!("internal: `{callee}(..)` outside an instance made for a closure"),
+                ))
             }
             ExprKind::SubSlice {
                 base,
@@ -853,6 +885,39 @@ impl Inference<'_> {
                     self.scopes.bind(binding, Binding::Var(var));
                 }
             }
+            Stmt::LetTuple {
+                names,
+                init:
+                    Expr {
+                        kind: ExprKind::SplitAt { base, mid, mutable },
+                        span,
+                    },
+                ..
+            } => {
+                let m = self.scalar(mid)?;
+                self.require(m, Scalar::Usize, mid.span)?;
+                let InferTy::Slice { elem, .. } = self.expr(base)? else {
+                    return Err(LowerError::new(
+                        base.span,
+                        "only slices of scalars can be split (`x.split_at(mid)`): index a slice of structs whole",
+                    ));
+                };
+                if names.len() != 2 {
+                    return Err(LowerError::new(
+                        *span,
+                        format!("`split_at` gives two slices, {} names given", names.len()),
+                    ));
+                }
+                for (name, _) in names {
+                    self.scopes.bind(
+                        name,
+                        Binding::Slice {
+                            elem,
+                            mutable: *mutable,
+                        },
+                    );
+                }
+            }
             Stmt::LetTuple { names, init, span } => {
                 let ExprKind::Intrinsic {
                     intrinsic: Intrinsic::VectorLoad(n),
@@ -1049,7 +1114,7 @@ impl Inference<'_> {
         span: Span,
     ) -> Result<Option<usize>, LowerError> {
         Ok(match intrinsic {
-            Intrinsic::SyncThreads | Intrinsic::Fence(_) => None,
+            Intrinsic::SyncThreads | Intrinsic::GridSync | Intrinsic::Fence(_) => None,
             Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. } => {
                 return Err(LowerError::new(
                     span,
@@ -1376,7 +1441,12 @@ impl Inference<'_> {
                 )),
             }
         };
+        let mut closures = Vec::new();
         for (param, arg) in function.params.iter().zip(args) {
+            if let ParamType::Closure { arity } = param.ty {
+                closures.push(self.closure_argument(callee, param, arity, arg)?);
+                continue;
+            }
             if let ParamType::Reference {
                 target,
                 len,
@@ -1460,9 +1530,94 @@ impl Inference<'_> {
             name: callee.to_owned(),
             types,
             consts,
+            closures,
             span,
         });
         Ok(result)
+    }
+
+    /// The closure passed for `callee`'s closure parameter `param`: its parameters'
+    /// written types resolved here (the caller's generics mean nothing in the callee), and
+    /// the types of the names it captures.
+    fn closure_argument(
+        &mut self,
+        callee: &str,
+        param: &ast::Param,
+        arity: usize,
+        arg: &Expr,
+    ) -> Result<PendingClosure, LowerError> {
+        let ExprKind::Closure {
+            params,
+            body,
+            captures,
+        } = &arg.kind
+        else {
+            return Err(LowerError::new(
+                arg.span,
+                format!(
+                    "`{callee}` takes a closure for `{}`: pass one (`|a, b| a + b`) or the name of a closure local",
+                    param.name
+                ),
+            ));
+        };
+        if params.len() != arity {
+            return Err(LowerError::new(
+                arg.span,
+                format!(
+                    "`{callee}`'s `{}` takes a closure of {arity} parameters, this one has {}",
+                    param.name,
+                    params.len()
+                ),
+            ));
+        }
+        let mut resolved = Vec::new();
+        for p in params {
+            let ty = match &p.ty {
+                Some(ty) => Some(ValueType::Scalar(
+                    self.library.scalar(self.spec, ty, arg.span)?,
+                )),
+                None => None,
+            };
+            resolved.push(ClosureParam {
+                name: p.name.clone(),
+                ty,
+            });
+        }
+        let mut names = Vec::new();
+        let mut types = Vec::new();
+        for capture in captures {
+            let ExprKind::Var(name) = &capture.kind else {
+                return Err(LowerError::new(
+                    capture.span,
+                    "internal: a capture is a name",
+                ));
+            };
+            let ty = self.expr(capture)?;
+            if !matches!(
+                ty,
+                InferTy::Scalar(_) | InferTy::Slice { .. } | InferTy::Struct(_)
+            ) {
+                return Err(LowerError::new(
+                    capture.span,
+                    format!("a closure passed to a `#[device]` function captures scalars, slices of scalars and structs; `{name}` is none of them: copy what the closure needs into a local first"),
+                ));
+            }
+            names.push(name.clone());
+            types.push(ty);
+        }
+        Ok(PendingClosure {
+            closure: ClosureArg {
+                param: param.name.clone(),
+                params: resolved,
+                body: (**body).clone(),
+                // Placeholders, replaced when the types are known.
+                captures: names
+                    .into_iter()
+                    .map(|n| (n, CaptureType::Scalar(Scalar::Bool)))
+                    .collect(),
+            },
+            captures: types,
+        })
     }
 
     /// A name bound to a returned tuple without a pattern or type (`let t = f(x);`) passed
@@ -1643,11 +1798,30 @@ impl Inference<'_> {
                 let scalar = self.resolve(var, call.span)?;
                 spec.types.push((name, scalar));
             }
+            let mut closures = Vec::new();
+            for pending in call.closures {
+                let mut closure = pending.closure;
+                for ((_, ty), inferred) in closure.captures.iter_mut().zip(pending.captures) {
+                    *ty = match inferred {
+                        InferTy::Scalar(var) => CaptureType::Scalar(self.resolve(var, call.span)?),
+                        InferTy::Slice { elem, mutable } => CaptureType::Slice { elem, mutable },
+                        InferTy::Struct(name) => CaptureType::Struct(name.to_owned()),
+                        _ => {
+                            return Err(LowerError::new(
+                                call.span,
+                                "internal: a capture of an unsupported kind",
+                            ))
+                        }
+                    };
+                }
+                closures.push(closure);
+            }
             table.calls.insert(
                 call.expr,
                 Instance {
                     name: call.name,
                     spec,
+                    closures,
                 },
             );
         }

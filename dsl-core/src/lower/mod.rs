@@ -10,10 +10,13 @@
 //! with its small IR-building helpers; the translation itself is split by construct:
 //! `stmt` (statements, blocks, returns), `expr` (expressions), `places` (fields,
 //! elements, parameters), `call` (device and extern calls), `intrinsic` (intrinsics,
-//! inline PTX, shared arrays, assertions), `matching` (`match`), `loops` and
-//! `drops` (`#[device_drop]` scope ends). `spec` resolves a specialisation's types.
+//! inline PTX, shared arrays, assertions), `matching` (`match`), `loops`,
+//! `views` (sub-slices bound to names, `split_at`), `closures` (device functions
+//! instantiated for the closures passed to them) and `drops` (`#[device_drop]` scope
+//! ends). `spec` resolves a specialisation's types.
 
 mod call;
+mod closures;
 mod drops;
 mod error;
 mod expr;
@@ -26,6 +29,7 @@ mod scope;
 mod spec;
 mod stmt;
 mod tensor_map;
+mod views;
 
 pub use error::LowerError;
 pub use spec::{ReachableItems, Resolved, Specialization};
@@ -115,7 +119,15 @@ impl Program<'_> {
             )
         })?;
         instance.spec.check_complete(source)?;
-        let handle = self.lower_function(source, &instance.spec, false)?;
+        let handle = if instance.closures.is_empty() {
+            self.lower_function(source, &instance.spec, false)?
+        } else {
+            // One instance per closure: named apart from the function's other instances.
+            let made = self.instances.len();
+            let name = format!("{}_closure{made}", source.name);
+            let source = closures::instantiate(source, &instance.closures, name)?;
+            self.lower_function(&source, &instance.spec, false)?
+        };
         self.instances.push((instance.clone(), handle));
         Ok(handle)
     }
@@ -160,6 +172,7 @@ impl Program<'_> {
             loops: Vec::new(),
             next_loop: 0,
             drops: Vec::new(),
+            views: Vec::new(),
         };
         let mut body = Block::new();
         lowerer.scopes.push();
@@ -213,6 +226,8 @@ enum Binding {
         elem: Handle<Type>,
         mutable: bool,
     },
+    /// A sub-slice bound by `let` (or `split_at`): entry `.0` of the function's views.
+    View(usize),
 }
 
 struct Lowerer<'a, 'p> {
@@ -228,6 +243,8 @@ struct Lowerer<'a, 'p> {
     next_loop: u32,
     /// The droppable locals of the open scopes, innermost last (see `drops`).
     drops: Vec<drops::DropFrame>,
+    /// The sub-slices bound by `let` so far (see `views`).
+    views: Vec<views::SliceView>,
 }
 
 impl Lowerer<'_, '_> {

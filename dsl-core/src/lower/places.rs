@@ -130,6 +130,12 @@ impl Lowerer<'_, '_> {
             ParamType::TensorMap => self.program.module.types.insert(Type {
                 inner: TypeInner::TensorMap,
             }),
+            ParamType::Closure { .. } => {
+                return Err(LowerError::new(
+                    param.span,
+                    format!("internal: the closure parameter `{}` reached lowering", param.name),
+                ))
+            }
             ParamType::Slice { elem, mutable } => {
                 let base = self.param_value_type(&param.name, elem, param.span)?;
                 self.program.module.types.insert(Type {

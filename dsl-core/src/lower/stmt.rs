@@ -106,6 +106,20 @@ impl Lowerer<'_, '_> {
                 span,
                 ..
             } => self.array_let(stmt, name, value, len, *span, out)?,
+            Stmt::Let {
+                name,
+                init:
+                    Some(
+                        init @ Expr {
+                            kind: ExprKind::SubSlice { .. },
+                            ..
+                        },
+                    ),
+                ..
+            } => self.view_let(name, init, out)?,
+            Stmt::LetTuple { names, init, .. } if matches!(init.kind, ExprKind::SplitAt { .. }) => {
+                self.split_at_let(names, init, out)?
+            }
             Stmt::LetTuple { names, init, span }
                 if matches!(
                     init.kind,

@@ -783,7 +783,7 @@ impl Checker<'_> {
             }
         };
         let produced = match intrinsic {
-            Intrinsic::SyncThreads | Intrinsic::Fence(_) => {
+            Intrinsic::SyncThreads | Intrinsic::GridSync | Intrinsic::Fence(_) => {
                 arity(0)?;
                 None
             }

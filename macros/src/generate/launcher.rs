@@ -62,9 +62,9 @@ pub(super) fn launch_fns(
         let name = format_ident!("{}", param.name);
         // The launcher's parameter, its launch check and its simulator argument.
         let ty = match &param.ty {
-            // Only `#[extern_device]` declarations have reference parameters; the signature
-            // parser never produces one for a kernel.
-            ParamType::Reference { .. } => continue,
+            // Only `#[extern_device]` declarations have reference parameters and only device
+            // functions closures; the signature parser never produces either for a kernel.
+            ParamType::Reference { .. } | ParamType::Closure { .. } => continue,
             ParamType::Value(value) if param.comptime => {
                 // In declaration order among the launch arguments; compiled in, not passed.
                 let ty = written_or(&param.name, value);

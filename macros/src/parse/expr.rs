@@ -7,6 +7,7 @@ use cudajit_core::intrinsics::Intrinsic;
 use cudajit_core::math::MathFunction;
 use cudajit_core::Scalar;
 
+use super::closure::{ClosureName, CLOSURE_PLACES};
 use super::parser::Parser;
 use super::signature::{scalar_type, value_type};
 use super::span_at;
@@ -49,6 +50,11 @@ impl Parser<'_> {
                             }),
                             span,
                         });
+                    }
+                    if self.closure_name(&name).is_some() {
+                        self.errors
+                            .at(path, format!("`{name}` is a closure: {CLOSURE_PLACES}"));
+                        return None;
                     }
                     if let Some(arity) = self.tuple_arity(&name) {
                         self.errors.at(
@@ -299,6 +305,16 @@ impl Parser<'_> {
                 span,
             });
         }
+        if method == "split_at" || method == "split_at_mut" {
+            // A tuple `let` takes it before it gets here.
+            self.errors.at(
+                call,
+                format!(
+                    "`{method}` gives two slices: bind them, `let (lo, hi) = x.{method}(mid);`"
+                ),
+            );
+            return None;
+        }
         if method == "step_by" {
             self.errors.at(
                 call,
@@ -353,9 +369,23 @@ impl Parser<'_> {
 
     fn call(&mut self, call: &syn::ExprCall) -> Option<Expr> {
         let span = span_at(call);
+        if let Some(name) = super::stmt::callee_name(call) {
+            match self.closure_name(&name) {
+                Some(ClosureName::Local(index)) => {
+                    return self.inline_closure(index, call, false)?.ok();
+                }
+                Some(ClosureName::Param) => return self.closure_param_call(name, call),
+                None => {}
+            }
+        }
         let syn::Expr::Path(path) = &*call.func else {
-            self.errors
-                .at(&call.func, "only named functions can be called in kernels");
+            let message = match &*call.func {
+                syn::Expr::Closure(_) | syn::Expr::Paren(_) => {
+                    format!("a closure is called by its name: {CLOSURE_PLACES}")
+                }
+                _ => "only named functions can be called in kernels".to_owned(),
+            };
+            self.errors.at(&call.func, message);
             return None;
         };
         if path.qself.is_some() {
@@ -491,9 +521,10 @@ impl Parser<'_> {
         let mut args = Vec::new();
         let mut complete = true;
         for arg in &call.args {
-            let parsed = match self.is_tuple_value(arg) {
-                true => self.tuple_elements(arg),
-                false => self.call_argument(arg).map(|a| vec![a]),
+            let parsed = match (self.closure_argument(arg), self.is_tuple_value(arg)) {
+                (Some(closure), _) => closure.map(|c| vec![c]),
+                (None, true) => self.tuple_elements(arg),
+                (None, false) => self.call_argument(arg).map(|a| vec![a]),
             };
             match parsed {
                 Some(parsed) => args.extend(parsed),
@@ -1089,7 +1120,9 @@ fn unsupported(expr: &syn::Expr) -> String {
         _ => {}
     }
     let what = match expr {
-        syn::Expr::Closure(_) => "closures are",
+        syn::Expr::Closure(_) => {
+            return format!("this closure is not supported here: {CLOSURE_PLACES}")
+        }
         syn::Expr::Reference(_) => "references (`&x`) are",
         syn::Expr::Tuple(_) => "tuples outside `let` and `=` (`let (a, b) = (x, y);`) are",
         syn::Expr::Struct(_) => "struct literals are",

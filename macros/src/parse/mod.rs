@@ -10,6 +10,7 @@
 
 mod args;
 mod arrays;
+mod closure;
 mod device_copy;
 mod expr;
 mod extern_block;
@@ -80,6 +81,12 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             if let (syn::Type::Tuple(tuple), syn::Pat::Ident(ident)) = (&*typed.ty, &*typed.pat) {
                 parser.bind_tuple_name(&ident.ident.to_string(), tuple.elems.len());
             }
+        }
+    }
+    // After the names: a closure parameter's marker is its innermost binding.
+    for param in &params {
+        if let cudajit_core::ast::ParamType::Closure { .. } = param.ty {
+            parser.bind(&closure::param_marker(&param.name));
         }
     }
     parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));

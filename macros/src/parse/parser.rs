@@ -50,6 +50,8 @@ pub(crate) struct Parser<'e> {
     /// The roots of the places assigned so far (`arr` of `arr[k] = v`), in order, so a
     /// loop over a copy of an array can tell that its body writes the array.
     pub(super) written: Vec<String>,
+    /// The closures bound by `let`, indexed by the `name.#closureK` entries of `scopes`.
+    pub(super) local_closures: Vec<super::closure::LocalClosure>,
 }
 
 /// What a function body uses from outside itself, for the generated code.
@@ -89,6 +91,7 @@ impl<'e> Parser<'e> {
             aliases: Vec::new(),
             loops: Vec::new(),
             written: Vec::new(),
+            local_closures: Vec::new(),
         }
     }
 
@@ -185,6 +188,45 @@ impl<'e> Parser<'e> {
             constants: self.constants,
             const_items: self.const_items,
         }
+    }
+
+    /// Whether the body names the Rust constant `name` (recorded when parsed).
+    pub(super) fn is_constant(&self, name: &str) -> bool {
+        self.constants.iter().any(|(n, _)| n == name)
+    }
+
+    /// The innermost entry of `scopes` for `name`: the name itself, or one of its markers
+    /// (`name.#..`, `name.@..`); `None` when the name itself is innermost or unbound.
+    pub(super) fn innermost_marker(&self, name: &str) -> Option<&str> {
+        let (hash, at) = (format!("{name}.#"), format!("{name}.@"));
+        for binding in self
+            .scopes
+            .iter()
+            .rev()
+            .flat_map(|scope| scope.iter().rev())
+        {
+            if binding == name {
+                return None;
+            }
+            if binding.starts_with(&hash) || binding.starts_with(&at) {
+                return Some(binding);
+            }
+        }
+        None
+    }
+
+    /// Where the innermost binding of `name` (or of one of its markers) is: its scope and
+    /// its place there. Two uses of a name see the same binding when these are equal.
+    pub(super) fn binding_position(&self, name: &str) -> Option<(usize, usize)> {
+        let (hash, at) = (format!("{name}.#"), format!("{name}.@"));
+        for (depth, scope) in self.scopes.iter().enumerate().rev() {
+            for (index, binding) in scope.iter().enumerate().rev() {
+                if binding == name || binding.starts_with(&hash) || binding.starts_with(&at) {
+                    return Some((depth, index));
+                }
+            }
+        }
+        None
     }
 
     pub(super) fn push_scope(&mut self) {

@@ -34,6 +34,9 @@ impl FnKind {
 pub(crate) struct GenericNames {
     pub types: Vec<String>,
     pub consts: Vec<String>,
+    /// Type parameters bounded by `Fn(..) -> ..`, with their closures' arities: not
+    /// parameters of the specialisation, since each call's closure makes its own instance.
+    pub closures: Vec<(String, usize)>,
 }
 
 pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericParam>, GenericNames) {
@@ -47,6 +50,11 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
     }
     for param in &sig.generics.params {
         match param {
+            SynGeneric::Type(ty) if ty.bounds.iter().any(|b| closure_bound(b).is_some()) => {
+                if let Some(arity) = closure_generic(ty, errors) {
+                    names.closures.push((ty.ident.to_string(), arity));
+                }
+            }
             SynGeneric::Type(ty) => {
                 let mut bounds = Vec::new();
                 for bound in &ty.bounds {
@@ -90,6 +98,56 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
         }
     }
     (params, names)
+}
+
+/// The `Fn`, `FnMut` or `FnOnce` trait of a bound, with its arguments and result.
+fn closure_bound(
+    bound: &TypeParamBound,
+) -> Option<(&syn::Ident, &syn::ParenthesizedGenericArguments)> {
+    let TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    let last = t.path.segments.last()?;
+    match &last.arguments {
+        syn::PathArguments::Parenthesized(args)
+            if matches!(last.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce") =>
+        {
+            Some((&last.ident, args))
+        }
+        _ => None,
+    }
+}
+
+/// The arity of a closure type parameter `F: Fn(A, B) -> R`; the refused forms reported.
+fn closure_generic(ty: &syn::TypeParam, errors: &mut Errors) -> Option<usize> {
+    if ty.bounds.len() != 1 {
+        errors.at(
+            &ty.bounds,
+            "a closure parameter has one bound, `F: Fn(A, B) -> R`",
+        );
+        return None;
+    }
+    closure_arity(ty.bounds.first()?, errors)
+}
+
+/// The arity of the closure an `Fn(..) -> R` bound describes.
+fn closure_arity(bound: &TypeParamBound, errors: &mut Errors) -> Option<usize> {
+    let (trait_name, args) = closure_bound(bound)?;
+    if trait_name != "Fn" {
+        errors.at(
+            trait_name,
+            format!("`{trait_name}` closures are not supported in device functions: take `F: Fn(..) -> R`, a closure that reads what it captures (it crosses by value into the function's instance); return what would be mutated"),
+        );
+        return None;
+    }
+    if matches!(args.output, ReturnType::Default) {
+        errors.at(
+            args,
+            "a closure passed to a device function returns a value: `F: Fn(A) -> R`",
+        );
+        return None;
+    }
+    Some(args.inputs.len())
 }
 
 pub(super) fn params(
@@ -251,6 +309,41 @@ fn param_type(
     generics: &GenericNames,
     errors: &mut Errors,
 ) -> Option<ParamType> {
+    let closure = match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.get_ident().and_then(|ident| {
+            generics
+                .closures
+                .iter()
+                .find(|(name, _)| ident == name)
+                .map(|(_, arity)| Some(*arity))
+        }),
+        Type::ImplTrait(bounds) if bounds.bounds.iter().any(|b| closure_bound(b).is_some()) => {
+            Some(bounds.bounds.first().and_then(|b| closure_arity(b, errors)))
+        }
+        _ => None,
+    };
+    let dyn_closure = |ty: &Type| match ty {
+        Type::TraitObject(object) => object.bounds.iter().any(|b| closure_bound(b).is_some()),
+        _ => false,
+    };
+    let boxed = match ty {
+        Type::Reference(reference) => dyn_closure(&reference.elem),
+        other => dyn_closure(other),
+    };
+    if boxed {
+        errors.at(ty, super::closure::DYN_CLOSURE);
+        return None;
+    }
+    if let Some(arity) = closure {
+        if kind == FnKind::Kernel {
+            errors.at(
+                ty,
+                "kernels cannot take closures (the host cannot pass code): take the closure in a `#[device]` function the kernel calls",
+            );
+            return None;
+        }
+        return arity.map(|arity| ParamType::Closure { arity });
+    }
     if is_tensor_map(ty) {
         if kind == FnKind::Kernel {
             return Some(ParamType::TensorMap);

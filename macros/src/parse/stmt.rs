@@ -155,6 +155,9 @@ impl<'e> Parser<'e> {
                 return None;
             }
         };
+        if let Some(syn::Expr::Closure(closure)) = local.init.as_ref().map(|init| &*init.expr) {
+            return self.closure_let(&name, closure);
+        }
         let ty = match ty {
             Some(syn::Type::Array(array)) => {
                 // `let acc: [f32; 4] = ..`: the element type (rustc checks the length).
@@ -168,6 +171,10 @@ impl<'e> Parser<'e> {
                     return None;
                 }
                 Some(elem)
+            }
+            Some(ty) if super::closure::is_boxed_closure(ty) => {
+                self.errors.at(ty, super::closure::DYN_CLOSURE);
+                return None;
             }
             Some(ty) => match value_type(ty, &self.generics) {
                 Some(scalar) => Some(scalar),
@@ -265,7 +272,12 @@ impl<'e> Parser<'e> {
                 .at(&init.expr, super::tuple_branches::BRANCH_CALL);
             return None;
         }
-        let value = self.expr(&init.expr)?;
+        let value = match &*init.expr {
+            syn::Expr::MethodCall(call) if super::sub_slice::is_split_at(call) => {
+                self.split_at(call)?
+            }
+            other => self.expr(other)?,
+        };
         if !matches!(
             value.kind,
             cudajit_core::ast::ExprKind::Intrinsic {
@@ -273,8 +285,9 @@ impl<'e> Parser<'e> {
                 ..
             } | cudajit_core::ast::ExprKind::Call { .. }
                 | cudajit_core::ast::ExprKind::InlinePtx { .. }
+                | cudajit_core::ast::ExprKind::SplitAt { .. }
         ) {
-            self.errors.at(&init.expr, "a tuple comes from `(a, b)`, a tuple local, `vload4`/`vload2`, `ptx!` with a tuple type or a `#[device]` function returning one: `let (a, b) = f(x);`");
+            self.errors.at(&init.expr, "a tuple comes from `(a, b)`, a tuple local, `vload4`/`vload2`, `ptx!` with a tuple type, `x.split_at(mid)` or a `#[device]` function returning one: `let (a, b) = f(x);`");
             return None;
         }
         for (name, _) in &names {
@@ -287,7 +300,7 @@ impl<'e> Parser<'e> {
         })
     }
 
-    fn expr_stmt(&mut self, expr: &syn::Expr) -> Option<Stmt> {
+    pub(super) fn expr_stmt(&mut self, expr: &syn::Expr) -> Option<Stmt> {
         let span = span_at(expr);
         match expr {
             syn::Expr::Assign(assign) => {
@@ -373,6 +386,14 @@ impl<'e> Parser<'e> {
                 self.match_stmt(expr_match)
             }
             syn::Expr::Call(call) => {
+                if let Some(super::closure::ClosureName::Local(index)) =
+                    callee_name(call).and_then(|name| self.closure_name(&name))
+                {
+                    return match self.inline_closure(index, call, true)? {
+                        Err(stmt) => Some(stmt),
+                        Ok(value) => Some(Stmt::Expr(value)),
+                    };
+                }
                 let parsed = self.expr(expr)?;
                 if matches!(
                     parsed.kind,
@@ -553,5 +574,15 @@ fn is_branching(expr: &syn::Expr) -> bool {
         syn::Expr::Paren(paren) => is_branching(&paren.expr),
         syn::Expr::If(_) | syn::Expr::Match(_) | syn::Expr::Block(_) => true,
         _ => false,
+    }
+}
+
+/// The name a call calls, when it is a plain name (`f(x)`).
+pub(super) fn callee_name(call: &syn::ExprCall) -> Option<String> {
+    match &*call.func {
+        syn::Expr::Path(path) if path.qself.is_none() => {
+            path.path.get_ident().map(|ident| ident.to_string())
+        }
+        _ => None,
     }
 }

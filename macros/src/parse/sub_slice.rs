@@ -1,4 +1,5 @@
-//! Sub-slices: `&x[a..b]`, `&mut y[a..]`, `&x[..b]`, `&x[..]`.
+//! Sub-slices: `&x[a..b]`, `&mut y[a..]`, `&x[..b]`, `&x[..]`, and the two halves of
+//! `x.split_at(mid)` / `y.split_at_mut(mid)`.
 //!
 //! Each is a view of the same memory, an offset pointer and a length (what CUDA C++
 //! passes as `x + a, b - a`), checked like indexing where it is made.
@@ -19,6 +20,11 @@ pub(super) fn indexed_range(
         return None;
     };
     Some((&index.expr, range))
+}
+
+/// Whether `call` is `x.split_at(mid)` or `x.split_at_mut(mid)`.
+pub(super) fn is_split_at(call: &syn::ExprMethodCall) -> bool {
+    call.method == "split_at" || call.method == "split_at_mut"
 }
 
 impl Parser<'_> {
@@ -51,6 +57,28 @@ impl Parser<'_> {
                 mutable: reference.mutability.is_some(),
             },
             span: span_at(reference),
+        })
+    }
+
+    /// `base.split_at(mid)` or `base.split_at_mut(mid)` (bound by a tuple `let`).
+    pub(super) fn split_at(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
+        let method = call.method.to_string();
+        let [mid] = call.args.iter().collect::<Vec<_>>()[..] else {
+            self.errors.at(
+                call,
+                format!("`{method}` takes the index to split at: `x.{method}(mid)`"),
+            );
+            return None;
+        };
+        let base = self.expr(&call.receiver);
+        let mid = self.expr(mid);
+        Some(Expr {
+            kind: ExprKind::SplitAt {
+                base: Box::new(base?),
+                mid: Box::new(mid?),
+                mutable: method == "split_at_mut",
+            },
+            span: span_at(call),
         })
     }
 }
