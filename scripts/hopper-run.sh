@@ -26,6 +26,9 @@ step "startup: the Hopper GEMM's first launch in fresh processes"
 nvcc -O3 -arch=sm_90a -cubin -o gemm_wgmma.cubin gemm_wgmma.cu || status=1
 step "bf16 TMA + wgmma GEMM, TN, every size, against cuBLAS and the nvcc twin"
 ./bin/gemm --kernel wgmma --cuda-cubin gemm_wgmma.cubin --markdown "$out/wgmma-tn.md" || status=1
+step "bf16 TMA + wgmma GEMM, TN, in 2-block clusters sharing B by multicast"
+./bin/gemm --kernel wgmma --cluster --sizes "${CLUSTER_SIZES:-4096,8192,16384,4096x14336x4096,4096x8192x8192,16384x8192x8192,512x8192x8192}" \
+  --markdown "$out/wgmma-cluster.md" || status=1
 step "bf16 TMA + wgmma GEMM, NN"
 ./bin/gemm --kernel wgmma --layout nn --cuda-cubin gemm_wgmma.cubin \
   --sizes "${NN_SIZES:-4096,8192,4096x14336x4096,16384x8192x8192}" --markdown "$out/wgmma-nn.md" || status=1

@@ -306,6 +306,12 @@ impl Kernel {
         config: &LaunchConfig,
         args: &[cudajit_sim::SimArg<'_>],
     ) -> Result<(), Error> {
+        if config.cluster.is_some() {
+            return Err(Error::LaunchConfig {
+                kernel: self.captured.name.to_owned(),
+                source: crate::LaunchConfigError::ClusterOnSimulator,
+            });
+        }
         let program = self.sim_program(spec)?;
         let limit =
             cudajit_sim::MAX_SHARED_BYTES_PER_BLOCK.saturating_sub(program.static_shared_bytes());
@@ -527,6 +533,11 @@ impl LoadedKernel {
         let function: CUfunction = self.function.cu_function();
         let grid = (config.grid.x, config.grid.y, config.grid.z);
         let block = (config.block.x, config.block.y, config.block.z);
+        if let Some(cluster) = config.cluster {
+            // SAFETY: as below, with the launch described by `cuLaunchKernelEx`'s config.
+            return unsafe { launch_in_clusters(function, stream, config, cluster, args) }
+                .map_err(driver("cuLaunchKernelEx (clusters)"));
+        }
         if config.cooperative {
             // SAFETY: as below; the driver checks co-residency again and refuses a grid
             // that does not fit (`check` has reported that case with the largest grid).
@@ -555,6 +566,50 @@ impl LoadedKernel {
             )
         }
         .map_err(driver("cuLaunchKernel"))
+    }
+}
+
+/// `cuLaunchKernelEx` with the cluster-dimension attribute.
+///
+/// # Safety
+/// As [`Kernel::launch_raw`]'s: `args` matches the kernel's parameters, and `function`
+/// belongs to the stream's context, which is current.
+unsafe fn launch_in_clusters(
+    function: CUfunction,
+    stream: &CudaStream,
+    config: &LaunchConfig,
+    cluster: crate::Dim3,
+    args: &mut [*mut c_void],
+) -> Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::sys;
+    // SAFETY: a plain C union of integers; every field is valid zeroed.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+        x: cluster.x,
+        y: cluster.y,
+        z: cluster.z,
+    };
+    let mut attribute = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        value,
+    };
+    let launch = sys::CUlaunchConfig {
+        gridDimX: config.grid.x,
+        gridDimY: config.grid.y,
+        gridDimZ: config.grid.z,
+        blockDimX: config.block.x,
+        blockDimY: config.block.y,
+        blockDimZ: config.block.z,
+        sharedMemBytes: config.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    // SAFETY: the config and its attribute live across the call; the caller vouches for
+    // the function and the arguments.
+    unsafe {
+        sys::cuLaunchKernelEx(&launch, function, args.as_mut_ptr(), std::ptr::null_mut()).result()
     }
 }
 

@@ -31,7 +31,13 @@ pub struct LaunchConfig {
     /// A cooperative launch (`cuLaunchCooperativeKernel`), which kernels calling
     /// `grid_sync()` need: see [`LaunchConfig::cooperative`].
     pub cooperative: bool,
+    /// Thread-block clusters (sm_90): blocks per cluster along each axis, see
+    /// [`LaunchConfig::with_cluster`]. `None` launches without clusters.
+    pub cluster: Option<Dim3>,
 }
+
+/// The most blocks of a cluster CUDA guarantees to launch (the portable cluster size).
+pub const MAX_CLUSTER_BLOCKS: u32 = 8;
 
 /// Threads per block [`LaunchConfig::for_elements`] uses.
 pub const DEFAULT_BLOCK_SIZE: u32 = 256;
@@ -50,6 +56,7 @@ impl LaunchConfig {
             block: block.into(),
             shared_mem_bytes: 0,
             cooperative: false,
+            cluster: None,
         }
     }
 
@@ -89,6 +96,25 @@ impl LaunchConfig {
     /// ```
     pub fn cooperative(mut self) -> Self {
         self.cooperative = true;
+        self
+    }
+
+    /// The same configuration launched in thread-block clusters of `cluster` blocks
+    /// (sm_90, `cuLaunchKernelEx` with the cluster-dimension attribute): the blocks of a
+    /// cluster run at once on neighbouring SMs and share `barrier.cluster`, each other's
+    /// shared memory and TMA multicasts (`cudajit::tensor::cluster`). Each grid dimension
+    /// must be a multiple of the cluster's, and a cluster holds at most 8 blocks (the
+    /// portable size), which the launch checks.
+    ///
+    /// ```
+    /// # use cudajit::{LaunchConfig, LaunchConfigError};
+    /// let config = LaunchConfig::new((64, 32), 384).with_cluster((2, 1, 1));
+    /// assert_eq!(config.check(1024, 0), Ok(()));
+    /// let uneven = LaunchConfig::new((63, 32), 384).with_cluster((2, 1, 1));
+    /// assert!(matches!(uneven.check(1024, 0), Err(LaunchConfigError::ClusterDoesNotDivideGrid { .. })));
+    /// ```
+    pub fn with_cluster(mut self, cluster: impl Into<Dim3>) -> Self {
+        self.cluster = Some(cluster.into());
         self
     }
 
@@ -146,6 +172,37 @@ impl LaunchConfig {
                 limit: max_shared,
             });
         }
+        if let Some(cluster) = self.cluster {
+            self.check_cluster(cluster)?;
+        }
+        Ok(())
+    }
+
+    fn check_cluster(&self, cluster: Dim3) -> Result<(), LaunchConfigError> {
+        if self.cooperative {
+            return Err(LaunchConfigError::ClusterAndCooperative);
+        }
+        let axes = [
+            ("x", self.grid.x, cluster.x),
+            ("y", self.grid.y, cluster.y),
+            ("z", self.grid.z, cluster.z),
+        ];
+        for (axis, grid, blocks) in axes {
+            if blocks == 0 || grid % blocks != 0 {
+                return Err(LaunchConfigError::ClusterDoesNotDivideGrid {
+                    axis,
+                    grid,
+                    cluster: blocks,
+                });
+            }
+        }
+        let blocks = u64::from(cluster.x) * u64::from(cluster.y) * u64::from(cluster.z);
+        if blocks > u64::from(MAX_CLUSTER_BLOCKS) {
+            return Err(LaunchConfigError::ClusterTooLarge {
+                blocks,
+                limit: MAX_CLUSTER_BLOCKS,
+            });
+        }
         Ok(())
     }
 }
@@ -157,6 +214,7 @@ impl From<cudarc::driver::LaunchConfig> for LaunchConfig {
             block: config.block_dim.into(),
             shared_mem_bytes: config.shared_mem_bytes,
             cooperative: false,
+            cluster: None,
         }
     }
 }
@@ -185,6 +243,20 @@ pub enum LaunchConfigError {
     TooManyThreads { threads: u64, limit: u32 },
     #[error("{requested} bytes of dynamic shared memory per block, over the device's limit of {limit} for this kernel")]
     SharedMemoryTooLarge { requested: u32, limit: u32 },
+    #[error("a grid of {grid} blocks along {axis} is not a multiple of the cluster's {cluster}: make the grid a whole number of clusters")]
+    ClusterDoesNotDivideGrid {
+        axis: &'static str,
+        grid: u32,
+        cluster: u32,
+    },
+    #[error("a cluster of {blocks} blocks, over the portable limit of {limit}")]
+    ClusterTooLarge { blocks: u64, limit: u32 },
+    #[error(
+        "a launch is either cooperative or in clusters, not both (CUDA has no launch that is both)"
+    )]
+    ClusterAndCooperative,
+    #[error("the CPU simulator does not run thread-block clusters: launch this kernel on a GPU (compute capability 9.0 or later)")]
+    ClusterOnSimulator,
     #[error("a cooperative launch of {blocks} blocks, but at most {max_blocks} blocks of this size fit on the GPU at once ({per_sm} per SM × {sms} SMs at this block size and shared memory); launch at most {max_blocks} blocks and loop over the data with a grid-stride loop")]
     NotCoResident {
         blocks: u64,

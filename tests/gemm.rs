@@ -207,6 +207,18 @@ fn the_hopper_gemm_matches_cublas_on_the_gpu() {
             }
         }
     }
+    // The clustered form: two blocks of a cluster sharing B by multicast. One cluster over
+    // one k-tile; 2 × 2 clusters over 5 k-tiles (the ring wraps); 9 bands of 256 rows.
+    let mut bench =
+        Bench::new(stream.clone(), None, Layout::Tn, Algorithm::Wgmma, 1).expect("cuBLAS");
+    bench.cluster = true;
+    for (m, n, k) in [(256, 256, 64), (512, 512, 320), (2304, 256, 576)] {
+        let mut problem = Problem::<f32>::new(&bench.stream, m, n, k).expect("operands");
+        let (cudajit, _) = bench.check(&mut problem).expect("running the GEMMs");
+        let what = format!("clustered wgmma {m}x{n}x{k}");
+        assert!(cudajit.correct, "{what}: {cudajit:?}");
+        assert!(cudajit.max_value > 1.0, "{what}: {cudajit:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

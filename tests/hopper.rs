@@ -6,6 +6,9 @@ mod common;
 use cudajit::codegen::compile::{linked_ptx, CompileError};
 use cudajit::codegen::cubin;
 use cudajit::prelude::*;
+use cudajit::tensor::cluster::{
+    cluster_ctarank, cluster_nctarank, cluster_sync, dsmem_load_u32, map_shared_rank,
+};
 use cudajit::{Arch, Error};
 
 /// `wgmma.fence` exists only on `sm_90a`.
@@ -518,4 +521,87 @@ fn gpu_a_tensor_map_covers_only_its_buffer() {
     ));
     let bf16 = TensorMapLayout::tiled(TensorMapElement::Bf16, &[64, 64], &[64, 8]);
     TensorMap::encode(&bf16, &halves).unwrap();
+}
+
+/// Each block of a 2-block cluster writes a word, then reads its neighbour's through
+/// distributed shared memory; block 0 of each cluster also reports the cluster's size.
+#[kernel]
+fn neighbours_word(out: &mut [u32], sizes: &mut [u32]) {
+    let word = shared_array::<u32>(1);
+    let rank = cluster_ctarank();
+    if thread_idx().x == 0 {
+        word[0] = 1000 * block_idx().x + 7;
+    }
+    cluster_sync();
+    if thread_idx().x == 0 {
+        let theirs = map_shared_rank(shared_address(&word[0]), rank ^ 1);
+        out[block_idx().x as usize] = dsmem_load_u32(theirs);
+        sizes[block_idx().x as usize] = cluster_nctarank();
+    }
+    cluster_sync();
+}
+
+#[test]
+fn a_cluster_launch_is_checked_before_the_driver() {
+    let sim = cudajit::SimStream::new();
+    let mut out = sim.alloc_zeros::<u32>(8).unwrap();
+    let mut sizes = sim.alloc_zeros::<u32>(8).unwrap();
+    let error = neighbours_word::launch(
+        &sim,
+        LaunchConfig::new(8, 32).with_cluster((2, 1, 1)),
+        &mut out,
+        &mut sizes,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("does not run thread-block clusters"),
+        "{error}"
+    );
+    let uneven = LaunchConfig::new(7, 32).with_cluster((2, 1, 1));
+    assert_eq!(
+        uneven.check(1024, 0),
+        Err(cudajit::LaunchConfigError::ClusterDoesNotDivideGrid {
+            axis: "x",
+            grid: 7,
+            cluster: 2
+        })
+    );
+    let large = LaunchConfig::new(16, 32).with_cluster((16, 1, 1));
+    assert!(matches!(
+        large.check(1024, 0),
+        Err(cudajit::LaunchConfigError::ClusterTooLarge { blocks: 16, .. })
+    ));
+    let both = LaunchConfig::new(8, 32)
+        .with_cluster((2, 1, 1))
+        .cooperative();
+    assert_eq!(
+        both.check(1024, 0),
+        Err(cudajit::LaunchConfigError::ClusterAndCooperative)
+    );
+}
+
+#[test]
+fn gpu_blocks_of_a_cluster_read_each_others_shared_memory() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    if context.compute_capability().unwrap().0 < 9 {
+        eprintln!("skipped: clusters need compute capability 9.0 or later");
+        return;
+    }
+    let stream = context.default_stream();
+    let mut out = stream.alloc_zeros::<u32>(8).unwrap();
+    let mut sizes = stream.alloc_zeros::<u32>(8).unwrap();
+    neighbours_word::launch(
+        &stream,
+        LaunchConfig::new(8, 64).with_cluster((2, 1, 1)),
+        &mut out,
+        &mut sizes,
+    )
+    .unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    let want: Vec<u32> = (0..8u32).map(|b| 1000 * (b ^ 1) + 7).collect();
+    assert_eq!(got, want);
+    assert_eq!(stream.clone_dtoh(&sizes).unwrap(), vec![2; 8]);
 }

@@ -226,17 +226,24 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool, const CLUSTER: bool>
 }
 
 /// Launches [`gemm_wgmma`] for M×N×K: the tensor maps of A and B with the boxes and the
-/// 128-byte swizzle the wgmma descriptors describe, and one block per 128×256 tile of C.
+/// 128-byte swizzle the wgmma descriptors describe, and one block per 128×256 tile of C —
+/// with `cluster` (TN only, M a multiple of 256), in clusters of two vertically adjacent
+/// tiles sharing B by multicast.
 pub fn launch(
     stream: &std::sync::Arc<cudajit::CudaStream>,
     b_row_major: bool,
+    cluster: bool,
     (m, n, k): (u32, u32, u32),
     a: &cudajit::CudaSlice<cudajit::bf16>,
     b: &cudajit::CudaSlice<cudajit::bf16>,
     c: &mut cudajit::CudaSlice<f32>,
 ) -> super::Result<()> {
-    let (a_map, b_map) = tensor_maps(b_row_major, (m, n, k), a, b)?;
-    launch_maps(stream, b_row_major, false, (m, n), a_map, b_map, k, c)
+    if cluster && (b_row_major || m % (2 * TILE_M as u32) != 0) {
+        return Err("the clustered wgmma GEMM is TN with M a multiple of 256".into());
+    }
+    let (a_map, b_map) = tensor_maps(b_row_major, cluster, (m, n, k), a, b)?;
+    let form = (b_row_major, false, cluster);
+    launch_maps(stream, form, (m, n), a_map, b_map, k, c)
 }
 
 /// Launches the FP8 form of [`gemm_wgmma`]: A (M×K) and B (N×K) e4m3, as bytes.
@@ -248,33 +255,43 @@ pub fn launch_fp8(
     c: &mut cudajit::CudaSlice<f32>,
 ) -> super::Result<()> {
     let (a_map, b_map) = fp8_tensor_maps((m, n, k), a, b)?;
-    launch_maps(stream, false, true, (m, n), a_map, b_map, k, c)
+    launch_maps(stream, (false, true, false), (m, n), a_map, b_map, k, c)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The launch of the form (`B_ROW_MAJOR`, `FP8`, `CLUSTER`).
 fn launch_maps(
     stream: &std::sync::Arc<cudajit::CudaStream>,
-    b_row_major: bool,
-    fp8: bool,
+    form: (bool, bool, bool),
     (m, n): (u32, u32),
     a_map: TensorMap<'_>,
     b_map: TensorMap<'_>,
     k: u32,
     c: &mut cudajit::CudaSlice<f32>,
 ) -> super::Result<()> {
-    let config = cudajit::LaunchConfig::new((n / TILE_N as u32, m / TILE_M as u32, 1), THREADS)
-        .with_shared_mem(SHARED_BYTES);
-    match (b_row_major, fp8) {
-        (false, false) => {
+    let (tiles_n, tiles_m) = (n / TILE_N as u32, m / TILE_M as u32);
+    let config = if form.2 {
+        // x pairs the two blocks of a cluster: the 2 tiles of a 256-row band.
+        cudajit::LaunchConfig::new((2 * tiles_n, tiles_m / 2, 1), THREADS).with_cluster((2, 1, 1))
+    } else {
+        cudajit::LaunchConfig::new((tiles_n, tiles_m, 1), THREADS)
+    }
+    .with_shared_mem(SHARED_BYTES);
+    match form {
+        (false, false, false) => {
             gemm_wgmma::launch::<false, false, false>(stream, config, a_map, b_map, n, k, c)?
         }
-        (true, false) => {
+        (true, false, false) => {
             gemm_wgmma::launch::<true, false, false>(stream, config, a_map, b_map, n, k, c)?
         }
-        (false, true) => {
+        (false, true, false) => {
             gemm_wgmma::launch::<false, true, false>(stream, config, a_map, b_map, n, k, c)?
         }
-        (true, true) => return Err("the FP8 wgmma reads B K-major only (TN)".into()),
+        (false, false, true) => {
+            gemm_wgmma::launch::<false, false, true>(stream, config, a_map, b_map, n, k, c)?
+        }
+        _ => {
+            return Err("the FP8 and clustered forms read B K-major only (TN), unclustered".into())
+        }
     }
     Ok(())
 }
@@ -304,6 +321,7 @@ pub fn fp8_tensor_maps<'a>(
 /// of 64 × 256, or row-major N × K in boxes of 64 × 64), 128-byte swizzled.
 pub fn tensor_maps<'a>(
     b_row_major: bool,
+    cluster: bool,
     (m, n, k): (u32, u32, u32),
     a: &'a cudajit::CudaSlice<cudajit::bf16>,
     b: &'a cudajit::CudaSlice<cudajit::bf16>,
@@ -322,7 +340,16 @@ pub fn tensor_maps<'a>(
     let b_layout = if b_row_major {
         operand(n, k, TILE_K as u32)
     } else {
-        operand(k, n, TILE_N as u32)
+        // A cluster's block loads half of B's tile and multicasts it.
+        operand(
+            k,
+            n,
+            if cluster {
+                TILE_N as u32 / 2
+            } else {
+                TILE_N as u32
+            },
+        )
     };
     let b_map = TensorMap::encode(&b_layout, b)?;
     Ok((a_map, b_map))

@@ -102,13 +102,14 @@ fn run() -> Result<bool> {
             &options,
         );
     }
-    let bench = Bench::new(
+    let mut bench = Bench::new(
         stream,
         twin,
         options.layout,
         options.algorithm,
         options.runs,
     )?;
+    bench.cluster = options.cluster;
     let mut rows = Vec::new();
     let mut all_correct = true;
     for &(m, n, k) in &options.sizes {
@@ -207,15 +208,20 @@ fn table(gpu: &str, options: &Options, rows: &[Row]) -> String {
         options::Layout::Nn => "B row by row (NN)",
     };
     let twin = options.cubin.is_some();
+    let kernel_name = if options.cluster {
+        format!("{} (2-block clusters)", options.algorithm.name())
+    } else {
+        options.algorithm.name().to_owned()
+    };
     let mut out = format!(
         "GPU: {gpu}. C = A·B, bf16 inputs, f32 accumulate, {} output; {b}. Median of {} runs, CUDA events, L2 flushed before each run; every result checked against cuBLAS.\n\n",
         options.output.name(),
         options.runs
     );
     if twin {
-        out.push_str(&format!("| M × N × K | cudajit {} TFLOP/s | nvcc twin TFLOP/s | cuBLAS TFLOP/s | cudajit / nvcc | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", options.algorithm.name()));
+        out.push_str(&format!("| M × N × K | cudajit {} TFLOP/s | nvcc twin TFLOP/s | cuBLAS TFLOP/s | cudajit / nvcc | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", kernel_name));
     } else {
-        out.push_str(&format!("| M × N × K | cudajit {} TFLOP/s | cuBLAS TFLOP/s | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: |\n", options.algorithm.name()));
+        out.push_str(&format!("| M × N × K | cudajit {} TFLOP/s | cuBLAS TFLOP/s | cudajit / cuBLAS | max error / max \\|C\\| |\n| --- | ---: | ---: | ---: | ---: |\n", kernel_name));
     }
     for row in rows {
         let wrong = if row.correct() { "" } else { " **WRONG**" };

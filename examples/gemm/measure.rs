@@ -58,6 +58,7 @@ pub trait Element: BlasOutput + DeviceRepr + ValidAsZeroBits + Copy + Unpin + 's
     fn launch_wgmma(
         stream: &Arc<CudaStream>,
         layout: Layout,
+        cluster: bool,
         dims: (u32, u32, u32),
         a: &CudaSlice<bf16>,
         b: &CudaSlice<bf16>,
@@ -90,12 +91,13 @@ impl Element for f32 {
     fn launch_wgmma(
         stream: &Arc<CudaStream>,
         layout: Layout,
+        cluster: bool,
         dims: (u32, u32, u32),
         a: &CudaSlice<bf16>,
         b: &CudaSlice<bf16>,
         c: &mut CudaSlice<f32>,
     ) -> Result<()> {
-        hopper::launch(stream, layout.b_row_major(), dims, a, b, c)
+        hopper::launch(stream, layout.b_row_major(), cluster, dims, a, b, c)
     }
 }
 
@@ -129,6 +131,7 @@ impl Element for bf16 {
     fn launch_wgmma(
         _: &Arc<CudaStream>,
         _: Layout,
+        _: bool,
         _: (u32, u32, u32),
         _: &CudaSlice<bf16>,
         _: &CudaSlice<bf16>,
@@ -194,6 +197,8 @@ pub struct Bench {
     pub twin: Option<Twin>,
     pub layout: Layout,
     pub algorithm: Algorithm,
+    /// The Hopper GEMM in 2-block clusters sharing B (`--cluster`).
+    pub cluster: bool,
     pub runs: usize,
     flush: CudaSlice<u32>,
     /// The flush kernel's (never written) output, borrowed by each timing round.
@@ -244,6 +249,7 @@ impl Bench {
             twin,
             layout,
             algorithm,
+            cluster: false,
             runs,
         })
     }
@@ -346,6 +352,7 @@ impl Bench {
             Contender::Cudajit if self.algorithm == Algorithm::Wgmma => C::launch_wgmma(
                 &self.stream,
                 self.layout,
+                self.cluster,
                 (m as u32, n as u32, k as u32),
                 &problem.a,
                 &problem.b,

@@ -14,6 +14,8 @@ usage: gemm [options]
   --kernel mma|wgmma  the cudajit GEMM: mma.sync + ldmatrix + cp.async (default), or the
                       Hopper one, TMA + wgmma (sm_90a; f32 output so far), or fp8: the
                       Hopper one on e4m3 operands against cuBLASLt's FP8 matmul (TN)
+  --cluster           with --kernel wgmma (TN, M a multiple of 256): clusters of 2 blocks
+                      that load B once and multicast it to both
   --layout tn|nn      B column by column (tn, default) or row by row (nn); A is row-major
   --output f32|bf16   C's element type (default f32)
   --cuda-cubin PATH   the nvcc build of benches/cuda/gemm_mma.cu (gemm_wgmma.cu with
@@ -100,6 +102,8 @@ impl Output {
 pub struct Options {
     pub sizes: Vec<(usize, usize, usize)>,
     pub algorithm: Algorithm,
+    /// `--cluster`: the Hopper GEMM in clusters of 2 blocks sharing B by TMA multicast.
+    pub cluster: bool,
     pub layout: Layout,
     pub output: Output,
     pub cubin: Option<PathBuf>,
@@ -144,6 +148,7 @@ pub fn options() -> Result<Options> {
     let mut options = Options {
         sizes: default_sizes(),
         algorithm: Algorithm::Mma,
+        cluster: false,
         layout: Layout::Tn,
         output: Output::F32,
         cubin: std::env::var_os("CUDAJIT_GEMM_CUBIN")
@@ -179,6 +184,7 @@ pub fn options() -> Result<Options> {
                     _ => return Err("--kernel takes mma, wgmma or fp8".into()),
                 }
             }
+            "--cluster" => options.cluster = true,
             "--output" => {
                 options.output = match args.next().as_deref() {
                     Some("f32") => Output::F32,
@@ -209,13 +215,20 @@ pub fn options() -> Result<Options> {
     if options.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
+    if options.cluster && options.algorithm != Algorithm::Wgmma {
+        return Err("--cluster is a form of --kernel wgmma".into());
+    }
     let (tile_m, tile_n, tile_k) = match options.algorithm {
         Algorithm::Mma => (TILE_M, TILE_N, TILE_K),
         Algorithm::Wgmma => {
             if options.output != Output::F32 {
                 return Err("--kernel wgmma writes f32 C so far".into());
             }
-            (hopper::TILE_M, hopper::TILE_N, hopper::TILE_K)
+            if options.cluster && (options.layout != Layout::Tn || options.cubin.is_some()) {
+                return Err("--cluster runs the TN layout, without an nvcc twin".into());
+            }
+            let tile_m = if options.cluster { 2 } else { 1 } * hopper::TILE_M;
+            (tile_m, hopper::TILE_N, hopper::TILE_K)
         }
         Algorithm::Fp8 => {
             if options.layout != Layout::Tn || options.output != Output::F32 {

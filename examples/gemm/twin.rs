@@ -211,7 +211,7 @@ impl Twin {
         let (mu, nu, ku) = (m as u32, n as u32, k as u32);
         if self.algorithm != Algorithm::Mma {
             let (a_map, b_map) =
-                hopper::tensor_maps(self.layout.b_row_major(), (mu, nu, ku), a, b)?;
+                hopper::tensor_maps(self.layout.b_row_major(), false, (mu, nu, ku), a, b)?;
             let (a_map, b_map) = (MapArgument(*a_map.raw()), MapArgument(*b_map.raw()));
             let config = LaunchConfig {
                 grid_dim: ((n / hopper::TILE_N) as u32, (m / hopper::TILE_M) as u32, 1),
