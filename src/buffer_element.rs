@@ -186,6 +186,7 @@ mod tests {
             enum_repr: None,
             variants: &[],
             drop: None,
+            methods: cudajit_core::methods::MethodTable::NONE,
         });
     }
 

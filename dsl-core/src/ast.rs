@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 12;
+pub const FORMAT_VERSION: u32 = 13;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -340,10 +340,19 @@ pub enum ExprKind {
     /// A `{ stmts; tail }` block used as a value.
     Block(Block),
     /// A call of a `#[device]` function by name, with explicit generic arguments if the
-    /// user wrote a turbofish (`f::<f32, 4>(x)`).
+    /// user wrote a turbofish (`f::<f32, 4>(x)`); an associated function of a struct is
+    /// named `Struct::function` (`Vec3::new`, see [`crate::methods`]).
     Call {
         callee: String,
         generic_args: Vec<GenericArg>,
+        args: Vec<Expr>,
+    },
+    /// `receiver.method(args)` of a method the language does not define: a `#[device]`
+    /// method of the receiver's struct, found once its type is known (lowering calls
+    /// `Struct::method` with the receiver, or a reference to it, first).
+    MethodCall {
+        receiver: Box<Expr>,
+        method: String,
         args: Vec<Expr>,
     },
     /// A method of the language's scalar types, `x.sqrt()` or `a.min(b)`; also

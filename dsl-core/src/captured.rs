@@ -105,7 +105,8 @@ impl CapturedFunction {
     }
 
     /// This function and every device function it reaches, each once, callers first: the
-    /// functions it calls and the drop hooks of the structs it names.
+    /// functions it calls, and the drop hooks and `#[device]` methods of the structs it
+    /// names.
     pub fn reachable(&'static self) -> Vec<&'static CapturedFunction> {
         let mut seen: Vec<&'static CapturedFunction> = vec![self];
         let mut next = 0;
@@ -114,7 +115,17 @@ impl CapturedFunction {
             let hooks = (function.structs)()
                 .iter()
                 .filter_map(|layout| layout.drop.map(|hook| hook.function()));
-            for callee in (function.callees)().iter().copied().chain(hooks) {
+            // Every `#[device]` method of a struct the function names: which ones a body
+            // calls is known only once its types are (`v.length()`, `a + b`).
+            let methods = (function.structs)()
+                .iter()
+                .flat_map(|layout| layout.methods.functions());
+            for callee in (function.callees)()
+                .iter()
+                .copied()
+                .chain(hooks)
+                .chain(methods)
+            {
                 if !seen.iter().any(|f| std::ptr::eq(*f, callee)) {
                     seen.push(callee);
                 }

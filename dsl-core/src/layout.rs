@@ -35,6 +35,9 @@ pub struct StructLayout {
     /// For a struct with `#[device_drop(f)]`: the `#[extern_device]` function the device
     /// calls with `&mut` a local of the type at the end of its scope.
     pub drop: Option<DropHook>,
+    /// The functions of the struct's `#[device]` impl blocks: methods, associated
+    /// functions and operators (see [`crate::methods`]).
+    pub methods: crate::methods::MethodTable,
 }
 
 /// The function a type's locals are passed to (`&mut`) at the end of their scope, as C++
@@ -153,6 +156,7 @@ pub fn tuple_layout(elements: &[Scalar]) -> Option<&'static StructLayout> {
             enum_repr: None,
             variants: &[],
             drop: None,
+            methods: crate::methods::MethodTable::NONE,
         }))
     });
     Some(*layout)

@@ -12,6 +12,8 @@ impl Lowerer<'_, '_> {
         block: &mut Block,
         wants_value: bool,
     ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let types = self.types;
+        let expr = types.desugared(expr).unwrap_or(expr);
         let ExprKind::Call { args, .. } = &expr.kind else {
             return Err(LowerError::new(expr.span, "this expression has no effect"));
         };
@@ -129,10 +131,7 @@ impl Lowerer<'_, '_> {
         match (&param.ty, &arg.kind) {
             (ParamType::Reference { .. }, ExprKind::Reference { place, .. }) => {
                 let ExprKind::Var(name) = &place.kind else {
-                    return Err(LowerError::new(
-                        place.span,
-                        "pass a named struct or array: `&comm`, `&mut session`",
-                    ));
+                    return self.struct_reference(place, block);
                 };
                 match self.scopes.lookup(name) {
                     Some(Binding::Argument(index)) if self.is_reference_argument(index) => {
@@ -185,6 +184,29 @@ impl Lowerer<'_, '_> {
                 Ok(self.expr_node(Expression::Load { pointer: field }, span))
             }
             _ => self.expr(arg, block),
+        }
+    }
+
+    /// `&place` / `&mut place` of a struct that is not a name: a slice element (the
+    /// element's address, so `&mut self` methods write it in place) or a value (a call's
+    /// result, an operator's), kept in a temporary as Rust keeps a temporary.
+    fn struct_reference(
+        &mut self,
+        place: &Expr,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let types = self.types;
+        let place = types.desugared(place).unwrap_or(place);
+        match &place.kind {
+            ExprKind::Index { base, index } => self.element_pointer(base, index, block),
+            ExprKind::Field { base, field } => self.field_pointer(base, field, place.span, block),
+            _ => {
+                let ty = self.struct_of(place)?;
+                let value = self.expr(place, block)?;
+                let local = self.local("struct.temporary", ty, place.span);
+                block.push(Statement::LocalStore { local, value }, place.span);
+                Ok(self.expr_node(Expression::LocalPointer(local), place.span))
+            }
         }
     }
 

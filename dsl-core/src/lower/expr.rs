@@ -9,6 +9,11 @@ impl Lowerer<'_, '_> {
         expr: &Expr,
         block: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
+        let types = self.types;
+        if let Some(call) = types.desugared(expr) {
+            // A method call or struct operator: the call of the struct's device function.
+            return self.expr(call, block);
+        }
         let span = expr.span;
         Ok(match &expr.kind {
             ExprKind::Lit(lit) => {
@@ -264,6 +269,12 @@ impl Lowerer<'_, '_> {
                     "references are only supported as the target of an atomic",
                 ))
             }
+            ExprKind::MethodCall { .. } => {
+                return Err(LowerError::new(
+                    span,
+                    "internal: a method call inference did not resolve",
+                ))
+            }
             ExprKind::Call { .. } => match self.call(expr, block, true)? {
                 Some(value) => value,
                 None => return Err(LowerError::new(span, "this call returns nothing")),
@@ -414,7 +425,7 @@ impl Lowerer<'_, '_> {
 /// Whether evaluating `expr` calls a device function.
 pub(super) fn contains_call(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Call { .. } => true,
+        ExprKind::Call { .. } | ExprKind::MethodCall { .. } => true,
         ExprKind::Lit(_)
         | ExprKind::Var(_)
         | ExprKind::Builtin(_)

@@ -6,6 +6,7 @@
 //! variables (union-find), run once over the body before lowering.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::error::LowerError;
 use super::scope::Scopes;
@@ -17,6 +18,8 @@ use crate::ast::{
 use crate::intrinsics::{Intrinsic, VoteOp};
 use crate::math::MathFunction;
 use crate::{ir, Scalar, Span};
+
+mod methods;
 
 /// What is known about a type variable.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,6 +99,10 @@ pub(super) struct TypeTable {
     struct_lets: HashMap<*const Stmt, &'static str>,
     /// The struct of each struct-valued slice element, call and struct literal.
     struct_exprs: HashMap<*const Expr, &'static str>,
+    /// Method calls and struct operators, as the calls they are (`methods.rs`).
+    desugared: HashMap<*const Expr, Rc<Expr>>,
+    /// `a += b` of structs, as the call of `add_assign` it is.
+    desugared_stmts: HashMap<*const Stmt, Rc<Expr>>,
 }
 
 impl TypeTable {
@@ -123,6 +130,20 @@ impl TypeTable {
     pub(super) fn call(&self, expr: &Expr) -> Option<&Instance> {
         self.calls.get(&(expr as *const Expr))
     }
+
+    /// The call a method call or struct operator is (`v.length()` is `Vec3::length(&v)`).
+    pub(super) fn desugared(&self, expr: &Expr) -> Option<&Expr> {
+        self.desugared
+            .get(&(expr as *const Expr))
+            .map(|call| &**call)
+    }
+
+    /// The call a compound assignment of a struct is (`a += b` is `add_assign(&mut a, b)`).
+    pub(super) fn desugared_stmt(&self, stmt: &Stmt) -> Option<&Expr> {
+        self.desugared_stmts
+            .get(&(stmt as *const Stmt))
+            .map(|call| &**call)
+    }
 }
 
 /// Infers the types of `function`'s body under `spec`; calls are resolved in `library`.
@@ -142,6 +163,8 @@ pub(super) fn infer(
         calls: Vec::new(),
         structs: Vec::new(),
         structs_let: Vec::new(),
+        desugared: Vec::new(),
+        desugared_stmts: Vec::new(),
         result: None,
         result_struct: None,
     };
@@ -164,7 +187,7 @@ pub(super) fn infer(
             ParamType::Reference {
                 target: ty @ ValueType::Struct(_),
                 len: None,
-                mutable: false,
+                ..
             } if function.external.is_none() => match library.resolve_value(spec, ty, param.span)? {
                 Resolved::Struct(name) => Binding::StructRef(name),
                 Resolved::Scalar(_) => {
@@ -177,7 +200,7 @@ pub(super) fn infer(
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "device functions take structs by `&S`; `&mut` and array references belong to `#[extern_device]` functions",
+                    "device functions take structs by `&S` and `&mut S`; array references belong to `#[extern_device]` functions",
                 ))
             }
             ParamType::TensorMap => Binding::TensorMap,
@@ -254,6 +277,10 @@ struct Inference<'a> {
     structs: Vec<(*const Expr, &'static str)>,
     /// `let`s binding a struct value.
     structs_let: Vec<(*const Stmt, &'static str)>,
+    /// Method calls and struct operators, replaced by their calls (`methods.rs`).
+    desugared: Vec<(*const Expr, Rc<Expr>)>,
+    /// Compound assignments of structs, replaced by their calls.
+    desugared_stmts: Vec<(*const Stmt, Rc<Expr>)>,
     /// The return type of the function, if it returns a scalar.
     result: Option<usize>,
     /// The struct (or tuple) the function returns, if it returns one.
@@ -311,7 +338,13 @@ impl Inference<'_> {
     }
 
     fn scalar(&mut self, expr: &Expr) -> Result<usize, LowerError> {
-        match self.expr(expr)? {
+        let ty = self.expr(expr)?;
+        self.scalar_of(ty, expr)
+    }
+
+    /// The type variable of `expr`, whose type `ty` is, if it is a scalar.
+    fn scalar_of(&mut self, ty: InferTy, expr: &Expr) -> Result<usize, LowerError> {
+        match ty {
             InferTy::Scalar(var) => Ok(var),
             InferTy::Slice { .. } | InferTy::Array(_) | InferTy::StructSlice { .. } => {
                 Err(LowerError::new(
@@ -364,7 +397,11 @@ impl Inference<'_> {
                 }
             },
             ExprKind::Unary { op, operand } => {
-                let var = self.scalar(operand)?;
+                let operand_ty = self.expr(operand)?;
+                if let (UnaryOp::Neg, InferTy::Struct(name)) = (op, operand_ty) {
+                    return self.negation(expr, name, operand);
+                }
+                let var = self.scalar_of(operand_ty, operand)?;
                 if *op == UnaryOp::Not {
                     let root = self.find(var);
                     if self.constraint[root] == Constraint::AnyFloat {
@@ -374,8 +411,21 @@ impl Inference<'_> {
                 var
             }
             ExprKind::Binary { op, left, right } => {
-                let l = self.scalar(left)?;
-                let r = self.scalar(right)?;
+                let left_ty = self.expr(left)?;
+                if let InferTy::Struct(name) = left_ty {
+                    if !op.is_logical() && !op.is_comparison() {
+                        return self.binary_operator(expr, *op, name, right);
+                    }
+                }
+                let l = self.scalar_of(left_ty, left)?;
+                let right_ty = self.expr(right)?;
+                if let InferTy::Struct(name) = right_ty {
+                    return Err(LowerError::new(
+                        right.span,
+                        format!("a `{name}` on the right of `{}` with a scalar on the left is not supported: put the struct on the left (`v {} s`), as its `#[device]` operator impls take it", op.symbol(), op.symbol()),
+                    ));
+                }
+                let r = self.scalar_of(right_ty, right)?;
                 if op.is_logical() {
                     self.require(l, Scalar::Bool, left.span)?;
                     self.require(r, Scalar::Bool, right.span)?;
@@ -558,7 +608,18 @@ impl Inference<'_> {
                 function,
                 receiver,
                 args,
-            } => self.math(*function, receiver, args, span)?,
+            } => {
+                // A struct's own method of the same name as a scalar one (`v.abs()`).
+                if let InferTy::Struct(_) = self.expr(receiver)? {
+                    return self.method_value(expr, receiver, function.name(), args);
+                }
+                self.math(*function, receiver, args, span)?
+            }
+            ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => return self.method_value(expr, receiver, method, args),
             ExprKind::Call {
                 callee,
                 generic_args,
@@ -881,6 +942,18 @@ impl Inference<'_> {
             }
             Stmt::Assign {
                 place,
+                op: Some(op),
+                value,
+                ..
+            } if matches!(self.expr(place)?, InferTy::Struct(_)) => {
+                let name = match self.expr(place)? {
+                    InferTy::Struct(name) => name,
+                    _ => return Err(LowerError::new(place.span, "a struct is expected here")),
+                };
+                self.compound_assignment(stmt, place, *op, value, name)?;
+            }
+            Stmt::Assign {
+                place,
                 op: None,
                 value,
                 span,
@@ -986,6 +1059,13 @@ impl Inference<'_> {
                     args,
                 } => {
                     self.call(expr, callee, generic_args, args)?;
+                }
+                ExprKind::MethodCall {
+                    receiver,
+                    method,
+                    args,
+                } => {
+                    self.method_call(expr, receiver, method, args)?;
                 }
                 ExprKind::Intrinsic {
                     intrinsic, args, ..
@@ -1609,6 +1689,10 @@ impl Inference<'_> {
         for (expr, name) in std::mem::take(&mut self.structs) {
             table.struct_exprs.insert(expr, name);
         }
+        table.desugared = std::mem::take(&mut self.desugared).into_iter().collect();
+        table.desugared_stmts = std::mem::take(&mut self.desugared_stmts)
+            .into_iter()
+            .collect();
         for call in std::mem::take(&mut self.calls) {
             let mut spec = Specialization {
                 types: Vec::new(),

@@ -11,6 +11,8 @@ impl Lowerer<'_, '_> {
         expr: &Expr,
         block: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
+        let types = self.types;
+        let expr = types.desugared(expr).unwrap_or(expr);
         match &expr.kind {
             ExprKind::Index { base, index } => self.element_pointer(base, index, block),
             ExprKind::Var(name) => match self.scopes.lookup(name) {
@@ -60,6 +62,8 @@ impl Lowerer<'_, '_> {
 
     /// The struct type of a struct-valued expression.
     pub(super) fn struct_of(&mut self, expr: &Expr) -> Result<Handle<Type>, LowerError> {
+        let types = self.types;
+        let expr = types.desugared(expr).unwrap_or(expr);
         if let Some(name) = self.types.struct_expr(expr) {
             return self.struct_type(name, expr.span);
         }
@@ -105,18 +109,19 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let ty = match &param.ty {
-            // `&S` of a device function: a pointer to the caller's struct.
+            // `&S` (`&mut S`) of a device function: a pointer to the caller's struct, read
+            // (and written) in place; `&self` and `&mut self` of methods.
             ParamType::Reference {
                 target: target @ ValueType::Struct(_),
                 len: None,
-                mutable: false,
+                mutable,
             } => {
                 let base = self.param_value_type(&param.name, target, param.span)?;
                 self.program.module.types.insert(Type {
                     inner: TypeInner::Pointer {
                         base,
                         space: AddressSpace::Generic,
-                        mutable: false,
+                        mutable: *mutable,
                     },
                 })
             }

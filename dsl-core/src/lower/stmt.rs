@@ -207,6 +207,13 @@ impl Lowerer<'_, '_> {
                 }
                 self.scopes.bind(name, Binding::Local(local));
             }
+            Stmt::Assign { .. } if self.types.desugared_stmt(stmt).is_some() => {
+                // `a += b` of structs: the call of its `#[device]` `add_assign`.
+                let types = self.types;
+                if let Some(call) = types.desugared_stmt(stmt) {
+                    self.call(call, out, false)?;
+                }
+            }
             Stmt::Assign {
                 place,
                 op,
@@ -304,6 +311,9 @@ impl Lowerer<'_, '_> {
             } => self.assertion(cond, text, message, *debug_only, *span, out)?,
             Stmt::Return { value, span } => self.return_value(value.as_ref(), *span, out)?,
             Stmt::Expr(expr) => match &expr.kind {
+                ExprKind::MethodCall { .. } => {
+                    self.call(expr, out, false)?;
+                }
                 ExprKind::Intrinsic {
                     intrinsic: Intrinsic::VectorStore(n),
                     args,

@@ -31,6 +31,7 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
         }))),
         None => quote!(::core::option::Option::None),
     };
+    let methods = method_table(ident, paths);
     let layouts = parsed.fields.iter().map(|(field, field_scalar)| {
         let field_name = field.to_string();
         let variant = syn::Ident::new(&format!("{field_scalar:?}"), proc_macro2::Span::call_site());
@@ -60,6 +61,7 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
                 enum_repr: ::core::option::Option::None,
                 variants: &[],
                 drop: #drop,
+                methods: #methods,
             };
         }
         // SAFETY: the layout is the one above, rustc's; the fields are scalars and the
@@ -109,8 +111,28 @@ fn device_enum(parsed: &DeviceCopyEnum, paths: &Paths) -> TokenStream {
                 enum_repr: ::core::option::Option::Some(#scalar::#repr_variant),
                 variants: &[#(#variants),*],
                 drop: ::core::option::Option::None,
+                methods: #private::MethodTable::NONE,
             };
         }
         impl #private::LaunchArgument for #ident {}
     }
+}
+
+/// The struct's `MethodTable`: every slot of `cudajit_core::methods`, each the inherent
+/// constant a `#[device]` impl block of the struct defines or, through `NoDeviceImpls`
+/// (Rust prefers inherent associated items to trait ones), the empty default.
+fn method_table(ident: &syn::Ident, paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    let slots = cudajit_core::methods::slot_names()
+        .into_iter()
+        .map(|slot| syn::Ident::new(&slot, proc_macro2::Span::call_site()));
+    quote!(#private::MethodTable({
+        fn methods() -> &'static [&'static [&'static #private::CapturedFunction]] {
+            #[allow(unused_imports)]
+            use #private::NoDeviceImpls as _;
+            const SLOTS: &[&[&#private::CapturedFunction]] = &[#(#ident::#slots),*];
+            SLOTS
+        }
+        methods
+    }))
 }

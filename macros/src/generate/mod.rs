@@ -31,6 +31,7 @@ mod captured;
 mod device_copy;
 mod extern_device;
 pub(crate) mod fallback;
+mod impl_block;
 mod launcher;
 mod paths;
 
@@ -41,6 +42,7 @@ use syn::ItemFn;
 use crate::parse::{FnKind, Parsed};
 pub(crate) use device_copy::device_copy;
 pub(crate) use extern_device::extern_functions;
+pub(crate) use impl_block::device_impl;
 pub(crate) use paths::Paths;
 
 /// What replaces a `#[kernel]` or `#[device]` function that parsed and passed its checks.

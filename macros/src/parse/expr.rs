@@ -210,7 +210,14 @@ impl Parser<'_> {
         match expr {
             syn::Expr::Paren(paren) => self.dereferenced(&paren.expr),
             syn::Expr::Path(path) if path.qself.is_none() => {
-                self.alias(&path.path.get_ident()?.to_string())
+                let name = path.path.get_ident()?.to_string();
+                self.alias(&name).or_else(|| {
+                    // `*self`, `*other` of a struct reference: the struct, read in place.
+                    self.reference_names.contains(&name).then(|| Expr {
+                        kind: ExprKind::Var(name),
+                        span: span_at(path),
+                    })
+                })
             }
             _ => None,
         }
@@ -307,13 +314,25 @@ impl Parser<'_> {
             return None;
         }
         let Some(function) = MathFunction::from_name(&method) else {
-            self.errors.at(
-                &call.method,
-                format!(
-                    "method `{method}` is not supported in kernels: kernels call `slice.len()`, `(a..b).step_by(n)` in `for`, and the scalar methods of the kernel language (`sqrt`, `abs`, `min`, `mul_add`, ..., all listed in its reference, docs/language.md); methods of your own types are not supported yet: for one of those, write a `#[device]` function taking the value as a parameter and call `{method}(value, ..)`"
-                ),
-            );
-            return None;
+            // A method of a struct's `#[device]` impl block, found once the receiver's type
+            // is known (lowering says so if the struct has no such device method).
+            if call.turbofish.is_some() {
+                self.errors.at(
+                    &call.turbofish,
+                    "generic methods are not supported in kernels: `#[device]` impl blocks hold methods without generic parameters",
+                );
+                return None;
+            }
+            let receiver = self.expr(&call.receiver);
+            let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+            return Some(Expr {
+                kind: ExprKind::MethodCall {
+                    receiver: Box::new(receiver?),
+                    method,
+                    args: args.into_iter().collect::<Option<Vec<Expr>>>()?,
+                },
+                span,
+            });
         };
         let args: Vec<&syn::Expr> = call.args.iter().collect();
         self.math(function, &call.receiver, &args, call, span)
@@ -407,6 +426,11 @@ impl Parser<'_> {
         if let Some(message) = not_a_device_function(&path.path) {
             self.errors.at(path, message);
             return None;
+        }
+        // `Vec3::new(..)`: an associated function of a `DeviceCopy` struct's `#[device]`
+        // impl block, found through the struct's layout.
+        if let Some(call) = self.associated_function(path, call, span) {
+            return call;
         }
         // Anything else is a `#[device]` function; the generated code reports paths that
         // are not (`generate/captured.rs`).
@@ -1071,10 +1095,8 @@ fn not_a_device_function(path: &syn::Path) -> Option<String> {
             "`{owner_name}` is not supported in kernels: a kernel cannot allocate; use a local array (`let mut a = [0.0f32; 8];`), shared memory (`shared_array::<f32>(n)`) or a slice parameter (`&mut [f32]`) filled by the host"
         ));
     }
-    Some(format!(
-        "`{written}` is an associated function of a type, which kernels cannot call yet: kernels call free `#[device]` functions; write `{last}` as a `#[device]` function (`fn {}_{last}(..)`) and call that",
-        owner_name.to_lowercase()
-    ))
+    // Any other type's: a `#[device]` impl block's associated function (`Vec3::new`).
+    None
 }
 
 /// The message for an expression kind outside the kernel language.
@@ -1142,5 +1164,52 @@ impl Parser<'_> {
                 .types
                 .iter()
                 .any(|t| path.segments[0].ident == t)
+    }
+}
+
+impl Parser<'_> {
+    /// `Type::function(args)` of a type (a capitalised segment before the function): the
+    /// associated function `Type::function` of a `#[device]` impl block, with the type
+    /// recorded so its layout, and with it its methods, reach the lowering. `None` for a
+    /// path of a module (`nccl::lsa_barrier_session`).
+    fn associated_function(
+        &mut self,
+        path: &syn::ExprPath,
+        call: &syn::ExprCall,
+        span: cudajit_core::Span,
+    ) -> Option<Option<Expr>> {
+        let segments = &path.path.segments;
+        let count = segments.len();
+        let owner = segments.iter().nth(count.checked_sub(2)?)?;
+        let function = segments.last()?;
+        let owner_name = owner.ident.to_string();
+        let type_like = owner_name.starts_with(|c: char| c.is_ascii_uppercase());
+        if !type_like || Scalar::from_rust_name(&owner_name).is_some() {
+            return None;
+        }
+        if !owner.arguments.is_none() || !function.arguments.is_none() {
+            self.errors.at(
+                path,
+                "generic associated functions are not supported in kernels: `#[device]` impl blocks are of structs without generic parameters, and hold functions without them",
+            );
+            return Some(None);
+        }
+        let mut type_path = path.path.clone();
+        type_path.segments.pop();
+        type_path.segments.pop_punct();
+        self.record_type(&type_path);
+        let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+        let args = args.into_iter().collect::<Option<Vec<Expr>>>();
+        Some(args.map(|args| Expr {
+            kind: ExprKind::Call {
+                callee: cudajit_core::methods::method_function_name(
+                    &owner_name,
+                    &function.ident.to_string(),
+                ),
+                generic_args: Vec::new(),
+                args,
+            },
+            span,
+        }))
     }
 }

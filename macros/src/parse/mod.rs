@@ -14,6 +14,7 @@ mod device_copy;
 mod expr;
 mod extern_block;
 mod format;
+mod impl_block;
 mod iterate;
 mod loop_value;
 mod matching;
@@ -36,6 +37,7 @@ pub(crate) use device_copy::{
     device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct,
 };
 pub(crate) use extern_block::{declarations, extern_block};
+pub(crate) use impl_block::{impl_block, DeviceImpl};
 use parser::Parser;
 pub(crate) use signature::{scalar_type, FnKind};
 
@@ -72,6 +74,18 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
     };
     let own_name = item.sig.ident.to_string();
     let mut parser = Parser::new(errors, names, kind, own_name);
+    // `*self` and `*other` of struct references read the struct.
+    for input in &item.sig.inputs {
+        if let (syn::FnArg::Typed(typed), syn::Type::Reference(reference)) =
+            (input, &*input_type(input))
+        {
+            if !matches!(&*reference.elem, syn::Type::Slice(_)) {
+                if let syn::Pat::Ident(ident) = &*typed.pat {
+                    parser.reference_names.push(ident.ident.to_string());
+                }
+            }
+        }
+    }
     // Every parameter name, also of parameters rejected above, so their uses add no
     // errors of their own.
     for input in &item.sig.inputs {
@@ -182,4 +196,12 @@ pub(crate) fn span_at(tokens: &impl quote::ToTokens) -> Span {
         .next()
         .map(|t| span_of(t.span()))
         .unwrap_or_default()
+}
+
+/// The type of a typed parameter (a receiver's is `Self`, never seen here).
+fn input_type(input: &syn::FnArg) -> Box<syn::Type> {
+    match input {
+        syn::FnArg::Typed(typed) => typed.ty.clone(),
+        syn::FnArg::Receiver(receiver) => receiver.ty.clone(),
+    }
 }

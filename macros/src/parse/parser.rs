@@ -50,6 +50,9 @@ pub(crate) struct Parser<'e> {
     /// The roots of the places assigned so far (`arr` of `arr[k] = v`), in order, so a
     /// loop over a copy of an array can tell that its body writes the array.
     pub(super) written: Vec<String>,
+    /// The parameters that are references to structs (`self` of `&self`, `other: &Vec3`):
+    /// `*name` reads the struct.
+    pub(crate) reference_names: Vec<String>,
 }
 
 /// What a function body uses from outside itself, for the generated code.
@@ -89,6 +92,7 @@ impl<'e> Parser<'e> {
             aliases: Vec::new(),
             loops: Vec::new(),
             written: Vec::new(),
+            reference_names: Vec::new(),
         }
     }
 

@@ -279,18 +279,22 @@ fn param_type(
                 elem => value_type(elem, generics),
             };
             if let Some(ValueType::Struct(name)) = by_reference {
-                if kind == FnKind::Device && reference.mutability.is_none() {
+                if kind == FnKind::Device {
                     return Some(ParamType::Reference {
                         target: ValueType::Struct(name),
                         len: None,
-                        mutable: false,
+                        mutable: reference.mutability.is_some(),
                     });
                 }
                 errors.at(
                     ty,
                     match kind {
-                        FnKind::Kernel => "kernels take structs by value (`s: S`), not by reference",
-                        FnKind::Device => "device functions take structs by value or as `&S`; to change one, return the new value",
+                        FnKind::Kernel => {
+                            "kernels take structs by value (`s: S`), not by reference"
+                        }
+                        FnKind::Device => {
+                            "device functions take structs by value, as `&S` or as `&mut S`"
+                        }
                     },
                 );
                 return None;

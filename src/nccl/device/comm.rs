@@ -189,6 +189,7 @@ unsafe impl DeviceStruct for DevComm {
         enum_repr: None,
         variants: &[],
         drop: None,
+        methods: cudajit_core::methods::MethodTable::NONE,
     };
 }
 // The launch checks of a communicating kernel (`super::launch_check`).
@@ -288,6 +289,7 @@ unsafe impl DeviceStruct for Window {
         enum_repr: None,
         variants: &[],
         drop: None,
+        methods: cudajit_core::methods::MethodTable::NONE,
     };
 }
 impl LaunchArgument for Window {}
