@@ -200,7 +200,7 @@ pub mod __private {
     pub use cudajit_core::layout::{
         DeviceStruct, DropHook, FieldLayout, StructLayout, VariantLayout,
     };
-    pub use cudajit_core::methods::{MethodTable, NoDeviceImpls};
+    pub use cudajit_core::methods::{MethodReceiver, MethodTable, NoDeviceImpls};
     pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 

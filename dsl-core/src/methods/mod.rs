@@ -67,6 +67,38 @@ impl std::fmt::Debug for MethodTable {
     }
 }
 
+/// The types whose method calls in kernel bodies the macro checks at compile time
+/// (`v.length()`, `x.to_degrees()`): scalars, `DeviceCopy` structs, slices and arrays, by
+/// value, so a check on `&Vec3` or `&mut Vec3` (`self` of `&self`) dereferences to the
+/// struct before it falls back to the "not a device method" error.
+pub trait MethodReceiver {}
+
+macro_rules! scalar_receivers {
+    ($($ty:ty),*) => { $(impl MethodReceiver for $ty {})* };
+}
+
+scalar_receivers!(
+    bool,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
+
+impl<T: crate::layout::DeviceStruct> MethodReceiver for T {}
+impl<T> MethodReceiver for [T] {}
+impl<T, const N: usize> MethodReceiver for [T; N] {}
+
 /// What an operator trait's method does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OperatorKind {

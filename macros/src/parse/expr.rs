@@ -325,6 +325,8 @@ impl Parser<'_> {
             }
             let receiver = self.expr(&call.receiver);
             let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+            let start = call.method.span().start();
+            self.method_sites.push((start.line, start.column));
             return Some(Expr {
                 kind: ExprKind::MethodCall {
                     receiver: Box::new(receiver?),
@@ -1198,6 +1200,7 @@ impl Parser<'_> {
         type_path.segments.pop();
         type_path.segments.pop_punct();
         self.record_type(&type_path);
+        self.add_associated(&type_path, &function.ident);
         let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
         let args = args.into_iter().collect::<Option<Vec<Expr>>>();
         Some(args.map(|args| Expr {

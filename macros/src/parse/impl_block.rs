@@ -24,6 +24,10 @@ pub(crate) struct DeviceImpl {
     pub slot: String,
     /// Its functions, captured.
     pub functions: Vec<Parsed>,
+    /// Their names, in the same order.
+    pub function_names: Vec<syn::Ident>,
+    /// Whether it is the struct's inherent block (not an operator trait's).
+    pub inherent: bool,
 }
 
 const OPERATORS: &str = "`Add`, `Sub`, `Mul`, `Div`, `Rem` (with `Self` or a scalar on the right), `Neg`, and `AddAssign`, `SubAssign`, `MulAssign`, `DivAssign`, `RemAssign`";
@@ -51,6 +55,8 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         {
             path.path.segments.last().map(|s| s.ident.clone())
         }
+        // A generic struct's: reported with the impl's generics above.
+        Type::Path(_) if !item.generics.params.is_empty() => None,
         other => {
             errors.at(
                 other,
@@ -75,6 +81,7 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         Some((operator, rhs)) => operator_slot(&operator, rhs),
     };
     let mut functions = Vec::new();
+    let mut function_names = Vec::new();
     for impl_item in &item.items {
         match impl_item {
             ImplItem::Fn(method) => {
@@ -86,6 +93,7 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
                 };
                 if let Some(parsed) = method_function(method, &self_ident, name, errors) {
                     functions.push(parsed);
+                    function_names.push(method.sig.ident.clone());
                 }
             }
             ImplItem::Type(output) if operator.is_some() && output.ident == "Output" => {}
@@ -99,6 +107,8 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         self_ident,
         slot,
         functions,
+        function_names,
+        inherent: operator.is_none(),
     })
 }
 

@@ -62,6 +62,10 @@ pub(crate) struct Parsed {
     pub constants: Vec<(String, syn::Path)>,
     /// The body's `const` and `static` items.
     pub const_items: Vec<syn::Item>,
+    /// The associated functions the body calls (`Vec3::new`): the type's path, the name.
+    pub associated: Vec<(syn::Path, syn::Ident)>,
+    /// Where the body calls struct methods: the line and column of each method's name.
+    pub method_sites: Vec<(usize, usize)>,
 }
 
 /// Parses a kernel or device function. Returns `None` if anything was rejected.
@@ -179,6 +183,8 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
         callees: uses.callees,
         constants: uses.constants,
         const_items: uses.const_items,
+        associated: uses.associated,
+        method_sites: uses.method_sites,
     })
 }
 

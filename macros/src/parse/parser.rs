@@ -53,6 +53,11 @@ pub(crate) struct Parser<'e> {
     /// The parameters that are references to structs (`self` of `&self`, `other: &Vec3`):
     /// `*name` reads the struct.
     pub(crate) reference_names: Vec<String>,
+    /// The associated functions called (`Vec3::new`): the type's path and the function.
+    associated: Vec<(syn::Path, syn::Ident)>,
+    /// Where the body calls a method captured as a struct's (`v.length()`): the line and
+    /// column of the method's name, for the generated check (`generate/method_check.rs`).
+    pub(super) method_sites: Vec<(usize, usize)>,
 }
 
 /// What a function body uses from outside itself, for the generated code.
@@ -65,6 +70,10 @@ pub(crate) struct BodyUses {
     pub constants: Vec<(String, syn::Path)>,
     /// The body's own `const` items.
     pub const_items: Vec<syn::Item>,
+    /// The associated functions called, by type path and name.
+    pub associated: Vec<(syn::Path, syn::Ident)>,
+    /// Where struct methods are called (the method names' line and column).
+    pub method_sites: Vec<(usize, usize)>,
 }
 
 impl<'e> Parser<'e> {
@@ -93,6 +102,8 @@ impl<'e> Parser<'e> {
             loops: Vec::new(),
             written: Vec::new(),
             reference_names: Vec::new(),
+            associated: Vec::new(),
+            method_sites: Vec::new(),
         }
     }
 
@@ -188,7 +199,15 @@ impl<'e> Parser<'e> {
             types: self.enums,
             constants: self.constants,
             const_items: self.const_items,
+            associated: self.associated,
+            method_sites: self.method_sites,
         }
+    }
+
+    /// Records a call of the associated function `function` of the type at `ty`, which the
+    /// generated code checks is a `#[device]` one.
+    pub(super) fn add_associated(&mut self, ty: &syn::Path, function: &syn::Ident) {
+        self.associated.push((ty.clone(), function.clone()));
     }
 
     pub(super) fn push_scope(&mut self) {

@@ -165,6 +165,7 @@ mod tests {
             enum_repr: None,
             variants: &[],
             drop: None,
+            methods: cudajit_core::methods::MethodTable::NONE,
         };
         let with_field = StructLayout {
             fields: &FIELDS,

@@ -208,6 +208,7 @@ mod tests {
         enum_repr: None,
         variants: &[],
         drop: None,
+        methods: cudajit_core::methods::MethodTable::NONE,
     };
     static POINT: StructLayout = LAYOUT;
     static POINT_I32: StructLayout = StructLayout {

@@ -53,12 +53,14 @@ impl Inference<'_> {
                 },
                 _ => receiver.clone(),
             },
-            _ => return Err(LowerError::new(
-                expr.span,
-                format!(
+            _ => {
+                return Err(LowerError::new(
+                    expr.span,
+                    format!(
                     "`{callee}` is an associated function, not a method: call it as `{callee}(..)`"
                 ),
-            )),
+                ))
+            }
         };
         let arguments = std::iter::once(receiver_argument)
             .chain(args.iter().cloned())
