@@ -189,7 +189,7 @@ fn checked_copy(item: &ItemFn, parsed: &Parsed, name: syn::Ident, paths: &Paths)
     copy.attrs.clear();
     copy.vis = syn::Visibility::Inherited;
     copy.sig.ident = name;
-    copy.block = Box::new(block);
+    *copy.block = block;
     let attributes = method_check::copy_attributes();
     quote!(#attributes #copy)
 }
