@@ -148,6 +148,99 @@ fn step(dt: f32, pos: &[Vec3], vel: &mut [Vec3], out: &mut [Vec3], scalars: &mut
     }
 }
 
+/// A local array of structs: built from one value, its elements written whole, by field,
+/// by operator and by `&mut self` method, and read back.
+#[kernel]
+fn tally(points: &[Vec3], out: &mut [Vec3], sums: &mut [f32]) {
+    let i = global_index();
+    if i < out.len() {
+        let mut bins = [Vec3::zero(); 4];
+        for k in 0..4 {
+            bins[k] = points[(i + k) % points.len()] * (k as f32 + 1.0);
+        }
+        bins[1].x += 1.0;
+        let first = bins[0];
+        bins[2] += first;
+        bins[3].normalize();
+        let mut total = Vec3::zero();
+        for bin in bins {
+            total += bin;
+        }
+        out[i] = total;
+        sums[i] = bins[3].length() + bins[1].dot(bins[2]) + bins.len() as f32;
+    }
+}
+
+fn tally_on_host(points: &[Vec3], out: &mut [Vec3], sums: &mut [f32]) {
+    for i in 0..out.len() {
+        let mut bins = [Vec3::zero(); 4];
+        for k in 0..4 {
+            bins[k] = points[(i + k) % points.len()] * (k as f32 + 1.0);
+        }
+        bins[1].x += 1.0;
+        let first = bins[0];
+        bins[2] += first;
+        bins[3].normalize();
+        let mut total = Vec3::zero();
+        for bin in bins {
+            total += bin;
+        }
+        out[i] = total;
+        sums[i] = bins[3].length() + bins[1].dot(bins[2]) + bins.len() as f32;
+    }
+}
+
+fn tally_matches_the_host(stream: &cudajit::Stream) {
+    let n = 64;
+    let points: Vec<Vec3> = (0..n)
+        .map(|i| Vec3::new(i as f32 * 0.25, 2.0 - (i % 9) as f32, (i % 4) as f32))
+        .collect();
+    let dpoints = stream.clone_htod(&points).unwrap();
+    let mut dout = stream.alloc_zeros::<Vec3>(n).unwrap();
+    let mut dsums = stream.alloc_zeros::<f32>(n).unwrap();
+    tally::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &dpoints,
+        &mut dout,
+        &mut dsums,
+    )
+    .unwrap();
+    let mut out_host = vec![Vec3::zero(); n];
+    let mut sums_host = vec![0.0f32; n];
+    tally_on_host(&points, &mut out_host, &mut sums_host);
+    let out = stream.clone_dtoh(&dout).unwrap();
+    let sums = stream.clone_dtoh(&dsums).unwrap();
+    for i in 0..n {
+        assert!(
+            close3(out[i], out_host[i]),
+            "out[{i}]: {:?} != {:?}",
+            out[i],
+            out_host[i]
+        );
+        assert!(
+            close(sums[i], sums_host[i]),
+            "sums[{i}]: {} != {}",
+            sums[i],
+            sums_host[i]
+        );
+    }
+}
+
+#[test]
+fn local_arrays_of_structs_run_on_the_simulator() {
+    tally_matches_the_host(&cudajit::Stream::simulator());
+}
+
+#[test]
+fn local_arrays_of_structs_on_the_gpu() {
+    let Ok(stream) = cudajit::Stream::gpu(0) else {
+        eprintln!("skipped: no GPU");
+        return;
+    };
+    tally_matches_the_host(&stream);
+}
+
 /// The host's step: the same impls, run by rustc's code.
 fn step_on_host(dt: f32, pos: &[Vec3], vel: &mut [Vec3], out: &mut [Vec3], scalars: &mut [f32]) {
     for i in 0..pos.len() {
@@ -245,7 +338,8 @@ fn methods_and_operators_of_structs_on_the_gpu() {
 
 /// The NVVM writer's side: methods and operators are device functions the call inlines,
 /// so the release-build PTX of `step` has neither a call nor local memory (the structs
-/// live in registers, as `float3` arithmetic does in CUDA C++).
+/// live in registers, as `float3` arithmetic does in CUDA C++); nor has `tally`'s, whose
+/// array of structs is indexed by constants once its loops are unrolled.
 #[test]
 fn methods_and_operators_inline_without_local_memory() {
     use cudajit::codegen::compile::{linked_ptx, CompileOptions};
@@ -259,17 +353,28 @@ fn methods_and_operators_inline_without_local_memory() {
         bounds_checks: false,
         ..CompileOptions::default()
     };
-    let ptx = linked_ptx(
-        step::KERNEL.captured(),
-        &cudajit::Specialization::default(),
-        cudajit::Arch::SM_90,
-        &options,
-    )
-    .unwrap_or_else(|e| panic!("step: {e}"));
-    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
-    assert!(!ptx.contains("call.uni"), "a call left:\n{ptx}");
-    assert!(
-        ptx.contains("sqrt.rn.f32"),
-        "no `length`'s square root:\n{ptx}"
-    );
+    for kernel in [&step::KERNEL, &tally::KERNEL] {
+        let ptx = linked_ptx(
+            kernel.captured(),
+            &cudajit::Specialization::default(),
+            cudajit::Arch::SM_90,
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        assert!(
+            !ptx.contains(".local"),
+            "{}: local memory:\n{ptx}",
+            kernel.name()
+        );
+        assert!(
+            !ptx.contains("call.uni"),
+            "{}: a call left:\n{ptx}",
+            kernel.name()
+        );
+        assert!(
+            ptx.contains("sqrt.rn.f32"),
+            "{}: no `length`'s square root:\n{ptx}",
+            kernel.name()
+        );
+    }
 }

@@ -579,10 +579,11 @@ struct FunctionCompiler<'a> {
 #[derive(Clone, Copy)]
 enum LocalSlot {
     Register(Reg),
+    /// A local array: `len` elements of `size` bytes (scalars or structs).
     Array {
         offset: u32,
         len: u32,
-        elem: Scalar,
+        size: u32,
     },
     /// A struct (or tuple) local: `size` bytes of the frame's local memory.
     Struct {
@@ -788,15 +789,9 @@ impl<'a> FunctionCompiler<'a> {
                     return self.unsupported("a tensor map in a local variable");
                 }
                 TypeInner::Array { base, len } => match self.module.types[*base].inner {
-                    TypeInner::Scalar(elem) => {
-                        let offset = self.local_bytes.next_multiple_of(16);
-                        self.local_bytes = offset + len * elem.size_bytes();
-                        LocalSlot::Array {
-                            offset,
-                            len: *len,
-                            elem,
-                        }
-                    }
+                    TypeInner::Scalar(elem) => self.local_array(*len, elem.size_bytes()),
+                    // An array of structs: each element at the struct's stride.
+                    TypeInner::Struct { size, .. } => self.local_array(*len, size),
                     _ => {
                         self.span = local.span;
                         return self.unsupported("an array of non-scalars");
@@ -843,6 +838,13 @@ impl<'a> FunctionCompiler<'a> {
             stack_registers: 0,
             stack_local_bytes: 0,
         })
+    }
+
+    /// Room for a local array of `len` elements of `size` bytes in the frame.
+    fn local_array(&mut self, len: u32, size: u32) -> LocalSlot {
+        let offset = self.local_bytes.next_multiple_of(16);
+        self.local_bytes = offset + len * size;
+        LocalSlot::Array { offset, len, size }
     }
 
     fn local_register(&self, local: Handle<LocalVariable>) -> CompileResult<Reg> {
@@ -1017,7 +1019,7 @@ impl<'a> FunctionCompiler<'a> {
                 slice
             }
             Expression::ArrayElement { local, index } => {
-                let LocalSlot::Array { offset, len, elem } = self.locals[local.index()] else {
+                let LocalSlot::Array { offset, len, size } = self.locals[local.index()] else {
                     return self.unsupported("indexing a local that is not an array");
                 };
                 let index = self.index(index)?;
@@ -1027,7 +1029,7 @@ impl<'a> FunctionCompiler<'a> {
                     offset,
                     len,
                     index,
-                    size: elem.size_bytes(),
+                    size,
                 });
                 dst
             }

@@ -188,14 +188,16 @@ impl Writer<'_> {
                 let TypeInner::Array { base, len } = self.module.types[array_ty].inner else {
                     return Err(self.unsupported(span, "indexing a non-array local"));
                 };
-                let TypeInner::Scalar(elem) = self.module.types[base].inner else {
-                    return Err(self.unsupported(span, "an array of non-scalars"));
+                // Scalars in their memory type; structs (`[Body::zero(); 4]`) by name.
+                let mem = match &self.module.types[base].inner {
+                    TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
+                    TypeInner::Struct { name, .. } => super::function::struct_type_name(name),
+                    _ => return Err(self.unsupported(span, "an array of non-scalars")),
                 };
                 let index_ty = self.scalar_of(index)?;
                 let index_value = self.expr(index)?.scalar();
                 let index64 = self.widen_to_i64(index_value, index_ty);
                 self.bounds_check(&index64, &len.to_string(), span);
-                let mem = types::memory(elem);
                 scalar(self.value(format!(
                     "getelementptr inbounds [{len} x {mem}], [{len} x {mem}]* %local{}, i64 0, i64 {index64}",
                     local.index()

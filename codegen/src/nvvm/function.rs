@@ -198,8 +198,9 @@ pub(super) fn write_function(
         let ty = match &module.types[local.ty].inner {
             TypeInner::Scalar(s) => types::scalar(*s).to_owned(),
             TypeInner::Struct { name, .. } => struct_type_name(name),
-            TypeInner::Array { base, len } => match module.types[*base].inner {
-                TypeInner::Scalar(s) => format!("[{len} x {}]", types::memory(s)),
+            TypeInner::Array { base, len } => match &module.types[*base].inner {
+                TypeInner::Scalar(s) => format!("[{len} x {}]", types::memory(*s)),
+                TypeInner::Struct { name, .. } => format!("[{len} x {}]", struct_type_name(name)),
                 _ => return Err(writer.unsupported(local.span, "an array of non-scalars")),
             },
             _ => return Err(writer.unsupported(local.span, "a local variable of this type")),

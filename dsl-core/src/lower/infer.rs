@@ -49,6 +49,8 @@ pub(super) enum InferTy {
     },
     /// A local array; its element type may still be inferred.
     Array(usize),
+    /// A local array of structs (`let mut bodies = [Body::zero(); 4];`).
+    StructArray(&'static str),
 }
 
 /// What a name refers to during inference.
@@ -70,6 +72,7 @@ enum Binding {
         mutable: bool,
     },
     Array(usize),
+    StructArray(&'static str),
 }
 
 /// A device function instance a call resolves to.
@@ -346,12 +349,13 @@ impl Inference<'_> {
     fn scalar_of(&mut self, ty: InferTy, expr: &Expr) -> Result<usize, LowerError> {
         match ty {
             InferTy::Scalar(var) => Ok(var),
-            InferTy::Slice { .. } | InferTy::Array(_) | InferTy::StructSlice { .. } => {
-                Err(LowerError::new(
-                    expr.span,
-                    "a slice or array can only be indexed or asked for its `.len()` here",
-                ))
-            }
+            InferTy::Slice { .. }
+            | InferTy::Array(_)
+            | InferTy::StructSlice { .. }
+            | InferTy::StructArray(_) => Err(LowerError::new(
+                expr.span,
+                "a slice or array can only be indexed or asked for its `.len()` here",
+            )),
             InferTy::Struct(name) => Err(LowerError::new(
                 expr.span,
                 format!("a `{name}` is a struct: use one of its fields here"),
@@ -377,6 +381,7 @@ impl Inference<'_> {
                     return Ok(InferTy::Slice { elem, mutable })
                 }
                 Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
+                Some(Binding::StructArray(name)) => return Ok(InferTy::StructArray(name)),
                 Some(Binding::Struct(name) | Binding::StructRef(name)) => {
                     return Ok(InferTy::Struct(name))
                 }
@@ -448,7 +453,7 @@ impl Inference<'_> {
                 let elem = match self.expr(base)? {
                     InferTy::Slice { elem, .. } => self.known(elem),
                     InferTy::Array(elem) => elem,
-                    InferTy::StructSlice { name, .. } => {
+                    InferTy::StructSlice { name, .. } | InferTy::StructArray(name) => {
                         let i = self.scalar(index)?;
                         self.require(i, Scalar::Usize, index.span)?;
                         self.structs.push((expr as *const Expr, name));
@@ -829,7 +834,16 @@ impl Inference<'_> {
                     ..
                 }) = init
                 {
-                    let elem = self.scalar(value)?;
+                    let value_ty = self.expr(value)?;
+                    if let InferTy::Struct(struct_name) = value_ty {
+                        // An array of structs: every element a copy of the value.
+                        let l = self.scalar(len)?;
+                        self.require(l, Scalar::Usize, len.span)?;
+                        self.structs_let.push((stmt as *const Stmt, struct_name));
+                        self.scopes.bind(name, Binding::StructArray(struct_name));
+                        return Ok(());
+                    }
+                    let elem = self.scalar_of(value_ty, value)?;
                     let l = self.scalar(len)?;
                     self.require(l, Scalar::Usize, len.span)?;
                     if let Some(ty) = ty {

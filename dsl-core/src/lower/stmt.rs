@@ -467,10 +467,6 @@ impl Lowerer<'_, '_> {
         out: &mut Block,
     ) -> Result<(), LowerError> {
         const MAX_LEN: u64 = 4096;
-        let elem = self
-            .types
-            .binding(stmt)
-            .ok_or_else(|| LowerError::new(span, "internal: array without an element type"))?;
         let count = self.constant_value(len)?;
         if count == 0 || count > MAX_LEN {
             return Err(LowerError::new(
@@ -479,7 +475,16 @@ impl Lowerer<'_, '_> {
             ));
         }
         let count = count as u32;
-        let elem_ty = self.scalar_type(elem);
+        // The element: a struct (`[Body::zero(); 4]`) or a scalar.
+        let elem_ty = match self.types.struct_binding(stmt) {
+            Some(struct_name) => self.struct_type(struct_name, span)?,
+            None => {
+                let elem = self.types.binding(stmt).ok_or_else(|| {
+                    LowerError::new(span, "internal: array without an element type")
+                })?;
+                self.scalar_type(elem)
+            }
+        };
         let array_ty = self.program.module.types.insert(Type {
             inner: TypeInner::Array {
                 base: elem_ty,
@@ -487,7 +492,14 @@ impl Lowerer<'_, '_> {
             },
         });
         let value = self.expr(value, out)?;
-        let initial = self.temporary(&format!("{name}.init"), value, elem, span, out);
+        let initial = self.local(&format!("{name}.init"), elem_ty, span);
+        out.push(
+            Statement::LocalStore {
+                local: initial,
+                value,
+            },
+            span,
+        );
         let local = self.local(name, array_ty, span);
         for k in 0..count {
             let index = self.int(u64::from(k), Scalar::Usize, span);
