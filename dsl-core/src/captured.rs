@@ -81,8 +81,10 @@ impl CapturedFunction {
         let mut layouts: Vec<&'static StructLayout> = Vec::new();
         for function in self.reachable() {
             for &layout in (function.structs)() {
-                if !layouts.iter().any(|l| l.name == layout.name) {
-                    layouts.push(layout);
+                for layout in std::iter::once(layout).chain(layout.nested_layouts()) {
+                    if !layouts.iter().any(|l| l.name == layout.name) {
+                        layouts.push(layout);
+                    }
                 }
             }
         }
@@ -119,6 +121,7 @@ impl CapturedFunction {
             // calls is known only once its types are (`v.length()`, `a + b`).
             let methods = (function.structs)()
                 .iter()
+                .flat_map(|&layout| std::iter::once(layout).chain(layout.nested_layouts()))
                 .flat_map(|layout| layout.methods.functions());
             for callee in (function.callees)()
                 .iter()

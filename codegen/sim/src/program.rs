@@ -120,6 +120,15 @@ pub(crate) enum Op {
         index: Reg,
         size: u32,
     },
+    /// `dst` = the pointer to element `index` (below `len`, else a fault) of `size` bytes
+    /// of the array at the pointer `base` (an array field of a struct).
+    MemberElement {
+        dst: Reg,
+        base: Reg,
+        index: Reg,
+        size: u32,
+        len: u32,
+    },
     /// `dst` = the pointer to element `index` of the frame's local array at `offset`.
     ArrayElement {
         dst: Reg,
@@ -1018,6 +1027,26 @@ impl<'a> FunctionCompiler<'a> {
                 }
                 slice
             }
+            Expression::MemberElement { array, index } => {
+                let ExprType::Pointer { base: array_ty, .. } = self.info.type_of(array) else {
+                    return self.unsupported("an element of a non-array");
+                };
+                let TypeInner::Array { len, .. } = self.module.types[array_ty].inner else {
+                    return self.unsupported("an element of a non-array");
+                };
+                let size = self.pointee_size(handle)?;
+                let base = self.expr(array)?;
+                let index = self.index(index)?;
+                let dst = target(self);
+                self.emit(Op::MemberElement {
+                    dst,
+                    base,
+                    index,
+                    size,
+                    len,
+                });
+                dst
+            }
             Expression::ArrayElement { local, index } => {
                 let LocalSlot::Array { offset, len, size } = self.locals[local.index()] else {
                     return self.unsupported("indexing a local that is not an array");
@@ -1256,6 +1285,7 @@ impl<'a> FunctionCompiler<'a> {
                             | Expression::Math { .. }
                             | Expression::ElementPointer { .. }
                             | Expression::ArrayElement { .. }
+                            | Expression::MemberElement { .. }
                     );
                 let src = self.expr_into(*value, single.then_some(reg))?;
                 if src != reg {

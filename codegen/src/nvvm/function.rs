@@ -94,6 +94,7 @@ pub(super) fn write_function(
         terminated: false,
         loops: Vec::new(),
         arguments: Vec::new(),
+        argument_copies: Vec::new(),
     };
     let mut params = Vec::new();
     let mut param_types = Vec::new();
@@ -133,7 +134,10 @@ pub(super) fn write_function(
                     let param = format!("{ty} %arg{index}.{name}");
                     (ty, param)
                 }
-                // By value, as CUDA C++ passes structs: a `byval` pointer to the parameter.
+                // By value, as CUDA C++ passes structs: a kernel's is a `byval` pointer to
+                // the parameter; a device function's a pointer to the copy its caller made
+                // for the call (`call.rs`), which it only reads (a `mut` parameter is
+                // copied to a local), so inlining leaves no copy SROA cannot remove.
                 (
                     ArgWord::Value,
                     TypeInner::Struct {
@@ -143,7 +147,10 @@ pub(super) fn write_function(
                     },
                 ) => {
                     let ty = format!("{}*", struct_type_name(struct_name));
-                    let param = format!("{ty} byval align {align} %arg{index}.{name}");
+                    let param = match is_kernel {
+                        true => format!("{ty} byval align {align} %arg{index}.{name}"),
+                        false => format!("{ty} noalias readonly align {align} %arg{index}.{name}"),
+                    };
                     (ty, param)
                 }
                 (ArgWord::SlicePointer { mutable }, TypeInner::Slice { base, .. }) => {
@@ -211,7 +218,10 @@ pub(super) fn write_function(
             handle.index()
         );
     }
+    let copies_at = writer.body.len();
     writer.block(&function.body)?;
+    let copies = writer.argument_copies.concat();
+    writer.body.insert_str(copies_at, &copies);
     if !writer.terminated {
         let fallthrough = match function.result {
             // A device function whose every path returns still needs a terminator here.
@@ -279,6 +289,9 @@ pub(super) struct Writer<'a> {
     /// Enclosing loops: (id, continue label, exit label).
     pub(super) loops: Vec<(LoopId, String, String)>,
     pub(super) arguments: Vec<Value>,
+    /// The entry block's `alloca`s of the copies of structs passed by value to device
+    /// functions (`call.rs`), spliced in after the locals' when the function is done.
+    pub(super) argument_copies: Vec<String>,
 }
 
 impl Writer<'_> {

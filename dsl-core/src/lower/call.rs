@@ -236,7 +236,10 @@ impl Lowerer<'_, '_> {
                     let layout = library.struct_layout(name, param.span)?;
                     match layout.fields {
                         // A handle (one scalar field, such as a window): that scalar.
-                        [only] if is_handle(layout) => self.scalar_type(only.ty),
+                        [crate::layout::FieldLayout {
+                            ty: crate::layout::FieldType::Scalar(only),
+                            ..
+                        }] if is_handle(layout) => self.scalar_type(*only),
                         // Any other struct: by value, as C passes it.
                         _ => self.struct_type(name, param.span)?,
                     }
@@ -312,5 +315,5 @@ impl Lowerer<'_, '_> {
 /// scalar field (a handle such as NCCL's window), rather than as the struct.
 fn is_handle(layout: &crate::layout::StructLayout) -> bool {
     layout.enum_repr.is_none()
-        && matches!(layout.fields, [only] if only.offset == 0 && only.ty.size_bytes() as usize == layout.size)
+        && matches!(layout.fields, [only] if only.offset == 0 && only.ty.scalar().is_some() && only.ty.size() == layout.size)
 }

@@ -603,7 +603,14 @@ impl Inference<'_> {
                 let (_, member) = layout.field(field).ok_or_else(|| {
                     LowerError::new(span, format!("`{name}` has no field `{field}`"))
                 })?;
-                self.known(member.ty)
+                match self.field_type(&member.ty, span)? {
+                    InferTy::Struct(nested) => {
+                        self.structs.push((expr as *const Expr, nested));
+                        return Ok(InferTy::Struct(nested));
+                    }
+                    InferTy::Scalar(var) => var,
+                    other => return Ok(other),
+                }
             }
             ExprKind::Constant { ty, .. } => {
                 let scalar = self.library.scalar(self.spec, ty, span)?;
@@ -650,6 +657,102 @@ impl Inference<'_> {
         Ok(InferTy::Scalar(var))
     }
 
+    /// How a field of type `ty` reads: a scalar (an enum as its integer), a struct, or an
+    /// array of scalars or structs.
+    fn field_type(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        span: Span,
+    ) -> Result<InferTy, LowerError> {
+        use crate::layout::FieldType;
+        Ok(match ty {
+            FieldType::Scalar(scalar) => InferTy::Scalar(self.known(*scalar)),
+            FieldType::Struct(layout) => match layout.enum_repr {
+                Some(repr) => InferTy::Scalar(self.known(repr)),
+                None => InferTy::Struct(layout.name),
+            },
+            FieldType::Array { elem, .. } => match elem {
+                FieldType::Scalar(scalar) => InferTy::Array(self.known(*scalar)),
+                FieldType::Struct(layout) => match layout.enum_repr {
+                    Some(repr) => InferTy::Array(self.known(repr)),
+                    None => InferTy::StructArray(layout.name),
+                },
+                FieldType::Array { .. } => {
+                    return Err(LowerError::new(
+                        span,
+                        "arrays of arrays in structs are not supported yet: use a flat array indexed `[r * n + c]`",
+                    ))
+                }
+            },
+        })
+    }
+
+    /// The value of field `name` (of type `ty`) in a struct literal: a value of the field's
+    /// scalar or struct type; for an array field, `[value; N]` or a local array.
+    fn field_value(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        value: &Expr,
+        name: &str,
+    ) -> Result<(), LowerError> {
+        let wanted = self.field_type(ty, value.span)?;
+        let wrong = || {
+            LowerError::new(
+                value.span,
+                format!("the field `{name}` takes a value of its type"),
+            )
+        };
+        match wanted {
+            InferTy::Scalar(var) => {
+                let v = self.scalar(value)?;
+                self.unify(v, var, value.span)
+            }
+            InferTy::Struct(nested) => match self.expr(value)? {
+                InferTy::Struct(given) if given == nested => Ok(()),
+                _ => Err(wrong()),
+            },
+            InferTy::Array(elem) => match &value.kind {
+                ExprKind::Repeat {
+                    value: element,
+                    len,
+                } => {
+                    let v = self.scalar(element)?;
+                    let l = self.scalar(len)?;
+                    self.require(l, Scalar::Usize, len.span)?;
+                    self.unify(v, elem, element.span)
+                }
+                _ => match self.expr(value)? {
+                    InferTy::Array(given) => self.unify(given, elem, value.span),
+                    _ => Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    )),
+                },
+            },
+            InferTy::StructArray(nested) => match &value.kind {
+                ExprKind::Repeat {
+                    value: element,
+                    len,
+                } => {
+                    let l = self.scalar(len)?;
+                    self.require(l, Scalar::Usize, len.span)?;
+                    match self.expr(element)? {
+                        InferTy::Struct(given) if given == nested => Ok(()),
+                        _ => Err(wrong()),
+                    }
+                }
+                _ => match self.expr(value)? {
+                    InferTy::StructArray(given) if given == nested => Ok(()),
+                    _ => Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    )),
+                },
+            },
+            _ => Err(wrong()),
+        }
+    }
+
     /// `Name { field: value, .. }`: every field of the `#[derive(DeviceCopy)]` struct once,
     /// each value of the field's type.
     fn struct_literal(
@@ -675,8 +778,7 @@ impl Inference<'_> {
                     format!("the field `{name}` is given twice"),
                 ));
             }
-            let v = self.scalar(value)?;
-            self.require(v, member.ty, value.span)?;
+            self.field_value(&member.ty, value, name)?;
         }
         let missing: Vec<&str> = layout
             .fields
@@ -706,7 +808,11 @@ impl Inference<'_> {
             }
             for (element, field) in elements.iter().zip(layout.fields) {
                 let v = self.scalar(element)?;
-                self.require(v, field.ty, element.span)?;
+                let scalar = field
+                    .ty
+                    .scalar()
+                    .ok_or_else(|| LowerError::new(element.span, "tuples hold scalars"))?;
+                self.require(v, scalar, element.span)?;
             }
             return Ok(());
         }
@@ -924,7 +1030,11 @@ impl Inference<'_> {
                 }
                 self.structs_let.push((stmt as *const Stmt, name));
                 for ((binding, _), field) in names.iter().zip(layout.fields) {
-                    let var = self.known(field.ty);
+                    let scalar = field
+                        .ty
+                        .scalar()
+                        .ok_or_else(|| LowerError::new(*span, "tuples hold scalars"))?;
+                    let var = self.known(scalar);
                     self.scopes.bind(binding, Binding::Var(var));
                 }
             }

@@ -246,15 +246,14 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Type>, LowerError> {
         let library = self.program.library;
         let layout = library.struct_layout(name, span)?;
-        let members = layout
-            .fields
-            .iter()
-            .map(|f| StructMember {
-                name: f.name.to_owned(),
-                ty: self.scalar_type(f.ty),
-                offset: f.offset as u32,
-            })
-            .collect();
+        let mut members = Vec::new();
+        for field in layout.fields {
+            members.push(StructMember {
+                name: field.name.to_owned(),
+                ty: self.field_type(&field.ty, span)?,
+                offset: field.offset as u32,
+            });
+        }
         Ok(self.program.module.types.insert(Type {
             inner: TypeInner::Struct {
                 name: layout.name.to_owned(),
@@ -263,6 +262,32 @@ impl Lowerer<'_, '_> {
                 align: layout.align as u32,
             },
         }))
+    }
+
+    /// The IR type of a struct's field: a scalar (an enum as its integer), a struct, or an
+    /// array of them.
+    fn field_type(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        span: Span,
+    ) -> Result<Handle<Type>, LowerError> {
+        use crate::layout::FieldType;
+        Ok(match ty {
+            FieldType::Scalar(scalar) => self.scalar_type(*scalar),
+            FieldType::Struct(layout) => match layout.enum_repr {
+                Some(repr) => self.scalar_type(repr),
+                None => self.struct_type(layout.name, span)?,
+            },
+            FieldType::Array { elem, len } => {
+                let base = self.field_type(elem, span)?;
+                self.program.module.types.insert(Type {
+                    inner: TypeInner::Array {
+                        base,
+                        len: *len as u32,
+                    },
+                })
+            }
+        })
     }
 
     pub(super) fn local(

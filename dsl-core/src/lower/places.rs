@@ -15,6 +15,8 @@ impl Lowerer<'_, '_> {
         let expr = types.desugared(expr).unwrap_or(expr);
         match &expr.kind {
             ExprKind::Index { base, index } => self.element_pointer(base, index, block),
+            // A struct inside a struct (`b.pos` of `b.pos.x`): the field's place.
+            ExprKind::Field { base, field } => self.field_pointer(base, field, expr.span, block),
             ExprKind::Var(name) => match self.scopes.lookup(name) {
                 Some(Binding::Local(local)) => {
                     Ok(self.expr_node(Expression::LocalPointer(local), expr.span))
@@ -58,6 +60,27 @@ impl Lowerer<'_, '_> {
             },
             span,
         ))
+    }
+
+    /// The length of the array field `expr` is (`m.v` of `struct M { v: [f32; 4] }`), if it
+    /// is one.
+    pub(super) fn array_field_len(&mut self, expr: &Expr) -> Result<Option<u32>, LowerError> {
+        let ExprKind::Field { base, field } = &expr.kind else {
+            return Ok(None);
+        };
+        let struct_ty = self.struct_of(base)?;
+        let member = match &self.program.module.types[struct_ty].inner {
+            TypeInner::Struct { members, .. } => {
+                members.iter().find(|m| &m.name == field).map(|m| m.ty)
+            }
+            _ => None,
+        };
+        Ok(
+            match member.map(|ty| &self.program.module.types[ty].inner) {
+                Some(TypeInner::Array { len, .. }) => Some(*len),
+                _ => None,
+            },
+        )
     }
 
     /// The struct type of a struct-valued expression.
@@ -185,6 +208,14 @@ impl Lowerer<'_, '_> {
         if let Some((local, _)) = self.array_binding(base) {
             let index = self.expr(index, block)?;
             return Ok(self.expr_node(Expression::ArrayElement { local, index }, base.span));
+        }
+        if let ExprKind::Field { base: owner, field } = &base.kind {
+            if self.array_field_len(base)?.is_some() {
+                // `m.v[k]`: an element of the struct's array, in place.
+                let array = self.field_pointer(owner, field, base.span, block)?;
+                let index = self.expr(index, block)?;
+                return Ok(self.expr_node(Expression::MemberElement { array, index }, base.span));
+            }
         }
         let base = self.expr(base, block)?;
         let index = self.expr(index, block)?;

@@ -390,6 +390,21 @@ impl Lowerer<'_, '_> {
                     span,
                 );
             }
+            // `*out = value` of a `&mut S` parameter: a store through the reference.
+            ExprKind::Var(name) if matches!(self.scopes.lookup(name), Some(Binding::Argument(index)) if self.is_reference_argument(index)) =>
+            {
+                let Some(Binding::Argument(index)) = self.scopes.lookup(name) else {
+                    return Err(LowerError::new(place.span, "internal: not a reference"));
+                };
+                let pointer = self.expr_node(Expression::FunctionArgument(index), place.span);
+                out.push(
+                    Statement::Store {
+                        pointer,
+                        value: value_handle,
+                    },
+                    span,
+                );
+            }
             ExprKind::Var(name) => {
                 let Some(Binding::Local(local)) = self.scopes.lookup(name) else {
                     return Err(LowerError::new(

@@ -571,7 +571,18 @@ impl Parser<'_> {
                     .at(field, "fields are named: `Name { field: value }`");
                 return None;
             };
-            fields.push((name.to_string(), self.expr(&field.expr)?));
+            // `history: [0.5; 4]`: an array field's value.
+            let value = match &field.expr {
+                syn::Expr::Repeat(repeat) => Expr {
+                    kind: ExprKind::Repeat {
+                        value: Box::new(self.expr(&repeat.expr)?),
+                        len: Box::new(self.expr(&repeat.len)?),
+                    },
+                    span: span_at(repeat),
+                },
+                other => self.expr(other)?,
+            };
+            fields.push((name.to_string(), value));
         }
         self.record_type(&literal.path);
         Some(Expr {
@@ -592,14 +603,18 @@ impl Parser<'_> {
         if super::sub_slice::indexed_range(reference).is_some() {
             return self.sub_slice(reference);
         }
-        let syn::Expr::Path(path) = &*reference.expr else {
+        // A named struct or array, a slice element (`&mut out[i]`) or a field (`&s.pos`).
+        if !matches!(
+            &*reference.expr,
+            syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_)
+        ) {
             self.errors.at(
                 arg,
-                "only a named struct or array can be passed by reference: `&comm`, `&mut session`",
+                "only a named struct or array, a slice element or a field can be passed by reference: `&comm`, `&mut session`, `&mut out[i]`, `&b.pos`",
             );
             return None;
-        };
-        let place = self.expr(&syn::Expr::Path(path.clone()))?;
+        }
+        let place = self.expr(&reference.expr)?;
         Some(Expr {
             span: span_at(arg),
             kind: ExprKind::Reference {

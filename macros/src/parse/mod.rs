@@ -34,7 +34,7 @@ use syn::ItemFn;
 use crate::errors::Errors;
 pub(crate) use args::{derive_crate_path, extern_device_arguments, function_arguments};
 pub(crate) use device_copy::{
-    device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct,
+    device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct, FieldShape,
 };
 pub(crate) use extern_block::{declarations, extern_block};
 pub(crate) use impl_block::{impl_block, DeviceImpl};
