@@ -32,6 +32,13 @@ pub struct Body {
     pub alive: bool,
 }
 
+/// Moves a nested struct through `&mut`.
+#[device]
+fn shift(v: &mut Vec2, by: f32) {
+    v.x += by;
+    v.y -= by;
+}
+
 /// One body's step, the same code on the device (inlined into `advance`) and the host:
 /// `out` written in place through `&mut`.
 #[device]
@@ -45,6 +52,8 @@ fn advance_one(delta: Body, b: Body, out: &mut Body) -> f32 {
     next.history[3] = next.pos.length();
     next.corners[1] = next.pos;
     next.corners[0].x -= 1.0;
+    shift(&mut next.vel, 0.5);
+    shift(&mut next.corners[1], 0.25);
     let fresh = Body {
         pos: Vec2 { x: 0.0, y: 1.0 },
         vel: b.vel,

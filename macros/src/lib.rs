@@ -169,7 +169,8 @@ pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Lets kernels take a struct by value and in slices: `#[derive(Clone, Copy, DeviceCopy)]`
-/// on a `#[repr(C)]` struct whose fields are scalars. Kernels read and write its fields
+/// on a `#[repr(C)]` struct whose fields are scalars, `DeviceCopy` structs and arrays of
+/// them (`[f32; 4]`, `[Vec2; 2]`). Kernels read and write its fields
 /// (`p.mass`, `ps[i].pos_x += v`) and copy whole values (`let p = ps[i]; ps[j] = p;`).
 ///
 /// On a fieldless enum with an integer `#[repr(u8..i64)]`, kernels take it by value and in
