@@ -74,7 +74,8 @@ impl ParamClass {
             ParamType::Value(ValueType::Generic(_) | ValueType::Struct(_)) => {
                 Some(ParamClass::Value)
             }
-            ParamType::Value(ValueType::Tuple(_)) | ParamType::Reference { .. } => None,
+            ParamType::Value(ValueType::Tuple(_) | ValueType::Array { .. })
+            | ParamType::Reference { .. } => None,
             ParamType::Slice { mutable, .. } => Some(ParamClass::Slice { mutable: *mutable }),
             ParamType::TensorMap => Some(ParamClass::TensorMap),
         }

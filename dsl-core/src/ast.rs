@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 13;
+pub const FORMAT_VERSION: u32 = 14;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -82,6 +82,19 @@ pub enum ValueType {
     /// A tuple of scalars, the result type of a `#[device]` function (`-> (f32, u32)`): an
     /// anonymous `#[repr(C)]` struct with fields `0`, `1`, .. on the device.
     Tuple(Vec<ValueType>),
+    /// `[T; N]`, a parameter or the result of a `#[device]` function: passed as a pointer
+    /// to the caller's copy (the result to the caller's array), which inlining dissolves.
+    Array {
+        elem: Box<ValueType>,
+        len: ArrayLen,
+    },
+}
+
+/// The length of an array type: a literal or a const generic parameter (`[f32; N]`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ArrayLen {
+    Literal(u32),
+    Generic(String),
 }
 
 /// A function parameter.

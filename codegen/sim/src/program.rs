@@ -1094,7 +1094,22 @@ impl<'a> FunctionCompiler<'a> {
             }
             Expression::LocalPointer(local) => {
                 let dst = target(self);
-                self.struct_local(local, dst)?;
+                match self.locals[local.index()] {
+                    // An array local's address (passed to an array parameter).
+                    LocalSlot::Array { offset, len, size } => {
+                        let index = self.constant(0);
+                        self.emit(Op::ArrayElement {
+                            dst,
+                            offset,
+                            len,
+                            index,
+                            size,
+                        });
+                    }
+                    _ => {
+                        self.struct_local(local, dst)?;
+                    }
+                }
                 dst
             }
             // A simulated device address is a pointer (region and offset): the slice is

@@ -38,10 +38,20 @@ impl Writer<'_> {
                     let ExprType::Pointer { base, .. } = self.info.type_of(*argument) else {
                         return Err(self.unsupported(self.function.span, "a pointer argument"));
                     };
-                    let TypeInner::Struct { name, .. } = &self.module.types[base].inner else {
-                        return Err(self.unsupported(self.function.span, "a pointer argument"));
+                    let pointee = match &self.module.types[base].inner {
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        // An array parameter's pointer (`arrays.rs` of the language).
+                        TypeInner::Array { .. } => match super::member_layout(self.module, base) {
+                            Some((array, _, _)) => array,
+                            None => {
+                                return Err(
+                                    self.unsupported(self.function.span, "an array argument")
+                                )
+                            }
+                        },
+                        _ => return Err(self.unsupported(self.function.span, "a pointer argument")),
                     };
-                    operands.push(format!("{}* {value}", struct_type_name(name)));
+                    operands.push(format!("{pointee}* {value}"));
                 }
                 // A struct passes by value as C passes it: a copy made here, in an `alloca`
                 // of the entry block, whose address the callee reads. (A `byval` copy,

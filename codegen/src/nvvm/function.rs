@@ -102,15 +102,19 @@ pub(super) fn write_function(
     for (index, argument) in function.arguments.iter().enumerate() {
         let name = sanitize(&argument.name);
         let inner = &module.types[argument.ty].inner;
-        // `&S` of a device function: a plain pointer to the caller's struct.
+        // `&S` of a device function: a plain pointer to the caller's struct; an array
+        // parameter (`[f32; 4]`, `&mut [f32; 16]`, a result array): a pointer to the array.
         if let (TypeInner::Pointer { base, .. }, false) = (inner, is_kernel) {
-            let TypeInner::Struct {
-                name: struct_name, ..
-            } = &module.types[*base].inner
-            else {
-                return Err(writer.unsupported(argument.span, "a pointer to a non-struct"));
+            let ty = match &module.types[*base].inner {
+                TypeInner::Struct {
+                    name: struct_name, ..
+                } => format!("{}*", struct_type_name(struct_name)),
+                TypeInner::Array { .. } => match super::member_layout(module, *base) {
+                    Some((array, _, _)) => format!("{array}*"),
+                    None => return Err(writer.unsupported(argument.span, "an array of this type")),
+                },
+                _ => return Err(writer.unsupported(argument.span, "a pointer to this type")),
             };
-            let ty = format!("{}*", struct_type_name(struct_name));
             params.push(format!("{ty} %arg{index}.{name}"));
             param_types.push(ty);
             writer

@@ -287,7 +287,7 @@ fn struct_definition(
 
 /// A struct member's LLVM type, size and alignment: a scalar in its memory type, a struct
 /// by name (its `#[repr(C)]` size and alignment), an array of either.
-fn member_layout(
+pub(super) fn member_layout(
     module: &Module,
     ty: cudajit_core::ir::Handle<cudajit_core::ir::Type>,
 ) -> Option<(String, u32, u32)> {

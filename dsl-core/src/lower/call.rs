@@ -30,12 +30,34 @@ impl Lowerer<'_, '_> {
         let params = library.get(&instance.name).map(|f| f.params.as_slice());
         let mut arguments = Vec::new();
         for (index, arg) in args.iter().enumerate() {
-            let argument = match params.and_then(|p| p.get(index)) {
-                Some(
-                    param @ ast::Param {
-                        ty: ParamType::Reference { .. },
+            let param_ty = self.program.module.functions[function]
+                .arguments
+                .get(index)
+                .map(|a| a.ty);
+            let argument = match (params.and_then(|p| p.get(index)), param_ty) {
+                // Arrays: a pointer to a copy (by value) or to the array (by reference).
+                (
+                    Some(ast::Param {
+                        ty: ParamType::Value(ValueType::Array { .. }),
                         ..
-                    },
+                    }),
+                    Some(ty),
+                ) => self.array_argument(arg, ty, true, block)?,
+                (
+                    Some(ast::Param {
+                        ty: ParamType::Reference { len: Some(_), .. },
+                        ..
+                    }),
+                    Some(ty),
+                ) => self.array_argument(arg, ty, false, block)?,
+                (
+                    Some(
+                        param @ ast::Param {
+                            ty: ParamType::Reference { .. },
+                            ..
+                        },
+                    ),
+                    _,
                 ) => self.extern_argument(arg, param, block)?,
                 _ => {
                     self.reject_copy(arg)?;
@@ -43,6 +65,37 @@ impl Lowerer<'_, '_> {
                 }
             };
             arguments.push(argument);
+        }
+        // A function returning an array writes it through a hidden last argument: an
+        // array of the caller's, which the call's value then is.
+        let returns_array = library
+            .get(&instance.name)
+            .is_some_and(|f| matches!(f.result, Some(ValueType::Array { .. })));
+        if returns_array {
+            let hidden = self.program.module.functions[function]
+                .arguments
+                .last()
+                .map(|a| a.ty);
+            let array_ty = match hidden.map(|ty| &self.program.module.types[ty].inner) {
+                Some(TypeInner::Pointer { base, .. }) => *base,
+                _ => return Err(LowerError::new(expr.span, "internal: no result array")),
+            };
+            let len = match self.program.module.types[array_ty].inner {
+                TypeInner::Array { len, .. } => len,
+                _ => 0,
+            };
+            let local = self.local(&format!("{}.result", instance.name), array_ty, expr.span);
+            arguments.push(self.expr_node(Expression::LocalPointer(local), expr.span));
+            block.push(
+                Statement::Call {
+                    function,
+                    arguments,
+                    result: None,
+                },
+                expr.span,
+            );
+            self.array_result = Some((local, len));
+            return Ok(None);
         }
         let result_ty = self.program.module.functions[function].result;
         // A droppable result nobody keeps ends right after the call, as a C++ temporary.

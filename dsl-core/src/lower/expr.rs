@@ -39,7 +39,7 @@ impl Lowerer<'_, '_> {
                     self.expr_node(Expression::FunctionArgument(index), span)
                 }
                 Some(Binding::Local(local)) => self.load_local(local, span),
-                Some(Binding::Array(..)) => {
+                Some(Binding::Array(..) | Binding::ArrayArgument(..)) => {
                     return Err(LowerError::new(
                         span,
                         format!("the array `{name}` can only be indexed or asked for its `.len()`"),
@@ -122,9 +122,16 @@ impl Lowerer<'_, '_> {
             }
             ExprKind::Len(slice) => {
                 // A local array's or an array field's length is a constant.
+                let argument_len = match &slice.kind {
+                    ExprKind::Var(name) => match self.scopes.lookup(name) {
+                        Some(Binding::ArrayArgument(_, len)) => Some(len),
+                        _ => None,
+                    },
+                    _ => None,
+                };
                 let len = match self.array_binding(slice) {
                     Some((_, len)) => Some(len),
-                    None => self.array_field_len(slice)?,
+                    None => argument_len.or(self.array_field_len(slice)?),
                 };
                 match len {
                     Some(len) => self.int(u64::from(len), Scalar::Usize, span),

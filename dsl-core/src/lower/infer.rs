@@ -19,6 +19,7 @@ use crate::intrinsics::{Intrinsic, VoteOp};
 use crate::math::MathFunction;
 use crate::{ir, Scalar, Span};
 
+mod arrays;
 mod methods;
 
 /// What is known about a type variable.
@@ -170,6 +171,7 @@ pub(super) fn infer(
         desugared_stmts: Vec::new(),
         result: None,
         result_struct: None,
+        result_array: None,
     };
     inference.scopes.push();
     for constant in &function.constants {
@@ -200,10 +202,19 @@ pub(super) fn infer(
                     ))
                 }
             },
+            // `a: [f32; 4]`, `acc: &mut [f32; 16]`: an array the body indexes.
+            ParamType::Value(ValueType::Array { elem, .. }) if function.external.is_none() => {
+                inference.array_binding(elem, param.span)?
+            }
+            ParamType::Reference {
+                target,
+                len: Some(_),
+                ..
+            } if function.external.is_none() => inference.array_binding(target, param.span)?,
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "device functions take structs by `&S` and `&mut S`; array references belong to `#[extern_device]` functions",
+                    "device functions take structs by `&S` and `&mut S`, arrays by value and as `&[T; N]`/`&mut [T; N]`",
                 ))
             }
             ParamType::TensorMap => Binding::TensorMap,
@@ -237,11 +248,27 @@ pub(super) fn infer(
         };
         inference.scopes.bind(&param.name, binding);
     }
-    if let Some(ty) = &function.result {
-        match library.resolve_value(spec, ty, function.span)? {
+    match &function.result {
+        Some(ValueType::Array { elem, .. }) => {
+            inference.result_array = Some(inference.array_type(elem, function.span)?);
+        }
+        Some(ty) => match library.resolve_value(spec, ty, function.span)? {
             Resolved::Scalar(scalar) => inference.result = Some(inference.known(scalar)),
             Resolved::Struct(name) => inference.result_struct = Some(name),
-        }
+        },
+        None => {}
+    }
+    if let (Some(tail), Some(wanted)) = (&function.body.tail, inference.result_array) {
+        // An array result: the tail is an array of the element type.
+        inference.scopes.push();
+        let statements = function.body.stmts.iter();
+        let result = statements
+            .map(|stmt| inference.stmt(stmt))
+            .collect::<Result<Vec<()>, _>>()
+            .and_then(|_| inference.array_value(tail, wanted));
+        inference.scopes.pop();
+        result?;
+        return inference.finish();
     }
     match (
         &function.body.tail,
@@ -288,6 +315,8 @@ struct Inference<'a> {
     result: Option<usize>,
     /// The struct (or tuple) the function returns, if it returns one.
     result_struct: Option<&'static str>,
+    /// The array the function returns, if it returns one.
+    result_array: Option<InferTy>,
 }
 
 impl Inference<'_> {
@@ -975,6 +1004,20 @@ impl Inference<'_> {
                     return Ok(());
                 }
                 if let Some(init) = init {
+                    // An array a call returned (`let r = tile(acc);`).
+                    match self.expr(init)? {
+                        InferTy::Array(var) => {
+                            self.lets.push((stmt as *const Stmt, var, *span));
+                            self.scopes.bind(name, Binding::Array(var));
+                            return Ok(());
+                        }
+                        InferTy::StructArray(struct_name) => {
+                            self.structs_let.push((stmt as *const Stmt, struct_name));
+                            self.scopes.bind(name, Binding::StructArray(struct_name));
+                            return Ok(());
+                        }
+                        _ => {}
+                    }
                     if let InferTy::Struct(struct_name) = self.expr(init)? {
                         if let Some(ty) = ty {
                             if *ty != ValueType::Struct(struct_name.to_owned()) {
@@ -1151,6 +1194,13 @@ impl Inference<'_> {
                 self.require(c, Scalar::Bool, cond.span)?;
                 for arg in message.iter().flat_map(|(_, args)| args) {
                     self.scalar(arg)?;
+                }
+            }
+            Stmt::Return {
+                value: Some(value), ..
+            } if self.result_array.is_some() => {
+                if let Some(wanted) = self.result_array {
+                    self.array_value(value, wanted)?;
                 }
             }
             Stmt::Return {
@@ -1578,9 +1628,24 @@ impl Inference<'_> {
                     span,
                     "a tuple here is not supported: pass its elements",
                 )),
+                ValueType::Array { .. } => Err(LowerError::new(
+                    span,
+                    "an array here is not supported: arrays are not nested",
+                )),
             }
         };
         for (param, arg) in function.params.iter().zip(args) {
+            // `[T; N]` by value: an array of the element type (the caller's copy is made
+            // when lowering).
+            if let (ParamType::Value(ValueType::Array { elem, .. }), false) = (&param.ty, external)
+            {
+                let wanted = match elem.as_ref() {
+                    ValueType::Struct(_) => self.array_type(elem, arg.span)?,
+                    scalar => InferTy::Array(var_of(self, scalar)?),
+                };
+                self.array_value(arg, wanted)?;
+                continue;
+            }
             if let ParamType::Reference {
                 target,
                 len,
@@ -1641,6 +1706,10 @@ impl Inference<'_> {
             }
         }
         let result = match &function.result {
+            Some(ValueType::Array { elem, .. }) => Some(match elem.as_ref() {
+                ValueType::Struct(_) => self.array_type(elem, span)?,
+                scalar => InferTy::Array(var_of(self, scalar)?),
+            }),
             Some(ValueType::Tuple(elements)) => Some(InferTy::Struct(
                 self.tuple_result(callee, elements, &types, span)?,
             )),
@@ -1699,6 +1768,18 @@ impl Inference<'_> {
         arg: &Expr,
     ) -> Result<(), LowerError> {
         let wrong = |what: String| Err(LowerError::new(arg.span, what));
+        // An array reference of a device function passed on by name (`acc`, itself a
+        // reference or an array parameter), or a local array passed as Rust reborrows.
+        if let (ExprKind::Var(_), Some(_)) = (&arg.kind, len) {
+            match self.expr(arg)? {
+                InferTy::Array(elem) => {
+                    let wanted = self.library.scalar(self.spec, target, arg.span)?;
+                    return self.require(elem, wanted, arg.span);
+                }
+                InferTy::StructArray(_) => return Ok(()),
+                _ => {}
+            }
+        }
         // A `&S` parameter passed on as it is (`comm`, already a reference).
         if let ExprKind::Var(name) = &arg.kind {
             if let (Some(Binding::StructRef(given)), None, false) =
@@ -1738,6 +1819,12 @@ impl Inference<'_> {
             (Some(_), InferTy::Array(elem)) => {
                 let wanted = self.library.scalar(self.spec, target, arg.span)?;
                 self.require(elem, wanted, arg.span)
+            }
+            (Some(_), InferTy::StructArray(name)) => {
+                match self.library.resolve_value(self.spec, target, arg.span)? {
+                    Resolved::Struct(wanted) if wanted == name => Ok(()),
+                    _ => wrong(format!("`{callee}` takes `&[{}; N]` here", ty_name(target))),
+                }
             }
             _ => wrong(format!(
                 "`{}` of `{callee}` takes a reference to a {}",
@@ -1866,5 +1953,6 @@ fn ty_name(ty: &ValueType) -> &str {
         ValueType::Struct(name) | ValueType::Generic(name) => name,
         ValueType::Scalar(scalar) => scalar.rust_name(),
         ValueType::Tuple(_) => "tuple",
+        ValueType::Array { .. } => "array",
     }
 }

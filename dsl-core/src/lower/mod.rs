@@ -13,6 +13,7 @@
 //! inline PTX, shared arrays, assertions), `matching` (`match`), `loops` and
 //! `drops` (`#[device_drop]` scope ends). `spec` resolves a specialisation's types.
 
+mod arrays;
 mod call;
 mod drops;
 mod error;
@@ -159,6 +160,8 @@ impl Program<'_> {
             loops: Vec::new(),
             next_loop: 0,
             drops: Vec::new(),
+            result_array: None,
+            array_result: None,
         };
         let mut body = Block::new();
         lowerer.scopes.push();
@@ -176,7 +179,18 @@ impl Program<'_> {
         for param in &source.params {
             lowerer.param(param, &mut body)?;
         }
-        if let Some(result) = &source.result {
+        if let Some(ValueType::Array { elem, len }) = &source.result {
+            // Written through a hidden last parameter, the caller's array.
+            let len = spec.array_len(len, source.span)?;
+            let array = lowerer.array_type(elem, len, source.span)?;
+            let ty = lowerer.array_pointer_type(array, true);
+            lowerer.result_array = Some((lowerer.function.arguments.len() as u32, len));
+            lowerer.function.arguments.push(FunctionArgument {
+                name: "result".to_owned(),
+                ty,
+                span: source.span,
+            });
+        } else if let Some(result) = &source.result {
             let ty = match library.resolve_value(spec, result, source.span)? {
                 Resolved::Scalar(scalar) => lowerer.scalar_type(scalar),
                 Resolved::Struct(name) => lowerer.struct_type(name, source.span)?,
@@ -204,6 +218,9 @@ enum Binding {
     Shared(Handle<SharedVariable>),
     /// A local array bound by `let`, of `len` elements.
     Array(Handle<LocalVariable>, u32),
+    /// An array parameter of `len` elements (`a: [f32; 4]`, `acc: &mut [f32; 16]`): the
+    /// argument points to it.
+    ArrayArgument(u32, u32),
     /// A slice at a device address bound by `let` (`slice_at`): the address and length
     /// live in hidden locals, so every use sees the values of the `let`.
     RawSlice {
@@ -227,6 +244,10 @@ struct Lowerer<'a, 'p> {
     next_loop: u32,
     /// The droppable locals of the open scopes, innermost last (see `drops`).
     drops: Vec<drops::DropFrame>,
+    /// For a function returning an array: its hidden result argument and the length.
+    result_array: Option<(u32, u32)>,
+    /// The array the last call of a function returning one wrote (`arrays.rs`).
+    array_result: Option<(Handle<LocalVariable>, u32)>,
 }
 
 impl Lowerer<'_, '_> {

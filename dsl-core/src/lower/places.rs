@@ -148,10 +148,25 @@ impl Lowerer<'_, '_> {
                     },
                 })
             }
+            // `&[T; N]` / `&mut [T; N]`: a pointer to the caller's array.
+            ParamType::Reference {
+                target,
+                len: Some(len),
+                mutable,
+            } => {
+                let array = self.array_type(target, *len, param.span)?;
+                self.array_pointer_type(array, *mutable)
+            }
+            // `[T; N]` by value: a pointer to the copy the caller made for the call.
+            ParamType::Value(ValueType::Array { elem, len }) => {
+                let len = self.spec.array_len(len, param.span)?;
+                let array = self.array_type(elem, len, param.span)?;
+                self.array_pointer_type(array, true)
+            }
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "reference parameters of kernels and device functions are `&S` of a `DeviceCopy` struct",
+                    "reference parameters of kernels and device functions are `&S` of a `DeviceCopy` struct or `&[T; N]` of an array",
                 ))
             }
             ParamType::Value(value) => self.param_value_type(&param.name, value, param.span)?,
@@ -174,7 +189,15 @@ impl Lowerer<'_, '_> {
             ty,
             span: param.span,
         });
+        let array_len = match &self.program.module.types[ty].inner {
+            TypeInner::Pointer { base, .. } => match self.program.module.types[*base].inner {
+                TypeInner::Array { len, .. } => Some(len),
+                _ => None,
+            },
+            _ => None,
+        };
         let binding = match (&param.ty, param.mutable) {
+            _ if array_len.is_some() => Binding::ArrayArgument(argument, array_len.unwrap_or(0)),
             (ParamType::Value(_), true) => {
                 // `mut n: u32`: the function writes its own copy of the argument.
                 let local = self.local(&param.name, ty, param.span);
@@ -208,6 +231,14 @@ impl Lowerer<'_, '_> {
         if let Some((local, _)) = self.array_binding(base) {
             let index = self.expr(index, block)?;
             return Ok(self.expr_node(Expression::ArrayElement { local, index }, base.span));
+        }
+        if let ExprKind::Var(name) = &base.kind {
+            if let Some(Binding::ArrayArgument(argument, _)) = self.scopes.lookup(name) {
+                // `a[k]` of an array parameter: an element of the array it points to.
+                let array = self.expr_node(Expression::FunctionArgument(argument), base.span);
+                let index = self.expr(index, block)?;
+                return Ok(self.expr_node(Expression::MemberElement { array, index }, base.span));
+            }
         }
         if let ExprKind::Field { base: owner, field } = &base.kind {
             if self.array_field_len(base)?.is_some() {

@@ -48,6 +48,13 @@ impl Lowerer<'_, '_> {
         span: Span,
         out: &mut Block,
     ) -> Result<(), LowerError> {
+        if let (Some(v), Some(result)) = (value, self.result_array) {
+            // An array result: copied to the caller's array, then a plain return.
+            self.return_array(v, result, out)?;
+            self.drops_for_return(None, out, span)?;
+            out.push(Statement::Return { value: None }, span);
+            return Ok(());
+        }
         let moved = value.and_then(|v| self.droppable_local(v));
         let mut value = value.map(|v| self.expr(v, out)).transpose()?;
         if self.has_live_drops() {
@@ -106,6 +113,22 @@ impl Lowerer<'_, '_> {
                 span,
                 ..
             } => self.array_let(stmt, name, value, len, *span, out)?,
+            // `let r = tile(acc);`: the array the call wrote is the local.
+            Stmt::Let {
+                name,
+                init: Some(init),
+                span,
+                ..
+            } if self.returns_array(init) => {
+                let (source, len) = self.array_source(init, out)?;
+                let arrays::ArraySource::Local(local) = source else {
+                    return Err(LowerError::new(
+                        *span,
+                        "internal: a call's array is a local",
+                    ));
+                };
+                self.scopes.bind(name, Binding::Array(local, len));
+            }
             Stmt::LetTuple { names, init, span }
                 if matches!(
                     init.kind,
