@@ -196,9 +196,11 @@ impl Lowerer<'_, '_> {
             },
             _ => None,
         };
-        let binding = match (&param.ty, param.mutable) {
-            _ if array_len.is_some() => Binding::ArrayArgument(argument, array_len.unwrap_or(0)),
-            (ParamType::Value(_), true) => {
+        let binding = match (array_len, &param.ty, param.mutable) {
+            // An array parameter points to its array (a `mut` one to the caller's copy,
+            // which the function may change).
+            (Some(len), _, _) => Binding::ArrayArgument(argument, len),
+            (None, ParamType::Value(_), true) => {
                 // `mut n: u32`: the function writes its own copy of the argument.
                 let local = self.local(&param.name, ty, param.span);
                 let value = self.expr_node(Expression::FunctionArgument(argument), param.span);
