@@ -128,27 +128,26 @@ pub(crate) fn slice_arg<T: BufferElement>(
     }
 }
 
-/// Each field's byte offset and size.
+/// Each scalar's byte offset and size (of nested structs and arrays too): the bytes the
+/// host copies, padding left out.
 fn fields(element: ElementLayout) -> impl Iterator<Item = (usize, usize)> {
-    let (scalar, structs) = match element {
-        ElementLayout::Scalar(scalar) => (Some((0, scalar.size_bytes() as usize)), &[][..]),
-        ElementLayout::Struct(layout) => (None, layout.fields),
-    };
-    scalar.into_iter().chain(
-        structs
-            .iter()
-            .map(|field| (field.offset, field.ty.size_bytes() as usize)),
-    )
+    scalars(element)
+        .into_iter()
+        .map(|(offset, scalar)| (offset, scalar.size_bytes() as usize))
+}
+
+/// Each scalar of the element with its byte offset.
+fn scalars(element: ElementLayout) -> Vec<(usize, Scalar)> {
+    match element {
+        ElementLayout::Scalar(scalar) => vec![(0, scalar)],
+        ElementLayout::Struct(layout) => layout.scalar_fields(),
+    }
 }
 
 fn is_bool_field(element: ElementLayout, offset: usize) -> bool {
-    match element {
-        ElementLayout::Scalar(scalar) => scalar == Scalar::Bool,
-        ElementLayout::Struct(layout) => layout
-            .fields
-            .iter()
-            .any(|field| field.offset == offset && field.ty == Scalar::Bool),
-    }
+    scalars(element)
+        .iter()
+        .any(|&(at, scalar)| at == offset && scalar == Scalar::Bool)
 }
 
 #[cfg(test)]
@@ -172,12 +171,12 @@ mod tests {
             fields: &[
                 FieldLayout {
                     name: "flag",
-                    ty: Scalar::Bool,
+                    ty: cudajit_core::layout::FieldType::Scalar(Scalar::Bool),
                     offset: core::mem::offset_of!(Padded, flag),
                 },
                 FieldLayout {
                     name: "value",
-                    ty: Scalar::F64,
+                    ty: cudajit_core::layout::FieldType::Scalar(Scalar::F64),
                     offset: core::mem::offset_of!(Padded, value),
                 },
             ],
@@ -186,6 +185,7 @@ mod tests {
             enum_repr: None,
             variants: &[],
             drop: None,
+            methods: cudajit_core::methods::MethodTable::NONE,
         });
     }
 

@@ -199,8 +199,9 @@ pub mod __private {
     pub use crate::spec::SpecBuilder;
     pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
     pub use cudajit_core::layout::{
-        DeviceStruct, DropHook, FieldLayout, StructLayout, VariantLayout,
+        DeviceStruct, DropHook, FieldLayout, FieldType, StructLayout, VariantLayout,
     };
+    pub use cudajit_core::methods::{MethodReceiver, MethodTable, NoDeviceImpls};
     pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
@@ -228,11 +229,12 @@ pub mod __private {
         if let Some(repr) = layout.enum_repr {
             return Ok(scalar_bits(&value, repr));
         }
+        // Every scalar, nested structs' and arrays' included.
+        let scalars = layout.scalar_fields();
         if layout.size != core::mem::size_of::<T>()
-            || layout
-                .fields
+            || scalars
                 .iter()
-                .any(|f| f.offset + f.ty.size_bytes() as usize > layout.size)
+                .any(|(offset, scalar)| offset + scalar.size_bytes() as usize > layout.size)
         {
             return Err(sim_unsupported(
                 kernel,
@@ -240,17 +242,14 @@ pub mod __private {
             ));
         }
         let mut bytes = vec![0u8; layout.size];
-        for field in layout.fields {
-            let size = field.ty.size_bytes() as usize;
-            // SAFETY: the field lies inside the value (checked above: the layout is the
-            // type's, from `DeviceStruct`), and scalar fields have no padding bytes.
+        for (offset, scalar) in scalars {
+            let size = scalar.size_bytes() as usize;
+            // SAFETY: the scalar lies inside the value (checked above: the layout is the
+            // type's, from `DeviceStruct`), and a scalar has no padding bytes.
             let source = unsafe {
-                core::slice::from_raw_parts(
-                    (&value as *const T as *const u8).add(field.offset),
-                    size,
-                )
+                core::slice::from_raw_parts((&value as *const T as *const u8).add(offset), size)
             };
-            bytes[field.offset..field.offset + size].copy_from_slice(source);
+            bytes[offset..offset + size].copy_from_slice(source);
         }
         Ok(cudajit_sim::SimArg::Struct {
             bytes: bytes.into(),

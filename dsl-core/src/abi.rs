@@ -74,7 +74,7 @@ impl ParamClass {
             ParamType::Value(ValueType::Generic(_) | ValueType::Struct(_)) => {
                 Some(ParamClass::Value)
             }
-            ParamType::Value(ValueType::Tuple(_))
+            ParamType::Value(ValueType::Tuple(_) | ValueType::Array { .. })
             | ParamType::Reference { .. }
             | ParamType::Closure { .. } => None,
             ParamType::Slice { mutable, .. } => Some(ParamClass::Slice { mutable: *mutable }),

@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 12;
+pub const FORMAT_VERSION: u32 = 14;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,6 +87,19 @@ pub enum ValueType {
     /// A tuple of scalars, the result type of a `#[device]` function (`-> (f32, u32)`): an
     /// anonymous `#[repr(C)]` struct with fields `0`, `1`, .. on the device.
     Tuple(Vec<ValueType>),
+    /// `[T; N]`, a parameter or the result of a `#[device]` function: passed as a pointer
+    /// to the caller's copy (the result to the caller's array), which inlining dissolves.
+    Array {
+        elem: Box<ValueType>,
+        len: ArrayLen,
+    },
+}
+
+/// The length of an array type: a literal or a const generic parameter (`[f32; N]`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ArrayLen {
+    Literal(u32),
+    Generic(String),
 }
 
 /// A function parameter.
@@ -377,10 +390,19 @@ pub enum ExprKind {
     /// A `{ stmts; tail }` block used as a value.
     Block(Block),
     /// A call of a `#[device]` function by name, with explicit generic arguments if the
-    /// user wrote a turbofish (`f::<f32, 4>(x)`).
+    /// user wrote a turbofish (`f::<f32, 4>(x)`); an associated function of a struct is
+    /// named `Struct::function` (`Vec3::new`, see [`crate::methods`]).
     Call {
         callee: String,
         generic_args: Vec<GenericArg>,
+        args: Vec<Expr>,
+    },
+    /// `receiver.method(args)` of a method the language does not define: a `#[device]`
+    /// method of the receiver's struct, found once its type is known (lowering calls
+    /// `Struct::method` with the receiver, or a reference to it, first).
+    MethodCall {
+        receiver: Box<Expr>,
+        method: String,
         args: Vec<Expr>,
     },
     /// A method of the language's scalar types, `x.sqrt()` or `a.min(b)`; also

@@ -81,8 +81,10 @@ impl CapturedFunction {
         let mut layouts: Vec<&'static StructLayout> = Vec::new();
         for function in self.reachable() {
             for &layout in (function.structs)() {
-                if !layouts.iter().any(|l| l.name == layout.name) {
-                    layouts.push(layout);
+                for layout in std::iter::once(layout).chain(layout.nested_layouts()) {
+                    if !layouts.iter().any(|l| l.name == layout.name) {
+                        layouts.push(layout);
+                    }
                 }
             }
         }
@@ -125,7 +127,8 @@ impl CapturedFunction {
     }
 
     /// This function and every device function it reaches, each once, callers first: the
-    /// functions it calls and the drop hooks of the structs it names.
+    /// functions it calls, and the drop hooks and `#[device]` methods of the structs it
+    /// names.
     pub fn reachable(&'static self) -> Vec<&'static CapturedFunction> {
         let mut seen: Vec<&'static CapturedFunction> = vec![self];
         let mut next = 0;
@@ -134,7 +137,18 @@ impl CapturedFunction {
             let hooks = (function.structs)()
                 .iter()
                 .filter_map(|layout| layout.drop.map(|hook| hook.function()));
-            for callee in (function.callees)().iter().copied().chain(hooks) {
+            // Every `#[device]` method of a struct the function names: which ones a body
+            // calls is known only once its types are (`v.length()`, `a + b`).
+            let methods = (function.structs)()
+                .iter()
+                .flat_map(|&layout| std::iter::once(layout).chain(layout.nested_layouts()))
+                .flat_map(|layout| layout.methods.functions());
+            for callee in (function.callees)()
+                .iter()
+                .copied()
+                .chain(hooks)
+                .chain(methods)
+            {
                 if !seen.iter().any(|f| std::ptr::eq(*f, callee)) {
                     seen.push(callee);
                 }

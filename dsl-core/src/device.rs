@@ -470,6 +470,7 @@ const fn enum_layout(
         enum_repr: Some(crate::Scalar::U8),
         variants,
         drop: None,
+        methods: crate::methods::MethodTable::NONE,
     }
 }
 

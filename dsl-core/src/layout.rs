@@ -1,5 +1,5 @@
 //! Layouts of user structs that kernels take by value or in slices
-//! (`#[derive(DeviceCopy)]` on a `#[repr(C)]` struct of scalars).
+//! (`#[derive(DeviceCopy)]` on a `#[repr(C)]` struct of scalars, structs and arrays).
 
 use crate::Scalar;
 
@@ -7,9 +7,78 @@ use crate::Scalar;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FieldLayout {
     pub name: &'static str,
-    pub ty: Scalar,
+    pub ty: FieldType,
     /// Byte offset in the struct, as `core::mem::offset_of!` gives it.
     pub offset: usize,
+}
+
+/// The type of a struct's field: a scalar, another `DeviceCopy` struct (or enum), or an
+/// array of either (`[f32; 4]`, `[Vec3; 2]`, `[[f32; 4]; 4]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    Scalar(Scalar),
+    Struct(&'static StructLayout),
+    Array {
+        elem: &'static FieldType,
+        len: usize,
+    },
+}
+
+impl FieldType {
+    /// The size in bytes, as rustc lays the field out (an array's elements at the
+    /// element's size, which includes its trailing padding).
+    pub fn size(&self) -> usize {
+        match self {
+            FieldType::Scalar(scalar) => scalar.size_bytes() as usize,
+            FieldType::Struct(layout) => layout.size,
+            FieldType::Array { elem, len } => elem.size() * len,
+        }
+    }
+
+    /// The scalar, if the field is one.
+    pub fn scalar(&self) -> Option<Scalar> {
+        match self {
+            FieldType::Scalar(scalar) => Some(*scalar),
+            _ => None,
+        }
+    }
+
+    /// Every scalar the field holds, with its offset from `base`, in memory order (an
+    /// enum is its integer representation).
+    fn scalars(&self, base: usize, out: &mut Vec<(usize, Scalar)>) {
+        match self {
+            FieldType::Scalar(scalar) => out.push((base, *scalar)),
+            FieldType::Struct(layout) => match layout.enum_repr {
+                Some(repr) => out.push((base, repr)),
+                None => {
+                    for field in layout.fields {
+                        field.ty.scalars(base + field.offset, out);
+                    }
+                }
+            },
+            FieldType::Array { elem, len } => {
+                for k in 0..*len {
+                    elem.scalars(base + k * elem.size(), out);
+                }
+            }
+        }
+    }
+
+    /// The struct layouts the field names, itself included, innermost last.
+    fn layouts(&self, out: &mut Vec<&'static StructLayout>) {
+        match self {
+            FieldType::Scalar(_) => {}
+            FieldType::Struct(layout) => {
+                if !out.iter().any(|l| l.name == layout.name) {
+                    out.push(layout);
+                    for field in layout.fields {
+                        field.ty.layouts(out);
+                    }
+                }
+            }
+            FieldType::Array { elem, .. } => elem.layouts(out),
+        }
+    }
 }
 
 /// A variant of a fieldless enum and its discriminant.
@@ -35,6 +104,9 @@ pub struct StructLayout {
     /// For a struct with `#[device_drop(f)]`: the `#[extern_device]` function the device
     /// calls with `&mut` a local of the type at the end of its scope.
     pub drop: Option<DropHook>,
+    /// The functions of the struct's `#[device]` impl blocks: methods, associated
+    /// functions and operators (see [`crate::methods`]).
+    pub methods: crate::methods::MethodTable,
 }
 
 /// The function a type's locals are passed to (`&mut`) at the end of their scope, as C++
@@ -86,6 +158,25 @@ impl StructLayout {
     /// The field called `name`, with its index.
     pub fn field(&self, name: &str) -> Option<(usize, &FieldLayout)> {
         self.fields.iter().enumerate().find(|(_, f)| f.name == name)
+    }
+
+    /// Every scalar the struct holds, nested structs' and arrays' included, with its byte
+    /// offset, in memory order: what the host copies (padding left out).
+    pub fn scalar_fields(&self) -> Vec<(usize, Scalar)> {
+        let mut out = Vec::new();
+        for field in self.fields {
+            field.ty.scalars(field.offset, &mut out);
+        }
+        out
+    }
+
+    /// The layouts of the structs the fields name, at any depth (not this one's).
+    pub fn nested_layouts(&self) -> Vec<&'static StructLayout> {
+        let mut out = Vec::new();
+        for field in self.fields {
+            field.ty.layouts(&mut out);
+        }
+        out
     }
 }
 
@@ -139,7 +230,11 @@ pub fn tuple_layout(elements: &[Scalar]) -> Option<&'static StructLayout> {
                 let size = ty.size_bytes() as usize;
                 offset = offset.next_multiple_of(size);
                 align = align.max(size);
-                let field = FieldLayout { name, ty, offset };
+                let field = FieldLayout {
+                    name,
+                    ty: FieldType::Scalar(ty),
+                    offset,
+                };
                 offset += size;
                 field
             })
@@ -153,6 +248,7 @@ pub fn tuple_layout(elements: &[Scalar]) -> Option<&'static StructLayout> {
             enum_repr: None,
             variants: &[],
             drop: None,
+            methods: crate::methods::MethodTable::NONE,
         }))
     });
     Some(*layout)

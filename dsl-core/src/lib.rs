@@ -28,6 +28,7 @@ pub mod ir;
 pub mod layout;
 pub mod lower;
 pub mod math;
+pub mod methods;
 pub mod span;
 pub mod types;
 pub mod valid;

@@ -95,9 +95,48 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     a + (b - a) * t
 /// }
 /// ```
+///
+/// On an `impl` block of a `#[derive(DeviceCopy)]` struct, the block's functions become
+/// device code the same way: methods taking `self`, `&self` or `&mut self`, associated
+/// functions (`Vec3::new(..)`), and the operators `Add`, `Sub`, `Mul`, `Div`, `Rem`, `Neg`
+/// and their `..Assign` forms, with `Self` or a scalar on the right, so kernels write
+/// `a + b * 2.0` and `v.length()` on structs.
+///
+/// ```ignore
+/// #[device]
+/// impl Vec3 {
+///     fn new(x: f32, y: f32, z: f32) -> Self { Self { x, y, z } }
+///     fn dot(&self, o: Vec3) -> f32 { self.x * o.x + self.y * o.y + self.z * o.z }
+/// }
+///
+/// #[device]
+/// impl Add for Vec3 {
+///     type Output = Vec3;
+///     fn add(self, o: Vec3) -> Vec3 { Vec3::new(self.x + o.x, self.y + o.y, self.z + o.z) }
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
-    function_macro(FnKind::Device, attr.into(), item.into()).into()
+    let item: proc_macro2::TokenStream = item.into();
+    if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
+        return impl_macro(attr.into(), block).into();
+    }
+    function_macro(FnKind::Device, attr.into(), item).into()
+}
+
+/// `#[device]` on an impl block: the block checked and each function parsed; the block
+/// and its slot generated (or, on an error, the block as written and the errors).
+fn impl_macro(attr: proc_macro2::TokenStream, block: syn::ItemImpl) -> proc_macro2::TokenStream {
+    let mut errors = Errors::default();
+    let arguments = parse::function_arguments(attr, FnKind::Device, &mut errors);
+    let paths = Paths::new(arguments.crate_path.as_ref());
+    match parse::impl_block(&block, &mut errors) {
+        Some(parsed) if errors.is_empty() => generate::device_impl(&block, &parsed, &paths),
+        _ => {
+            let compile_errors = errors.into_compile_errors();
+            quote::quote!(#compile_errors #block)
+        }
+    }
 }
 
 /// Declares external device functions that a device library the user supplies defines
@@ -130,7 +169,8 @@ pub fn extern_device(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Lets kernels take a struct by value and in slices: `#[derive(Clone, Copy, DeviceCopy)]`
-/// on a `#[repr(C)]` struct whose fields are scalars. Kernels read and write its fields
+/// on a `#[repr(C)]` struct whose fields are scalars, `DeviceCopy` structs and arrays of
+/// them (`[f32; 4]`, `[Vec2; 2]`). Kernels read and write its fields
 /// (`p.mass`, `ps[i].pos_x += v`) and copy whole values (`let p = ps[i]; ps[j] = p;`).
 ///
 /// On a fieldless enum with an integer `#[repr(u8..i64)]`, kernels take it by value and in

@@ -7,9 +7,10 @@ struct Vec2 {
     y: f32,
 }
 
+// Not `#[device]`: the host can call these, kernels cannot.
 impl Vec2 {
-    fn norm(self) -> f32 {
-        (self.x * self.x + self.y * self.y).sqrt()
+    fn new(x: f32, y: f32) -> Self {
+        Self { x, y }
     }
 }
 
@@ -17,7 +18,8 @@ impl Vec2 {
 fn norms(v: &[Vec2], y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = v[i].norm();
+        let w = Vec2::new(v[i].x, 1.0);
+        y[i] = w.x;
     }
 }
 

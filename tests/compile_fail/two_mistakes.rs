@@ -5,7 +5,8 @@ use cudajit::prelude::*;
 fn root(x: Vec<f32>, y: &mut [f32]) {
     let i = global_index();
     if i < y.len() {
-        y[i] = x[i].to_degrees();
+        let _label = "root";
+        y[i] = x[i];
     }
 }
 

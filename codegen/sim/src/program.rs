@@ -120,6 +120,15 @@ pub(crate) enum Op {
         index: Reg,
         size: u32,
     },
+    /// `dst` = the pointer to element `index` (below `len`, else a fault) of `size` bytes
+    /// of the array at the pointer `base` (an array field of a struct).
+    MemberElement {
+        dst: Reg,
+        base: Reg,
+        index: Reg,
+        size: u32,
+        len: u32,
+    },
     /// `dst` = the pointer to element `index` of the frame's local array at `offset`.
     ArrayElement {
         dst: Reg,
@@ -590,10 +599,11 @@ struct FunctionCompiler<'a> {
 #[derive(Clone, Copy)]
 enum LocalSlot {
     Register(Reg),
+    /// A local array: `len` elements of `size` bytes (scalars or structs).
     Array {
         offset: u32,
         len: u32,
-        elem: Scalar,
+        size: u32,
     },
     /// A struct (or tuple) local: `size` bytes of the frame's local memory.
     Struct {
@@ -799,15 +809,9 @@ impl<'a> FunctionCompiler<'a> {
                     return self.unsupported("a tensor map in a local variable");
                 }
                 TypeInner::Array { base, len } => match self.module.types[*base].inner {
-                    TypeInner::Scalar(elem) => {
-                        let offset = self.local_bytes.next_multiple_of(16);
-                        self.local_bytes = offset + len * elem.size_bytes();
-                        LocalSlot::Array {
-                            offset,
-                            len: *len,
-                            elem,
-                        }
-                    }
+                    TypeInner::Scalar(elem) => self.local_array(*len, elem.size_bytes()),
+                    // An array of structs: each element at the struct's stride.
+                    TypeInner::Struct { size, .. } => self.local_array(*len, size),
                     _ => {
                         self.span = local.span;
                         return self.unsupported("an array of non-scalars");
@@ -854,6 +858,13 @@ impl<'a> FunctionCompiler<'a> {
             stack_registers: 0,
             stack_local_bytes: 0,
         })
+    }
+
+    /// Room for a local array of `len` elements of `size` bytes in the frame.
+    fn local_array(&mut self, len: u32, size: u32) -> LocalSlot {
+        let offset = self.local_bytes.next_multiple_of(16);
+        self.local_bytes = offset + len * size;
+        LocalSlot::Array { offset, len, size }
     }
 
     fn local_register(&self, local: Handle<LocalVariable>) -> CompileResult<Reg> {
@@ -1027,8 +1038,28 @@ impl<'a> FunctionCompiler<'a> {
                 }
                 slice
             }
+            Expression::MemberElement { array, index } => {
+                let ExprType::Pointer { base: array_ty, .. } = self.info.type_of(array) else {
+                    return self.unsupported("an element of a non-array");
+                };
+                let TypeInner::Array { len, .. } = self.module.types[array_ty].inner else {
+                    return self.unsupported("an element of a non-array");
+                };
+                let size = self.pointee_size(handle)?;
+                let base = self.expr(array)?;
+                let index = self.index(index)?;
+                let dst = target(self);
+                self.emit(Op::MemberElement {
+                    dst,
+                    base,
+                    index,
+                    size,
+                    len,
+                });
+                dst
+            }
             Expression::ArrayElement { local, index } => {
-                let LocalSlot::Array { offset, len, elem } = self.locals[local.index()] else {
+                let LocalSlot::Array { offset, len, size } = self.locals[local.index()] else {
                     return self.unsupported("indexing a local that is not an array");
                 };
                 let index = self.index(index)?;
@@ -1038,7 +1069,7 @@ impl<'a> FunctionCompiler<'a> {
                     offset,
                     len,
                     index,
-                    size: elem.size_bytes(),
+                    size,
                 });
                 dst
             }
@@ -1074,7 +1105,22 @@ impl<'a> FunctionCompiler<'a> {
             }
             Expression::LocalPointer(local) => {
                 let dst = target(self);
-                self.struct_local(local, dst)?;
+                match self.locals[local.index()] {
+                    // An array local's address (passed to an array parameter).
+                    LocalSlot::Array { offset, len, size } => {
+                        let index = self.constant(0);
+                        self.emit(Op::ArrayElement {
+                            dst,
+                            offset,
+                            len,
+                            index,
+                            size,
+                        });
+                    }
+                    _ => {
+                        self.struct_local(local, dst)?;
+                    }
+                }
                 dst
             }
             // A simulated device address is a pointer (region and offset): the slice is
@@ -1265,6 +1311,7 @@ impl<'a> FunctionCompiler<'a> {
                             | Expression::Math { .. }
                             | Expression::ElementPointer { .. }
                             | Expression::ArrayElement { .. }
+                            | Expression::MemberElement { .. }
                     );
                 let src = self.expr_into(*value, single.then_some(reg))?;
                 if src != reg {

@@ -318,6 +318,24 @@ pub(crate) fn run(
                     & OFFSET_MASK;
                 reg!(*dst) = (start & !OFFSET_MASK) | offset;
             }
+            Op::MemberElement {
+                dst,
+                base: start,
+                index,
+                size,
+                len,
+            } => {
+                let i = reg!(*index);
+                if i >= u64::from(*len) {
+                    fault!(FaultKind::OutOfBounds {
+                        index: i,
+                        len: u64::from(*len)
+                    });
+                }
+                let start = reg!(*start);
+                let offset = (start & OFFSET_MASK).wrapping_add(i * u64::from(*size)) & OFFSET_MASK;
+                reg!(*dst) = (start & !OFFSET_MASK) | offset;
+            }
             Op::ArrayElement {
                 dst,
                 offset,

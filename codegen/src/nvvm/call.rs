@@ -38,12 +38,25 @@ impl Writer<'_> {
                     let ExprType::Pointer { base, .. } = self.info.type_of(*argument) else {
                         return Err(self.unsupported(self.function.span, "a pointer argument"));
                     };
-                    let TypeInner::Struct { name, .. } = &self.module.types[base].inner else {
-                        return Err(self.unsupported(self.function.span, "a pointer argument"));
+                    let pointee = match &self.module.types[base].inner {
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        // An array parameter's pointer (`arrays.rs` of the language).
+                        TypeInner::Array { .. } => match super::member_layout(self.module, base) {
+                            Some((array, _, _)) => array,
+                            None => {
+                                return Err(
+                                    self.unsupported(self.function.span, "an array argument")
+                                )
+                            }
+                        },
+                        _ => return Err(self.unsupported(self.function.span, "a pointer argument")),
                     };
-                    operands.push(format!("{}* {value}", struct_type_name(name)));
+                    operands.push(format!("{pointee}* {value}"));
                 }
-                // A struct passes as its address, the callee's `byval` copy, as in C.
+                // A struct passes by value as C passes it: a copy made here, in an `alloca`
+                // of the entry block, whose address the callee reads. (A `byval` copy,
+                // which LLVM 7's inliner makes with a `memcpy`, left a byte loop through
+                // local memory for structs holding arrays.)
                 Value::Scalar(value) if self.struct_valued(*argument) => {
                     let ExprType::Value(ty) = self.info.type_of(*argument) else {
                         return Err(self.unsupported(self.function.span, "a struct argument"));
@@ -51,10 +64,12 @@ impl Writer<'_> {
                     let TypeInner::Struct { name, align, .. } = &self.module.types[ty].inner else {
                         return Err(self.unsupported(self.function.span, "a struct argument"));
                     };
-                    operands.push(format!(
-                        "{}* byval align {align} {value}",
-                        struct_type_name(name)
-                    ));
+                    let t = struct_type_name(name);
+                    let copy = format!("%argument.copy{}", self.argument_copies.len());
+                    self.argument_copies
+                        .push(format!("  {copy} = alloca {t}, align {align}\n"));
+                    self.copy_struct(*argument, &value, &copy)?;
+                    operands.push(format!("{t}* {copy}"));
                 }
                 Value::Scalar(value) => {
                     let s = self.scalar_of(*argument)?;

@@ -183,19 +183,40 @@ impl Writer<'_> {
             Expression::CompileFlag(CompileFlag::DebugAssertions) => {
                 scalar(self.options.debug_assertions.to_string())
             }
+            Expression::MemberElement { array, index } => {
+                let ExprType::Pointer { base: array_ty, .. } = self.info.type_of(array) else {
+                    return Err(self.unsupported(span, "an element of a non-array"));
+                };
+                let TypeInner::Array { len, .. } = self.module.types[array_ty].inner else {
+                    return Err(self.unsupported(span, "an element of a non-array"));
+                };
+                let Some((array_type, _, _)) = super::member_layout(self.module, array_ty) else {
+                    return Err(self.unsupported(span, "an array of this element type"));
+                };
+                let pointer = self.expr(array)?.scalar();
+                let index_ty = self.scalar_of(index)?;
+                let index_value = self.expr(index)?.scalar();
+                let index64 = self.widen_to_i64(index_value, index_ty);
+                self.bounds_check(&index64, &len.to_string(), span);
+                scalar(self.value(format!(
+                    "getelementptr inbounds {array_type}, {array_type}* {pointer}, i64 0, i64 {index64}"
+                )))
+            }
             Expression::ArrayElement { local, index } => {
                 let array_ty = self.function.locals[local].ty;
                 let TypeInner::Array { base, len } = self.module.types[array_ty].inner else {
                     return Err(self.unsupported(span, "indexing a non-array local"));
                 };
-                let TypeInner::Scalar(elem) = self.module.types[base].inner else {
-                    return Err(self.unsupported(span, "an array of non-scalars"));
+                // Scalars in their memory type; structs (`[Body::zero(); 4]`) by name.
+                let mem = match &self.module.types[base].inner {
+                    TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
+                    TypeInner::Struct { name, .. } => super::function::struct_type_name(name),
+                    _ => return Err(self.unsupported(span, "an array of non-scalars")),
                 };
                 let index_ty = self.scalar_of(index)?;
                 let index_value = self.expr(index)?.scalar();
                 let index64 = self.widen_to_i64(index_value, index_ty);
                 self.bounds_check(&index64, &len.to_string(), span);
-                let mem = types::memory(elem);
                 scalar(self.value(format!(
                     "getelementptr inbounds [{len} x {mem}], [{len} x {mem}]* %local{}, i64 0, i64 {index64}",
                     local.index()

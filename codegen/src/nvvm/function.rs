@@ -94,6 +94,7 @@ pub(super) fn write_function(
         terminated: false,
         loops: Vec::new(),
         arguments: Vec::new(),
+        argument_copies: Vec::new(),
     };
     let mut params = Vec::new();
     let mut param_types = Vec::new();
@@ -101,15 +102,19 @@ pub(super) fn write_function(
     for (index, argument) in function.arguments.iter().enumerate() {
         let name = sanitize(&argument.name);
         let inner = &module.types[argument.ty].inner;
-        // `&S` of a device function: a plain pointer to the caller's struct.
+        // `&S` of a device function: a plain pointer to the caller's struct; an array
+        // parameter (`[f32; 4]`, `&mut [f32; 16]`, a result array): a pointer to the array.
         if let (TypeInner::Pointer { base, .. }, false) = (inner, is_kernel) {
-            let TypeInner::Struct {
-                name: struct_name, ..
-            } = &module.types[*base].inner
-            else {
-                return Err(writer.unsupported(argument.span, "a pointer to a non-struct"));
+            let ty = match &module.types[*base].inner {
+                TypeInner::Struct {
+                    name: struct_name, ..
+                } => format!("{}*", struct_type_name(struct_name)),
+                TypeInner::Array { .. } => match super::member_layout(module, *base) {
+                    Some((array, _, _)) => format!("{array}*"),
+                    None => return Err(writer.unsupported(argument.span, "an array of this type")),
+                },
+                _ => return Err(writer.unsupported(argument.span, "a pointer to this type")),
             };
-            let ty = format!("{}*", struct_type_name(struct_name));
             params.push(format!("{ty} %arg{index}.{name}"));
             param_types.push(ty);
             writer
@@ -133,7 +138,10 @@ pub(super) fn write_function(
                     let param = format!("{ty} %arg{index}.{name}");
                     (ty, param)
                 }
-                // By value, as CUDA C++ passes structs: a `byval` pointer to the parameter.
+                // By value, as CUDA C++ passes structs: a kernel's is a `byval` pointer to
+                // the parameter; a device function's a pointer to the copy its caller made
+                // for the call (`call.rs`), which it only reads (a `mut` parameter is
+                // copied to a local), so inlining leaves no copy SROA cannot remove.
                 (
                     ArgWord::Value,
                     TypeInner::Struct {
@@ -143,7 +151,10 @@ pub(super) fn write_function(
                     },
                 ) => {
                     let ty = format!("{}*", struct_type_name(struct_name));
-                    let param = format!("{ty} byval align {align} %arg{index}.{name}");
+                    let param = match is_kernel {
+                        true => format!("{ty} byval align {align} %arg{index}.{name}"),
+                        false => format!("{ty} noalias readonly align {align} %arg{index}.{name}"),
+                    };
                     (ty, param)
                 }
                 (ArgWord::SlicePointer { mutable }, TypeInner::Slice { base, .. }) => {
@@ -198,8 +209,9 @@ pub(super) fn write_function(
         let ty = match &module.types[local.ty].inner {
             TypeInner::Scalar(s) => types::scalar(*s).to_owned(),
             TypeInner::Struct { name, .. } => struct_type_name(name),
-            TypeInner::Array { base, len } => match module.types[*base].inner {
-                TypeInner::Scalar(s) => format!("[{len} x {}]", types::memory(s)),
+            TypeInner::Array { base, len } => match &module.types[*base].inner {
+                TypeInner::Scalar(s) => format!("[{len} x {}]", types::memory(*s)),
+                TypeInner::Struct { name, .. } => format!("[{len} x {}]", struct_type_name(name)),
                 _ => return Err(writer.unsupported(local.span, "an array of non-scalars")),
             },
             _ => return Err(writer.unsupported(local.span, "a local variable of this type")),
@@ -210,7 +222,10 @@ pub(super) fn write_function(
             handle.index()
         );
     }
+    let copies_at = writer.body.len();
     writer.block(&function.body)?;
+    let copies = writer.argument_copies.concat();
+    writer.body.insert_str(copies_at, &copies);
     if !writer.terminated {
         let fallthrough = match function.result {
             // A device function whose every path returns still needs a terminator here.
@@ -278,6 +293,9 @@ pub(super) struct Writer<'a> {
     /// Enclosing loops: (id, continue label, exit label).
     pub(super) loops: Vec<(LoopId, String, String)>,
     pub(super) arguments: Vec<Value>,
+    /// The entry block's `alloca`s of the copies of structs passed by value to device
+    /// functions (`call.rs`), spliced in after the locals' when the function is done.
+    pub(super) argument_copies: Vec<String>,
 }
 
 impl Writer<'_> {

@@ -260,7 +260,8 @@ fn declared_symbol(declaration: &str) -> Option<&str> {
 }
 
 /// `%struct.Name = type { .. }`, after checking that LLVM's natural layout of the members
-/// puts each at the offset rustc chose (true of `#[repr(C)]` structs of scalars).
+/// puts each at the offset rustc chose (true of `#[repr(C)]` structs of scalars, structs
+/// and arrays of them).
 fn struct_definition(
     module: &Module,
     name: &str,
@@ -271,17 +272,16 @@ fn struct_definition(
     let mut max_align = 1u32;
     let mut fields = Vec::new();
     for member in members {
-        let cudajit_core::ir::TypeInner::Scalar(s) = module.types[member.ty].inner else {
-            return Err(unsupported_layout(name, "a member that is not a scalar"));
+        let Some((ty, bytes, align)) = member_layout(module, member.ty) else {
+            return Err(unsupported_layout(name, "a member of an unsupported type"));
         };
-        let bytes = s.size_bytes();
-        offset = offset.div_ceil(bytes) * bytes;
+        offset = offset.div_ceil(align) * align;
         if offset != member.offset {
             return Err(unsupported_layout(name, "padding LLVM would not insert"));
         }
         offset += bytes;
-        max_align = max_align.max(bytes);
-        fields.push(types::memory(s));
+        max_align = max_align.max(align);
+        fields.push(ty);
     }
     if offset.div_ceil(max_align) * max_align != size {
         return Err(unsupported_layout(name, "a size LLVM would not compute"));
@@ -291,6 +291,28 @@ fn struct_definition(
         function::struct_type_name(name),
         fields.join(", ")
     ))
+}
+
+/// A struct member's LLVM type, size and alignment: a scalar in its memory type, a struct
+/// by name (its `#[repr(C)]` size and alignment), an array of either.
+pub(super) fn member_layout(
+    module: &Module,
+    ty: cudajit_core::ir::Handle<cudajit_core::ir::Type>,
+) -> Option<(String, u32, u32)> {
+    use cudajit_core::ir::TypeInner;
+    match &module.types[ty].inner {
+        TypeInner::Scalar(s) => {
+            Some((types::memory(*s).to_owned(), s.size_bytes(), s.size_bytes()))
+        }
+        TypeInner::Struct {
+            name, size, align, ..
+        } => Some((function::struct_type_name(name), *size, *align)),
+        TypeInner::Array { base, len } => {
+            let (elem, size, align) = member_layout(module, *base)?;
+            Some((format!("[{len} x {elem}]"), size * len, align))
+        }
+        _ => None,
+    }
 }
 
 fn unsupported_layout(name: &str, what: &str) -> WriteError {

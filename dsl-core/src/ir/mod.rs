@@ -436,6 +436,12 @@ pub enum Expression {
         local: Handle<LocalVariable>,
         index: Handle<Expression>,
     },
+    /// A pointer to element `index` of the array `array` points to (an array field of a
+    /// struct, `m.v[k]`), bounds-checked against the array's length.
+    MemberElement {
+        array: Handle<Expression>,
+        index: Handle<Expression>,
+    },
     /// The generic address (`u64`) of the kernel's tensor-map parameter `argument`, which
     /// stays in parameter memory (grid-constant): what `cp.async.bulk.tensor` takes.
     TensorMapAddress {

@@ -12,6 +12,8 @@ impl Lowerer<'_, '_> {
         block: &mut Block,
         wants_value: bool,
     ) -> Result<Option<Handle<Expression>>, LowerError> {
+        let types = self.types;
+        let expr = types.desugared(expr).unwrap_or(expr);
         let ExprKind::Call { args, .. } = &expr.kind else {
             return Err(LowerError::new(expr.span, "this expression has no effect"));
         };
@@ -29,23 +31,50 @@ impl Lowerer<'_, '_> {
         let mut arguments = Vec::new();
         let mut captured = Vec::new();
         for (index, arg) in args.iter().enumerate() {
-            let argument = match params.and_then(|p| p.get(index)) {
+            // The IR argument this one becomes: closures add none here (their captures
+            // follow the other arguments).
+            let param_ty = self.program.module.functions[function]
+                .arguments
+                .get(arguments.len())
+                .map(|a| a.ty);
+            let argument = match (params.and_then(|p| p.get(index)), param_ty) {
                 // A closure passes what it captures, after the other arguments (the
                 // instance's hidden parameters, `closures::instantiate`).
-                Some(ast::Param {
-                    ty: ParamType::Closure { .. },
-                    ..
-                }) => {
+                (
+                    Some(ast::Param {
+                        ty: ParamType::Closure { .. },
+                        ..
+                    }),
+                    _,
+                ) => {
                     if let ExprKind::Closure { captures, .. } = &arg.kind {
                         captured.extend(captures);
                     }
                     continue;
                 }
-                Some(
-                    param @ ast::Param {
-                        ty: ParamType::Reference { .. },
+                // Arrays: a pointer to a copy (by value) or to the array (by reference).
+                (
+                    Some(ast::Param {
+                        ty: ParamType::Value(ValueType::Array { .. }),
                         ..
-                    },
+                    }),
+                    Some(ty),
+                ) => self.array_argument(arg, ty, true, block)?,
+                (
+                    Some(ast::Param {
+                        ty: ParamType::Reference { len: Some(_), .. },
+                        ..
+                    }),
+                    Some(ty),
+                ) => self.array_argument(arg, ty, false, block)?,
+                (
+                    Some(
+                        param @ ast::Param {
+                            ty: ParamType::Reference { .. },
+                            ..
+                        },
+                    ),
+                    _,
                 ) => self.extern_argument(arg, param, block)?,
                 _ => {
                     self.reject_copy(arg)?;
@@ -56,6 +85,37 @@ impl Lowerer<'_, '_> {
         }
         for capture in captured {
             arguments.push(self.expr(capture, block)?);
+        }
+        // A function returning an array writes it through a hidden last argument: an
+        // array of the caller's, which the call's value then is.
+        let returns_array = library
+            .get(&instance.name)
+            .is_some_and(|f| matches!(f.result, Some(ValueType::Array { .. })));
+        if returns_array {
+            let hidden = self.program.module.functions[function]
+                .arguments
+                .last()
+                .map(|a| a.ty);
+            let array_ty = match hidden.map(|ty| &self.program.module.types[ty].inner) {
+                Some(TypeInner::Pointer { base, .. }) => *base,
+                _ => return Err(LowerError::new(expr.span, "internal: no result array")),
+            };
+            let len = match self.program.module.types[array_ty].inner {
+                TypeInner::Array { len, .. } => len,
+                _ => 0,
+            };
+            let local = self.local(&format!("{}.result", instance.name), array_ty, expr.span);
+            arguments.push(self.expr_node(Expression::LocalPointer(local), expr.span));
+            block.push(
+                Statement::Call {
+                    function,
+                    arguments,
+                    result: None,
+                },
+                expr.span,
+            );
+            self.array_result = Some((local, len));
+            return Ok(None);
         }
         let result_ty = self.program.module.functions[function].result;
         // A droppable result nobody keeps ends right after the call, as a C++ temporary.
@@ -144,10 +204,7 @@ impl Lowerer<'_, '_> {
         match (&param.ty, &arg.kind) {
             (ParamType::Reference { .. }, ExprKind::Reference { place, .. }) => {
                 let ExprKind::Var(name) = &place.kind else {
-                    return Err(LowerError::new(
-                        place.span,
-                        "pass a named struct or array: `&comm`, `&mut session`",
-                    ));
+                    return self.struct_reference(place, block);
                 };
                 match self.scopes.lookup(name) {
                     Some(Binding::Argument(index)) if self.is_reference_argument(index) => {
@@ -203,6 +260,29 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `&place` / `&mut place` of a struct that is not a name: a slice element (the
+    /// element's address, so `&mut self` methods write it in place) or a value (a call's
+    /// result, an operator's), kept in a temporary as Rust keeps a temporary.
+    fn struct_reference(
+        &mut self,
+        place: &Expr,
+        block: &mut Block,
+    ) -> Result<Handle<Expression>, LowerError> {
+        let types = self.types;
+        let place = types.desugared(place).unwrap_or(place);
+        match &place.kind {
+            ExprKind::Index { base, index } => self.element_pointer(base, index, block),
+            ExprKind::Field { base, field } => self.field_pointer(base, field, place.span, block),
+            _ => {
+                let ty = self.struct_of(place)?;
+                let value = self.expr(place, block)?;
+                let local = self.local("struct.temporary", ty, place.span);
+                block.push(Statement::LocalStore { local, value }, place.span);
+                Ok(self.expr_node(Expression::LocalPointer(local), place.span))
+            }
+        }
+    }
+
     /// The module's declaration of an `#[extern_device]` function, added on first use.
     pub(super) fn extern_function(
         &mut self,
@@ -229,7 +309,10 @@ impl Lowerer<'_, '_> {
                     let layout = library.struct_layout(name, param.span)?;
                     match layout.fields {
                         // A handle (one scalar field, such as a window): that scalar.
-                        [only] if is_handle(layout) => self.scalar_type(only.ty),
+                        [crate::layout::FieldLayout {
+                            ty: crate::layout::FieldType::Scalar(only),
+                            ..
+                        }] if is_handle(layout) => self.scalar_type(*only),
                         // Any other struct: by value, as C passes it.
                         _ => self.struct_type(name, param.span)?,
                     }
@@ -305,5 +388,5 @@ impl Lowerer<'_, '_> {
 /// scalar field (a handle such as NCCL's window), rather than as the struct.
 fn is_handle(layout: &crate::layout::StructLayout) -> bool {
     layout.enum_repr.is_none()
-        && matches!(layout.fields, [only] if only.offset == 0 && only.ty.size_bytes() as usize == layout.size)
+        && matches!(layout.fields, [only] if only.offset == 0 && only.ty.scalar().is_some() && only.ty.size() == layout.size)
 }

@@ -10,6 +10,11 @@ impl Lowerer<'_, '_> {
         expr: &Expr,
         block: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
+        let types = self.types;
+        if let Some(call) = types.desugared(expr) {
+            // A method call or struct operator: the call of the struct's device function.
+            return self.expr(call, block);
+        }
         let span = expr.span;
         Ok(match &expr.kind {
             ExprKind::Lit(lit) => {
@@ -35,7 +40,7 @@ impl Lowerer<'_, '_> {
                     self.expr_node(Expression::FunctionArgument(index), span)
                 }
                 Some(Binding::Local(local)) => self.load_local(local, span),
-                Some(Binding::Array(..)) => {
+                Some(Binding::Array(..) | Binding::ArrayArgument(..)) => {
                     return Err(LowerError::new(
                         span,
                         format!("the array `{name}` can only be indexed or asked for its `.len()`"),
@@ -117,13 +122,27 @@ impl Lowerer<'_, '_> {
                 let pointer = self.element_pointer(base, index, block)?;
                 self.expr_node(Expression::Load { pointer }, span)
             }
-            ExprKind::Len(slice) => match self.array_binding(slice) {
-                Some((_, len)) => self.int(u64::from(len), Scalar::Usize, span),
-                None => {
-                    let slice = self.expr(slice, block)?;
-                    self.expr_node(Expression::SliceLength { slice }, span)
+            ExprKind::Len(slice) => {
+                // A local array's or an array field's length is a constant.
+                let argument_len = match &slice.kind {
+                    ExprKind::Var(name) => match self.scopes.lookup(name) {
+                        Some(Binding::ArrayArgument(_, len)) => Some(len),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let len = match self.array_binding(slice) {
+                    Some((_, len)) => Some(len),
+                    None => argument_len.or(self.array_field_len(slice)?),
+                };
+                match len {
+                    Some(len) => self.int(u64::from(len), Scalar::Usize, span),
+                    None => {
+                        let slice = self.expr(slice, block)?;
+                        self.expr_node(Expression::SliceLength { slice }, span)
+                    }
                 }
-            },
+            }
             ExprKind::Match { scrutinee, arms } => {
                 let ty = self.type_of(expr)?;
                 let ty = self.scalar_type(ty);
@@ -270,6 +289,12 @@ impl Lowerer<'_, '_> {
                     "references are only supported as the target of an atomic",
                 ))
             }
+            ExprKind::MethodCall { .. } => {
+                return Err(LowerError::new(
+                    span,
+                    "internal: a method call inference did not resolve",
+                ))
+            }
             ExprKind::Call { .. } => match self.call(expr, block, true)? {
                 Some(value) => value,
                 None => return Err(LowerError::new(span, "this call returns nothing")),
@@ -408,19 +433,124 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>, LowerError> {
         let local = self.local("struct.value", ty, span);
         for &(field, value) in fields {
-            let value = self.expr(value, block)?;
             let base = self.expr_node(Expression::LocalPointer(local), span);
             let pointer = self.expr_node(Expression::FieldPointer { base, field }, span);
-            block.push(Statement::Store { pointer, value }, span);
+            let member_ty = match &self.program.module.types[ty].inner {
+                TypeInner::Struct { members, .. } => members.get(field as usize).map(|m| m.ty),
+                _ => None,
+            };
+            let array_len = match member_ty.map(|t| &self.program.module.types[t].inner) {
+                Some(TypeInner::Array { len, .. }) => Some(*len),
+                _ => None,
+            };
+            match array_len {
+                Some(len) => self.fill_array(pointer, len, value, block)?,
+                None => {
+                    let value = self.expr(value, block)?;
+                    block.push(Statement::Store { pointer, value }, span);
+                }
+            }
         }
         Ok(self.load_local(local, span))
+    }
+
+    /// Writes the array field at `pointer` (of `len` elements) from `value`: `[v; N]`
+    /// (one evaluation of `v`, stored to every element) or a local array (copied element
+    /// by element), as C++ copies a `float v[4]` member.
+    fn fill_array(
+        &mut self,
+        pointer: Handle<Expression>,
+        len: u32,
+        value: &Expr,
+        block: &mut Block,
+    ) -> Result<(), LowerError> {
+        let span = value.span;
+        let source = match &value.kind {
+            ExprKind::Repeat { value: element, .. } => {
+                let element = self.expr(element, block)?;
+                let ty = match self.program.module.types[self.pointer_base(pointer)?].inner {
+                    TypeInner::Array { base, .. } => base,
+                    _ => return Err(LowerError::new(span, "internal: not an array field")),
+                };
+                let local = self.local("array.element", ty, span);
+                block.push(Statement::LocalStore { local, value: element }, span);
+                Err(local)
+            }
+            _ => match self.array_binding(value) {
+                Some((local, given)) if given == len => Ok(local),
+                _ => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("an array field of {len} elements takes `[value; {len}]` or a local array of {len} elements"),
+                    ))
+                }
+            },
+        };
+        for k in 0..len {
+            let index = self.int(u64::from(k), Scalar::Usize, span);
+            let element = self.expr_node(
+                Expression::MemberElement {
+                    array: pointer,
+                    index,
+                },
+                span,
+            );
+            let value = match source {
+                Ok(array) => {
+                    let index = self.int(u64::from(k), Scalar::Usize, span);
+                    let from = self.expr_node(
+                        Expression::ArrayElement {
+                            local: array,
+                            index,
+                        },
+                        span,
+                    );
+                    self.expr_node(Expression::Load { pointer: from }, span)
+                }
+                Err(element) => self.load_local(element, span),
+            };
+            block.push(
+                Statement::Store {
+                    pointer: element,
+                    value,
+                },
+                span,
+            );
+        }
+        Ok(())
+    }
+
+    /// The type a pointer expression (a field pointer of a local being built) points to.
+    fn pointer_base(&self, pointer: Handle<Expression>) -> Result<Handle<Type>, LowerError> {
+        let Expression::FieldPointer { base, field } = self.function.expressions[pointer] else {
+            return Err(LowerError::new(
+                Span::default(),
+                "internal: not a field pointer",
+            ));
+        };
+        let Expression::LocalPointer(local) = self.function.expressions[base] else {
+            return Err(LowerError::new(
+                Span::default(),
+                "internal: not a local's field",
+            ));
+        };
+        match &self.program.module.types[self.function.locals[local].ty].inner {
+            TypeInner::Struct { members, .. } => members
+                .get(field as usize)
+                .map(|m| m.ty)
+                .ok_or_else(|| LowerError::new(Span::default(), "internal: no such field")),
+            _ => Err(LowerError::new(
+                Span::default(),
+                "internal: not a struct local",
+            )),
+        }
     }
 }
 
 /// Whether evaluating `expr` calls a device function.
 pub(super) fn contains_call(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::Call { .. } => true,
+        ExprKind::Call { .. } | ExprKind::MethodCall { .. } => true,
         ExprKind::Lit(_)
         | ExprKind::Var(_)
         | ExprKind::Builtin(_)

@@ -6,6 +6,7 @@
 //! variables (union-find), run once over the body before lowering.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::closures::{CaptureType, ClosureArg};
 use super::error::LowerError;
@@ -18,6 +19,9 @@ use crate::ast::{
 use crate::intrinsics::{Intrinsic, VoteOp};
 use crate::math::MathFunction;
 use crate::{ir, Scalar, Span};
+
+mod arrays;
+mod methods;
 
 /// What is known about a type variable.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,6 +51,8 @@ pub(super) enum InferTy {
     },
     /// A local array; its element type may still be inferred.
     Array(usize),
+    /// A local array of structs (`let mut bodies = [Body::zero(); 4];`).
+    StructArray(&'static str),
 }
 
 /// What a name refers to during inference.
@@ -68,6 +74,7 @@ enum Binding {
         mutable: bool,
     },
     Array(usize),
+    StructArray(&'static str),
 }
 
 /// A device function instance a call resolves to.
@@ -107,6 +114,10 @@ pub(super) struct TypeTable {
     struct_lets: HashMap<*const Stmt, &'static str>,
     /// The struct of each struct-valued slice element, call and struct literal.
     struct_exprs: HashMap<*const Expr, &'static str>,
+    /// Method calls and struct operators, as the calls they are (`methods.rs`).
+    desugared: HashMap<*const Expr, Rc<Expr>>,
+    /// `a += b` of structs, as the call of `add_assign` it is.
+    desugared_stmts: HashMap<*const Stmt, Rc<Expr>>,
 }
 
 impl TypeTable {
@@ -134,6 +145,20 @@ impl TypeTable {
     pub(super) fn call(&self, expr: &Expr) -> Option<&Instance> {
         self.calls.get(&(expr as *const Expr))
     }
+
+    /// The call a method call or struct operator is (`v.length()` is `Vec3::length(&v)`).
+    pub(super) fn desugared(&self, expr: &Expr) -> Option<&Expr> {
+        self.desugared
+            .get(&(expr as *const Expr))
+            .map(|call| &**call)
+    }
+
+    /// The call a compound assignment of a struct is (`a += b` is `add_assign(&mut a, b)`).
+    pub(super) fn desugared_stmt(&self, stmt: &Stmt) -> Option<&Expr> {
+        self.desugared_stmts
+            .get(&(stmt as *const Stmt))
+            .map(|call| &**call)
+    }
 }
 
 /// Infers the types of `function`'s body under `spec`; calls are resolved in `library`.
@@ -153,8 +178,11 @@ pub(super) fn infer(
         calls: Vec::new(),
         structs: Vec::new(),
         structs_let: Vec::new(),
+        desugared: Vec::new(),
+        desugared_stmts: Vec::new(),
         result: None,
         result_struct: None,
+        result_array: None,
     };
     inference.scopes.push();
     for constant in &function.constants {
@@ -175,7 +203,7 @@ pub(super) fn infer(
             ParamType::Reference {
                 target: ty @ ValueType::Struct(_),
                 len: None,
-                mutable: false,
+                ..
             } if function.external.is_none() => match library.resolve_value(spec, ty, param.span)? {
                 Resolved::Struct(name) => Binding::StructRef(name),
                 Resolved::Scalar(_) => {
@@ -185,10 +213,19 @@ pub(super) fn infer(
                     ))
                 }
             },
+            // `a: [f32; 4]`, `acc: &mut [f32; 16]`: an array the body indexes.
+            ParamType::Value(ValueType::Array { elem, .. }) if function.external.is_none() => {
+                inference.array_binding(elem, param.span)?
+            }
+            ParamType::Reference {
+                target,
+                len: Some(_),
+                ..
+            } if function.external.is_none() => inference.array_binding(target, param.span)?,
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "device functions take structs by `&S`; `&mut` and array references belong to `#[extern_device]` functions",
+                    "device functions take structs by `&S` and `&mut S`, arrays by value and as `&[T; N]`/`&mut [T; N]`",
                 ))
             }
             ParamType::TensorMap => Binding::TensorMap,
@@ -231,11 +268,27 @@ pub(super) fn infer(
         };
         inference.scopes.bind(&param.name, binding);
     }
-    if let Some(ty) = &function.result {
-        match library.resolve_value(spec, ty, function.span)? {
+    match &function.result {
+        Some(ValueType::Array { elem, .. }) => {
+            inference.result_array = Some(inference.array_type(elem, function.span)?);
+        }
+        Some(ty) => match library.resolve_value(spec, ty, function.span)? {
             Resolved::Scalar(scalar) => inference.result = Some(inference.known(scalar)),
             Resolved::Struct(name) => inference.result_struct = Some(name),
-        }
+        },
+        None => {}
+    }
+    if let (Some(tail), Some(wanted)) = (&function.body.tail, inference.result_array) {
+        // An array result: the tail is an array of the element type.
+        inference.scopes.push();
+        let statements = function.body.stmts.iter();
+        let result = statements
+            .map(|stmt| inference.stmt(stmt))
+            .collect::<Result<Vec<()>, _>>()
+            .and_then(|_| inference.array_value(tail, wanted));
+        inference.scopes.pop();
+        result?;
+        return inference.finish();
     }
     match (
         &function.body.tail,
@@ -274,10 +327,16 @@ struct Inference<'a> {
     structs: Vec<(*const Expr, &'static str)>,
     /// `let`s binding a struct value.
     structs_let: Vec<(*const Stmt, &'static str)>,
+    /// Method calls and struct operators, replaced by their calls (`methods.rs`).
+    desugared: Vec<(*const Expr, Rc<Expr>)>,
+    /// Compound assignments of structs, replaced by their calls.
+    desugared_stmts: Vec<(*const Stmt, Rc<Expr>)>,
     /// The return type of the function, if it returns a scalar.
     result: Option<usize>,
     /// The struct (or tuple) the function returns, if it returns one.
     result_struct: Option<&'static str>,
+    /// The array the function returns, if it returns one.
+    result_array: Option<InferTy>,
 }
 
 impl Inference<'_> {
@@ -331,14 +390,21 @@ impl Inference<'_> {
     }
 
     fn scalar(&mut self, expr: &Expr) -> Result<usize, LowerError> {
-        match self.expr(expr)? {
+        let ty = self.expr(expr)?;
+        self.scalar_of(ty, expr)
+    }
+
+    /// The type variable of `expr`, whose type `ty` is, if it is a scalar.
+    fn scalar_of(&mut self, ty: InferTy, expr: &Expr) -> Result<usize, LowerError> {
+        match ty {
             InferTy::Scalar(var) => Ok(var),
-            InferTy::Slice { .. } | InferTy::Array(_) | InferTy::StructSlice { .. } => {
-                Err(LowerError::new(
-                    expr.span,
-                    "a slice or array can only be indexed or asked for its `.len()` here",
-                ))
-            }
+            InferTy::Slice { .. }
+            | InferTy::Array(_)
+            | InferTy::StructSlice { .. }
+            | InferTy::StructArray(_) => Err(LowerError::new(
+                expr.span,
+                "a slice or array can only be indexed or asked for its `.len()` here",
+            )),
             InferTy::Struct(name) => Err(LowerError::new(
                 expr.span,
                 format!("a `{name}` is a struct: use one of its fields here"),
@@ -364,6 +430,7 @@ impl Inference<'_> {
                     return Ok(InferTy::Slice { elem, mutable })
                 }
                 Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
+                Some(Binding::StructArray(name)) => return Ok(InferTy::StructArray(name)),
                 Some(Binding::Struct(name) | Binding::StructRef(name)) => {
                     return Ok(InferTy::Struct(name))
                 }
@@ -384,7 +451,11 @@ impl Inference<'_> {
                 }
             },
             ExprKind::Unary { op, operand } => {
-                let var = self.scalar(operand)?;
+                let operand_ty = self.expr(operand)?;
+                if let (UnaryOp::Neg, InferTy::Struct(name)) = (op, operand_ty) {
+                    return self.negation(expr, name, operand);
+                }
+                let var = self.scalar_of(operand_ty, operand)?;
                 if *op == UnaryOp::Not {
                     let root = self.find(var);
                     if self.constraint[root] == Constraint::AnyFloat {
@@ -394,8 +465,21 @@ impl Inference<'_> {
                 var
             }
             ExprKind::Binary { op, left, right } => {
-                let l = self.scalar(left)?;
-                let r = self.scalar(right)?;
+                let left_ty = self.expr(left)?;
+                if let InferTy::Struct(name) = left_ty {
+                    if !op.is_logical() && !op.is_comparison() {
+                        return self.binary_operator(expr, *op, name, right);
+                    }
+                }
+                let l = self.scalar_of(left_ty, left)?;
+                let right_ty = self.expr(right)?;
+                if let InferTy::Struct(name) = right_ty {
+                    return Err(LowerError::new(
+                        right.span,
+                        format!("a `{name}` on the right of `{}` with a scalar on the left is not supported: put the struct on the left (`v {} s`), as its `#[device]` operator impls take it", op.symbol(), op.symbol()),
+                    ));
+                }
+                let r = self.scalar_of(right_ty, right)?;
                 if op.is_logical() {
                     self.require(l, Scalar::Bool, left.span)?;
                     self.require(r, Scalar::Bool, right.span)?;
@@ -418,7 +502,7 @@ impl Inference<'_> {
                 let elem = match self.expr(base)? {
                     InferTy::Slice { elem, .. } => self.known(elem),
                     InferTy::Array(elem) => elem,
-                    InferTy::StructSlice { name, .. } => {
+                    InferTy::StructSlice { name, .. } | InferTy::StructArray(name) => {
                         let i = self.scalar(index)?;
                         self.require(i, Scalar::Usize, index.span)?;
                         self.structs.push((expr as *const Expr, name));
@@ -580,7 +664,14 @@ impl Inference<'_> {
                 let (_, member) = layout.field(field).ok_or_else(|| {
                     LowerError::new(span, format!("`{name}` has no field `{field}`"))
                 })?;
-                self.known(member.ty)
+                match self.field_type(&member.ty, span)? {
+                    InferTy::Struct(nested) => {
+                        self.structs.push((expr as *const Expr, nested));
+                        return Ok(InferTy::Struct(nested));
+                    }
+                    InferTy::Scalar(var) => var,
+                    other => return Ok(other),
+                }
             }
             ExprKind::Constant { ty, .. } => {
                 let scalar = self.library.scalar(self.spec, ty, span)?;
@@ -590,7 +681,18 @@ impl Inference<'_> {
                 function,
                 receiver,
                 args,
-            } => self.math(*function, receiver, args, span)?,
+            } => {
+                // A struct's own method of the same name as a scalar one (`v.abs()`).
+                if let InferTy::Struct(_) = self.expr(receiver)? {
+                    return self.method_value(expr, receiver, function.name(), args);
+                }
+                self.math(*function, receiver, args, span)?
+            }
+            ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => return self.method_value(expr, receiver, method, args),
             ExprKind::Call {
                 callee,
                 generic_args,
@@ -614,6 +716,102 @@ impl Inference<'_> {
         };
         self.exprs.push((expr as *const Expr, var, span));
         Ok(InferTy::Scalar(var))
+    }
+
+    /// How a field of type `ty` reads: a scalar (an enum as its integer), a struct, or an
+    /// array of scalars or structs.
+    fn field_type(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        span: Span,
+    ) -> Result<InferTy, LowerError> {
+        use crate::layout::FieldType;
+        Ok(match ty {
+            FieldType::Scalar(scalar) => InferTy::Scalar(self.known(*scalar)),
+            FieldType::Struct(layout) => match layout.enum_repr {
+                Some(repr) => InferTy::Scalar(self.known(repr)),
+                None => InferTy::Struct(layout.name),
+            },
+            FieldType::Array { elem, .. } => match elem {
+                FieldType::Scalar(scalar) => InferTy::Array(self.known(*scalar)),
+                FieldType::Struct(layout) => match layout.enum_repr {
+                    Some(repr) => InferTy::Array(self.known(repr)),
+                    None => InferTy::StructArray(layout.name),
+                },
+                FieldType::Array { .. } => {
+                    return Err(LowerError::new(
+                        span,
+                        "arrays of arrays in structs are not supported yet: use a flat array indexed `[r * n + c]`",
+                    ))
+                }
+            },
+        })
+    }
+
+    /// The value of field `name` (of type `ty`) in a struct literal: a value of the field's
+    /// scalar or struct type; for an array field, `[value; N]` or a local array.
+    fn field_value(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        value: &Expr,
+        name: &str,
+    ) -> Result<(), LowerError> {
+        let wanted = self.field_type(ty, value.span)?;
+        let wrong = || {
+            LowerError::new(
+                value.span,
+                format!("the field `{name}` takes a value of its type"),
+            )
+        };
+        match wanted {
+            InferTy::Scalar(var) => {
+                let v = self.scalar(value)?;
+                self.unify(v, var, value.span)
+            }
+            InferTy::Struct(nested) => match self.expr(value)? {
+                InferTy::Struct(given) if given == nested => Ok(()),
+                _ => Err(wrong()),
+            },
+            InferTy::Array(elem) => match &value.kind {
+                ExprKind::Repeat {
+                    value: element,
+                    len,
+                } => {
+                    let v = self.scalar(element)?;
+                    let l = self.scalar(len)?;
+                    self.require(l, Scalar::Usize, len.span)?;
+                    self.unify(v, elem, element.span)
+                }
+                _ => match self.expr(value)? {
+                    InferTy::Array(given) => self.unify(given, elem, value.span),
+                    _ => Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    )),
+                },
+            },
+            InferTy::StructArray(nested) => match &value.kind {
+                ExprKind::Repeat {
+                    value: element,
+                    len,
+                } => {
+                    let l = self.scalar(len)?;
+                    self.require(l, Scalar::Usize, len.span)?;
+                    match self.expr(element)? {
+                        InferTy::Struct(given) if given == nested => Ok(()),
+                        _ => Err(wrong()),
+                    }
+                }
+                _ => match self.expr(value)? {
+                    InferTy::StructArray(given) if given == nested => Ok(()),
+                    _ => Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    )),
+                },
+            },
+            _ => Err(wrong()),
+        }
     }
 
     /// `Name { field: value, .. }`: every field of the `#[derive(DeviceCopy)]` struct once,
@@ -641,8 +839,7 @@ impl Inference<'_> {
                     format!("the field `{name}` is given twice"),
                 ));
             }
-            let v = self.scalar(value)?;
-            self.require(v, member.ty, value.span)?;
+            self.field_value(&member.ty, value, name)?;
         }
         let missing: Vec<&str> = layout
             .fields
@@ -672,7 +869,11 @@ impl Inference<'_> {
             }
             for (element, field) in elements.iter().zip(layout.fields) {
                 let v = self.scalar(element)?;
-                self.require(v, field.ty, element.span)?;
+                let scalar = field
+                    .ty
+                    .scalar()
+                    .ok_or_else(|| LowerError::new(element.span, "tuples hold scalars"))?;
+                self.require(v, scalar, element.span)?;
             }
             return Ok(());
         }
@@ -800,7 +1001,16 @@ impl Inference<'_> {
                     ..
                 }) = init
                 {
-                    let elem = self.scalar(value)?;
+                    let value_ty = self.expr(value)?;
+                    if let InferTy::Struct(struct_name) = value_ty {
+                        // An array of structs: every element a copy of the value.
+                        let l = self.scalar(len)?;
+                        self.require(l, Scalar::Usize, len.span)?;
+                        self.structs_let.push((stmt as *const Stmt, struct_name));
+                        self.scopes.bind(name, Binding::StructArray(struct_name));
+                        return Ok(());
+                    }
+                    let elem = self.scalar_of(value_ty, value)?;
                     let l = self.scalar(len)?;
                     self.require(l, Scalar::Usize, len.span)?;
                     if let Some(ty) = ty {
@@ -826,6 +1036,20 @@ impl Inference<'_> {
                     return Ok(());
                 }
                 if let Some(init) = init {
+                    // An array a call returned (`let r = tile(acc);`).
+                    match self.expr(init)? {
+                        InferTy::Array(var) => {
+                            self.lets.push((stmt as *const Stmt, var, *span));
+                            self.scopes.bind(name, Binding::Array(var));
+                            return Ok(());
+                        }
+                        InferTy::StructArray(struct_name) => {
+                            self.structs_let.push((stmt as *const Stmt, struct_name));
+                            self.scopes.bind(name, Binding::StructArray(struct_name));
+                            return Ok(());
+                        }
+                        _ => {}
+                    }
                     if let InferTy::Struct(struct_name) = self.expr(init)? {
                         if let Some(ty) = ty {
                             if *ty != ValueType::Struct(struct_name.to_owned()) {
@@ -881,7 +1105,11 @@ impl Inference<'_> {
                 }
                 self.structs_let.push((stmt as *const Stmt, name));
                 for ((binding, _), field) in names.iter().zip(layout.fields) {
-                    let var = self.known(field.ty);
+                    let scalar = field
+                        .ty
+                        .scalar()
+                        .ok_or_else(|| LowerError::new(*span, "tuples hold scalars"))?;
+                    let var = self.known(scalar);
                     self.scopes.bind(binding, Binding::Var(var));
                 }
             }
@@ -943,6 +1171,18 @@ impl Inference<'_> {
                     let v = self.known(elem);
                     self.scopes.bind(name, Binding::Var(v));
                 }
+            }
+            Stmt::Assign {
+                place,
+                op: Some(op),
+                value,
+                ..
+            } if matches!(self.expr(place)?, InferTy::Struct(_)) => {
+                let name = match self.expr(place)? {
+                    InferTy::Struct(name) => name,
+                    _ => return Err(LowerError::new(place.span, "a struct is expected here")),
+                };
+                self.compound_assignment(stmt, place, *op, value, name)?;
             }
             Stmt::Assign {
                 place,
@@ -1023,6 +1263,13 @@ impl Inference<'_> {
             }
             Stmt::Return {
                 value: Some(value), ..
+            } if self.result_array.is_some() => {
+                if let Some(wanted) = self.result_array {
+                    self.array_value(value, wanted)?;
+                }
+            }
+            Stmt::Return {
+                value: Some(value), ..
             } if self.result_struct.is_some() => {
                 let name = self.result_struct.unwrap_or_default();
                 self.struct_value(value, name)?;
@@ -1051,6 +1298,13 @@ impl Inference<'_> {
                     args,
                 } => {
                     self.call(expr, callee, generic_args, args)?;
+                }
+                ExprKind::MethodCall {
+                    receiver,
+                    method,
+                    args,
+                } => {
+                    self.method_call(expr, receiver, method, args)?;
                 }
                 ExprKind::Intrinsic {
                     intrinsic, args, ..
@@ -1439,12 +1693,27 @@ impl Inference<'_> {
                     span,
                     "a tuple here is not supported: pass its elements",
                 )),
+                ValueType::Array { .. } => Err(LowerError::new(
+                    span,
+                    "an array here is not supported: arrays are not nested",
+                )),
             }
         };
         let mut closures = Vec::new();
         for (param, arg) in function.params.iter().zip(args) {
             if let ParamType::Closure { arity } = param.ty {
                 closures.push(self.closure_argument(callee, param, arity, arg)?);
+                continue;
+            }
+            // `[T; N]` by value: an array of the element type (the caller's copy is made
+            // when lowering).
+            if let (ParamType::Value(ValueType::Array { elem, .. }), false) = (&param.ty, external)
+            {
+                let wanted = match elem.as_ref() {
+                    ValueType::Struct(_) => self.array_type(elem, arg.span)?,
+                    scalar => InferTy::Array(var_of(self, scalar)?),
+                };
+                self.array_value(arg, wanted)?;
                 continue;
             }
             if let ParamType::Reference {
@@ -1507,6 +1776,10 @@ impl Inference<'_> {
             }
         }
         let result = match &function.result {
+            Some(ValueType::Array { elem, .. }) => Some(match elem.as_ref() {
+                ValueType::Struct(_) => self.array_type(elem, span)?,
+                scalar => InferTy::Array(var_of(self, scalar)?),
+            }),
             Some(ValueType::Tuple(elements)) => Some(InferTy::Struct(
                 self.tuple_result(callee, elements, &types, span)?,
             )),
@@ -1675,6 +1948,18 @@ impl Inference<'_> {
         arg: &Expr,
     ) -> Result<(), LowerError> {
         let wrong = |what: String| Err(LowerError::new(arg.span, what));
+        // An array reference of a device function passed on by name (`acc`, itself a
+        // reference or an array parameter), or a local array passed as Rust reborrows.
+        if let (ExprKind::Var(_), Some(_)) = (&arg.kind, len) {
+            match self.expr(arg)? {
+                InferTy::Array(elem) => {
+                    let wanted = self.library.scalar(self.spec, target, arg.span)?;
+                    return self.require(elem, wanted, arg.span);
+                }
+                InferTy::StructArray(_) => return Ok(()),
+                _ => {}
+            }
+        }
         // A `&S` parameter passed on as it is (`comm`, already a reference).
         if let ExprKind::Var(name) = &arg.kind {
             if let (Some(Binding::StructRef(given)), None, false) =
@@ -1714,6 +1999,12 @@ impl Inference<'_> {
             (Some(_), InferTy::Array(elem)) => {
                 let wanted = self.library.scalar(self.spec, target, arg.span)?;
                 self.require(elem, wanted, arg.span)
+            }
+            (Some(_), InferTy::StructArray(name)) => {
+                match self.library.resolve_value(self.spec, target, arg.span)? {
+                    Resolved::Struct(wanted) if wanted == name => Ok(()),
+                    _ => wrong(format!("`{callee}` takes `&[{}; N]` here", ty_name(target))),
+                }
             }
             _ => wrong(format!(
                 "`{}` of `{callee}` takes a reference to a {}",
@@ -1789,6 +2080,10 @@ impl Inference<'_> {
         for (expr, name) in std::mem::take(&mut self.structs) {
             table.struct_exprs.insert(expr, name);
         }
+        table.desugared = std::mem::take(&mut self.desugared).into_iter().collect();
+        table.desugared_stmts = std::mem::take(&mut self.desugared_stmts)
+            .into_iter()
+            .collect();
         for call in std::mem::take(&mut self.calls) {
             let mut spec = Specialization {
                 types: Vec::new(),
@@ -1857,5 +2152,6 @@ fn ty_name(ty: &ValueType) -> &str {
         ValueType::Struct(name) | ValueType::Generic(name) => name,
         ValueType::Scalar(scalar) => scalar.rust_name(),
         ValueType::Tuple(_) => "tuple",
+        ValueType::Array { .. } => "array",
     }
 }

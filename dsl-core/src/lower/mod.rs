@@ -15,6 +15,7 @@
 //! instantiated for the closures passed to them) and `drops` (`#[device_drop]` scope
 //! ends). `spec` resolves a specialisation's types.
 
+mod arrays;
 mod call;
 mod closures;
 mod drops;
@@ -173,6 +174,8 @@ impl Program<'_> {
             next_loop: 0,
             drops: Vec::new(),
             views: Vec::new(),
+            result_array: None,
+            array_result: None,
         };
         let mut body = Block::new();
         lowerer.scopes.push();
@@ -190,7 +193,18 @@ impl Program<'_> {
         for param in &source.params {
             lowerer.param(param, &mut body)?;
         }
-        if let Some(result) = &source.result {
+        if let Some(ValueType::Array { elem, len }) = &source.result {
+            // Written through a hidden last parameter, the caller's array.
+            let len = spec.array_len(len, source.span)?;
+            let array = lowerer.array_type(elem, len, source.span)?;
+            let ty = lowerer.array_pointer_type(array, true);
+            lowerer.result_array = Some((lowerer.function.arguments.len() as u32, len));
+            lowerer.function.arguments.push(FunctionArgument {
+                name: "result".to_owned(),
+                ty,
+                span: source.span,
+            });
+        } else if let Some(result) = &source.result {
             let ty = match library.resolve_value(spec, result, source.span)? {
                 Resolved::Scalar(scalar) => lowerer.scalar_type(scalar),
                 Resolved::Struct(name) => lowerer.struct_type(name, source.span)?,
@@ -218,6 +232,9 @@ enum Binding {
     Shared(Handle<SharedVariable>),
     /// A local array bound by `let`, of `len` elements.
     Array(Handle<LocalVariable>, u32),
+    /// An array parameter of `len` elements (`a: [f32; 4]`, `acc: &mut [f32; 16]`): the
+    /// argument points to it.
+    ArrayArgument(u32, u32),
     /// A slice at a device address bound by `let` (`slice_at`): the address and length
     /// live in hidden locals, so every use sees the values of the `let`.
     RawSlice {
@@ -245,6 +262,10 @@ struct Lowerer<'a, 'p> {
     drops: Vec<drops::DropFrame>,
     /// The sub-slices bound by `let` so far (see `views`).
     views: Vec<views::SliceView>,
+    /// For a function returning an array: its hidden result argument and the length.
+    result_array: Option<(u32, u32)>,
+    /// The array the last call of a function returning one wrote (`arrays.rs`).
+    array_result: Option<(Handle<LocalVariable>, u32)>,
 }
 
 impl Lowerer<'_, '_> {
@@ -264,15 +285,14 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Type>, LowerError> {
         let library = self.program.library;
         let layout = library.struct_layout(name, span)?;
-        let members = layout
-            .fields
-            .iter()
-            .map(|f| StructMember {
-                name: f.name.to_owned(),
-                ty: self.scalar_type(f.ty),
-                offset: f.offset as u32,
-            })
-            .collect();
+        let mut members = Vec::new();
+        for field in layout.fields {
+            members.push(StructMember {
+                name: field.name.to_owned(),
+                ty: self.field_type(&field.ty, span)?,
+                offset: field.offset as u32,
+            });
+        }
         Ok(self.program.module.types.insert(Type {
             inner: TypeInner::Struct {
                 name: layout.name.to_owned(),
@@ -281,6 +301,32 @@ impl Lowerer<'_, '_> {
                 align: layout.align as u32,
             },
         }))
+    }
+
+    /// The IR type of a struct's field: a scalar (an enum as its integer), a struct, or an
+    /// array of them.
+    fn field_type(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        span: Span,
+    ) -> Result<Handle<Type>, LowerError> {
+        use crate::layout::FieldType;
+        Ok(match ty {
+            FieldType::Scalar(scalar) => self.scalar_type(*scalar),
+            FieldType::Struct(layout) => match layout.enum_repr {
+                Some(repr) => self.scalar_type(repr),
+                None => self.struct_type(layout.name, span)?,
+            },
+            FieldType::Array { elem, len } => {
+                let base = self.field_type(elem, span)?;
+                self.program.module.types.insert(Type {
+                    inner: TypeInner::Array {
+                        base,
+                        len: *len as u32,
+                    },
+                })
+            }
+        })
     }
 
     pub(super) fn local(

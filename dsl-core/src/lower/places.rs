@@ -11,8 +11,12 @@ impl Lowerer<'_, '_> {
         expr: &Expr,
         block: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
+        let types = self.types;
+        let expr = types.desugared(expr).unwrap_or(expr);
         match &expr.kind {
             ExprKind::Index { base, index } => self.element_pointer(base, index, block),
+            // A struct inside a struct (`b.pos` of `b.pos.x`): the field's place.
+            ExprKind::Field { base, field } => self.field_pointer(base, field, expr.span, block),
             ExprKind::Var(name) => match self.scopes.lookup(name) {
                 Some(Binding::Local(local)) => {
                     Ok(self.expr_node(Expression::LocalPointer(local), expr.span))
@@ -58,8 +62,31 @@ impl Lowerer<'_, '_> {
         ))
     }
 
+    /// The length of the array field `expr` is (`m.v` of `struct M { v: [f32; 4] }`), if it
+    /// is one.
+    pub(super) fn array_field_len(&mut self, expr: &Expr) -> Result<Option<u32>, LowerError> {
+        let ExprKind::Field { base, field } = &expr.kind else {
+            return Ok(None);
+        };
+        let struct_ty = self.struct_of(base)?;
+        let member = match &self.program.module.types[struct_ty].inner {
+            TypeInner::Struct { members, .. } => {
+                members.iter().find(|m| &m.name == field).map(|m| m.ty)
+            }
+            _ => None,
+        };
+        Ok(
+            match member.map(|ty| &self.program.module.types[ty].inner) {
+                Some(TypeInner::Array { len, .. }) => Some(*len),
+                _ => None,
+            },
+        )
+    }
+
     /// The struct type of a struct-valued expression.
     pub(super) fn struct_of(&mut self, expr: &Expr) -> Result<Handle<Type>, LowerError> {
+        let types = self.types;
+        let expr = types.desugared(expr).unwrap_or(expr);
         if let Some(name) = self.types.struct_expr(expr) {
             return self.struct_type(name, expr.span);
         }
@@ -105,25 +132,41 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let ty = match &param.ty {
-            // `&S` of a device function: a pointer to the caller's struct.
+            // `&S` (`&mut S`) of a device function: a pointer to the caller's struct, read
+            // (and written) in place; `&self` and `&mut self` of methods.
             ParamType::Reference {
                 target: target @ ValueType::Struct(_),
                 len: None,
-                mutable: false,
+                mutable,
             } => {
                 let base = self.param_value_type(&param.name, target, param.span)?;
                 self.program.module.types.insert(Type {
                     inner: TypeInner::Pointer {
                         base,
                         space: AddressSpace::Generic,
-                        mutable: false,
+                        mutable: *mutable,
                     },
                 })
+            }
+            // `&[T; N]` / `&mut [T; N]`: a pointer to the caller's array.
+            ParamType::Reference {
+                target,
+                len: Some(len),
+                mutable,
+            } => {
+                let array = self.array_type(target, *len, param.span)?;
+                self.array_pointer_type(array, *mutable)
+            }
+            // `[T; N]` by value: a pointer to the copy the caller made for the call.
+            ParamType::Value(ValueType::Array { elem, len }) => {
+                let len = self.spec.array_len(len, param.span)?;
+                let array = self.array_type(elem, len, param.span)?;
+                self.array_pointer_type(array, true)
             }
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "reference parameters of kernels and device functions are `&S` of a `DeviceCopy` struct",
+                    "reference parameters of kernels and device functions are `&S` of a `DeviceCopy` struct or `&[T; N]` of an array",
                 ))
             }
             ParamType::Value(value) => self.param_value_type(&param.name, value, param.span)?,
@@ -152,8 +195,18 @@ impl Lowerer<'_, '_> {
             ty,
             span: param.span,
         });
-        let binding = match (&param.ty, param.mutable) {
-            (ParamType::Value(_), true) => {
+        let array_len = match &self.program.module.types[ty].inner {
+            TypeInner::Pointer { base, .. } => match self.program.module.types[*base].inner {
+                TypeInner::Array { len, .. } => Some(len),
+                _ => None,
+            },
+            _ => None,
+        };
+        let binding = match (array_len, &param.ty, param.mutable) {
+            // An array parameter points to its array (a `mut` one to the caller's copy,
+            // which the function may change).
+            (Some(len), _, _) => Binding::ArrayArgument(argument, len),
+            (None, ParamType::Value(_), true) => {
                 // `mut n: u32`: the function writes its own copy of the argument.
                 let local = self.local(&param.name, ty, param.span);
                 let value = self.expr_node(Expression::FunctionArgument(argument), param.span);
@@ -186,6 +239,22 @@ impl Lowerer<'_, '_> {
         if let Some((local, _)) = self.array_binding(base) {
             let index = self.expr(index, block)?;
             return Ok(self.expr_node(Expression::ArrayElement { local, index }, base.span));
+        }
+        if let ExprKind::Var(name) = &base.kind {
+            if let Some(Binding::ArrayArgument(argument, _)) = self.scopes.lookup(name) {
+                // `a[k]` of an array parameter: an element of the array it points to.
+                let array = self.expr_node(Expression::FunctionArgument(argument), base.span);
+                let index = self.expr(index, block)?;
+                return Ok(self.expr_node(Expression::MemberElement { array, index }, base.span));
+            }
+        }
+        if let ExprKind::Field { base: owner, field } = &base.kind {
+            if self.array_field_len(base)?.is_some() {
+                // `m.v[k]`: an element of the struct's array, in place.
+                let array = self.field_pointer(owner, field, base.span, block)?;
+                let index = self.expr(index, block)?;
+                return Ok(self.expr_node(Expression::MemberElement { array, index }, base.span));
+            }
         }
         let base = self.expr(base, block)?;
         let index = self.expr(index, block)?;

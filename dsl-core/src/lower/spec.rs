@@ -49,6 +49,24 @@ impl Specialization {
                 span,
                 "a tuple is not a scalar: tuples hold scalars, and are not nested",
             )),
+            ValueType::Array { .. } => Err(LowerError::new(
+                span,
+                "an array is not a scalar: arrays hold scalars or structs, and are not nested",
+            )),
+        }
+    }
+
+    /// The length of an array type: its literal, or its const generic's value.
+    pub fn array_len(&self, len: &crate::ast::ArrayLen, span: Span) -> Result<u32, LowerError> {
+        match len {
+            crate::ast::ArrayLen::Literal(n) => Ok(*n),
+            crate::ast::ArrayLen::Generic(name) => match self.constant(name) {
+                Some(Literal::Int { bits, .. }) if bits > 0 && bits <= 4096 => Ok(bits as u32),
+                _ => Err(LowerError::new(
+                    span,
+                    format!("the array length `{name}` is 1 to 4096 in this specialisation"),
+                )),
+            },
         }
     }
 

@@ -48,6 +48,13 @@ impl Lowerer<'_, '_> {
         span: Span,
         out: &mut Block,
     ) -> Result<(), LowerError> {
+        if let (Some(v), Some(result)) = (value, self.result_array) {
+            // An array result: copied to the caller's array, then a plain return.
+            self.return_array(v, result, out)?;
+            self.drops_for_return(None, out, span)?;
+            out.push(Statement::Return { value: None }, span);
+            return Ok(());
+        }
         let moved = value.and_then(|v| self.droppable_local(v));
         let mut value = value.map(|v| self.expr(v, out)).transpose()?;
         if self.has_live_drops() {
@@ -119,6 +126,22 @@ impl Lowerer<'_, '_> {
             } => self.view_let(name, init, out)?,
             Stmt::LetTuple { names, init, .. } if matches!(init.kind, ExprKind::SplitAt { .. }) => {
                 self.split_at_let(names, init, out)?
+            }
+            // `let r = tile(acc);`: the array the call wrote is the local.
+            Stmt::Let {
+                name,
+                init: Some(init),
+                span,
+                ..
+            } if self.returns_array(init) => {
+                let (source, len) = self.array_source(init, out)?;
+                let arrays::ArraySource::Local(local) = source else {
+                    return Err(LowerError::new(
+                        *span,
+                        "internal: a call's array is a local",
+                    ));
+                };
+                self.scopes.bind(name, Binding::Array(local, len));
             }
             Stmt::LetTuple { names, init, span }
                 if matches!(
@@ -221,6 +244,13 @@ impl Lowerer<'_, '_> {
                 }
                 self.scopes.bind(name, Binding::Local(local));
             }
+            Stmt::Assign { .. } if self.types.desugared_stmt(stmt).is_some() => {
+                // `a += b` of structs: the call of its `#[device]` `add_assign`.
+                let types = self.types;
+                if let Some(call) = types.desugared_stmt(stmt) {
+                    self.call(call, out, false)?;
+                }
+            }
             Stmt::Assign {
                 place,
                 op,
@@ -318,6 +348,9 @@ impl Lowerer<'_, '_> {
             } => self.assertion(cond, text, message, *debug_only, *span, out)?,
             Stmt::Return { value, span } => self.return_value(value.as_ref(), *span, out)?,
             Stmt::Expr(expr) => match &expr.kind {
+                ExprKind::MethodCall { .. } => {
+                    self.call(expr, out, false)?;
+                }
                 ExprKind::Intrinsic {
                     intrinsic: Intrinsic::VectorStore(n),
                     args,
@@ -386,6 +419,21 @@ impl Lowerer<'_, '_> {
                     let current = self.expr_node(Expression::Load { pointer }, place.span);
                     value_handle = self.binary(op, current, value_handle, span);
                 }
+                out.push(
+                    Statement::Store {
+                        pointer,
+                        value: value_handle,
+                    },
+                    span,
+                );
+            }
+            // `*out = value` of a `&mut S` parameter: a store through the reference.
+            ExprKind::Var(name) if matches!(self.scopes.lookup(name), Some(Binding::Argument(index)) if self.is_reference_argument(index)) =>
+            {
+                let Some(Binding::Argument(index)) = self.scopes.lookup(name) else {
+                    return Err(LowerError::new(place.span, "internal: not a reference"));
+                };
+                let pointer = self.expr_node(Expression::FunctionArgument(index), place.span);
                 out.push(
                     Statement::Store {
                         pointer,
@@ -471,10 +519,6 @@ impl Lowerer<'_, '_> {
         out: &mut Block,
     ) -> Result<(), LowerError> {
         const MAX_LEN: u64 = 4096;
-        let elem = self
-            .types
-            .binding(stmt)
-            .ok_or_else(|| LowerError::new(span, "internal: array without an element type"))?;
         let count = self.constant_value(len)?;
         if count == 0 || count > MAX_LEN {
             return Err(LowerError::new(
@@ -483,7 +527,16 @@ impl Lowerer<'_, '_> {
             ));
         }
         let count = count as u32;
-        let elem_ty = self.scalar_type(elem);
+        // The element: a struct (`[Body::zero(); 4]`) or a scalar.
+        let elem_ty = match self.types.struct_binding(stmt) {
+            Some(struct_name) => self.struct_type(struct_name, span)?,
+            None => {
+                let elem = self.types.binding(stmt).ok_or_else(|| {
+                    LowerError::new(span, "internal: array without an element type")
+                })?;
+                self.scalar_type(elem)
+            }
+        };
         let array_ty = self.program.module.types.insert(Type {
             inner: TypeInner::Array {
                 base: elem_ty,
@@ -491,7 +544,14 @@ impl Lowerer<'_, '_> {
             },
         });
         let value = self.expr(value, out)?;
-        let initial = self.temporary(&format!("{name}.init"), value, elem, span, out);
+        let initial = self.local(&format!("{name}.init"), elem_ty, span);
+        out.push(
+            Statement::LocalStore {
+                local: initial,
+                value,
+            },
+            span,
+        );
         let local = self.local(name, array_ty, span);
         for k in 0..count {
             let index = self.int(u64::from(k), Scalar::Usize, span);

@@ -162,7 +162,10 @@ impl Lowerer<'_, '_> {
             Binding::View(view) => self.view_expr(view, span),
             // A slice parameter (`viewed` admits no other argument: inference typed it).
             Binding::Argument(index) => self.expr_node(Expression::FunctionArgument(index), span),
-            Binding::Local(_) | Binding::Array(..) | Binding::Constant(_) => {
+            Binding::Local(_)
+            | Binding::Array(..)
+            | Binding::ArrayArgument(..)
+            | Binding::Constant(_) => {
                 unreachable!("`viewed` admits only slice bindings")
             }
         }

@@ -351,6 +351,40 @@ impl Checker<'_> {
                     }
                 }
             }
+            Expression::MemberElement { array, index } => {
+                let index_ty = self.scalar(index)?;
+                if !index_ty.is_integer() {
+                    return Err(Kind::TypeMismatch {
+                        expected: "an integer index".into(),
+                        found: format!("`{index_ty}`"),
+                    });
+                }
+                match self.ty(array) {
+                    ExprType::Pointer {
+                        base,
+                        space,
+                        mutable,
+                    } => match self.module.types[base].inner {
+                        TypeInner::Array { base, .. } => ExprType::Pointer {
+                            base,
+                            space,
+                            mutable,
+                        },
+                        _ => {
+                            return Err(Kind::TypeMismatch {
+                                expected: "a pointer to an array".into(),
+                                found: super::describe_type(self.module, base),
+                            })
+                        }
+                    },
+                    other => {
+                        return Err(Kind::TypeMismatch {
+                            expected: "a pointer to an array".into(),
+                            found: self.describe(other),
+                        })
+                    }
+                }
+            }
             Expression::ArrayElement { local, index } => {
                 let index_ty = self.scalar(index)?;
                 if !index_ty.is_integer() {

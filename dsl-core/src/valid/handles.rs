@@ -236,6 +236,7 @@ pub(super) fn operands(
             ..
         } => (Some(argument), arg1, arg2),
         Expression::ArrayElement { index, .. } => (Some(index), None, None),
+        Expression::MemberElement { array, index } => (Some(array), Some(index), None),
         Expression::FieldPointer { base, .. } => (Some(base), None, None),
         Expression::ValuePointer { value } => (Some(value), None, None),
         Expression::RawSlice {

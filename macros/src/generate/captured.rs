@@ -172,3 +172,34 @@ pub(super) fn sha256_hex(text: &str) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// The marker constant a `#[device]` inherent impl block defines for each of its
+/// functions, `Vec3::__cudajit_device_fn_new`.
+pub(super) fn device_fn_marker(function: &syn::Ident) -> syn::Ident {
+    format_ident!("__cudajit_device_fn_{}", function, span = function.span())
+}
+
+/// For each associated function the body calls (`Vec3::new`), a constant that names its
+/// marker: the `#[device]` impl block's inherent one, or, when the function's impl block
+/// is not `#[device]`, the default of a local trait whose value is a compile-time panic
+/// with the message, at the call (Rust looks up inherent associated items first).
+pub(super) fn associated_checks(parsed: &Parsed) -> TokenStream {
+    let checks = parsed.associated.iter().map(|(ty, function)| {
+        let marker = device_fn_marker(function);
+        let message =
+            format!("`{function}` is not a device method: add `#[device]` to its impl block");
+        let span = function.span();
+        let panic = quote_spanned!(span=> ::core::panic!(#message));
+        quote! {
+            const _: () = {
+                #[allow(non_camel_case_types, non_upper_case_globals, dead_code)]
+                trait __cudajit_not_device {
+                    const #marker: () = #panic;
+                }
+                impl<T: ?Sized> __cudajit_not_device for T {}
+                #ty::#marker
+            };
+        }
+    });
+    quote!(#(#checks)*)
+}

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::Paths;
-use crate::parse::{DeviceCopy, DeviceCopyEnum, DeviceCopyStruct};
+use crate::parse::{DeviceCopy, DeviceCopyEnum, DeviceCopyStruct, FieldShape};
 
 /// The impls of a type deriving `DeviceCopy`.
 pub(crate) fn device_copy(parsed: &DeviceCopy, paths: &Paths) -> TokenStream {
@@ -19,7 +19,6 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
     let ident = &parsed.ident;
     let name = ident.to_string();
     let private = paths.private();
-    let scalar = paths.scalar();
     let drop = match &parsed.drop_hook {
         Some(path) => quote!(::core::option::Option::Some(#private::DropHook({
             fn hook() -> &'static #private::CapturedFunction {
@@ -31,17 +30,35 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
         }))),
         None => quote!(::core::option::Option::None),
     };
-    let layouts = parsed.fields.iter().map(|(field, field_scalar)| {
+    let methods = method_table(ident, paths);
+    let layouts = parsed.fields.iter().map(|(field, shape)| {
         let field_name = field.to_string();
-        let variant = syn::Ident::new(&format!("{field_scalar:?}"), proc_macro2::Span::call_site());
+        let ty = field_type(shape, paths);
         quote! {
             #private::FieldLayout {
                 name: #field_name,
-                ty: #scalar::#variant,
+                ty: #ty,
                 offset: ::core::mem::offset_of!(#ident, #field),
             }
         }
     });
+    let no_enum_fields = parsed
+        .fields
+        .iter()
+        .filter_map(|(_, shape)| struct_of(shape))
+        .map(|path| {
+            let message = format!(
+                "`{}` is an enum: `DeviceCopy` struct fields are scalars, `DeviceCopy` structs and arrays of them, since a kernel could write an enum field a value that is no variant; store its integer (`#[repr]`) instead",
+                quote!(#path).to_string().replace(' ', "")
+            );
+            let span = syn::spanned::Spanned::span(path);
+            quote::quote_spanned! {span=>
+                const _: () = ::core::assert!(
+                    <#path as #private::DeviceStruct>::LAYOUT.enum_repr.is_none(),
+                    #message
+                );
+            }
+        });
     quote! {
         // SAFETY: a `#[repr(C)]` struct of scalars (checked above) has no padding-dependent
         // invariants: any bytes the device writes into its fields are valid scalars.
@@ -60,6 +77,7 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
                 enum_repr: ::core::option::Option::None,
                 variants: &[],
                 drop: #drop,
+                methods: #methods,
             };
         }
         // SAFETY: the layout is the one above, rustc's; the fields are scalars and the
@@ -71,6 +89,36 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
         }
         // No launch check: only hand-written impls (`DevComm`'s) have one.
         impl #private::LaunchArgument for #ident {}
+        #(#no_enum_fields)*
+    }
+}
+
+/// The `FieldType` of a field of this shape.
+fn field_type(shape: &FieldShape, paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    let scalar = paths.scalar();
+    match shape {
+        FieldShape::Scalar(s) => {
+            let variant = syn::Ident::new(&format!("{s:?}"), proc_macro2::Span::call_site());
+            quote!(#private::FieldType::Scalar(#scalar::#variant))
+        }
+        FieldShape::Struct(path) => {
+            let span = syn::spanned::Spanned::span(path);
+            quote::quote_spanned!(span=> #private::FieldType::Struct(&<#path as #private::DeviceStruct>::LAYOUT))
+        }
+        FieldShape::Array(elem, len) => {
+            let elem = field_type(elem, paths);
+            quote!(#private::FieldType::Array { elem: &#elem, len: #len })
+        }
+    }
+}
+
+/// The struct a field of this shape holds (itself or as its arrays' elements).
+fn struct_of(shape: &FieldShape) -> Option<&syn::Path> {
+    match shape {
+        FieldShape::Scalar(_) => None,
+        FieldShape::Struct(path) => Some(path),
+        FieldShape::Array(elem, _) => struct_of(elem),
     }
 }
 
@@ -109,8 +157,28 @@ fn device_enum(parsed: &DeviceCopyEnum, paths: &Paths) -> TokenStream {
                 enum_repr: ::core::option::Option::Some(#scalar::#repr_variant),
                 variants: &[#(#variants),*],
                 drop: ::core::option::Option::None,
+                methods: #private::MethodTable::NONE,
             };
         }
         impl #private::LaunchArgument for #ident {}
     }
+}
+
+/// The struct's `MethodTable`: every slot of `cudajit_core::methods`, each the inherent
+/// constant a `#[device]` impl block of the struct defines or, through `NoDeviceImpls`
+/// (Rust prefers inherent associated items to trait ones), the empty default.
+fn method_table(ident: &syn::Ident, paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    let slots = cudajit_core::methods::slot_names()
+        .into_iter()
+        .map(|slot| syn::Ident::new(&slot, proc_macro2::Span::call_site()));
+    quote!(#private::MethodTable({
+        fn methods() -> &'static [&'static [&'static #private::CapturedFunction]] {
+            #[allow(unused_imports)]
+            use #private::NoDeviceImpls as _;
+            const SLOTS: &[&[&#private::CapturedFunction]] = &[#(#ident::#slots),*];
+            SLOTS
+        }
+        methods
+    }))
 }

@@ -307,6 +307,20 @@ fn value_tokens(value: &ValueType) -> TokenStream {
             let elements = elements.iter().map(value_tokens);
             quote!((#(#elements,)*))
         }
+        // Nor arrays (rejected there too).
+        ValueType::Array { elem, len } => {
+            let elem = value_tokens(elem);
+            match len {
+                cudajit_core::ast::ArrayLen::Literal(n) => {
+                    let n = *n as usize;
+                    quote!([#elem; #n])
+                }
+                cudajit_core::ast::ArrayLen::Generic(name) => {
+                    let name = format_ident!("{}", name);
+                    quote!([#elem; #name])
+                }
+            }
+        }
     }
 }
 

@@ -31,7 +31,9 @@ mod captured;
 mod device_copy;
 mod extern_device;
 pub(crate) mod fallback;
+mod impl_block;
 mod launcher;
+mod method_check;
 mod paths;
 
 use proc_macro2::TokenStream;
@@ -41,6 +43,7 @@ use syn::ItemFn;
 use crate::parse::{FnKind, Parsed};
 pub(crate) use device_copy::device_copy;
 pub(crate) use extern_device::extern_functions;
+pub(crate) use impl_block::device_impl;
 pub(crate) use paths::Paths;
 
 /// What replaces a `#[kernel]` or `#[device]` function that parsed and passed its checks.
@@ -88,6 +91,13 @@ fn kernel(
     let body_fn = format_ident!("__cudajit_body");
     let captured = captured::captured_function(parsed, specific_arch, paths);
     let launcher = launcher::launch_fns(&parsed.source, generics, &clean.sig, paths);
+    let associated_checks = captured::associated_checks(parsed);
+    let method_check = checked_copy(
+        &clean,
+        parsed,
+        format_ident!("__cudajit_method_check"),
+        paths,
+    );
     let kernel_language_lints = kernel_language_lints();
     let summary = format!(
         "The `#[kernel]` `{name}`: launch it with [`launch`], compile it ahead with [`compile`]."
@@ -112,6 +122,9 @@ fn kernel(
             /// The kernel's captured form and its per-process state (compiled code, loaded
             /// modules).
             pub static KERNEL: #cudajit::Kernel = #cudajit::Kernel::new(#captured, cfg!(debug_assertions));
+
+            #associated_checks
+            #method_check
 
             #launcher
         }
@@ -139,6 +152,13 @@ fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
     let vis = &item.vis;
     let name = &item.sig.ident;
     let captured = captured::captured_function(parsed, None, paths);
+    let associated_checks = captured::associated_checks(parsed);
+    let method_check = checked_copy(
+        item,
+        parsed,
+        format_ident!("__cudajit_method_check_{}", name),
+        paths,
+    );
     let doc = format!("The captured form of the `#[device]` function [`{name}()`].");
     let kernel_language_lints = kernel_language_lints();
     quote! {
@@ -153,5 +173,23 @@ fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
         impl #private::DeviceFunction for #name {
             const CAPTURED: #private::CapturedFunction = #captured;
         }
+
+        #associated_checks
+        #method_check
     }
+}
+
+/// The copy of `item`, named `name`, whose struct method calls are checked at compile
+/// time (`method_check.rs`); nothing when it calls none.
+fn checked_copy(item: &ItemFn, parsed: &Parsed, name: syn::Ident, paths: &Paths) -> TokenStream {
+    let Some(block) = method_check::checked_block(&item.block, parsed, paths) else {
+        return TokenStream::new();
+    };
+    let mut copy = item.clone();
+    copy.attrs.clear();
+    copy.vis = syn::Visibility::Inherited;
+    copy.sig.ident = name;
+    *copy.block = block;
+    let attributes = method_check::copy_attributes();
+    quote!(#attributes #copy)
 }

@@ -1,4 +1,5 @@
-//! `#[derive(DeviceCopy)]`'s input: a `#[repr(C)]` struct of scalars, or a fieldless enum
+//! `#[derive(DeviceCopy)]`'s input: a `#[repr(C)]` struct of scalars, `DeviceCopy`
+//! structs and arrays of them, or a fieldless enum
 //! with an integer `#[repr]`. Whether the type may derive it at all (its `repr`, generics,
 //! variants) is `check::device_copy`'s; this reads what the generated impls need.
 
@@ -14,11 +15,20 @@ pub(crate) enum DeviceCopy {
     Enum(DeviceCopyEnum),
 }
 
-/// A `#[repr(C)]` struct of scalar fields.
+/// The type of a field of a `DeviceCopy` struct.
+pub(crate) enum FieldShape {
+    Scalar(Scalar),
+    /// Another `DeviceCopy` struct, by the path written.
+    Struct(syn::Path),
+    /// `[elem; len]`.
+    Array(Box<FieldShape>, syn::Expr),
+}
+
+/// A `#[repr(C)]` struct of scalar, struct and array fields.
 pub(crate) struct DeviceCopyStruct {
     pub ident: syn::Ident,
-    /// The fields in declaration order, with their scalar types.
-    pub fields: Vec<(syn::Ident, Scalar)>,
+    /// The fields in declaration order, with their types.
+    pub fields: Vec<(syn::Ident, FieldShape)>,
     /// `#[device_drop(f)]`: the function kernels call on a local at the end of its scope.
     pub drop_hook: Option<syn::Path>,
 }
@@ -47,11 +57,11 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) -> Option<De
         Data::Struct(data) => match &data.fields {
             Fields::Named(named) => {
                 for field in &named.named {
-                    match (&field.ident, scalar_type(&field.ty)) {
-                        (Some(name), Some(scalar)) => fields.push((name.clone(), scalar)),
+                    match (&field.ident, field_shape(&field.ty)) {
+                        (Some(name), Some(shape)) => fields.push((name.clone(), shape)),
                         _ => errors.at(
                             &field.ty,
-                            "`DeviceCopy` fields are scalars (`bool`, integers, `f32`, `f64`)",
+                            "`DeviceCopy` fields are scalars (`bool`, integers, `f32`, `f64`), `DeviceCopy` structs and arrays of them (`[f32; 4]`, `[Vec3; 2]`)",
                         ),
                     }
                 }
@@ -66,6 +76,26 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) -> Option<De
         fields,
         drop_hook,
     }))
+}
+
+/// What a field's type is: a scalar, a struct by path (rustc checks it is `DeviceCopy`
+/// where its layout is taken), or an array of either.
+fn field_shape(ty: &syn::Type) -> Option<FieldShape> {
+    if let Some(scalar) = scalar_type(ty) {
+        return Some(FieldShape::Scalar(scalar));
+    }
+    match ty {
+        syn::Type::Path(path) if path.qself.is_none() => {
+            Some(FieldShape::Struct(path.path.clone()))
+        }
+        syn::Type::Array(array) => Some(FieldShape::Array(
+            Box::new(field_shape(&array.elem)?),
+            array.len.clone(),
+        )),
+        syn::Type::Paren(inner) => field_shape(&inner.elem),
+        syn::Type::Group(inner) => field_shape(&inner.elem),
+        _ => None,
+    }
 }
 
 /// The integer of an enum's `#[repr(u8..i64)]`, if it has one (`usize`/`isize` have no

@@ -216,7 +216,14 @@ impl Parser<'_> {
         match expr {
             syn::Expr::Paren(paren) => self.dereferenced(&paren.expr),
             syn::Expr::Path(path) if path.qself.is_none() => {
-                self.alias(&path.path.get_ident()?.to_string())
+                let name = path.path.get_ident()?.to_string();
+                self.alias(&name).or_else(|| {
+                    // `*self`, `*other` of a struct reference: the struct, read in place.
+                    self.reference_names.contains(&name).then(|| Expr {
+                        kind: ExprKind::Var(name),
+                        span: span_at(path),
+                    })
+                })
             }
             _ => None,
         }
@@ -323,13 +330,27 @@ impl Parser<'_> {
             return None;
         }
         let Some(function) = MathFunction::from_name(&method) else {
-            self.errors.at(
-                &call.method,
-                format!(
-                    "method `{method}` is not supported in kernels: kernels call `slice.len()`, `(a..b).step_by(n)` in `for`, and the scalar methods of the kernel language (`sqrt`, `abs`, `min`, `mul_add`, ..., all listed in its reference, docs/language.md); methods of your own types are not supported yet: for one of those, write a `#[device]` function taking the value as a parameter and call `{method}(value, ..)`"
-                ),
-            );
-            return None;
+            // A method of a struct's `#[device]` impl block, found once the receiver's type
+            // is known (lowering says so if the struct has no such device method).
+            if call.turbofish.is_some() {
+                self.errors.at(
+                    &call.turbofish,
+                    "generic methods are not supported in kernels: `#[device]` impl blocks hold methods without generic parameters",
+                );
+                return None;
+            }
+            let receiver = self.expr(&call.receiver);
+            let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+            let start = call.method.span().start();
+            self.method_sites.push((start.line, start.column));
+            return Some(Expr {
+                kind: ExprKind::MethodCall {
+                    receiver: Box::new(receiver?),
+                    method,
+                    args: args.into_iter().collect::<Option<Vec<Expr>>>()?,
+                },
+                span,
+            });
         };
         let args: Vec<&syn::Expr> = call.args.iter().collect();
         self.math(function, &call.receiver, &args, call, span)
@@ -437,6 +458,11 @@ impl Parser<'_> {
         if let Some(message) = not_a_device_function(&path.path) {
             self.errors.at(path, message);
             return None;
+        }
+        // `Vec3::new(..)`: an associated function of a `DeviceCopy` struct's `#[device]`
+        // impl block, found through the struct's layout.
+        if let Some(call) = self.associated_function(path, call, span) {
+            return call;
         }
         // Anything else is a `#[device]` function; the generated code reports paths that
         // are not (`generate/captured.rs`).
@@ -576,7 +602,18 @@ impl Parser<'_> {
                     .at(field, "fields are named: `Name { field: value }`");
                 return None;
             };
-            fields.push((name.to_string(), self.expr(&field.expr)?));
+            // `history: [0.5; 4]`: an array field's value.
+            let value = match &field.expr {
+                syn::Expr::Repeat(repeat) => Expr {
+                    kind: ExprKind::Repeat {
+                        value: Box::new(self.expr(&repeat.expr)?),
+                        len: Box::new(self.expr(&repeat.len)?),
+                    },
+                    span: span_at(repeat),
+                },
+                other => self.expr(other)?,
+            };
+            fields.push((name.to_string(), value));
         }
         self.record_type(&literal.path);
         Some(Expr {
@@ -597,14 +634,18 @@ impl Parser<'_> {
         if super::sub_slice::indexed_range(reference).is_some() {
             return self.sub_slice(reference);
         }
-        let syn::Expr::Path(path) = &*reference.expr else {
+        // A named struct or array, a slice element (`&mut out[i]`) or a field (`&s.pos`).
+        if !matches!(
+            &*reference.expr,
+            syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_)
+        ) {
             self.errors.at(
                 arg,
-                "only a named struct or array can be passed by reference: `&comm`, `&mut session`",
+                "only a named struct or array, a slice element or a field can be passed by reference: `&comm`, `&mut session`, `&mut out[i]`, `&b.pos`",
             );
             return None;
-        };
-        let place = self.expr(&syn::Expr::Path(path.clone()))?;
+        }
+        let place = self.expr(&reference.expr)?;
         Some(Expr {
             span: span_at(arg),
             kind: ExprKind::Reference {
@@ -1102,10 +1143,8 @@ fn not_a_device_function(path: &syn::Path) -> Option<String> {
             "`{owner_name}` is not supported in kernels: a kernel cannot allocate; use a local array (`let mut a = [0.0f32; 8];`), shared memory (`shared_array::<f32>(n)`) or a slice parameter (`&mut [f32]`) filled by the host"
         ));
     }
-    Some(format!(
-        "`{written}` is an associated function of a type, which kernels cannot call yet: kernels call free `#[device]` functions; write `{last}` as a `#[device]` function (`fn {}_{last}(..)`) and call that",
-        owner_name.to_lowercase()
-    ))
+    // Any other type's: a `#[device]` impl block's associated function (`Vec3::new`).
+    None
 }
 
 /// The message for an expression kind outside the kernel language.
@@ -1175,5 +1214,53 @@ impl Parser<'_> {
                 .types
                 .iter()
                 .any(|t| path.segments[0].ident == t)
+    }
+}
+
+impl Parser<'_> {
+    /// `Type::function(args)` of a type (a capitalised segment before the function): the
+    /// associated function `Type::function` of a `#[device]` impl block, with the type
+    /// recorded so its layout, and with it its methods, reach the lowering. `None` for a
+    /// path of a module (`nccl::lsa_barrier_session`).
+    fn associated_function(
+        &mut self,
+        path: &syn::ExprPath,
+        call: &syn::ExprCall,
+        span: cudajit_core::Span,
+    ) -> Option<Option<Expr>> {
+        let segments = &path.path.segments;
+        let count = segments.len();
+        let owner = segments.iter().nth(count.checked_sub(2)?)?;
+        let function = segments.last()?;
+        let owner_name = owner.ident.to_string();
+        let type_like = owner_name.starts_with(|c: char| c.is_ascii_uppercase());
+        if !type_like || Scalar::from_rust_name(&owner_name).is_some() {
+            return None;
+        }
+        if !owner.arguments.is_none() || !function.arguments.is_none() {
+            self.errors.at(
+                path,
+                "generic associated functions are not supported in kernels: `#[device]` impl blocks are of structs without generic parameters, and hold functions without them",
+            );
+            return Some(None);
+        }
+        let mut type_path = path.path.clone();
+        type_path.segments.pop();
+        type_path.segments.pop_punct();
+        self.record_type(&type_path);
+        self.add_associated(&type_path, &function.ident);
+        let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+        let args = args.into_iter().collect::<Option<Vec<Expr>>>();
+        Some(args.map(|args| Expr {
+            kind: ExprKind::Call {
+                callee: cudajit_core::methods::method_function_name(
+                    &owner_name,
+                    &function.ident.to_string(),
+                ),
+                generic_args: Vec::new(),
+                args,
+            },
+            span,
+        }))
     }
 }

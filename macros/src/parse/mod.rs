@@ -15,6 +15,7 @@ mod device_copy;
 mod expr;
 mod extern_block;
 mod format;
+mod impl_block;
 mod iterate;
 mod loop_value;
 mod matching;
@@ -34,9 +35,10 @@ use syn::ItemFn;
 use crate::errors::Errors;
 pub(crate) use args::{derive_crate_path, extern_device_arguments, function_arguments};
 pub(crate) use device_copy::{
-    device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct,
+    device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct, FieldShape,
 };
 pub(crate) use extern_block::{declarations, extern_block};
+pub(crate) use impl_block::{impl_block, DeviceImpl};
 use parser::Parser;
 pub(crate) use signature::{scalar_type, FnKind};
 
@@ -61,6 +63,10 @@ pub(crate) struct Parsed {
     pub constants: Vec<(String, syn::Path)>,
     /// The body's `const` and `static` items.
     pub const_items: Vec<syn::Item>,
+    /// The associated functions the body calls (`Vec3::new`): the type's path, the name.
+    pub associated: Vec<(syn::Path, syn::Ident)>,
+    /// Where the body calls struct methods: the line and column of each method's name.
+    pub method_sites: Vec<(usize, usize)>,
 }
 
 /// Parses a kernel or device function. Returns `None` if anything was rejected.
@@ -73,6 +79,18 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
     };
     let own_name = item.sig.ident.to_string();
     let mut parser = Parser::new(errors, names, kind, own_name);
+    // `*self` and `*other` of struct references read the struct.
+    for input in &item.sig.inputs {
+        if let (syn::FnArg::Typed(typed), syn::Type::Reference(reference)) =
+            (input, &*input_type(input))
+        {
+            if !matches!(&*reference.elem, syn::Type::Slice(_)) {
+                if let syn::Pat::Ident(ident) = &*typed.pat {
+                    parser.reference_names.push(ident.ident.to_string());
+                }
+            }
+        }
+    }
     // Every parameter name, also of parameters rejected above, so their uses add no
     // errors of their own.
     for input in &item.sig.inputs {
@@ -173,6 +191,8 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
         callees: uses.callees,
         constants: uses.constants,
         const_items: uses.const_items,
+        associated: uses.associated,
+        method_sites: uses.method_sites,
     })
 }
 
@@ -190,4 +210,12 @@ pub(crate) fn span_at(tokens: &impl quote::ToTokens) -> Span {
         .next()
         .map(|t| span_of(t.span()))
         .unwrap_or_default()
+}
+
+/// The type of a typed parameter (a receiver's is `Self`, never seen here).
+fn input_type(input: &syn::FnArg) -> Box<syn::Type> {
+    match input {
+        syn::FnArg::Typed(typed) => typed.ty.clone(),
+        syn::FnArg::Receiver(receiver) => receiver.ty.clone(),
+    }
 }

@@ -52,6 +52,14 @@ pub(crate) struct Parser<'e> {
     pub(super) written: Vec<String>,
     /// The closures bound by `let`, indexed by the `name.#closureK` entries of `scopes`.
     pub(super) local_closures: Vec<super::closure::LocalClosure>,
+    /// The parameters that are references to structs (`self` of `&self`, `other: &Vec3`):
+    /// `*name` reads the struct.
+    pub(crate) reference_names: Vec<String>,
+    /// The associated functions called (`Vec3::new`): the type's path and the function.
+    associated: Vec<(syn::Path, syn::Ident)>,
+    /// Where the body calls a method captured as a struct's (`v.length()`): the line and
+    /// column of the method's name, for the generated check (`generate/method_check.rs`).
+    pub(super) method_sites: Vec<(usize, usize)>,
 }
 
 /// What a function body uses from outside itself, for the generated code.
@@ -64,6 +72,10 @@ pub(crate) struct BodyUses {
     pub constants: Vec<(String, syn::Path)>,
     /// The body's own `const` items.
     pub const_items: Vec<syn::Item>,
+    /// The associated functions called, by type path and name.
+    pub associated: Vec<(syn::Path, syn::Ident)>,
+    /// Where struct methods are called (the method names' line and column).
+    pub method_sites: Vec<(usize, usize)>,
 }
 
 impl<'e> Parser<'e> {
@@ -92,6 +104,9 @@ impl<'e> Parser<'e> {
             loops: Vec::new(),
             written: Vec::new(),
             local_closures: Vec::new(),
+            reference_names: Vec::new(),
+            associated: Vec::new(),
+            method_sites: Vec::new(),
         }
     }
 
@@ -187,6 +202,8 @@ impl<'e> Parser<'e> {
             types: self.enums,
             constants: self.constants,
             const_items: self.const_items,
+            associated: self.associated,
+            method_sites: self.method_sites,
         }
     }
 
@@ -227,6 +244,12 @@ impl<'e> Parser<'e> {
             }
         }
         None
+    }
+
+    /// Records a call of the associated function `function` of the type at `ty`, which the
+    /// generated code checks is a `#[device]` one.
+    pub(super) fn add_associated(&mut self, ty: &syn::Path, function: &syn::Ident) {
+        self.associated.push((ty.clone(), function.clone()));
     }
 
     pub(super) fn push_scope(&mut self) {

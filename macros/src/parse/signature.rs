@@ -263,7 +263,7 @@ pub(super) fn result(
                 if value.is_none() {
                     errors.at(
                         ty,
-                        "device functions return a scalar (or a generic scalar type), a `DeviceCopy` struct, a tuple of scalars, or nothing",
+                        "device functions return a scalar (or a generic scalar type), a `DeviceCopy` struct, a tuple of scalars, an array (`[f32; 4]`, `[T; N]`), or nothing",
                     );
                 }
                 value
@@ -371,19 +371,48 @@ fn param_type(
                 Type::Slice(_) => None,
                 elem => value_type(elem, generics),
             };
+            // `&[f32; 4]` / `&mut [f32; 4]`: a device function reads (writes) the
+            // caller's array in place.
+            if let Some(ValueType::Array {
+                elem,
+                len: cudajit_core::ast::ArrayLen::Literal(len),
+            }) = &by_reference
+            {
+                if kind == FnKind::Device {
+                    return Some(ParamType::Reference {
+                        target: (**elem).clone(),
+                        len: Some(*len),
+                        mutable: reference.mutability.is_some(),
+                    });
+                }
+            }
+            if let Some(ValueType::Array { .. }) = &by_reference {
+                errors.at(
+                    ty,
+                    match kind {
+                        FnKind::Kernel => "kernels take arrays as slices (`&[f32]`, `&mut [f32]`)",
+                        FnKind::Device => "a reference to an array has a literal length (`&mut [f32; 16]`); for a const generic length take the array by value and return it (`fn f<const N: usize>(a: [f32; N]) -> [f32; N]`)",
+                    },
+                );
+                return None;
+            }
             if let Some(ValueType::Struct(name)) = by_reference {
-                if kind == FnKind::Device && reference.mutability.is_none() {
+                if kind == FnKind::Device {
                     return Some(ParamType::Reference {
                         target: ValueType::Struct(name),
                         len: None,
-                        mutable: false,
+                        mutable: reference.mutability.is_some(),
                     });
                 }
                 errors.at(
                     ty,
                     match kind {
-                        FnKind::Kernel => "kernels take structs by value (`s: S`), not by reference",
-                        FnKind::Device => "device functions take structs by value or as `&S`; to change one, return the new value",
+                        FnKind::Kernel => {
+                            "kernels take structs by value (`s: S`), not by reference"
+                        }
+                        FnKind::Device => {
+                            "device functions take structs by value, as `&S` or as `&mut S`"
+                        }
                     },
                 );
                 return None;
@@ -405,6 +434,13 @@ fn param_type(
             })
         }
         _ => match value_type(ty, generics) {
+            Some(ValueType::Array { .. }) if kind == FnKind::Kernel => {
+                errors.at(
+                    ty,
+                    "kernels take arrays as slices (`&[f32]`, filled by the host); device functions take them by value (`[f32; 4]`) or reference (`&mut [f32; 4]`)",
+                );
+                None
+            }
             Some(value) => Some(ParamType::Value(value)),
             None => {
                 errors.at(ty, format!("unsupported parameter type: {PARAM_HELP}"));
@@ -465,6 +501,32 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
         }
         Type::Paren(inner) => value_type(&inner.elem, generics),
         Type::Group(inner) => value_type(&inner.elem, generics),
+        // `[f32; 4]`, `[T; N]` (an array of scalars or structs, of a literal or const
+        // generic length).
+        Type::Array(array) => {
+            let elem = value_type(&array.elem, generics)?;
+            if matches!(elem, ValueType::Array { .. } | ValueType::Tuple(_)) {
+                return None;
+            }
+            let len = match &array.len {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(int),
+                    ..
+                }) => cudajit_core::ast::ArrayLen::Literal(int.base10_parse().ok()?),
+                syn::Expr::Path(path) => {
+                    let name = path.path.get_ident()?.to_string();
+                    if !generics.consts.contains(&name) {
+                        return None;
+                    }
+                    cudajit_core::ast::ArrayLen::Generic(name)
+                }
+                _ => return None,
+            };
+            Some(ValueType::Array {
+                elem: Box::new(elem),
+                len,
+            })
+        }
         _ => None,
     }
 }

@@ -409,6 +409,20 @@ impl<'e> Parser<'e> {
                     None
                 }
             }
+            syn::Expr::MethodCall(_) => {
+                // A `#[device]` method (`v.normalize();`) may write its receiver; a scalar
+                // method's value unused has no effect.
+                let parsed = self.expr(expr)?;
+                if matches!(parsed.kind, cudajit_core::ast::ExprKind::MethodCall { .. }) {
+                    Some(Stmt::Expr(parsed))
+                } else {
+                    self.errors.at(
+                        expr,
+                        "this expression statement has no effect: kernels change memory only through assignments",
+                    );
+                    None
+                }
+            }
             other => {
                 // Evaluate it for errors, then reject the statement itself.
                 if self.expr(other).is_some() {

@@ -166,7 +166,7 @@ const DEV_COMM_FIELDS: [FieldLayout; DEV_COMM_WORDS] = {
     ];
     let mut fields = [FieldLayout {
         name: "",
-        ty: cudajit_core::Scalar::U64,
+        ty: cudajit_core::layout::FieldType::Scalar(cudajit_core::Scalar::U64),
         offset: 0,
     }; DEV_COMM_WORDS];
     let mut i = 0;
@@ -189,6 +189,7 @@ unsafe impl DeviceStruct for DevComm {
         enum_repr: None,
         variants: &[],
         drop: None,
+        methods: cudajit_core::methods::MethodTable::NONE,
     };
 }
 // The launch checks of a communicating kernel (`super::launch_check`).
@@ -280,7 +281,7 @@ unsafe impl DeviceStruct for Window {
         name: "Window",
         fields: &[FieldLayout {
             name: "handle",
-            ty: cudajit_core::Scalar::U64,
+            ty: cudajit_core::layout::FieldType::Scalar(cudajit_core::Scalar::U64),
             offset: 0,
         }],
         size: 8,
@@ -288,6 +289,7 @@ unsafe impl DeviceStruct for Window {
         enum_repr: None,
         variants: &[],
         drop: None,
+        methods: cudajit_core::methods::MethodTable::NONE,
     };
 }
 impl LaunchArgument for Window {}

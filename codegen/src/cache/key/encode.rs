@@ -65,6 +65,26 @@ impl Encoder {
 
 /// The canonical bytes of a specialisation: its type parameters, then its constants, each
 /// list in its order (the order of the kernel's generic parameters).
+/// A field's type: a tagged scalar, a nested struct's whole layout, or an array's length
+/// and element type.
+fn field_type(out: &mut Encoder, ty: &cudajit_core::layout::FieldType) {
+    use cudajit_core::layout::FieldType;
+    match ty {
+        FieldType::Scalar(scalar) => {
+            out.tag(0).scalar(*scalar);
+        }
+        FieldType::Struct(layout) => {
+            let bytes = struct_layout(layout);
+            out.tag(1).count(bytes.len());
+            out.bytes.extend_from_slice(&bytes);
+        }
+        FieldType::Array { elem, len } => {
+            out.tag(2).count(*len);
+            field_type(out, elem);
+        }
+    }
+}
+
 pub fn specialization(spec: &Specialization) -> Vec<u8> {
     let mut out = Encoder::default();
     out.count(spec.types.len());
@@ -88,7 +108,9 @@ pub fn struct_layout(layout: &StructLayout) -> Vec<u8> {
         .count(layout.align)
         .count(layout.fields.len());
     for field in layout.fields {
-        out.text(field.name).scalar(field.ty).count(field.offset);
+        out.text(field.name);
+        field_type(&mut out, &field.ty);
+        out.count(field.offset);
     }
     out.optional_scalar(layout.enum_repr)
         .count(layout.variants.len());
@@ -150,7 +172,7 @@ mod tests {
     fn an_enum_and_a_struct_of_one_name_differ() {
         static FIELDS: [FieldLayout; 1] = [FieldLayout {
             name: "a",
-            ty: Scalar::I32,
+            ty: cudajit_core::layout::FieldType::Scalar(Scalar::I32),
             offset: 0,
         }];
         static VARIANTS: [VariantLayout; 1] = [VariantLayout {
@@ -165,6 +187,7 @@ mod tests {
             enum_repr: None,
             variants: &[],
             drop: None,
+            methods: cudajit_core::methods::MethodTable::NONE,
         };
         let with_field = StructLayout {
             fields: &FIELDS,

@@ -192,12 +192,12 @@ mod tests {
 
     const FIELDS: [FieldLayout; 1] = [FieldLayout {
         name: "x",
-        ty: Scalar::F32,
+        ty: cudajit_core::layout::FieldType::Scalar(Scalar::F32),
         offset: 0,
     }];
     static FIELDS_F32: [FieldLayout; 1] = FIELDS;
     static FIELDS_I32: [FieldLayout; 1] = [FieldLayout {
-        ty: Scalar::I32,
+        ty: cudajit_core::layout::FieldType::Scalar(Scalar::I32),
         ..FIELDS[0]
     }];
     const LAYOUT: StructLayout = StructLayout {
@@ -208,6 +208,7 @@ mod tests {
         enum_repr: None,
         variants: &[],
         drop: None,
+        methods: cudajit_core::methods::MethodTable::NONE,
     };
     static POINT: StructLayout = LAYOUT;
     static POINT_I32: StructLayout = StructLayout {

@@ -1,0 +1,299 @@
+//! Methods and operator impls of `#[derive(DeviceCopy)]` structs, as the device sees them.
+//!
+//! `#[device]` on an `impl` block captures each of its functions like a `#[device]` function,
+//! under a name that says whose it is: `Vec3::length` for an inherent method or associated
+//! function, `<Vec3 as Mul<f32>>::mul` for an operator. A kernel finds them through the
+//! struct, not through its own syntax: the macro cannot know the type of `v` in
+//! `v.length()` or `a + b`, lowering can. So the struct's layout carries a
+//! [`MethodTable`], which the derive fills from fixed *slots*: one associated constant per
+//! impl block a struct can have (its inherent block, and one per operator trait and
+//! right-hand type). A `#[device]` impl block defines its slot as an inherent constant of
+//! the struct; every other slot resolves to [`NoDeviceImpls`]'s empty default, because
+//! Rust looks up inherent associated items before trait ones. No registry, no run-time
+//! discovery: rustc links each table.
+
+mod slots;
+
+pub use slots::NoDeviceImpls;
+
+use crate::ast::BinaryOp;
+use crate::captured::CapturedFunction;
+use crate::Scalar;
+
+/// The `#[device]` functions of a struct's impl blocks, slot by slot (see the module).
+#[derive(Clone, Copy)]
+pub struct MethodTable(pub fn() -> &'static [&'static [&'static CapturedFunction]]);
+
+impl MethodTable {
+    /// No methods: enums, tuples, and the structs written by hand.
+    pub const NONE: MethodTable = MethodTable(no_slots);
+
+    /// Every function of every slot.
+    pub fn functions(&self) -> impl Iterator<Item = &'static CapturedFunction> {
+        (self.0)().iter().flat_map(|slot| slot.iter().copied())
+    }
+}
+
+fn no_slots() -> &'static [&'static [&'static CapturedFunction]] {
+    &[]
+}
+
+// Compared, hashed and printed by the functions' names and source hashes, so a layout's
+// `Debug` (part of cache keys) does not depend on where function pointers point.
+impl PartialEq for MethodTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.functions()
+            .map(|f| (f.name, f.source_hash))
+            .eq(other.functions().map(|f| (f.name, f.source_hash)))
+    }
+}
+
+impl Eq for MethodTable {}
+
+impl std::hash::Hash for MethodTable {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for function in self.functions() {
+            function.name.hash(state);
+            function.source_hash.hash(state);
+        }
+    }
+}
+
+impl std::fmt::Debug for MethodTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.functions().map(|function| function.name))
+            .finish()
+    }
+}
+
+/// The types whose method calls in kernel bodies the macro checks at compile time
+/// (`v.length()`, `x.to_degrees()`): scalars, `DeviceCopy` structs, slices and arrays, by
+/// value, so a check on `&Vec3` or `&mut Vec3` (`self` of `&self`) dereferences to the
+/// struct before it falls back to the "not a device method" error.
+pub trait MethodReceiver {}
+
+macro_rules! scalar_receivers {
+    ($($ty:ty),*) => { $(impl MethodReceiver for $ty {})* };
+}
+
+scalar_receivers!(
+    bool,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
+
+impl<T: crate::layout::DeviceStruct> MethodReceiver for T {}
+impl<T> MethodReceiver for [T] {}
+impl<T, const N: usize> MethodReceiver for [T; N] {}
+
+/// What an operator trait's method does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperatorKind {
+    /// `a op b`, by value: `Add::add(self, rhs) -> Output`.
+    Binary(BinaryOp),
+    /// `a op= b`: `AddAssign::add_assign(&mut self, rhs)`.
+    Assign(BinaryOp),
+    /// `-a`: `Neg::neg(self) -> Output`.
+    Neg,
+}
+
+/// An operator trait a `#[device]` impl block may implement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OperatorTrait {
+    /// The trait's name in `core::ops`.
+    pub name: &'static str,
+    /// Its one method.
+    pub method: &'static str,
+    pub kind: OperatorKind,
+}
+
+const fn operator(name: &'static str, method: &'static str, kind: OperatorKind) -> OperatorTrait {
+    OperatorTrait { name, method, kind }
+}
+
+/// The operator traits of `core::ops` the device side runs.
+pub const OPERATOR_TRAITS: [OperatorTrait; 11] = [
+    operator("Add", "add", OperatorKind::Binary(BinaryOp::Add)),
+    operator("Sub", "sub", OperatorKind::Binary(BinaryOp::Sub)),
+    operator("Mul", "mul", OperatorKind::Binary(BinaryOp::Mul)),
+    operator("Div", "div", OperatorKind::Binary(BinaryOp::Div)),
+    operator("Rem", "rem", OperatorKind::Binary(BinaryOp::Rem)),
+    operator(
+        "AddAssign",
+        "add_assign",
+        OperatorKind::Assign(BinaryOp::Add),
+    ),
+    operator(
+        "SubAssign",
+        "sub_assign",
+        OperatorKind::Assign(BinaryOp::Sub),
+    ),
+    operator(
+        "MulAssign",
+        "mul_assign",
+        OperatorKind::Assign(BinaryOp::Mul),
+    ),
+    operator(
+        "DivAssign",
+        "div_assign",
+        OperatorKind::Assign(BinaryOp::Div),
+    ),
+    operator(
+        "RemAssign",
+        "rem_assign",
+        OperatorKind::Assign(BinaryOp::Rem),
+    ),
+    operator("Neg", "neg", OperatorKind::Neg),
+];
+
+impl OperatorTrait {
+    /// The trait called `name`.
+    pub fn named(name: &str) -> Option<OperatorTrait> {
+        OPERATOR_TRAITS.into_iter().find(|t| t.name == name)
+    }
+
+    /// The trait of a binary operator (`Assign` for `op=`).
+    pub fn of_binary(op: BinaryOp, assign: bool) -> Option<OperatorTrait> {
+        OPERATOR_TRAITS.into_iter().find(|t| {
+            t.kind
+                == if assign {
+                    OperatorKind::Assign(op)
+                } else {
+                    OperatorKind::Binary(op)
+                }
+        })
+    }
+
+    /// Whether the trait takes a right-hand operand (all but `Neg`).
+    pub fn has_rhs(&self) -> bool {
+        self.kind != OperatorKind::Neg
+    }
+}
+
+/// The right-hand operand type of an operator impl: the struct itself or a scalar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rhs {
+    /// `impl Add for Vec3`, `impl Add<Vec3> for Vec3`.
+    SelfType,
+    /// `impl Mul<f32> for Vec3`.
+    Scalar(Scalar),
+}
+
+/// The captured name of the inherent method or associated function `method` of `ty`.
+pub fn method_function_name(ty: &str, method: &str) -> String {
+    format!("{ty}::{method}")
+}
+
+/// The captured name of `ty`'s impl of `operator` with right-hand side `rhs` (ignored for
+/// `Neg`): `<Vec3 as Mul<f32>>::mul`.
+pub fn operator_function_name(ty: &str, operator: &OperatorTrait, rhs: Rhs) -> String {
+    let trait_name = match (operator.has_rhs(), rhs) {
+        (false, _) => operator.name.to_owned(),
+        (true, Rhs::SelfType) => format!("{}<{ty}>", operator.name),
+        (true, Rhs::Scalar(scalar)) => format!("{}<{scalar}>", operator.name),
+    };
+    format!("<{ty} as {trait_name}>::{}", operator.method)
+}
+
+/// The slot constant of a struct's inherent `#[device]` impl block.
+pub const INHERENT_SLOT: &str = "__cudajit_impl_inherent";
+
+/// The slot constant of an operator impl: `__cudajit_impl_Mul_f32`, `__cudajit_impl_Add_Self`,
+/// `__cudajit_impl_Neg`.
+pub fn operator_slot(operator: &OperatorTrait, rhs: Rhs) -> String {
+    match (operator.has_rhs(), rhs) {
+        (false, _) => format!("__cudajit_impl_{}", operator.name),
+        (true, Rhs::SelfType) => format!("__cudajit_impl_{}_Self", operator.name),
+        (true, Rhs::Scalar(scalar)) => format!("__cudajit_impl_{}_{scalar}", operator.name),
+    }
+}
+
+/// Every slot a struct has, in the order of its [`MethodTable`]: the inherent block, then
+/// each operator trait with `Self` and each scalar on the right.
+pub fn slot_names() -> Vec<String> {
+    let mut names = vec![INHERENT_SLOT.to_owned()];
+    for operator in OPERATOR_TRAITS {
+        if operator.has_rhs() {
+            names.push(operator_slot(&operator, Rhs::SelfType));
+            for scalar in Scalar::ALL {
+                names.push(operator_slot(&operator, Rhs::Scalar(scalar)));
+            }
+        } else {
+            names.push(operator_slot(&operator, Rhs::SelfType));
+        }
+    }
+    names
+}
+
+/// The text of `slots.rs`, from [`slot_names`] (a test holds the file to it).
+pub fn slots_source() -> String {
+    let mut text = String::from(
+        "//! The slots of `super::MethodTable`, written by `super::slots_source` (the test\n\
+         //! `slots_file_is_current` holds this file to it): one associated constant per impl\n\
+         //! block a `DeviceCopy` struct can have, empty unless the struct defines its own.\n\n\
+         use crate::captured::CapturedFunction;\n\n\
+         /// The empty default of every slot, for every type: `Vec3::__cudajit_impl_Neg` names\n\
+         /// this constant unless a `#[device] impl Neg for Vec3` defines the inherent one, which\n\
+         /// Rust's lookup prefers. Not implemented by hand; imported by the derive's code only.\n\
+         #[allow(non_upper_case_globals)]\n\
+         pub trait NoDeviceImpls {\n",
+    );
+    for name in slot_names() {
+        text.push_str(&format!(
+            "    const {name}: &'static [&'static CapturedFunction] = &[];\n"
+        ));
+    }
+    text.push_str("}\n\nimpl<T: ?Sized> NoDeviceImpls for T {}\n");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_file_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/methods/slots.rs");
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            written == slots_source(),
+            "dsl-core/src/methods/slots.rs is out of date: write `slots_source()` into it"
+        );
+    }
+
+    #[test]
+    fn names_say_whose_function_it_is() {
+        let mul = OperatorTrait::named("Mul").unwrap();
+        assert_eq!(
+            operator_function_name("Vec3", &mul, Rhs::Scalar(Scalar::F32)),
+            "<Vec3 as Mul<f32>>::mul"
+        );
+        assert_eq!(
+            operator_function_name("Vec3", &mul, Rhs::SelfType),
+            "<Vec3 as Mul<Vec3>>::mul"
+        );
+        let neg = OperatorTrait::named("Neg").unwrap();
+        assert_eq!(
+            operator_function_name("Vec3", &neg, Rhs::SelfType),
+            "<Vec3 as Neg>::neg"
+        );
+        assert_eq!(method_function_name("Vec3", "new"), "Vec3::new");
+        assert_eq!(
+            OperatorTrait::of_binary(BinaryOp::Sub, true).map(|t| t.name),
+            Some("SubAssign")
+        );
+    }
+}

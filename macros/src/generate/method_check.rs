@@ -1,0 +1,194 @@
+//! The compile-time check of method calls on values whose type the macro cannot see.
+//!
+//! `v.length()` in a body is captured without the type of `v`; lowering finds the
+//! `#[device]` method of `v`'s struct. So that a method that is not device code (of a
+//! plain impl block, or a scalar method outside the language, `x.to_degrees()`) is a
+//! compile error at the call rather than a JIT error, the macro emits a copy of the
+//! function, never called and exempt from lints, in which each such call first calls
+//! `(&v).__cudajit_device_method_length()`: the `#[device]` impl block defines that
+//! inherent method (`generate/impl_block.rs`); for any other type the call resolves to
+//! the default of a local trait whose `where Self: ..` bound fails with cudajit's message
+//! (Rust prefers inherent methods, so a real device method always wins).
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::visit_mut::VisitMut;
+
+use super::Paths;
+use crate::parse::Parsed;
+
+/// The marker method of the device method `method`.
+pub(super) fn device_method_marker(method: &syn::Ident) -> syn::Ident {
+    format_ident!("__cudajit_device_method_{}", method, span = method.span())
+}
+
+/// `block` with each method call the parser captured as a struct method checked first,
+/// and the traits those checks fall back to in front. `None` when there is none.
+pub(super) fn checked_block(
+    block: &syn::Block,
+    parsed: &Parsed,
+    paths: &Paths,
+) -> Option<syn::Block> {
+    if parsed.method_sites.is_empty() {
+        return None;
+    }
+    let mut rewrite = Rewrite {
+        sites: &parsed.method_sites,
+        methods: BTreeSet::new(),
+    };
+    let mut block = block.clone();
+    rewrite.visit_block_mut(&mut block);
+    let fallbacks = rewrite.methods.iter().map(|name| fallback(name, paths));
+    let items: syn::Block = syn::parse2(quote!({ #(#fallbacks)* })).ok()?;
+    let mut stmts = items.stmts;
+    stmts.append(&mut block.stmts);
+    block.stmts = stmts;
+    Some(block)
+}
+
+/// The attributes of the checked copy: never called, not the user's code to lint.
+pub(super) fn copy_attributes() -> TokenStream {
+    quote! {
+        #[allow(warnings, clippy::all, dead_code, unused)]
+        #[doc(hidden)]
+    }
+}
+
+struct Rewrite<'a> {
+    sites: &'a [(usize, usize)],
+    methods: BTreeSet<String>,
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        syn::visit_mut::visit_expr_mut(self, expr);
+        let syn::Expr::MethodCall(call) = expr else {
+            return;
+        };
+        let start = call.method.span().start();
+        if !self.sites.contains(&(start.line, start.column)) {
+            return;
+        }
+        self.methods.insert(call.method.to_string());
+        let marker = device_method_marker(&call.method);
+        let receiver = &call.receiver;
+        let span = call.method.span();
+        let check = quote_spanned!(span=> (#receiver).#marker());
+        let original = &*call;
+        if let Ok(checked) = syn::parse2(quote!({ #check; #original })) {
+            *expr = checked;
+        }
+    }
+}
+
+/// The trait a call of `method` on a type without a `#[device]` method of that name
+/// resolves to, and the bound that fails with the message.
+fn fallback(method: &str, paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    let marker = format_ident!("__cudajit_device_method_{method}");
+    let is_device = format_ident!("__cudajit_is_device_method_{method}");
+    let fallback = format_ident!("__cudajit_no_device_method_{method}");
+    // A method of Rust's scalar types outside the language is most likely called on a
+    // scalar: the message says what kernels call instead (the struct case stays open: a
+    // `#[device]` method of that name wins over this fallback).
+    let message = if STANDARD_SCALAR_METHODS.contains(&method) {
+        format!("method `{method}` of `{{Self}}` is not supported in kernels: kernels call `slice.len()`, `(a..b).step_by(n)` in `for`, and the scalar methods of the kernel language (`sqrt`, `abs`, `min`, `mul_add`, ..., all listed in its reference, docs/language.md)")
+    } else {
+        format!(
+            "`{method}` is not a device method of `{{Self}}`: add `#[device]` to its impl block"
+        )
+    };
+    let note = format!(
+        "kernels call the scalar methods of the kernel language (docs/language.md) and the methods of `#[device]` impl blocks of `DeviceCopy` structs; `{method}` is neither"
+    );
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = "not a device method", note = #note)]
+        trait #is_device {}
+        trait #fallback {
+            fn #marker(&self)
+            where
+                Self: #is_device,
+            {
+            }
+        }
+        impl<T: ?Sized + #private::MethodReceiver> #fallback for T {}
+    }
+}
+
+/// Methods of Rust's integer and float types that the kernel language does not have
+/// (those it has are parsed as scalar methods and never reach this check).
+const STANDARD_SCALAR_METHODS: &[&str] = &[
+    "to_degrees",
+    "to_radians",
+    "is_finite",
+    "is_infinite",
+    "is_normal",
+    "is_subnormal",
+    "is_sign_positive",
+    "is_sign_negative",
+    "classify",
+    "total_cmp",
+    "sin_cos",
+    "log",
+    "exp10",
+    "round_ties_even",
+    "abs_sub",
+    "maximum",
+    "minimum",
+    "midpoint",
+    "next_up",
+    "next_down",
+    "to_int_unchecked",
+    "checked_add",
+    "checked_sub",
+    "checked_mul",
+    "checked_div",
+    "checked_rem",
+    "checked_neg",
+    "checked_shl",
+    "checked_shr",
+    "checked_pow",
+    "checked_abs",
+    "overflowing_add",
+    "overflowing_sub",
+    "overflowing_mul",
+    "overflowing_neg",
+    "overflowing_shl",
+    "overflowing_shr",
+    "overflowing_pow",
+    "wrapping_div",
+    "wrapping_rem",
+    "wrapping_pow",
+    "wrapping_abs",
+    "saturating_pow",
+    "saturating_div",
+    "saturating_neg",
+    "saturating_abs",
+    "leading_ones",
+    "trailing_ones",
+    "count_zeros",
+    "is_power_of_two",
+    "next_power_of_two",
+    "checked_next_power_of_two",
+    "ilog",
+    "ilog2",
+    "ilog10",
+    "isqrt",
+    "div_ceil",
+    "div_floor",
+    "is_multiple_of",
+    "next_multiple_of",
+    "unsigned_abs",
+    "is_positive",
+    "is_negative",
+    "to_be",
+    "to_le",
+    "to_be_bytes",
+    "to_le_bytes",
+    "to_ne_bytes",
+    "cast_signed",
+    "cast_unsigned",
+    "to_string",
+];

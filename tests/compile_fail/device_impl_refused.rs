@@ -1,0 +1,62 @@
+use cudajit::prelude::*;
+use std::ops::{Index, Mul};
+
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+struct Vec2 {
+    x: f32,
+    y: f32,
+}
+
+#[derive(Clone, Copy)]
+struct Pair<T> {
+    a: T,
+}
+
+trait Shape {
+    fn area(&self) -> f32;
+}
+
+// A generic impl.
+#[device]
+impl<T: Copy> Pair<T> {
+    fn first(self) -> T {
+        self.a
+    }
+}
+
+// A trait other than an operator: no device trait objects or user traits.
+#[device]
+impl Shape for Vec2 {
+    fn area(&self) -> f32 {
+        self.x * self.y
+    }
+}
+
+// A trait object.
+#[device]
+impl dyn Shape {
+    fn twice(&self) -> f32 {
+        2.0 * self.area()
+    }
+}
+
+// `Index` returns a reference.
+#[device]
+impl Index<usize> for Vec2 {
+    type Output = f32;
+    fn index(&self, i: usize) -> &f32 {
+        if i == 0 { &self.x } else { &self.y }
+    }
+}
+
+// An operator with another struct on the right.
+#[device]
+impl Mul<Pair<f32>> for Vec2 {
+    type Output = Vec2;
+    fn mul(self, p: Pair<f32>) -> Vec2 {
+        Vec2 { x: self.x * p.a, y: self.y * p.a }
+    }
+}
+
+fn main() {}
