@@ -1,0 +1,266 @@
+//! A group of experts over the ranks of a communicator: the token buffers every routing
+//! shares, and dispatch and combine on a stream.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::config::{check_top_k, MoeConfig, MoeError, MoeMode};
+use super::handle::MoeHandle;
+use super::low_latency::{
+    low_latency_combine, low_latency_dispatch, low_latency_dispatch_complete,
+    low_latency_dispatch_send, LowLatencyShape,
+};
+use super::ranks::{MoeRanks, SymmetricTensor};
+use crate::{bf16, Stream};
+
+static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
+
+/// Experts spread over the ranks of a communicator (`experts / ranks` on each), with the
+/// buffers dispatch and combine move tokens through (symmetric windows, allocated once
+/// for the group's limits):
+///
+/// | buffer | per rank |
+/// | --- | --- |
+/// | [`tokens`](MoeGroup::tokens) | `[max tokens × hidden]`: the rank's tokens, dispatch's input |
+/// | [`received`](MoeGroup::received) | `[local experts × ranks × max tokens × hidden]`: what dispatch delivered, row [`received_row`](MoeGroup::received_row)`(e, source, slot)` |
+/// | [`expert_output`](MoeGroup::expert_output) | the same layout: what the experts made of it, combine's input |
+/// | [`combined`](MoeGroup::combined) | `[max tokens × hidden]`: combine's output |
+///
+/// Each routing has a [`MoeHandle`] ([`MoeGroup::handle`]). Every launch is one local
+/// rank's (`i`), on that rank's stream; as with every LSA kernel, every rank must launch
+/// the same sequence, and in one process over several GPUs all ranks launch before any
+/// is waited on.
+pub struct MoeGroup<'a> {
+    ranks: MoeRanks<'a>,
+    config: MoeConfig,
+    serial: u64,
+    tokens: SymmetricTensor<bf16>,
+    received: SymmetricTensor<bf16>,
+    expert_output: SymmetricTensor<bf16>,
+    combined: SymmetricTensor<bf16>,
+}
+
+impl std::fmt::Debug for MoeGroup<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MoeGroup")
+            .field("config", &self.config)
+            .field("ranks", &self.ranks.nranks())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> MoeGroup<'a> {
+    /// A group over `ranks` with the limits of `config`, checked here: experts a multiple
+    /// of the ranks, every size positive, the grid, every rank in one LSA team and an LSA
+    /// barrier per CTA.
+    pub fn new(ranks: MoeRanks<'a>, config: MoeConfig) -> Result<Self, MoeError> {
+        config.check(ranks.nranks())?;
+        ranks.check(config.ctas)?;
+        let MoeMode::LowLatency = config.mode;
+        let rows = config.max_tokens_per_rank * config.hidden;
+        let received = config.experts * config.max_tokens_per_rank * config.hidden;
+        Ok(MoeGroup {
+            ranks,
+            config,
+            serial: NEXT_GROUP.fetch_add(1, Ordering::Relaxed),
+            tokens: ranks.alloc(rows)?,
+            received: ranks.alloc(received)?,
+            expert_output: ranks.alloc(received)?,
+            combined: ranks.alloc(rows)?,
+        })
+    }
+
+    pub fn config(&self) -> &MoeConfig {
+        &self.config
+    }
+
+    pub fn ranks(&self) -> MoeRanks<'a> {
+        self.ranks
+    }
+
+    /// Experts on each rank.
+    pub fn experts_per_rank(&self) -> usize {
+        self.config.experts / self.ranks.nranks()
+    }
+
+    /// Local rank `i`'s stream (its CUDA context's default stream, or its simulated
+    /// rank's).
+    pub fn stream(&self, i: usize) -> Result<Stream, MoeError> {
+        self.ranks.stream(i)
+    }
+
+    /// The tokens each rank dispatches, `[max tokens × hidden]`.
+    pub fn tokens(&self) -> &SymmetricTensor<bf16> {
+        &self.tokens
+    }
+
+    /// What dispatch delivered, `[local experts × ranks × max tokens × hidden]`.
+    pub fn received(&self) -> &SymmetricTensor<bf16> {
+        &self.received
+    }
+
+    /// The experts' outputs combine reads, laid out as [`MoeGroup::received`].
+    pub fn expert_output(&self) -> &SymmetricTensor<bf16> {
+        &self.expert_output
+    }
+
+    /// Combine's output, `[max tokens × hidden]`.
+    pub fn combined(&self) -> &SymmetricTensor<bf16> {
+        &self.combined
+    }
+
+    /// The element where row `slot` of source rank `source` starts in local expert
+    /// `local_expert`'s part of [`MoeGroup::received`] (and of the expert outputs).
+    pub fn received_row(&self, local_expert: usize, source: usize, slot: usize) -> usize {
+        ((local_expert * self.ranks.nranks() + source) * self.config.max_tokens_per_rank + slot)
+            * self.config.hidden
+    }
+
+    /// A handle for routings of `top_k` experts per token (1 to 8), with its own
+    /// symmetric buffers: the routing, the slots dispatch chose and the received counts.
+    pub fn handle(&self, top_k: usize) -> Result<MoeHandle, MoeError> {
+        check_top_k(top_k)?;
+        MoeHandle::new(
+            self.serial,
+            self.ranks,
+            self.config.max_tokens_per_rank,
+            self.config.experts,
+            top_k,
+        )
+    }
+
+    /// Dispatch on local rank `i`: every token of `handle`'s routing written into its
+    /// experts' slots of [`MoeGroup::received`] on their ranks, and the counts into
+    /// `handle`'s; what arrives is complete when the kernel ends on this rank (its last
+    /// barrier waits for every peer's sends).
+    pub fn dispatch(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<(), MoeError> {
+        let shape = self.shape(i, stream, handle)?;
+        low_latency_dispatch::launch(
+            stream,
+            self.config.launch_config(),
+            self.ranks.dev_comm(i)?,
+            self.tokens.window(i)?,
+            handle.topk_idx().window(i)?,
+            handle.slots().window(i)?,
+            self.received.window(i)?,
+            handle.received_counts().window(i)?,
+            handle.expert_counts().window(i)?,
+            shape,
+        )?;
+        Ok(())
+    }
+
+    /// The send half of [`MoeGroup::dispatch`]: the sends start, and the stream is free for
+    /// other work (an expert's compute on what arrived before) until
+    /// [`MoeGroup::dispatch_complete`], after which the received data is visible.
+    pub fn dispatch_send(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+    ) -> Result<(), MoeError> {
+        let shape = self.shape(i, stream, handle)?;
+        low_latency_dispatch_send::launch(
+            stream,
+            self.config.launch_config(),
+            self.ranks.dev_comm(i)?,
+            self.tokens.window(i)?,
+            handle.topk_idx().window(i)?,
+            handle.slots().window(i)?,
+            self.received.window(i)?,
+            handle.received_counts().window(i)?,
+            shape,
+        )?;
+        Ok(())
+    }
+
+    /// The completion of [`MoeGroup::dispatch_send`]: an LSA barrier after which every
+    /// peer's sends are visible on this rank, then the totals per local expert.
+    pub fn dispatch_complete(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+    ) -> Result<(), MoeError> {
+        self.shape(i, stream, handle)?;
+        low_latency_dispatch_complete::launch(
+            stream,
+            self.config.launch_config(),
+            self.ranks.dev_comm(i)?,
+            handle.received_counts().window(i)?,
+            handle.expert_counts().window(i)?,
+            self.config.experts as u64,
+        )?;
+        Ok(())
+    }
+
+    /// Combine on local rank `i`: each token of `handle`'s routing becomes the sum of its
+    /// experts' outputs (read from [`MoeGroup::expert_output`] on their ranks, at the slots
+    /// the last dispatch of `handle` chose) times its top-k weights, in
+    /// [`MoeGroup::combined`]. Every rank's experts must have written their outputs
+    /// before its combine starts (stream order).
+    pub fn combine(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<(), MoeError> {
+        let shape = self.shape(i, stream, handle)?;
+        low_latency_combine::launch(
+            stream,
+            self.config.launch_config(),
+            self.ranks.dev_comm(i)?,
+            self.expert_output.window(i)?,
+            handle.topk_idx().window(i)?,
+            handle.topk_weights().window(i)?,
+            handle.slots().window(i)?,
+            self.combined.window(i)?,
+            shape,
+        )?;
+        Ok(())
+    }
+
+    /// The launch's dimensions, after checking that local rank `i`, `stream` and `handle`
+    /// belong to this group and the routing fits it.
+    fn shape(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+    ) -> Result<LowLatencyShape, MoeError> {
+        self.ranks.check_local(i)?;
+        self.ranks.check_stream(i, stream)?;
+        if handle.group() != self.serial {
+            return Err(MoeError::mismatch(
+                "handle",
+                handle.group() as usize,
+                format!(
+                    "the handle must come from this group (group {}): MoeGroup::handle",
+                    self.serial
+                ),
+            ));
+        }
+        let tokens = handle
+            .tokens(i)
+            .ok_or(MoeError::NoRouting { local_rank: i })?;
+        if tokens > self.config.max_tokens_per_rank {
+            return Err(MoeError::mismatch(
+                "tokens",
+                tokens,
+                format!(
+                    "the group holds at most {} per rank (MoeConfig::max_tokens_per_rank)",
+                    self.config.max_tokens_per_rank
+                ),
+            ));
+        }
+        Ok(LowLatencyShape {
+            tokens: tokens as u64,
+            top_k: handle.top_k() as u64,
+            hidden: self.config.hidden as u64,
+            max_tokens: self.config.max_tokens_per_rank as u64,
+            experts: self.config.experts as u64,
+        })
+    }
+
+    /// Releases the group's buffers now (on GPUs; simulated ones go with their world).
+    pub fn close(self) -> Result<(), MoeError> {
+        self.tokens.close()?;
+        self.received.close()?;
+        self.expert_output.close()?;
+        self.combined.close()
+    }
+}

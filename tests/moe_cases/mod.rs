@@ -1,0 +1,264 @@
+//! The mixture-of-experts cases shared by tests/moe_sim.rs (simulated ranks) and
+//! tests/moe_gpu.rs (GPUs): routings, a run of dispatch, the experts and combine through
+//! `cudajit::nccl::moe`, and the comparison of every output with the host reference.
+#![allow(dead_code)]
+
+use cudajit::bf16;
+use cudajit::nccl::moe::reference::{self, RankRouting};
+use cudajit::nccl::moe::{MoeConfig, MoeGroup, MoeRanks};
+
+/// How tokens pick their experts.
+#[derive(Clone, Copy, Debug)]
+pub enum Routing {
+    /// `top_k` distinct random experts per token (when there are enough experts).
+    Random { seed: u64 },
+    /// Every pick of every token is expert `e`, so one expert receives everything and a
+    /// token's `top_k` picks land in one slot, weighted `top_k` times.
+    AllTo(usize),
+    /// Random experts, none on rank `r`: rank `r` receives nothing.
+    Avoiding { seed: u64, rank: usize },
+    /// Random experts, and about one pick in four `-1` (no expert).
+    WithNone { seed: u64 },
+}
+
+/// One case: the group's shape, the routing and each rank's tokens.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub experts: usize,
+    pub max_tokens: usize,
+    pub hidden: usize,
+    pub top_k: usize,
+    /// Tokens per rank (at most `max_tokens`).
+    pub tokens: Vec<usize>,
+    pub routing: Routing,
+    /// Dispatch as `dispatch_send` then `dispatch_complete` instead of one kernel.
+    pub staged: bool,
+    pub ctas: u32,
+    pub threads: u32,
+}
+
+/// xorshift64*: reproducible routings without a dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Rank `rank`'s experts and weights for `tokens` tokens.
+pub fn routing_of(case: &Case, ranks: usize, rank: usize, tokens: usize) -> (Vec<i32>, Vec<f32>) {
+    let per_rank = case.experts / ranks;
+    let seed = match case.routing {
+        Routing::Random { seed } | Routing::Avoiding { seed, .. } | Routing::WithNone { seed } => {
+            seed
+        }
+        Routing::AllTo(_) => 0,
+    };
+    let mut rng = Rng::new(seed * 1000 + rank as u64);
+    let mut idx = Vec::with_capacity(tokens * case.top_k);
+    let mut weights = Vec::with_capacity(tokens * case.top_k);
+    for _ in 0..tokens {
+        let mut picked: Vec<i32> = Vec::new();
+        for _ in 0..case.top_k {
+            let e = match case.routing {
+                Routing::AllTo(e) => e as i32,
+                Routing::Random { .. } | Routing::WithNone { .. } => {
+                    pick_distinct(&mut rng, case.experts, &picked, |_| true)
+                }
+                Routing::Avoiding { rank: avoided, .. } => {
+                    pick_distinct(&mut rng, case.experts, &picked, |e| e / per_rank != avoided)
+                }
+            };
+            let e = match case.routing {
+                Routing::WithNone { .. } if rng.below(4) == 0 => -1,
+                _ => e,
+            };
+            picked.push(e);
+            // Weights of a few bits, and some that are not exact in bf16 products.
+            weights.push((1 + rng.below(255)) as f32 / 256.0 + rng.below(3) as f32 * 1e-3);
+        }
+        idx.extend(picked);
+    }
+    (idx, weights)
+}
+
+/// A random expert allowed by `ok`, not in `picked` while there are others.
+fn pick_distinct(rng: &mut Rng, experts: usize, picked: &[i32], ok: impl Fn(usize) -> bool) -> i32 {
+    let allowed: Vec<usize> = (0..experts).filter(|&e| ok(e)).collect();
+    let fresh: Vec<usize> = allowed
+        .iter()
+        .copied()
+        .filter(|&e| !picked.contains(&(e as i32)))
+        .collect();
+    let from = if fresh.is_empty() { &allowed } else { &fresh };
+    from[rng.below(from.len())] as i32
+}
+
+/// Rank `rank`'s tokens: values that are exact in bf16, some negative, distinct per
+/// (rank, token, element).
+pub fn tokens_of(hidden: usize, rank: usize, tokens: usize) -> Vec<bf16> {
+    (0..tokens * hidden)
+        .map(|k| {
+            let v = ((rank * 7919 + k * 31) % 2003) as f32 - 1001.0;
+            bf16::from_f32(v / 64.0)
+        })
+        .collect()
+}
+
+/// What expert `e` makes of a token: every element scaled by `1 + e / 8` and shifted by
+/// `e`, rounded to bf16.
+pub fn expert(e: usize, x: bf16) -> bf16 {
+    bf16::from_f32(x.to_f32() * (1.0 + e as f32 / 8.0) + e as f32)
+}
+
+/// The group's config for `case`.
+pub fn config(case: &Case) -> MoeConfig {
+    let mut config = MoeConfig::low_latency(case.experts, case.max_tokens, case.hidden);
+    config.ctas = case.ctas;
+    config.threads = case.threads;
+    config
+}
+
+/// Runs `case` on `ranks` (every rank local to this process) and compares the received
+/// rows, counts, slots and the combined tokens with the host reference, exactly.
+pub fn run(ranks: MoeRanks<'_>, case: &Case) {
+    let n = ranks.nranks();
+    assert_eq!(ranks.local_ranks(), n, "every rank in this process");
+    assert_eq!(case.tokens.len(), n);
+    let config = config(case);
+    let group = MoeGroup::new(ranks, config).unwrap();
+    let mut handle = group.handle(case.top_k).unwrap();
+    let inputs: Vec<(Vec<bf16>, Vec<i32>, Vec<f32>)> = (0..n)
+        .map(|r| {
+            let (idx, weights) = routing_of(case, n, r, case.tokens[r]);
+            (tokens_of(case.hidden, r, case.tokens[r]), idx, weights)
+        })
+        .collect();
+    for (r, (tokens, idx, weights)) in inputs.iter().enumerate() {
+        group.tokens().copy_from_host(r, tokens).unwrap();
+        handle.set_routing(r, idx, weights).unwrap();
+    }
+    let routings: Vec<RankRouting<'_>> = inputs
+        .iter()
+        .map(|(tokens, idx, weights)| RankRouting {
+            tokens,
+            topk_idx: idx,
+            topk_weights: weights,
+        })
+        .collect();
+    let want = reference::dispatch(&config, n, case.top_k, &routings);
+
+    let streams: Vec<_> = (0..n).map(|r| group.stream(r).unwrap()).collect();
+    for (r, stream) in streams.iter().enumerate() {
+        if case.staged {
+            group.dispatch_send(r, stream, &handle).unwrap();
+        } else {
+            group.dispatch(r, stream, &handle).unwrap();
+        }
+    }
+    if case.staged {
+        for (r, stream) in streams.iter().enumerate() {
+            group.dispatch_complete(r, stream, &handle).unwrap();
+        }
+    }
+    for stream in &streams {
+        stream.synchronize().unwrap();
+    }
+
+    let per_rank = case.experts / n;
+    let row = |local: usize, source: usize, slot: usize| group.received_row(local, source, slot);
+    for r in 0..n {
+        let counts = handle.read_received_counts(r).unwrap();
+        assert_eq!(
+            counts, want.received_counts[r],
+            "{case:?}: received counts of rank {r}"
+        );
+        let totals = handle.read_expert_counts(r).unwrap();
+        assert_eq!(
+            totals, want.expert_counts[r],
+            "{case:?}: expert counts of rank {r}"
+        );
+        let received = group.received().to_vec(r, group.received().len()).unwrap();
+        for local in 0..per_rank {
+            for source in 0..n {
+                let rows = counts[local * n + source] as usize;
+                let at = row(local, source, 0);
+                let span = at..at + rows * case.hidden;
+                assert!(
+                    received[span.clone()] == want.received[r][span],
+                    "{case:?}: rows from rank {source} at local expert {local} of rank {r}"
+                );
+            }
+        }
+        let pairs = case.tokens[r] * case.top_k;
+        let slots = handle.slots().to_vec(r, pairs).unwrap();
+        for (k, (&got, &expected)) in slots.iter().zip(&want.slots[r]).enumerate() {
+            if expected >= 0 {
+                assert_eq!(got, expected, "{case:?}: slot {k} of rank {r}");
+            }
+        }
+        // The experts run on the host over what the device received (rows no token went
+        // to stay zero).
+        let mut output = vec![bf16::ZERO; received.len()];
+        for local in 0..per_rank {
+            let e = r * per_rank + local;
+            for source in 0..n {
+                let at = row(local, source, 0);
+                for k in at..at + counts[local * n + source] as usize * case.hidden {
+                    output[k] = expert(e, received[k]);
+                }
+            }
+        }
+        group.expert_output().copy_from_host(r, &output).unwrap();
+    }
+
+    for (r, stream) in streams.iter().enumerate() {
+        group.combine(r, stream, &handle).unwrap();
+    }
+    for stream in &streams {
+        stream.synchronize().unwrap();
+    }
+    let outputs: Vec<Vec<bf16>> = (0..n)
+        .map(|r| {
+            let mut out = want.received[r].clone();
+            for local in 0..per_rank {
+                let e = r * per_rank + local;
+                let at = row(local, 0, 0);
+                let block = n * case.max_tokens * case.hidden;
+                for x in &mut out[at..at + block] {
+                    *x = expert(e, *x);
+                }
+            }
+            out
+        })
+        .collect();
+    let combined = reference::combine(&config, n, case.top_k, &routings, &want.slots, &outputs);
+    for r in 0..n {
+        let got = group
+            .combined()
+            .to_vec(r, case.tokens[r] * case.hidden)
+            .unwrap();
+        if let Some(k) = (0..got.len()).find(|&k| got[k].to_bits() != combined[r][k].to_bits()) {
+            panic!(
+                "{case:?}: combined element {k} (token {}) of rank {r} is {}, expected {}",
+                k / case.hidden,
+                got[k],
+                combined[r][k]
+            );
+        }
+    }
+    handle.close().unwrap();
+    group.close().unwrap();
+}

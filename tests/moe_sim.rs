@@ -1,0 +1,209 @@
+//! Mixture-of-experts dispatch and combine (`cudajit::nccl::moe`) on 2, 4 and 8 simulated
+//! ranks, every output compared exactly with the host reference: random and skewed
+//! routings, top-k 1 to 8, tokens at and below the maximum (and none), hidden sizes that
+//! are and are not multiples of the 8-element vector, more tokens than a CTA has threads;
+//! and the errors of every limit the group checks. No GPU and no NCCL library needed.
+
+mod moe_cases;
+
+use cudajit::bf16;
+use cudajit::nccl::moe::{MoeConfig, MoeError, MoeGroup, MoeRanks};
+use cudajit::nccl::sim::SimWorld;
+use cudajit::simulator::SimOptions;
+
+use moe_cases::{run, Case, Routing};
+
+fn world(nranks: usize) -> SimWorld {
+    SimWorld::with_options(
+        nranks,
+        SimOptions {
+            workers: 2,
+            ..SimOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A case of `ranks` ranks: rank 0 at the maximum, rank 1 with none, the others below.
+fn case(ranks: usize, hidden: usize, top_k: usize, routing: Routing) -> Case {
+    let max_tokens = 9;
+    let tokens = (0..ranks)
+        .map(|r| match r {
+            0 => max_tokens,
+            1 => 0,
+            _ => max_tokens - 1 - r % 4,
+        })
+        .collect();
+    Case {
+        experts: (2 * ranks).max(8),
+        max_tokens,
+        hidden,
+        top_k,
+        tokens,
+        routing,
+        staged: false,
+        ctas: 3,
+        threads: 64,
+    }
+}
+
+fn run_on(ranks: usize, case: &Case) {
+    eprintln!("{ranks} ranks: {case:?}");
+    let world = world(ranks);
+    run(MoeRanks::Sim(&world), case);
+}
+
+#[test]
+fn random_routings_top_k_1_to_8_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        for top_k in 1..=8 {
+            // Vectors (hidden 24 = 3 × 8) on even top-k, elements (hidden 13) on odd.
+            let hidden = if top_k % 2 == 0 { 24 } else { 13 };
+            let seed = (ranks * 10 + top_k) as u64;
+            run_on(ranks, &case(ranks, hidden, top_k, Routing::Random { seed }));
+        }
+    }
+}
+
+#[test]
+fn skewed_routings_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        // Everything to one expert, and each token's picks all in one slot.
+        run_on(ranks, &case(ranks, 16, 1, Routing::AllTo(ranks - 1)));
+        run_on(ranks, &case(ranks, 13, 3, Routing::AllTo(0)));
+        // The last rank receives nothing.
+        let avoid = Routing::Avoiding {
+            seed: ranks as u64,
+            rank: ranks - 1,
+        };
+        run_on(ranks, &case(ranks, 24, 2, avoid));
+        // Picks of no expert (-1).
+        let none = Routing::WithNone {
+            seed: 7 + ranks as u64,
+        };
+        run_on(ranks, &case(ranks, 8, 4, none));
+    }
+}
+
+/// The send half and the completion as two kernels give what one kernel gives.
+#[test]
+fn staged_dispatch_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        let mut c = case(ranks, 24, 3, Routing::Random { seed: 99 });
+        c.staged = true;
+        run_on(ranks, &c);
+    }
+}
+
+/// More tokens than a CTA has threads (the dispatch scans them in chunks), fewer CTAs
+/// than experts, a hidden size of one element past a vector multiple.
+#[test]
+fn chunks_of_tokens_and_experts_per_cta() {
+    let c = Case {
+        experts: 12,
+        max_tokens: 70,
+        hidden: 17,
+        top_k: 3,
+        tokens: vec![70, 65],
+        routing: Routing::Random { seed: 5 },
+        staged: false,
+        ctas: 2,
+        threads: 32,
+    };
+    run_on(2, &c);
+}
+
+/// One group dispatches twice with different routings: the second's counts replace the
+/// first's and combine follows the second's slots.
+#[test]
+fn a_second_routing_replaces_the_first() {
+    let world = world(4);
+    let first = case(4, 16, 2, Routing::Random { seed: 1 });
+    run(MoeRanks::Sim(&world), &first);
+    let second = case(4, 16, 5, Routing::AllTo(3));
+    run(MoeRanks::Sim(&world), &second);
+}
+
+fn dimension(result: Result<impl std::fmt::Debug, MoeError>) -> &'static str {
+    let error = result.unwrap_err();
+    eprintln!("{error}");
+    error
+        .dimension()
+        .unwrap_or_else(|| panic!("no dimension in {error:?}"))
+}
+
+#[test]
+fn limits_are_errors_naming_the_dimension() {
+    let world = world(4);
+    let ranks = MoeRanks::Sim(&world);
+    let small = |experts| {
+        let mut config = MoeConfig::low_latency(experts, 4, 8);
+        config.ctas = 2;
+        config.threads = 32;
+        config
+    };
+    assert_eq!(dimension(MoeGroup::new(ranks, small(10))), "experts");
+    assert_eq!(dimension(MoeGroup::new(ranks, small(0))), "experts");
+    let mut threads = small(8);
+    threads.threads = 48;
+    assert_eq!(dimension(MoeGroup::new(ranks, threads)), "threads");
+    let mut hidden = small(8);
+    hidden.hidden = 0;
+    assert_eq!(dimension(MoeGroup::new(ranks, hidden)), "hidden");
+
+    let group = MoeGroup::new(ranks, small(8)).unwrap();
+    assert_eq!(dimension(group.handle(0)), "top_k");
+    assert_eq!(dimension(group.handle(9)), "top_k");
+    let mut handle = group.handle(2).unwrap();
+    // Five tokens where the group holds four.
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0; 10], &[1.0; 10])),
+        "tokens"
+    );
+    assert_eq!(dimension(handle.set_device_routing(0, 5)), "tokens");
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0; 3], &[1.0; 3])),
+        "topk_idx length"
+    );
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0; 4], &[1.0; 3])),
+        "topk_weights length"
+    );
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0, 8], &[1.0; 2])),
+        "topk_idx"
+    );
+    assert_eq!(
+        dimension(handle.set_routing(0, &[-2, 1], &[1.0; 2])),
+        "topk_idx"
+    );
+    assert_eq!(dimension(handle.set_device_routing(4, 1)), "local rank");
+
+    // No routing yet on rank 0.
+    let stream = group.stream(0).unwrap();
+    let error = group.dispatch(0, &stream, &handle).unwrap_err();
+    assert!(
+        matches!(error, MoeError::NoRouting { local_rank: 0 }),
+        "{error}"
+    );
+    handle.set_routing(0, &[0, 1], &[0.5, 0.5]).unwrap();
+    // Rank 1's stream for rank 0; a rank this process does not have.
+    let other = group.stream(1).unwrap();
+    assert_eq!(dimension(group.dispatch(0, &other, &handle)), "stream");
+    assert_eq!(dimension(group.stream(4)), "local rank");
+    // A handle of another group.
+    let twin = MoeGroup::new(ranks, small(8)).unwrap();
+    assert_eq!(dimension(twin.dispatch(0, &stream, &handle)), "handle");
+    // A tokens buffer larger than the group's.
+    let too_many = vec![bf16::ZERO; 4 * 8 + 1];
+    assert_eq!(
+        dimension(group.tokens().copy_from_host(0, &too_many)),
+        "elements written"
+    );
+
+    let nodes = SimWorld::with_nodes(2, 2).unwrap();
+    assert_eq!(
+        dimension(MoeGroup::new(MoeRanks::Sim(&nodes), small(8))),
+        "simulated nodes"
+    );
+}
