@@ -178,6 +178,8 @@ pub fn run(ranks: MoeRanks<'_>, case: &Case) {
     }
 
     let per_rank = case.experts / n;
+    // The experts' outputs of every rank, for the reference combine.
+    let mut outputs = Vec::with_capacity(n);
     let row = |local: usize, source: usize, slot: usize| group.received_row(local, source, slot);
     for r in 0..n {
         let counts = handle.read_received_counts(r).unwrap();
@@ -209,8 +211,8 @@ pub fn run(ranks: MoeRanks<'_>, case: &Case) {
                 assert_eq!(got, expected, "{case:?}: slot {k} of rank {r}");
             }
         }
-        // The experts run on the host over what the device received (rows no token went
-        // to stay zero).
+        // The experts run on the host over what the device received, which is the
+        // reference's (rows no token went to stay zero).
         let mut output = vec![bf16::ZERO; received.len()];
         for local in 0..per_rank {
             let e = r * per_rank + local;
@@ -222,6 +224,7 @@ pub fn run(ranks: MoeRanks<'_>, case: &Case) {
             }
         }
         group.expert_output().copy_from_host(r, &output).unwrap();
+        outputs.push(output);
     }
 
     for (r, stream) in streams.iter().enumerate() {
@@ -230,20 +233,6 @@ pub fn run(ranks: MoeRanks<'_>, case: &Case) {
     for stream in &streams {
         stream.synchronize().unwrap();
     }
-    let outputs: Vec<Vec<bf16>> = (0..n)
-        .map(|r| {
-            let mut out = want.received[r].clone();
-            for local in 0..per_rank {
-                let e = r * per_rank + local;
-                let at = row(local, 0, 0);
-                let block = n * case.max_tokens * case.hidden;
-                for x in &mut out[at..at + block] {
-                    *x = expert(e, *x);
-                }
-            }
-            out
-        })
-        .collect();
     let combined = reference::combine(&config, n, case.top_k, &routings, &want.slots, &outputs);
     for r in 0..n {
         let got = group
