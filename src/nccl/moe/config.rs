@@ -1,7 +1,7 @@
 //! What a group of experts is (experts, tokens per rank, hidden size, mode, the grid its
 //! kernels run on) and the errors a mismatch with it gives.
 
-use super::low_latency::{MAX_THREADS, MAX_TOP_K};
+use super::shape::{MAX_THREADS, MAX_TOP_K};
 use crate::LaunchConfig;
 
 /// How dispatch lays out what it receives.

@@ -7,9 +7,10 @@ use super::config::{check_top_k, MoeConfig, MoeError, MoeMode};
 use super::handle::MoeHandle;
 use super::low_latency::{
     low_latency_combine, low_latency_dispatch, low_latency_dispatch_complete,
-    low_latency_dispatch_send, LowLatencyShape,
+    low_latency_dispatch_send,
 };
 use super::ranks::{MoeRanks, SymmetricTensor};
+use super::shape::MoeShape;
 use crate::{bf16, Stream};
 
 static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
@@ -216,12 +217,7 @@ impl<'a> MoeGroup<'a> {
 
     /// The launch's dimensions, after checking that local rank `i`, `stream` and `handle`
     /// belong to this group and the routing fits it.
-    fn shape(
-        &self,
-        i: usize,
-        stream: &Stream,
-        handle: &MoeHandle,
-    ) -> Result<LowLatencyShape, MoeError> {
+    fn shape(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<MoeShape, MoeError> {
         self.ranks.check_local(i)?;
         self.ranks.check_stream(i, stream)?;
         if handle.group() != self.serial {
@@ -247,7 +243,7 @@ impl<'a> MoeGroup<'a> {
                 ),
             ));
         }
-        Ok(LowLatencyShape {
+        Ok(MoeShape {
             tokens: tokens as u64,
             top_k: handle.top_k() as u64,
             hidden: self.config.hidden as u64,

@@ -22,36 +22,16 @@
 //! deterministic, and equal to [`super::reference`]'s.
 
 use cudajit_core::device::{
-    ballot_sync, block_dim, block_idx, grid_dim, lane_id, shared_array, slice_at, slice_at_mut,
-    sync_threads, thread_idx, vload8, vstore8, FULL_WARP,
+    block_dim, block_idx, grid_dim, shared_array, slice_at, slice_at_mut, sync_threads, thread_idx,
+    vload8, vstore8,
 };
 
+use super::shape::{MoeShape, MAX_THREADS, MAX_TOP_K};
+use super::steps::{copy_row, rank_in_chunk};
 use crate::bf16;
+use crate::device;
+use crate::kernel;
 use crate::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
-use crate::{device, kernel, DeviceCopy};
-
-/// The most experts a token may be routed to (the combine's shared table of sources).
-pub const MAX_TOP_K: usize = 8;
-
-/// The most threads per CTA the kernels take (the dispatch's shared list of a chunk's
-/// tokens has one entry per thread).
-pub const MAX_THREADS: usize = 1024;
-
-/// The dimensions of one dispatch or combine, passed by value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, DeviceCopy)]
-#[repr(C)]
-pub struct LowLatencyShape {
-    /// This rank's tokens (at most `max_tokens`).
-    pub tokens: u64,
-    /// Experts per token (1 to [`MAX_TOP_K`]).
-    pub top_k: u64,
-    /// Elements per token.
-    pub hidden: u64,
-    /// Tokens per rank the buffers hold.
-    pub max_tokens: u64,
-    /// Experts in all (a multiple of the ranks).
-    pub experts: u64,
-}
 
 /// Dispatch in one kernel: the entry barrier (every peer is done with its receive buffer),
 /// the sends of [`send_tokens`], the completion barrier (every peer's tokens and counts
@@ -65,7 +45,7 @@ pub fn low_latency_dispatch(
     received: Window,
     received_counts: Window,
     expert_counts: Window,
-    shape: LowLatencyShape,
+    shape: MoeShape,
 ) {
     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
@@ -105,7 +85,7 @@ pub fn low_latency_dispatch_send(
     slots: Window,
     received: Window,
     received_counts: Window,
-    shape: LowLatencyShape,
+    shape: MoeShape,
 ) {
     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
@@ -152,7 +132,7 @@ pub fn low_latency_combine(
     topk_weights: Window,
     slots: Window,
     combined: Window,
-    shape: LowLatencyShape,
+    shape: MoeShape,
 ) {
     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
@@ -209,7 +189,7 @@ fn send_tokens(
     slots: Window,
     received: Window,
     received_counts: Window,
-    shape: &LowLatencyShape,
+    shape: &MoeShape,
 ) {
     let ranks = nccl::lsa_size(comm) as usize;
     let me = nccl::lsa_rank(comm) as usize;
@@ -223,7 +203,6 @@ fn send_tokens(
     let slot_of = unsafe { slice_at_mut::<i32>(nccl::local_address(slots, 0), pairs) };
     let warp = (thread_idx().x / 32) as usize;
     let warps = (block_dim().x / 32) as usize;
-    let lane = lane_id();
     // Hits per warp of the chunk, and the chunk's tokens routed to `e` in token order.
     let warp_hits = shared_array::<u32>(32);
     let chosen = shared_array::<u32>(MAX_THREADS);
@@ -246,24 +225,8 @@ fn send_tokens(
                     j += 1;
                 }
             }
-            let mask = ballot_sync(FULL_WARP, hit);
-            if lane == 0 {
-                warp_hits[warp] = mask.count_ones();
-            }
-            sync_threads();
-            let mut before = 0u32;
-            let mut hits = 0u32;
-            let mut w = 0;
-            while w < warps {
-                let h = warp_hits[w];
-                if w < warp {
-                    before += h;
-                }
-                hits += h;
-                w += 1;
-            }
+            let (index, hits) = rank_in_chunk(hit, warp_hits);
             if hit {
-                let index = before + (mask & ((1u32 << lane) - 1)).count_ones();
                 chosen[index as usize] = t as u32;
                 let mut j = 0;
                 while j < top_k {
@@ -296,38 +259,6 @@ fn send_tokens(
             count[0] = sent as i32;
         }
         e += grid_dim().x as usize;
-    }
-}
-
-/// Copies the `hidden` elements at `source` to `destination` by the 32 lanes of a warp:
-/// 16-byte vectors when `hidden` is a multiple of 8 (rows then start at 16-byte
-/// boundaries), elements otherwise.
-#[device]
-fn copy_row(source: usize, destination: usize, hidden: usize) {
-    let from = unsafe { slice_at::<bf16>(source, hidden) };
-    let to = unsafe { slice_at_mut::<bf16>(destination, hidden) };
-    let lane = lane_id() as usize;
-    if hidden % 8 == 0 {
-        let vectors = hidden / 8;
-        let mut v = lane;
-        // Two vectors in flight per lane.
-        while v + 32 < vectors {
-            let (a, b, c, d, e, f, g, h) = vload8(from, v);
-            let (i, j, k, l, m, n, o, p) = vload8(from, v + 32);
-            vstore8(to, v, (a, b, c, d, e, f, g, h));
-            vstore8(to, v + 32, (i, j, k, l, m, n, o, p));
-            v += 64;
-        }
-        if v < vectors {
-            let (a, b, c, d, e, f, g, h) = vload8(from, v);
-            vstore8(to, v, (a, b, c, d, e, f, g, h));
-        }
-    } else {
-        let mut i = lane;
-        while i < hidden {
-            to[i] = from[i];
-            i += 32;
-        }
     }
 }
 

@@ -61,9 +61,11 @@ mod handle;
 pub mod low_latency;
 mod ranks;
 pub mod reference;
+mod shape;
+mod steps;
 
 pub use config::{MoeConfig, MoeError, MoeMode};
 pub use group::MoeGroup;
 pub use handle::MoeHandle;
-pub use low_latency::{LowLatencyShape, MAX_THREADS, MAX_TOP_K};
 pub use ranks::{MoeRanks, SymmetricTensor};
+pub use shape::{MoeShape, MAX_LOCAL_EXPERTS, MAX_RANKS, MAX_THREADS, MAX_TOP_K};
