@@ -12,7 +12,8 @@ mod common;
 use std::path::PathBuf;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-use cudajit::nccl::moe::low_latency;
+use cudajit::core::ir::Literal;
+use cudajit::nccl::moe::{high_throughput, low_latency};
 use cudajit::{Arch, Specialization};
 
 const RELEASE: &str = "2.28.3";
@@ -65,25 +66,60 @@ fn the_moe_kernels_link_against_the_2_28_bridge_with_every_call_inlined() {
     let Some(()) = nccl_or_skip() else {
         return;
     };
+    let plain = Specialization::default;
+    let weights = |with: bool| Specialization {
+        types: Vec::new(),
+        consts: vec![("with_weights".into(), Literal::Bool(with))],
+    };
+    // (kernel, specialisation, whether it moves token rows)
     let kernels = [
-        (low_latency::low_latency_dispatch::KERNEL.captured(), true),
+        (
+            low_latency::low_latency_dispatch::KERNEL.captured(),
+            plain(),
+            true,
+        ),
         (
             low_latency::low_latency_dispatch_send::KERNEL.captured(),
+            plain(),
             true,
         ),
         (
             low_latency::low_latency_dispatch_complete::KERNEL.captured(),
+            plain(),
             false,
         ),
-        (low_latency::low_latency_combine::KERNEL.captured(), true),
+        (
+            low_latency::low_latency_combine::KERNEL.captured(),
+            plain(),
+            true,
+        ),
+        (
+            high_throughput::high_throughput_layout::KERNEL.captured(),
+            plain(),
+            false,
+        ),
+        (
+            high_throughput::high_throughput_dispatch::KERNEL.captured(),
+            plain(),
+            true,
+        ),
+        (
+            high_throughput::high_throughput_combine::KERNEL.captured(),
+            weights(false),
+            true,
+        ),
+        (
+            high_throughput::high_throughput_combine::KERNEL.captured(),
+            weights(true),
+            true,
+        ),
     ];
-    let spec = Specialization::default();
-    for (captured, moves_rows) in kernels {
+    for (captured, spec, moves_rows) in kernels {
         let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
             .unwrap_or_else(|e| panic!("linking {}: {e}", captured.name));
         let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
         if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
-            let file = format!("{}-{RELEASE}.ptx", captured.name);
+            let file = format!("{entry}-{RELEASE}.ptx");
             std::fs::write(std::path::Path::new(&dir).join(file), &ptx).unwrap();
         }
         assert!(ptx.contains(&format!(".entry {entry}")), "{ptx}");

@@ -15,7 +15,8 @@ mod common;
 use std::path::PathBuf;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-use cudajit::nccl::moe::low_latency;
+use cudajit::core::ir::Literal;
+use cudajit::nccl::moe::{high_throughput, low_latency};
 use cudajit::{Arch, Specialization};
 
 fn cache_root() -> PathBuf {
@@ -68,25 +69,62 @@ fn the_moe_kernels_link_against_the_2_32_ltoir() {
         std::env::set_var("CUDAJIT_NVJITLINK", &nvjitlink);
     }
     common::toolchain_or_skip().expect("the toolchain");
+    let plain = Specialization::default;
+    let weights = |with: bool| Specialization {
+        types: Vec::new(),
+        consts: vec![("with_weights".into(), Literal::Bool(with))],
+    };
+    // (kernel, specialisation, whether it moves token rows)
     let kernels = [
-        (low_latency::low_latency_dispatch::KERNEL.captured(), true),
+        (
+            low_latency::low_latency_dispatch::KERNEL.captured(),
+            plain(),
+            true,
+        ),
         (
             low_latency::low_latency_dispatch_send::KERNEL.captured(),
+            plain(),
             true,
         ),
         (
             low_latency::low_latency_dispatch_complete::KERNEL.captured(),
+            plain(),
             false,
         ),
-        (low_latency::low_latency_combine::KERNEL.captured(), true),
+        (
+            low_latency::low_latency_combine::KERNEL.captured(),
+            plain(),
+            true,
+        ),
+        (
+            high_throughput::high_throughput_layout::KERNEL.captured(),
+            plain(),
+            false,
+        ),
+        (
+            high_throughput::high_throughput_dispatch::KERNEL.captured(),
+            plain(),
+            true,
+        ),
+        (
+            high_throughput::high_throughput_combine::KERNEL.captured(),
+            weights(false),
+            true,
+        ),
+        (
+            high_throughput::high_throughput_combine::KERNEL.captured(),
+            weights(true),
+            true,
+        ),
     ];
-    let spec = Specialization::default();
-    for (captured, moves_rows) in kernels {
+    // Each link takes seconds (the `.ltoir` is 10 MB); side by side they were slower on
+    // a 2-core machine, so one after the other.
+    for (captured, spec, moves_rows) in kernels {
         let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
             .unwrap_or_else(|e| panic!("linking {} against 2.32.3: {e}", captured.name));
         let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
         if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
-            let file = format!("{}-2.32.3.ptx", captured.name);
+            let file = format!("{entry}-2.32.3.ptx");
             std::fs::write(std::path::Path::new(&dir).join(file), &ptx).unwrap();
         }
         assert!(ptx.contains(&format!(".entry {entry}")), "{ptx}");

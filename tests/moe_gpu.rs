@@ -11,7 +11,7 @@ mod moe_cases;
 
 use std::sync::Arc;
 
-use cudajit::nccl::moe::{MoeConfig, MoeGroup, MoeRanks};
+use cudajit::nccl::moe::{MoeConfig, MoeGroup, MoeMode, MoeRanks};
 use cudajit::nccl::{Communicator, DevCommRequirements, LoadedNccl};
 
 use moe_cases::{run, Case, Routing};
@@ -77,6 +77,7 @@ fn small(hidden: usize, top_k: usize, routing: Routing, staged: bool) -> Case {
         top_k,
         tokens: vec![9, 0],
         routing,
+        mode: MoeMode::LowLatency,
         staged,
         ctas: 3,
         threads: 64,
@@ -105,6 +106,7 @@ fn moe_small_cases_on_gpus() {
         top_k: 3,
         tokens: vec![300, 265],
         routing: Routing::Random { seed: 5 },
+        mode: MoeMode::LowLatency,
         staged: false,
         ctas: 2,
         threads: 128,
@@ -125,6 +127,7 @@ fn moe_nccl_ep_shapes_on_gpus() {
             top_k: 8,
             tokens: vec![128, 100],
             routing: Routing::Random { seed: 17 },
+            mode: MoeMode::LowLatency,
             staged,
             ctas: config.ctas,
             threads: config.threads,

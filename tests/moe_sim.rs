@@ -7,7 +7,7 @@
 mod moe_cases;
 
 use cudajit::bf16;
-use cudajit::nccl::moe::{MoeConfig, MoeError, MoeGroup, MoeRanks};
+use cudajit::nccl::moe::{MoeConfig, MoeError, MoeGroup, MoeMode, MoeRanks};
 use cudajit::nccl::sim::SimWorld;
 use cudajit::simulator::SimOptions;
 
@@ -41,6 +41,7 @@ fn case(ranks: usize, hidden: usize, top_k: usize, routing: Routing) -> Case {
         top_k,
         tokens,
         routing,
+        mode: MoeMode::LowLatency,
         staged: false,
         ctas: 3,
         threads: 64,
@@ -106,6 +107,7 @@ fn chunks_of_tokens_and_experts_per_cta() {
         top_k: 3,
         tokens: vec![70, 65],
         routing: Routing::Random { seed: 5 },
+        mode: MoeMode::LowLatency,
         staged: false,
         ctas: 2,
         threads: 32,
@@ -122,6 +124,119 @@ fn a_second_routing_replaces_the_first() {
     run(MoeRanks::Sim(&world), &first);
     let second = case(4, 16, 5, Routing::AllTo(3));
     run(MoeRanks::Sim(&world), &second);
+}
+
+fn high_throughput(mut case: Case) -> Case {
+    case.mode = MoeMode::HighThroughput;
+    case
+}
+
+#[test]
+fn high_throughput_random_routings_top_k_1_to_8_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        for top_k in 1..=8 {
+            let hidden = if top_k % 2 == 0 { 24 } else { 13 };
+            let seed = (ranks * 100 + top_k) as u64;
+            run_on(
+                ranks,
+                &high_throughput(case(ranks, hidden, top_k, Routing::Random { seed })),
+            );
+        }
+    }
+}
+
+#[test]
+fn high_throughput_skewed_routings_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        run_on(
+            ranks,
+            &high_throughput(case(ranks, 16, 1, Routing::AllTo(ranks - 1))),
+        );
+        run_on(
+            ranks,
+            &high_throughput(case(ranks, 13, 3, Routing::AllTo(0))),
+        );
+        let avoid = Routing::Avoiding {
+            seed: ranks as u64,
+            rank: ranks - 1,
+        };
+        run_on(ranks, &high_throughput(case(ranks, 24, 2, avoid)));
+        let none = Routing::WithNone {
+            seed: 7 + ranks as u64,
+        };
+        run_on(ranks, &high_throughput(case(ranks, 8, 4, none)));
+    }
+}
+
+/// More tokens than a CTA has threads, fewer CTAs than ranks.
+#[test]
+fn high_throughput_chunks_of_tokens() {
+    let c = Case {
+        experts: 16,
+        max_tokens: 70,
+        hidden: 17,
+        top_k: 3,
+        tokens: vec![70, 65, 0, 33],
+        routing: Routing::Random { seed: 6 },
+        mode: MoeMode::HighThroughput,
+        staged: false,
+        ctas: 3,
+        threads: 32,
+    };
+    run_on(4, &c);
+}
+
+/// Each mode's operations are refused on the other's group, and a high-throughput
+/// dispatch or combine needs the layout pass of the current routing.
+#[test]
+fn operations_of_the_other_mode_and_a_missing_layout_are_errors() {
+    let world = world(2);
+    let ranks = MoeRanks::Sim(&world);
+    let mut low = MoeConfig::low_latency(4, 4, 8);
+    low.ctas = 2;
+    low.threads = 32;
+    let high = MoeConfig {
+        mode: MoeMode::HighThroughput,
+        ..low
+    };
+    let low_group = MoeGroup::new(ranks, low).unwrap();
+    let high_group = MoeGroup::new(ranks, high).unwrap();
+    let stream = low_group.stream(0).unwrap();
+    let mut low_handle = low_group.handle(2).unwrap();
+    let mut high_handle = high_group.handle(2).unwrap();
+    low_handle.set_routing(0, &[0, 1], &[0.5, 0.5]).unwrap();
+    high_handle.set_routing(0, &[0, 1], &[0.5, 0.5]).unwrap();
+    let wrong = |e: MoeError| matches!(e, MoeError::WrongMode { .. });
+    assert!(wrong(
+        low_group.layout(0, &stream, &mut low_handle).unwrap_err()
+    ));
+    assert!(wrong(
+        low_group
+            .combine_backward(0, &stream, &low_handle)
+            .unwrap_err()
+    ));
+    assert!(wrong(
+        high_group
+            .dispatch_send(0, &stream, &high_handle)
+            .unwrap_err()
+    ));
+    assert!(wrong(
+        high_group
+            .dispatch_complete(0, &stream, &high_handle)
+            .unwrap_err()
+    ));
+    assert!(wrong(high_handle.slots().unwrap_err()));
+    assert!(wrong(low_handle.positions().unwrap_err()));
+    let missing = |e: MoeError| matches!(e, MoeError::NoLayout { local_rank: 0 });
+    assert!(missing(
+        high_group.dispatch(0, &stream, &high_handle).unwrap_err()
+    ));
+    assert!(missing(
+        high_group.combine(0, &stream, &high_handle).unwrap_err()
+    ));
+    let mut many = MoeConfig::high_throughput(2 * 2048, 4, 8);
+    many.threads = 32;
+    assert_eq!(dimension(MoeGroup::new(ranks, many)), "experts");
 }
 
 fn dimension(result: Result<impl std::fmt::Debug, MoeError>) -> &'static str {

@@ -5,7 +5,7 @@
 
 use cudajit::bf16;
 use cudajit::nccl::moe::reference::{self, RankRouting};
-use cudajit::nccl::moe::{MoeConfig, MoeGroup, MoeRanks};
+use cudajit::nccl::moe::{MoeConfig, MoeGroup, MoeMode, MoeRanks};
 
 /// How tokens pick their experts.
 #[derive(Clone, Copy, Debug)]
@@ -31,7 +31,9 @@ pub struct Case {
     /// Tokens per rank (at most `max_tokens`).
     pub tokens: Vec<usize>,
     pub routing: Routing,
-    /// Dispatch as `dispatch_send` then `dispatch_complete` instead of one kernel.
+    pub mode: MoeMode,
+    /// Low latency: dispatch as `dispatch_send` then `dispatch_complete` instead of one
+    /// kernel.
     pub staged: bool,
     pub ctas: u32,
     pub threads: u32,
@@ -125,39 +127,59 @@ pub fn expert(e: usize, x: bf16) -> bf16 {
 
 /// The group's config for `case`.
 pub fn config(case: &Case) -> MoeConfig {
-    let mut config = MoeConfig::low_latency(case.experts, case.max_tokens, case.hidden);
+    let mut config = match case.mode {
+        MoeMode::LowLatency => MoeConfig::low_latency(case.experts, case.max_tokens, case.hidden),
+        _ => MoeConfig::high_throughput(case.experts, case.max_tokens, case.hidden),
+    };
     config.ctas = case.ctas;
     config.threads = case.threads;
     config
 }
 
-/// Runs `case` on `ranks` (every rank local to this process) and compares the received
-/// rows, counts, slots and the combined tokens with the host reference, exactly.
+/// Runs `case` on `ranks` (every rank local to this process) and compares every output
+/// with the host reference, exactly.
 pub fn run(ranks: MoeRanks<'_>, case: &Case) {
-    let n = ranks.nranks();
-    assert_eq!(ranks.local_ranks(), n, "every rank in this process");
-    assert_eq!(case.tokens.len(), n);
-    let config = config(case);
-    let group = MoeGroup::new(ranks, config).unwrap();
-    let mut handle = group.handle(case.top_k).unwrap();
-    let inputs: Vec<(Vec<bf16>, Vec<i32>, Vec<f32>)> = (0..n)
+    match case.mode {
+        MoeMode::LowLatency => run_low_latency(ranks, case),
+        _ => run_high_throughput(ranks, case),
+    }
+}
+
+/// Each rank's tokens, experts and weights for `case`.
+fn inputs(case: &Case, n: usize) -> Vec<(Vec<bf16>, Vec<i32>, Vec<f32>)> {
+    (0..n)
         .map(|r| {
             let (idx, weights) = routing_of(case, n, r, case.tokens[r]);
             (tokens_of(case.hidden, r, case.tokens[r]), idx, weights)
         })
-        .collect();
-    for (r, (tokens, idx, weights)) in inputs.iter().enumerate() {
-        group.tokens().copy_from_host(r, tokens).unwrap();
-        handle.set_routing(r, idx, weights).unwrap();
-    }
-    let routings: Vec<RankRouting<'_>> = inputs
+        .collect()
+}
+
+fn routings(inputs: &[(Vec<bf16>, Vec<i32>, Vec<f32>)]) -> Vec<RankRouting<'_>> {
+    inputs
         .iter()
         .map(|(tokens, idx, weights)| RankRouting {
             tokens,
             topk_idx: idx,
             topk_weights: weights,
         })
-        .collect();
+        .collect()
+}
+
+/// The received rows, counts, slots and the combined tokens of a low-latency group.
+fn run_low_latency(ranks: MoeRanks<'_>, case: &Case) {
+    let n = ranks.nranks();
+    assert_eq!(ranks.local_ranks(), n, "every rank in this process");
+    assert_eq!(case.tokens.len(), n);
+    let config = config(case);
+    let group = MoeGroup::new(ranks, config).unwrap();
+    let mut handle = group.handle(case.top_k).unwrap();
+    let inputs = inputs(case, n);
+    for (r, (tokens, idx, weights)) in inputs.iter().enumerate() {
+        group.tokens().copy_from_host(r, tokens).unwrap();
+        handle.set_routing(r, idx, weights).unwrap();
+    }
+    let routings = routings(&inputs);
     let want = reference::dispatch(&config, n, case.top_k, &routings);
 
     let streams: Vec<_> = (0..n).map(|r| group.stream(r).unwrap()).collect();
@@ -205,7 +227,7 @@ pub fn run(ranks: MoeRanks<'_>, case: &Case) {
             }
         }
         let pairs = case.tokens[r] * case.top_k;
-        let slots = handle.slots().to_vec(r, pairs).unwrap();
+        let slots = handle.slots().unwrap().to_vec(r, pairs).unwrap();
         for (k, (&got, &expected)) in slots.iter().zip(&want.slots[r]).enumerate() {
             if expected >= 0 {
                 assert_eq!(got, expected, "{case:?}: slot {k} of rank {r}");
@@ -246,6 +268,163 @@ pub fn run(ranks: MoeRanks<'_>, case: &Case) {
                 got[k],
                 combined[r][k]
             );
+        }
+    }
+    handle.close().unwrap();
+    group.close().unwrap();
+}
+
+/// The layout, the flat received tokens and their routing, the combined tokens and the
+/// backward combine's weights of a high-throughput group.
+fn run_high_throughput(ranks: MoeRanks<'_>, case: &Case) {
+    let n = ranks.nranks();
+    assert_eq!(ranks.local_ranks(), n, "every rank in this process");
+    let config = config(case);
+    let group = MoeGroup::new(ranks, config).unwrap();
+    let mut handle = group.handle(case.top_k).unwrap();
+    let inputs = inputs(case, n);
+    for (r, (tokens, idx, weights)) in inputs.iter().enumerate() {
+        group.tokens().copy_from_host(r, tokens).unwrap();
+        handle.set_routing(r, idx, weights).unwrap();
+    }
+    let routings = routings(&inputs);
+    let layout = reference::high_throughput_layout(&config, n, case.top_k, &routings);
+    let want = reference::high_throughput_dispatch(&config, n, case.top_k, &routings, &layout);
+    let streams: Vec<_> = (0..n).map(|r| group.stream(r).unwrap()).collect();
+    for (r, stream) in streams.iter().enumerate() {
+        group.layout(r, stream, &mut handle).unwrap();
+    }
+    for (r, stream) in streams.iter().enumerate() {
+        group.dispatch(r, stream, &handle).unwrap();
+    }
+    for stream in &streams {
+        stream.synchronize().unwrap();
+    }
+    let per_rank = case.experts / n;
+    let k = case.top_k;
+    let mut outputs = Vec::with_capacity(n);
+    let mut grads = Vec::with_capacity(n);
+    for r in 0..n {
+        let tokens = case.tokens[r];
+        let read = |t: &cudajit::nccl::moe::SymmetricTensor<i32>, len| t.to_vec(r, len).unwrap();
+        assert_eq!(
+            read(handle.positions().unwrap(), tokens * n),
+            layout.positions[r],
+            "{case:?}: positions of rank {r}"
+        );
+        assert_eq!(
+            read(handle.received_counts(), n),
+            layout.received_counts[r],
+            "{case:?}: received counts of rank {r}"
+        );
+        assert_eq!(
+            read(handle.source_expert_counts().unwrap(), n * per_rank),
+            layout.source_expert_counts[r],
+            "{case:?}: per-source expert counts of rank {r}"
+        );
+        assert_eq!(
+            handle.read_expert_counts(r).unwrap(),
+            layout.expert_counts[r],
+            "{case:?}: expert counts of rank {r}"
+        );
+        assert_eq!(
+            read(handle.received_offsets().unwrap(), n + 1),
+            layout.received_offsets[r],
+            "{case:?}: offsets of rank {r}"
+        );
+        let total = handle.read_received_tokens(r).unwrap();
+        let received = group.received().to_vec(r, total * case.hidden).unwrap();
+        assert!(
+            received == want.received[r],
+            "{case:?}: received tokens of rank {r}"
+        );
+        let idx = read(handle.received_topk_idx().unwrap(), total * k);
+        assert_eq!(
+            idx, want.received_topk_idx[r],
+            "{case:?}: received top-k of rank {r}"
+        );
+        let weights = handle
+            .received_topk_weights()
+            .unwrap()
+            .to_vec(r, total * k)
+            .unwrap();
+        assert!(
+            weights
+                .iter()
+                .zip(&want.received_topk_weights[r])
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{case:?}: received weights of rank {r}"
+        );
+        // Each row's result on this rank: its first local expert's function of it (rows of
+        // no local expert cannot arrive).
+        let mut output = vec![bf16::ZERO; received.len()];
+        for row in 0..total {
+            let local = idx[row * k..(row + 1) * k]
+                .iter()
+                .copied()
+                .find(|&e| e >= 0);
+            let e = r * per_rank + local.expect("a received token has a local expert") as usize;
+            for h in 0..case.hidden {
+                output[row * case.hidden + h] = expert(e, received[row * case.hidden + h]);
+            }
+        }
+        group.expert_output().copy_from_host(r, &output).unwrap();
+        outputs.push(output);
+        // Gradients of the received weights for the backward form.
+        let grad: Vec<f32> = weights
+            .iter()
+            .enumerate()
+            .map(|(q, w)| w * 2.0 + (r * 1000 + q) as f32)
+            .collect();
+        handle
+            .received_topk_weights()
+            .unwrap()
+            .copy_from_host(r, &grad)
+            .unwrap();
+        grads.push(grad);
+    }
+    let combined = reference::high_throughput_combine(&config, n, k, &routings, &layout, &outputs);
+    let combined_weights =
+        reference::high_throughput_combine_weights(n, k, &routings, &layout, &grads);
+    for backward in [false, true] {
+        for (r, stream) in streams.iter().enumerate() {
+            if backward {
+                group.combine_backward(r, stream, &handle).unwrap();
+            } else {
+                group.combine(r, stream, &handle).unwrap();
+            }
+        }
+        for stream in &streams {
+            stream.synchronize().unwrap();
+        }
+        for r in 0..n {
+            let got = group
+                .combined()
+                .to_vec(r, case.tokens[r] * case.hidden)
+                .unwrap();
+            if let Some(q) = (0..got.len()).find(|&q| got[q].to_bits() != combined[r][q].to_bits())
+            {
+                panic!(
+                    "{case:?}: combined element {q} (token {}) of rank {r} is {}, expected {} (backward {backward})",
+                    q / case.hidden,
+                    got[q],
+                    combined[r][q]
+                );
+            }
+            if backward {
+                let got = handle
+                    .combined_weights()
+                    .unwrap()
+                    .to_vec(r, case.tokens[r] * k)
+                    .unwrap();
+                assert!(
+                    got.iter()
+                        .zip(&combined_weights[r])
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{case:?}: combined weights of rank {r}: {got:?}, expected {:?}",
+                    combined_weights[r]
+                );
+            }
         }
     }
     handle.close().unwrap();

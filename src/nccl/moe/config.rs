@@ -1,7 +1,7 @@
 //! What a group of experts is (experts, tokens per rank, hidden size, mode, the grid its
 //! kernels run on) and the errors a mismatch with it gives.
 
-use super::shape::{MAX_THREADS, MAX_TOP_K};
+use super::shape::{MAX_LOCAL_EXPERTS, MAX_RANKS, MAX_THREADS, MAX_TOP_K};
 use crate::LaunchConfig;
 
 /// How dispatch lays out what it receives.
@@ -12,6 +12,11 @@ pub enum MoeMode {
     /// ranks that own them, received expert-major, `[local experts × ranks × max tokens ×
     /// hidden]`, so a rank's slots exist before it knows how many tokens come.
     LowLatency,
+    /// Training and prefill batches: a layout pass counts and places the tokens first,
+    /// then each token goes once to each rank holding one of its experts, received flat,
+    /// `[received tokens × hidden]`, with its routing (top-k indices local to the rank,
+    /// and weights).
+    HighThroughput,
 }
 
 /// The shape of a [`super::MoeGroup`]: its limits, checked at every launch.
@@ -44,6 +49,15 @@ impl MoeConfig {
             mode: MoeMode::LowLatency,
             ctas: experts.clamp(1, 132) as u32,
             threads: 256,
+        }
+    }
+
+    /// A high-throughput group with the grid of 132 CTAs of 256 threads (an H200's SMs).
+    pub fn high_throughput(experts: usize, max_tokens_per_rank: usize, hidden: usize) -> Self {
+        MoeConfig {
+            mode: MoeMode::HighThroughput,
+            ctas: 132,
+            ..MoeConfig::low_latency(experts, max_tokens_per_rank, hidden)
         }
     }
 
@@ -86,6 +100,22 @@ impl MoeConfig {
                 self.threads as usize,
                 format!("it must be a multiple of 32 from 32 to {MAX_THREADS} (the kernels work in whole warps)"),
             ));
+        }
+        if self.mode == MoeMode::HighThroughput {
+            if ranks > MAX_RANKS {
+                return Err(MoeError::mismatch(
+                    "ranks",
+                    ranks,
+                    format!("a high-throughput group spans at most {MAX_RANKS} (its kernels keep a table per rank in shared memory)"),
+                ));
+            }
+            if self.experts / ranks > MAX_LOCAL_EXPERTS {
+                return Err(MoeError::mismatch(
+                    "experts",
+                    self.experts,
+                    format!("a high-throughput group holds at most {MAX_LOCAL_EXPERTS} experts per rank (its layout counts them in shared memory)"),
+                ));
+            }
         }
         // Offsets into the receive window are byte offsets in `usize`.
         let received = self
@@ -132,6 +162,17 @@ pub enum MoeError {
     /// A launch before the handle has a routing for this rank.
     #[error("local rank {local_rank} has no routing: set one first (MoeHandle::set_routing or set_device_routing)")]
     NoRouting { local_rank: usize },
+    /// An operation of the other mode (the staged dispatch is the low-latency mode's, the
+    /// layout pass and the backward combine the high-throughput mode's).
+    #[error("{operation} is not an operation of a {mode:?} group")]
+    WrongMode {
+        operation: &'static str,
+        mode: MoeMode,
+    },
+    /// A high-throughput dispatch or combine before the layout pass of the current
+    /// routing.
+    #[error("local rank {local_rank} has no layout of its routing: launch MoeGroup::layout first")]
+    NoLayout { local_rank: usize },
     /// A launch or a copy failed.
     #[error(transparent)]
     Launch(#[from] crate::Error),

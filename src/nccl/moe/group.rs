@@ -5,6 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::config::{check_top_k, MoeConfig, MoeError, MoeMode};
 use super::handle::MoeHandle;
+use super::high_throughput::{
+    high_throughput_combine, high_throughput_dispatch, high_throughput_layout,
+};
 use super::low_latency::{
     low_latency_combine, low_latency_dispatch, low_latency_dispatch_complete,
     low_latency_dispatch_send,
@@ -56,9 +59,13 @@ impl<'a> MoeGroup<'a> {
     pub fn new(ranks: MoeRanks<'a>, config: MoeConfig) -> Result<Self, MoeError> {
         config.check(ranks.nranks())?;
         ranks.check(config.ctas)?;
-        let MoeMode::LowLatency = config.mode;
         let rows = config.max_tokens_per_rank * config.hidden;
-        let received = config.experts * config.max_tokens_per_rank * config.hidden;
+        // Low latency: a block per (expert, source); high throughput: each source's
+        // tokens at most once.
+        let received = match config.mode {
+            MoeMode::LowLatency => config.experts * rows,
+            MoeMode::HighThroughput => ranks.nranks() * rows,
+        };
         Ok(MoeGroup {
             ranks,
             config,
@@ -123,6 +130,7 @@ impl<'a> MoeGroup<'a> {
         MoeHandle::new(
             self.serial,
             self.ranks,
+            self.config.mode,
             self.config.max_tokens_per_rank,
             self.config.experts,
             top_k,
@@ -135,13 +143,16 @@ impl<'a> MoeGroup<'a> {
     /// barrier waits for every peer's sends).
     pub fn dispatch(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<(), MoeError> {
         let shape = self.shape(i, stream, handle)?;
+        if self.config.mode == MoeMode::HighThroughput {
+            return self.high_throughput_dispatch(i, stream, handle, shape);
+        }
         low_latency_dispatch::launch(
             stream,
             self.config.launch_config(),
             self.ranks.dev_comm(i)?,
             self.tokens.window(i)?,
             handle.topk_idx().window(i)?,
-            handle.slots().window(i)?,
+            handle.slots()?.window(i)?,
             self.received.window(i)?,
             handle.received_counts().window(i)?,
             handle.expert_counts().window(i)?,
@@ -159,6 +170,7 @@ impl<'a> MoeGroup<'a> {
         stream: &Stream,
         handle: &MoeHandle,
     ) -> Result<(), MoeError> {
+        self.low_latency_only("dispatch_send")?;
         let shape = self.shape(i, stream, handle)?;
         low_latency_dispatch_send::launch(
             stream,
@@ -166,7 +178,7 @@ impl<'a> MoeGroup<'a> {
             self.ranks.dev_comm(i)?,
             self.tokens.window(i)?,
             handle.topk_idx().window(i)?,
-            handle.slots().window(i)?,
+            handle.slots()?.window(i)?,
             self.received.window(i)?,
             handle.received_counts().window(i)?,
             shape,
@@ -182,6 +194,7 @@ impl<'a> MoeGroup<'a> {
         stream: &Stream,
         handle: &MoeHandle,
     ) -> Result<(), MoeError> {
+        self.low_latency_only("dispatch_complete")?;
         self.shape(i, stream, handle)?;
         low_latency_dispatch_complete::launch(
             stream,
@@ -201,6 +214,9 @@ impl<'a> MoeGroup<'a> {
     /// before its combine starts (stream order).
     pub fn combine(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<(), MoeError> {
         let shape = self.shape(i, stream, handle)?;
+        if self.config.mode == MoeMode::HighThroughput {
+            return self.high_throughput_combine(i, stream, handle, shape, false);
+        }
         low_latency_combine::launch(
             stream,
             self.config.launch_config(),
@@ -208,16 +224,138 @@ impl<'a> MoeGroup<'a> {
             self.expert_output.window(i)?,
             handle.topk_idx().window(i)?,
             handle.topk_weights().window(i)?,
-            handle.slots().window(i)?,
+            handle.slots()?.window(i)?,
             self.combined.window(i)?,
             shape,
         )?;
         Ok(())
     }
 
+    /// The layout pass of a high-throughput group on local rank `i`: counts and places
+    /// `handle`'s tokens per destination rank, and gives every rank its received counts,
+    /// offsets and tokens per local expert. Every dispatch and combine of the routing
+    /// uses it (launch it again after a new routing).
+    pub fn layout(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &mut MoeHandle,
+    ) -> Result<(), MoeError> {
+        let shape = self.shape_for(i, stream, handle, false)?;
+        let layout = handle.high_throughput("layout")?;
+        high_throughput_layout::launch(
+            stream,
+            self.config.launch_config(),
+            self.ranks.dev_comm(i)?,
+            handle.topk_idx().window(i)?,
+            layout.positions.window(i)?,
+            handle.received_counts().window(i)?,
+            layout.source_expert_counts.window(i)?,
+            handle.expert_counts().window(i)?,
+            layout.received_offsets.window(i)?,
+            shape,
+        )?;
+        handle.set_laid_out(i);
+        Ok(())
+    }
+
+    /// The backward form of a high-throughput combine on local rank `i`: the combine of
+    /// [`MoeGroup::expert_output`] (gradients of the received tokens) into
+    /// [`MoeGroup::combined`], and of `handle.received_topk_weights()` (gradients of the
+    /// received weights) into `handle.combined_weights()`: per token and `j`, the sum over
+    /// the ranks it went to, in rank order.
+    pub fn combine_backward(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+    ) -> Result<(), MoeError> {
+        if self.config.mode != MoeMode::HighThroughput {
+            return Err(MoeError::WrongMode {
+                operation: "combine_backward",
+                mode: self.config.mode,
+            });
+        }
+        let shape = self.shape(i, stream, handle)?;
+        self.high_throughput_combine(i, stream, handle, shape, true)
+    }
+
+    fn high_throughput_dispatch(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        shape: MoeShape,
+    ) -> Result<(), MoeError> {
+        let layout = handle.high_throughput("dispatch")?;
+        high_throughput_dispatch::launch(
+            stream,
+            self.config.launch_config(),
+            self.ranks.dev_comm(i)?,
+            self.tokens.window(i)?,
+            handle.topk_idx().window(i)?,
+            handle.topk_weights().window(i)?,
+            layout.positions.window(i)?,
+            layout.received_offsets.window(i)?,
+            self.received.window(i)?,
+            layout.received_topk_idx.window(i)?,
+            layout.received_topk_weights.window(i)?,
+            shape,
+        )?;
+        Ok(())
+    }
+
+    fn high_throughput_combine(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        shape: MoeShape,
+        with_weights: bool,
+    ) -> Result<(), MoeError> {
+        let layout = handle.high_throughput("combine")?;
+        high_throughput_combine::launch(
+            stream,
+            self.config.launch_config(),
+            self.ranks.dev_comm(i)?,
+            self.expert_output.window(i)?,
+            layout.positions.window(i)?,
+            layout.received_offsets.window(i)?,
+            self.combined.window(i)?,
+            layout.received_topk_weights.window(i)?,
+            layout.combined_weights.window(i)?,
+            shape,
+            with_weights,
+        )?;
+        Ok(())
+    }
+
+    fn low_latency_only(&self, operation: &'static str) -> Result<(), MoeError> {
+        if self.config.mode != MoeMode::LowLatency {
+            return Err(MoeError::WrongMode {
+                operation,
+                mode: self.config.mode,
+            });
+        }
+        Ok(())
+    }
+
     /// The launch's dimensions, after checking that local rank `i`, `stream` and `handle`
     /// belong to this group and the routing fits it.
     fn shape(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<MoeShape, MoeError> {
+        let laid_out = self.config.mode == MoeMode::HighThroughput;
+        self.shape_for(i, stream, handle, laid_out)
+    }
+
+    /// [`MoeGroup::shape`], and with `laid_out` the check that the routing's layout pass
+    /// was launched.
+    fn shape_for(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        laid_out: bool,
+    ) -> Result<MoeShape, MoeError> {
         self.ranks.check_local(i)?;
         self.ranks.check_stream(i, stream)?;
         if handle.group() != self.serial {
@@ -233,6 +371,9 @@ impl<'a> MoeGroup<'a> {
         let tokens = handle
             .tokens(i)
             .ok_or(MoeError::NoRouting { local_rank: i })?;
+        if laid_out && !handle.laid_out(i) {
+            return Err(MoeError::NoLayout { local_rank: i });
+        }
         if tokens > self.config.max_tokens_per_rank {
             return Err(MoeError::mismatch(
                 "tokens",

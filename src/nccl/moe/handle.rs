@@ -1,22 +1,29 @@
 //! A routing of tokens to experts and what dispatch derives from it: the handle combine
 //! needs to bring each token's outputs back.
 
-use super::config::MoeError;
+use super::config::{MoeError, MoeMode};
 use super::ranks::{MoeRanks, SymmetricTensor};
 
 /// One routing: each rank's `topk_idx` and `topk_weights` (`[tokens × top-k]`, on the
-/// device), the slot dispatch chose for each (token, expert), and the received counts,
-/// all in symmetric buffers sized for the group's limits:
+/// device) and what dispatch derives from it, all in symmetric buffers sized for the
+/// group's limits:
 ///
-/// | buffer | per rank |
-/// | --- | --- |
-/// | [`topk_idx`](MoeHandle::topk_idx) | `[max tokens × top-k]` `i32`: the experts of each token, `-1` for none |
-/// | [`topk_weights`](MoeHandle::topk_weights) | `[max tokens × top-k]` `f32` |
-/// | [`slots`](MoeHandle::slots) | `[max tokens × top-k]` `i32`: the row of each (token, expert) in its expert's block of this rank |
-/// | [`received_counts`](MoeHandle::received_counts) | `[local experts × ranks]` `i32`: tokens each rank sent each local expert |
-/// | [`expert_counts`](MoeHandle::expert_counts) | `[local experts]` `i32`: their sums |
+/// | buffer | mode | per rank |
+/// | --- | --- | --- |
+/// | [`topk_idx`](MoeHandle::topk_idx) | both | `[max tokens × top-k]` `i32`: the experts of each token, `-1` for none |
+/// | [`topk_weights`](MoeHandle::topk_weights) | both | `[max tokens × top-k]` `f32` |
+/// | [`expert_counts`](MoeHandle::expert_counts) | both | `[local experts]` `i32`: tokens each local expert received |
+/// | [`received_counts`](MoeHandle::received_counts) | low-latency | `[local experts × ranks]` `i32`: tokens each rank sent each local expert |
+/// | | high-throughput | `[ranks]` `i32`: tokens each rank sent this one |
+/// | [`slots`](MoeHandle::slots) | low-latency | `[max tokens × top-k]` `i32`: the row of each (token, expert) in its expert's block |
+/// | [`positions`](MoeHandle::positions) | high-throughput | `[max tokens × ranks]` `i32`: each token's place among this rank's tokens to each rank, `-1` if none |
+/// | [`received_offsets`](MoeHandle::received_offsets) | high-throughput | `[ranks + 1]` `i32`: the first received row of each source, then the total |
+/// | [`received_topk_idx`](MoeHandle::received_topk_idx) | high-throughput | `[ranks × max tokens × top-k]` `i32`: each received token's experts as local indices, `-1` for those elsewhere |
+/// | [`received_topk_weights`](MoeHandle::received_topk_weights) | high-throughput | `[ranks × max tokens × top-k]` `f32`: their weights (the backward combine's input) |
+/// | [`combined_weights`](MoeHandle::combined_weights) | high-throughput | `[max tokens × top-k]` `f32`: the backward combine's weights |
 ///
-/// A token routed twice to one expert is sent once and weighted twice.
+/// A token routed twice to one expert is sent once (and, in low-latency mode, weighted
+/// twice by combine).
 pub struct MoeHandle {
     group: u64,
     top_k: usize,
@@ -25,11 +32,29 @@ pub struct MoeHandle {
     ranks: usize,
     /// Each local rank's tokens, once a routing is set.
     tokens: Vec<Option<usize>>,
+    /// Whether each local rank's layout pass of its current routing was launched.
+    laid_out: Vec<bool>,
     topk_idx: SymmetricTensor<i32>,
     topk_weights: SymmetricTensor<f32>,
-    slots: SymmetricTensor<i32>,
     received_counts: SymmetricTensor<i32>,
     expert_counts: SymmetricTensor<i32>,
+    layout: Layout,
+}
+
+/// What each mode's dispatch records.
+enum Layout {
+    LowLatency { slots: SymmetricTensor<i32> },
+    HighThroughput(HighThroughputLayout),
+}
+
+/// What the high-throughput layout pass and dispatch record.
+pub(crate) struct HighThroughputLayout {
+    pub(crate) positions: SymmetricTensor<i32>,
+    pub(crate) source_expert_counts: SymmetricTensor<i32>,
+    pub(crate) received_offsets: SymmetricTensor<i32>,
+    pub(crate) received_topk_idx: SymmetricTensor<i32>,
+    pub(crate) received_topk_weights: SymmetricTensor<f32>,
+    pub(crate) combined_weights: SymmetricTensor<f32>,
 }
 
 impl std::fmt::Debug for MoeHandle {
@@ -45,25 +70,64 @@ impl MoeHandle {
     pub(crate) fn new(
         group: u64,
         ranks: MoeRanks<'_>,
+        mode: MoeMode,
         max_tokens: usize,
         experts: usize,
         top_k: usize,
     ) -> Result<Self, MoeError> {
         let pairs = max_tokens * top_k;
-        let per_rank = experts / ranks.nranks();
+        let n = ranks.nranks();
+        let per_rank = experts / n;
+        let (received_counts, layout) = match mode {
+            MoeMode::LowLatency => (
+                ranks.alloc(per_rank * n)?,
+                Layout::LowLatency {
+                    slots: ranks.alloc(pairs)?,
+                },
+            ),
+            MoeMode::HighThroughput => (
+                ranks.alloc(n)?,
+                Layout::HighThroughput(HighThroughputLayout {
+                    positions: ranks.alloc(max_tokens * n)?,
+                    source_expert_counts: ranks.alloc(n * per_rank)?,
+                    received_offsets: ranks.alloc(n + 1)?,
+                    received_topk_idx: ranks.alloc(n * pairs)?,
+                    received_topk_weights: ranks.alloc(n * pairs)?,
+                    combined_weights: ranks.alloc(pairs)?,
+                }),
+            ),
+        };
         Ok(MoeHandle {
             group,
             top_k,
             max_tokens,
             experts,
-            ranks: ranks.nranks(),
+            ranks: n,
             tokens: vec![None; ranks.local_ranks()],
+            laid_out: vec![false; ranks.local_ranks()],
             topk_idx: ranks.alloc(pairs)?,
             topk_weights: ranks.alloc(pairs)?,
-            slots: ranks.alloc(pairs)?,
-            received_counts: ranks.alloc(per_rank * ranks.nranks())?,
+            received_counts,
             expert_counts: ranks.alloc(per_rank)?,
+            layout,
         })
+    }
+
+    /// The mode of the group the handle is for.
+    pub fn mode(&self) -> MoeMode {
+        match self.layout {
+            Layout::LowLatency { .. } => MoeMode::LowLatency,
+            Layout::HighThroughput(_) => MoeMode::HighThroughput,
+        }
+    }
+
+    /// Whether local rank `i`'s layout pass of its current routing was launched.
+    pub(crate) fn laid_out(&self, i: usize) -> bool {
+        self.laid_out.get(i).copied().unwrap_or(false)
+    }
+
+    pub(crate) fn set_laid_out(&mut self, i: usize) {
+        self.laid_out[i] = true;
     }
 
     /// Experts per token.
@@ -124,6 +188,7 @@ impl MoeHandle {
         self.topk_idx.copy_from_host(i, topk_idx)?;
         self.topk_weights.copy_from_host(i, topk_weights)?;
         self.tokens[i] = Some(tokens);
+        self.laid_out[i] = false;
         Ok(())
     }
 
@@ -133,6 +198,7 @@ impl MoeHandle {
     pub fn set_device_routing(&mut self, i: usize, tokens: usize) -> Result<(), MoeError> {
         self.check_tokens(i, tokens)?;
         self.tokens[i] = Some(tokens);
+        self.laid_out[i] = false;
         Ok(())
     }
 
@@ -169,12 +235,81 @@ impl MoeHandle {
 
     /// Where dispatch put each (token, expert): its row in the expert's block of this
     /// rank, `[max tokens × top-k]` `i32` (entries of no expert are left as they were).
-    pub fn slots(&self) -> &SymmetricTensor<i32> {
-        &self.slots
+    /// Low-latency mode.
+    pub fn slots(&self) -> Result<&SymmetricTensor<i32>, MoeError> {
+        match &self.layout {
+            Layout::LowLatency { slots } => Ok(slots),
+            Layout::HighThroughput(_) => Err(self.wrong_mode("slots")),
+        }
     }
 
-    /// Tokens each rank sent each local expert, `[local experts × ranks]` `i32`, on the
-    /// device (valid after dispatch).
+    /// Each token's place among this rank's tokens to each rank, `[max tokens × ranks]`
+    /// `i32`, `-1` where it does not go (the layout pass's). High-throughput mode.
+    pub fn positions(&self) -> Result<&SymmetricTensor<i32>, MoeError> {
+        Ok(&self.high_throughput("positions")?.positions)
+    }
+
+    /// The first received row of each source rank, then the total, `[ranks + 1]` `i32`.
+    /// High-throughput mode.
+    pub fn received_offsets(&self) -> Result<&SymmetricTensor<i32>, MoeError> {
+        Ok(&self.high_throughput("received_offsets")?.received_offsets)
+    }
+
+    /// (token, expert) pairs each source sent each local expert, `[ranks × local
+    /// experts]` `i32`. High-throughput mode.
+    pub fn source_expert_counts(&self) -> Result<&SymmetricTensor<i32>, MoeError> {
+        Ok(&self
+            .high_throughput("source_expert_counts")?
+            .source_expert_counts)
+    }
+
+    /// Each received token's experts as local indices (`-1` for those elsewhere),
+    /// `[ranks × max tokens × top-k]` `i32`. High-throughput mode.
+    pub fn received_topk_idx(&self) -> Result<&SymmetricTensor<i32>, MoeError> {
+        Ok(&self.high_throughput("received_topk_idx")?.received_topk_idx)
+    }
+
+    /// Each received token's weights, `[ranks × max tokens × top-k]` `f32`: dispatch's
+    /// output, and the backward combine's input. High-throughput mode.
+    pub fn received_topk_weights(&self) -> Result<&SymmetricTensor<f32>, MoeError> {
+        Ok(&self
+            .high_throughput("received_topk_weights")?
+            .received_topk_weights)
+    }
+
+    /// The backward combine's weights, `[max tokens × top-k]` `f32`: for each token and
+    /// `j`, the sum over the ranks it went to of their `received_topk_weights` at its row.
+    /// High-throughput mode.
+    pub fn combined_weights(&self) -> Result<&SymmetricTensor<f32>, MoeError> {
+        Ok(&self.high_throughput("combined_weights")?.combined_weights)
+    }
+
+    /// Tokens local rank `i` received (the layout's total), on the host.
+    pub fn read_received_tokens(&self, i: usize) -> Result<usize, MoeError> {
+        let offsets = self.received_offsets()?.to_vec(i, self.ranks + 1)?;
+        Ok(offsets[self.ranks] as usize)
+    }
+
+    pub(crate) fn high_throughput(
+        &self,
+        what: &'static str,
+    ) -> Result<&HighThroughputLayout, MoeError> {
+        match &self.layout {
+            Layout::HighThroughput(layout) => Ok(layout),
+            Layout::LowLatency { .. } => Err(self.wrong_mode(what)),
+        }
+    }
+
+    fn wrong_mode(&self, operation: &'static str) -> MoeError {
+        MoeError::WrongMode {
+            operation,
+            mode: self.mode(),
+        }
+    }
+
+    /// Tokens each rank sent each local expert, `[local experts × ranks]` `i32` (low
+    /// latency), or tokens each rank sent this one, `[ranks]` (high throughput); on the
+    /// device, valid after dispatch (the layout pass).
     pub fn received_counts(&self) -> &SymmetricTensor<i32> {
         &self.received_counts
     }
@@ -185,11 +320,11 @@ impl MoeHandle {
     }
 
     /// [`MoeHandle::received_counts`] of local rank `i` on the host: entry
-    /// `local_expert * ranks + source`. Read after dispatch ran (the stream synchronised;
-    /// on simulated ranks, every rank launched).
+    /// `local_expert * ranks + source` (low latency) or `source` (high throughput). Read
+    /// after dispatch ran (the stream synchronised; on simulated ranks, every rank
+    /// launched).
     pub fn read_received_counts(&self, i: usize) -> Result<Vec<i32>, MoeError> {
-        let per_rank = self.experts / self.ranks;
-        self.received_counts.to_vec(i, per_rank * self.ranks)
+        self.received_counts.to_vec(i, self.received_counts.len())
     }
 
     /// [`MoeHandle::expert_counts`] of local rank `i` on the host.
@@ -201,8 +336,18 @@ impl MoeHandle {
     pub fn close(self) -> Result<(), MoeError> {
         self.topk_idx.close()?;
         self.topk_weights.close()?;
-        self.slots.close()?;
         self.received_counts.close()?;
-        self.expert_counts.close()
+        self.expert_counts.close()?;
+        match self.layout {
+            Layout::LowLatency { slots } => slots.close(),
+            Layout::HighThroughput(layout) => {
+                layout.positions.close()?;
+                layout.source_expert_counts.close()?;
+                layout.received_offsets.close()?;
+                layout.received_topk_idx.close()?;
+                layout.received_topk_weights.close()?;
+                layout.combined_weights.close()
+            }
+        }
     }
 }

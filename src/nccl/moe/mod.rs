@@ -58,6 +58,7 @@
 mod config;
 mod group;
 mod handle;
+pub mod high_throughput;
 pub mod low_latency;
 mod ranks;
 pub mod reference;
