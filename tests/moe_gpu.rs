@@ -111,11 +111,21 @@ fn moe_small_cases_on_gpus() {
         ctas: 2,
         threads: 128,
     });
+    let high: Vec<Case> = cases
+        .iter()
+        .filter(|c| !c.staged)
+        .map(|c| Case {
+            mode: MoeMode::HighThroughput,
+            ..c.clone()
+        })
+        .collect();
+    cases.extend(high);
     run_on_gpus(&cases);
 }
 
 /// NCCL EP's published shapes with the default grid (132 CTAs of 256 threads): hidden
-/// 7168, top-k 8, 256 experts, 128 tokens per rank; hidden 4096, 64 experts.
+/// 7168, top-k 8, 256 experts, 128 tokens per rank (low latency) and 4096 (high
+/// throughput); hidden 4096, 64 experts.
 #[test]
 fn moe_nccl_ep_shapes_on_gpus() {
     let shape = |experts: usize, hidden: usize, staged: bool| {
@@ -133,10 +143,28 @@ fn moe_nccl_ep_shapes_on_gpus() {
             threads: config.threads,
         }
     };
+    // High throughput: 4096 tokens per rank.
+    let high = |experts: usize, hidden: usize| {
+        let config = MoeConfig::high_throughput(experts, 4096, hidden);
+        Case {
+            experts,
+            max_tokens: 4096,
+            hidden,
+            top_k: 8,
+            tokens: vec![4096, 3000],
+            routing: Routing::Random { seed: 23 },
+            mode: MoeMode::HighThroughput,
+            staged: false,
+            ctas: config.ctas,
+            threads: config.threads,
+        }
+    };
     run_on_gpus(&[
         shape(256, 7168, false),
         shape(256, 7168, true),
         shape(64, 4096, false),
+        high(256, 7168),
+        high(64, 4096),
     ]);
 }
 
