@@ -67,20 +67,32 @@ fn the_moe_kernels_link_against_the_2_28_bridge_with_every_call_inlined() {
         return;
     };
     let plain = Specialization::default;
-    let weights = |with: bool| Specialization {
+    let flag = |name: &str, on: bool| Specialization {
         types: Vec::new(),
-        consts: vec![("with_weights".into(), Literal::Bool(with))],
+        consts: vec![(name.into(), Literal::Bool(on))],
     };
+    let weights = |with: bool| flag("with_weights", with);
+    let fp8 = |on: bool| flag("fp8", on);
     // (kernel, specialisation, whether it moves token rows)
     let kernels = [
         (
             low_latency::low_latency_dispatch::KERNEL.captured(),
-            plain(),
+            fp8(false),
+            true,
+        ),
+        (
+            low_latency::low_latency_dispatch::KERNEL.captured(),
+            fp8(true),
             true,
         ),
         (
             low_latency::low_latency_dispatch_send::KERNEL.captured(),
-            plain(),
+            fp8(false),
+            true,
+        ),
+        (
+            low_latency::low_latency_dispatch_send::KERNEL.captured(),
+            fp8(true),
             true,
         ),
         (
@@ -100,7 +112,12 @@ fn the_moe_kernels_link_against_the_2_28_bridge_with_every_call_inlined() {
         ),
         (
             high_throughput::high_throughput_dispatch::KERNEL.captured(),
-            plain(),
+            fp8(false),
+            true,
+        ),
+        (
+            high_throughput::high_throughput_dispatch::KERNEL.captured(),
+            fp8(true),
             true,
         ),
         (

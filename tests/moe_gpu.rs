@@ -11,7 +11,7 @@ mod moe_cases;
 
 use std::sync::Arc;
 
-use cudajit::nccl::moe::{MoeConfig, MoeGroup, MoeMode, MoeRanks};
+use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeGroup, MoeMode, MoeRanks};
 use cudajit::nccl::{Communicator, DevCommRequirements, LoadedNccl};
 
 use moe_cases::{run, Case, Routing};
@@ -78,6 +78,7 @@ fn small(hidden: usize, top_k: usize, routing: Routing, staged: bool) -> Case {
         tokens: vec![9, 0],
         routing,
         mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
         staged,
         ctas: 3,
         threads: 64,
@@ -107,6 +108,7 @@ fn moe_small_cases_on_gpus() {
         tokens: vec![300, 265],
         routing: Routing::Random { seed: 5 },
         mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
         staged: false,
         ctas: 2,
         threads: 128,
@@ -116,6 +118,7 @@ fn moe_small_cases_on_gpus() {
         .filter(|c| !c.staged)
         .map(|c| Case {
             mode: MoeMode::HighThroughput,
+            format: DispatchFormat::Bf16,
             ..c.clone()
         })
         .collect();
@@ -138,6 +141,7 @@ fn moe_nccl_ep_shapes_on_gpus() {
             tokens: vec![128, 100],
             routing: Routing::Random { seed: 17 },
             mode: MoeMode::LowLatency,
+            format: DispatchFormat::Bf16,
             staged,
             ctas: config.ctas,
             threads: config.threads,
@@ -154,6 +158,7 @@ fn moe_nccl_ep_shapes_on_gpus() {
             tokens: vec![4096, 3000],
             routing: Routing::Random { seed: 23 },
             mode: MoeMode::HighThroughput,
+            format: DispatchFormat::Bf16,
             staged: false,
             ctas: config.ctas,
             threads: config.threads,

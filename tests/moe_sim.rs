@@ -7,7 +7,7 @@
 mod moe_cases;
 
 use cudajit::bf16;
-use cudajit::nccl::moe::{MoeConfig, MoeError, MoeGroup, MoeMode, MoeRanks};
+use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeError, MoeGroup, MoeMode, MoeRanks};
 use cudajit::nccl::sim::SimWorld;
 use cudajit::simulator::SimOptions;
 
@@ -42,6 +42,7 @@ fn case(ranks: usize, hidden: usize, top_k: usize, routing: Routing) -> Case {
         tokens,
         routing,
         mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
         staged: false,
         ctas: 3,
         threads: 64,
@@ -108,6 +109,7 @@ fn chunks_of_tokens_and_experts_per_cta() {
         tokens: vec![70, 65],
         routing: Routing::Random { seed: 5 },
         mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
         staged: false,
         ctas: 2,
         threads: 32,
@@ -179,6 +181,7 @@ fn high_throughput_chunks_of_tokens() {
         tokens: vec![70, 65, 0, 33],
         routing: Routing::Random { seed: 6 },
         mode: MoeMode::HighThroughput,
+        format: DispatchFormat::Bf16,
         staged: false,
         ctas: 3,
         threads: 32,
@@ -237,6 +240,58 @@ fn operations_of_the_other_mode_and_a_missing_layout_are_errors() {
     let mut many = MoeConfig::high_throughput(2 * 2048, 4, 8);
     many.threads = 32;
     assert_eq!(dimension(MoeGroup::new(ranks, many)), "experts");
+}
+
+fn fp8(mut case: Case) -> Case {
+    case.format = DispatchFormat::Fp8E4m3;
+    case
+}
+
+/// FP8 e4m3 dispatch in both modes: the received bytes and scales equal the host's
+/// quantisation of every token, bit for bit, and dequantise within the bound; hidden sizes
+/// of one block, of a partial block, of several blocks with a partial one, and not a
+/// multiple of 8; combine and the backward form over what the experts made of them.
+#[test]
+fn fp8_dispatch_in_both_modes_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        for (hidden, top_k) in [(128, 2), (24, 3), (328, 4), (13, 1), (261, 8)] {
+            let seed = (ranks * 1000 + hidden) as u64;
+            let low = fp8(case(ranks, hidden, top_k, Routing::Random { seed }));
+            run_on(ranks, &low);
+            run_on(ranks, &high_throughput(low));
+        }
+    }
+    let mut staged = fp8(case(2, 136, 2, Routing::WithNone { seed: 3 }));
+    staged.staged = true;
+    run_on(2, &staged);
+}
+
+/// The e4m3 conversion: every finite value converts back to its own bits, halfway
+/// values round to even, larger values saturate to ±448, NaN stays NaN.
+#[test]
+fn e4m3_conversion_rounds_to_nearest_even_and_saturates() {
+    use cudajit::nccl::moe::fp8::{e4m3_from_f32, e4m3_to_f32};
+    for byte in 0..=255u8 {
+        if byte & 0x7f == 0x7f {
+            assert!(e4m3_to_f32(byte).is_nan());
+            continue;
+        }
+        let x = e4m3_to_f32(byte);
+        let expect = if x == 0.0 { byte & 0x80 } else { byte };
+        assert_eq!(e4m3_from_f32(x), expect, "{byte:#04x} = {x}");
+        // Halfway to the next magnitude: even codes keep, odd codes round up.
+        if byte & 0x7f < 0x7e {
+            let next = e4m3_to_f32(byte + 1);
+            let mid = (x + next) / 2.0;
+            let even = if byte % 2 == 0 { byte } else { byte + 1 };
+            assert_eq!(e4m3_from_f32(mid), even, "halfway above {byte:#04x}");
+        }
+    }
+    assert_eq!(e4m3_from_f32(1000.0), 0x7e);
+    assert_eq!(e4m3_from_f32(-1e30), 0xfe);
+    assert_eq!(e4m3_from_f32(f32::INFINITY), 0x7e);
+    assert_eq!(e4m3_from_f32(f32::NAN), 0x7f);
+    assert_eq!(e4m3_from_f32(1e-4), 0x00);
 }
 
 fn dimension(result: Result<impl std::fmt::Debug, MoeError>) -> &'static str {

@@ -4,8 +4,9 @@
 #![allow(dead_code)]
 
 use cudajit::bf16;
+use cudajit::nccl::moe::fp8;
 use cudajit::nccl::moe::reference::{self, RankRouting};
-use cudajit::nccl::moe::{MoeConfig, MoeGroup, MoeMode, MoeRanks};
+use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeGroup, MoeMode, MoeRanks};
 
 /// How tokens pick their experts.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +33,7 @@ pub struct Case {
     pub tokens: Vec<usize>,
     pub routing: Routing,
     pub mode: MoeMode,
+    pub format: DispatchFormat,
     /// Low latency: dispatch as `dispatch_send` then `dispatch_complete` instead of one
     /// kernel.
     pub staged: bool,
@@ -133,7 +135,87 @@ pub fn config(case: &Case) -> MoeConfig {
     };
     config.ctas = case.ctas;
     config.threads = case.threads;
+    config.dispatch_format = case.format;
     config
+}
+
+/// The first `rows` rows of what dispatch delivered to a rank, in the group's format.
+enum Delivered {
+    Bf16(Vec<bf16>),
+    Fp8 { bytes: Vec<u8>, scales: Vec<f32> },
+}
+
+impl Delivered {
+    fn read(group: &MoeGroup<'_>, r: usize, rows: usize, hidden: usize) -> Delivered {
+        match group.received_fp8() {
+            Ok((bytes, scales)) => Delivered::Fp8 {
+                bytes: bytes.to_vec(r, rows * hidden).unwrap(),
+                scales: scales
+                    .to_vec(r, rows * fp8::scales_per_token(hidden))
+                    .unwrap(),
+            },
+            Err(_) => Delivered::Bf16(group.received().unwrap().to_vec(r, rows * hidden).unwrap()),
+        }
+    }
+
+    /// Checks row `row` against the token `want` it must hold: exactly, or as the host's
+    /// FP8 quantisation of it, bit for bit, and within the quantisation bound.
+    fn check(&self, row: usize, want: &[bf16], what: &dyn Fn() -> String) {
+        let hidden = want.len();
+        match self {
+            Delivered::Bf16(values) => {
+                assert!(
+                    values[row * hidden..(row + 1) * hidden] == *want,
+                    "{}",
+                    what()
+                );
+            }
+            Delivered::Fp8 { bytes, scales } => {
+                let blocks = fp8::scales_per_token(hidden);
+                let (want_bytes, want_scales) = fp8::quantize(want);
+                let got = &bytes[row * hidden..(row + 1) * hidden];
+                let got_scales = &scales[row * blocks..(row + 1) * blocks];
+                assert!(got == want_bytes.as_slice(), "{}: FP8 bytes", what());
+                assert!(
+                    got_scales
+                        .iter()
+                        .zip(&want_scales)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{}: FP8 scales {got_scales:?}, expected {want_scales:?}",
+                    what()
+                );
+                for (h, x) in want.iter().enumerate() {
+                    let scale = got_scales[h / fp8::CHANNELS_PER_SCALE];
+                    let back = fp8::e4m3_to_f32(got[h]) * scale;
+                    let x = x.to_f32();
+                    assert!(
+                        (back - x).abs() <= fp8::quantization_bound(x, scale),
+                        "{}: element {h} is {x}, dequantised {back} (scale {scale})",
+                        what()
+                    );
+                }
+            }
+        }
+    }
+
+    /// What the experts see: the tokens, or the dequantised FP8 values rounded to bf16.
+    fn values(&self, hidden: usize) -> Vec<bf16> {
+        match self {
+            Delivered::Bf16(values) => values.clone(),
+            Delivered::Fp8 { bytes, scales } => {
+                let blocks = fp8::scales_per_token(hidden);
+                bytes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &b)| {
+                        let scale =
+                            scales[k / hidden * blocks + k % hidden / fp8::CHANNELS_PER_SCALE];
+                        bf16::from_f32(fp8::e4m3_to_f32(b) * scale)
+                    })
+                    .collect()
+            }
+        }
+    }
 }
 
 /// Runs `case` on `ranks` (every rank local to this process) and compares every output
@@ -214,18 +296,24 @@ fn run_low_latency(ranks: MoeRanks<'_>, case: &Case) {
             totals, want.expert_counts[r],
             "{case:?}: expert counts of rank {r}"
         );
-        let received = group.received().to_vec(r, group.received().len()).unwrap();
+        let all_rows = case.experts * case.max_tokens;
+        let delivered = Delivered::read(&group, r, all_rows, case.hidden);
         for local in 0..per_rank {
             for source in 0..n {
-                let rows = counts[local * n + source] as usize;
-                let at = row(local, source, 0);
-                let span = at..at + rows * case.hidden;
-                assert!(
-                    received[span.clone()] == want.received[r][span],
-                    "{case:?}: rows from rank {source} at local expert {local} of rank {r}"
-                );
+                for slot in 0..counts[local * n + source] as usize {
+                    let at = row(local, source, slot);
+                    let what = || {
+                        format!("{case:?}: slot {slot} from rank {source} at local expert {local} of rank {r}")
+                    };
+                    delivered.check(
+                        at / case.hidden,
+                        &want.received[r][at..at + case.hidden],
+                        &what,
+                    );
+                }
             }
         }
+        let received = delivered.values(case.hidden);
         let pairs = case.tokens[r] * case.top_k;
         let slots = handle.slots().unwrap().to_vec(r, pairs).unwrap();
         for (k, (&got, &expected)) in slots.iter().zip(&want.slots[r]).enumerate() {
@@ -333,11 +421,13 @@ fn run_high_throughput(ranks: MoeRanks<'_>, case: &Case) {
             "{case:?}: offsets of rank {r}"
         );
         let total = handle.read_received_tokens(r).unwrap();
-        let received = group.received().to_vec(r, total * case.hidden).unwrap();
-        assert!(
-            received == want.received[r],
-            "{case:?}: received tokens of rank {r}"
-        );
+        let delivered = Delivered::read(&group, r, total, case.hidden);
+        for row in 0..total {
+            let what = || format!("{case:?}: received row {row} of rank {r}");
+            let want_row = &want.received[r][row * case.hidden..(row + 1) * case.hidden];
+            delivered.check(row, want_row, &what);
+        }
+        let received = delivered.values(case.hidden);
         let idx = read(handle.received_topk_idx().unwrap(), total * k);
         assert_eq!(
             idx, want.received_topk_idx[r],

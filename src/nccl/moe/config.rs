@@ -19,6 +19,17 @@ pub enum MoeMode {
     HighThroughput,
 }
 
+/// How dispatch sends the tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DispatchFormat {
+    /// As they are.
+    Bf16,
+    /// FP8 e4m3 bytes with an `f32` scale per token and 128 channels
+    /// ([`super::fp8`]): half the bytes on the wire.
+    Fp8E4m3,
+}
+
 /// The shape of a [`super::MoeGroup`]: its limits, checked at every launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MoeConfig {
@@ -31,6 +42,8 @@ pub struct MoeConfig {
     /// Elements (`bf16`) per token.
     pub hidden: usize,
     pub mode: MoeMode,
+    /// What dispatch delivers: the tokens (`Bf16`) or FP8 with scales (`Fp8E4m3`).
+    pub dispatch_format: DispatchFormat,
     /// CTAs of every kernel, each with an LSA barrier (barrier index = CTA): the device
     /// communicator needs this many ([`MoeConfig::requirements`]).
     pub ctas: u32,
@@ -47,6 +60,7 @@ impl MoeConfig {
             max_tokens_per_rank,
             hidden,
             mode: MoeMode::LowLatency,
+            dispatch_format: DispatchFormat::Bf16,
             ctas: experts.clamp(1, 132) as u32,
             threads: 256,
         }
@@ -173,6 +187,12 @@ pub enum MoeError {
     /// routing.
     #[error("local rank {local_rank} has no layout of its routing: launch MoeGroup::layout first")]
     NoLayout { local_rank: usize },
+    /// A buffer of the other dispatch format (the received tokens are `bf16` or FP8).
+    #[error("{buffer} is not a buffer of a group whose dispatch format is {format:?}")]
+    WrongFormat {
+        buffer: &'static str,
+        format: DispatchFormat,
+    },
     /// A launch or a copy failed.
     #[error(transparent)]
     Launch(#[from] crate::Error),

@@ -3,7 +3,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::config::{check_top_k, MoeConfig, MoeError, MoeMode};
+use super::config::{check_top_k, DispatchFormat, MoeConfig, MoeError, MoeMode};
+use super::fp8::scales_per_token;
 use super::handle::MoeHandle;
 use super::high_throughput::{
     high_throughput_combine, high_throughput_dispatch, high_throughput_layout,
@@ -14,6 +15,7 @@ use super::low_latency::{
 };
 use super::ranks::{MoeRanks, SymmetricTensor};
 use super::shape::MoeShape;
+use crate::nccl::device::Window;
 use crate::{bf16, Stream};
 
 static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
@@ -33,12 +35,21 @@ static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
 /// rank's (`i`), on that rank's stream; as with every LSA kernel, every rank must launch
 /// the same sequence, and in one process over several GPUs all ranks launch before any
 /// is waited on.
+/// What dispatch delivers, in the group's dispatch format.
+enum Received {
+    Bf16(SymmetricTensor<bf16>),
+    Fp8 {
+        values: SymmetricTensor<u8>,
+        scales: SymmetricTensor<f32>,
+    },
+}
+
 pub struct MoeGroup<'a> {
     ranks: MoeRanks<'a>,
     config: MoeConfig,
     serial: u64,
     tokens: SymmetricTensor<bf16>,
-    received: SymmetricTensor<bf16>,
+    received: Received,
     expert_output: SymmetricTensor<bf16>,
     combined: SymmetricTensor<bf16>,
 }
@@ -71,7 +82,14 @@ impl<'a> MoeGroup<'a> {
             config,
             serial: NEXT_GROUP.fetch_add(1, Ordering::Relaxed),
             tokens: ranks.alloc(rows)?,
-            received: ranks.alloc(received)?,
+            received: match config.dispatch_format {
+                DispatchFormat::Bf16 => Received::Bf16(ranks.alloc(received)?),
+                DispatchFormat::Fp8E4m3 => Received::Fp8 {
+                    values: ranks.alloc(received)?,
+                    scales: ranks
+                        .alloc(received / config.hidden * scales_per_token(config.hidden))?,
+                },
+            },
             expert_output: ranks.alloc(received)?,
             combined: ranks.alloc(rows)?,
         })
@@ -102,8 +120,42 @@ impl<'a> MoeGroup<'a> {
     }
 
     /// What dispatch delivered, `[local experts × ranks × max tokens × hidden]`.
-    pub fn received(&self) -> &SymmetricTensor<bf16> {
-        &self.received
+    /// (With the dispatch format `Bf16`.)
+    pub fn received(&self) -> Result<&SymmetricTensor<bf16>, MoeError> {
+        match &self.received {
+            Received::Bf16(tokens) => Ok(tokens),
+            Received::Fp8 { .. } => Err(self.wrong_format("received")),
+        }
+    }
+
+    /// What dispatch delivered with the dispatch format `Fp8E4m3`: the e4m3 bytes, laid
+    /// out as [`MoeGroup::received`] is, and `f32` scales, one per row and 128 channels
+    /// (`[rows × ceil(hidden / 128)]`; [`super::fp8`]).
+    pub fn received_fp8(&self) -> Result<(&SymmetricTensor<u8>, &SymmetricTensor<f32>), MoeError> {
+        match &self.received {
+            Received::Fp8 { values, scales } => Ok((values, scales)),
+            Received::Bf16(_) => Err(self.wrong_format("received_fp8")),
+        }
+    }
+
+    fn wrong_format(&self, buffer: &'static str) -> MoeError {
+        MoeError::WrongFormat {
+            buffer,
+            format: self.config.dispatch_format,
+        }
+    }
+
+    /// The received tokens' window and their scales' (the tokens' own when they are
+    /// `bf16`: the kernels do not read it then), as kernel parameters.
+    fn received_windows(&self, i: usize) -> Result<(Window, Window), MoeError> {
+        match &self.received {
+            Received::Bf16(tokens) => Ok((tokens.window(i)?, tokens.window(i)?)),
+            Received::Fp8 { values, scales } => Ok((values.window(i)?, scales.window(i)?)),
+        }
+    }
+
+    fn fp8(&self) -> bool {
+        self.config.dispatch_format == DispatchFormat::Fp8E4m3
     }
 
     /// The experts' outputs combine reads, laid out as [`MoeGroup::received`].
@@ -146,6 +198,7 @@ impl<'a> MoeGroup<'a> {
         if self.config.mode == MoeMode::HighThroughput {
             return self.high_throughput_dispatch(i, stream, handle, shape);
         }
+        let (received, scales) = self.received_windows(i)?;
         low_latency_dispatch::launch(
             stream,
             self.config.launch_config(),
@@ -153,10 +206,12 @@ impl<'a> MoeGroup<'a> {
             self.tokens.window(i)?,
             handle.topk_idx().window(i)?,
             handle.slots()?.window(i)?,
-            self.received.window(i)?,
+            received,
+            scales,
             handle.received_counts().window(i)?,
             handle.expert_counts().window(i)?,
             shape,
+            self.fp8(),
         )?;
         Ok(())
     }
@@ -172,6 +227,7 @@ impl<'a> MoeGroup<'a> {
     ) -> Result<(), MoeError> {
         self.low_latency_only("dispatch_send")?;
         let shape = self.shape(i, stream, handle)?;
+        let (received, scales) = self.received_windows(i)?;
         low_latency_dispatch_send::launch(
             stream,
             self.config.launch_config(),
@@ -179,9 +235,11 @@ impl<'a> MoeGroup<'a> {
             self.tokens.window(i)?,
             handle.topk_idx().window(i)?,
             handle.slots()?.window(i)?,
-            self.received.window(i)?,
+            received,
+            scales,
             handle.received_counts().window(i)?,
             shape,
+            self.fp8(),
         )?;
         Ok(())
     }
@@ -288,6 +346,7 @@ impl<'a> MoeGroup<'a> {
         shape: MoeShape,
     ) -> Result<(), MoeError> {
         let layout = handle.high_throughput("dispatch")?;
+        let (received, scales) = self.received_windows(i)?;
         high_throughput_dispatch::launch(
             stream,
             self.config.launch_config(),
@@ -297,10 +356,12 @@ impl<'a> MoeGroup<'a> {
             handle.topk_weights().window(i)?,
             layout.positions.window(i)?,
             layout.received_offsets.window(i)?,
-            self.received.window(i)?,
+            received,
+            scales,
             layout.received_topk_idx.window(i)?,
             layout.received_topk_weights.window(i)?,
             shape,
+            self.fp8(),
         )?;
         Ok(())
     }
@@ -396,7 +457,13 @@ impl<'a> MoeGroup<'a> {
     /// Releases the group's buffers now (on GPUs; simulated ones go with their world).
     pub fn close(self) -> Result<(), MoeError> {
         self.tokens.close()?;
-        self.received.close()?;
+        match self.received {
+            Received::Bf16(tokens) => tokens.close()?,
+            Received::Fp8 { values, scales } => {
+                values.close()?;
+                scales.close()?;
+            }
+        }
         self.expert_output.close()?;
         self.combined.close()
     }

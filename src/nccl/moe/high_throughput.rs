@@ -29,6 +29,7 @@ use cudajit_core::device::{
     thread_idx, vload8, vstore8,
 };
 
+use super::fp8::{quantize_row, scales_per_token};
 use super::shape::{MoeShape, MAX_LOCAL_EXPERTS, MAX_RANKS};
 use super::steps::{copy_row, rank_in_chunk};
 use crate::bf16;
@@ -172,8 +173,10 @@ pub fn high_throughput_layout(
 /// layout and its use of the previous tokens); a warp per token stores its row into every
 /// rank it goes to, at that rank's offset for this rank plus the token's position, with
 /// its top-k indices made local to that rank (`-1` for experts elsewhere) and its
-/// weights; completion barrier (every peer's tokens have landed here).
+/// weights (with `fp8`, the row as e4m3 bytes and a scale per 128 channels in
+/// `received_scales`); completion barrier (every peer's tokens have landed here).
 #[kernel]
+#[allow(clippy::too_many_arguments)]
 pub fn high_throughput_dispatch(
     comm: DevComm,
     tokens: Window,
@@ -182,9 +185,11 @@ pub fn high_throughput_dispatch(
     positions: Window,
     received_offsets: Window,
     received: Window,
+    received_scales: Window,
     received_topk_idx: Window,
     received_topk_weights: Window,
     shape: MoeShape,
+    #[comptime] fp8: bool,
 ) {
     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
@@ -193,6 +198,7 @@ pub fn high_throughput_dispatch(
     let top_k = shape.top_k as usize;
     let hidden = shape.hidden as usize;
     let per_rank = shape.experts as usize / ranks;
+    let blocks = scales_per_token(hidden);
     let bases = shared_array::<usize>(MAX_RANKS);
     rank_bases(&comm, received_offsets, bases);
     let expert_of = unsafe { slice_at::<i32>(nccl::local_address(topk_idx, 0), n * top_k) };
@@ -208,8 +214,14 @@ pub fn high_throughput_dispatch(
             if position >= 0 {
                 let row = bases[r] + position as usize;
                 let source = nccl::local_address(tokens, t * hidden * 2);
-                let destination = nccl::lsa_address(received, row * hidden * 2, r as i32);
-                copy_row(source, destination, hidden);
+                if fp8 {
+                    let bytes = nccl::lsa_address(received, row * hidden, r as i32);
+                    let scales = nccl::lsa_address(received_scales, row * blocks * 4, r as i32);
+                    quantize_row(source, bytes, scales, hidden);
+                } else {
+                    let destination = nccl::lsa_address(received, row * hidden * 2, r as i32);
+                    copy_row(source, destination, hidden);
+                }
                 if lane < top_k {
                     let at = (row * top_k + lane) * 4;
                     let idx = unsafe {

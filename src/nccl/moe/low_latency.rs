@@ -26,6 +26,7 @@ use cudajit_core::device::{
     vload8, vstore8,
 };
 
+use super::fp8::{quantize_row, scales_per_token};
 use super::shape::{MoeShape, MAX_THREADS, MAX_TOP_K};
 use super::steps::{copy_row, rank_in_chunk};
 use crate::bf16;
@@ -37,15 +38,18 @@ use crate::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 /// the sends of [`send_tokens`], the completion barrier (every peer's tokens and counts
 /// have landed here), then the totals per local expert.
 #[kernel]
+#[allow(clippy::too_many_arguments)]
 pub fn low_latency_dispatch(
     comm: DevComm,
     tokens: Window,
     topk_idx: Window,
     slots: Window,
     received: Window,
+    received_scales: Window,
     received_counts: Window,
     expert_counts: Window,
     shape: MoeShape,
+    #[comptime] fp8: bool,
 ) {
     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
@@ -55,8 +59,10 @@ pub fn low_latency_dispatch(
         topk_idx,
         slots,
         received,
+        received_scales,
         received_counts,
         &shape,
+        fp8,
     );
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::AcqRel);
     // CTA `b` of every rank sent the experts `e ≡ b (mod grid)`: after this barrier all of
@@ -78,14 +84,17 @@ pub fn low_latency_dispatch(
 /// barrier and the sends. The received data is visible only after
 /// [`low_latency_dispatch_complete`] on every rank.
 #[kernel]
+#[allow(clippy::too_many_arguments)]
 pub fn low_latency_dispatch_send(
     comm: DevComm,
     tokens: Window,
     topk_idx: Window,
     slots: Window,
     received: Window,
+    received_scales: Window,
     received_counts: Window,
     shape: MoeShape,
+    #[comptime] fp8: bool,
 ) {
     let mut barrier = nccl::lsa_barrier_session(&comm, block_idx().x);
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Acquire);
@@ -95,8 +104,10 @@ pub fn low_latency_dispatch_send(
         topk_idx,
         slots,
         received,
+        received_scales,
         received_counts,
         &shape,
+        fp8,
     );
 }
 
@@ -179,17 +190,21 @@ pub fn low_latency_combine(
 /// The sends of dispatch, by every thread of the CTA: for each expert `e ≡ block (mod
 /// grid)`, this rank's tokens routed to it, in token order, into slots `0, 1, ..` of
 /// block `[e's local index][this rank]` of `received` on `e`'s rank (a warp per token,
-/// 16-byte vectors when rows start at 16-byte boundaries), the slot of each (token, k)
+/// 16-byte vectors when rows start at 16-byte boundaries; with `fp8`, quantised to e4m3
+/// bytes with a scale per 128 channels in `received_scales`), the slot of each (token, k)
 /// into `slots`, and the count into `received_counts` on `e`'s rank.
 #[device]
+#[allow(clippy::too_many_arguments)]
 fn send_tokens(
     comm: &DevComm,
     tokens: Window,
     topk_idx: Window,
     slots: Window,
     received: Window,
+    received_scales: Window,
     received_counts: Window,
     shape: &MoeShape,
+    fp8: bool,
 ) {
     let ranks = nccl::lsa_size(comm) as usize;
     let me = nccl::lsa_rank(comm) as usize;
@@ -201,6 +216,7 @@ fn send_tokens(
     let pairs = n * top_k;
     let expert_of = unsafe { slice_at::<i32>(nccl::local_address(topk_idx, 0), pairs) };
     let slot_of = unsafe { slice_at_mut::<i32>(nccl::local_address(slots, 0), pairs) };
+    let blocks = scales_per_token(hidden);
     let warp = (thread_idx().x / 32) as usize;
     let warps = (block_dim().x / 32) as usize;
     // Hits per warp of the chunk, and the chunk's tokens routed to `e` in token order.
@@ -242,8 +258,14 @@ fn send_tokens(
                 let token = chosen[m] as usize;
                 let source = nccl::local_address(tokens, token * hidden * 2);
                 let row = block + sent + m;
-                let destination = nccl::lsa_address(received, row * hidden * 2, owner as i32);
-                copy_row(source, destination, hidden);
+                if fp8 {
+                    let bytes = nccl::lsa_address(received, row * hidden, owner as i32);
+                    let scales = nccl::lsa_address(received_scales, row * blocks * 4, owner as i32);
+                    quantize_row(source, bytes, scales, hidden);
+                } else {
+                    let destination = nccl::lsa_address(received, row * hidden * 2, owner as i32);
+                    copy_row(source, destination, hidden);
+                }
                 m += warps;
             }
             // `warp_hits` and `chosen` are rewritten by the next chunk.

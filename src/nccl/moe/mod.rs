@@ -56,6 +56,7 @@
 //! (the host reference). See docs/moe.md.
 
 mod config;
+pub mod fp8;
 mod group;
 mod handle;
 pub mod high_throughput;
@@ -65,7 +66,7 @@ pub mod reference;
 mod shape;
 mod steps;
 
-pub use config::{MoeConfig, MoeError, MoeMode};
+pub use config::{DispatchFormat, MoeConfig, MoeError, MoeMode};
 pub use group::MoeGroup;
 pub use handle::MoeHandle;
 pub use ranks::{MoeRanks, SymmetricTensor};
