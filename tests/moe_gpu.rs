@@ -123,12 +123,28 @@ fn moe_small_cases_on_gpus() {
         })
         .collect();
     cases.extend(high);
+    // FP8 dispatch, both modes: one block, several with a partial one, not a multiple of 8.
+    for (hidden, top_k) in [(128, 2), (328, 4), (13, 3)] {
+        for mode in [MoeMode::LowLatency, MoeMode::HighThroughput] {
+            let mut c = small(
+                hidden,
+                top_k,
+                Routing::Random {
+                    seed: hidden as u64,
+                },
+                false,
+            );
+            c.mode = mode;
+            c.format = DispatchFormat::Fp8E4m3;
+            cases.push(c);
+        }
+    }
     run_on_gpus(&cases);
 }
 
 /// NCCL EP's published shapes with the default grid (132 CTAs of 256 threads): hidden
 /// 7168, top-k 8, 256 experts, 128 tokens per rank (low latency) and 4096 (high
-/// throughput); hidden 4096, 64 experts.
+/// throughput); hidden 4096, 64 experts; FP8 dispatch at hidden 7168.
 #[test]
 fn moe_nccl_ep_shapes_on_gpus() {
     let shape = |experts: usize, hidden: usize, staged: bool| {
@@ -164,12 +180,18 @@ fn moe_nccl_ep_shapes_on_gpus() {
             threads: config.threads,
         }
     };
+    let fp8 = |mut c: Case| {
+        c.format = DispatchFormat::Fp8E4m3;
+        c
+    };
     run_on_gpus(&[
         shape(256, 7168, false),
         shape(256, 7168, true),
         shape(64, 4096, false),
         high(256, 7168),
         high(64, 4096),
+        fp8(shape(256, 7168, false)),
+        fp8(high(256, 7168)),
     ]);
 }
 
