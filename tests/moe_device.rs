@@ -9,6 +9,14 @@
 
 mod common;
 
+/// The benchmark's own kernels (examples/moe_bench/), linked here too.
+pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+#[path = "../examples/moe_bench/baseline.rs"]
+#[allow(dead_code)]
+mod baseline;
+#[path = "../examples/moe_bench/experts.rs"]
+mod experts;
+
 use std::path::PathBuf;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
@@ -131,7 +139,17 @@ fn the_moe_kernels_link_against_the_2_28_bridge_with_every_call_inlined() {
             true,
         ),
     ];
-    for (captured, spec, moves_rows) in kernels {
+    // The benchmark's permute, un-permute and identity experts.
+    let bench = [
+        (baseline::permute_rows::KERNEL.captured(), plain(), true),
+        (
+            baseline::unpermute_weighted::KERNEL.captured(),
+            plain(),
+            true,
+        ),
+        (experts::identity_experts::KERNEL.captured(), plain(), true),
+    ];
+    for (captured, spec, moves_rows) in kernels.into_iter().chain(bench) {
         let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
             .unwrap_or_else(|e| panic!("linking {}: {e}", captured.name));
         let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);

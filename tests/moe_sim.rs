@@ -6,6 +6,12 @@
 
 mod moe_cases;
 
+/// The benchmark's baseline (examples/moe_bench/), whose kernels and plan run here.
+pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+#[path = "../examples/moe_bench/baseline.rs"]
+#[allow(dead_code)]
+mod baseline;
+
 use cudajit::bf16;
 use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeError, MoeGroup, MoeMode, MoeRanks};
 use cudajit::nccl::sim::SimWorld;
@@ -376,4 +382,69 @@ fn limits_are_errors_naming_the_dimension() {
         dimension(MoeGroup::new(MoeRanks::Sim(&nodes), small(8))),
         "simulated nodes"
     );
+}
+
+/// The benchmark baseline's kernels on the simulator: permuting every rank's (token,
+/// expert) rows into its send order and un-permuting them with the weights gives
+/// `sum_j w_j x` (the communication in between is NCCL's, on GPUs only); the plan's
+/// counts are each other's transpose.
+#[test]
+fn the_benchmark_baseline_permutes_and_unpermutes() {
+    use cudajit::prelude::LaunchConfig;
+    let stream = cudajit::Stream::simulator();
+    let (ranks, experts, top_k, hidden, tokens) = (4, 16, 3, 24, 10);
+    let c = Case {
+        experts,
+        max_tokens: tokens,
+        hidden,
+        top_k,
+        tokens: vec![tokens; ranks],
+        routing: Routing::WithNone { seed: 11 },
+        mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
+        staged: false,
+        ctas: 1,
+        threads: 32,
+    };
+    let routings: Vec<(Vec<i32>, Vec<f32>)> = (0..ranks)
+        .map(|r| moe_cases::routing_of(&c, ranks, r, tokens))
+        .collect();
+    let idx: Vec<Vec<i32>> = routings.iter().map(|(i, _)| i.clone()).collect();
+    let plans = baseline::plans(&idx, top_k, experts);
+    for r in 0..ranks {
+        for s in 0..ranks {
+            assert_eq!(plans[r].recv_counts[s], plans[s].send_counts[r]);
+        }
+        let plan = &plans[r];
+        let x = moe_cases::tokens_of(hidden, r, tokens);
+        let (_, weights) = &routings[r];
+        let xs = stream.clone_htod(&x).unwrap();
+        let order = stream.clone_htod(&plan.order).unwrap();
+        let mut send = stream
+            .alloc_zeros::<bf16>(plan.order.len().max(1) * hidden)
+            .unwrap();
+        let config = LaunchConfig::new(2, 32);
+        baseline::permute_rows::launch(&stream, config, &xs, &order, &mut send, hidden as u64)
+            .unwrap();
+        let rows = stream.clone_htod(&plan.rows).unwrap();
+        let w = stream.clone_htod(weights).unwrap();
+        let mut out = stream.alloc_zeros::<bf16>(x.len()).unwrap();
+        let (k, h) = (top_k as u64, hidden as u64);
+        baseline::unpermute_weighted::launch(&stream, config, &send, &rows, &w, &mut out, k, h)
+            .unwrap();
+        let got = stream.clone_dtoh(&out).unwrap();
+        for t in 0..tokens {
+            for e in 0..hidden {
+                let v = x[t * hidden + e].to_f32();
+                let acc = (0..top_k)
+                    .filter(|&j| idx[r][t * top_k + j] >= 0)
+                    .fold(0.0f32, |acc, j| weights[t * top_k + j].mul_add(v, acc));
+                assert_eq!(
+                    got[t * hidden + e],
+                    bf16::from_f32(acc),
+                    "rank {r} token {t}"
+                );
+            }
+        }
+    }
 }
