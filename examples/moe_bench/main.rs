@@ -407,16 +407,8 @@ fn main() -> BenchResult<()> {
         "mode,experts,hidden,top_k,tokens,contender,operation,median_us,bytes,gb_per_s,correct\n",
     );
     println!(
-        "{:<16} {:>7} {:>6} {:>6} {:<18} {:<9} {:>10} {:>8} {}",
-        "mode",
-        "experts",
-        "hidden",
-        "tokens",
-        "contender",
-        "operation",
-        "median µs",
-        "GB/s",
-        "check"
+        "{:<16} {:>7} {:>6} {:>6} {:<18} {:<9} {:>10} {:>8} check",
+        "mode", "experts", "hidden", "tokens", "contender", "operation", "median µs", "GB/s",
     );
     for r in &rows {
         let gbps = r.bytes as f64 / (r.median_us * 1e3);

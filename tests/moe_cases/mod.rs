@@ -344,17 +344,17 @@ fn run_low_latency(ranks: MoeRanks<'_>, case: &Case) {
         stream.synchronize().unwrap();
     }
     let combined = reference::combine(&config, n, case.top_k, &routings, &want.slots, &outputs);
-    for r in 0..n {
+    for (r, want) in combined.iter().enumerate() {
         let got = group
             .combined()
             .to_vec(r, case.tokens[r] * case.hidden)
             .unwrap();
-        if let Some(k) = (0..got.len()).find(|&k| got[k].to_bits() != combined[r][k].to_bits()) {
+        if let Some(k) = (0..got.len()).find(|&k| got[k].to_bits() != want[k].to_bits()) {
             panic!(
                 "{case:?}: combined element {k} (token {}) of rank {r} is {}, expected {}",
                 k / case.hidden,
                 got[k],
-                combined[r][k]
+                want[k]
             );
         }
     }

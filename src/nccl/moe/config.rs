@@ -99,7 +99,7 @@ impl MoeConfig {
                 return Err(MoeError::mismatch(dimension, 0, "it must be at least 1"));
             }
         }
-        if self.experts % ranks != 0 {
+        if !self.experts.is_multiple_of(ranks) {
             return Err(MoeError::mismatch(
                 "experts",
                 self.experts,
@@ -108,7 +108,10 @@ impl MoeConfig {
                 ),
             ));
         }
-        if self.threads % 32 != 0 || self.threads == 0 || self.threads as usize > MAX_THREADS {
+        if !self.threads.is_multiple_of(32)
+            || self.threads == 0
+            || self.threads as usize > MAX_THREADS
+        {
             return Err(MoeError::mismatch(
                 "threads",
                 self.threads as usize,

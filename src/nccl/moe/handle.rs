@@ -44,7 +44,7 @@ pub struct MoeHandle {
 /// What each mode's dispatch records.
 enum Layout {
     LowLatency { slots: SymmetricTensor<i32> },
-    HighThroughput(HighThroughputLayout),
+    HighThroughput(Box<HighThroughputLayout>),
 }
 
 /// What the high-throughput layout pass and dispatch record.
@@ -87,14 +87,14 @@ impl MoeHandle {
             ),
             MoeMode::HighThroughput => (
                 ranks.alloc(n)?,
-                Layout::HighThroughput(HighThroughputLayout {
+                Layout::HighThroughput(Box::new(HighThroughputLayout {
                     positions: ranks.alloc(max_tokens * n)?,
                     source_expert_counts: ranks.alloc(n * per_rank)?,
                     received_offsets: ranks.alloc(n + 1)?,
                     received_topk_idx: ranks.alloc(n * pairs)?,
                     received_topk_weights: ranks.alloc(n * pairs)?,
                     combined_weights: ranks.alloc(pairs)?,
-                }),
+                })),
             ),
         };
         Ok(MoeHandle {
@@ -153,7 +153,7 @@ impl MoeHandle {
         topk_idx: &[i32],
         topk_weights: &[f32],
     ) -> Result<(), MoeError> {
-        if topk_idx.len() % self.top_k != 0 {
+        if !topk_idx.len().is_multiple_of(self.top_k) {
             return Err(MoeError::mismatch(
                 "topk_idx length",
                 topk_idx.len(),

@@ -44,6 +44,7 @@ use crate::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 /// CTA `rank mod grid`, which every source's counts for this rank came from, writes the
 /// offsets and the totals per local expert.
 #[kernel]
+#[allow(clippy::too_many_arguments)]
 pub fn high_throughput_layout(
     comm: DevComm,
     topk_idx: Window,
@@ -256,6 +257,7 @@ pub fn high_throughput_dispatch(
 /// each `j < top_k`, the sum in rank order of `received_topk_weights` at the token's rows,
 /// into `combined_weights`. Exit barrier (nobody overwrites what peers still read).
 #[kernel]
+#[allow(clippy::too_many_arguments)]
 pub fn high_throughput_combine(
     comm: DevComm,
     expert_output: Window,
