@@ -27,8 +27,8 @@ static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
 /// | buffer | per rank |
 /// | --- | --- |
 /// | [`tokens`](MoeGroup::tokens) | `[max tokens × hidden]`: the rank's tokens, dispatch's input |
-/// | [`received`](MoeGroup::received) | `[local experts × ranks × max tokens × hidden]`: what dispatch delivered, row [`received_row`](MoeGroup::received_row)`(e, source, slot)` |
-/// | [`expert_output`](MoeGroup::expert_output) | the same layout: what the experts made of it, combine's input |
+/// | [`received`](MoeGroup::received) | low latency: `[local experts × ranks × max tokens × hidden]`, row [`received_row`](MoeGroup::received_row)`(e, source, slot)`; high throughput: `[ranks × max tokens × hidden]`, the first received tokens' rows; FP8 dispatch: [`received_fp8`](MoeGroup::received_fp8) instead |
+/// | [`expert_output`](MoeGroup::expert_output) | the same layout (bf16): what the experts made of it, combine's input |
 /// | [`combined`](MoeGroup::combined) | `[max tokens × hidden]`: combine's output |
 ///
 /// Each routing has a [`MoeHandle`] ([`MoeGroup::handle`]). Every launch is one local
@@ -119,8 +119,9 @@ impl<'a> MoeGroup<'a> {
         &self.tokens
     }
 
-    /// What dispatch delivered, `[local experts × ranks × max tokens × hidden]`.
-    /// (With the dispatch format `Bf16`.)
+    /// What dispatch delivered with the dispatch format `Bf16`: `[local experts × ranks ×
+    /// max tokens × hidden]` (low latency) or `[ranks × max tokens × hidden]` (high
+    /// throughput).
     pub fn received(&self) -> Result<&SymmetricTensor<bf16>, MoeError> {
         match &self.received {
             Received::Bf16(tokens) => Ok(tokens),
@@ -169,7 +170,8 @@ impl<'a> MoeGroup<'a> {
     }
 
     /// The element where row `slot` of source rank `source` starts in local expert
-    /// `local_expert`'s part of [`MoeGroup::received`] (and of the expert outputs).
+    /// `local_expert`'s part of [`MoeGroup::received`] (and of the expert outputs) of a
+    /// low-latency group.
     pub fn received_row(&self, local_expert: usize, source: usize, slot: usize) -> usize {
         ((local_expert * self.ranks.nranks() + source) * self.config.max_tokens_per_rank + slot)
             * self.config.hidden

@@ -8,7 +8,11 @@
 //! Low-latency mode ([`MoeMode::LowLatency`]): dispatch writes every token straight into
 //! its experts' slots on their ranks, expert-major `[local experts × ranks × max tokens ×
 //! hidden]`, with per-expert received counts; combine reads the experts' outputs back and
-//! sums them with the top-k weights into `[tokens × hidden]`.
+//! sums them with the top-k weights into `[tokens × hidden]`. High-throughput mode
+//! ([`MoeMode::HighThroughput`]): a layout pass, then each token once to each rank holding
+//! one of its experts, flat `[received tokens × hidden]` with its routing, combine back,
+//! and the backward form. Either mode can dispatch FP8 e4m3 with per-token-per-128-channel
+//! scales ([`DispatchFormat::Fp8E4m3`], [`fp8`]).
 //!
 //! ```
 //! use cudajit::bf16;
@@ -37,8 +41,9 @@
 //!     assert_eq!(handle.read_expert_counts(1)?, [0, 6]);
 //!     // The experts: the identity, so each token comes back as 0.75 of itself.
 //!     for rank in 0..2 {
-//!         let received = group.received().to_vec(rank, group.received().len())?;
-//!         group.expert_output().copy_from_host(rank, &received)?;
+//!         let received = group.received()?;
+//!         let rows = received.to_vec(rank, received.len())?;
+//!         group.expert_output().copy_from_host(rank, &rows)?;
 //!     }
 //!     for rank in 0..2 {
 //!         group.combine(rank, &group.stream(rank)?, &handle)?;
@@ -52,8 +57,10 @@
 //!
 //! The rooms: `config.rs` (the group's limits and [`MoeError`]), `ranks.rs` (GPUs or
 //! simulated ranks, and their [`SymmetricTensor`]s), `group.rs` (the buffers and the
-//! launches), `handle.rs` (a routing), `low_latency.rs` (the kernels), `reference.rs`
-//! (the host reference). See docs/moe.md.
+//! launches), `handle.rs` (a routing), `shape.rs` (the dimensions kernels take),
+//! `steps.rs` (device functions both modes share), `low_latency.rs` and
+//! `high_throughput.rs` (the kernels), `fp8.rs` (e4m3 quantisation), `reference.rs` (the
+//! host reference). See docs/moe.md.
 
 mod config;
 pub mod fp8;
