@@ -191,10 +191,12 @@ impl<'a> MoeGroup<'a> {
         )
     }
 
-    /// Dispatch on local rank `i`: every token of `handle`'s routing written into its
-    /// experts' slots of [`MoeGroup::received`] on their ranks, and the counts into
-    /// `handle`'s; what arrives is complete when the kernel ends on this rank (its last
-    /// barrier waits for every peer's sends).
+    /// Dispatch on local rank `i`. Low latency: every token of `handle`'s routing written
+    /// into its experts' slots of [`MoeGroup::received`] on their ranks, and the counts
+    /// into `handle`'s. High throughput (after [`MoeGroup::layout`]): every token once
+    /// into each rank holding one of its experts, at its place in the layout, with its
+    /// local top-k indices and weights. What arrives is complete when the kernel ends on
+    /// this rank (its last barrier waits for every peer's sends).
     pub fn dispatch(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<(), MoeError> {
         let shape = self.shape(i, stream, handle)?;
         if self.config.mode == MoeMode::HighThroughput {
@@ -267,11 +269,12 @@ impl<'a> MoeGroup<'a> {
         Ok(())
     }
 
-    /// Combine on local rank `i`: each token of `handle`'s routing becomes the sum of its
-    /// experts' outputs (read from [`MoeGroup::expert_output`] on their ranks, at the slots
-    /// the last dispatch of `handle` chose) times its top-k weights, in
-    /// [`MoeGroup::combined`]. Every rank's experts must have written their outputs
-    /// before its combine starts (stream order).
+    /// Combine on local rank `i`, into [`MoeGroup::combined`]. Low latency: each token of
+    /// `handle`'s routing becomes the sum of its experts' outputs (read from
+    /// [`MoeGroup::expert_output`] on their ranks, at the slots the last dispatch of
+    /// `handle` chose) times its top-k weights. High throughput: the sum of its rows of
+    /// `expert_output` on the ranks it went to (each rank's result for it). Every rank's
+    /// experts must have written their outputs before its combine starts (stream order).
     pub fn combine(&self, i: usize, stream: &Stream, handle: &MoeHandle) -> Result<(), MoeError> {
         let shape = self.shape(i, stream, handle)?;
         if self.config.mode == MoeMode::HighThroughput {
