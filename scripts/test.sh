@@ -63,3 +63,7 @@ for topology in "1 2" "1 4" "1 8" "2 4"; do
     CUDAJIT_BACKEND=sim SIM_NODES=$1 SIM_RANKS=$2 cargo run --quiet --example "$example" | tail -n 1
   done
 done
+echo "== MoE dispatch and combine (examples/moe.rs) on 2, 4 and 8 simulated ranks"
+for ranks in 2 4 8; do
+  CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --example moe | tail -n 3
+done

@@ -43,8 +43,8 @@ mod version;
 pub use error::{NcclCallError, NcclError, Result};
 pub use loaded::{check_same_release, LoadedNccl, NcclReport, UniqueId, SEARCH_ORDER};
 pub use safe::{
-    BufferAt, Communicator, DevComm, DevCommRequirements, DeviceApiStatus, InitRank, LocalRank,
-    NcclType, PeerInfo, ReduceOp, SymmetricBuffer, DEFAULT_TIMEOUT,
+    BufferAt, Communicator, DevComm, DevCommRequirements, DeviceApiStatus, Direction, InitRank,
+    LocalRank, NcclType, PeerInfo, ReduceOp, SymmetricBuffer, Transfer, DEFAULT_TIMEOUT,
 };
 pub use sys::layout::{CommProperties, DevCommLayout, Generation};
 pub use version::{NcclVersion, MIN_SUPPORTED};

@@ -9,6 +9,7 @@
 pub use cudajit_nccl::*;
 
 pub mod device;
+pub mod moe;
 pub mod sim;
 #[cfg(test)]
 mod symbol_spellings;

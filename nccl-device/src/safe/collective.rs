@@ -63,6 +63,29 @@ impl ReduceOp {
     }
 }
 
+/// Whether a [`Transfer`] sends or receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// `ncclSend`.
+    Send,
+    /// `ncclRecv`.
+    Receive,
+}
+
+/// One `ncclSend` or `ncclRecv` of [`Communicator::send_recv`]: `count` elements at device
+/// address `address`, to or from rank `peer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transfer {
+    /// Send or receive.
+    pub direction: Direction,
+    /// The other rank, in the communicator.
+    pub peer: i32,
+    /// The device address of the first element.
+    pub address: u64,
+    /// Elements.
+    pub count: usize,
+}
+
 /// Elements of a [`SymmetricBuffer`] from `offset` on, on every local rank: the send or
 /// receive side of a collective ([`SymmetricBuffer::at`]).
 #[derive(Debug, Clone, Copy)]
@@ -167,6 +190,76 @@ impl Communicator {
                     streams[i].cu_stream() as _,
                 )
             }
+        })
+    }
+
+    /// Point-to-point transfers of every local rank in one group (`ncclSend`/`ncclRecv`
+    /// between `ncclGroupStart` and `ncclGroupEnd`, as an all-to-all-v is built):
+    /// `transfers[i]` are local rank `i`'s, on `streams[i]`. Asynchronous: completion is
+    /// the streams'. Peers are ranks of the communicator.
+    ///
+    /// # Safety
+    /// Each transfer's `address` is device memory of its rank's GPU holding `count`
+    /// elements of `T` (written by a receive), alive and not otherwise accessed until its
+    /// stream has run the group.
+    pub unsafe fn send_recv<T: NcclType>(
+        &self,
+        transfers: &[Vec<Transfer>],
+        streams: &[Arc<CudaStream>],
+    ) -> Result<()> {
+        let ranks = self.local_ranks();
+        if transfers.len() != ranks.len() || streams.len() != ranks.len() {
+            return Err(NcclError::InvalidArgument(format!(
+                "{} transfer lists and {} streams for {} local ranks",
+                transfers.len(),
+                streams.len(),
+                ranks.len()
+            )));
+        }
+        let n = self.n_ranks();
+        if let Some(t) = transfers
+            .iter()
+            .flatten()
+            .find(|t| t.peer < 0 || t.peer >= n)
+        {
+            return Err(NcclError::InvalidArgument(format!(
+                "a transfer with rank {} of a communicator of {n}",
+                t.peer
+            )));
+        }
+        let shared = &self.shared;
+        let sys = shared.nccl.sys();
+        let _op = shared.lock()?;
+        shared.grouped("ncclSend/ncclRecv", |i, r| {
+            for t in &transfers[i] {
+                // SAFETY: the caller's contract for each address; `streams[i]` is rank
+                // i's stream.
+                let code = unsafe {
+                    let stream = streams[i].cu_stream() as _;
+                    match t.direction {
+                        Direction::Send => (sys.send)(
+                            t.address as *const _,
+                            t.count,
+                            T::DATA_TYPE,
+                            t.peer,
+                            r.comm,
+                            stream,
+                        ),
+                        Direction::Receive => (sys.recv)(
+                            t.address as *mut _,
+                            t.count,
+                            T::DATA_TYPE,
+                            t.peer,
+                            r.comm,
+                            stream,
+                        ),
+                    }
+                };
+                if code != crate::sys::ncclSuccess && code != crate::sys::ncclInProgress {
+                    return code;
+                }
+            }
+            crate::sys::ncclSuccess
         })
     }
 

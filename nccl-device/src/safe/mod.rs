@@ -22,7 +22,7 @@ mod devcomm;
 
 pub use buffer::SymmetricBuffer;
 pub use capability::DeviceApiStatus;
-pub use collective::{BufferAt, NcclType, ReduceOp};
+pub use collective::{BufferAt, Direction, NcclType, ReduceOp, Transfer};
 pub(crate) use communicator::timeout_from_env as communicator_timeout;
 pub use communicator::{Communicator, InitRank, LocalRank, PeerInfo, DEFAULT_TIMEOUT};
 pub use devcomm::{DevComm, DevCommRequirements};

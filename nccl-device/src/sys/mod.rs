@@ -82,6 +82,26 @@ pub struct NcclSys {
         ncclComm_t,
         cudaStream_t,
     ) -> ncclResult_t,
+    /// `ncclSend(const void* send, size_t count, ncclDataType_t, int peer, ncclComm_t,
+    /// cudaStream_t)`
+    pub send: unsafe extern "C" fn(
+        *const c_void,
+        usize,
+        ncclDataType_t,
+        c_int,
+        ncclComm_t,
+        cudaStream_t,
+    ) -> ncclResult_t,
+    /// `ncclRecv(void* recv, size_t count, ncclDataType_t, int peer, ncclComm_t,
+    /// cudaStream_t)`
+    pub recv: unsafe extern "C" fn(
+        *mut c_void,
+        usize,
+        ncclDataType_t,
+        c_int,
+        ncclComm_t,
+        cudaStream_t,
+    ) -> ncclResult_t,
     /// `ncclMemAlloc(void**, size_t)`
     pub mem_alloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> ncclResult_t,
     /// `ncclMemFree(void*)`
@@ -179,6 +199,8 @@ impl NcclSys {
             group_end: sym!("ncclGroupEnd"),
             all_reduce: sym!("ncclAllReduce"),
             all_gather: sym!("ncclAllGather"),
+            send: sym!("ncclSend"),
+            recv: sym!("ncclRecv"),
             mem_alloc: sym!("ncclMemAlloc"),
             mem_free: sym!("ncclMemFree"),
             comm_window_register: sym!("ncclCommWindowRegister"),

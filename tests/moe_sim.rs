@@ -1,0 +1,456 @@
+//! Mixture-of-experts dispatch and combine (`cudajit::nccl::moe`) on 2, 4 and 8 simulated
+//! ranks, every output compared exactly with the host reference: random and skewed
+//! routings, top-k 1 to 8, tokens at and below the maximum (and none), hidden sizes that
+//! are and are not multiples of the 8-element vector, more tokens than a CTA has threads;
+//! and the errors of every limit the group checks. No GPU and no NCCL library needed.
+
+mod moe_cases;
+
+/// The benchmark's baseline (examples/moe_bench/), whose kernels and plan run here.
+pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+#[path = "../examples/moe_bench/baseline.rs"]
+#[allow(dead_code)]
+mod baseline;
+
+use cudajit::bf16;
+use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeError, MoeGroup, MoeMode, MoeRanks};
+use cudajit::nccl::sim::SimWorld;
+use cudajit::simulator::SimOptions;
+
+use moe_cases::{run, Case, Routing};
+
+fn world(nranks: usize) -> SimWorld {
+    SimWorld::with_options(
+        nranks,
+        SimOptions {
+            workers: 2,
+            ..SimOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A case of `ranks` ranks: rank 0 at the maximum, rank 1 with none, the others below.
+fn case(ranks: usize, hidden: usize, top_k: usize, routing: Routing) -> Case {
+    let max_tokens = 9;
+    let tokens = (0..ranks)
+        .map(|r| match r {
+            0 => max_tokens,
+            1 => 0,
+            _ => max_tokens - 1 - r % 4,
+        })
+        .collect();
+    Case {
+        experts: (2 * ranks).max(8),
+        max_tokens,
+        hidden,
+        top_k,
+        tokens,
+        routing,
+        mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
+        staged: false,
+        ctas: 3,
+        threads: 64,
+    }
+}
+
+fn run_on(ranks: usize, case: &Case) {
+    eprintln!("{ranks} ranks: {case:?}");
+    let world = world(ranks);
+    run(MoeRanks::Sim(&world), case);
+}
+
+#[test]
+fn random_routings_top_k_1_to_8_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        for top_k in 1..=8 {
+            // Vectors (hidden 24 = 3 × 8) on even top-k, elements (hidden 13) on odd.
+            let hidden = if top_k % 2 == 0 { 24 } else { 13 };
+            let seed = (ranks * 10 + top_k) as u64;
+            run_on(ranks, &case(ranks, hidden, top_k, Routing::Random { seed }));
+        }
+    }
+}
+
+#[test]
+fn skewed_routings_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        // Everything to one expert, and each token's picks all in one slot.
+        run_on(ranks, &case(ranks, 16, 1, Routing::AllTo(ranks - 1)));
+        run_on(ranks, &case(ranks, 13, 3, Routing::AllTo(0)));
+        // The last rank receives nothing.
+        let avoid = Routing::Avoiding {
+            seed: ranks as u64,
+            rank: ranks - 1,
+        };
+        run_on(ranks, &case(ranks, 24, 2, avoid));
+        // Picks of no expert (-1).
+        let none = Routing::WithNone {
+            seed: 7 + ranks as u64,
+        };
+        run_on(ranks, &case(ranks, 8, 4, none));
+    }
+}
+
+/// The send half and the completion as two kernels give what one kernel gives.
+#[test]
+fn staged_dispatch_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        let mut c = case(ranks, 24, 3, Routing::Random { seed: 99 });
+        c.staged = true;
+        run_on(ranks, &c);
+    }
+}
+
+/// More tokens than a CTA has threads (the dispatch scans them in chunks), fewer CTAs
+/// than experts, a hidden size of one element past a vector multiple.
+#[test]
+fn chunks_of_tokens_and_experts_per_cta() {
+    let c = Case {
+        experts: 12,
+        max_tokens: 70,
+        hidden: 17,
+        top_k: 3,
+        tokens: vec![70, 65],
+        routing: Routing::Random { seed: 5 },
+        mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
+        staged: false,
+        ctas: 2,
+        threads: 32,
+    };
+    run_on(2, &c);
+}
+
+/// One group dispatches twice with different routings: the second's counts replace the
+/// first's and combine follows the second's slots.
+#[test]
+fn a_second_routing_replaces_the_first() {
+    let world = world(4);
+    let first = case(4, 16, 2, Routing::Random { seed: 1 });
+    run(MoeRanks::Sim(&world), &first);
+    let second = case(4, 16, 5, Routing::AllTo(3));
+    run(MoeRanks::Sim(&world), &second);
+}
+
+fn high_throughput(mut case: Case) -> Case {
+    case.mode = MoeMode::HighThroughput;
+    case
+}
+
+#[test]
+fn high_throughput_random_routings_top_k_1_to_8_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        for top_k in 1..=8 {
+            let hidden = if top_k % 2 == 0 { 24 } else { 13 };
+            let seed = (ranks * 100 + top_k) as u64;
+            run_on(
+                ranks,
+                &high_throughput(case(ranks, hidden, top_k, Routing::Random { seed })),
+            );
+        }
+    }
+}
+
+#[test]
+fn high_throughput_skewed_routings_on_2_4_8_ranks() {
+    for ranks in [2, 4, 8] {
+        run_on(
+            ranks,
+            &high_throughput(case(ranks, 16, 1, Routing::AllTo(ranks - 1))),
+        );
+        run_on(
+            ranks,
+            &high_throughput(case(ranks, 13, 3, Routing::AllTo(0))),
+        );
+        let avoid = Routing::Avoiding {
+            seed: ranks as u64,
+            rank: ranks - 1,
+        };
+        run_on(ranks, &high_throughput(case(ranks, 24, 2, avoid)));
+        let none = Routing::WithNone {
+            seed: 7 + ranks as u64,
+        };
+        run_on(ranks, &high_throughput(case(ranks, 8, 4, none)));
+    }
+}
+
+/// More tokens than a CTA has threads, fewer CTAs than ranks.
+#[test]
+fn high_throughput_chunks_of_tokens() {
+    let c = Case {
+        experts: 16,
+        max_tokens: 70,
+        hidden: 17,
+        top_k: 3,
+        tokens: vec![70, 65, 0, 33],
+        routing: Routing::Random { seed: 6 },
+        mode: MoeMode::HighThroughput,
+        format: DispatchFormat::Bf16,
+        staged: false,
+        ctas: 3,
+        threads: 32,
+    };
+    run_on(4, &c);
+}
+
+/// Each mode's operations are refused on the other's group, and a high-throughput
+/// dispatch or combine needs the layout pass of the current routing.
+#[test]
+fn operations_of_the_other_mode_and_a_missing_layout_are_errors() {
+    let world = world(2);
+    let ranks = MoeRanks::Sim(&world);
+    let mut low = MoeConfig::low_latency(4, 4, 8);
+    low.ctas = 2;
+    low.threads = 32;
+    let high = MoeConfig {
+        mode: MoeMode::HighThroughput,
+        ..low
+    };
+    let low_group = MoeGroup::new(ranks, low).unwrap();
+    let high_group = MoeGroup::new(ranks, high).unwrap();
+    let stream = low_group.stream(0).unwrap();
+    let mut low_handle = low_group.handle(2).unwrap();
+    let mut high_handle = high_group.handle(2).unwrap();
+    low_handle.set_routing(0, &[0, 1], &[0.5, 0.5]).unwrap();
+    high_handle.set_routing(0, &[0, 1], &[0.5, 0.5]).unwrap();
+    let wrong = |e: MoeError| matches!(e, MoeError::WrongMode { .. });
+    assert!(wrong(
+        low_group.layout(0, &stream, &mut low_handle).unwrap_err()
+    ));
+    assert!(wrong(
+        low_group
+            .combine_backward(0, &stream, &low_handle)
+            .unwrap_err()
+    ));
+    assert!(wrong(
+        high_group
+            .dispatch_send(0, &stream, &high_handle)
+            .unwrap_err()
+    ));
+    assert!(wrong(
+        high_group
+            .dispatch_complete(0, &stream, &high_handle)
+            .unwrap_err()
+    ));
+    assert!(wrong(high_handle.slots().unwrap_err()));
+    assert!(wrong(low_handle.positions().unwrap_err()));
+    let missing = |e: MoeError| matches!(e, MoeError::NoLayout { local_rank: 0 });
+    assert!(missing(
+        high_group.dispatch(0, &stream, &high_handle).unwrap_err()
+    ));
+    assert!(missing(
+        high_group.combine(0, &stream, &high_handle).unwrap_err()
+    ));
+    let mut many = MoeConfig::high_throughput(2 * 2048, 4, 8);
+    many.threads = 32;
+    assert_eq!(dimension(MoeGroup::new(ranks, many)), "experts");
+}
+
+fn fp8(mut case: Case) -> Case {
+    case.format = DispatchFormat::Fp8E4m3;
+    case
+}
+
+/// FP8 e4m3 dispatch in both modes: the received bytes and scales equal the host's
+/// quantisation of every token, bit for bit, and dequantise within the bound; hidden sizes
+/// of one block, of a partial block, of several blocks with a partial one, and not a
+/// multiple of 8; combine and the backward form over what the experts made of them.
+#[test]
+fn fp8_dispatch_in_both_modes_on_2_4_8_ranks() {
+    // One block with 16-byte stores; blocks with a partial one and 8-byte stores; bytes
+    // (hidden not a multiple of 8): on every rank count; two more shapes on 2 ranks.
+    let shapes = |ranks| match ranks {
+        2 => vec![(128, 2), (328, 4), (13, 1), (261, 8), (24, 3)],
+        _ => vec![(128, 2), (328, 4), (13, 1)],
+    };
+    for ranks in [2, 4, 8] {
+        for (hidden, top_k) in shapes(ranks) {
+            let seed = (ranks * 1000 + hidden) as u64;
+            let low = fp8(case(ranks, hidden, top_k, Routing::Random { seed }));
+            run_on(ranks, &low);
+            run_on(ranks, &high_throughput(low));
+        }
+    }
+    let mut staged = fp8(case(2, 136, 2, Routing::WithNone { seed: 3 }));
+    staged.staged = true;
+    run_on(2, &staged);
+}
+
+/// The e4m3 conversion: every finite value converts back to its own bits, halfway
+/// values round to even, larger values saturate to ±448, NaN stays NaN.
+#[test]
+fn e4m3_conversion_rounds_to_nearest_even_and_saturates() {
+    use cudajit::nccl::moe::fp8::{e4m3_from_f32, e4m3_to_f32};
+    for byte in 0..=255u8 {
+        if byte & 0x7f == 0x7f {
+            assert!(e4m3_to_f32(byte).is_nan());
+            continue;
+        }
+        let x = e4m3_to_f32(byte);
+        let expect = if x == 0.0 { byte & 0x80 } else { byte };
+        assert_eq!(e4m3_from_f32(x), expect, "{byte:#04x} = {x}");
+        // Halfway to the next magnitude: even codes keep, odd codes round up.
+        if byte & 0x7f < 0x7e {
+            let next = e4m3_to_f32(byte + 1);
+            let mid = (x + next) / 2.0;
+            let even = if byte % 2 == 0 { byte } else { byte + 1 };
+            assert_eq!(e4m3_from_f32(mid), even, "halfway above {byte:#04x}");
+        }
+    }
+    assert_eq!(e4m3_from_f32(1000.0), 0x7e);
+    assert_eq!(e4m3_from_f32(-1e30), 0xfe);
+    assert_eq!(e4m3_from_f32(f32::INFINITY), 0x7e);
+    assert_eq!(e4m3_from_f32(f32::NAN), 0x7f);
+    assert_eq!(e4m3_from_f32(1e-4), 0x00);
+}
+
+fn dimension(result: Result<impl std::fmt::Debug, MoeError>) -> &'static str {
+    let error = result.unwrap_err();
+    eprintln!("{error}");
+    error
+        .dimension()
+        .unwrap_or_else(|| panic!("no dimension in {error:?}"))
+}
+
+#[test]
+fn limits_are_errors_naming_the_dimension() {
+    let world = world(4);
+    let ranks = MoeRanks::Sim(&world);
+    let small = |experts| {
+        let mut config = MoeConfig::low_latency(experts, 4, 8);
+        config.ctas = 2;
+        config.threads = 32;
+        config
+    };
+    assert_eq!(dimension(MoeGroup::new(ranks, small(10))), "experts");
+    assert_eq!(dimension(MoeGroup::new(ranks, small(0))), "experts");
+    let mut threads = small(8);
+    threads.threads = 48;
+    assert_eq!(dimension(MoeGroup::new(ranks, threads)), "threads");
+    let mut hidden = small(8);
+    hidden.hidden = 0;
+    assert_eq!(dimension(MoeGroup::new(ranks, hidden)), "hidden");
+
+    let group = MoeGroup::new(ranks, small(8)).unwrap();
+    assert_eq!(dimension(group.handle(0)), "top_k");
+    assert_eq!(dimension(group.handle(9)), "top_k");
+    let mut handle = group.handle(2).unwrap();
+    // Five tokens where the group holds four.
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0; 10], &[1.0; 10])),
+        "tokens"
+    );
+    assert_eq!(dimension(handle.set_device_routing(0, 5)), "tokens");
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0; 3], &[1.0; 3])),
+        "topk_idx length"
+    );
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0; 4], &[1.0; 3])),
+        "topk_weights length"
+    );
+    assert_eq!(
+        dimension(handle.set_routing(0, &[0, 8], &[1.0; 2])),
+        "topk_idx"
+    );
+    assert_eq!(
+        dimension(handle.set_routing(0, &[-2, 1], &[1.0; 2])),
+        "topk_idx"
+    );
+    assert_eq!(dimension(handle.set_device_routing(4, 1)), "local rank");
+
+    // No routing yet on rank 0.
+    let stream = group.stream(0).unwrap();
+    let error = group.dispatch(0, &stream, &handle).unwrap_err();
+    assert!(
+        matches!(error, MoeError::NoRouting { local_rank: 0 }),
+        "{error}"
+    );
+    handle.set_routing(0, &[0, 1], &[0.5, 0.5]).unwrap();
+    // Rank 1's stream for rank 0; a rank this process does not have.
+    let other = group.stream(1).unwrap();
+    assert_eq!(dimension(group.dispatch(0, &other, &handle)), "stream");
+    assert_eq!(dimension(group.stream(4)), "local rank");
+    // A handle of another group.
+    let twin = MoeGroup::new(ranks, small(8)).unwrap();
+    assert_eq!(dimension(twin.dispatch(0, &stream, &handle)), "handle");
+    // A tokens buffer larger than the group's.
+    let too_many = vec![bf16::ZERO; 4 * 8 + 1];
+    assert_eq!(
+        dimension(group.tokens().copy_from_host(0, &too_many)),
+        "elements written"
+    );
+
+    let nodes = SimWorld::with_nodes(2, 2).unwrap();
+    assert_eq!(
+        dimension(MoeGroup::new(MoeRanks::Sim(&nodes), small(8))),
+        "simulated nodes"
+    );
+}
+
+/// The benchmark baseline's kernels on the simulator: permuting every rank's (token,
+/// expert) rows into its send order and un-permuting them with the weights gives
+/// `sum_j w_j x` (the communication in between is NCCL's, on GPUs only); the plan's
+/// counts are each other's transpose.
+#[test]
+fn the_benchmark_baseline_permutes_and_unpermutes() {
+    use cudajit::prelude::LaunchConfig;
+    let stream = cudajit::Stream::simulator();
+    let (ranks, experts, top_k, hidden, tokens) = (4, 16, 3, 24, 10);
+    let c = Case {
+        experts,
+        max_tokens: tokens,
+        hidden,
+        top_k,
+        tokens: vec![tokens; ranks],
+        routing: Routing::WithNone { seed: 11 },
+        mode: MoeMode::LowLatency,
+        format: DispatchFormat::Bf16,
+        staged: false,
+        ctas: 1,
+        threads: 32,
+    };
+    let routings: Vec<(Vec<i32>, Vec<f32>)> = (0..ranks)
+        .map(|r| moe_cases::routing_of(&c, ranks, r, tokens))
+        .collect();
+    let idx: Vec<Vec<i32>> = routings.iter().map(|(i, _)| i.clone()).collect();
+    let plans = baseline::plans(&idx, top_k, experts);
+    for r in 0..ranks {
+        for s in 0..ranks {
+            assert_eq!(plans[r].recv_counts[s], plans[s].send_counts[r]);
+        }
+        let plan = &plans[r];
+        let x = moe_cases::tokens_of(hidden, r, tokens);
+        let (_, weights) = &routings[r];
+        let xs = stream.clone_htod(&x).unwrap();
+        let order = stream.clone_htod(&plan.order).unwrap();
+        let mut send = stream
+            .alloc_zeros::<bf16>(plan.order.len().max(1) * hidden)
+            .unwrap();
+        let config = LaunchConfig::new(2, 32);
+        baseline::permute_rows::launch(&stream, config, &xs, &order, &mut send, hidden as u64)
+            .unwrap();
+        let rows = stream.clone_htod(&plan.rows).unwrap();
+        let w = stream.clone_htod(weights).unwrap();
+        let mut out = stream.alloc_zeros::<bf16>(x.len()).unwrap();
+        let (k, h) = (top_k as u64, hidden as u64);
+        baseline::unpermute_weighted::launch(&stream, config, &send, &rows, &w, &mut out, k, h)
+            .unwrap();
+        let got = stream.clone_dtoh(&out).unwrap();
+        for t in 0..tokens {
+            for e in 0..hidden {
+                let v = x[t * hidden + e].to_f32();
+                let acc = (0..top_k)
+                    .filter(|&j| idx[r][t * top_k + j] >= 0)
+                    .fold(0.0f32, |acc, j| weights[t * top_k + j].mul_add(v, acc));
+                assert_eq!(
+                    got[t * hidden + e],
+                    bf16::from_f32(acc),
+                    "rank {r} token {t}"
+                );
+            }
+        }
+    }
+}
