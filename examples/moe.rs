@@ -1,7 +1,9 @@
 //! Mixture-of-experts dispatch and combine with `cudajit::nccl::moe`: tokens routed to
 //! their top-k experts on other ranks, the experts (a `#[kernel]` of this file) run on
 //! what arrived, and the results come back weighted, in both modes and with FP8
-//! dispatch; every output checked against `moe::reference`.
+//! dispatch; every output checked against `moe::reference`. The tokens and the combined
+//! results live in device buffers of each rank's stream (`dispatch_from`,
+//! `combine_into`), as a model's activations would.
 //!
 //!     cargo run --release --example moe                         # every GPU (2 or more) in one process
 //!     cargo run --example moe                                   # no GPU: 4 simulated ranks
@@ -12,13 +14,13 @@
 
 use std::error::Error;
 
-use cudajit::bf16;
 use cudajit::nccl::device::{self as nccl, Window};
 use cudajit::nccl::moe::reference::{self, RankRouting};
 use cudajit::nccl::moe::{fp8, DispatchFormat, MoeConfig, MoeGroup, MoeHandle, MoeRanks};
 use cudajit::nccl::sim::SimWorld;
 use cudajit::nccl::{Communicator, LoadedNccl};
 use cudajit::prelude::*;
+use cudajit::{bf16, Buffer};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -163,13 +165,27 @@ impl Inputs {
             .collect()
     }
 
-    fn upload(&self, group: &MoeGroup<'_>, handle: &mut MoeHandle) -> Result<()> {
+    /// Sets every rank's routing, and returns its tokens in device memory of its stream
+    /// (what a model's previous layer would leave there).
+    fn upload(&self, group: &MoeGroup<'_>, handle: &mut MoeHandle) -> Result<Vec<Buffer<bf16>>> {
+        let mut tokens = Vec::new();
         for r in 0..self.tokens.len() {
-            group.tokens().copy_from_host(r, &self.tokens[r])?;
             handle.set_routing(r, &self.idx[r], &self.weights[r])?;
+            tokens.push(group.stream(r)?.clone_htod(&self.tokens[r])?);
         }
-        Ok(())
+        Ok(tokens)
     }
+}
+
+/// Device buffers of `tokens × hidden` on every rank's stream, for the combined tokens.
+fn combined_buffers(group: &MoeGroup<'_>, tokens: usize) -> Result<Vec<Buffer<bf16>>> {
+    (0..group.ranks().local_ranks())
+        .map(|r| {
+            Ok(group
+                .stream(r)?
+                .alloc_zeros(tokens * group.config().hidden)?)
+        })
+        .collect()
 }
 
 fn synchronize(group: &MoeGroup<'_>) -> Result<()> {
@@ -191,9 +207,9 @@ fn low_latency(
     let group = MoeGroup::new(ranks, config)?;
     let mut handle = group.handle(top_k)?;
     let inputs = Inputs::new(&config, n, tokens, top_k);
-    inputs.upload(&group, &mut handle)?;
-    for r in 0..n {
-        group.dispatch(r, &group.stream(r)?, &handle)?;
+    let token_buffers = inputs.upload(&group, &mut handle)?;
+    for (r, rank_tokens) in token_buffers.iter().enumerate() {
+        group.dispatch_from(r, &group.stream(r)?, &handle, rank_tokens)?;
     }
     let per_rank = group.experts_per_rank();
     let elements = group.expert_output().len();
@@ -212,8 +228,9 @@ fn low_latency(
             config.hidden as u64,
         )?;
     }
-    for r in 0..n {
-        group.combine(r, &group.stream(r)?, &handle)?;
+    let mut combined_out = combined_buffers(&group, tokens)?;
+    for (r, out) in combined_out.iter_mut().enumerate() {
+        group.combine_into(r, &group.stream(r)?, &handle, out)?;
     }
     synchronize(&group)?;
     let routings = inputs.routings();
@@ -237,7 +254,7 @@ fn low_latency(
             want.expert_counts[r],
             "rank {r}"
         );
-        let got = group.combined().to_vec(r, tokens * config.hidden)?;
+        let got = group.stream(r)?.clone_dtoh(&combined_out[r])?;
         if got != *want_combined {
             return Err(
                 format!("low-latency combine on rank {r} differs from the reference").into(),
@@ -264,12 +281,12 @@ fn high_throughput(
     let group = MoeGroup::new(ranks, config)?;
     let mut handle = group.handle(top_k)?;
     let inputs = Inputs::new(&config, n, tokens, top_k);
-    inputs.upload(&group, &mut handle)?;
+    let token_buffers = inputs.upload(&group, &mut handle)?;
     for r in 0..n {
         group.layout(r, &group.stream(r)?, &mut handle)?;
     }
-    for r in 0..n {
-        group.dispatch(r, &group.stream(r)?, &handle)?;
+    for (r, rank_tokens) in token_buffers.iter().enumerate() {
+        group.dispatch_from(r, &group.stream(r)?, &handle, rank_tokens)?;
     }
     synchronize(&group)?;
     let per_rank = group.experts_per_rank();
@@ -293,11 +310,21 @@ fn high_throughput(
                 y[row * hidden + h] = bf16::from_f32(sum);
             }
         }
-        group.expert_output().copy_from_host(r, &y)?;
         outputs.push(y);
     }
-    for r in 0..n {
-        group.combine(r, &group.stream(r)?, &handle)?;
+    // The results in device memory, as an expert layer leaves them: the received rows
+    // (one zero row for none, so no buffer is empty).
+    let mut output_buffers = Vec::new();
+    for (r, y) in outputs.iter().enumerate() {
+        let mut rows = y.clone();
+        rows.resize(y.len().max(hidden), bf16::ZERO);
+        output_buffers.push(group.stream(r)?.clone_htod(&rows)?);
+    }
+    let mut combined_out = combined_buffers(&group, tokens)?;
+    for (r, out) in combined_out.iter_mut().enumerate() {
+        let stream = group.stream(r)?;
+        group.combine_from(r, &stream, &handle, &output_buffers[r])?;
+        group.combine_into(r, &stream, &handle, out)?;
     }
     synchronize(&group)?;
     let routings = inputs.routings();
@@ -305,7 +332,7 @@ fn high_throughput(
     let combined =
         reference::high_throughput_combine(&config, n, top_k, &routings, &layout, &outputs);
     for (r, want_combined) in combined.iter().enumerate() {
-        let got = group.combined().to_vec(r, tokens * hidden)?;
+        let got = group.stream(r)?.clone_dtoh(&combined_out[r])?;
         if got != *want_combined {
             return Err(
                 format!("high-throughput combine on rank {r} differs from the reference").into(),
@@ -333,9 +360,9 @@ fn fp8_dispatch(
     let group = MoeGroup::new(ranks, config)?;
     let mut handle = group.handle(top_k)?;
     let inputs = Inputs::new(&config, n, tokens, top_k);
-    inputs.upload(&group, &mut handle)?;
-    for r in 0..n {
-        group.dispatch(r, &group.stream(r)?, &handle)?;
+    let token_buffers = inputs.upload(&group, &mut handle)?;
+    for (r, rank_tokens) in token_buffers.iter().enumerate() {
+        group.dispatch_from(r, &group.stream(r)?, &handle, rank_tokens)?;
     }
     synchronize(&group)?;
     let want = reference::dispatch(&config, n, top_k, &inputs.routings());

@@ -486,6 +486,22 @@ impl<T: BufferElement> Buffer<T> {
             BufferInner::Sim(buffer) => Some(buffer),
         }
     }
+
+    /// The GPU memory, on a GPU, to write.
+    pub fn cuda_mut(&mut self) -> Option<&mut CudaSlice<T>> {
+        match &mut self.0 {
+            BufferInner::Cuda(slice) => Some(slice),
+            BufferInner::Sim(_) => None,
+        }
+    }
+
+    /// The simulator memory, on the simulator, to write.
+    pub fn sim_mut(&mut self) -> Option<&mut SimBuffer<T>> {
+        match &mut self.0 {
+            BufferInner::Cuda(_) => None,
+            BufferInner::Sim(buffer) => Some(buffer),
+        }
+    }
 }
 
 impl<T: BufferElement> KernelSlice<T> for Buffer<T> {

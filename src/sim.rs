@@ -22,7 +22,9 @@ pub use crate::buffer_element::BufferElement;
 /// Memory of the simulator holding `len` values of type `T`: what `alloc_zeros` and
 /// `clone_htod` of a [`SimStream`] return, passed to kernels as `&[T]` / `&mut [T]`.
 pub struct SimBuffer<T> {
-    memory: DeviceMemory,
+    /// Shared with the copies queued on a simulated rank's stream, which
+    /// run after the caller's borrow of the buffer has ended.
+    memory: Arc<DeviceMemory>,
     len: usize,
     _element: PhantomData<T>,
 }
@@ -36,7 +38,7 @@ impl<T> std::fmt::Debug for SimBuffer<T> {
 impl<T: BufferElement> SimBuffer<T> {
     fn zeroed(len: usize) -> Self {
         SimBuffer {
-            memory: DeviceMemory::zeroed(len * T::ELEMENT.size()),
+            memory: Arc::new(DeviceMemory::zeroed(len * T::ELEMENT.size())),
             len,
             _element: PhantomData,
         }
@@ -68,8 +70,13 @@ impl<T: BufferElement> SimBuffer<T> {
                 self.len
             )));
         }
-        self.memory.write_bytes(0, &buffer_element::encode(data));
+        self.memory.store_bytes(0, &buffer_element::encode(data));
         Ok(())
+    }
+
+    /// The buffer's memory, for a copy on a stream ([`SimStream::copy_in_order`]).
+    pub(crate) fn shared_memory(&self) -> Arc<DeviceMemory> {
+        self.memory.clone()
     }
 
     /// The buffer as a `&[T]` kernel argument.
@@ -146,6 +153,16 @@ impl SimStream {
         buffer.copy_from(data)
     }
 
+    /// Runs `copy` in the stream's order: now, unless a launch of this stream waits for
+    /// the other members of its group; then right after that launch has run (as
+    /// `cuMemcpyAsync` after a kernel on a CUDA stream).
+    pub(crate) fn copy_in_order(&self, copy: SimCopy) -> Result<(), Error> {
+        match &self.group {
+            Some((group, member)) => group.copy_in_order(*member, copy),
+            None => copy.run(),
+        }
+    }
+
     /// Launches run to completion, so there is nothing to wait for; on a stream of a
     /// [`SimGroup`], an error if a launch of this stream still waits for other members.
     pub fn synchronize(&self) -> Result<(), Error> {
@@ -180,6 +197,33 @@ struct PendingLaunch {
     program: Arc<Program>,
     config: SimLaunch,
     args: Vec<SimArg<'static>>,
+    /// The copies queued on the member's stream after this launch, run once it has.
+    then: Vec<SimCopy>,
+}
+
+/// A copy of `bytes` bytes from the start of one simulator memory to the start of
+/// another (a device-to-device copy on a stream).
+pub(crate) struct SimCopy {
+    pub(crate) from: Arc<DeviceMemory>,
+    pub(crate) to: Arc<DeviceMemory>,
+    pub(crate) bytes: usize,
+}
+
+impl SimCopy {
+    fn run(&self) -> Result<(), Error> {
+        if self.bytes > self.from.len() || self.bytes > self.to.len() {
+            return Err(Error::Backend(format!(
+                "copying {} bytes between simulator memories of {} and {}",
+                self.bytes,
+                self.from.len(),
+                self.to.len()
+            )));
+        }
+        let mut bytes = vec![0u8; self.bytes];
+        self.from.read_bytes(0, &mut bytes);
+        self.to.store_bytes(0, &bytes);
+        Ok(())
+    }
 }
 
 /// The host of a group's extern functions, made afresh for each run (so it sees the
@@ -300,6 +344,18 @@ impl SimGroup {
         ))
     }
 
+    /// Runs `copy` after member `member`'s last queued launch, or now if none waits.
+    fn copy_in_order(&self, member: usize, copy: SimCopy) -> Result<(), Error> {
+        let mut queues = self.lock();
+        match queues[member].back_mut() {
+            Some(last) => {
+                last.then.push(copy);
+                Ok(())
+            }
+            None => copy.run(),
+        }
+    }
+
     /// Queues member `member`'s launch; runs the group's next launches once every member
     /// has one queued.
     pub(crate) fn submit(
@@ -331,6 +387,7 @@ impl SimGroup {
             program,
             config,
             args,
+            then: Vec::new(),
         });
         if queues.iter().any(|q| q.is_empty()) {
             return Ok(());
@@ -353,6 +410,10 @@ impl SimGroup {
         let mut options = self.inner.options.clone();
         options.externs = (self.inner.externs)();
         let report = cudajit_sim::launch_group(&launches, &options)?;
+        batch
+            .iter()
+            .flat_map(|pending| &pending.then)
+            .try_for_each(SimCopy::run)?;
         *self.inner.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
         stream.record(report);
         Ok(())

@@ -1,6 +1,7 @@
 //! Mixture-of-experts dispatch and combine (`cudajit::nccl::moe`) on GPUs: every GPU of
 //! this machine in one process (`ncclCommInitAll`), the cases of tests/moe_sim.rs and
-//! NCCL EP's shapes, every output compared exactly with the host reference; and the
+//! NCCL EP's shapes, every output compared exactly with the host reference (the window
+//! forms of dispatch and combine, and the forms taking device buffers); and the
 //! device communicator's barrier count checked against the group's grid.
 //!
 //! NCCL 2.28's device API needs at least two local ranks: with fewer than two GPUs (or
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeGroup, MoeMode, MoeRanks};
 use cudajit::nccl::{Communicator, DevCommRequirements, LoadedNccl};
 
-use moe_cases::{run, Case, Routing};
+use moe_cases::{run_with, Case, Io, Routing};
 
 /// Every GPU in one communicator, or `None` after saying why the tests skip.
 fn gpus_or_skip() -> Option<Communicator> {
@@ -42,7 +43,7 @@ fn gpus_or_skip() -> Option<Communicator> {
 /// One test at a time owns the GPUs.
 static GPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn run_on_gpus(cases: &[Case]) {
+fn run_on_gpus(cases: &[Case], io: Io) {
     let _gpus = GPUS.lock().unwrap_or_else(|p| p.into_inner());
     let Some(comm) = gpus_or_skip() else {
         return;
@@ -62,8 +63,8 @@ fn run_on_gpus(cases: &[Case]) {
         if case.experts % n != 0 {
             case.experts = case.experts.div_ceil(n) * n;
         }
-        eprintln!("{n} GPUs: {case:?}");
-        run(ranks, &case);
+        eprintln!("{n} GPUs, {io:?}: {case:?}");
+        run_with(ranks, &case, io);
     }
     dev_comm.close().unwrap();
     comm.close().unwrap();
@@ -139,7 +140,38 @@ fn moe_small_cases_on_gpus() {
             cases.push(c);
         }
     }
-    run_on_gpus(&cases);
+    run_on_gpus(&cases, Io::Windows);
+}
+
+/// The buffer-taking forms (`dispatch_from`, `dispatch_send_from`, `combine_from`,
+/// `combine_into`: the tokens and outputs in `cudajit::Buffer`s of each GPU's stream,
+/// copied device to device on it) give the reference's bits: both modes, the staged
+/// dispatch, FP8 dispatch, vectors and elements, more tokens than threads.
+#[test]
+fn moe_buffer_forms_on_gpus() {
+    let mut cases = vec![
+        small(24, 2, Routing::Random { seed: 11 }, false),
+        small(13, 3, Routing::WithNone { seed: 12 }, false),
+        small(24, 3, Routing::Random { seed: 13 }, true),
+    ];
+    let mut many = small(136, 4, Routing::Random { seed: 14 }, false);
+    many.max_tokens = 300;
+    many.tokens = vec![300, 265];
+    many.experts = 12;
+    cases.push(many);
+    let high: Vec<Case> = cases
+        .iter()
+        .filter(|c| !c.staged)
+        .map(|c| Case {
+            mode: MoeMode::HighThroughput,
+            ..c.clone()
+        })
+        .collect();
+    cases.extend(high);
+    let mut fp8 = small(328, 4, Routing::Random { seed: 15 }, false);
+    fp8.format = DispatchFormat::Fp8E4m3;
+    cases.push(fp8);
+    run_on_gpus(&cases, Io::Buffers);
 }
 
 /// NCCL EP's published shapes with the default grid (132 CTAs of 256 threads): hidden
@@ -184,15 +216,20 @@ fn moe_nccl_ep_shapes_on_gpus() {
         c.format = DispatchFormat::Fp8E4m3;
         c
     };
-    run_on_gpus(&[
-        shape(256, 7168, false),
-        shape(256, 7168, true),
-        shape(64, 4096, false),
-        high(256, 7168),
-        high(64, 4096),
-        fp8(shape(256, 7168, false)),
-        fp8(high(256, 7168)),
-    ]);
+    run_on_gpus(
+        &[
+            shape(256, 7168, false),
+            shape(256, 7168, true),
+            shape(64, 4096, false),
+            high(256, 7168),
+            high(64, 4096),
+            fp8(shape(256, 7168, false)),
+            fp8(high(256, 7168)),
+        ],
+        Io::Windows,
+    );
+    // The buffer forms at hidden 7168 in both modes.
+    run_on_gpus(&[shape(256, 7168, false), high(256, 7168)], Io::Buffers);
 }
 
 /// A device communicator with fewer LSA barriers than the group's CTAs is refused when

@@ -17,7 +17,7 @@ use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeError, MoeGroup, MoeMode,
 use cudajit::nccl::sim::SimWorld;
 use cudajit::simulator::SimOptions;
 
-use moe_cases::{run, Case, Routing};
+use moe_cases::{run, run_with, Case, Io, Routing};
 
 fn world(nranks: usize) -> SimWorld {
     SimWorld::with_options(
@@ -132,6 +132,98 @@ fn a_second_routing_replaces_the_first() {
     run(MoeRanks::Sim(&world), &first);
     let second = case(4, 16, 5, Routing::AllTo(3));
     run(MoeRanks::Sim(&world), &second);
+}
+
+/// The buffer-taking forms (`dispatch_from`, `dispatch_send_from`, `combine_from`,
+/// `combine_into`, the tokens and outputs in simulator buffers of each rank's stream and
+/// the windows not written from the host) give the reference's bits, as the window forms
+/// do: both modes, the staged dispatch, FP8 dispatch, vectors and elements, on 2 and 4
+/// ranks.
+#[test]
+fn buffer_forms_of_dispatch_and_combine_on_2_4_ranks() {
+    for ranks in [2, 4] {
+        for (hidden, top_k) in [(24, 2), (13, 3)] {
+            let seed = (ranks * 100 + hidden) as u64;
+            let low = case(ranks, hidden, top_k, Routing::Random { seed });
+            let mut staged = low.clone();
+            staged.staged = true;
+            for c in [
+                low.clone(),
+                staged,
+                high_throughput(low.clone()),
+                fp8(low.clone()),
+            ] {
+                eprintln!("{ranks} ranks, buffers: {c:?}");
+                let world = world(ranks);
+                run_with(MoeRanks::Sim(&world), &c, Io::Buffers);
+                run_with(MoeRanks::Sim(&world), &c, Io::Windows);
+            }
+        }
+    }
+}
+
+/// A buffer shorter than what an operation copies is a `Mismatch` naming it, before
+/// anything is copied or launched; memory of the other backend is an error.
+#[test]
+fn buffer_sizes_are_checked() {
+    let world = world(2);
+    let ranks = MoeRanks::Sim(&world);
+    let mut config = MoeConfig::low_latency(4, 4, 8);
+    config.ctas = 2;
+    config.threads = 32;
+    let group = MoeGroup::new(ranks, config).unwrap();
+    let mut handle = group.handle(2).unwrap();
+    // Three tokens of hidden 8 on rank 0.
+    handle
+        .set_routing(0, &[0, 1, 2, 3, 1, 2], &[0.5; 6])
+        .unwrap();
+    let stream = group.stream(0).unwrap();
+    let short = stream.alloc_zeros::<bf16>(3 * 8 - 1).unwrap();
+    assert_eq!(
+        dimension(group.dispatch_from(0, &stream, &handle, &short)),
+        "tokens buffer"
+    );
+    assert_eq!(
+        dimension(group.dispatch_send_from(0, &stream, &handle, &short)),
+        "tokens buffer"
+    );
+    let mut short_out = stream.alloc_zeros::<bf16>(3 * 8 - 1).unwrap();
+    assert_eq!(
+        dimension(group.combine_into(0, &stream, &handle, &mut short_out)),
+        "combined buffer"
+    );
+    let outputs = stream
+        .alloc_zeros::<bf16>(group.expert_output().len() - 1)
+        .unwrap();
+    assert_eq!(
+        dimension(group.combine_from(0, &stream, &handle, &outputs)),
+        "expert output buffer"
+    );
+    // Nothing was launched: rank 0 waits for no one.
+    stream.synchronize().unwrap();
+    // The checks of every launch come first: another rank's stream.
+    let tokens = stream.alloc_zeros::<bf16>(3 * 8).unwrap();
+    let other = group.stream(1).unwrap();
+    assert_eq!(
+        dimension(group.dispatch_from(0, &other, &handle, &tokens)),
+        "stream"
+    );
+
+    let mut high = config;
+    high.mode = MoeMode::HighThroughput;
+    let high_group = MoeGroup::new(ranks, high).unwrap();
+    let mut high_handle = high_group.handle(2).unwrap();
+    high_handle.set_routing(0, &[0, 1], &[0.5; 2]).unwrap();
+    high_group.layout(0, &stream, &mut high_handle).unwrap();
+    let rows_and_a_half = stream.alloc_zeros::<bf16>(8 + 4).unwrap();
+    assert_eq!(
+        dimension(high_group.combine_from(0, &stream, &high_handle, &rows_and_a_half)),
+        "expert output buffer"
+    );
+    let error = high_group
+        .dispatch_send_from(0, &stream, &high_handle, &tokens)
+        .unwrap_err();
+    assert!(matches!(error, MoeError::WrongMode { .. }), "{error}");
 }
 
 fn high_throughput(mut case: Case) -> Case {

@@ -437,6 +437,11 @@ impl<T: BufferElement> SimSymmetricBuffer<T> {
         Ok(memory)
     }
 
+    /// Rank `rank`'s memory, for a copy on its stream (`SimStream::copy_in_order`).
+    pub(crate) fn rank_memory(&self, rank: usize) -> Result<Arc<DeviceMemory>, Error> {
+        self.memory(rank, 0).map(|_| self.ranks[rank].clone())
+    }
+
     /// Copies `data` to the start of rank `rank`'s part.
     pub fn copy_from_host(&self, rank: usize, data: &[T]) -> Result<(), Error> {
         let bytes = crate::buffer_element::encode(data);

@@ -6,7 +6,8 @@
 use cudajit::bf16;
 use cudajit::nccl::moe::fp8;
 use cudajit::nccl::moe::reference::{self, RankRouting};
-use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeGroup, MoeMode, MoeRanks};
+use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeGroup, MoeHandle, MoeMode, MoeRanks};
+use cudajit::{Buffer, Stream};
 
 /// How tokens pick their experts.
 #[derive(Clone, Copy, Debug)]
@@ -218,12 +219,82 @@ impl Delivered {
     }
 }
 
+/// Where the tokens come from and the outputs go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Io {
+    /// The group's windows, written and read from the host (`tokens()`,
+    /// `expert_output()`, `combined()`).
+    Windows,
+    /// The caller's device buffers on each rank's stream (`dispatch_from` or
+    /// `dispatch_send_from`, `combine_from`, `combine_into`); the windows are not
+    /// touched from the host.
+    Buffers,
+}
+
 /// Runs `case` on `ranks` (every rank local to this process) and compares every output
 /// with the host reference, exactly.
 pub fn run(ranks: MoeRanks<'_>, case: &Case) {
+    run_with(ranks, case, Io::Windows)
+}
+
+/// [`run`], the tokens and outputs moved as `io` says.
+pub fn run_with(ranks: MoeRanks<'_>, case: &Case, io: Io) {
     match case.mode {
-        MoeMode::LowLatency => run_low_latency(ranks, case),
-        _ => run_high_throughput(ranks, case),
+        MoeMode::LowLatency => run_low_latency(ranks, case, io),
+        _ => run_high_throughput(ranks, case, io),
+    }
+}
+
+/// Rank `r`'s tokens in a device buffer of its stream, with a row more than the routing
+/// has (dispatch takes the first `tokens × hidden`).
+fn token_buffer(stream: &Stream, tokens: &[bf16], hidden: usize) -> Buffer<bf16> {
+    let mut padded = tokens.to_vec();
+    padded.extend(std::iter::repeat_n(bf16::from_f32(7.0), hidden));
+    stream.clone_htod(&padded).unwrap()
+}
+
+/// Combines on every rank, into the caller's buffers with `Io::Buffers` (read back after
+/// every rank launched), and returns each rank's combined tokens.
+fn combine_all(
+    group: &MoeGroup<'_>,
+    handle: &MoeHandle,
+    streams: &[Stream],
+    expert_outputs: &[Vec<bf16>],
+    case: &Case,
+    io: Io,
+) -> Vec<Vec<bf16>> {
+    let len = |r: usize| case.tokens[r] * case.hidden;
+    let mut combined = Vec::new();
+    for (r, stream) in streams.iter().enumerate() {
+        match io {
+            Io::Windows => group.combine(r, stream, handle).unwrap(),
+            Io::Buffers => {
+                let outputs = stream.clone_htod(&expert_outputs[r]).unwrap();
+                // Exactly tokens × hidden (one element for none: no empty allocation).
+                let mut into = stream.alloc_zeros::<bf16>(len(r).max(1)).unwrap();
+                group.combine_from(r, stream, handle, &outputs).unwrap();
+                group.combine_into(r, stream, handle, &mut into).unwrap();
+                combined.push(into);
+            }
+        }
+    }
+    for stream in streams {
+        stream.synchronize().unwrap();
+    }
+    match io {
+        Io::Windows => (0..streams.len())
+            .map(|r| group.combined().to_vec(r, len(r)).unwrap())
+            .collect(),
+        Io::Buffers => combined
+            .iter()
+            .zip(streams)
+            .enumerate()
+            .map(|(r, (buffer, stream))| {
+                let mut values = stream.clone_dtoh(buffer).unwrap();
+                values.truncate(len(r));
+                values
+            })
+            .collect(),
     }
 }
 
@@ -249,7 +320,7 @@ fn routings(inputs: &[(Vec<bf16>, Vec<i32>, Vec<f32>)]) -> Vec<RankRouting<'_>> 
 }
 
 /// The received rows, counts, slots and the combined tokens of a low-latency group.
-fn run_low_latency(ranks: MoeRanks<'_>, case: &Case) {
+fn run_low_latency(ranks: MoeRanks<'_>, case: &Case, io: Io) {
     let n = ranks.nranks();
     assert_eq!(ranks.local_ranks(), n, "every rank in this process");
     assert_eq!(case.tokens.len(), n);
@@ -257,20 +328,26 @@ fn run_low_latency(ranks: MoeRanks<'_>, case: &Case) {
     let group = MoeGroup::new(ranks, config).unwrap();
     let mut handle = group.handle(case.top_k).unwrap();
     let inputs = inputs(case, n);
+    let streams: Vec<_> = (0..n).map(|r| group.stream(r).unwrap()).collect();
+    let mut token_buffers = Vec::new();
     for (r, (tokens, idx, weights)) in inputs.iter().enumerate() {
-        group.tokens().copy_from_host(r, tokens).unwrap();
+        match io {
+            Io::Windows => group.tokens().copy_from_host(r, tokens).unwrap(),
+            Io::Buffers => token_buffers.push(token_buffer(&streams[r], tokens, case.hidden)),
+        }
         handle.set_routing(r, idx, weights).unwrap();
     }
     let routings = routings(&inputs);
     let want = reference::dispatch(&config, n, case.top_k, &routings);
 
-    let streams: Vec<_> = (0..n).map(|r| group.stream(r).unwrap()).collect();
     for (r, stream) in streams.iter().enumerate() {
-        if case.staged {
-            group.dispatch_send(r, stream, &handle).unwrap();
-        } else {
-            group.dispatch(r, stream, &handle).unwrap();
+        match (io, case.staged) {
+            (Io::Windows, true) => group.dispatch_send(r, stream, &handle),
+            (Io::Windows, false) => group.dispatch(r, stream, &handle),
+            (Io::Buffers, true) => group.dispatch_send_from(r, stream, &handle, &token_buffers[r]),
+            (Io::Buffers, false) => group.dispatch_from(r, stream, &handle, &token_buffers[r]),
         }
+        .unwrap();
     }
     if case.staged {
         for (r, stream) in streams.iter().enumerate() {
@@ -333,22 +410,15 @@ fn run_low_latency(ranks: MoeRanks<'_>, case: &Case) {
                 }
             }
         }
-        group.expert_output().copy_from_host(r, &output).unwrap();
+        if io == Io::Windows {
+            group.expert_output().copy_from_host(r, &output).unwrap();
+        }
         outputs.push(output);
     }
 
-    for (r, stream) in streams.iter().enumerate() {
-        group.combine(r, stream, &handle).unwrap();
-    }
-    for stream in &streams {
-        stream.synchronize().unwrap();
-    }
+    let got_combined = combine_all(&group, &handle, &streams, &outputs, case, io);
     let combined = reference::combine(&config, n, case.top_k, &routings, &want.slots, &outputs);
-    for (r, want) in combined.iter().enumerate() {
-        let got = group
-            .combined()
-            .to_vec(r, case.tokens[r] * case.hidden)
-            .unwrap();
+    for (r, (want, got)) in combined.iter().zip(&got_combined).enumerate() {
         if let Some(k) = (0..got.len()).find(|&k| got[k].to_bits() != want[k].to_bits()) {
             panic!(
                 "{case:?}: combined element {k} (token {}) of rank {r} is {}, expected {}",
@@ -364,26 +434,34 @@ fn run_low_latency(ranks: MoeRanks<'_>, case: &Case) {
 
 /// The layout, the flat received tokens and their routing, the combined tokens and the
 /// backward combine's weights of a high-throughput group.
-fn run_high_throughput(ranks: MoeRanks<'_>, case: &Case) {
+fn run_high_throughput(ranks: MoeRanks<'_>, case: &Case, io: Io) {
     let n = ranks.nranks();
     assert_eq!(ranks.local_ranks(), n, "every rank in this process");
     let config = config(case);
     let group = MoeGroup::new(ranks, config).unwrap();
     let mut handle = group.handle(case.top_k).unwrap();
     let inputs = inputs(case, n);
+    let streams: Vec<_> = (0..n).map(|r| group.stream(r).unwrap()).collect();
+    let mut token_buffers = Vec::new();
     for (r, (tokens, idx, weights)) in inputs.iter().enumerate() {
-        group.tokens().copy_from_host(r, tokens).unwrap();
+        match io {
+            Io::Windows => group.tokens().copy_from_host(r, tokens).unwrap(),
+            Io::Buffers => token_buffers.push(token_buffer(&streams[r], tokens, case.hidden)),
+        }
         handle.set_routing(r, idx, weights).unwrap();
     }
     let routings = routings(&inputs);
     let layout = reference::high_throughput_layout(&config, n, case.top_k, &routings);
     let want = reference::high_throughput_dispatch(&config, n, case.top_k, &routings, &layout);
-    let streams: Vec<_> = (0..n).map(|r| group.stream(r).unwrap()).collect();
     for (r, stream) in streams.iter().enumerate() {
         group.layout(r, stream, &mut handle).unwrap();
     }
     for (r, stream) in streams.iter().enumerate() {
-        group.dispatch(r, stream, &handle).unwrap();
+        match io {
+            Io::Windows => group.dispatch(r, stream, &handle),
+            Io::Buffers => group.dispatch_from(r, stream, &handle, &token_buffers[r]),
+        }
+        .unwrap();
     }
     for stream in &streams {
         stream.synchronize().unwrap();
@@ -458,7 +536,9 @@ fn run_high_throughput(ranks: MoeRanks<'_>, case: &Case) {
                 output[row * case.hidden + h] = expert(e, received[row * case.hidden + h]);
             }
         }
-        group.expert_output().copy_from_host(r, &output).unwrap();
+        if io == Io::Windows {
+            group.expert_output().copy_from_host(r, &output).unwrap();
+        }
         outputs.push(output);
         // Gradients of the received weights for the backward form.
         let grad: Vec<f32> = weights
@@ -476,22 +556,38 @@ fn run_high_throughput(ranks: MoeRanks<'_>, case: &Case) {
     let combined = reference::high_throughput_combine(&config, n, k, &routings, &layout, &outputs);
     let combined_weights =
         reference::high_throughput_combine_weights(n, k, &routings, &layout, &grads);
-    for backward in [false, true] {
-        for (r, stream) in streams.iter().enumerate() {
-            if backward {
-                group.combine_backward(r, stream, &handle).unwrap();
-            } else {
-                group.combine(r, stream, &handle).unwrap();
+    // The expert outputs in buffers: the received rows, and one more where it fits.
+    let output_buffers: Vec<Vec<bf16>> = outputs
+        .iter()
+        .map(|output| {
+            let mut padded = output.clone();
+            if padded.len() < group.expert_output().len() {
+                padded.extend(std::iter::repeat_n(bf16::from_f32(-3.0), case.hidden));
             }
-        }
-        for stream in &streams {
-            stream.synchronize().unwrap();
-        }
-        for r in 0..n {
-            let got = group
-                .combined()
-                .to_vec(r, case.tokens[r] * case.hidden)
-                .unwrap();
+            padded
+        })
+        .collect();
+    for backward in [false, true] {
+        let got_combined = if backward {
+            // The backward form over what the forward one left in the windows.
+            for (r, stream) in streams.iter().enumerate() {
+                group.combine_backward(r, stream, &handle).unwrap();
+            }
+            for stream in &streams {
+                stream.synchronize().unwrap();
+            }
+            (0..n)
+                .map(|r| {
+                    group
+                        .combined()
+                        .to_vec(r, case.tokens[r] * case.hidden)
+                        .unwrap()
+                })
+                .collect()
+        } else {
+            combine_all(&group, &handle, &streams, &output_buffers, case, io)
+        };
+        for (r, got) in got_combined.iter().enumerate() {
             if let Some(q) = (0..got.len()).find(|&q| got[q].to_bits() != combined[r][q].to_bits())
             {
                 panic!(

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::buffers::{check_holds, TokenBuffer, TokenBufferMut};
 use super::config::{check_top_k, DispatchFormat, MoeConfig, MoeError, MoeMode};
 use super::fp8::scales_per_token;
 use super::handle::MoeHandle;
@@ -292,6 +293,138 @@ impl<'a> MoeGroup<'a> {
             shape,
         )?;
         Ok(())
+    }
+
+    /// [`MoeGroup::dispatch`] of the routing's tokens in `tokens` (`[tokens × hidden]`,
+    /// GPU memory for a group on GPUs, simulator memory for a simulated one): copied on
+    /// `stream` into [`MoeGroup::tokens`], device to device, then dispatched.
+    pub fn dispatch_from<'b>(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        tokens: impl Into<TokenBuffer<'b>>,
+    ) -> Result<(), MoeError> {
+        self.copy_tokens(i, stream, handle, tokens.into())?;
+        self.dispatch(i, stream, handle)
+    }
+
+    /// [`MoeGroup::dispatch_send`] of the tokens in `tokens` (as
+    /// [`MoeGroup::dispatch_from`]).
+    pub fn dispatch_send_from<'b>(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        tokens: impl Into<TokenBuffer<'b>>,
+    ) -> Result<(), MoeError> {
+        self.low_latency_only("dispatch_send_from")?;
+        self.copy_tokens(i, stream, handle, tokens.into())?;
+        self.dispatch_send(i, stream, handle)
+    }
+
+    /// Copies the first `tokens × hidden` elements of `tokens` into local rank `i`'s
+    /// [`MoeGroup::tokens`] on `stream`, after checking the launch that follows.
+    fn copy_tokens(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        tokens: TokenBuffer<'_>,
+    ) -> Result<(), MoeError> {
+        let shape = self.shape(i, stream, handle)?;
+        let count = self.check_tokens_buffer("tokens buffer", tokens.len(), shape)?;
+        self.tokens
+            .copy_from_buffer(i, stream, tokens, count, "tokens buffer")
+    }
+
+    /// [`MoeGroup::combine`] of the experts' outputs in `expert_output`, laid out as
+    /// [`MoeGroup::expert_output`], copied on `stream` into that window (device to
+    /// device) first. Low latency: all of it (`[local experts × ranks × max tokens ×
+    /// hidden]`, rows at the slots dispatch chose). High throughput: the received tokens'
+    /// rows (`[received tokens × hidden]`, `handle.read_received_tokens(i)` of them; a
+    /// longer buffer's first `[ranks × max tokens × hidden]`).
+    pub fn combine_from<'b>(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        expert_output: impl Into<TokenBuffer<'b>>,
+    ) -> Result<(), MoeError> {
+        let expert_output = expert_output.into();
+        self.shape(i, stream, handle)?;
+        let count = self.expert_output_copied(expert_output.len())?;
+        self.expert_output.copy_from_buffer(
+            i,
+            stream,
+            expert_output,
+            count,
+            "expert output buffer",
+        )?;
+        self.combine(i, stream, handle)
+    }
+
+    /// The elements [`MoeGroup::combine_from`] copies of a buffer of `len`.
+    fn expert_output_copied(&self, len: usize) -> Result<usize, MoeError> {
+        let window = self.expert_output.len();
+        match self.config.mode {
+            MoeMode::LowLatency => {
+                check_holds(
+                    "expert output buffer",
+                    len,
+                    window,
+                    "the group's expert_output() per rank",
+                )?;
+                Ok(window)
+            }
+            MoeMode::HighThroughput => {
+                if !len.is_multiple_of(self.config.hidden) {
+                    return Err(MoeError::mismatch(
+                        "expert output buffer",
+                        len,
+                        format!(
+                            "it must hold whole rows of the received tokens, received tokens × hidden ({})",
+                            self.config.hidden
+                        ),
+                    ));
+                }
+                Ok(len.min(window))
+            }
+        }
+    }
+
+    /// [`MoeGroup::combine`], then the combined tokens (`[tokens × hidden]`) copied on
+    /// `stream` from [`MoeGroup::combined`] into `combined`, device to device: they are
+    /// there once the stream has run the combine (on simulated ranks, once every rank
+    /// has launched it).
+    pub fn combine_into<'b>(
+        &self,
+        i: usize,
+        stream: &Stream,
+        handle: &MoeHandle,
+        combined: impl Into<TokenBufferMut<'b>>,
+    ) -> Result<(), MoeError> {
+        let combined = combined.into();
+        let shape = self.shape(i, stream, handle)?;
+        // Checked before the launch: nothing runs for a buffer too short.
+        let count = self.check_tokens_buffer("combined buffer", combined.len(), shape)?;
+        self.combine(i, stream, handle)?;
+        self.combined
+            .copy_into_buffer(i, stream, combined, count, "combined buffer")
+    }
+
+    /// The elements of a routing's tokens, `tokens × hidden`, after checking that a
+    /// caller's buffer of `len` holds them.
+    fn check_tokens_buffer(
+        &self,
+        buffer: &'static str,
+        len: usize,
+        shape: MoeShape,
+    ) -> Result<usize, MoeError> {
+        let count = (shape.tokens * shape.hidden) as usize;
+        let rule = format!("tokens × hidden ({} × {})", shape.tokens, shape.hidden);
+        check_holds(buffer, len, count, &rule)?;
+        Ok(count)
     }
 
     /// The layout pass of a high-throughput group on local rank `i`: counts and places

@@ -62,6 +62,7 @@
 //! `high_throughput.rs` (the kernels), `fp8.rs` (e4m3 quantisation), `reference.rs` (the
 //! host reference). See docs/moe.md.
 
+mod buffers;
 mod config;
 pub mod fp8;
 mod group;
@@ -73,6 +74,7 @@ pub mod reference;
 mod shape;
 mod steps;
 
+pub use buffers::{TokenBuffer, TokenBufferMut};
 pub use config::{DispatchFormat, MoeConfig, MoeError, MoeMode};
 pub use group::MoeGroup;
 pub use handle::MoeHandle;
