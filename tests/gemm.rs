@@ -2,8 +2,10 @@
 //! (`benches/cuda/gemm_mma.cu`) as tests. On the CPU: every layout and output type compiles
 //! for sm_90 to the intended instructions with nothing in local memory, and the twin
 //! compiles with nvcc (skipped without the toolchain, unless CUDAJIT_REQUIRE_TOOLCHAIN=1).
-//! On a GPU: both sides match cuBLAS, and cuBLAS the host, at small sizes that cover one
-//! k-tile, a partial band of blocks and several bands (skipped without a GPU).
+//! On the CPU simulator: the mma.sync GEMM in every layout and output type against a host
+//! GEMM, at sizes of one k-tile and of a wrapping pipeline. On a GPU: both sides match
+//! cuBLAS, and cuBLAS the host, at small sizes that cover one k-tile, a partial band of
+//! blocks and several bands (skipped without a GPU).
 
 #[allow(dead_code)]
 #[path = "../examples/gemm/main.rs"]
@@ -11,8 +13,8 @@ mod gemm;
 
 mod common;
 
-use cudajit::bf16;
-use gemm::measure::{Bench, Element, Problem};
+use cudajit::{bf16, Stream};
+use gemm::measure::{launch_config, Bench, Element, Problem};
 use gemm::options::{Algorithm, Layout, Output};
 
 /// Where test `test` builds the twin: in the target directory, apart from other tests
@@ -64,6 +66,99 @@ fn the_cuda_twin_compiles_with_nvcc() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Small integers in -4..=4, so every product and partial sum of a K ≤ 256 GEMM is exact in
+/// f32 whatever the order of the additions: the simulator's C must equal the host's.
+fn small_bf16(count: usize, seed: usize) -> Vec<bf16> {
+    (0..count)
+        .map(|i| bf16::from_f32(((i * 7 + seed * 13 + i / 5) % 9) as f32 - 4.0))
+        .collect()
+}
+
+/// C = A·B on the host: A M×K row-major, B column by column (`b[n K + k]`) or, with
+/// `b_row_major`, row by row (`b[k N + n]`).
+fn host_gemm(
+    a: &[bf16],
+    b: &[bf16],
+    (m, n, k): (usize, usize, usize),
+    b_row_major: bool,
+) -> Vec<f32> {
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k)
+                .map(|l| {
+                    let bv = if b_row_major {
+                        b[l * n + j]
+                    } else {
+                        b[j * k + l]
+                    };
+                    a[i * k + l].to_f32() * bv.to_f32()
+                })
+                .sum();
+        }
+    }
+    c
+}
+
+/// (M, N, K) on the simulator, small for CI's debug build: one block over one k-tile; one
+/// block over 3 k-tiles (every stage of the 3-stage pipeline, the prologue's both loads);
+/// two block rows (the band order's second row).
+const SIM_SIZES: [(usize, usize, usize); 3] = [(128, 128, 64), (128, 128, 192), (256, 128, 64)];
+
+#[test]
+fn gemms_match_the_host_on_the_simulator() {
+    let stream = Stream::simulator();
+    for (index, dims) in SIM_SIZES.into_iter().enumerate() {
+        let (m, n, k) = dims;
+        let a = small_bf16(m * k, index);
+        let b = small_bf16(k * n, index + 1);
+        let da = stream.clone_htod(&a).unwrap();
+        let db = stream.clone_htod(&b).unwrap();
+        for layout in Layout::ALL {
+            let expected = host_gemm(&a, &b, dims, layout.b_row_major());
+            let config = launch_config(m, n);
+            let (mu, nu, ku) = (m as u32, n as u32, k as u32);
+            let what = format!("{m}x{n}x{k} {}", layout.name());
+            let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
+            let mut c16 = stream.alloc_zeros::<bf16>(m * n).unwrap();
+            if layout.b_row_major() {
+                gemm::kernels::gemm_bf16::launch::<true>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c,
+                )
+                .unwrap();
+                gemm::kernels::gemm_bf16_to_bf16::launch::<true>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c16,
+                )
+                .unwrap();
+            } else {
+                gemm::kernels::gemm_bf16::launch::<false>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c,
+                )
+                .unwrap();
+                gemm::kernels::gemm_bf16_to_bf16::launch::<false>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c16,
+                )
+                .unwrap();
+            }
+            let c = stream.clone_dtoh(&c).unwrap();
+            assert!(c.iter().any(|&x| x.abs() > 8.0), "{what}: trivial C");
+            for (i, (&got, &want)) in c.iter().zip(&expected).enumerate() {
+                assert_eq!(got, want, "{what} f32: C[{}][{}]", i / n, i % n);
+            }
+            let c16 = stream.clone_dtoh(&c16).unwrap();
+            for (i, (&got, &want)) in c16.iter().zip(&expected).enumerate() {
+                assert_eq!(
+                    got,
+                    bf16::from_f32(want),
+                    "{what} bf16: C[{}][{}]",
+                    i / n,
+                    i % n
+                );
+            }
+        }
+    }
 }
 
 /// (M, N, K): one block and one k-tile (the prologue's second load skipped); a 3 × 3 grid

@@ -36,6 +36,7 @@ mod int_methods;
 pub mod math;
 pub mod memory;
 mod program;
+mod ptx;
 #[cfg(feature = "random-kernels")]
 pub mod random;
 mod scheduler;

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use cudajit_core::intrinsics::AtomicOp;
 use cudajit_core::Scalar;
 
+use super::ptx::async_copy::{AsyncCopies, PendingCopy};
 use super::value::RegisterValue;
 
 /// Bits of a pointer that hold the offset.
@@ -360,6 +361,9 @@ pub(crate) enum AccessFault {
     BadRegion { region: u64 },
     /// A data race on shared memory.
     Race(RaceReport),
+    /// An access to the destination of a `cp.async` that thread `owner` issued at `site`
+    /// (packed) and has not waited for.
+    InFlight { offset: u64, owner: u32, site: u32 },
 }
 
 /// Two accesses to one shared-memory byte by different threads with no barrier between
@@ -404,6 +408,8 @@ pub(crate) struct SharedMemory {
     /// reset, so records of earlier blocks never match.
     pub epoch: u32,
     pub track_races: bool,
+    /// The block's `cp.async` copies in flight (see [`super::ptx::async_copy`]).
+    pub(crate) copies: AsyncCopies,
 }
 
 impl SharedMemory {
@@ -413,6 +419,7 @@ impl SharedMemory {
             records: Vec::new(),
             epoch: 1,
             track_races,
+            copies: AsyncCopies::default(),
         }
     }
 
@@ -424,6 +431,7 @@ impl SharedMemory {
             self.records.resize(size, AccessRecord::default());
         }
         self.epoch = self.epoch.wrapping_add(1);
+        self.copies.start_block(size);
     }
 
     fn check(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
@@ -440,7 +448,59 @@ impl SharedMemory {
                 size,
             });
         }
+        self.copies.check(offset as usize, size as usize)?;
         Ok(offset as usize)
+    }
+
+    /// Checks the destination of a `cp.async` of `bytes`: inside, aligned to its size.
+    pub(crate) fn check_async_destination(
+        &self,
+        offset: u64,
+        bytes: u32,
+    ) -> Result<(), AccessFault> {
+        self.check(offset, bytes).map(|_| ())
+    }
+
+    /// Puts a `cp.async` of `thread` in flight: its destination counts as written by the
+    /// thread from now on (a read by another thread since the last barrier is a race), and
+    /// no access reaches it until the copy lands.
+    pub(crate) fn issue_async_copy(
+        &mut self,
+        thread: u32,
+        copy: PendingCopy,
+    ) -> Result<(), AccessFault> {
+        let at = self.check(u64::from(copy.offset), copy.bytes)?;
+        if self.track_races {
+            for byte in at..at + copy.bytes as usize {
+                self.record(byte, thread, copy.site, true)?;
+            }
+        }
+        self.copies.issue(thread, copy)
+    }
+
+    /// `cp.async.wait_group` / `wait_all` of `thread`: the copies it completes land, as the
+    /// thread's stores at their `cp.async`.
+    pub(crate) fn land_async_copies(
+        &mut self,
+        thread: u32,
+        keep: Option<u32>,
+    ) -> Result<(), AccessFault> {
+        for copy in self.copies.complete(thread, keep) {
+            let chunk = copy.bytes.min(8);
+            for at in (0..copy.bytes).step_by(chunk as usize) {
+                let mut word = [0u8; 8];
+                word[..chunk as usize]
+                    .copy_from_slice(&copy.data[at as usize..(at + chunk) as usize]);
+                self.store(
+                    u64::from(copy.offset + at),
+                    chunk,
+                    u64::from_le_bytes(word),
+                    thread,
+                    copy.site,
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Records a plain access by `thread` (its linear index) at `site`, reporting a race.
@@ -490,7 +550,13 @@ impl SharedMemory {
         Ok(())
     }
 
-    fn load(&mut self, offset: u64, size: u32, thread: u32, site: u32) -> Result<u64, AccessFault> {
+    pub(crate) fn load(
+        &mut self,
+        offset: u64,
+        size: u32,
+        thread: u32,
+        site: u32,
+    ) -> Result<u64, AccessFault> {
         let at = self.check(offset, size)?;
         if self.track_races {
             self.record(at, thread, site, false)?;
@@ -498,7 +564,7 @@ impl SharedMemory {
         Ok(read_plain(&self.bytes, at, size))
     }
 
-    fn store(
+    pub(crate) fn store(
         &mut self,
         offset: u64,
         size: u32,

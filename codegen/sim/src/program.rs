@@ -28,6 +28,8 @@ use super::math::{float_math, FloatMath};
 use super::memory::{pointer, SHARED_REGION};
 use super::value::{self, BinaryFn, IntMath, TernaryFn, UnaryFn};
 
+mod inline_ptx;
+
 /// A register number, relative to its function's frame.
 pub(crate) type Reg = u32;
 
@@ -237,6 +239,9 @@ pub(crate) enum Op {
         args: Box<[Reg]>,
         result: Option<(Reg, Scalar)>,
     },
+    /// An inline PTX instruction with semantics of its own (`mma.sync`, `ldmatrix`,
+    /// `cp.async`, ..; see [`super::ptx`]).
+    Ptx(Box<super::ptx::PtxOp>),
     /// The end of a function with a result, reached without `return`.
     FellOff,
 }
@@ -1386,9 +1391,11 @@ impl<'a> FunctionCompiler<'a> {
                     size,
                 });
             }
-            Statement::InlinePtx { .. } => {
-                return self.unsupported("inline PTX (`ptx!`), which only a GPU can run")
-            }
+            Statement::InlinePtx {
+                template,
+                arguments,
+                result,
+            } => self.inline_ptx(template, arguments, *result)?,
             Statement::CallExtern {
                 function,
                 arguments,

@@ -26,6 +26,9 @@ use super::memory::{
 use super::program::{Program, BUILTINS};
 use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
 
+mod collective;
+use collective::Collective;
+
 /// Threads per warp.
 pub(crate) const WARP_SIZE: usize = 32;
 
@@ -384,6 +387,16 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             for &t in &group {
                 handled[t - first] = true;
             }
+            if let WarpOp::Collective(site) = key.op {
+                match self.complete_collective(first, last, &group, site)? {
+                    Collective::Done => progress = true,
+                    Collective::Waiting => {}
+                    Collective::Blocked(error) => {
+                        blocked.get_or_insert(error);
+                    }
+                }
+                continue;
+            }
             if matches!(key.op, WarpOp::ActiveMask(_)) {
                 let mask = group.iter().fold(0u32, |m, &t| m | (1 << (t - first)));
                 self.deliver(&group, |_, _| Ok(u64::from(mask)))?;
@@ -504,7 +517,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     let lanes: Vec<u32> = values.iter().map(|v| v.2).collect();
                     self.deliver(&group, |index, lane| outcome(lane, lanes[index]))?;
                 }
-                WarpOp::ActiveMask(_) => {}
+                WarpOp::ActiveMask(_) | WarpOp::Collective(_) => {}
             }
             progress = true;
         }
@@ -744,6 +757,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 site,
                 milliseconds: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
             },
+            FaultKind::Instruction { detail } => SimError::Ptx { site, detail },
             FaultKind::FellOff => SimError::MemoryAccess {
                 site,
                 detail: "the function ended without returning its value".into(),
@@ -770,6 +784,29 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         fmt3(self.thread_index(race.first_thread as usize)),
                         if race.first_write { "wrote" } else { "read" },
                         self.location(other),
+                    ),
+                }
+            }
+            FaultKind::Access(AccessFault::InFlight {
+                offset,
+                owner,
+                site: copy_site,
+            }) => {
+                let what = match program.shared_at(offset) {
+                    Some((variable, index)) => format!("`{}`[{index}]", variable.name),
+                    None => format!("byte {offset} of shared memory"),
+                };
+                let copier = if owner as usize == t {
+                    "this thread".to_owned()
+                } else {
+                    format!("thread {}", fmt3(self.thread_index(owner as usize)))
+                };
+                SimError::SharedMemoryRace {
+                    site,
+                    detail: format!(
+                        "thread {} accesses {what}, the destination of a `cp.async` {copier} issued at {} and has not waited for: until its `cp.async.wait_group` the data may not have landed (wait for the group, then `sync_threads()` before other threads read it)",
+                        fmt3(self.thread_index(t)),
+                        self.location(Site::unpack(copy_site)),
                     ),
                 }
             }
@@ -815,6 +852,7 @@ fn describe(op: WarpOp) -> String {
         WarpOp::Vote(VoteOp::All) => "all_sync".into(),
         WarpOp::Vote(VoteOp::Any) => "any_sync".into(),
         WarpOp::ActiveMask(_) => "activemask".into(),
+        WarpOp::Collective(_) => "a warp-collective PTX instruction".into(),
     }
 }
 

@@ -55,6 +55,10 @@ pub(crate) enum WarpOp {
     Vote(VoteOp),
     /// `activemask()`: the lanes at the same operation, so it is identified by its site.
     ActiveMask(Site),
+    /// A warp-collective inline PTX instruction (`mma.sync`, `ldmatrix`) at this site,
+    /// which reads and writes the lanes' registers itself (`WarpWait::dst` is the frame's
+    /// first register).
+    Collective(Site),
 }
 
 /// A thread waiting in a warp operation, with its operands.
@@ -128,6 +132,10 @@ pub(crate) enum FaultKind {
     /// The thread ran past the watchdog's limit without stopping.
     Hang {
         elapsed: std::time::Duration,
+    },
+    /// An inline PTX instruction used against the PTX ISA's rules.
+    Instruction {
+        detail: String,
     },
 }
 
@@ -589,6 +597,20 @@ pub(crate) fn run(
                     Err(detail) => fault!(FaultKind::Extern {
                         detail: format!("in `{}` (`{}`): {detail}", info.name, info.symbol)
                     }),
+                }
+            }
+            Op::Ptx(ptx) if ptx.is_collective() => suspend!(Status::Warp(WarpWait {
+                op: WarpOp::Collective(site!()),
+                mask: u32::MAX,
+                value: 0,
+                lane: 0,
+                dst: base,
+                site: site!(),
+            })),
+            Op::Ptx(ptx) => {
+                let site = super::ptx::kernel_site(&state.frames, site!()).pack();
+                if let Err(kind) = super::ptx::run_thread(ptx, &mut regs[base..], memory, site) {
+                    fault!(kind);
                 }
             }
             Op::FellOff => fault!(FaultKind::FellOff),

@@ -1,0 +1,114 @@
+//! Inline PTX on the simulator: the text of each `ptx!` template is read as PTX
+//! ([`template`]), its instructions are selected into the interpreter's operations
+//! ([`lower`]), and the ones with no plain counterpart run here with the PTX ISA's
+//! semantics.
+//!
+//! The template with its operands bound is exactly what the GPU runs, so the simulator
+//! keeps one source of truth: `cudajit::tensor`'s `#[device]` functions are simulated
+//! from the same text the NVVM writer emits, never from a second description of them.
+//!
+//! - Scalar instructions (`mov`, `add`, `setp`, `selp`, `cvt.rn.bf16x2.f32`, `ex2.approx`,
+//!   ..) become the interpreter's ordinary register operations.
+//! - Warp-collective ones (`mma.sync`, `ldmatrix`) stop the thread like a shuffle does;
+//!   once all 32 lanes of the warp are at the instruction, [`warp`] runs it over their
+//!   registers at once.
+//! - `cp.async` and its groups ([`async_copy`]) copy into shared memory only at the wait
+//!   that completes their group; until then their destination bytes are marked, and any
+//!   access to them is reported.
+
+pub(crate) mod async_copy;
+pub(crate) mod lower;
+mod run;
+mod scalar;
+pub(crate) mod template;
+pub(crate) mod warp;
+
+pub(crate) use run::run_thread;
+
+use super::program::Reg;
+use super::thread::{Frame, Site};
+
+/// Where in the kernel itself an instruction runs: the call of the outermost `#[device]`
+/// function on the way to `innermost` (the instructions of `cudajit::tensor` live in
+/// device functions of another file, whose lines mean little in the kernel's), or
+/// `innermost` when the kernel runs it directly. Memory records of copies and loads name
+/// this site.
+pub(crate) fn kernel_site(frames: &[Frame], innermost: Site) -> Site {
+    match frames {
+        [entry, _, ..] => Site {
+            function: entry.function,
+            pc: entry.pc.saturating_sub(1),
+        },
+        _ => innermost,
+    }
+}
+
+/// A PTX instruction the interpreter runs with semantics of its own (the others lower to
+/// its ordinary operations). Registers are the function frame's.
+#[derive(Clone, Debug)]
+pub(crate) enum PtxOp {
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.f32`: warp-collective.
+    Mma(Mma),
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`: warp-collective.
+    LdMatrix(LdMatrix),
+    /// `cp.async.{ca,cg}.shared.global [shared], [global], bytes[, source_bytes];`
+    CpAsync {
+        shared: Reg,
+        global: Reg,
+        bytes: u32,
+        /// The zero-fill form: only this many bytes are read, the rest are zeros.
+        source_bytes: Option<Reg>,
+    },
+    /// `cp.async.commit_group;`
+    CpAsyncCommit,
+    /// `cp.async.wait_group N;` (`keep: Some(N)`) or `cp.async.wait_all;` (`None`).
+    CpAsyncWait { keep: Option<u32> },
+}
+
+impl PtxOp {
+    /// Whether the whole warp runs it together.
+    pub(crate) fn is_collective(&self) -> bool {
+        matches!(self, PtxOp::Mma(_) | PtxOp::LdMatrix(_))
+    }
+
+    /// The instruction's name, for messages.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            PtxOp::Mma(mma) => match mma.inputs {
+                MmaInputs::Bf16 => "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                MmaInputs::F16 => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            },
+            PtxOp::LdMatrix(_) => "ldmatrix.sync.aligned.m8n8",
+            PtxOp::CpAsync { .. } => "cp.async",
+            PtxOp::CpAsyncCommit => "cp.async.commit_group",
+            PtxOp::CpAsyncWait { .. } => "cp.async.wait_group",
+        }
+    }
+}
+
+/// The element type of an MMA's A and B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MmaInputs {
+    Bf16,
+    F16,
+}
+
+/// `d = a · b + c` over a warp's m16n8k16 fragments (the registers of one lane).
+#[derive(Clone, Debug)]
+pub(crate) struct Mma {
+    pub inputs: MmaInputs,
+    pub d: [Reg; 4],
+    pub a: [Reg; 4],
+    pub b: [Reg; 2],
+    pub c: [Reg; 4],
+}
+
+/// `matrices` 8×8 matrices of 16-bit elements from the rows whose shared addresses lanes
+/// `0..8 * matrices` give, into `dst[..matrices]` of every lane.
+#[derive(Clone, Debug)]
+pub(crate) struct LdMatrix {
+    pub matrices: u32,
+    pub trans: bool,
+    pub dst: [Reg; 4],
+    pub address: Reg,
+}
