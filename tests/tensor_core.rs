@@ -190,3 +190,54 @@ fn one_warp_mma_matches_the_host_on_the_simulator() {
 fn cp_async_copies_are_visible_after_their_wait_on_the_simulator() {
     check_async_copy(&Stream::simulator());
 }
+
+/// `mma_one_tile` of inputs in [-2, 2) (not small integers: the sums round) on `stream`.
+fn random_mma_tile(stream: &Stream) -> (Vec<bf16>, Vec<bf16>, Vec<f32>) {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        bf16::from_f32(((state >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0)
+    };
+    let a: Vec<bf16> = (0..256).map(|_| next()).collect();
+    let b: Vec<bf16> = (0..128).map(|_| next()).collect();
+    let da = stream.clone_htod(&a).unwrap();
+    let db = stream.clone_htod(&b).unwrap();
+    let mut dd = stream.alloc_zeros::<f32>(128).unwrap();
+    let mut dp = stream.alloc_zeros::<u32>(4).unwrap();
+    mma_one_tile::launch(stream, LaunchConfig::new(1, 32), &da, &db, &mut dd, &mut dp).unwrap();
+    (a, b, stream.clone_dtoh(&dd).unwrap())
+}
+
+/// The simulator's `mma.sync` (exact products summed in f64, rounded once) against the
+/// tensor cores' (their own alignment and truncation): within `2^-20 · Σ |a·b|`, the bound
+/// docs/simulator.md states; the largest difference seen is printed.
+#[test]
+fn gpu_mma_agrees_with_the_simulator_within_its_bound() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let (a, b, gpu) = random_mma_tile(&Stream::from_cuda(context.default_stream()));
+    let (_, _, sim) = random_mma_tile(&Stream::simulator());
+    let mut worst = 0f64;
+    for m in 0..16 {
+        for n in 0..8 {
+            let magnitude: f64 = (0..16)
+                .map(|k| f64::from((a[m * 16 + k].to_f32() * b[n * 16 + k].to_f32()).abs()))
+                .sum();
+            let difference = f64::from((gpu[m * 8 + n] - sim[m * 8 + n]).abs());
+            worst = worst.max(difference / magnitude.max(f64::MIN_POSITIVE));
+            assert!(
+                difference <= magnitude * 2f64.powi(-20),
+                "D[{m}][{n}]: GPU {} simulator {} (sum of |a·b| {magnitude})",
+                gpu[m * 8 + n],
+                sim[m * 8 + n]
+            );
+        }
+    }
+    eprintln!(
+        "largest |GPU − simulator| / Σ|a·b|: {worst:.3e} (2^{:.1})",
+        worst.log2()
+    );
+}
