@@ -24,6 +24,7 @@ use cudajit_core::intrinsics::AtomicOp;
 use cudajit_core::Scalar;
 
 use super::ptx::async_copy::{AsyncCopies, PendingCopy};
+use super::ptx::mbarrier::Barriers;
 use super::value::RegisterValue;
 
 /// Bits of a pointer that hold the offset.
@@ -410,6 +411,10 @@ pub(crate) struct SharedMemory {
     pub track_races: bool,
     /// The block's `cp.async` copies in flight (see [`super::ptx::async_copy`]).
     pub(crate) copies: AsyncCopies,
+    /// The block's `mbarrier`s (see [`super::ptx::mbarrier`]).
+    pub(crate) barriers: Barriers,
+    /// Per warpgroup: whether a `wgmma.fence` has preceded its `wgmma.mma_async`s.
+    pub(crate) wgmma_fenced: Vec<bool>,
 }
 
 impl SharedMemory {
@@ -420,6 +425,8 @@ impl SharedMemory {
             epoch: 1,
             track_races,
             copies: AsyncCopies::default(),
+            barriers: Barriers::default(),
+            wgmma_fenced: Vec::new(),
         }
     }
 
@@ -432,6 +439,8 @@ impl SharedMemory {
         }
         self.epoch = self.epoch.wrapping_add(1);
         self.copies.start_block(size);
+        self.barriers.start_block();
+        self.wgmma_fenced.clear();
     }
 
     fn check(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
@@ -450,6 +459,14 @@ impl SharedMemory {
         }
         self.copies.check(offset as usize, size as usize)?;
         Ok(offset as usize)
+    }
+
+    /// A read by the asynchronous proxy (`wgmma`, a TMA store): checked against the region,
+    /// its alignment and copies in flight, but outside the race records — its ordering with
+    /// the threads' accesses is the mbarriers' and fences' business, not `sync_threads()`'s.
+    pub(crate) fn load_async(&self, offset: u64, size: u32) -> Result<u64, AccessFault> {
+        let at = self.check(offset, size)?;
+        Ok(read_plain(&self.bytes, at, size))
     }
 
     /// Checks the destination of a `cp.async` of `bytes`: inside, aligned to its size.

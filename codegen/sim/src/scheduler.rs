@@ -27,6 +27,7 @@ use super::program::{Program, BUILTINS};
 use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
 
 mod collective;
+mod warpgroups;
 use collective::Collective;
 
 /// Threads per warp.
@@ -275,6 +276,12 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             for warp in 0..warps {
                 self.run_warp(warp)?;
             }
+            if self.complete_warpgroups()? || self.wake_barrier_waiters() {
+                continue;
+            }
+            if let Some(error) = self.stuck() {
+                return Err(error);
+            }
             if let Some(state) = self.complete_barrier()? {
                 return Ok(state);
             }
@@ -369,6 +376,8 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             return Ok(false);
         }
         let mut progress = false;
+        // Threads in warpgroup instructions, left for the block to complete.
+        let mut parked = 0;
         let mut handled = vec![false; last - first];
         let mut blocked: Option<SimError> = None;
         for &leader in &waiting {
@@ -394,6 +403,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     Collective::Blocked(error) => {
                         blocked.get_or_insert(error);
                     }
+                    Collective::Parked => parked += 1,
                 }
                 continue;
             }
@@ -440,11 +450,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         other.mask,
                         self.location(other.site)
                     ),
-                    Status::Group { site, function } => format!(
-                        "waits in `{}` at {}",
-                        self.extern_name(function),
-                        self.location(site)
-                    ),
+                    Status::Group { .. } | Status::Mbarrier { .. } => self.whereabouts(t),
                 };
                 ready = false;
                 if blocked.is_none() {
@@ -524,6 +530,9 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         if progress {
             return Ok(true);
         }
+        if blocked.is_none() && parked > 0 {
+            return Ok(false);
+        }
         Err(blocked.unwrap_or_else(|| {
             self.warp_error(
                 waiting[0],
@@ -599,8 +608,9 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 Status::Exited => {
                     exited.get_or_insert(t);
                 }
-                // Warps end only with every thread at a barrier or exited.
-                Status::Ready | Status::Warp(_) => {}
+                // Warps end only with every thread at a barrier or exited (`stuck` has
+                // reported the threads left in mbarrier and warpgroup waits).
+                Status::Ready | Status::Warp(_) | Status::Mbarrier { .. } => {}
             }
         }
         if let (Some((first, site)), Some((other, other_site, function))) = (waiting, group) {

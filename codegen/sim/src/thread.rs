@@ -84,6 +84,14 @@ pub(crate) enum Status {
     Barrier { site: Site },
     /// Waiting in a warp operation.
     Warp(WarpWait),
+    /// Waiting in `mbarrier.try_wait` at `site` until the barrier at shared byte `barrier`
+    /// completes the phase of parity `parity`; then `dst` (absolute) receives 1.
+    Mbarrier {
+        site: Site,
+        barrier: u32,
+        parity: u32,
+        dst: usize,
+    },
     /// Waiting at a group barrier, in a call of the program's extern function `function`
     /// at `site` (see [`super::ExternOutcome::GroupBarrier`]).
     Group { site: Site, function: u32 },
@@ -609,8 +617,19 @@ pub(crate) fn run(
             })),
             Op::Ptx(ptx) => {
                 let site = super::ptx::kernel_site(&state.frames, site!()).pack();
-                if let Err(kind) = super::ptx::run_thread(ptx, &mut regs[base..], memory, site) {
-                    fault!(kind);
+                match super::ptx::run_thread(ptx, &mut regs[base..], memory, site) {
+                    Ok(super::ptx::Step::Next) => {}
+                    Ok(super::ptx::Step::Wait {
+                        barrier,
+                        parity,
+                        done,
+                    }) => suspend!(Status::Mbarrier {
+                        site: site!(),
+                        barrier,
+                        parity,
+                        dst: base + done as usize,
+                    }),
+                    Err(kind) => fault!(kind),
                 }
             }
             Op::FellOff => fault!(FaultKind::FellOff),

@@ -8,6 +8,8 @@
 
 use super::super::program::{Op, Reg};
 use super::template::{self, Instruction, Item, Operand};
+
+mod hopper;
 use super::{LdMatrix, Mma, MmaInputs, PtxOp};
 
 /// What the lowering needs of the function being compiled.
@@ -22,7 +24,7 @@ pub(crate) trait Emit {
 }
 
 /// What the simulator runs, for the message of an instruction it does not.
-pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16,f16.f16}.f32, ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar and fence.{sc,acq_rel}";
+pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16,f16.f16}.f32, ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), prefetch.tensormap";
 
 /// Lowers `template`, whose operand `$N` has the registers `operands[N]`.
 pub(crate) fn lower(
@@ -171,7 +173,7 @@ impl Binder<'_> {
     }
 
     /// The register of an address operand `[a]`.
-    fn address(&mut self, operand: &Operand) -> Result<Reg, String> {
+    pub(super) fn address(&mut self, operand: &Operand) -> Result<Reg, String> {
         match operand {
             Operand::Address(items) => match items.as_slice() {
                 [one] => self.input(one),
@@ -181,7 +183,7 @@ impl Binder<'_> {
         }
     }
 
-    fn immediate(operand: &Operand) -> Result<i64, String> {
+    pub(super) fn immediate(operand: &Operand) -> Result<i64, String> {
         match operand {
             Operand::Immediate(value) => Ok(*value),
             _ => Err("an operand that must be an integer written in the template".into()),
@@ -218,6 +220,14 @@ impl Binder<'_> {
         let with = |detail: String| format!("`{opcode}`: {detail}");
         if super::scalar::lower(instruction, self).map_err(with)? {
             return Ok(());
+        }
+        match hopper::select(self, instruction).map_err(with)? {
+            hopper::Selection::Op(op) => {
+                self.emit(Op::Ptx(Box::new(op)));
+                return Ok(());
+            }
+            hopper::Selection::Done => return Ok(()),
+            hopper::Selection::Other => {}
         }
         let parts: Vec<&str> = opcode.split('.').collect();
         let op = match parts.as_slice() {

@@ -15,15 +15,20 @@
 //! - `cp.async` and its groups ([`async_copy`]) copy into shared memory only at the wait
 //!   that completes their group; until then their destination bytes are marked, and any
 //!   access to them is reported.
+//! - Hopper: transaction barriers ([`mbarrier`]), whose waits suspend the thread until the
+//!   phase completes (a wait that never can is reported); warpgroup-collective `wgmma`
+//!   ([`wgmma`]) and `setmaxnreg`, run once all 128 threads of the warpgroup are there.
 
 pub(crate) mod async_copy;
 pub(crate) mod lower;
+pub(crate) mod mbarrier;
 mod run;
 mod scalar;
 pub(crate) mod template;
 pub(crate) mod warp;
+pub(crate) mod wgmma;
 
-pub(crate) use run::run_thread;
+pub(crate) use run::{run_thread, Step};
 
 use super::program::Reg;
 use super::thread::{Frame, Site};
@@ -63,12 +68,60 @@ pub(crate) enum PtxOp {
     CpAsyncCommit,
     /// `cp.async.wait_group N;` (`keep: Some(N)`) or `cp.async.wait_all;` (`None`).
     CpAsyncWait { keep: Option<u32> },
+    /// `mbarrier.init.shared::cta.b64 [barrier], count;`
+    MbarrierInit { barrier: Reg, count: Reg },
+    /// `mbarrier.arrive[.expect_tx].shared::cta.b64 state, [barrier][, bytes];`, or
+    /// `mbarrier.expect_tx` alone (`arrive: false`).
+    MbarrierArrive {
+        state: Option<Reg>,
+        barrier: Reg,
+        bytes: Option<Reg>,
+        arrive: bool,
+    },
+    /// `mbarrier.{try,test}_wait.parity.shared::cta.b64 done, [barrier], parity;`: a
+    /// `try_wait` that is not yet satisfied suspends the thread until it is.
+    MbarrierWait {
+        done: Reg,
+        barrier: Reg,
+        parity: Reg,
+        suspend: bool,
+    },
+    /// `wgmma.mma_async`: warpgroup-collective.
+    Wgmma(wgmma::Wgmma),
+    /// `wgmma.fence.sync.aligned`: warpgroup-collective.
+    WgmmaFence,
+    /// `wgmma.commit_group.sync.aligned`, `wgmma.wait_group.sync.aligned N`: warpgroup-
+    /// collective; the simulator's wgmmas complete when issued.
+    WgmmaGroup,
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 N`: warpgroup-collective, no effect here.
+    SetMaxNreg,
+}
+
+/// Which threads run a collective instruction together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Collective {
+    /// Not collective.
+    Thread,
+    Warp,
+    /// The 128 threads of warps `4w..4w+4`.
+    Warpgroup,
 }
 
 impl PtxOp {
-    /// Whether the whole warp runs it together.
+    /// Which threads run it together.
+    pub(crate) fn collective(&self) -> Collective {
+        match self {
+            PtxOp::Mma(_) | PtxOp::LdMatrix(_) => Collective::Warp,
+            PtxOp::Wgmma(_) | PtxOp::WgmmaFence | PtxOp::WgmmaGroup | PtxOp::SetMaxNreg => {
+                Collective::Warpgroup
+            }
+            _ => Collective::Thread,
+        }
+    }
+
+    /// Whether a group of threads runs it together.
     pub(crate) fn is_collective(&self) -> bool {
-        matches!(self, PtxOp::Mma(_) | PtxOp::LdMatrix(_))
+        self.collective() != Collective::Thread
     }
 
     /// The instruction's name, for messages.
@@ -82,6 +135,14 @@ impl PtxOp {
             PtxOp::CpAsync { .. } => "cp.async",
             PtxOp::CpAsyncCommit => "cp.async.commit_group",
             PtxOp::CpAsyncWait { .. } => "cp.async.wait_group",
+            PtxOp::MbarrierInit { .. } => "mbarrier.init",
+            PtxOp::MbarrierArrive { arrive: false, .. } => "mbarrier.expect_tx",
+            PtxOp::MbarrierArrive { .. } => "mbarrier.arrive",
+            PtxOp::MbarrierWait { .. } => "mbarrier.try_wait",
+            PtxOp::Wgmma(_) => "wgmma.mma_async",
+            PtxOp::WgmmaFence => "wgmma.fence",
+            PtxOp::WgmmaGroup => "wgmma.commit_group/wait_group",
+            PtxOp::SetMaxNreg => "setmaxnreg",
         }
     }
 }

@@ -1,11 +1,36 @@
-//! The [`PtxOp`]s one thread runs alone: `cp.async` and its groups.
+//! The [`PtxOp`]s one thread runs alone: `cp.async` and its groups, `mbarrier`.
 
 use super::super::memory::{
     AccessFault, MemoryView, LOCAL_REGION, OFFSET_BITS, OFFSET_MASK, SHARED_REGION,
 };
+use super::super::program::Reg;
 use super::super::thread::FaultKind;
 use super::async_copy::PendingCopy;
 use super::PtxOp;
+
+/// What the thread does after a [`PtxOp`].
+pub(crate) enum Step {
+    /// Runs on.
+    Next,
+    /// Waits until the mbarrier at `barrier` has completed the phase of parity `parity`,
+    /// then `done` (a frame register) is 1.
+    Wait {
+        barrier: u32,
+        parity: u32,
+        done: Reg,
+    },
+}
+
+/// The shared byte offset of a barrier operand, checked to be inside shared memory and
+/// 8-byte aligned.
+fn barrier_at(regs: &[u64], reg: Reg, memory: &MemoryView<'_, '_>) -> Result<u32, FaultKind> {
+    let offset = regs[reg as usize] & u64::from(u32::MAX);
+    memory
+        .shared
+        .check_async_destination(offset, 8)
+        .map_err(FaultKind::Access)?;
+    Ok(offset as u32)
+}
 
 /// Runs `op` for the thread whose frame registers are `regs`; `site` is the operation's
 /// (packed), for race records.
@@ -14,8 +39,9 @@ pub(crate) fn run_thread(
     regs: &mut [u64],
     memory: &mut MemoryView<'_, '_>,
     site: u32,
-) -> Result<(), FaultKind> {
+) -> Result<Step, FaultKind> {
     let thread = memory.thread;
+    let instruction = |detail: String| FaultKind::Instruction { detail };
     match op {
         PtxOp::CpAsync {
             shared,
@@ -96,9 +122,68 @@ pub(crate) fn run_thread(
             .shared
             .land_async_copies(thread, *keep)
             .map_err(FaultKind::Access)?,
-        PtxOp::Mma(_) | PtxOp::LdMatrix(_) => {
-            unreachable!("warp-collective instructions run in the scheduler")
+        PtxOp::MbarrierInit { barrier, count } => {
+            let offset = barrier_at(regs, *barrier, memory)?;
+            let count = regs[*count as usize] as u32;
+            memory
+                .shared
+                .barriers
+                .init(offset, count)
+                .map_err(instruction)?;
+        }
+        PtxOp::MbarrierArrive {
+            state,
+            barrier,
+            bytes,
+            arrive,
+        } => {
+            let offset = barrier_at(regs, *barrier, memory)?;
+            let barriers = &mut memory.shared.barriers;
+            let what = op.name();
+            if let Some(bytes) = bytes {
+                let bytes = regs[*bytes as usize] as u32;
+                barriers.expect(offset, bytes, what).map_err(instruction)?;
+            }
+            if *arrive {
+                let (phase, completed) = barriers.arrive(offset, what).map_err(instruction)?;
+                if let Some(state) = state {
+                    regs[*state as usize] = phase;
+                }
+                if completed {
+                    memory.shared.epoch = memory.shared.epoch.wrapping_add(1);
+                }
+            }
+        }
+        PtxOp::MbarrierWait {
+            done,
+            barrier,
+            parity,
+            suspend,
+        } => {
+            let offset = barrier_at(regs, *barrier, memory)?;
+            let parity = regs[*parity as usize] as u32 & 1;
+            let satisfied = memory
+                .shared
+                .barriers
+                .satisfied(offset, parity)
+                .map_err(instruction)?;
+            if !satisfied && *suspend {
+                return Ok(Step::Wait {
+                    barrier: offset,
+                    parity,
+                    done: *done,
+                });
+            }
+            regs[*done as usize] = u64::from(satisfied);
+        }
+        PtxOp::Mma(_)
+        | PtxOp::LdMatrix(_)
+        | PtxOp::Wgmma(_)
+        | PtxOp::WgmmaFence
+        | PtxOp::WgmmaGroup
+        | PtxOp::SetMaxNreg => {
+            unreachable!("collective instructions run in the scheduler")
         }
     }
-    Ok(())
+    Ok(Step::Next)
 }

@@ -4,8 +4,8 @@
 
 use super::super::error::SimError;
 use super::super::program::Op;
-use super::super::ptx::kernel_site;
 use super::super::ptx::warp::{run_collective, Lane};
+use super::super::ptx::{kernel_site, Collective as PtxCollective};
 use super::super::thread::{Fault, Site, Status};
 use super::{fmt3, BlockRunner, WARP_SIZE};
 
@@ -17,6 +17,9 @@ pub(super) enum Collective {
     Waiting,
     /// A lane waits elsewhere: the error if the warp makes no other progress.
     Blocked(SimError),
+    /// A warpgroup's instruction: completed once every warp of the block has stopped
+    /// ([`BlockRunner::complete_warpgroups`]).
+    Parked,
 }
 
 impl BlockRunner<'_, '_, '_> {
@@ -37,6 +40,9 @@ impl BlockRunner<'_, '_, '_> {
         else {
             unreachable!("a collective waits at an inline PTX operation");
         };
+        if op.collective() == PtxCollective::Warpgroup {
+            return Ok(Collective::Parked);
+        }
         let name = op.name();
         let ptx_error = |runner: &Self, detail: String| SimError::Ptx {
             site: runner.site(group[0], site),
@@ -67,15 +73,7 @@ impl BlockRunner<'_, '_, '_> {
                         ),
                     ))
                 }
-                Status::Barrier { site } => {
-                    format!("waits at the sync_threads() at {}", self.location(site))
-                }
-                Status::Warp(other) => format!("waits at {}", self.location(other.site)),
-                Status::Group { site, function } => format!(
-                    "waits in `{}` at {}",
-                    self.extern_name(function),
-                    self.location(site)
-                ),
+                _ => self.whereabouts(t),
             };
             return Ok(Collective::Blocked(ptx_error(
                 self,
@@ -115,5 +113,33 @@ impl BlockRunner<'_, '_, '_> {
             self.threads[t].status = Status::Ready;
         }
         Ok(Collective::Done)
+    }
+}
+
+impl BlockRunner<'_, '_, '_> {
+    /// Where thread `t`, which is not running, stands: for messages.
+    pub(super) fn whereabouts(&self, t: usize) -> String {
+        match self.threads[t].status {
+            Status::Ready => "has yet to run".to_owned(),
+            Status::Exited => "exited".to_owned(),
+            Status::Barrier { site } => {
+                format!("waits at the sync_threads() at {}", self.location(site))
+            }
+            Status::Warp(other) => format!("waits at {}", self.location(other.site)),
+            Status::Group { site, function } => format!(
+                "waits in `{}` at {}",
+                self.extern_name(function),
+                self.location(site)
+            ),
+            Status::Mbarrier {
+                site,
+                barrier,
+                parity,
+                ..
+            } => format!(
+                "waits on the mbarrier at shared byte {barrier} for its phase of parity {parity} at {}",
+                self.location(site)
+            ),
+        }
     }
 }
