@@ -274,6 +274,20 @@ pub mod __private {
         }
     }
 
+    /// A `TensorMap` launch argument for the CPU simulator: a map made by
+    /// `TensorMap::encode_sim`; one the driver encoded (for GPU memory) is refused.
+    pub fn sim_tensor_map<'a>(
+        kernel: &str,
+        map: &crate::TensorMap<'a>,
+    ) -> Result<cudajit_sim::SimArg<'a>, crate::Error> {
+        map.sim_arg().ok_or_else(|| {
+            sim_unsupported(
+                kernel,
+                "a tensor map encoded by the CUDA driver for GPU memory (the simulator's TMA reads maps made by `TensorMap::encode_sim` over a simulator buffer, or `TensorMap::encode_buffer`)",
+            )
+        })
+    }
+
     /// The error of a simulated launch of a kernel whose parameters the simulator cannot
     /// take yet.
     pub fn sim_unsupported(kernel: &str, what: &str) -> crate::Error {

@@ -469,6 +469,19 @@ impl SharedMemory {
         Ok(read_plain(&self.bytes, at, size))
     }
 
+    /// A write by the asynchronous proxy (a TMA load): checked as [`Self::load_async`],
+    /// outside the race records; the mbarrier it completes orders it.
+    pub(crate) fn store_async(
+        &mut self,
+        offset: u64,
+        size: u32,
+        value: u64,
+    ) -> Result<(), AccessFault> {
+        let at = self.check(offset, size)?;
+        write_plain(&mut self.bytes, at, size, value);
+        Ok(())
+    }
+
     /// Checks the destination of a `cp.async` of `bytes`: inside, aligned to its size.
     pub(crate) fn check_async_destination(
         &self,

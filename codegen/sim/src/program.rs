@@ -311,6 +311,9 @@ pub enum SimParameter {
     Struct {
         size: u32,
     },
+    /// A `TensorMap` (grid-constant): a [`crate::SimArg::TensorMap`], whose address the
+    /// kernel holds.
+    TensorMap,
 }
 
 /// Choices that are not in the IR.
@@ -458,6 +461,7 @@ impl Program {
                     }
                 },
                 TypeInner::Struct { size, .. } => SimParameter::Struct { size: *size },
+                TypeInner::TensorMap => SimParameter::TensorMap,
                 _ => {
                     return Err(unsupported(
                         kernel_function,
@@ -771,13 +775,8 @@ impl<'a> FunctionCompiler<'a> {
                         "a struct or array parameter (structs are not simulated yet)",
                     );
                 }
-                // Only TMA's inline PTX reads a tensor map, and the simulator runs none.
-                TypeInner::TensorMap => {
-                    self.span = argument.span;
-                    return self.unsupported(
-                        "a tensor map parameter (TMA's `cp.async.bulk.tensor` is inline PTX, which the simulator does not run)",
-                    );
-                }
+                // The address of the map's bytes (read-only memory of the launch).
+                TypeInner::TensorMap => 1,
             };
             let reg = self.register(width);
             self.arguments.push(reg);
@@ -1071,11 +1070,10 @@ impl<'a> FunctionCompiler<'a> {
                 self.struct_local(local, dst)?;
                 dst
             }
+            // The address of the map's bytes in the launch's read-only memory.
+            Expression::TensorMapAddress { argument } => self.arguments[argument as usize],
             // A simulated device address is a pointer (region and offset): the slice is
             // the address and the length, checked at each access like any slice.
-            Expression::TensorMapAddress { .. } => {
-                return self.unsupported("`tensor_map_address` (TMA does not run on the simulator)")
-            }
             Expression::SubSlice { base, start, end } => {
                 let ExprType::Slice { base: elem, .. } = self.info.type_of(handle) else {
                     return self.unsupported("a sub-slice of a non-slice");

@@ -17,7 +17,8 @@
 //!   access to them is reported.
 //! - Hopper: transaction barriers ([`mbarrier`]), whose waits suspend the thread until the
 //!   phase completes (a wait that never can is reported); warpgroup-collective `wgmma`
-//!   ([`wgmma`]) and `setmaxnreg`, run once all 128 threads of the warpgroup are there.
+//!   ([`wgmma`]) and `setmaxnreg`, run once all 128 threads of the warpgroup are there;
+//!   TMA loads ([`tma`]) through the simulator's tensor maps.
 
 pub(crate) mod async_copy;
 pub(crate) mod lower;
@@ -25,6 +26,7 @@ pub(crate) mod mbarrier;
 mod run;
 mod scalar;
 pub(crate) mod template;
+pub(crate) mod tma;
 pub(crate) mod warp;
 pub(crate) mod wgmma;
 
@@ -95,6 +97,8 @@ pub(crate) enum PtxOp {
     WgmmaGroup,
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 N`: warpgroup-collective, no effect here.
     SetMaxNreg,
+    /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`.
+    TmaLoad(tma::TmaLoad),
 }
 
 /// Which threads run a collective instruction together.
@@ -143,6 +147,7 @@ impl PtxOp {
             PtxOp::WgmmaFence => "wgmma.fence",
             PtxOp::WgmmaGroup => "wgmma.commit_group/wait_group",
             PtxOp::SetMaxNreg => "setmaxnreg",
+            PtxOp::TmaLoad(_) => "cp.async.bulk.tensor",
         }
     }
 }

@@ -176,6 +176,7 @@ pub(crate) fn run_thread(
             }
             regs[*done as usize] = u64::from(satisfied);
         }
+        PtxOp::TmaLoad(load) => super::tma::run_tma_load(load, regs, memory, site)?,
         PtxOp::Mma(_)
         | PtxOp::LdMatrix(_)
         | PtxOp::Wgmma(_)

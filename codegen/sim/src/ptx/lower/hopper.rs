@@ -3,6 +3,7 @@
 
 use super::super::super::program::Op;
 use super::super::template::{Instruction, Operand};
+use super::super::tma::TmaLoad;
 use super::super::wgmma::{Wgmma, WgmmaInputs};
 use super::super::PtxOp;
 use super::Binder;
@@ -113,6 +114,39 @@ pub(super) fn select(
                 ));
             }
             PtxOp::SetMaxNreg
+        }
+        ["cp", "async", "bulk", "tensor", dims, "shared::cluster" | "shared::cta", "global", "mbarrier::complete_tx::bytes"] =>
+        {
+            let rank = match *dims {
+                "1d" => 1,
+                "2d" => 2,
+                "3d" => 3,
+                "4d" => 4,
+                "5d" => 5,
+                _ => return Err(format!("a `.{dims}` copy (1d to 5d)")),
+            };
+            let [destination, source, barrier] = operands else {
+                return Err("takes [shared], [map, {coordinates}], [barrier] (multicast and cache hints are not simulated)".into());
+            };
+            let Operand::Address(parts) = source else {
+                return Err("takes its map and coordinates as `[map, {x, ..}]`".into());
+            };
+            let [map, coordinates] = parts.as_slice() else {
+                return Err("takes its map and coordinates as `[map, {x, ..}]`".into());
+            };
+            let coordinates = binder.inputs(coordinates)?;
+            if coordinates.len() != rank {
+                return Err(format!(
+                    "a {rank}-d copy takes {rank} coordinates, not {}",
+                    coordinates.len()
+                ));
+            }
+            PtxOp::TmaLoad(TmaLoad {
+                destination: binder.address(destination)?,
+                map: binder.input(map)?,
+                coordinates,
+                barrier: binder.address(barrier)?,
+            })
         }
         ["wgmma", "fence", "sync", "aligned"] if operands.is_empty() => PtxOp::WgmmaFence,
         ["wgmma", "commit_group", "sync", "aligned"] if operands.is_empty() => PtxOp::WgmmaGroup,
