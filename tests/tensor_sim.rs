@@ -258,6 +258,7 @@ fn packs_round_to_nearest_even_low_half_first() {
 /// from `src[16 t ..]`: 4 bytes into word 0, 8 into words 2–3, 16 (`.ca`) into 4–7, and
 /// `bytes[t]` of 16 with zero fill into 8–11 (words 1 and 12–15 keep the marker).
 #[kernel]
+#[allow(clippy::manual_memcpy)] // the kernel language has no `copy_from_slice`
 fn copy_sizes(src: &[u32], bytes: &[u32], out: &mut [u32]) {
     let tile = shared_array::<u32>(1024);
     let t = thread_idx().x as usize;
@@ -303,7 +304,7 @@ fn cp_async_copies_4_8_and_16_bytes_and_zero_fills() {
     )
     .unwrap();
     let out = stream.clone_dtoh(&out).unwrap();
-    for t in 0..threads {
+    for (t, &copied) in bytes.iter().enumerate() {
         let base = 16 * t;
         let mut want = vec![0xdead_beefu32; 16];
         want[0] = src[base];
@@ -313,7 +314,7 @@ fn cp_async_copies_4_8_and_16_bytes_and_zero_fills() {
             .flat_map(|w| w.to_le_bytes())
             .collect();
         let mut filled = [0u8; 16];
-        let n = bytes[t] as usize;
+        let n = copied as usize;
         filled[..n].copy_from_slice(&source[..n]);
         for w in 0..4 {
             want[8 + w] = u32::from_le_bytes(filled[4 * w..4 * w + 4].try_into().unwrap());

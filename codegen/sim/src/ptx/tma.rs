@@ -77,7 +77,7 @@ pub(crate) fn run_tma_load(
     } else {
         8 * u64::from(map.swizzle)
     };
-    if destination % align != 0 {
+    if !destination.is_multiple_of(align) {
         return Err(instruction(format!(
             "the copy's shared destination {destination} is not {align}-byte aligned ({})",
             if map.swizzle == 0 {
