@@ -288,6 +288,17 @@ pub mod __private {
         })
     }
 
+    /// Checks a `TensorMap` argument of a GPU launch: a map made for the simulator
+    /// (`TensorMap::encode_sim`) describes no GPU memory.
+    pub fn gpu_tensor_map(kernel: &str, map: &crate::TensorMap<'_>) -> Result<(), crate::Error> {
+        if map.is_sim() {
+            return Err(crate::Error::Backend(format!(
+                "kernel `{kernel}`: a tensor map made for the CPU simulator (`TensorMap::encode_sim`) given to a GPU launch: encode it over GPU memory with `TensorMap::encode` (or `TensorMap::encode_buffer` over a `Buffer` of the launch's stream)"
+            )));
+        }
+        Ok(())
+    }
+
     /// The error of a simulated launch of a kernel whose parameters the simulator cannot
     /// take yet.
     pub fn sim_unsupported(kernel: &str, what: &str) -> crate::Error {

@@ -543,6 +543,25 @@ fn a_tma_load_brings_the_box_into_shared_memory_on_the_simulator() {
     ));
 }
 
+/// A map made for the simulator is refused by a GPU launch, naming the fix.
+#[test]
+fn gpu_a_simulator_tensor_map_is_refused_by_a_gpu_launch() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let sim = cudajit::SimStream::new();
+    let tensor = sim.alloc_zeros::<f32>(64 * 64).unwrap();
+    let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[64, 64], &[BOX_W, BOX_H]);
+    let map = TensorMap::encode_sim(&layout, &tensor).unwrap();
+    let stream = context.default_stream();
+    let mut out = stream.alloc_zeros::<f32>(256).unwrap();
+    let error = tma_load_box_param::launch(&stream, LaunchConfig::new(1, 256), map, 0, 0, &mut out)
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("made for the CPU simulator"), "{message}");
+    assert!(message.contains("TensorMap::encode"), "{message}");
+}
+
 /// The portable constructor picks the encoding of the buffer's backend.
 #[test]
 fn a_tensor_map_of_a_portable_buffer_follows_its_backend() {

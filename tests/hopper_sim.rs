@@ -7,13 +7,16 @@
 //! warpgroup. No GPU needed.
 
 use cudajit::prelude::*;
+use cudajit::tensor::mbarrier::mbarrier_arrive_expect_tx;
 use cudajit::tensor::mbarrier::{
     fence_barrier_init, mbarrier_arrive, mbarrier_init, mbarrier_wait_parity,
 };
+use cudajit::tensor::tma::tma_load_2d;
 use cudajit::tensor::wgmma::{
     k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
 };
-use cudajit::{bf16, Error, LaunchConfig, SimError, SimStream, Stream};
+use cudajit::tensor_map::{TensorMapElement, TensorMapLayout};
+use cudajit::{bf16, Error, LaunchConfig, SimError, SimStream, Stream, TensorMap};
 
 /// Thread `publisher` writes a value and arrives; every thread waits on the phase and
 /// reads it. With `arrive` 0 nobody arrives.
@@ -368,6 +371,60 @@ fn misuse_of_wgmma_and_setmaxnreg_is_reported() {
     assert!(
         matches!(&error, Error::Simulator(SimError::Ptx { detail, .. }) if detail.contains("warpgroup-collective") && detail.contains("192 threads")),
         "{error}"
+    );
+    eprintln!("reported: {error}");
+}
+
+/// Thread 0 loads a 32 × 8 f32 box with TMA; with `wait`, every thread waits on the
+/// barrier before reading it, without, thread 0 reads its element at once.
+#[kernel]
+fn tma_then_read(map: TensorMap, out: &mut [f32], wait: u32) {
+    let tile = shared_array::<f32>(256 + 32);
+    let barrier = shared_array::<u64>(1);
+    let t = thread_idx().x as usize;
+    let bar = shared_address(&barrier[0]);
+    let skip = (((128 - shared_address(&tile[0]) % 128) % 128) / 4) as usize;
+    if t == 0 {
+        mbarrier_init(bar, 1);
+        fence_barrier_init();
+    }
+    sync_threads();
+    if t == 0 {
+        mbarrier_arrive_expect_tx(bar, 1024);
+        tma_load_2d(
+            shared_address(&tile[skip]),
+            tensor_map_address(&map),
+            0,
+            0,
+            bar,
+        );
+    }
+    if wait != 0 {
+        mbarrier_wait_parity(bar, 0);
+    }
+    out[t] = tile[skip + t];
+}
+
+#[test]
+fn a_tma_box_read_before_its_barrier_is_waited_on_is_reported() {
+    let stream = SimStream::new();
+    let data: Vec<f32> = (0..64 * 8).map(|i| i as f32).collect();
+    let tensor = stream.clone_htod(&data).unwrap();
+    let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[64, 8], &[32, 8]);
+    let map = TensorMap::encode_sim(&layout, &tensor).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(256).unwrap();
+    tma_then_read::launch(&stream, LaunchConfig::new(1, 256), map, &mut out, 1).unwrap();
+    let want: Vec<f32> = (0..256).map(|i| data[(i / 32) * 64 + i % 32]).collect();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), want);
+    let error =
+        tma_then_read::launch(&stream, LaunchConfig::new(1, 256), map, &mut out, 0).unwrap_err();
+    let Error::Simulator(SimError::SharedMemoryRace { site, detail }) = &error else {
+        panic!("expected a read of the box before its barrier to be reported, got {error}");
+    };
+    assert_eq!(site.thread, [0, 0, 0]);
+    assert!(
+        detail.contains("TMA load") && detail.contains("before any thread waited on its mbarrier"),
+        "{detail}"
     );
     eprintln!("reported: {error}");
 }

@@ -363,8 +363,14 @@ pub(crate) enum AccessFault {
     /// A data race on shared memory.
     Race(RaceReport),
     /// An access to the destination of a `cp.async` that thread `owner` issued at `site`
-    /// (packed) and has not waited for.
-    InFlight { offset: u64, owner: u32, site: u32 },
+    /// (packed) and has not waited for, or of a TMA load completing the mbarrier at
+    /// `barrier` that no thread has waited on yet.
+    InFlight {
+        offset: u64,
+        owner: u32,
+        site: u32,
+        barrier: Option<u32>,
+    },
 }
 
 /// Two accesses to one shared-memory byte by different threads with no barrier between
@@ -469,17 +475,38 @@ impl SharedMemory {
         Ok(read_plain(&self.bytes, at, size))
     }
 
-    /// A write by the asynchronous proxy (a TMA load): checked as [`Self::load_async`],
-    /// outside the race records; the mbarrier it completes orders it.
-    pub(crate) fn store_async(
+    /// Puts a TMA load in flight, its box checked to lie in shared memory.
+    pub(crate) fn issue_tma(
         &mut self,
-        offset: u64,
-        size: u32,
-        value: u64,
+        load: super::ptx::async_copy::PendingTma,
     ) -> Result<(), AccessFault> {
-        let at = self.check(offset, size)?;
-        write_plain(&mut self.bytes, at, size, value);
-        Ok(())
+        let end = u64::from(load.start) + u64::from(load.bytes);
+        if end > self.bytes.len() as u64 {
+            return Err(AccessFault::OutOfRegion {
+                region: SHARED_REGION,
+                offset: u64::from(load.start),
+                size: load.bytes,
+            });
+        }
+        self.copies.issue_tma(load)
+    }
+
+    /// Lands the TMA loads completing `barrier` (every barrier's with `None`): their boxes
+    /// written, their bytes completed on their barriers. Returns whether any landed.
+    pub(crate) fn land_tma(&mut self, barrier: Option<u32>) -> Result<bool, String> {
+        let landed = self.copies.complete_tma(barrier);
+        for load in &landed {
+            for &(offset, size, value) in &load.writes {
+                write_plain(&mut self.bytes, offset as usize, size, value);
+            }
+            let completed =
+                self.barriers
+                    .complete(load.barrier, load.bytes, "cp.async.bulk.tensor")?;
+            if completed {
+                self.epoch = self.epoch.wrapping_add(1);
+            }
+        }
+        Ok(!landed.is_empty())
     }
 
     /// Checks the destination of a `cp.async` of `bytes`: inside, aligned to its size.

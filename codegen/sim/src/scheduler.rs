@@ -276,7 +276,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             for warp in 0..warps {
                 self.run_warp(warp)?;
             }
-            if self.complete_warpgroups()? || self.wake_barrier_waiters() {
+            if self.complete_warpgroups()?
+                || self.wake_barrier_waiters()?
+                || self.land_every_tma()?
+            {
                 continue;
             }
             if let Some(error) = self.stuck() {
@@ -801,6 +804,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 offset,
                 owner,
                 site: copy_site,
+                barrier,
             }) => {
                 let what = match program.shared_at(offset) {
                     Some((variable, index)) => format!("`{}`[{index}]", variable.name),
@@ -811,14 +815,18 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 } else {
                     format!("thread {}", fmt3(self.thread_index(owner as usize)))
                 };
-                SimError::SharedMemoryRace {
-                    site,
-                    detail: format!(
-                        "thread {} accesses {what}, the destination of a `cp.async` {copier} issued at {} and has not waited for: until its `cp.async.wait_group` the data may not have landed (wait for the group, then `sync_threads()` before other threads read it)",
+                let copy = self.location(Site::unpack(copy_site));
+                let detail = match barrier {
+                    None => format!(
+                        "thread {} accesses {what}, the destination of a `cp.async` {copier} issued at {copy} and has not waited for: until its `cp.async.wait_group` the data may not have landed (wait for the group, then `sync_threads()` before other threads read it)",
                         fmt3(self.thread_index(t)),
-                        self.location(Site::unpack(copy_site)),
                     ),
-                }
+                    Some(barrier) => format!(
+                        "thread {} accesses {what}, in the box of a TMA load {copier} issued at {copy}, before any thread waited on its mbarrier (shared byte {barrier}): until the barrier's phase completes the box may not have landed (wait with `mbarrier_wait_parity` first)",
+                        fmt3(self.thread_index(t)),
+                    ),
+                };
+                SimError::SharedMemoryRace { site, detail }
             }
             FaultKind::Access(AccessFault::OutOfRegion {
                 region,

@@ -129,6 +129,8 @@ pub(super) fn launch_fns(
                 }
                 ArgWord::TensorMap => {
                     let local = format_ident!("__cj_value_{}", param.name);
+                    // A map made for the simulator names no GPU memory: refused, not run.
+                    pointers.push(quote!(#private::gpu_tensor_map(KERNEL.name(), &#name)?;));
                     pointers.push(quote!(let #local: #ty = #name;));
                     (local, quote!(TensorMap))
                 }

@@ -9,6 +9,10 @@
 //! through any instruction — is reported with the copy's thread and line. At the wait the
 //! bytes are written as the issuing thread's stores (so the usual race rules then apply:
 //! other threads see them after a `sync_threads()`).
+//!
+//! TMA loads are held the same way ([`PendingTma`]): their box lands, and completes its
+//! bytes on the mbarrier, when a thread waits on that barrier (or when nothing else can run),
+//! so a read of the box before the barrier's wait is reported rather than lucky.
 
 use std::collections::VecDeque;
 
@@ -22,6 +26,19 @@ pub(crate) struct PendingCopy {
     pub bytes: u32,
     pub data: [u8; 16],
     /// The `cp.async`'s site (packed), for messages and race records.
+    pub site: u32,
+}
+
+/// A TMA load in flight: its box's writes (shared offset, size, value) and the bytes it
+/// completes on the mbarrier at `barrier`.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingTma {
+    pub thread: u32,
+    pub barrier: u32,
+    /// The box's bytes in shared memory: `start .. start + bytes`.
+    pub start: u32,
+    pub bytes: u32,
+    pub writes: Vec<(u32, u32, u64)>,
     pub site: u32,
 }
 
@@ -41,6 +58,8 @@ pub(crate) struct AsyncCopies {
     owner: Vec<u32>,
     /// Bytes marked in `owner` (0: no check needed).
     in_flight: usize,
+    /// TMA loads not yet landed, in issue order.
+    tma: Vec<PendingTma>,
 }
 
 impl AsyncCopies {
@@ -55,6 +74,7 @@ impl AsyncCopies {
             self.owner.resize(shared_bytes, 0);
         }
         self.in_flight = 0;
+        self.tma.clear();
     }
 
     /// Whether `size` bytes at `at` may be accessed (none is a copy's destination in
@@ -73,10 +93,15 @@ impl AsyncCopies {
             let owner = self.owner[byte];
             if owner != 0 {
                 let thread = owner - 1;
+                let tma = self
+                    .tma
+                    .iter()
+                    .find(|t| (t.start as usize..(t.start + t.bytes) as usize).contains(&byte));
                 return Err(AccessFault::InFlight {
                     offset: byte as u64,
                     owner: thread,
-                    site: self.site_of(thread, byte),
+                    site: tma.map_or_else(|| self.site_of(thread, byte), |t| t.site),
+                    barrier: tma.map(|t| t.barrier),
                 });
             }
         }
@@ -112,6 +137,39 @@ impl AsyncCopies {
         }
         self.threads[index].open.push(copy);
         Ok(())
+    }
+
+    /// Puts a TMA load in flight. The caller has checked the box lies in shared memory.
+    pub(crate) fn issue_tma(&mut self, load: PendingTma) -> Result<(), AccessFault> {
+        let range = load.start as usize..(load.start + load.bytes) as usize;
+        self.check(range.start, range.len())?;
+        for byte in range {
+            self.owner[byte] = load.thread + 1;
+        }
+        self.in_flight += load.bytes as usize;
+        self.tma.push(load);
+        Ok(())
+    }
+
+    /// Whether TMA loads are in flight.
+    pub(crate) fn tma_in_flight(&self) -> bool {
+        !self.tma.is_empty()
+    }
+
+    /// The TMA loads completing the barrier at `barrier` (every barrier's with `None`),
+    /// unmarked, in issue order.
+    pub(crate) fn complete_tma(&mut self, barrier: Option<u32>) -> Vec<PendingTma> {
+        let (landed, kept): (Vec<PendingTma>, Vec<PendingTma>) = std::mem::take(&mut self.tma)
+            .into_iter()
+            .partition(|t| barrier.is_none_or(|b| t.barrier == b));
+        self.tma = kept;
+        for load in &landed {
+            for byte in load.start..load.start + load.bytes {
+                self.owner[byte as usize] = 0;
+            }
+            self.in_flight -= load.bytes as usize;
+        }
+        landed
     }
 
     /// `cp.async.commit_group`: closes `thread`'s open group (an empty group counts too).
@@ -182,7 +240,8 @@ mod tests {
             Err(AccessFault::InFlight {
                 offset: 20,
                 owner: 3,
-                site: 11
+                site: 11,
+                barrier: None
             })
         );
         assert!(copies.check(32, 16).is_ok());

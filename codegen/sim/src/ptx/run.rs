@@ -161,6 +161,8 @@ pub(crate) fn run_thread(
             suspend,
         } => {
             let offset = barrier_at(regs, *barrier, memory)?;
+            // The TMA loads this barrier waits for land now, at the first look at it.
+            memory.shared.land_tma(Some(offset)).map_err(instruction)?;
             let parity = regs[*parity as usize] as u32 & 1;
             let satisfied = memory
                 .shared

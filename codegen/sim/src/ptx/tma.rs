@@ -6,16 +6,18 @@
 //! outside the tensor read as the map's fill (zeros, or NaN). It is stored densely,
 //! innermost dimension first, with the map's swizzle applied to the shared addresses (16-byte
 //! chunk bits 4–6, 4–5 or 4 XORed with the bits from 7, for 128-, 64- and 32-byte swizzles),
-//! then the whole box's bytes complete the barrier's transaction count. The simulator's copy
-//! lands at once; the rules the GPU enforces are checked: the box's innermost start is a
+//! then the whole box's bytes complete the barrier's transaction count. The box is read at
+//! the copy and lands when a thread waits on the barrier (`async_copy.rs`); reading it
+//! before is reported. The rules the GPU enforces are checked: the box's innermost start is a
 //! multiple of 16 bytes (the H200 stops the kernel otherwise, docs/tensor-cores.md), the
 //! destination is aligned (128 bytes, or the swizzle's 8-row repeat), and the barrier is
 //! initialised.
 
-use super::super::memory::MemoryView;
+use super::super::memory::{AccessFault, MemoryView};
 use super::super::program::Reg;
 use super::super::tensor_map::{SimTensorMap, TENSOR_MAP_BYTES};
 use super::super::thread::FaultKind;
+use super::async_copy::PendingTma;
 
 /// `cp.async.bulk.tensor` from global to shared memory, completing an mbarrier.
 #[derive(Clone, Debug)]
@@ -110,6 +112,7 @@ pub(crate) fn run_tma_load(
         _ => 0,
     };
     let count: u64 = map.boxes.iter().map(|&b| u64::from(b)).product();
+    let mut writes = Vec::with_capacity(count as usize);
     let mut index = vec![0u64; rank];
     for linear in 0..count {
         let mut rest = linear;
@@ -136,18 +139,24 @@ pub(crate) fn run_tma_load(
         };
         let at = destination + linear * e;
         let at = at ^ (((at >> 7) & swizzle_bits) << 4);
-        memory
-            .shared
-            .store_async(at, e as u32, value)
-            .map_err(FaultKind::Access)?;
+        writes.push((at as u32, e as u32, value));
     }
-    let completed = memory
+    // The box lands when a thread waits on the barrier (`async_copy.rs`).
+    memory
         .shared
-        .barriers
-        .complete(barrier, map.box_bytes() as u32, "cp.async.bulk.tensor")
-        .map_err(instruction)?;
-    if completed {
-        memory.shared.epoch = memory.shared.epoch.wrapping_add(1);
-    }
-    Ok(())
+        .issue_tma(PendingTma {
+            thread: memory.thread,
+            barrier,
+            start: destination as u32,
+            bytes: map.box_bytes() as u32,
+            writes,
+            site,
+        })
+        .map_err(|fault| match fault {
+            AccessFault::InFlight { offset, .. } => instruction(format!(
+                "the box (shared bytes {destination}..{}) overlaps shared byte {offset}, the destination of a copy still in flight",
+                destination + map.box_bytes()
+            )),
+            other => FaultKind::Access(other),
+        })
 }

@@ -122,26 +122,45 @@ impl BlockRunner<'_, '_, '_> {
         Ok(())
     }
 
-    /// Makes ready the threads whose `mbarrier` wait is satisfied. Returns whether any was.
-    pub(super) fn wake_barrier_waiters(&mut self) -> bool {
+    /// Makes ready the threads whose `mbarrier` wait is satisfied (the TMA loads of the
+    /// barriers they wait on landed first). Returns whether any was.
+    pub(super) fn wake_barrier_waiters(&mut self) -> Result<bool, SimError> {
         let mut progress = false;
         for t in 0..self.threads.len() {
             let Status::Mbarrier {
+                site,
                 barrier,
                 parity,
                 dst,
-                ..
             } = self.threads[t].status
             else {
                 continue;
             };
+            self.shared
+                .land_tma(Some(barrier))
+                .map_err(|detail| SimError::Ptx {
+                    site: self.site(t, site),
+                    detail,
+                })?;
             if self.shared.barriers.satisfied(barrier, parity) == Ok(true) {
                 self.regs[t * self.stack_registers + dst] = 1;
                 self.threads[t].status = Status::Ready;
                 progress = true;
             }
         }
-        progress
+        Ok(progress)
+    }
+
+    /// With nothing else to run: lands every TMA load still in flight (no thread waits on
+    /// its barrier, but the copy completes on a GPU all the same). Returns whether any did.
+    pub(super) fn land_every_tma(&mut self) -> Result<bool, SimError> {
+        if !self.shared.copies.tma_in_flight() {
+            return Ok(false);
+        }
+        let kernel = self.grid.program.kernel.clone();
+        self.shared
+            .land_tma(None)
+            .map_err(|detail| SimError::Launch { kernel, detail })
     }
 
     /// With nothing left to run: a thread that waits in an mbarrier or a warpgroup
