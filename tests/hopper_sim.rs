@@ -11,7 +11,9 @@ use cudajit::tensor::mbarrier::mbarrier_arrive_expect_tx;
 use cudajit::tensor::mbarrier::{
     fence_barrier_init, mbarrier_arrive, mbarrier_init, mbarrier_wait_parity,
 };
-use cudajit::tensor::tma::tma_load_2d;
+use cudajit::tensor::tma::{
+    fence_proxy_async_shared, tma_load_2d, tma_store_2d, tma_store_commit, tma_store_wait,
+};
 use cudajit::tensor::wgmma::{
     k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
 };
@@ -427,4 +429,69 @@ fn a_tma_box_read_before_its_barrier_is_waited_on_is_reported() {
         "{detail}"
     );
     eprintln!("reported: {error}");
+}
+
+/// Every thread writes one element of a 32 × 8 f32 box in shared memory; thread 0 stores
+/// the box at (`x`, `y`) of the tensor with TMA.
+#[kernel]
+fn tma_store_box(map: TensorMap, x: i32, y: i32) {
+    let tile = shared_array::<f32>(256 + 32);
+    let t = thread_idx().x as usize;
+    let skip = (((128 - shared_address(&tile[0]) % 128) % 128) / 4) as usize;
+    tile[skip + t] = 1000.0 + t as f32;
+    // The threads' writes, before the asynchronous proxy reads them.
+    fence_proxy_async_shared();
+    sync_threads();
+    if t == 0 {
+        tma_store_2d(tensor_map_address(&map), x, y, shared_address(&tile[skip]));
+        tma_store_commit();
+        tma_store_wait();
+    }
+}
+
+/// Stores boxes on `stream` (its buffers' maps by `encode_buffer`) and checks the tensor.
+fn check_tma_store(stream: &Stream) {
+    let (w, h) = (64usize, 12usize);
+    let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[w as u64, h as u64], &[32, 8]);
+    // Inside; across the right and bottom edges (clipped); at negative coordinates.
+    for (x, y) in [(0i32, 0i32), (48, 8), (-16, -4)] {
+        let tensor = stream.clone_htod(&vec![-1.0f32; w * h]).unwrap();
+        let map = TensorMap::encode_buffer(&layout, &tensor).unwrap();
+        tma_store_box::launch(stream, LaunchConfig::new(1, 256), map, x, y).unwrap();
+        let got = stream.clone_dtoh(&tensor).unwrap();
+        for row in 0..h {
+            for col in 0..w {
+                let (bx, by) = (col as i32 - x, row as i32 - y);
+                let want = if (0..32).contains(&bx) && (0..8).contains(&by) {
+                    1000.0 + (by * 32 + bx) as f32
+                } else {
+                    -1.0
+                };
+                assert_eq!(
+                    got[row * w + col],
+                    want,
+                    "box at ({x}, {y}): [{row}][{col}]"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tma_store_writes_the_box_inside_the_tensor() {
+    check_tma_store(&Stream::simulator());
+}
+
+/// The same stores on a Hopper GPU: the simulator's clipping and layout are TMA's.
+#[test]
+fn gpu_a_tma_store_writes_the_box_inside_the_tensor() {
+    let Ok(context) = cudajit::default_context() else {
+        eprintln!("skipped: no GPU");
+        return;
+    };
+    if context.compute_capability().unwrap().0 < 9 {
+        eprintln!("skipped: TMA needs compute capability 9.0 or later");
+        return;
+    }
+    check_tma_store(&Stream::from_cuda(context.default_stream()));
 }

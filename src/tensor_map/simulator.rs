@@ -5,8 +5,9 @@
 //! The 128 bytes carry the simulator's tag, the address of the buffer's memory on the host
 //! and the layout (`cudajit_sim::tensor_map`); the map borrows the buffer for its lifetime,
 //! so that address stays valid while the map can be used. A launch on the simulator binds
-//! the buffer read-only and gives the kernel the map's address; the TMA copies in the
-//! kernel's inline PTX read the box from it.
+//! the buffer and gives the kernel the map's address; the TMA copies in the kernel's inline
+//! PTX read boxes from it and write them to it (as a driver map of a `CudaSlice` borrowed
+//! the same way lets TMA stores write the GPU buffer).
 
 use cudajit_sim::tensor_map::SimTensorMap;
 use cudajit_sim::{DeviceMemory, SimArg};

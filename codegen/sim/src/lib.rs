@@ -204,7 +204,8 @@ pub enum SimArg<'a> {
     /// parameter's type has.
     Struct { bytes: Arc<[u8]> },
     /// A tensor map over `memory` (the whole tensor), for a `TensorMap` parameter: the
-    /// launch binds `memory` read-only and gives the kernel the map's address.
+    /// launch binds `memory` (which TMA stores write) and gives the kernel the map's
+    /// address.
     TensorMap {
         memory: &'a DeviceMemory,
         map: tensor_map::SimTensorMap,
@@ -487,9 +488,11 @@ fn prepare<'m>(
                     return Err(launch_error("too many arguments in memory".into()));
                 }
                 let tensor = pointer(globals.len() as u64, 0);
+                // Writable: TMA stores write through the map, as on the GPU (whose maps
+                // borrow their buffer alike).
                 globals.push(GlobalRegion {
                     memory,
-                    writable: false,
+                    writable: true,
                 });
                 region_names.push(format!("the tensor of argument {index} (a tensor map)"));
                 bytes.store_bytes(0, &map.to_bytes(tensor));

@@ -24,7 +24,7 @@ pub(crate) trait Emit {
 }
 
 /// What the simulator runs, for the message of an instruction it does not.
-pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16,f16.f16}.f32, ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes, prefetch.tensormap";
+pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16,f16.f16}.f32, ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes and .global.shared::cta.bulk_group, cp.async.bulk.{commit_group,wait_group[.read]}, prefetch.tensormap";
 
 /// Lowers `template`, whose operand `$N` has the registers `operands[N]`.
 pub(crate) fn lower(
@@ -202,15 +202,11 @@ impl Binder<'_> {
         } else {
             self.inputs(operand)?
         };
-        let count = regs.len();
+        if regs.len() != N {
+            return Err(format!("{what} takes {N} registers, not {}", regs.len()));
+        }
         let mut fixed = [0; N];
-        if count < N {
-            return Err(format!("{what} takes {N} registers, not {count}"));
-        }
-        fixed.copy_from_slice(&regs[..N]);
-        if count != N {
-            return Err(format!("{what} takes {N} registers, not {count}"));
-        }
+        fixed.copy_from_slice(&regs);
         Ok(fixed)
     }
 

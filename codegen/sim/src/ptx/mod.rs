@@ -18,7 +18,7 @@
 //! - Hopper: transaction barriers ([`mbarrier`]), whose waits suspend the thread until the
 //!   phase completes (a wait that never can is reported); warpgroup-collective `wgmma`
 //!   ([`wgmma`]) and `setmaxnreg`, run once all 128 threads of the warpgroup are there;
-//!   TMA loads ([`tma`]) through the simulator's tensor maps.
+//!   TMA loads and stores ([`tma`]) through the simulator's tensor maps.
 
 pub(crate) mod async_copy;
 pub(crate) mod lower;
@@ -99,11 +99,13 @@ pub(crate) enum PtxOp {
     SetMaxNreg,
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`.
     TmaLoad(tma::TmaLoad),
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`.
+    TmaStore(tma::TmaStore),
 }
 
-/// Which threads run a collective instruction together.
+/// Which threads run an instruction together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Collective {
+pub(crate) enum Participants {
     /// Not collective.
     Thread,
     Warp,
@@ -113,19 +115,19 @@ pub(crate) enum Collective {
 
 impl PtxOp {
     /// Which threads run it together.
-    pub(crate) fn collective(&self) -> Collective {
+    pub(crate) fn participants(&self) -> Participants {
         match self {
-            PtxOp::Mma(_) | PtxOp::LdMatrix(_) => Collective::Warp,
+            PtxOp::Mma(_) | PtxOp::LdMatrix(_) => Participants::Warp,
             PtxOp::Wgmma(_) | PtxOp::WgmmaFence | PtxOp::WgmmaGroup | PtxOp::SetMaxNreg => {
-                Collective::Warpgroup
+                Participants::Warpgroup
             }
-            _ => Collective::Thread,
+            _ => Participants::Thread,
         }
     }
 
     /// Whether a group of threads runs it together.
     pub(crate) fn is_collective(&self) -> bool {
-        self.collective() != Collective::Thread
+        self.participants() != Participants::Thread
     }
 
     /// The instruction's name, for messages.
@@ -147,7 +149,7 @@ impl PtxOp {
             PtxOp::WgmmaFence => "wgmma.fence",
             PtxOp::WgmmaGroup => "wgmma.commit_group/wait_group",
             PtxOp::SetMaxNreg => "setmaxnreg",
-            PtxOp::TmaLoad(_) => "cp.async.bulk.tensor",
+            PtxOp::TmaLoad(_) | PtxOp::TmaStore(_) => "cp.async.bulk.tensor",
         }
     }
 }

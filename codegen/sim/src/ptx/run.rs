@@ -179,6 +179,7 @@ pub(crate) fn run_thread(
             regs[*done as usize] = u64::from(satisfied);
         }
         PtxOp::TmaLoad(load) => super::tma::run_tma_load(load, regs, memory, site)?,
+        PtxOp::TmaStore(store) => super::tma::run_tma_store(store, regs, memory, site)?,
         PtxOp::Mma(_)
         | PtxOp::LdMatrix(_)
         | PtxOp::Wgmma(_)

@@ -5,7 +5,7 @@
 use super::super::error::SimError;
 use super::super::program::Op;
 use super::super::ptx::warp::{run_collective, Lane};
-use super::super::ptx::{kernel_site, Collective as PtxCollective};
+use super::super::ptx::{kernel_site, Participants};
 use super::super::thread::{Fault, Site, Status};
 use super::{fmt3, BlockRunner, WARP_SIZE};
 
@@ -40,7 +40,7 @@ impl BlockRunner<'_, '_, '_> {
         else {
             unreachable!("a collective waits at an inline PTX operation");
         };
-        if op.collective() == PtxCollective::Warpgroup {
+        if op.participants() == Participants::Warpgroup {
             return Ok(Collective::Parked);
         }
         let name = op.name();

@@ -7,7 +7,7 @@
 use super::super::error::SimError;
 use super::super::program::Op;
 use super::super::ptx::wgmma::{run_wgmma, WARPGROUP};
-use super::super::ptx::{kernel_site, Collective, PtxOp};
+use super::super::ptx::{kernel_site, Participants, PtxOp};
 use super::super::thread::{Fault, Site, Status, WarpOp};
 use super::{fmt3, BlockRunner};
 use crate::ptx::warp::Lane;
@@ -27,7 +27,7 @@ impl BlockRunner<'_, '_, '_> {
             .get(site.function as usize)
             .and_then(|f| f.code.get(site.pc as usize))
         {
-            Some(Op::Ptx(op)) if op.collective() == Collective::Warpgroup => Some((site, op)),
+            Some(Op::Ptx(op)) if op.participants() == Participants::Warpgroup => Some((site, op)),
             _ => None,
         }
     }

@@ -3,7 +3,7 @@
 
 use super::super::super::program::Op;
 use super::super::template::{Instruction, Operand};
-use super::super::tma::TmaLoad;
+use super::super::tma::{TmaLoad, TmaStore};
 use super::super::wgmma::{Wgmma, WgmmaInputs};
 use super::super::PtxOp;
 use super::Binder;
@@ -117,36 +117,40 @@ pub(super) fn select(
         }
         ["cp", "async", "bulk", "tensor", dims, "shared::cluster" | "shared::cta", "global", "mbarrier::complete_tx::bytes"] =>
         {
-            let rank = match *dims {
-                "1d" => 1,
-                "2d" => 2,
-                "3d" => 3,
-                "4d" => 4,
-                "5d" => 5,
-                _ => return Err(format!("a `.{dims}` copy (1d to 5d)")),
-            };
+            let rank = rank_of(dims)?;
             let [destination, source, barrier] = operands else {
                 return Err("takes [shared], [map, {coordinates}], [barrier] (multicast and cache hints are not simulated)".into());
             };
-            let Operand::Address(parts) = source else {
-                return Err("takes its map and coordinates as `[map, {x, ..}]`".into());
-            };
-            let [map, coordinates] = parts.as_slice() else {
-                return Err("takes its map and coordinates as `[map, {x, ..}]`".into());
-            };
-            let coordinates = binder.inputs(coordinates)?;
-            if coordinates.len() != rank {
-                return Err(format!(
-                    "a {rank}-d copy takes {rank} coordinates, not {}",
-                    coordinates.len()
-                ));
-            }
+            let (map, coordinates) = map_and_coordinates(binder, source, rank)?;
             PtxOp::TmaLoad(TmaLoad {
                 destination: binder.address(destination)?,
-                map: binder.input(map)?,
+                map,
                 coordinates,
                 barrier: binder.address(barrier)?,
             })
+        }
+        ["cp", "async", "bulk", "tensor", dims, "global", "shared::cta", "bulk_group"] => {
+            let rank = rank_of(dims)?;
+            let [destination, source] = operands else {
+                return Err("takes [map, {coordinates}], [shared]".into());
+            };
+            let (map, coordinates) = map_and_coordinates(binder, destination, rank)?;
+            PtxOp::TmaStore(TmaStore {
+                map,
+                coordinates,
+                source: binder.address(source)?,
+            })
+        }
+        // The simulator's TMA stores are complete when issued.
+        ["cp", "async", "bulk", "commit_group"] if operands.is_empty() => {
+            return Ok(Selection::Done)
+        }
+        ["cp", "async", "bulk", "wait_group", ..] => {
+            let [n] = operands else {
+                return Err("takes the number of groups left in flight".into());
+            };
+            Binder::immediate(n)?;
+            return Ok(Selection::Done);
         }
         ["wgmma", "fence", "sync", "aligned"] if operands.is_empty() => PtxOp::WgmmaFence,
         ["wgmma", "commit_group", "sync", "aligned"] if operands.is_empty() => PtxOp::WgmmaGroup,
@@ -162,6 +166,46 @@ pub(super) fn select(
         }
         _ => return Ok(Selection::Other),
     }))
+}
+
+/// The rank of a `.Nd` tensor copy.
+fn rank_of(dims: &str) -> Result<usize, String> {
+    match dims {
+        "1d" => Ok(1),
+        "2d" => Ok(2),
+        "3d" => Ok(3),
+        "4d" => Ok(4),
+        "5d" => Ok(5),
+        _ => Err(format!("a `.{dims}` copy (1d to 5d)")),
+    }
+}
+
+/// The `[map, {x, ..}]` operand of a tensor copy of `rank`.
+fn map_and_coordinates(
+    binder: &mut Binder<'_>,
+    operand: &Operand,
+    rank: usize,
+) -> Result<
+    (
+        super::super::super::program::Reg,
+        Vec<super::super::super::program::Reg>,
+    ),
+    String,
+> {
+    let Operand::Address(parts) = operand else {
+        return Err("takes its map and coordinates as `[map, {x, ..}]`".into());
+    };
+    let [map, coordinates] = parts.as_slice() else {
+        return Err("takes its map and coordinates as `[map, {x, ..}]`".into());
+    };
+    let coordinates = binder.inputs(coordinates)?;
+    if coordinates.len() != rank {
+        return Err(format!(
+            "a {rank}-d copy takes {rank} coordinates, not {}",
+            coordinates.len()
+        ));
+    }
+    Ok((binder.input(map)?, coordinates))
 }
 
 /// The `state` operand of an arrival: `_`, or a register that receives the phase.
