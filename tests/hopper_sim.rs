@@ -495,3 +495,200 @@ fn gpu_a_tma_store_writes_the_box_inside_the_tensor() {
     }
     check_tma_store(&Stream::from_cuda(context.default_stream()));
 }
+
+/// One warpgroup: `out = a · b` for a 64×16 A and a 16×64 B, both K-major, from shared
+/// images with the descriptors' fields (leading and stride byte offsets, layout) given:
+/// the start address is the kernel's, the rest `a_fields` / `b_fields`.
+#[kernel(arch = "sm_90a", max_threads = 128)]
+fn wgmma_layouts(a_image: &[u32], b_image: &[u32], out: &mut [f32], a_fields: u64, b_fields: u64) {
+    let smem = dynamic_shared::<u32>();
+    let t = thread_idx().x as usize;
+    let raw = shared_address(&smem[0]);
+    let skip = (((1024 - raw % 1024) % 1024) / 4) as usize;
+    let mut i = t;
+    while i < a_image.len() {
+        smem[skip + i] = a_image[i];
+        i += 128;
+    }
+    i = t;
+    while i < b_image.len() {
+        smem[skip + 2048 + i] = b_image[i];
+        i += 128;
+    }
+    fence_proxy_async_shared();
+    sync_threads();
+    let a_address = raw + 4 * skip as u32;
+    let b_address = a_address + 8192;
+    let a_desc = ((a_address & 0x3ffff) >> 4) as u64 | a_fields;
+    let b_desc = ((b_address & 0x3ffff) >> 4) as u64 | b_fields;
+    let mut acc = [0.0f32; 32];
+    wgmma_fence();
+    ptx!(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+        &mut acc,
+        a_desc,
+        b_desc,
+        0u32
+    );
+    wgmma_commit_group();
+    wgmma_wait_group::<0>();
+    let (warp, lane) = (t / 32, t % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    for j in 0..8usize {
+        for r in 0..4usize {
+            let row = 16 * warp + g + 8 * (r / 2);
+            let col = 8 * j + 2 * q + r % 2;
+            out[row * 64 + col] = acc[4 * j + r];
+        }
+    }
+}
+
+/// A K-major layout of the PTX ISA's canonical forms (CUTLASS's `make_gmma_desc`): byte of
+/// element (`mn`, `k`) (bf16) from the tile's 1024-byte-aligned start, and the descriptor's
+/// fields.
+#[derive(Clone, Copy, Debug)]
+enum KMajor {
+    /// Core matrices of 8 rows × 16 bytes: K-adjacent ones `leading` bytes apart, 8-row
+    /// groups `stride` apart.
+    Interleaved { leading: u64, stride: u64 },
+    /// Rows of `width` bytes (32, 64 or 128), 8-row groups `stride` apart, swizzled.
+    Swizzled { width: u64, stride: u64 },
+}
+
+impl KMajor {
+    fn byte(self, mn: u64, k: u64) -> u64 {
+        match self {
+            KMajor::Interleaved { leading, stride } => {
+                (mn % 8) * 16 + (mn / 8) * stride + (k % 8) * 2 + (k / 8) * leading
+            }
+            KMajor::Swizzled { width, stride } => {
+                let plain = (mn % 8) * width + (mn / 8) * stride + 2 * k;
+                // Swizzle<B,4,3>: the 16-byte chunk bits XOR the bits from 7 up.
+                let bits = width / 16 - 1;
+                plain ^ (((plain >> 7) & bits) << 4)
+            }
+        }
+    }
+
+    fn fields(self) -> u64 {
+        match self {
+            KMajor::Interleaved { leading, stride } => {
+                ((leading >> 4) << 16) | ((stride >> 4) << 32)
+            }
+            KMajor::Swizzled { width, stride } => {
+                let layout: u64 = match width {
+                    128 => 1,
+                    64 => 2,
+                    _ => 3,
+                };
+                (1 << 16) | ((stride >> 4) << 32) | (layout << 62)
+            }
+        }
+    }
+}
+
+/// Every K-major layout (none, 32-, 64- and 128-byte swizzle) through `wgmma_layouts` on
+/// `stream`, against the host.
+fn check_wgmma_layouts(stream: &Stream) {
+    let layouts = [
+        KMajor::Interleaved {
+            leading: 128,
+            stride: 256,
+        },
+        KMajor::Swizzled {
+            width: 32,
+            stride: 256,
+        },
+        KMajor::Swizzled {
+            width: 64,
+            stride: 512,
+        },
+        KMajor::Swizzled {
+            width: 128,
+            stride: 1024,
+        },
+    ];
+    let a: Vec<f32> = (0..64 * 16).map(|i| small(i, 3)).collect();
+    let b: Vec<f32> = (0..64 * 16).map(|i| small(i, 4)).collect(); // b[n * 16 + k]
+    let config = LaunchConfig::new(1, 128).with_shared_mem(1024 + 8192 + 8192);
+    for layout in layouts {
+        let image = |values: &[f32]| {
+            let mut bytes = vec![0u8; 8192];
+            for mn in 0..64 {
+                for k in 0..16 {
+                    let at = layout.byte(mn as u64, k as u64) as usize;
+                    bytes[at..at + 2].copy_from_slice(
+                        &bf16::from_f32(values[mn * 16 + k]).to_bits().to_le_bytes(),
+                    );
+                }
+            }
+            stream.clone_htod(&words(&bytes)).unwrap()
+        };
+        let (da, db) = (image(&a), image(&b));
+        let mut out = stream.alloc_zeros::<f32>(64 * 64).unwrap();
+        let fields = layout.fields();
+        wgmma_layouts::launch(stream, config, &da, &db, &mut out, fields, fields).unwrap();
+        let out = stream.clone_dtoh(&out).unwrap();
+        for m in 0..64 {
+            for n in 0..64 {
+                let want: f32 = (0..16).map(|k| a[m * 16 + k] * b[n * 16 + k]).sum();
+                assert_eq!(out[m * 64 + n], want, "{layout:?}: D[{m}][{n}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn wgmma_reads_every_k_major_layout() {
+    check_wgmma_layouts(&Stream::simulator());
+}
+
+/// The same layouts on an H100/H200: the simulator's reading of the descriptors is the
+/// tensor cores'.
+#[test]
+fn gpu_wgmma_reads_every_k_major_layout() {
+    let Ok(context) = cudajit::default_context() else {
+        eprintln!("skipped: no GPU");
+        return;
+    };
+    if context.compute_capability().unwrap() != (9, 0) {
+        eprintln!("skipped: wgmma runs on compute capability 9.0 (sm_90a)");
+        return;
+    }
+    check_wgmma_layouts(&Stream::from_cuda(context.default_stream()));
+}
+
+/// The kernels above compile for sm_90a as the GPU tests run them, nothing in local
+/// memory (the accumulator arrays stay in registers).
+#[test]
+fn the_kernels_compile_for_sm_90a_in_registers() {
+    match cudajit::codegen::toolchain::Toolchain::global() {
+        Ok(_) => {}
+        Err(error) if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") => {
+            eprintln!("skipped: no NVIDIA toolchain ({error})");
+            return;
+        }
+        Err(error) => panic!("the NVIDIA toolchain is required: {error}"),
+    }
+    for kernel in [
+        &wgmma_tile::KERNEL,
+        &wgmma_layouts::KERNEL,
+        &tma_store_box::KERNEL,
+        &tma_then_read::KERNEL,
+        &publish::KERNEL,
+        &give_back_registers::KERNEL,
+    ] {
+        let ptx = cudajit::codegen::compile::linked_ptx(
+            kernel.captured(),
+            &Default::default(),
+            cudajit::Arch::SM_90A,
+            &Default::default(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        assert!(
+            !ptx.contains(".local"),
+            "{}: local memory in\n{ptx}",
+            kernel.name()
+        );
+    }
+}
