@@ -498,9 +498,17 @@ fn gpu_a_tma_store_writes_the_box_inside_the_tensor() {
 
 /// One warpgroup: `out = a · b` for a 64×16 A and a 16×64 B, both K-major, from shared
 /// images with the descriptors' fields (leading and stride byte offsets, layout) given:
-/// the start address is the kernel's, the rest `a_fields` / `b_fields`.
+/// the start address is the kernel's, the rest `a_fields` / `b_fields`. With
+/// `proxy_fence` 0 the threads' stores of the images are not fenced for the tensor cores.
 #[kernel(arch = "sm_90a", max_threads = 128)]
-fn wgmma_layouts(a_image: &[u32], b_image: &[u32], out: &mut [f32], a_fields: u64, b_fields: u64) {
+fn wgmma_layouts(
+    a_image: &[u32],
+    b_image: &[u32],
+    out: &mut [f32],
+    a_fields: u64,
+    b_fields: u64,
+    proxy_fence: u32,
+) {
     let smem = dynamic_shared::<u32>();
     let t = thread_idx().x as usize;
     let raw = shared_address(&smem[0]);
@@ -515,7 +523,9 @@ fn wgmma_layouts(a_image: &[u32], b_image: &[u32], out: &mut [f32], a_fields: u6
         smem[skip + 2048 + i] = b_image[i];
         i += 128;
     }
-    fence_proxy_async_shared();
+    if proxy_fence != 0 {
+        fence_proxy_async_shared();
+    }
     sync_threads();
     let a_address = raw + 4 * skip as u32;
     let b_address = a_address + 8192;
@@ -627,7 +637,7 @@ fn check_wgmma_layouts(stream: &Stream) {
         let (da, db) = (image(&a), image(&b));
         let mut out = stream.alloc_zeros::<f32>(64 * 64).unwrap();
         let fields = layout.fields();
-        wgmma_layouts::launch(stream, config, &da, &db, &mut out, fields, fields).unwrap();
+        wgmma_layouts::launch(stream, config, &da, &db, &mut out, fields, fields, 1).unwrap();
         let out = stream.clone_dtoh(&out).unwrap();
         for m in 0..64 {
             for n in 0..64 {
@@ -641,6 +651,22 @@ fn check_wgmma_layouts(stream: &Stream) {
 #[test]
 fn wgmma_reads_every_k_major_layout() {
     check_wgmma_layouts(&Stream::simulator());
+}
+
+#[test]
+fn a_wgmma_of_stores_without_a_proxy_fence_is_reported() {
+    let stream = Stream::simulator();
+    let image = stream.clone_htod(&vec![0u32; 2048]).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(64 * 64).unwrap();
+    let config = LaunchConfig::new(1, 128).with_shared_mem(1024 + 8192 + 8192);
+    let fields = (1u64 << 16) | ((1024u64 >> 4) << 32) | (1 << 62);
+    let error = wgmma_layouts::launch(&stream, config, &image, &image, &mut out, fields, fields, 0)
+        .unwrap_err();
+    let Error::Simulator(SimError::Ptx { detail, .. }) = &error else {
+        panic!("expected the missing proxy fence to be reported, got {error}");
+    };
+    assert!(detail.contains("without a `fence.proxy.async`"), "{detail}");
+    eprintln!("reported: {error}");
 }
 
 /// The same layouts on an H100/H200: the simulator's reading of the descriptors is the

@@ -149,6 +149,7 @@ fn describe(pointer: u64, size: u32, fault: &AccessFault) -> String {
         AccessFault::InFlight { .. } => {
             "to the destination of an asynchronous copy not yet waited for"
         }
+        AccessFault::Unfenced { .. } => "an asynchronous-proxy read of an unfenced store",
     };
     format!("a {size}-byte access at simulated address {pointer:#x}, {what}")
 }

@@ -25,6 +25,7 @@ use cudajit_core::Scalar;
 
 use super::ptx::async_copy::{AsyncCopies, PendingCopy};
 use super::ptx::mbarrier::Barriers;
+use super::ptx::proxy::ProxyWrites;
 use super::value::RegisterValue;
 
 /// Bits of a pointer that hold the offset.
@@ -371,6 +372,9 @@ pub(crate) enum AccessFault {
         site: u32,
         barrier: Option<u32>,
     },
+    /// An asynchronous-proxy read (`wgmma`, a TMA store) of a byte thread `writer` stored
+    /// without a `fence.proxy.async` since.
+    Unfenced { offset: u64, writer: u32 },
 }
 
 /// Two accesses to one shared-memory byte by different threads with no barrier between
@@ -421,6 +425,9 @@ pub(crate) struct SharedMemory {
     pub(crate) barriers: Barriers,
     /// Per warpgroup: whether a `wgmma.fence` has preceded its `wgmma.mma_async`s.
     pub(crate) wgmma_fenced: Vec<bool>,
+    /// Threads' stores not yet fenced for the asynchronous proxy (see
+    /// [`super::ptx::proxy`]).
+    pub(crate) proxy: ProxyWrites,
 }
 
 impl SharedMemory {
@@ -433,6 +440,7 @@ impl SharedMemory {
             copies: AsyncCopies::default(),
             barriers: Barriers::default(),
             wgmma_fenced: Vec::new(),
+            proxy: ProxyWrites::default(),
         }
     }
 
@@ -447,6 +455,7 @@ impl SharedMemory {
         self.copies.start_block(size);
         self.barriers.start_block();
         self.wgmma_fenced.clear();
+        self.proxy.start_block(size);
     }
 
     fn check(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
@@ -472,6 +481,7 @@ impl SharedMemory {
     /// the threads' accesses is the mbarriers' and fences' business, not `sync_threads()`'s.
     pub(crate) fn load_async(&self, offset: u64, size: u32) -> Result<u64, AccessFault> {
         let at = self.check(offset, size)?;
+        self.proxy.check(at, size)?;
         Ok(read_plain(&self.bytes, at, size))
     }
 
@@ -548,13 +558,12 @@ impl SharedMemory {
                 let mut word = [0u8; 8];
                 word[..chunk as usize]
                     .copy_from_slice(&copy.data[at as usize..(at + chunk) as usize]);
-                self.store(
-                    u64::from(copy.offset + at),
-                    chunk,
-                    u64::from_le_bytes(word),
-                    thread,
-                    copy.site,
-                )?;
+                let offset = u64::from(copy.offset + at);
+                let at = self.check(offset, chunk)?;
+                if self.track_races {
+                    self.record(at, thread, copy.site, true)?;
+                }
+                write_plain(&mut self.bytes, at, chunk, u64::from_le_bytes(word));
             }
         }
         Ok(())
@@ -634,6 +643,7 @@ impl SharedMemory {
             self.record(at, thread, site, true)?;
         }
         write_plain(&mut self.bytes, at, size, value);
+        self.proxy.store(at, size, thread);
         Ok(())
     }
 

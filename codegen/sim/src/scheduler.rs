@@ -204,7 +204,11 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             stack_registers,
             local: vec![0; threads * stack_local_bytes],
             stack_local_bytes,
-            shared: SharedMemory::new(grid.track_races),
+            shared: {
+                let mut shared = SharedMemory::new(grid.track_races);
+                shared.proxy.enabled = crate::ptx::proxy::reads_through_async_proxy(grid.program);
+                shared
+            },
             block_index: [0; 3],
             barriers: 0,
         }
@@ -827,6 +831,19 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     ),
                 };
                 SimError::SharedMemoryRace { site, detail }
+            }
+            FaultKind::Access(AccessFault::Unfenced { offset, writer }) => {
+                let what = match program.shared_at(offset) {
+                    Some((variable, index)) => format!("`{}`[{index}]", variable.name),
+                    None => format!("byte {offset} of shared memory"),
+                };
+                SimError::Ptx {
+                    site,
+                    detail: format!(
+                        "the tensor cores or TMA read {what} through the asynchronous proxy, but thread {} stored it without a `fence.proxy.async` since (`fence_proxy_async_shared()`): the asynchronous proxy may not see the store (a `sync_threads()` does not order the two proxies)",
+                        fmt3(self.thread_index(writer as usize))
+                    ),
+                }
             }
             FaultKind::Access(AccessFault::OutOfRegion {
                 region,

@@ -23,6 +23,7 @@
 pub(crate) mod async_copy;
 pub(crate) mod lower;
 pub(crate) mod mbarrier;
+pub(crate) mod proxy;
 mod run;
 mod scalar;
 pub(crate) mod template;
@@ -101,6 +102,9 @@ pub(crate) enum PtxOp {
     TmaLoad(tma::TmaLoad),
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`.
     TmaStore(tma::TmaStore),
+    /// `fence.proxy.async[.space]`: this thread's stores so far reach the asynchronous
+    /// proxy ([`proxy`]).
+    ProxyFence,
 }
 
 /// Which threads run an instruction together.
@@ -150,6 +154,7 @@ impl PtxOp {
             PtxOp::WgmmaGroup => "wgmma.commit_group/wait_group",
             PtxOp::SetMaxNreg => "setmaxnreg",
             PtxOp::TmaLoad(_) | PtxOp::TmaStore(_) => "cp.async.bulk.tensor",
+            PtxOp::ProxyFence => "fence.proxy.async",
         }
     }
 }

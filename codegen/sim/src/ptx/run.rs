@@ -180,6 +180,10 @@ pub(crate) fn run_thread(
         }
         PtxOp::TmaLoad(load) => super::tma::run_tma_load(load, regs, memory, site)?,
         PtxOp::TmaStore(store) => super::tma::run_tma_store(store, regs, memory, site)?,
+        PtxOp::ProxyFence => {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            memory.shared.proxy.fence(thread);
+        }
         PtxOp::Mma(_)
         | PtxOp::LdMatrix(_)
         | PtxOp::Wgmma(_)

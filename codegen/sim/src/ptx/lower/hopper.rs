@@ -93,11 +93,11 @@ pub(super) fn select(
                 suspend: *wait == "try_wait",
             }
         }
-        // Orderings between the generic and the asynchronous or tensor-map proxies, and of
-        // barrier initialisations: the simulator's proxies are one memory, so a host fence.
-        ["fence", "proxy", "async", ..]
-        | ["fence", "mbarrier_init"]
-        | ["fence", "proxy", "tensormap::generic"] => {
+        // The generic proxy's stores reach the asynchronous proxy (checked, `proxy.rs`).
+        ["fence", "proxy", "async", ..] if operands.is_empty() => PtxOp::ProxyFence,
+        // Orderings of barrier initialisations and of tensor maps written by the host:
+        // the simulator's proxies are one memory, so a host fence.
+        ["fence", "mbarrier_init"] | ["fence", "proxy", "tensormap::generic"] => {
             binder.emit(Op::Fence);
             return Ok(Selection::Done);
         }
