@@ -274,6 +274,31 @@ pub mod __private {
         }
     }
 
+    /// A `TensorMap` launch argument for the CPU simulator: a map made by
+    /// `TensorMap::encode_sim`; one the driver encoded (for GPU memory) is refused.
+    pub fn sim_tensor_map<'a>(
+        kernel: &str,
+        map: &crate::TensorMap<'a>,
+    ) -> Result<cudajit_sim::SimArg<'a>, crate::Error> {
+        map.sim_arg().ok_or_else(|| {
+            sim_unsupported(
+                kernel,
+                "a tensor map encoded by the CUDA driver for GPU memory (the simulator's TMA reads maps made by `TensorMap::encode_sim` over a simulator buffer, or `TensorMap::encode_buffer`)",
+            )
+        })
+    }
+
+    /// Checks a `TensorMap` argument of a GPU launch: a map made for the simulator
+    /// (`TensorMap::encode_sim`) describes no GPU memory.
+    pub fn gpu_tensor_map(kernel: &str, map: &crate::TensorMap<'_>) -> Result<(), crate::Error> {
+        if map.is_sim() {
+            return Err(crate::Error::Backend(format!(
+                "kernel `{kernel}`: a tensor map made for the CPU simulator (`TensorMap::encode_sim`) given to a GPU launch: encode it over GPU memory with `TensorMap::encode` (or `TensorMap::encode_buffer` over a `Buffer` of the launch's stream)"
+            )));
+        }
+        Ok(())
+    }
+
     /// The error of a simulated launch of a kernel whose parameters the simulator cannot
     /// take yet.
     pub fn sim_unsupported(kernel: &str, what: &str) -> crate::Error {

@@ -79,6 +79,11 @@ impl<T: BufferElement> SimBuffer<T> {
         self.memory.clone()
     }
 
+    /// The simulator memory holding the elements.
+    pub(crate) fn memory(&self) -> &DeviceMemory {
+        &self.memory
+    }
+
     /// The buffer as a `&[T]` kernel argument.
     pub fn sim_arg(&self) -> SimArg<'_> {
         buffer_element::slice_arg::<T>(&self.memory, 0, self.len, false)
@@ -376,9 +381,9 @@ impl SimGroup {
                 SimArg::Struct { bytes } => Ok(SimArg::Struct {
                     bytes: bytes.clone(),
                 }),
-                SimArg::Slice { .. } | SimArg::StructSlice { .. } => Err(crate::__private::sim_unsupported(
+                SimArg::Slice { .. } | SimArg::StructSlice { .. } | SimArg::TensorMap { .. } => Err(crate::__private::sim_unsupported(
                     program.kernel(),
-                    "a slice argument in a launch on a simulated rank (launches of a group run later; share memory through windows)",
+                    "a slice or tensor-map argument in a launch on a simulated rank (launches of a group run later; share memory through windows)",
                 )),
             })
             .collect::<Result<Vec<_>, Error>>()?;

@@ -2,8 +2,10 @@
 //! (`benches/cuda/gemm_mma.cu`) as tests. On the CPU: every layout and output type compiles
 //! for sm_90 to the intended instructions with nothing in local memory, and the twin
 //! compiles with nvcc (skipped without the toolchain, unless CUDAJIT_REQUIRE_TOOLCHAIN=1).
-//! On a GPU: both sides match cuBLAS, and cuBLAS the host, at small sizes that cover one
-//! k-tile, a partial band of blocks and several bands (skipped without a GPU).
+//! On the CPU simulator: the mma.sync GEMM in every layout and output type against a host
+//! GEMM, at sizes of one k-tile and of a wrapping pipeline. On a GPU: both sides match
+//! cuBLAS, and cuBLAS the host, at small sizes that cover one k-tile, a partial band of
+//! blocks and several bands (skipped without a GPU).
 
 #[allow(dead_code)]
 #[path = "../examples/gemm/main.rs"]
@@ -11,8 +13,8 @@ mod gemm;
 
 mod common;
 
-use cudajit::bf16;
-use gemm::measure::{Bench, Element, Problem};
+use cudajit::{bf16, Stream};
+use gemm::measure::{launch_config, Bench, Element, Problem};
 use gemm::options::{Algorithm, Layout, Output};
 
 /// Where test `test` builds the twin: in the target directory, apart from other tests
@@ -64,6 +66,99 @@ fn the_cuda_twin_compiles_with_nvcc() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Small integers in -4..=4, so every product and partial sum of a K ≤ 256 GEMM is exact in
+/// f32 whatever the order of the additions: the simulator's C must equal the host's.
+fn small_bf16(count: usize, seed: usize) -> Vec<bf16> {
+    (0..count)
+        .map(|i| bf16::from_f32(((i * 7 + seed * 13 + i / 5) % 9) as f32 - 4.0))
+        .collect()
+}
+
+/// C = A·B on the host: A M×K row-major, B column by column (`b[n K + k]`) or, with
+/// `b_row_major`, row by row (`b[k N + n]`).
+fn host_gemm(
+    a: &[bf16],
+    b: &[bf16],
+    (m, n, k): (usize, usize, usize),
+    b_row_major: bool,
+) -> Vec<f32> {
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k)
+                .map(|l| {
+                    let bv = if b_row_major {
+                        b[l * n + j]
+                    } else {
+                        b[j * k + l]
+                    };
+                    a[i * k + l].to_f32() * bv.to_f32()
+                })
+                .sum();
+        }
+    }
+    c
+}
+
+/// (M, N, K) on the simulator, small for CI's debug build: one block over one k-tile; one
+/// block over 3 k-tiles (every stage of the 3-stage pipeline, the prologue's both loads);
+/// two block rows (the band order's second row).
+const SIM_SIZES: [(usize, usize, usize); 3] = [(128, 128, 64), (128, 128, 192), (256, 128, 64)];
+
+#[test]
+fn gemms_match_the_host_on_the_simulator() {
+    let stream = Stream::simulator();
+    for (index, dims) in SIM_SIZES.into_iter().enumerate() {
+        let (m, n, k) = dims;
+        let a = small_bf16(m * k, index);
+        let b = small_bf16(k * n, index + 1);
+        let da = stream.clone_htod(&a).unwrap();
+        let db = stream.clone_htod(&b).unwrap();
+        for layout in Layout::ALL {
+            let expected = host_gemm(&a, &b, dims, layout.b_row_major());
+            let config = launch_config(m, n);
+            let (mu, nu, ku) = (m as u32, n as u32, k as u32);
+            let what = format!("{m}x{n}x{k} {}", layout.name());
+            let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
+            let mut c16 = stream.alloc_zeros::<bf16>(m * n).unwrap();
+            if layout.b_row_major() {
+                gemm::kernels::gemm_bf16::launch::<true>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c,
+                )
+                .unwrap();
+                gemm::kernels::gemm_bf16_to_bf16::launch::<true>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c16,
+                )
+                .unwrap();
+            } else {
+                gemm::kernels::gemm_bf16::launch::<false>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c,
+                )
+                .unwrap();
+                gemm::kernels::gemm_bf16_to_bf16::launch::<false>(
+                    &stream, config, mu, nu, ku, &da, &db, &mut c16,
+                )
+                .unwrap();
+            }
+            let c = stream.clone_dtoh(&c).unwrap();
+            assert!(c.iter().any(|&x| x.abs() > 8.0), "{what}: trivial C");
+            for (i, (&got, &want)) in c.iter().zip(&expected).enumerate() {
+                assert_eq!(got, want, "{what} f32: C[{}][{}]", i / n, i % n);
+            }
+            let c16 = stream.clone_dtoh(&c16).unwrap();
+            for (i, (&got, &want)) in c16.iter().zip(&expected).enumerate() {
+                assert_eq!(
+                    got,
+                    bf16::from_f32(want),
+                    "{what} bf16: C[{}][{}]",
+                    i / n,
+                    i % n
+                );
+            }
+        }
+    }
 }
 
 /// (M, N, K): one block and one k-tile (the prologue's second load skipped); a 3 × 3 grid
@@ -153,6 +248,147 @@ fn the_hopper_gemm_compiles_to_tma_wgmma_and_setmaxnreg_in_registers() {
         gemm::hopper::gemm_wgmma::KERNEL
             .compile_for_arch_with(cudajit::Arch::SM_90A, &form.specialization())
             .expect("an sm_90a cubin");
+    }
+}
+
+/// C = A·B on the host for the Hopper GEMM's operands given as f32 values (bf16 or e4m3
+/// decoded).
+fn host_gemm_f32(
+    a: &[f32],
+    b: &[f32],
+    (m, n, k): (usize, usize, usize),
+    b_row_major: bool,
+) -> Vec<f32> {
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k)
+                .map(|l| {
+                    a[i * k + l]
+                        * if b_row_major {
+                            b[l * n + j]
+                        } else {
+                            b[j * k + l]
+                        }
+                })
+                .sum();
+        }
+    }
+    c
+}
+
+/// e4m3 of a small integer (|x| ≤ 4): exponent bias 7, three mantissa bits.
+fn e4m3_of_small(x: f32) -> u8 {
+    let sign = if x < 0.0 { 0x80 } else { 0 };
+    sign | [0x00, 0x38, 0x40, 0x44, 0x48][x.abs() as usize]
+}
+
+/// (M, N, K) of the Hopper GEMM on the simulator: one block over one k-tile; one block
+/// over 5 k-tiles (the ring of 4 wraps: the empty barriers' second phase).
+const HOPPER_SIM_SIZES: [(usize, usize, usize); 2] = [(128, 256, 64), (128, 256, 320)];
+
+/// The TMA + wgmma GEMM (warp-specialised over mbarriers, 384 threads) on the simulator:
+/// TN and NN in bf16, TN in e4m3, equal to a host GEMM (small integers: exact).
+#[test]
+fn the_hopper_gemm_matches_the_host_on_the_simulator() {
+    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+    use cudajit::TensorMap;
+    use gemm::hopper::{gemm_wgmma, SHARED_BYTES, THREADS, TILE_M, TILE_N};
+    let stream = cudajit::SimStream::new();
+    let swizzled = |element, inner: usize, outer: usize, box_inner: u32, box_outer: u32| {
+        TensorMapLayout::tiled(
+            element,
+            &[inner as u64, outer as u64],
+            &[box_inner, box_outer],
+        )
+        .with_swizzle(TensorMapSwizzle::B128)
+    };
+    for (index, dims) in HOPPER_SIM_SIZES.into_iter().enumerate() {
+        let (m, n, k) = dims;
+        let config =
+            cudajit::LaunchConfig::new(((n / TILE_N) as u32, (m / TILE_M) as u32, 1), THREADS)
+                .with_shared_mem(SHARED_BYTES);
+        let a16 = small_bf16(m * k, index);
+        let b16 = small_bf16(k * n, index + 1);
+        let (a, b): (Vec<f32>, Vec<f32>) = (
+            a16.iter().map(|x| x.to_f32()).collect(),
+            b16.iter().map(|x| x.to_f32()).collect(),
+        );
+        let da = stream.clone_htod(&a16).unwrap();
+        let db = stream.clone_htod(&b16).unwrap();
+        for b_row_major in [false, true] {
+            let a_map =
+                TensorMap::encode_sim(&swizzled(TensorMapElement::Bf16, k, m, 64, 128), &da)
+                    .unwrap();
+            let b_layout = if b_row_major {
+                swizzled(TensorMapElement::Bf16, n, k, 64, 64)
+            } else {
+                swizzled(TensorMapElement::Bf16, k, n, 64, 256)
+            };
+            let b_map = TensorMap::encode_sim(&b_layout, &db).unwrap();
+            let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
+            let (nu, ku) = (n as u32, k as u32);
+            if b_row_major {
+                gemm_wgmma::launch::<true, false, false>(
+                    &stream, config, a_map, b_map, nu, ku, &mut c,
+                )
+                .unwrap();
+            } else {
+                gemm_wgmma::launch::<false, false, false>(
+                    &stream, config, a_map, b_map, nu, ku, &mut c,
+                )
+                .unwrap();
+            }
+            let c = stream.clone_dtoh(&c).unwrap();
+            let expected = host_gemm_f32(&a, &b, dims, b_row_major);
+            assert!(c.iter().any(|&x| x.abs() > 8.0), "{m}x{n}x{k}: trivial C");
+            for (i, (&got, &want)) in c.iter().zip(&expected).enumerate() {
+                assert_eq!(
+                    got,
+                    want,
+                    "wgmma {m}x{n}x{k} NN {b_row_major}: C[{}][{}]",
+                    i / n,
+                    i % n
+                );
+            }
+        }
+        // e4m3, TN: k-tiles of 128, so K a multiple of 128.
+        let k8 = 128 * (index + 1);
+        let dims8 = (m, n, k8);
+        let a8: Vec<f32> = small_bf16(m * k8, index + 2)
+            .iter()
+            .map(|x| x.to_f32())
+            .collect();
+        let b8: Vec<f32> = small_bf16(k8 * n, index + 3)
+            .iter()
+            .map(|x| x.to_f32())
+            .collect();
+        let da8 = stream
+            .clone_htod(&a8.iter().map(|&x| e4m3_of_small(x)).collect::<Vec<u8>>())
+            .unwrap();
+        let db8 = stream
+            .clone_htod(&b8.iter().map(|&x| e4m3_of_small(x)).collect::<Vec<u8>>())
+            .unwrap();
+        let a_map =
+            TensorMap::encode_sim(&swizzled(TensorMapElement::U8, k8, m, 128, 128), &da8).unwrap();
+        let b_map =
+            TensorMap::encode_sim(&swizzled(TensorMapElement::U8, k8, n, 128, 256), &db8).unwrap();
+        let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
+        gemm_wgmma::launch::<false, true, false>(
+            &stream, config, a_map, b_map, n as u32, k8 as u32, &mut c,
+        )
+        .unwrap();
+        let c = stream.clone_dtoh(&c).unwrap();
+        let expected = host_gemm_f32(&a8, &b8, dims8, false);
+        for (i, (&got, &want)) in c.iter().zip(&expected).enumerate() {
+            assert_eq!(
+                got,
+                want,
+                "wgmma e4m3 {m}x{n}x{k8}: C[{}][{}]",
+                i / n,
+                i % n
+            );
+        }
     }
 }
 

@@ -479,10 +479,9 @@ fn gpu_a_tma_load_from_a_grid_constant_map_brings_the_box_into_shared_memory() {
     }
 }
 
-/// The simulator refuses a kernel with a tensor map and names why (a map needs a GPU to
-/// be encoded, so this runs where one is).
+/// The simulator refuses a map the driver encoded (for GPU memory) and names the fix.
 #[test]
-fn gpu_a_tensor_map_kernel_is_refused_by_the_simulator() {
+fn gpu_a_driver_tensor_map_is_refused_by_the_simulator() {
     let Some(context) = common::gpu_or_skip() else {
         return;
     };
@@ -490,13 +489,97 @@ fn gpu_a_tensor_map_kernel_is_refused_by_the_simulator() {
     let tensor = stream.alloc_zeros::<f32>(64 * 64).unwrap();
     let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[64, 64], &[BOX_W, BOX_H]);
     let map = TensorMap::encode(&layout, &tensor).unwrap();
+    assert!(!map.is_sim());
     let sim = cudajit::SimStream::new();
     let mut out = sim.alloc_zeros::<f32>(256).unwrap();
     let error = tma_load_box_param::launch(&sim, LaunchConfig::new(1, 256), map, 0, 0, &mut out)
         .unwrap_err();
     let message = error.to_string();
-    assert!(message.contains("tensor maps"), "{message}");
-    assert!(message.contains("TMA"), "{message}");
+    assert!(
+        message.contains("tensor map encoded by the CUDA driver"),
+        "{message}"
+    );
+    assert!(message.contains("encode_sim"), "{message}");
+}
+
+/// The grid-constant map's box loads on the simulator, with a map over a simulator buffer:
+/// inside, across the edges and outside (zero fill), against the host.
+#[test]
+fn a_tma_load_brings_the_box_into_shared_memory_on_the_simulator() {
+    let sim = cudajit::SimStream::new();
+    let (w, h) = (100u32, 40u32);
+    let data: Vec<f32> = (0..w * h).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let tensor = sim.clone_htod(&data).unwrap();
+    let layout = TensorMapLayout::tiled(
+        TensorMapElement::F32,
+        &[u64::from(w), u64::from(h)],
+        &[BOX_W, BOX_H],
+    );
+    let map = TensorMap::encode_sim(&layout, &tensor).unwrap();
+    assert!(map.is_sim());
+    for (x0, y0) in [(0, 0), (36, 5), (80, 36), (96, 39), (100, 40), (-4, -3)] {
+        let mut out = sim.alloc_zeros::<f32>(256).unwrap();
+        tma_load_box_param::launch(&sim, LaunchConfig::new(1, 256), map, x0, y0, &mut out).unwrap();
+        assert_eq!(
+            sim.clone_dtoh(&out).unwrap(),
+            expected_box(&data, w, h, x0, y0),
+            "box at ({x0}, {y0})"
+        );
+    }
+    // The box's innermost start must be 16-byte aligned: x = 33 is 132 bytes in.
+    let mut out = sim.alloc_zeros::<f32>(256).unwrap();
+    let error = tma_load_box_param::launch(&sim, LaunchConfig::new(1, 256), map, 33, 0, &mut out)
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("not a multiple of 16")
+            && message.contains("CUDA_ERROR_ILLEGAL_INSTRUCTION"),
+        "{message}"
+    );
+    eprintln!("reported: {message}");
+    // A map over a buffer too small for its tensor is refused before any launch.
+    let small = sim.alloc_zeros::<f32>(64 * 63).unwrap();
+    let square = TensorMapLayout::tiled(TensorMapElement::F32, &[64, 64], &[32, 8]);
+    assert!(matches!(
+        TensorMap::encode_sim(&square, &small),
+        Err(TensorMapError::BufferTooSmall { .. })
+    ));
+}
+
+/// A map made for the simulator is refused by a GPU launch, naming the fix.
+#[test]
+fn gpu_a_simulator_tensor_map_is_refused_by_a_gpu_launch() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let sim = cudajit::SimStream::new();
+    let tensor = sim.alloc_zeros::<f32>(64 * 64).unwrap();
+    let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[64, 64], &[BOX_W, BOX_H]);
+    let map = TensorMap::encode_sim(&layout, &tensor).unwrap();
+    let stream = context.default_stream();
+    let mut out = stream.alloc_zeros::<f32>(256).unwrap();
+    let error = tma_load_box_param::launch(&stream, LaunchConfig::new(1, 256), map, 0, 0, &mut out)
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("made for the CPU simulator"), "{message}");
+    assert!(message.contains("TensorMap::encode"), "{message}");
+}
+
+/// The portable constructor picks the encoding of the buffer's backend.
+#[test]
+fn a_tensor_map_of_a_portable_buffer_follows_its_backend() {
+    let stream = cudajit::Stream::simulator();
+    let data: Vec<f32> = (0..64 * 16).map(|i| i as f32).collect();
+    let tensor = stream.clone_htod(&data).unwrap();
+    let layout = TensorMapLayout::tiled(TensorMapElement::F32, &[64, 16], &[BOX_W, BOX_H]);
+    let map = TensorMap::encode_buffer(&layout, &tensor).unwrap();
+    assert!(map.is_sim());
+    let mut out = stream.alloc_zeros::<f32>(256).unwrap();
+    tma_load_box_param::launch(&stream, LaunchConfig::new(1, 256), map, 32, 8, &mut out).unwrap();
+    assert_eq!(
+        stream.clone_dtoh(&out).unwrap(),
+        expected_box(&data, 64, 16, 32, 8)
+    );
 }
 
 #[test]

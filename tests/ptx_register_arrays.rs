@@ -84,12 +84,9 @@ fn an_operand_number_past_the_end_names_the_count() {
     );
 }
 
-#[test]
-fn gpu_register_arrays_carry_values_both_ways() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    let stream = context.default_stream();
+/// Runs `pack_and_add` on `stream`: the packed words come back unchanged and each pair
+/// holds the halves of `x + added`.
+fn check_register_arrays(stream: &cudajit::Stream) {
     let x: Vec<u64> = (0..64u64)
         .map(|i| 0x0123_4567_89ab_cdef_u64.rotate_left(i as u32) ^ i)
         .collect();
@@ -99,7 +96,7 @@ fn gpu_register_arrays_carry_values_both_ways() {
     let mut packed = stream.alloc_zeros::<u64>(64).unwrap();
     let mut pairs = stream.alloc_zeros::<u32>(128).unwrap();
     pack_and_add::launch(
-        &stream,
+        stream,
         LaunchConfig::new(1, 64),
         &x_dev,
         &added_dev,
@@ -117,4 +114,17 @@ fn gpu_register_arrays_carry_values_both_ways() {
             "thread {t}"
         );
     }
+}
+
+#[test]
+fn gpu_register_arrays_carry_values_both_ways() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    check_register_arrays(&cudajit::Stream::from_cuda(context.default_stream()));
+}
+
+#[test]
+fn register_arrays_carry_values_both_ways_on_the_simulator() {
+    check_register_arrays(&cudajit::Stream::simulator());
 }

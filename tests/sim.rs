@@ -646,3 +646,38 @@ fn struct_param(step: Step, out: &mut [u64]) {
         out[i] = step.generation;
     }
 }
+
+#[test]
+fn inline_ptx_runs_from_its_template() {
+    let stream = SimStream::new();
+    let n = 1000;
+    let a: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    let b: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 100.0).collect();
+    let (da, db) = (
+        stream.clone_htod(&a).unwrap(),
+        stream.clone_htod(&b).unwrap(),
+    );
+    let mut out = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut wide = stream.alloc_zeros::<f64>(n).unwrap();
+    let mut lanes = stream.alloc_zeros::<u32>(n).unwrap();
+    inline_ptx::launch(
+        &stream,
+        LaunchConfig::for_elements(n),
+        &da,
+        &db,
+        &mut out,
+        &mut wide,
+        &mut lanes,
+    )
+    .unwrap();
+    let (out, wide, lanes) = (
+        stream.clone_dtoh(&out).unwrap(),
+        stream.clone_dtoh(&wide).unwrap(),
+        stream.clone_dtoh(&lanes).unwrap(),
+    );
+    for i in 0..n {
+        assert_eq!(out[i], a[i].wrapping_add(7), "add.u32 wraps");
+        assert_eq!(wide[i], b[i].mul_add(2.0, 0.5), "fma.rn.f64 rounds once");
+        assert_eq!(lanes[i], (i % 32) as u32, "%laneid");
+    }
+}

@@ -188,3 +188,56 @@ fn array_and_iterator_kernels_keep_no_local_memory() {
         assert!(!ptx.contains("call."), "{}: a call:\n{ptx}", captured.name);
     }
 }
+
+mod constexpr {
+    use cudajit::prelude::*;
+
+    /// `if` on a `bool` const generic lowers only the branch taken (C++'s `if constexpr`):
+    /// the other may hold what this specialisation cannot run, here inline PTX the
+    /// simulator does not know.
+    #[kernel]
+    pub fn constexpr_branch<const GPU_ONLY: bool>(out: &mut [u32]) {
+        let t = thread_idx().x as usize;
+        let value = if GPU_ONLY {
+            ptx!(u32: "mov.u32 $0, %smid;")
+        } else {
+            7
+        };
+        if !GPU_ONLY {
+            out[t] = value + 1;
+        } else {
+            ptx!("membar.gl;");
+            out[t] = value;
+        }
+    }
+}
+use constexpr::constexpr_branch;
+
+#[test]
+fn a_constant_condition_lowers_only_the_branch_taken() {
+    let stream = sim();
+    let mut out = stream.alloc_zeros::<u32>(32).unwrap();
+    constexpr_branch::launch::<false>(&stream, cudajit::LaunchConfig::new(1, 32), &mut out)
+        .unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), vec![8; 32]);
+    let ir = constexpr_branch::KERNEL
+        .nvvm_ir_with(&cudajit::Specialization {
+            types: Vec::new(),
+            consts: vec![(
+                "GPU_ONLY".to_owned(),
+                cudajit::core::ir::Literal::Bool(false),
+            )],
+        })
+        .unwrap();
+    assert!(!ir.contains("asm sideeffect"), "{ir}");
+    let gpu = constexpr_branch::KERNEL
+        .nvvm_ir_with(&cudajit::Specialization {
+            types: Vec::new(),
+            consts: vec![(
+                "GPU_ONLY".to_owned(),
+                cudajit::core::ir::Literal::Bool(true),
+            )],
+        })
+        .unwrap();
+    assert!(gpu.contains("%smid") && gpu.contains("membar.gl"), "{gpu}");
+}

@@ -1,7 +1,8 @@
 //! The tensor-core layer (`cudajit::tensor`): `ldmatrix`, `mma.sync` and `cp.async` through
 //! `ptx!` with several outputs. On any machine: the kernels compile to PTX holding the
-//! instructions, with no local memory. On a GPU: one warp's MMA of a 16×16 by 16×8 tile,
-//! and an asynchronous copy, checked against the host.
+//! instructions, with no local memory, and run on the CPU simulator. On a GPU and on the
+//! simulator: one warp's MMA of a 16×16 by 16×8 tile, and an asynchronous copy, checked
+//! against the host.
 
 mod common;
 
@@ -11,7 +12,7 @@ use cudajit::tensor::copy_async::{cp_async_16, cp_async_commit, cp_async_wait_gr
 use cudajit::tensor::ldmatrix::{load_a_bf16, load_b_bf16};
 use cudajit::tensor::mma::{acc_zero, mma_bf16};
 use cudajit::tensor::pack::pack_bf16x2;
-use cudajit::{bf16, Arch, LaunchConfig, Specialization};
+use cudajit::{bf16, Arch, LaunchConfig, Specialization, Stream};
 
 /// One warp: `d = a · b` for a 16×16 `a` (row-major) and a 16×8 `b` stored column by
 /// column (`b[n * 16 + k]`), through shared memory, `ldmatrix` and `mma.sync`; `d` is 16×8
@@ -124,27 +125,16 @@ fn small(i: usize) -> f32 {
     ((i * 7 + 3) % 9) as f32 - 4.0
 }
 
-#[test]
-fn one_warp_mma_matches_the_host() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    let stream = context.default_stream();
+/// Runs `mma_one_tile` on `stream` and checks `d` and its packed first row against the
+/// host: exactly, since every product and partial sum is a small integer.
+fn check_one_warp_mma(stream: &Stream) {
     let a: Vec<bf16> = (0..256).map(|i| bf16::from_f32(small(i))).collect();
     let b: Vec<bf16> = (0..128).map(|i| bf16::from_f32(small(3 * i + 1))).collect();
     let da = stream.clone_htod(&a).unwrap();
     let db = stream.clone_htod(&b).unwrap();
     let mut dd = stream.alloc_zeros::<f32>(128).unwrap();
     let mut dp = stream.alloc_zeros::<u32>(4).unwrap();
-    mma_one_tile::launch(
-        &stream,
-        LaunchConfig::new(1, 32),
-        &da,
-        &db,
-        &mut dd,
-        &mut dp,
-    )
-    .unwrap();
+    mma_one_tile::launch(stream, LaunchConfig::new(1, 32), &da, &db, &mut dd, &mut dp).unwrap();
     let d = stream.clone_dtoh(&dd).unwrap();
     for m in 0..16 {
         for n in 0..8 {
@@ -154,6 +144,7 @@ fn one_warp_mma_matches_the_host() {
             assert_eq!(d[m * 8 + n], expected, "d[{m}][{n}]");
         }
     }
+    assert!(d.iter().any(|&x| x != 0.0));
     let packed = stream.clone_dtoh(&dp).unwrap();
     for t in 0..4 {
         let lo = bf16::from_f32(d[2 * t]).to_bits() as u32;
@@ -162,18 +153,91 @@ fn one_warp_mma_matches_the_host() {
     }
 }
 
+/// Runs `async_copy_roundtrip` over four blocks on `stream` against the host.
+fn check_async_copy(stream: &Stream) {
+    let src: Vec<u32> = (0..4 * 1024).map(|i| i as u32 * 3 + 1).collect();
+    let dsrc = stream.clone_htod(&src).unwrap();
+    let mut ddst = stream.alloc_zeros::<u32>(src.len()).unwrap();
+    async_copy_roundtrip::launch(stream, LaunchConfig::new(4, 256), &dsrc, &mut ddst).unwrap();
+    let dst = stream.clone_dtoh(&ddst).unwrap();
+    for (i, (&got, &s)) in dst.iter().zip(&src).enumerate() {
+        assert_eq!(got, 2 * s, "element {i}");
+    }
+}
+
+#[test]
+fn one_warp_mma_matches_the_host() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    check_one_warp_mma(&Stream::from_cuda(context.default_stream()));
+}
+
 #[test]
 fn cp_async_copies_are_visible_after_their_wait() {
     let Some(context) = common::gpu_or_skip() else {
         return;
     };
-    let stream = context.default_stream();
-    let src: Vec<u32> = (0..4 * 1024).map(|i| i as u32 * 3 + 1).collect();
-    let dsrc = stream.clone_htod(&src).unwrap();
-    let mut ddst = stream.alloc_zeros::<u32>(src.len()).unwrap();
-    async_copy_roundtrip::launch(&stream, LaunchConfig::new(4, 256), &dsrc, &mut ddst).unwrap();
-    let dst = stream.clone_dtoh(&ddst).unwrap();
-    for (i, (&got, &s)) in dst.iter().zip(&src).enumerate() {
-        assert_eq!(got, 2 * s, "element {i}");
+    check_async_copy(&Stream::from_cuda(context.default_stream()));
+}
+
+#[test]
+fn one_warp_mma_matches_the_host_on_the_simulator() {
+    check_one_warp_mma(&Stream::simulator());
+}
+
+#[test]
+fn cp_async_copies_are_visible_after_their_wait_on_the_simulator() {
+    check_async_copy(&Stream::simulator());
+}
+
+/// `mma_one_tile` of inputs in [-2, 2) (not small integers: the sums round) on `stream`.
+fn random_mma_tile(stream: &Stream) -> (Vec<bf16>, Vec<bf16>, Vec<f32>) {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        bf16::from_f32(((state >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0)
+    };
+    let a: Vec<bf16> = (0..256).map(|_| next()).collect();
+    let b: Vec<bf16> = (0..128).map(|_| next()).collect();
+    let da = stream.clone_htod(&a).unwrap();
+    let db = stream.clone_htod(&b).unwrap();
+    let mut dd = stream.alloc_zeros::<f32>(128).unwrap();
+    let mut dp = stream.alloc_zeros::<u32>(4).unwrap();
+    mma_one_tile::launch(stream, LaunchConfig::new(1, 32), &da, &db, &mut dd, &mut dp).unwrap();
+    (a, b, stream.clone_dtoh(&dd).unwrap())
+}
+
+/// The simulator's `mma.sync` (exact products summed in f64, rounded once) against the
+/// tensor cores' (their own alignment and truncation): within `2^-20 · Σ |a·b|`, the bound
+/// docs/simulator.md states; the largest difference seen is printed.
+#[test]
+fn gpu_mma_agrees_with_the_simulator_within_its_bound() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let (a, b, gpu) = random_mma_tile(&Stream::from_cuda(context.default_stream()));
+    let (_, _, sim) = random_mma_tile(&Stream::simulator());
+    let mut worst = 0f64;
+    for m in 0..16 {
+        for n in 0..8 {
+            let magnitude: f64 = (0..16)
+                .map(|k| f64::from((a[m * 16 + k].to_f32() * b[n * 16 + k].to_f32()).abs()))
+                .sum();
+            let difference = f64::from((gpu[m * 8 + n] - sim[m * 8 + n]).abs());
+            worst = worst.max(difference / magnitude.max(f64::MIN_POSITIVE));
+            assert!(
+                difference <= magnitude * 2f64.powi(-20),
+                "D[{m}][{n}]: GPU {} simulator {} (sum of |a·b| {magnitude})",
+                gpu[m * 8 + n],
+                sim[m * 8 + n]
+            );
+        }
     }
+    eprintln!(
+        "largest |GPU − simulator| / Σ|a·b|: {worst:.3e} (2^{:.1})",
+        worst.log2()
+    );
 }

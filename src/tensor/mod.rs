@@ -17,8 +17,9 @@
 //!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait).
 //!
 //! Addresses come from the `shared_address(&tile[i])` and `global_address(&x[i])`
-//! intrinsics. The CPU simulator does not run inline PTX yet, so kernels using this module
-//! run on GPUs (sm_80 and newer); see `docs/tensor-cores.md`.
+//! intrinsics. Kernels using this module run on GPUs (sm_80 and newer, Hopper for
+//! `mbarrier`, `tma`, `wgmma`) and on the CPU simulator, which runs the same PTX templates
+//! (`docs/simulator.md`); see `docs/tensor-cores.md`.
 //!
 //! One warp multiplying a 16×16 bf16 tile `a` (row-major) by a 16×8 tile `b` (stored
 //! column by column) into 16×8 f32: the tiles through shared memory, each lane's fragments

@@ -87,6 +87,14 @@ impl<'buf> TensorMap<'buf> {
         })
     }
 
+    /// A map of these descriptor words (the simulator's encoding, `simulator.rs`).
+    pub(super) fn from_opaque(opaque: [u64; 16]) -> Self {
+        TensorMap {
+            raw: CUtensorMap { opaque },
+            buffer: PhantomData,
+        }
+    }
+
     /// The 128 descriptor bytes, as the kernel parameter carries them.
     pub fn as_bytes(&self) -> &[u8; TENSOR_MAP_BYTES] {
         // SAFETY: `CUtensorMap` is 16 `u64`s, 128 plain bytes (asserted above).

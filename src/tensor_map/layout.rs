@@ -384,6 +384,9 @@ pub enum TensorMapError {
          the driver may be older than CUDA 12 or the GPU older than Hopper"
     )]
     Driver(cudarc::driver::DriverError),
+    /// A map over a simulator buffer with a layout the simulator does not run.
+    #[error("the CPU simulator's tensor maps do not support {what}")]
+    NotSimulated { what: String },
 }
 
 #[cfg(test)]

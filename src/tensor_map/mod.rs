@@ -8,11 +8,14 @@
 //! - [`encode`]: the encoded map ([`TensorMap`]), made by the driver from a validated
 //!   layout and a device buffer that covers it;
 //! - [`kernel`]: the map as a kernel parameter (`map: TensorMap`, grid-constant) and
-//!   [`tensor_map_address`] for inline PTX.
+//!   [`tensor_map_address`] for inline PTX;
+//! - [`simulator`]: the same map over a simulator buffer (`TensorMap::encode_sim`, or
+//!   `encode_buffer` for either backend), so such kernels run on the CPU simulator.
 
 pub mod encode;
 pub mod kernel;
 pub mod layout;
+pub mod simulator;
 
 pub use encode::{TensorMap, TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES};
 pub use kernel::tensor_map_address;

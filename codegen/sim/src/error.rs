@@ -91,6 +91,11 @@ pub enum SimError {
         site: Box<SimSite>,
         milliseconds: u64,
     },
+    /// An inline PTX instruction used against the PTX ISA's rules (a `cp.async` from
+    /// shared memory, a warp-collective instruction some lanes of the warp do not run, ..):
+    /// on a GPU undefined behaviour, a hang or a fault.
+    #[error("{site}: inline PTX: {detail}")]
+    Ptx { site: Box<SimSite>, detail: String },
     /// The kernel uses something the simulator cannot run.
     #[error("kernel `{kernel}`: {what} is not supported by the CPU simulator (in `{function}` at {location})")]
     Unsupported {
@@ -116,7 +121,8 @@ impl SimError {
             | SimError::Warp { site, .. }
             | SimError::MemoryAccess { site, .. }
             | SimError::Extern { site, .. }
-            | SimError::Hang { site, .. } => Some(site),
+            | SimError::Hang { site, .. }
+            | SimError::Ptx { site, .. } => Some(site),
             SimError::Unsupported { .. } | SimError::Launch { .. } => None,
         }
     }

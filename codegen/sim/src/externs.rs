@@ -146,6 +146,10 @@ fn describe(pointer: u64, size: u32, fault: &AccessFault) -> String {
         AccessFault::ReadOnly { .. } => "to read-only memory",
         AccessFault::BadRegion { .. } => "through a pointer to no memory",
         AccessFault::Race(_) => "racing with another thread's access",
+        AccessFault::InFlight { .. } => {
+            "to the destination of an asynchronous copy not yet waited for"
+        }
+        AccessFault::Unfenced { .. } => "an asynchronous-proxy read of an unfenced store",
     };
     format!("a {size}-byte access at simulated address {pointer:#x}, {what}")
 }

@@ -36,9 +36,11 @@ mod int_methods;
 pub mod math;
 pub mod memory;
 mod program;
+mod ptx;
 #[cfg(feature = "random-kernels")]
 pub mod random;
 mod scheduler;
+pub mod tensor_map;
 mod thread;
 mod timer;
 mod value;
@@ -208,6 +210,13 @@ pub enum SimArg<'a> {
     /// A `#[repr(C)]` struct passed by value: its bytes (padding zeroed), as many as the
     /// parameter's type has.
     Struct { bytes: Arc<[u8]> },
+    /// A tensor map over `memory` (the whole tensor), for a `TensorMap` parameter: the
+    /// launch binds `memory` (which TMA stores write) and gives the kernel the map's
+    /// address.
+    TensorMap {
+        memory: &'a DeviceMemory,
+        map: tensor_map::SimTensorMap,
+    },
 }
 
 impl<'a> SimArg<'a> {
@@ -339,6 +348,10 @@ pub fn launch_group(
                         let mut memory = DeviceMemory::zeroed(bytes.len().max(1));
                         memory.write_bytes(0, bytes);
                         Some(memory)
+                    }
+                    // Written in `prepare`, once the tensor's region is known.
+                    SimArg::TensorMap { .. } => {
+                        Some(DeviceMemory::zeroed(tensor_map::TENSOR_MAP_BYTES))
                     }
                     _ => None,
                 })
@@ -485,6 +498,28 @@ fn prepare<'m>(
                     writable: false,
                 });
                 region_names.push(format!("argument {index} (a struct of {size} bytes)"));
+            }
+            (SimArg::TensorMap { memory, map }, SimParameter::TensorMap) => {
+                let bytes = structs.next().expect("one memory per tensor map argument");
+                if globals.len() + 2 > MAX_GLOBAL_REGIONS {
+                    return Err(launch_error("too many arguments in memory".into()));
+                }
+                let tensor = pointer(globals.len() as u64, 0);
+                // Writable: TMA stores write through the map, as on the GPU (whose maps
+                // borrow their buffer alike).
+                globals.push(GlobalRegion {
+                    memory,
+                    writable: true,
+                });
+                region_names.push(format!("the tensor of argument {index} (a tensor map)"));
+                bytes.store_bytes(0, &map.to_bytes(tensor));
+                image[reg] = pointer(globals.len() as u64, 0);
+                reg += 1;
+                globals.push(GlobalRegion {
+                    memory: bytes,
+                    writable: false,
+                });
+                region_names.push(format!("argument {index} (a tensor map)"));
             }
             (
                 &SimArg::Slice {
@@ -666,6 +701,7 @@ fn describe_arg(arg: &SimArg<'_>) -> String {
             format!("a `&{mutable}[_]` of structs of {size} bytes")
         }
         SimArg::Struct { bytes } => format!("a struct of {} bytes", bytes.len()),
+        SimArg::TensorMap { .. } => "a tensor map".to_owned(),
     }
 }
 
@@ -680,5 +716,6 @@ fn describe_parameter(parameter: &SimParameter) -> String {
             format!("`&{mutable}[_]` of structs of {size} bytes")
         }
         SimParameter::Struct { size } => format!("a struct of {size} bytes"),
+        SimParameter::TensorMap => "a `TensorMap`".to_owned(),
     }
 }

@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use cudajit_core::intrinsics::AtomicOp;
 use cudajit_core::Scalar;
 
+use super::ptx::async_copy::{AsyncCopies, PendingCopy};
+use super::ptx::mbarrier::Barriers;
+use super::ptx::proxy::ProxyWrites;
 use super::value::RegisterValue;
 
 /// Bits of a pointer that hold the offset.
@@ -360,6 +363,18 @@ pub(crate) enum AccessFault {
     BadRegion { region: u64 },
     /// A data race on shared memory.
     Race(RaceReport),
+    /// An access to the destination of a `cp.async` that thread `owner` issued at `site`
+    /// (packed) and has not waited for, or of a TMA load completing the mbarrier at
+    /// `barrier` that no thread has waited on yet.
+    InFlight {
+        offset: u64,
+        owner: u32,
+        site: u32,
+        barrier: Option<u32>,
+    },
+    /// An asynchronous-proxy read (`wgmma`, a TMA store) of a byte thread `writer` stored
+    /// without a `fence.proxy.async` since.
+    Unfenced { offset: u64, writer: u32 },
 }
 
 /// Two accesses to one shared-memory byte by different threads with no barrier between
@@ -404,6 +419,15 @@ pub(crate) struct SharedMemory {
     /// reset, so records of earlier blocks never match.
     pub epoch: u32,
     pub track_races: bool,
+    /// The block's `cp.async` copies in flight (see [`super::ptx::async_copy`]).
+    pub(crate) copies: AsyncCopies,
+    /// The block's `mbarrier`s (see [`super::ptx::mbarrier`]).
+    pub(crate) barriers: Barriers,
+    /// Per warpgroup: whether a `wgmma.fence` has preceded its `wgmma.mma_async`s.
+    pub(crate) wgmma_fenced: Vec<bool>,
+    /// Threads' stores not yet fenced for the asynchronous proxy (see
+    /// [`super::ptx::proxy`]).
+    pub(crate) proxy: ProxyWrites,
 }
 
 impl SharedMemory {
@@ -413,6 +437,10 @@ impl SharedMemory {
             records: Vec::new(),
             epoch: 1,
             track_races,
+            copies: AsyncCopies::default(),
+            barriers: Barriers::default(),
+            wgmma_fenced: Vec::new(),
+            proxy: ProxyWrites::default(),
         }
     }
 
@@ -424,6 +452,10 @@ impl SharedMemory {
             self.records.resize(size, AccessRecord::default());
         }
         self.epoch = self.epoch.wrapping_add(1);
+        self.copies.start_block(size);
+        self.barriers.start_block();
+        self.wgmma_fenced.clear();
+        self.proxy.start_block(size);
     }
 
     fn check(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
@@ -440,7 +472,101 @@ impl SharedMemory {
                 size,
             });
         }
+        self.copies.check(offset as usize, size as usize)?;
         Ok(offset as usize)
+    }
+
+    /// A read by the asynchronous proxy (`wgmma`, a TMA store): checked against the region,
+    /// its alignment and copies in flight, but outside the race records — its ordering with
+    /// the threads' accesses is the mbarriers' and fences' business, not `sync_threads()`'s.
+    pub(crate) fn load_async(&self, offset: u64, size: u32) -> Result<u64, AccessFault> {
+        let at = self.check(offset, size)?;
+        self.proxy.check(at, size)?;
+        Ok(read_plain(&self.bytes, at, size))
+    }
+
+    /// Puts a TMA load in flight, its box checked to lie in shared memory.
+    pub(crate) fn issue_tma(
+        &mut self,
+        load: super::ptx::async_copy::PendingTma,
+    ) -> Result<(), AccessFault> {
+        let end = u64::from(load.start) + u64::from(load.bytes);
+        if end > self.bytes.len() as u64 {
+            return Err(AccessFault::OutOfRegion {
+                region: SHARED_REGION,
+                offset: u64::from(load.start),
+                size: load.bytes,
+            });
+        }
+        self.copies.issue_tma(load)
+    }
+
+    /// Lands the TMA loads completing `barrier` (every barrier's with `None`): their boxes
+    /// written, their bytes completed on their barriers. Returns whether any landed.
+    pub(crate) fn land_tma(&mut self, barrier: Option<u32>) -> Result<bool, String> {
+        let landed = self.copies.complete_tma(barrier);
+        for load in &landed {
+            for &(offset, size, value) in &load.writes {
+                write_plain(&mut self.bytes, offset as usize, size, value);
+            }
+            let completed =
+                self.barriers
+                    .complete(load.barrier, load.bytes, "cp.async.bulk.tensor")?;
+            if completed {
+                self.epoch = self.epoch.wrapping_add(1);
+            }
+        }
+        Ok(!landed.is_empty())
+    }
+
+    /// Checks the destination of a `cp.async` of `bytes`: inside, aligned to its size.
+    pub(crate) fn check_async_destination(
+        &self,
+        offset: u64,
+        bytes: u32,
+    ) -> Result<(), AccessFault> {
+        self.check(offset, bytes).map(|_| ())
+    }
+
+    /// Puts a `cp.async` of `thread` in flight: its destination counts as written by the
+    /// thread from now on (a read by another thread since the last barrier is a race), and
+    /// no access reaches it until the copy lands.
+    pub(crate) fn issue_async_copy(
+        &mut self,
+        thread: u32,
+        copy: PendingCopy,
+    ) -> Result<(), AccessFault> {
+        let at = self.check(u64::from(copy.offset), copy.bytes)?;
+        if self.track_races {
+            for byte in at..at + copy.bytes as usize {
+                self.record(byte, thread, copy.site, true)?;
+            }
+        }
+        self.copies.issue(thread, copy)
+    }
+
+    /// `cp.async.wait_group` / `wait_all` of `thread`: the copies it completes land, as the
+    /// thread's stores at their `cp.async`.
+    pub(crate) fn land_async_copies(
+        &mut self,
+        thread: u32,
+        keep: Option<u32>,
+    ) -> Result<(), AccessFault> {
+        for copy in self.copies.complete(thread, keep) {
+            let chunk = copy.bytes.min(8);
+            for at in (0..copy.bytes).step_by(chunk as usize) {
+                let mut word = [0u8; 8];
+                word[..chunk as usize]
+                    .copy_from_slice(&copy.data[at as usize..(at + chunk) as usize]);
+                let offset = u64::from(copy.offset + at);
+                let at = self.check(offset, chunk)?;
+                if self.track_races {
+                    self.record(at, thread, copy.site, true)?;
+                }
+                write_plain(&mut self.bytes, at, chunk, u64::from_le_bytes(word));
+            }
+        }
+        Ok(())
     }
 
     /// Records a plain access by `thread` (its linear index) at `site`, reporting a race.
@@ -490,7 +616,13 @@ impl SharedMemory {
         Ok(())
     }
 
-    fn load(&mut self, offset: u64, size: u32, thread: u32, site: u32) -> Result<u64, AccessFault> {
+    pub(crate) fn load(
+        &mut self,
+        offset: u64,
+        size: u32,
+        thread: u32,
+        site: u32,
+    ) -> Result<u64, AccessFault> {
         let at = self.check(offset, size)?;
         if self.track_races {
             self.record(at, thread, site, false)?;
@@ -498,7 +630,7 @@ impl SharedMemory {
         Ok(read_plain(&self.bytes, at, size))
     }
 
-    fn store(
+    pub(crate) fn store(
         &mut self,
         offset: u64,
         size: u32,
@@ -511,6 +643,7 @@ impl SharedMemory {
             self.record(at, thread, site, true)?;
         }
         write_plain(&mut self.bytes, at, size, value);
+        self.proxy.store(at, size, thread);
         Ok(())
     }
 

@@ -28,6 +28,8 @@ use super::math::{float_math, FloatMath};
 use super::memory::{pointer, SHARED_REGION};
 use super::value::{self, BinaryFn, IntMath, TernaryFn, UnaryFn};
 
+mod inline_ptx;
+
 /// A register number, relative to its function's frame.
 pub(crate) type Reg = u32;
 
@@ -249,6 +251,9 @@ pub(crate) enum Op {
         args: Box<[Reg]>,
         result: Option<(Reg, Scalar)>,
     },
+    /// An inline PTX instruction with semantics of its own (`mma.sync`, `ldmatrix`,
+    /// `cp.async`, ..; see [`super::ptx`]).
+    Ptx(Box<super::ptx::PtxOp>),
     /// The end of a function with a result, reached without `return`.
     FellOff,
 }
@@ -318,6 +323,9 @@ pub enum SimParameter {
     Struct {
         size: u32,
     },
+    /// A `TensorMap` (grid-constant): a [`crate::SimArg::TensorMap`], whose address the
+    /// kernel holds.
+    TensorMap,
 }
 
 /// Choices that are not in the IR.
@@ -468,6 +476,7 @@ impl Program {
                     }
                 },
                 TypeInner::Struct { size, .. } => SimParameter::Struct { size: *size },
+                TypeInner::TensorMap => SimParameter::TensorMap,
                 _ => {
                     return Err(unsupported(
                         kernel_function,
@@ -787,13 +796,8 @@ impl<'a> FunctionCompiler<'a> {
                         "a struct or array parameter (structs are not simulated yet)",
                     );
                 }
-                // Only TMA's inline PTX reads a tensor map, and the simulator runs none.
-                TypeInner::TensorMap => {
-                    self.span = argument.span;
-                    return self.unsupported(
-                        "a tensor map parameter (TMA's `cp.async.bulk.tensor` is inline PTX, which the simulator does not run)",
-                    );
-                }
+                // The address of the map's bytes (read-only memory of the launch).
+                TypeInner::TensorMap => 1,
             };
             let reg = self.register(width);
             self.arguments.push(reg);
@@ -1123,11 +1127,10 @@ impl<'a> FunctionCompiler<'a> {
                 }
                 dst
             }
+            // The address of the map's bytes in the launch's read-only memory.
+            Expression::TensorMapAddress { argument } => self.arguments[argument as usize],
             // A simulated device address is a pointer (region and offset): the slice is
             // the address and the length, checked at each access like any slice.
-            Expression::TensorMapAddress { .. } => {
-                return self.unsupported("`tensor_map_address` (TMA does not run on the simulator)")
-            }
             Expression::SubSlice { base, start, end } => {
                 let ExprType::Slice { base: elem, .. } = self.info.type_of(handle) else {
                     return self.unsupported("a sub-slice of a non-slice");
@@ -1444,9 +1447,11 @@ impl<'a> FunctionCompiler<'a> {
                     size,
                 });
             }
-            Statement::InlinePtx { .. } => {
-                return self.unsupported("inline PTX (`ptx!`), which only a GPU can run")
-            }
+            Statement::InlinePtx {
+                template,
+                arguments,
+                result,
+            } => self.inline_ptx(template, arguments, *result)?,
             Statement::CallExtern {
                 function,
                 arguments,

@@ -26,6 +26,10 @@ use super::memory::{
 use super::program::{Program, BUILTINS};
 use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
 
+mod collective;
+mod warpgroups;
+use collective::Collective;
+
 /// Threads per warp.
 pub(crate) const WARP_SIZE: usize = 32;
 
@@ -298,7 +302,11 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             stack_registers,
             local: vec![0; threads * stack_local_bytes],
             stack_local_bytes,
-            shared: SharedMemory::new(grid.track_races),
+            shared: {
+                let mut shared = SharedMemory::new(grid.track_races);
+                shared.proxy.enabled = crate::ptx::proxy::reads_through_async_proxy(grid.program);
+                shared
+            },
             block_index: [0; 3],
             barriers: 0,
         }
@@ -369,6 +377,15 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         loop {
             for warp in 0..warps {
                 self.run_warp(warp)?;
+            }
+            if self.complete_warpgroups()?
+                || self.wake_barrier_waiters()?
+                || self.land_every_tma()?
+            {
+                continue;
+            }
+            if let Some(error) = self.stuck() {
+                return Err(error);
             }
             if let Some(state) = self.complete_barrier()? {
                 return Ok(state);
@@ -476,6 +493,8 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             return Ok(false);
         }
         let mut progress = false;
+        // Threads in warpgroup instructions, left for the block to complete.
+        let mut parked = 0;
         let mut handled = vec![false; last - first];
         let mut blocked: Option<SimError> = None;
         for &leader in &waiting {
@@ -493,6 +512,17 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 .collect();
             for &t in &group {
                 handled[t - first] = true;
+            }
+            if let WarpOp::Collective(site) = key.op {
+                match self.complete_collective(first, last, &group, site)? {
+                    Collective::Done => progress = true,
+                    Collective::Waiting => {}
+                    Collective::Blocked(error) => {
+                        blocked.get_or_insert(error);
+                    }
+                    Collective::Parked => parked += 1,
+                }
+                continue;
             }
             if matches!(key.op, WarpOp::ActiveMask(_)) {
                 let mask = group.iter().fold(0u32, |m, &t| m | (1 << (t - first)));
@@ -537,11 +567,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         other.mask,
                         self.location(other.site)
                     ),
-                    Status::Group { site, function } => format!(
-                        "waits in `{}` at {}",
-                        self.extern_name(function),
-                        self.location(site)
-                    ),
+                    Status::Group { .. } | Status::Mbarrier { .. } => self.whereabouts(t),
                     Status::Grid { site } => {
                         format!("waits at the grid_sync() at {}", self.location(site))
                     }
@@ -617,12 +643,15 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     let lanes: Vec<u32> = values.iter().map(|v| v.2).collect();
                     self.deliver(&group, |index, lane| outcome(lane, lanes[index]))?;
                 }
-                WarpOp::ActiveMask(_) => {}
+                WarpOp::ActiveMask(_) | WarpOp::Collective(_) => {}
             }
             progress = true;
         }
         if progress {
             return Ok(true);
+        }
+        if blocked.is_none() && parked > 0 {
+            return Ok(false);
         }
         Err(blocked.unwrap_or_else(|| {
             self.warp_error(
@@ -716,8 +745,9 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 Status::Exited => {
                     exited.get_or_insert(t);
                 }
-                // Warps end only with every thread at a barrier or exited.
-                Status::Ready | Status::Warp(_) => {}
+                // Warps end only with every thread at a barrier or exited (`stuck` has
+                // reported the threads left in mbarrier and warpgroup waits).
+                Status::Ready | Status::Warp(_) | Status::Mbarrier { .. } => {}
             }
         }
         if let (Some((first, site)), Some((other, other_site, function))) = (waiting, group) {
@@ -908,6 +938,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 site,
                 milliseconds: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
             },
+            FaultKind::Instruction { detail } => SimError::Ptx { site, detail },
             FaultKind::FellOff => SimError::MemoryAccess {
                 site,
                 detail: "the function ended without returning its value".into(),
@@ -934,6 +965,47 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         fmt3(self.thread_index(race.first_thread as usize)),
                         if race.first_write { "wrote" } else { "read" },
                         self.location(other),
+                    ),
+                }
+            }
+            FaultKind::Access(AccessFault::InFlight {
+                offset,
+                owner,
+                site: copy_site,
+                barrier,
+            }) => {
+                let what = match program.shared_at(offset) {
+                    Some((variable, index)) => format!("`{}`[{index}]", variable.name),
+                    None => format!("byte {offset} of shared memory"),
+                };
+                let copier = if owner as usize == t {
+                    "this thread".to_owned()
+                } else {
+                    format!("thread {}", fmt3(self.thread_index(owner as usize)))
+                };
+                let copy = self.location(Site::unpack(copy_site));
+                let detail = match barrier {
+                    None => format!(
+                        "thread {} accesses {what}, the destination of a `cp.async` {copier} issued at {copy} and has not waited for: until its `cp.async.wait_group` the data may not have landed (wait for the group, then `sync_threads()` before other threads read it)",
+                        fmt3(self.thread_index(t)),
+                    ),
+                    Some(barrier) => format!(
+                        "thread {} accesses {what}, in the box of a TMA load {copier} issued at {copy}, before any thread waited on its mbarrier (shared byte {barrier}): until the barrier's phase completes the box may not have landed (wait with `mbarrier_wait_parity` first)",
+                        fmt3(self.thread_index(t)),
+                    ),
+                };
+                SimError::SharedMemoryRace { site, detail }
+            }
+            FaultKind::Access(AccessFault::Unfenced { offset, writer }) => {
+                let what = match program.shared_at(offset) {
+                    Some((variable, index)) => format!("`{}`[{index}]", variable.name),
+                    None => format!("byte {offset} of shared memory"),
+                };
+                SimError::Ptx {
+                    site,
+                    detail: format!(
+                        "the tensor cores or TMA read {what} through the asynchronous proxy, but thread {} stored it without a `fence.proxy.async` since (`fence_proxy_async_shared()`): the asynchronous proxy may not see the store (a `sync_threads()` does not order the two proxies)",
+                        fmt3(self.thread_index(writer as usize))
                     ),
                 }
             }
@@ -979,6 +1051,7 @@ fn describe(op: WarpOp) -> String {
         WarpOp::Vote(VoteOp::All) => "all_sync".into(),
         WarpOp::Vote(VoteOp::Any) => "any_sync".into(),
         WarpOp::ActiveMask(_) => "activemask".into(),
+        WarpOp::Collective(_) => "a warp-collective PTX instruction".into(),
     }
 }
 

@@ -55,6 +55,10 @@ pub(crate) enum WarpOp {
     Vote(VoteOp),
     /// `activemask()`: the lanes at the same operation, so it is identified by its site.
     ActiveMask(Site),
+    /// A warp-collective inline PTX instruction (`mma.sync`, `ldmatrix`) at this site,
+    /// which reads and writes the lanes' registers itself (`WarpWait::dst` is the frame's
+    /// first register).
+    Collective(Site),
 }
 
 /// A thread waiting in a warp operation, with its operands.
@@ -80,6 +84,14 @@ pub(crate) enum Status {
     Barrier { site: Site },
     /// Waiting in a warp operation.
     Warp(WarpWait),
+    /// Waiting in `mbarrier.try_wait` at `site` until the barrier at shared byte `barrier`
+    /// completes the phase of parity `parity`; then `dst` (absolute) receives 1.
+    Mbarrier {
+        site: Site,
+        barrier: u32,
+        parity: u32,
+        dst: usize,
+    },
     /// Waiting at a group barrier, in a call of the program's extern function `function`
     /// at `site` (see [`super::ExternOutcome::GroupBarrier`]).
     Group { site: Site, function: u32 },
@@ -130,6 +142,10 @@ pub(crate) enum FaultKind {
     /// The thread ran past the watchdog's limit without stopping.
     Hang {
         elapsed: std::time::Duration,
+    },
+    /// An inline PTX instruction used against the PTX ISA's rules.
+    Instruction {
+        detail: String,
     },
 }
 
@@ -610,6 +626,31 @@ pub(crate) fn run(
                     Err(detail) => fault!(FaultKind::Extern {
                         detail: format!("in `{}` (`{}`): {detail}", info.name, info.symbol)
                     }),
+                }
+            }
+            Op::Ptx(ptx) if ptx.is_collective() => suspend!(Status::Warp(WarpWait {
+                op: WarpOp::Collective(site!()),
+                mask: u32::MAX,
+                value: 0,
+                lane: 0,
+                dst: base,
+                site: site!(),
+            })),
+            Op::Ptx(ptx) => {
+                let site = super::ptx::kernel_site(&state.frames, site!()).pack();
+                match super::ptx::run_thread(ptx, &mut regs[base..], memory, site) {
+                    Ok(super::ptx::Step::Next) => {}
+                    Ok(super::ptx::Step::Wait {
+                        barrier,
+                        parity,
+                        done,
+                    }) => suspend!(Status::Mbarrier {
+                        site: site!(),
+                        barrier,
+                        parity,
+                        dst: base + done as usize,
+                    }),
+                    Err(kind) => fault!(kind),
                 }
             }
             Op::FellOff => fault!(FaultKind::FellOff),

@@ -203,9 +203,20 @@ impl Lowerer<'_, '_> {
                 let ty = self.type_of(expr)?;
                 let ty = self.scalar_type(ty);
                 let result = self.local("if.value", ty, span);
-                let condition = self.expr(cond, block)?;
-                let accept = self.value_block(then, result)?;
-                let reject = self.value_block(otherwise, result)?;
+                // On a constant of the specialisation only the branch taken is lowered.
+                let (condition, accept, reject) = match self.constant_condition(cond) {
+                    Some(taken) => {
+                        let chosen = if taken { then } else { otherwise };
+                        let condition = self.literal(Literal::Bool(true), span);
+                        (condition, self.value_block(chosen, result)?, Block::new())
+                    }
+                    None => {
+                        let condition = self.expr(cond, block)?;
+                        let accept = self.value_block(then, result)?;
+                        let reject = self.value_block(otherwise, result)?;
+                        (condition, accept, reject)
+                    }
+                };
                 block.push(
                     Statement::If {
                         condition,
@@ -303,6 +314,23 @@ impl Lowerer<'_, '_> {
     }
 
     /// The value of an expression made of literals and constants of the specialisation.
+    /// The value of a condition that is a constant of the specialisation: `true`/`false`, a
+    /// `bool` const generic or `#[comptime]` parameter, or `!` of one.
+    pub(super) fn constant_condition(&self, expr: &Expr) -> Option<bool> {
+        match &expr.kind {
+            ExprKind::Lit(ast::Literal::Bool(b)) => Some(*b),
+            ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::Constant(Literal::Bool(b))) => Some(b),
+                _ => None,
+            },
+            ExprKind::Unary {
+                op: ast::UnaryOp::Not,
+                operand,
+            } => self.constant_condition(operand).map(|b| !b),
+            _ => None,
+        }
+    }
+
     pub(super) fn constant_value(&self, expr: &Expr) -> Result<u64, LowerError> {
         let error = || {
             LowerError::new(

@@ -486,6 +486,31 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn if_stmt(&mut self, stmt: &IfStmt, out: &mut Block) -> Result<(), LowerError> {
+        // `if CONST { .. }` on a constant of the specialisation (C++'s `if constexpr`): only
+        // the branch taken is lowered, so the other may use what this specialisation cannot
+        // compile or simulate (an sm_90a instruction, a cluster register).
+        if let Some(taken) = self.constant_condition(&stmt.cond) {
+            let condition = self.literal(Literal::Bool(true), stmt.span);
+            let accept = match (taken, stmt.otherwise.as_deref()) {
+                (true, _) => self.lowered_block(&stmt.then)?,
+                (false, None) => Block::new(),
+                (false, Some(Else::Block(block))) => self.lowered_block(block)?,
+                (false, Some(Else::If(nested))) => {
+                    let mut accept = Block::new();
+                    self.if_stmt(nested, &mut accept)?;
+                    accept
+                }
+            };
+            out.push(
+                Statement::If {
+                    condition,
+                    accept,
+                    reject: Block::new(),
+                },
+                stmt.span,
+            );
+            return Ok(());
+        }
         let condition = self.expr(&stmt.cond, out)?;
         let accept = self.lowered_block(&stmt.then)?;
         let reject = match stmt.otherwise.as_deref() {

@@ -55,9 +55,8 @@ pub(super) fn launch_fns(
     // Launch checks of struct arguments (`LaunchArgument::LAUNCH_CHECK`): a constant `None`
     // for every type but those that ask for one, so the branch folds away.
     let mut checks = Vec::new();
-    // The simulator's arguments, and what it cannot take yet.
+    // The simulator's arguments.
     let mut sim_args = Vec::new();
-    let mut sim_unsupported: Option<&str> = None;
     for param in &source.params {
         let name = format_ident!("{}", param.name);
         // The launcher's parameter, its launch check and its simulator argument.
@@ -92,11 +91,11 @@ pub(super) fn launch_fns(
             }
             // cudajit's own `TensorMap`, whatever the signature's path: a copy of its 128
             // bytes crosses, and its borrow keeps the tensor's buffer alive for the call.
+            // On the simulator, a map made over a simulator buffer (`encode_sim`).
             ParamType::TensorMap => {
                 let ty = quote!(#cudajit::TensorMap<'_>);
                 params.push(quote!(#name: #ty));
-                sim_unsupported
-                    .get_or_insert("tensor maps (the simulator does not run TMA's inline PTX)");
+                sim_args.push(quote!(#private::sim_tensor_map(KERNEL.name(), &#name)?));
                 ty
             }
             ParamType::Slice { elem, mutable } => {
@@ -130,6 +129,8 @@ pub(super) fn launch_fns(
                 }
                 ArgWord::TensorMap => {
                     let local = format_ident!("__cj_value_{}", param.name);
+                    // A map made for the simulator names no GPU memory: refused, not run.
+                    pointers.push(quote!(#private::gpu_tensor_map(KERNEL.name(), &#name)?;));
                     pointers.push(quote!(let #local: #ty = #name;));
                     (local, quote!(TensorMap))
                 }
@@ -183,22 +184,17 @@ pub(super) fn launch_fns(
         }
     }
     let generic_kernel = !spec_parts.is_empty();
-    let sim_launch = match sim_unsupported {
-        Some(what) => {
-            quote!(::core::result::Result::Err(#private::sim_unsupported(KERNEL.name(), #what)))
-        }
-        None => {
-            let sim_arg = paths.sim_arg();
-            let sim_count = sim_args.len();
-            quote! {
-                let __cj_sim_args: [#sim_arg<'_>; #sim_count] = [#(#sim_args),*];
-                KERNEL.simulate(
-                    __cj_sim,
-                    &#private::SpecBuilder::new() #(#spec_parts)*,
-                    &__cj_config,
-                    &__cj_sim_args,
-                )
-            }
+    let sim_launch = {
+        let sim_arg = paths.sim_arg();
+        let sim_count = sim_args.len();
+        quote! {
+            let __cj_sim_args: [#sim_arg<'_>; #sim_count] = [#(#sim_args),*];
+            KERNEL.simulate(
+                __cj_sim,
+                &#private::SpecBuilder::new() #(#spec_parts)*,
+                &__cj_config,
+                &__cj_sim_args,
+            )
         }
     };
     let resolve = if generic_kernel {

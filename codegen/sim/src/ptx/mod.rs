@@ -1,0 +1,187 @@
+//! Inline PTX on the simulator: the text of each `ptx!` template is read as PTX
+//! ([`template`]), its instructions are selected into the interpreter's operations
+//! ([`lower`]), and the ones with no plain counterpart run here with the PTX ISA's
+//! semantics.
+//!
+//! The template with its operands bound is exactly what the GPU runs, so the simulator
+//! keeps one source of truth: `cudajit::tensor`'s `#[device]` functions are simulated
+//! from the same text the NVVM writer emits, never from a second description of them.
+//!
+//! - Scalar instructions (`mov`, `add`, `setp`, `selp`, `cvt.rn.bf16x2.f32`, `ex2.approx`,
+//!   ..) become the interpreter's ordinary register operations.
+//! - Warp-collective ones (`mma.sync`, `ldmatrix`) stop the thread like a shuffle does;
+//!   once all 32 lanes of the warp are at the instruction, [`warp`] runs it over their
+//!   registers at once.
+//! - `cp.async` and its groups ([`async_copy`]) copy into shared memory only at the wait
+//!   that completes their group; until then their destination bytes are marked, and any
+//!   access to them is reported.
+//! - Hopper: transaction barriers ([`mbarrier`]), whose waits suspend the thread until the
+//!   phase completes (a wait that never can is reported); warpgroup-collective `wgmma`
+//!   ([`wgmma`]) and `setmaxnreg`, run once all 128 threads of the warpgroup are there;
+//!   TMA loads and stores ([`tma`]) through the simulator's tensor maps.
+
+pub(crate) mod async_copy;
+pub(crate) mod lower;
+pub(crate) mod mbarrier;
+pub(crate) mod proxy;
+mod run;
+mod scalar;
+pub(crate) mod template;
+pub(crate) mod tma;
+pub(crate) mod warp;
+pub(crate) mod wgmma;
+
+pub(crate) use run::{run_thread, Step};
+
+use super::program::Reg;
+use super::thread::{Frame, Site};
+
+/// Where in the kernel itself an instruction runs: the call of the outermost `#[device]`
+/// function on the way to `innermost` (the instructions of `cudajit::tensor` live in
+/// device functions of another file, whose lines mean little in the kernel's), or
+/// `innermost` when the kernel runs it directly. Memory records of copies and loads name
+/// this site.
+pub(crate) fn kernel_site(frames: &[Frame], innermost: Site) -> Site {
+    match frames {
+        [entry, _, ..] => Site {
+            function: entry.function,
+            pc: entry.pc.saturating_sub(1),
+        },
+        _ => innermost,
+    }
+}
+
+/// A PTX instruction the interpreter runs with semantics of its own (the others lower to
+/// its ordinary operations). Registers are the function frame's.
+#[derive(Clone, Debug)]
+pub(crate) enum PtxOp {
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.f32`: warp-collective.
+    Mma(Mma),
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`: warp-collective.
+    LdMatrix(LdMatrix),
+    /// `cp.async.{ca,cg}.shared.global [shared], [global], bytes[, source_bytes];`
+    CpAsync {
+        shared: Reg,
+        global: Reg,
+        bytes: u32,
+        /// The zero-fill form: only this many bytes are read, the rest are zeros.
+        source_bytes: Option<Reg>,
+    },
+    /// `cp.async.commit_group;`
+    CpAsyncCommit,
+    /// `cp.async.wait_group N;` (`keep: Some(N)`) or `cp.async.wait_all;` (`None`).
+    CpAsyncWait { keep: Option<u32> },
+    /// `mbarrier.init.shared::cta.b64 [barrier], count;`
+    MbarrierInit { barrier: Reg, count: Reg },
+    /// `mbarrier.arrive[.expect_tx].shared::cta.b64 state, [barrier][, bytes];`, or
+    /// `mbarrier.expect_tx` alone (`arrive: false`).
+    MbarrierArrive {
+        state: Option<Reg>,
+        barrier: Reg,
+        bytes: Option<Reg>,
+        arrive: bool,
+    },
+    /// `mbarrier.{try,test}_wait.parity.shared::cta.b64 done, [barrier], parity;`: a
+    /// `try_wait` that is not yet satisfied suspends the thread until it is.
+    MbarrierWait {
+        done: Reg,
+        barrier: Reg,
+        parity: Reg,
+        suspend: bool,
+    },
+    /// `wgmma.mma_async`: warpgroup-collective.
+    Wgmma(wgmma::Wgmma),
+    /// `wgmma.fence.sync.aligned`: warpgroup-collective.
+    WgmmaFence,
+    /// `wgmma.commit_group.sync.aligned`, `wgmma.wait_group.sync.aligned N`: warpgroup-
+    /// collective; the simulator's wgmmas complete when issued.
+    WgmmaGroup,
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 N`: warpgroup-collective, no effect here.
+    SetMaxNreg,
+    /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`.
+    TmaLoad(tma::TmaLoad),
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`.
+    TmaStore(tma::TmaStore),
+    /// `fence.proxy.async[.space]`: this thread's stores so far reach the asynchronous
+    /// proxy ([`proxy`]).
+    ProxyFence,
+}
+
+/// Which threads run an instruction together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Participants {
+    /// Not collective.
+    Thread,
+    Warp,
+    /// The 128 threads of warps `4w..4w+4`.
+    Warpgroup,
+}
+
+impl PtxOp {
+    /// Which threads run it together.
+    pub(crate) fn participants(&self) -> Participants {
+        match self {
+            PtxOp::Mma(_) | PtxOp::LdMatrix(_) => Participants::Warp,
+            PtxOp::Wgmma(_) | PtxOp::WgmmaFence | PtxOp::WgmmaGroup | PtxOp::SetMaxNreg => {
+                Participants::Warpgroup
+            }
+            _ => Participants::Thread,
+        }
+    }
+
+    /// Whether a group of threads runs it together.
+    pub(crate) fn is_collective(&self) -> bool {
+        self.participants() != Participants::Thread
+    }
+
+    /// The instruction's name, for messages.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            PtxOp::Mma(mma) => match mma.inputs {
+                MmaInputs::Bf16 => "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                MmaInputs::F16 => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            },
+            PtxOp::LdMatrix(_) => "ldmatrix.sync.aligned.m8n8",
+            PtxOp::CpAsync { .. } => "cp.async",
+            PtxOp::CpAsyncCommit => "cp.async.commit_group",
+            PtxOp::CpAsyncWait { .. } => "cp.async.wait_group",
+            PtxOp::MbarrierInit { .. } => "mbarrier.init",
+            PtxOp::MbarrierArrive { arrive: false, .. } => "mbarrier.expect_tx",
+            PtxOp::MbarrierArrive { .. } => "mbarrier.arrive",
+            PtxOp::MbarrierWait { .. } => "mbarrier.try_wait",
+            PtxOp::Wgmma(_) => "wgmma.mma_async",
+            PtxOp::WgmmaFence => "wgmma.fence",
+            PtxOp::WgmmaGroup => "wgmma.commit_group/wait_group",
+            PtxOp::SetMaxNreg => "setmaxnreg",
+            PtxOp::TmaLoad(_) | PtxOp::TmaStore(_) => "cp.async.bulk.tensor",
+            PtxOp::ProxyFence => "fence.proxy.async",
+        }
+    }
+}
+
+/// The element type of an MMA's A and B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MmaInputs {
+    Bf16,
+    F16,
+}
+
+/// `d = a · b + c` over a warp's m16n8k16 fragments (the registers of one lane).
+#[derive(Clone, Debug)]
+pub(crate) struct Mma {
+    pub inputs: MmaInputs,
+    pub d: [Reg; 4],
+    pub a: [Reg; 4],
+    pub b: [Reg; 2],
+    pub c: [Reg; 4],
+}
+
+/// `matrices` 8×8 matrices of 16-bit elements from the rows whose shared addresses lanes
+/// `0..8 * matrices` give, into `dst[..matrices]` of every lane.
+#[derive(Clone, Debug)]
+pub(crate) struct LdMatrix {
+    pub matrices: u32,
+    pub trans: bool,
+    pub dst: [Reg; 4],
+    pub address: Reg,
+}
