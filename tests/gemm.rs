@@ -51,6 +51,26 @@ fn every_gemm_compiles_to_mma_ldmatrix_and_cp_async_in_registers() {
     }
 }
 
+/// The nvcc twin of `algorithm` built into a directory of `test`'s: the directory, and the
+/// cubin (`None`, said why, where nvcc is missing and the toolchain optional).
+fn twin_cubin(
+    test: &str,
+    algorithm: Algorithm,
+) -> (std::path::PathBuf, Option<std::path::PathBuf>) {
+    let dir = twin_dir(test);
+    let cubin = match gemm::twin::build(&dir, algorithm) {
+        Ok(path) => Some(path),
+        Err(gemm::twin::BuildError::NoNvcc(why))
+            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
+        {
+            eprintln!("the nvcc twin is not checked: {why}");
+            None
+        }
+        Err(error) => panic!("the {} twin does not build: {error}", algorithm.name()),
+    };
+    (dir, cubin)
+}
+
 #[test]
 fn the_cuda_twin_compiles_with_nvcc() {
     let dir = twin_dir("cpu");
@@ -184,17 +204,7 @@ fn gemms_match_cublas_on_the_gpu() {
     let Some(context) = common::gpu_or_skip() else {
         return;
     };
-    let dir = twin_dir("gpu");
-    let cubin = match gemm::twin::build(&dir, Algorithm::Mma) {
-        Ok(path) => Some(path),
-        Err(gemm::twin::BuildError::NoNvcc(why))
-            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
-        {
-            eprintln!("the nvcc twin is not checked: {why}");
-            None
-        }
-        Err(error) => panic!("the twin does not build: {error}"),
-    };
+    let (dir, cubin) = twin_cubin("gpu", Algorithm::Mma);
     let stream = context.default_stream();
     for layout in Layout::ALL {
         for output in Output::ALL {
@@ -407,17 +417,7 @@ fn the_hopper_gemm_matches_cublas_on_the_gpu() {
         eprintln!("skipped: the wgmma GEMM runs on compute capability 9.0 (sm_90a)");
         return;
     }
-    let dir = twin_dir("gpu-hopper");
-    let cubin = match gemm::twin::build(&dir, Algorithm::Wgmma) {
-        Ok(path) => Some(path),
-        Err(gemm::twin::BuildError::NoNvcc(why))
-            if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1") =>
-        {
-            eprintln!("the nvcc twin is not checked: {why}");
-            None
-        }
-        Err(error) => panic!("the Hopper twin does not build: {error}"),
-    };
+    let (dir, cubin) = twin_cubin("gpu-hopper", Algorithm::Wgmma);
     let stream = context.default_stream();
     for layout in Layout::ALL {
         let twin = cubin.as_ref().map(|path| {

@@ -8,6 +8,7 @@
 //! `CUDAJIT_REQUIRE_TOOLCHAIN=1`).
 
 mod common;
+mod moe_kernels;
 
 /// The benchmark's own kernels (examples/moe_bench/), linked here too.
 pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -20,8 +21,6 @@ mod experts;
 use std::path::PathBuf;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-use cudajit::core::ir::Literal;
-use cudajit::nccl::moe::{high_throughput, low_latency};
 use cudajit::{Arch, Specialization};
 
 const RELEASE: &str = "2.28.3";
@@ -75,70 +74,7 @@ fn the_moe_kernels_link_against_the_2_28_bridge_with_every_call_inlined() {
         return;
     };
     let plain = Specialization::default;
-    let flag = |name: &str, on: bool| Specialization {
-        types: Vec::new(),
-        consts: vec![(name.into(), Literal::Bool(on))],
-    };
-    let weights = |with: bool| flag("with_weights", with);
-    let fp8 = |on: bool| flag("fp8", on);
-    // (kernel, specialisation, whether it moves token rows)
-    let kernels = [
-        (
-            low_latency::low_latency_dispatch::KERNEL.captured(),
-            fp8(false),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch::KERNEL.captured(),
-            fp8(true),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch_send::KERNEL.captured(),
-            fp8(false),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch_send::KERNEL.captured(),
-            fp8(true),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch_complete::KERNEL.captured(),
-            plain(),
-            false,
-        ),
-        (
-            low_latency::low_latency_combine::KERNEL.captured(),
-            plain(),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_layout::KERNEL.captured(),
-            plain(),
-            false,
-        ),
-        (
-            high_throughput::high_throughput_dispatch::KERNEL.captured(),
-            fp8(false),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_dispatch::KERNEL.captured(),
-            fp8(true),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_combine::KERNEL.captured(),
-            weights(false),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_combine::KERNEL.captured(),
-            weights(true),
-            true,
-        ),
-    ];
+    let kernels = moe_kernels::every_kernel();
     // The benchmark's permute, un-permute and identity experts.
     let bench = [
         (baseline::permute_rows::KERNEL.captured(), plain(), true),

@@ -11,13 +11,12 @@
 //! wheels of scripts/test.sh; skips without them (fails under `CUDAJIT_REQUIRE_TOOLCHAIN=1`).
 
 mod common;
+mod moe_kernels;
 
 use std::path::PathBuf;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-use cudajit::core::ir::Literal;
-use cudajit::nccl::moe::{high_throughput, low_latency};
-use cudajit::{Arch, Specialization};
+use cudajit::Arch;
 
 fn cache_root() -> PathBuf {
     std::env::var_os("CUDAJIT_NCCL_HEADERS_CACHE")
@@ -69,71 +68,7 @@ fn the_moe_kernels_link_against_the_2_32_ltoir() {
         std::env::set_var("CUDAJIT_NVJITLINK", &nvjitlink);
     }
     common::toolchain_or_skip().expect("the toolchain");
-    let plain = Specialization::default;
-    let flag = |name: &str, on: bool| Specialization {
-        types: Vec::new(),
-        consts: vec![(name.into(), Literal::Bool(on))],
-    };
-    let weights = |with: bool| flag("with_weights", with);
-    let fp8 = |on: bool| flag("fp8", on);
-    // (kernel, specialisation, whether it moves token rows)
-    let kernels = [
-        (
-            low_latency::low_latency_dispatch::KERNEL.captured(),
-            fp8(false),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch::KERNEL.captured(),
-            fp8(true),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch_send::KERNEL.captured(),
-            fp8(false),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch_send::KERNEL.captured(),
-            fp8(true),
-            true,
-        ),
-        (
-            low_latency::low_latency_dispatch_complete::KERNEL.captured(),
-            plain(),
-            false,
-        ),
-        (
-            low_latency::low_latency_combine::KERNEL.captured(),
-            plain(),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_layout::KERNEL.captured(),
-            plain(),
-            false,
-        ),
-        (
-            high_throughput::high_throughput_dispatch::KERNEL.captured(),
-            fp8(false),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_dispatch::KERNEL.captured(),
-            fp8(true),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_combine::KERNEL.captured(),
-            weights(false),
-            true,
-        ),
-        (
-            high_throughput::high_throughput_combine::KERNEL.captured(),
-            weights(true),
-            true,
-        ),
-    ];
+    let kernels = moe_kernels::every_kernel();
     // Each link takes seconds (the `.ltoir` is 10 MB); side by side they were slower on
     // a 2-core machine, so one after the other.
     for (captured, spec, moves_rows) in kernels {
