@@ -43,8 +43,9 @@ pub fn tma_load_3d(destination: u32, map: u64, x: i32, y: i32, z: i32, barrier: 
     );
 }
 
-/// **Not yet working on the GPU**: on the H200 (2026-12-01) the store of `tests/hopper_sim.rs`
-/// stops with `CUDA_ERROR_ILLEGAL_INSTRUCTION` (the simulator runs it); the cause is open.
+/// **Not yet verified from cudajit on the GPU**: on the H200 (2026-12-01) the store test of
+/// `tests/hopper_sim.rs` stops with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, while the same PTX
+/// stores correctly from a C harness; the cause, on that test's host path, is open.
 ///
 /// Stores the box at `source` in shared memory to (`x`, `y`) of the 2-D tensor of `map`
 /// (elements outside the tensor are not written). Complete with [`tma_store_commit`] and
