@@ -259,6 +259,15 @@ fn the_hopper_gemm_compiles_to_tma_wgmma_and_setmaxnreg_in_registers() {
             .compile_for_arch_with(cudajit::Arch::SM_90A, &form.specialization())
             .expect("an sm_90a cubin");
     }
+    // bf16 C: the same main loop, each pair of accumulators rounded into one 32-bit store.
+    let form = gemm::cpu_check::HopperForm::ALL[0];
+    let ptx = gemm::cpu_check::hopper_ptx_for(form, Output::Bf16).expect("the bf16-output form");
+    if let Err(error) = gemm::cpu_check::hopper_ptx_shape(&ptx, form) {
+        panic!("gemm_wgmma bf16 output: {error}");
+    }
+    assert_eq!(ptx.matches("cvt.rn.bf16x2.f32").count(), 64, "{ptx}");
+    assert_eq!(ptx.matches("st.global.u32").count(), 64);
+    assert_eq!(ptx.matches("st.global.v2.f32").count(), 0);
 }
 
 /// C = A·B on the host for the Hopper GEMM's operands given as f32 values (bf16 or e4m3
@@ -339,12 +348,12 @@ fn the_hopper_gemm_matches_the_host_on_the_simulator() {
             let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
             let (nu, ku) = (n as u32, k as u32);
             if b_row_major {
-                gemm_wgmma::launch::<true, false, false>(
+                gemm_wgmma::launch::<f32, true, false, false, false>(
                     &stream, config, a_map, b_map, nu, ku, &mut c,
                 )
                 .unwrap();
             } else {
-                gemm_wgmma::launch::<false, false, false>(
+                gemm_wgmma::launch::<f32, false, false, false, false>(
                     &stream, config, a_map, b_map, nu, ku, &mut c,
                 )
                 .unwrap();
@@ -384,7 +393,7 @@ fn the_hopper_gemm_matches_the_host_on_the_simulator() {
         let b_map =
             TensorMap::encode_sim(&swizzled(TensorMapElement::U8, k8, n, 128, 256), &db8).unwrap();
         let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
-        gemm_wgmma::launch::<false, true, false>(
+        gemm_wgmma::launch::<f32, false, true, false, false>(
             &stream, config, a_map, b_map, n as u32, k8 as u32, &mut c,
         )
         .unwrap();
@@ -441,6 +450,12 @@ fn the_hopper_gemm_matches_cublas_on_the_gpu() {
             if let Some(nvcc) = nvcc {
                 assert!(nvcc.correct, "nvcc twin {what}: {nvcc:?}");
             }
+            // C in bf16: the same kernel rounding its accumulators (no twin).
+            let bench =
+                Bench::new(stream.clone(), None, layout, Algorithm::Wgmma, 1).expect("cuBLAS");
+            let mut problem = Problem::<bf16>::new(&bench.stream, m, n, k).expect("operands");
+            let (cudajit, _) = bench.check(&mut problem).expect("running the GEMMs");
+            assert!(cudajit.correct, "{what} bf16 C: {cudajit:?}");
         }
     }
     // The clustered form: two blocks of a cluster sharing B by multicast. One cluster over

@@ -55,12 +55,27 @@ impl HopperForm {
         },
     ];
 
+    /// The specialisation writing C in f32.
     pub fn specialization(self) -> Specialization {
+        self.specialization_for(Output::F32)
+    }
+
+    /// The specialisation writing C in `output`.
+    pub fn specialization_for(self, output: Output) -> Specialization {
         let mut spec = specialization(self.layout);
+        let bf16 = output == Output::Bf16;
+        let c = if bf16 {
+            cudajit::core::Scalar::BF16
+        } else {
+            cudajit::core::Scalar::F32
+        };
+        spec.types.push(("C".to_owned(), c));
         spec.consts
             .push(("FP8".to_owned(), Literal::Bool(self.fp8)));
         spec.consts
             .push(("CLUSTER".to_owned(), Literal::Bool(self.cluster)));
+        spec.consts
+            .push(("BF16_OUT".to_owned(), Literal::Bool(bf16)));
         spec
     }
 }
@@ -175,9 +190,14 @@ pub fn hopper_ptx_shape(ptx: &str, form: HopperForm) -> std::result::Result<Stri
 
 /// The linked sm_90a PTX of the Hopper GEMM's `form`.
 pub fn hopper_ptx(form: HopperForm) -> Result<String> {
+    hopper_ptx_for(form, Output::F32)
+}
+
+/// The linked sm_90a PTX of the Hopper GEMM's `form` writing C in `output`.
+pub fn hopper_ptx_for(form: HopperForm, output: Output) -> Result<String> {
     Ok(linked_ptx(
         hopper::gemm_wgmma::KERNEL.captured(),
-        &form.specialization(),
+        &form.specialization_for(output),
         Arch::SM_90A,
         &CompileOptions::default(),
     )?)

@@ -27,6 +27,7 @@ use cudajit::tensor::mbarrier::{
     fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
     mbarrier_wait_parity,
 };
+use cudajit::tensor::pack::pack_bf16x2;
 use cudajit::tensor::tma::tma_load_2d;
 use cudajit::tensor::wgmma::{
     k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
@@ -64,12 +65,18 @@ pub const SHARED_BYTES: u32 = 1024 + STAGES * (A_BYTES + B_BYTES) + 16 * STAGES;
 /// once per cluster. A buffer is then refilled only when the consumers of both blocks have
 /// released it: `empty` counts four arrivals, two of them from the other block.
 #[kernel(arch = "sm_90a", max_threads = 384)]
-pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool, const CLUSTER: bool>(
+pub fn gemm_wgmma<
+    C: DeviceScalar,
+    const B_ROW_MAJOR: bool,
+    const FP8: bool,
+    const CLUSTER: bool,
+    const BF16_OUT: bool,
+>(
     a_map: TensorMap,
     b_map: TensorMap,
     n: u32,
     k: u32,
-    c: &mut [f32],
+    c: &mut [C],
 ) {
     let smem = dynamic_shared::<u32>();
     let t = thread_idx().x;
@@ -208,14 +215,29 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool, const CLUSTER: bool>
         let q = lane % 4;
         let nn = n as usize;
         let row = row0 + consumer as usize * 64 + warp * 16 + g;
-        for j in 0..32usize {
-            let col = col0 + j * 8 + 2 * q;
-            vstore2(c, (row * nn + col) / 2, (acc[4 * j], acc[4 * j + 1]));
-            vstore2(
-                c,
-                ((row + 8) * nn + col) / 2,
-                (acc[4 * j + 2], acc[4 * j + 3]),
-            );
+        // C (`C` is f32, or bf16 with `BF16_OUT`) seen as the words the stores write: two
+        // f32 in one 8-byte store, or two bf16 rounded into one 32-bit word. SAFETY: the
+        // words are `c`'s own memory (N is even), aligned as every allocation is, and
+        // each is written by one thread only.
+        let address = global_address(&c[0]) as usize;
+        if BF16_OUT {
+            let words = unsafe { slice_at_mut::<u32>(address, c.len() / 2) };
+            for j in 0..32usize {
+                let col = col0 + j * 8 + 2 * q;
+                words[(row * nn + col) / 2] = pack_bf16x2(acc[4 * j], acc[4 * j + 1]);
+                words[((row + 8) * nn + col) / 2] = pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]);
+            }
+        } else {
+            let floats = unsafe { slice_at_mut::<f32>(address, c.len()) };
+            for j in 0..32usize {
+                let col = col0 + j * 8 + 2 * q;
+                vstore2(floats, (row * nn + col) / 2, (acc[4 * j], acc[4 * j + 1]));
+                vstore2(
+                    floats,
+                    ((row + 8) * nn + col) / 2,
+                    (acc[4 * j + 2], acc[4 * j + 3]),
+                );
+            }
         }
     }
     if CLUSTER {
@@ -229,14 +251,14 @@ pub fn gemm_wgmma<const B_ROW_MAJOR: bool, const FP8: bool, const CLUSTER: bool>
 /// 128-byte swizzle the wgmma descriptors describe, and one block per 128×256 tile of C —
 /// with `cluster` (TN only, M a multiple of 256), in clusters of two vertically adjacent
 /// tiles sharing B by multicast.
-pub fn launch(
+pub fn launch<C: Output>(
     stream: &std::sync::Arc<cudajit::CudaStream>,
     b_row_major: bool,
     cluster: bool,
     (m, n, k): (u32, u32, u32),
     a: &cudajit::CudaSlice<cudajit::bf16>,
     b: &cudajit::CudaSlice<cudajit::bf16>,
-    c: &mut cudajit::CudaSlice<f32>,
+    c: &mut cudajit::CudaSlice<C>,
 ) -> super::Result<()> {
     if cluster && (b_row_major || m % (2 * TILE_M as u32) != 0) {
         return Err("the clustered wgmma GEMM is TN with M a multiple of 256".into());
@@ -258,15 +280,29 @@ pub fn launch_fp8(
     launch_maps(stream, (false, true, false), (m, n), a_map, b_map, k, c)
 }
 
-/// The launch of the form (`B_ROW_MAJOR`, `FP8`, `CLUSTER`).
-fn launch_maps(
+/// C's element types: f32, or bf16 (rounded to nearest even, two per 32-bit store).
+pub trait Output: cudajit::DeviceScalar + cudarc::driver::DeviceRepr {
+    /// The kernel's `BF16_OUT`.
+    const BF16: bool;
+}
+
+impl Output for f32 {
+    const BF16: bool = false;
+}
+
+impl Output for cudajit::bf16 {
+    const BF16: bool = true;
+}
+
+/// The launch of the form (`B_ROW_MAJOR`, `FP8`, `CLUSTER`) writing C in `C`.
+fn launch_maps<C: Output>(
     stream: &std::sync::Arc<cudajit::CudaStream>,
     form: (bool, bool, bool),
     (m, n): (u32, u32),
     a_map: TensorMap<'_>,
     b_map: TensorMap<'_>,
     k: u32,
-    c: &mut cudajit::CudaSlice<f32>,
+    c: &mut cudajit::CudaSlice<C>,
 ) -> super::Result<()> {
     let (tiles_n, tiles_m) = (n / TILE_N as u32, m / TILE_M as u32);
     let config = if form.2 {
@@ -276,19 +312,25 @@ fn launch_maps(
         cudajit::LaunchConfig::new((tiles_n, tiles_m, 1), THREADS)
     }
     .with_shared_mem(SHARED_BYTES);
+    // The specialisation's constants are type-level: each form is its own instance.
+    macro_rules! form {
+        ($row:literal, $fp8:literal, $cluster:literal) => {
+            if C::BF16 {
+                gemm_wgmma::launch::<C, $row, $fp8, $cluster, true>(
+                    stream, config, a_map, b_map, n, k, c,
+                )?
+            } else {
+                gemm_wgmma::launch::<C, $row, $fp8, $cluster, false>(
+                    stream, config, a_map, b_map, n, k, c,
+                )?
+            }
+        };
+    }
     match form {
-        (false, false, false) => {
-            gemm_wgmma::launch::<false, false, false>(stream, config, a_map, b_map, n, k, c)?
-        }
-        (true, false, false) => {
-            gemm_wgmma::launch::<true, false, false>(stream, config, a_map, b_map, n, k, c)?
-        }
-        (false, true, false) => {
-            gemm_wgmma::launch::<false, true, false>(stream, config, a_map, b_map, n, k, c)?
-        }
-        (false, false, true) => {
-            gemm_wgmma::launch::<false, false, true>(stream, config, a_map, b_map, n, k, c)?
-        }
+        (false, false, false) => form!(false, false, false),
+        (true, false, false) => form!(true, false, false),
+        (false, true, false) => form!(false, true, false),
+        (false, false, true) => form!(false, false, true),
         _ => {
             return Err("the FP8 and clustered forms read B K-major only (TN), unclustered".into())
         }

@@ -129,15 +129,15 @@ impl Element for bf16 {
         Ok(())
     }
     fn launch_wgmma(
-        _: &Arc<CudaStream>,
-        _: Layout,
-        _: bool,
-        _: (u32, u32, u32),
-        _: &CudaSlice<bf16>,
-        _: &CudaSlice<bf16>,
-        _: &mut CudaSlice<bf16>,
+        stream: &Arc<CudaStream>,
+        layout: Layout,
+        cluster: bool,
+        dims: (u32, u32, u32),
+        a: &CudaSlice<bf16>,
+        b: &CudaSlice<bf16>,
+        c: &mut CudaSlice<bf16>,
     ) -> Result<()> {
-        Err("the wgmma GEMM writes f32 C so far".into())
+        hopper::launch(stream, layout.b_row_major(), cluster, dims, a, b, c)
     }
 }
 

@@ -12,7 +12,7 @@ gemm: the cudajit mma.sync GEMM against cuBLAS and its CUDA C++ twin
 usage: gemm [options]
   --sizes S,MxNxK,..  the problems (default: squares 1024..16384 and the LLM shapes)
   --kernel mma|wgmma  the cudajit GEMM: mma.sync + ldmatrix + cp.async (default), or the
-                      Hopper one, TMA + wgmma (sm_90a; f32 output so far), or fp8: the
+                      Hopper one, TMA + wgmma (sm_90a; its nvcc twin writes f32), or fp8: the
                       Hopper one on e4m3 operands against cuBLASLt's FP8 matmul (TN)
   --cluster           with --kernel wgmma (TN, M a multiple of 256): clusters of 2 blocks
                       that load B once and multicast it to both
@@ -221,8 +221,10 @@ pub fn options() -> Result<Options> {
     let (tile_m, tile_n, tile_k) = match options.algorithm {
         Algorithm::Mma => (TILE_M, TILE_N, TILE_K),
         Algorithm::Wgmma => {
-            if options.output != Output::F32 {
-                return Err("--kernel wgmma writes f32 C so far".into());
+            if options.output != Output::F32 && options.cubin.is_some() {
+                return Err(
+                    "the wgmma twin writes f32 C: leave out --cuda-cubin with --output bf16".into(),
+                );
             }
             if options.cluster && (options.layout != Layout::Tn || options.cubin.is_some()) {
                 return Err("--cluster runs the TN layout, without an nvcc twin".into());
