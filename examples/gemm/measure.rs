@@ -37,7 +37,9 @@ fn read_all(x: &[u32], sentinel: u32, out: &mut [u32]) {
 
 /// C's element type: what cuBLAS writes, which cudajit kernel writes it, and how close two
 /// results must be.
-pub trait Element: BlasOutput + DeviceRepr + ValidAsZeroBits + Copy + Unpin + 'static {
+pub trait Element:
+    BlasOutput + DeviceRepr + ValidAsZeroBits + hopper::Output + Copy + Unpin + 'static
+{
     fn to_f32(self) -> f32;
     /// At most the spacing of the type's values near `value`: two results rounded from
     /// f32 accumulators that agree within the accumulation's tolerance may still be this
@@ -63,7 +65,9 @@ pub trait Element: BlasOutput + DeviceRepr + ValidAsZeroBits + Copy + Unpin + 's
         a: &CudaSlice<bf16>,
         b: &CudaSlice<bf16>,
         c: &mut CudaSlice<Self>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        hopper::launch(stream, layout.b_row_major(), cluster, dims, a, b, c)
+    }
 }
 
 impl Element for f32 {
@@ -87,17 +91,6 @@ impl Element for f32 {
             Layout::Nn => kernels::gemm_bf16::launch::<true>(stream, config, m, n, k, a, b, c)?,
         }
         Ok(())
-    }
-    fn launch_wgmma(
-        stream: &Arc<CudaStream>,
-        layout: Layout,
-        cluster: bool,
-        dims: (u32, u32, u32),
-        a: &CudaSlice<bf16>,
-        b: &CudaSlice<bf16>,
-        c: &mut CudaSlice<f32>,
-    ) -> Result<()> {
-        hopper::launch(stream, layout.b_row_major(), cluster, dims, a, b, c)
     }
 }
 
@@ -127,17 +120,6 @@ impl Element for bf16 {
             }
         }
         Ok(())
-    }
-    fn launch_wgmma(
-        stream: &Arc<CudaStream>,
-        layout: Layout,
-        cluster: bool,
-        dims: (u32, u32, u32),
-        a: &CudaSlice<bf16>,
-        b: &CudaSlice<bf16>,
-        c: &mut CudaSlice<bf16>,
-    ) -> Result<()> {
-        hopper::launch(stream, layout.b_row_major(), cluster, dims, a, b, c)
     }
 }
 
