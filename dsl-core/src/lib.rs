@@ -29,6 +29,7 @@ pub mod layout;
 pub mod lower;
 pub mod math;
 pub mod methods;
+pub mod ptx_template;
 pub mod span;
 pub mod types;
 pub mod valid;

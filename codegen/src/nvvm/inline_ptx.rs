@@ -11,6 +11,7 @@
 //! replaces the same register, as `wgmma.mma_async`'s accumulators are.
 
 use cudajit_core::ir::{Handle, LocalVariable, PtxOperand, TypeInner};
+use cudajit_core::ptx_template::{pieces, TemplatePiece};
 use cudajit_core::Scalar;
 
 use super::function::{struct_type_name, WriteError, Writer};
@@ -47,33 +48,17 @@ struct Output {
 /// register array's by the comma-separated list of its elements; `$$` stays a literal `$`.
 fn renumber(template: &str, operands: &[Vec<usize>]) -> Result<String, usize> {
     let mut out = String::with_capacity(template.len());
-    let mut chars = template.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
-        if c != '$' {
-            out.push(c);
-            continue;
-        }
-        if let Some(&(_, '$')) = chars.peek() {
-            chars.next();
-            out.push_str("$$");
-            continue;
-        }
-        let mut digits = String::new();
-        while let Some(&(_, d)) = chars.peek() {
-            if !d.is_ascii_digit() {
-                break;
+    for piece in pieces(template) {
+        match piece {
+            TemplatePiece::Text(text) => out.push_str(text),
+            TemplatePiece::Dollar => out.push_str("$$"),
+            TemplatePiece::Operand(number, _) => {
+                let number = number.unwrap_or(usize::MAX);
+                let llvm = operands.get(number).ok_or(number)?;
+                let list: Vec<String> = llvm.iter().map(|n| format!("${n}")).collect();
+                out.push_str(&list.join(", "));
             }
-            digits.push(d);
-            chars.next();
         }
-        if digits.is_empty() {
-            out.push('$');
-            continue;
-        }
-        let number: usize = digits.parse().map_err(|_| usize::MAX)?;
-        let llvm = operands.get(number).ok_or(number)?;
-        let list: Vec<String> = llvm.iter().map(|n| format!("${n}")).collect();
-        out.push_str(&list.join(", "));
     }
     Ok(out)
 }

@@ -315,35 +315,19 @@ fn memory_ordering<'a>(
 /// Every `$N` of a `ptx!` template names an operand: the result's first (one per tuple
 /// element), then one per argument (a register array is one).
 fn check_ptx_operands(template: &str, operands: usize, span: Span) -> Result<(), LowerError> {
-    let bytes = template.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'$' {
-            i += 1;
+    for piece in crate::ptx_template::pieces(template) {
+        let crate::ptx_template::TemplatePiece::Operand(number, text) = piece else {
             continue;
+        };
+        if number.is_none_or(|n| n >= operands) {
+            return Err(LowerError::new(
+                span,
+                format!(
+                    "`${text}` names no operand of this `ptx!`: it has {operands} (`$0`..`${}`: the result first, one per tuple element, then one per argument, a local array counting as one register list)",
+                    operands.saturating_sub(1)
+                ),
+            ));
         }
-        if bytes.get(i + 1) == Some(&b'$') {
-            i += 2;
-            continue;
-        }
-        let digits = bytes[i + 1..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        if digits > 0 {
-            let text = &template[i + 1..i + 1 + digits];
-            let number: usize = text.parse().unwrap_or(usize::MAX);
-            if number >= operands {
-                return Err(LowerError::new(
-                    span,
-                    format!(
-                        "`${text}` names no operand of this `ptx!`: it has {operands} (`$0`..`${}`: the result first, one per tuple element, then one per argument, a local array counting as one register list)",
-                        operands.saturating_sub(1)
-                    ),
-                ));
-            }
-        }
-        i += 1 + digits;
     }
     Ok(())
 }

@@ -3,10 +3,11 @@
 //! a warp of fewer than 32 threads, is an error rather than the GPU's undefined result.
 
 use super::super::error::SimError;
+use super::super::memory::SharedMemory;
 use super::super::program::Op;
 use super::super::ptx::warp::{run_collective, Lane};
 use super::super::ptx::{kernel_site, Participants};
-use super::super::thread::{Fault, Site, Status};
+use super::super::thread::{Fault, FaultKind, Site, Status};
 use super::{fmt3, BlockRunner, WARP_SIZE};
 
 /// Where a collective stands after a round of its warp.
@@ -83,7 +84,29 @@ impl BlockRunner<'_, '_, '_> {
                 ),
             )));
         }
-        let waits: Vec<(usize, u32)> = (first..first + WARP_SIZE)
+        self.run_on_lanes(first, WARP_SIZE, site, |lanes, shared| {
+            run_collective(op, lanes, shared)
+        })?;
+        for t in first..first + WARP_SIZE {
+            self.threads[t].status = Status::Ready;
+        }
+        Ok(Collective::Done)
+    }
+}
+
+impl BlockRunner<'_, '_, '_> {
+    /// Where thread `t`, which is not running, stands: for messages.
+    /// Runs a collective instruction over threads `first..first + count`, all waiting at it:
+    /// each lane sees its registers from the destination its wait names and the kernel-level
+    /// site of the instruction; a lane's fault becomes the block's error at `site`.
+    pub(super) fn run_on_lanes(
+        &mut self,
+        first: usize,
+        count: usize,
+        site: Site,
+        run: impl FnOnce(&mut [Lane<'_>], &mut SharedMemory) -> Result<(), (usize, FaultKind)>,
+    ) -> Result<(), SimError> {
+        let waits: Vec<(usize, u32)> = (first..first + count)
             .map(|t| match self.threads[t].status {
                 Status::Warp(wait) => (
                     wait.dst,
@@ -94,7 +117,7 @@ impl BlockRunner<'_, '_, '_> {
             .collect();
         let r = self.stack_registers;
         let outcome = {
-            let mut lanes: Vec<Lane<'_>> = self.regs[first * r..(first + WARP_SIZE) * r]
+            let mut lanes: Vec<Lane<'_>> = self.regs[first * r..(first + count) * r]
                 .chunks_mut(r)
                 .zip(&waits)
                 .enumerate()
@@ -104,20 +127,11 @@ impl BlockRunner<'_, '_, '_> {
                     site,
                 })
                 .collect();
-            run_collective(op, &mut lanes, &mut self.shared)
+            run(&mut lanes, &mut self.shared)
         };
-        if let Err((lane, kind)) = outcome {
-            return Err(self.fault_error(first + lane, Fault { kind, site }));
-        }
-        for t in first..first + WARP_SIZE {
-            self.threads[t].status = Status::Ready;
-        }
-        Ok(Collective::Done)
+        outcome.map_err(|(lane, kind)| self.fault_error(first + lane, Fault { kind, site }))
     }
-}
 
-impl BlockRunner<'_, '_, '_> {
-    /// Where thread `t`, which is not running, stands: for messages.
     pub(super) fn whereabouts(&self, t: usize) -> String {
         match self.threads[t].status {
             Status::Ready => "has yet to run".to_owned(),

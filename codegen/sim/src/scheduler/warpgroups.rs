@@ -7,10 +7,9 @@
 use super::super::error::SimError;
 use super::super::program::Op;
 use super::super::ptx::wgmma::{run_wgmma, WARPGROUP};
-use super::super::ptx::{kernel_site, Participants, PtxOp};
-use super::super::thread::{Fault, Site, Status, WarpOp};
+use super::super::ptx::{Participants, PtxOp};
+use super::super::thread::{Site, Status, WarpOp};
 use super::{fmt3, BlockRunner};
-use crate::ptx::warp::Lane;
 
 impl BlockRunner<'_, '_, '_> {
     fn warpgroup_op(&self, t: usize) -> Option<(Site, &PtxOp)> {
@@ -85,32 +84,9 @@ impl BlockRunner<'_, '_, '_> {
                         ),
                     });
                 }
-                let waits: Vec<(usize, u32)> = (first..first + WARPGROUP)
-                    .map(|t| match self.threads[t].status {
-                        Status::Warp(wait) => (
-                            wait.dst,
-                            kernel_site(&self.threads[t].frames, wait.site).pack(),
-                        ),
-                        _ => (0, 0),
-                    })
-                    .collect();
-                let r = self.stack_registers;
-                let outcome = {
-                    let mut lanes: Vec<Lane<'_>> = self.regs[first * r..(first + WARPGROUP) * r]
-                        .chunks_mut(r)
-                        .zip(&waits)
-                        .enumerate()
-                        .map(|(lane, (regs, &(base, site)))| Lane {
-                            regs: &mut regs[base..],
-                            thread: (first + lane) as u32,
-                            site,
-                        })
-                        .collect();
-                    run_wgmma(wgmma, &mut lanes, &mut self.shared)
-                };
-                if let Err((lane, kind)) = outcome {
-                    return Err(self.fault_error(first + lane, Fault { kind, site }));
-                }
+                self.run_on_lanes(first, WARPGROUP, site, |lanes, shared| {
+                    run_wgmma(wgmma, lanes, shared)
+                })?;
             }
             // The simulator's wgmmas are complete when issued; `setmaxnreg` has nothing to
             // reallocate. Both are checked for being the whole warpgroup's.
