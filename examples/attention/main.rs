@@ -12,6 +12,7 @@
 //! not. TFLOP/s counts FlashAttention's way: 4·B·H·S²·D, halved for causal. Times are
 //! CUDA-event medians of 20 runs after 5 warm-ups.
 
+mod hopper;
 mod kernels;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
@@ -92,11 +93,23 @@ fn inputs(stream: &std::sync::Arc<cudajit::CudaStream>, shape: &Shape) -> Result
     })
 }
 
+/// `--kernel wgmma`: the FlashAttention-3-style kernel (`hopper.rs`, head dimension 128).
+fn wgmma_selected() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.windows(2).any(|w| w[0] == "--kernel" && w[1] == "wgmma")
+}
+
 fn launch(
     stream: &std::sync::Arc<cudajit::CudaStream>,
     shape: &Shape,
     x: &mut Inputs,
 ) -> Result<()> {
+    if wgmma_selected() && shape.dim == hopper::DIM {
+        let dims = (shape.batch, shape.heads, shape.kv_heads, shape.seq);
+        return hopper::launch(
+            stream, dims, shape.causal, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse,
+        );
+    }
     let config = LaunchConfig::new(
         (
             shape.seq.div_ceil(kernels::BLOCK_Q) as u32,
@@ -240,6 +253,24 @@ fn run() -> Result<bool> {
             );
             ok &= count(".local") == 0;
         }
+        let ptx = linked_ptx(
+            hopper::attention_wgmma::KERNEL.captured(),
+            &Specialization::default(),
+            Arch::SM_90A,
+            &CompileOptions::default(),
+        )?;
+        if let Ok(path) = std::env::var("ATTENTION_PTX") {
+            std::fs::write(path, &ptx)?;
+        }
+        let count = |needle: &str| ptx.matches(needle).count();
+        println!(
+            "attention_wgmma for sm_90a: {} wgmma.mma_async, {} cp.async.bulk.tensor, {} ex2.approx, {} .local",
+            count("wgmma.mma_async"),
+            count("cp.async.bulk.tensor"),
+            count("ex2.approx"),
+            count(".local")
+        );
+        ok &= count(".local") == 0;
         return Ok(ok);
     }
     let context = cudajit::default_context()?;
@@ -274,7 +305,16 @@ fn run() -> Result<bool> {
     println!(
         "\n| head dim | batch × heads | seq | causal | cudajit ms | cudajit TFLOP/s |\n| ---: | --- | ---: | --- | ---: | ---: |"
     );
+    // `--dim N` times one head dimension only.
+    let args: Vec<String> = std::env::args().collect();
+    let only_dim = args
+        .windows(2)
+        .find(|w| w[0] == "--dim")
+        .and_then(|w| w[1].parse::<usize>().ok());
     for (dim, batch, heads) in [(128, 16, 16), (64, 32, 32)] {
+        if only_dim.is_some_and(|d| d != dim) {
+            continue;
+        }
         for causal in [false, true] {
             for seq in [512, 1024, 2048, 4096, 8192, 16384] {
                 let shape = Shape {

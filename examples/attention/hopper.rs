@@ -1,0 +1,512 @@
+//! A FlashAttention-3-style forward pass in cudajit's kernel language: TMA + wgmma,
+//! warp-specialised producer and consumer warpgroups over an mbarrier pipeline
+//! (`cudajit::tensor::{tma, mbarrier, wgmma}`), for sm_90a; head dimension 128, bf16.
+//!
+//! The same computation as [`super::kernels::attention_fwd`] (same tensors, GQA, causal
+//! mask, masked tails, log-sum-exp). A block takes 128 query rows of one head with three
+//! warpgroups (384 threads):
+//!
+//! - **warpgroup 0, the producer**, gives up registers (`setmaxnreg.dec` to 24); one of its
+//!   threads loads the Q tile once and then streams the K and V tiles of 128 keys into a
+//!   two-stage ring with TMA (boxes of 64 head-dim columns × 128 rows, 128-byte swizzled,
+//!   two per tile). K and V have barriers of their own, so `S = Q Kᵀ` can start while V is
+//!   still arriving; a stage is refilled when both consumers have released it.
+//! - **warpgroups 1 and 2, the consumers**, take registers (`setmaxnreg.inc` to 240) and
+//!   each owns 64 of the query rows. Per key tile: `S = Q Kᵀ` with eight
+//!   `wgmma.m64n128k16` reading Q and K from shared memory (64 f32 per thread); the mask;
+//!   the online softmax in registers (a row's 128 scores are spread over the four lanes
+//!   of a quad: two `shfl_xor`s); then `O += P V` with eight `wgmma.m64n128k16` whose A
+//!   operand, P, comes from registers: the f32 scores of two adjacent 8-column blocks
+//!   packed into bf16 pairs are exactly wgmma's register-A fragment of 16 keys, so P never
+//!   touches shared memory. V is stored key by key (MN-major for this product) and read
+//!   transposed through its descriptor.
+//! - The two consumers run independently on their own rows: while one computes its
+//!   softmax the other's wgmmas keep the tensor cores busy.
+//!
+//! Tensors are `[batch, heads, seq, 128]`; the tensor maps see them as 3-D
+//! (`128 × seq × batch·heads`), so a tile running past the end of a sequence is filled
+//! with zeros by TMA instead of reading the next head's rows; those keys are masked and
+//! those query rows are not written.
+
+use cudajit::bf16;
+use cudajit::prelude::*;
+use cudajit::tensor::mbarrier::{
+    fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
+    mbarrier_wait_parity,
+};
+use cudajit::tensor::pack::pack_bf16x2;
+use cudajit::tensor::tma::tma_load_3d;
+use cudajit::tensor::wgmma::{
+    k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
+};
+use cudajit::tensor_map::TensorMap;
+
+/// Query rows per block (two consumer warpgroups × 64).
+pub const BLOCK_Q: usize = 128;
+/// Keys per K/V tile.
+pub const BLOCK_KV: usize = 128;
+/// Head dimension.
+pub const DIM: usize = 128;
+/// Three warpgroups: the producer and two consumers.
+pub const THREADS: u32 = 384;
+/// One 128-row tile of 128 bf16: two boxes of 64 columns, 16 KiB each.
+const TILE_BYTES: u32 = 128 * 128 * 2;
+const HALF_BYTES: u32 = TILE_BYTES / 2;
+/// Dynamic shared memory: Q, two stages of K and V, the barriers, and up to 1 KiB to align
+/// the tiles to the 128-byte swizzle's 1024-byte repeat.
+pub const SHARED_BYTES: u32 = 1024 + 5 * TILE_BYTES + 72;
+
+/// `2^x` with the SFU's approximation, as FlashAttention uses.
+#[device]
+fn exp2_approx(x: f32) -> f32 {
+    ptx!(f32: "ex2.approx.ftz.f32 $0, $1;", x)
+}
+
+/// The maximum over the four lanes of a quad (one row's scores).
+#[device]
+fn quad_max(v: f32) -> f32 {
+    let a = v.max(shfl_xor_sync(FULL_WARP, v, 1));
+    a.max(shfl_xor_sync(FULL_WARP, a, 2))
+}
+
+/// The sum over the four lanes of a quad.
+#[device]
+fn quad_sum(v: f32) -> f32 {
+    let a = v + shfl_xor_sync(FULL_WARP, v, 1);
+    a + shfl_xor_sync(FULL_WARP, a, 2)
+}
+
+/// The barrier that completes when K's stage `stage` has landed (`bars + 8`, `+ 16`).
+#[device]
+fn k_full(bars: u32, stage: u32) -> u32 {
+    bars + 8 + 8 * stage
+}
+
+/// The barrier that completes when V's stage `stage` has landed.
+#[device]
+fn v_full(bars: u32, stage: u32) -> u32 {
+    bars + 24 + 8 * stage
+}
+
+/// The barrier both consumers arrive on when they are done with K's stage `stage`.
+#[device]
+fn k_empty(bars: u32, stage: u32) -> u32 {
+    bars + 40 + 8 * stage
+}
+
+/// The barrier both consumers arrive on when they are done with V's stage `stage`.
+#[device]
+fn v_empty(bars: u32, stage: u32) -> u32 {
+    bars + 56 + 8 * stage
+}
+
+/// Waits for this consumer's turn to issue its wgmmas: named barrier `1 + consumer`, which
+/// the other consumer's 128 threads arrive on when they have issued theirs (FA3's
+/// "ping-pong": one warpgroup's products run while the other computes its softmax).
+#[device]
+fn wait_turn(consumer: u32) {
+    ptx!("bar.sync $0, 256;", 1 + consumer);
+}
+
+/// Hands the turn to the other consumer.
+#[device]
+fn pass_turn(consumer: u32) {
+    ptx!("bar.arrive $0, 256;", 2 - consumer);
+}
+
+/// Sets the scores of keys past the end of the sequence, and on a causal pass of keys
+/// after the row, to -inf. The thread holds rows `row_lo` and `row_lo + 8`, columns
+/// `8 n + 2 tq` and `8 n + 2 tq + 1` of the tile of keys `key0..`.
+#[device]
+fn mask(acc_s: &mut [f32; 64], row_lo: usize, key0: usize, seq: usize, causal: bool, tq: usize) {
+    for n in 0..16usize {
+        for e in 0..4usize {
+            let row = row_lo + 8 * (e / 2);
+            let key = key0 + n * 8 + 2 * tq + e % 2;
+            if key >= seq || (causal && key > row) {
+                acc_s[4 * n + e] = -f32::INFINITY;
+            }
+        }
+    }
+}
+
+/// The online softmax of one tile of scores, rows g (elements 0, 1 of each 8-column block)
+/// and g + 8 (elements 2, 3): the scores become `2^(s · scale · log2 e − m)` with the new
+/// row maxima `m`, the row sums are updated, and the factors the output must be rescaled
+/// by, `2^(m_old − m_new)`, are written to `correction`.
+#[device]
+fn softmax(
+    acc_s: &mut [f32; 64],
+    row_max: &mut [f32; 2],
+    row_sum: &mut [f32; 2],
+    correction: &mut [f32; 2],
+    scale_log2: f32,
+) {
+    for half in 0..2usize {
+        let mut m = row_max[half];
+        for n in 0..16usize {
+            m = m.max(acc_s[4 * n + 2 * half] * scale_log2);
+            m = m.max(acc_s[4 * n + 2 * half + 1] * scale_log2);
+        }
+        let m_new = quad_max(m);
+        correction[half] = exp2_approx(row_max[half] - m_new);
+        row_max[half] = m_new;
+        let mut sum = 0.0f32;
+        for n in 0..16usize {
+            let p0 = exp2_approx(acc_s[4 * n + 2 * half] * scale_log2 - m_new);
+            let p1 = exp2_approx(acc_s[4 * n + 2 * half + 1] * scale_log2 - m_new);
+            acc_s[4 * n + 2 * half] = p0;
+            acc_s[4 * n + 2 * half + 1] = p1;
+            sum += p0 + p1;
+        }
+        row_sum[half] = row_sum[half] * correction[half] + quad_sum(sum);
+    }
+}
+
+/// Multiplies the output rows by their softmax corrections.
+#[device]
+fn rescale(acc_o: &mut [f32; 64], correction: &[f32; 2]) {
+    for n in 0..16usize {
+        for e in 0..4usize {
+            acc_o[4 * n + e] *= correction[e / 2];
+        }
+    }
+}
+
+/// The probabilities as wgmma's register-A fragments: the fragment of keys `16 c..` is the
+/// f32 scores of 8-column blocks `2 c` and `2 c + 1` as bf16 pairs (rows g, g + 8, g, g + 8).
+#[device]
+fn pack_probabilities(acc_s: &[f32; 64], p: &mut [u32; 32]) {
+    for c in 0..8usize {
+        p[4 * c] = pack_bf16x2(acc_s[8 * c], acc_s[8 * c + 1]);
+        p[4 * c + 1] = pack_bf16x2(acc_s[8 * c + 2], acc_s[8 * c + 3]);
+        p[4 * c + 2] = pack_bf16x2(acc_s[8 * c + 4], acc_s[8 * c + 5]);
+        p[4 * c + 3] = pack_bf16x2(acc_s[8 * c + 6], acc_s[8 * c + 7]);
+    }
+}
+
+/// The forward pass, head dimension 128 (see the module's documentation). `q_map` is
+/// `128 × seq × batch·heads` in boxes of `64 × 128 × 1`; `k_map` and `v_map` the same over
+/// `batch·kv_heads`.
+#[kernel(arch = "sm_90a", max_threads = 384)]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_wgmma(
+    q_map: TensorMap,
+    k_map: TensorMap,
+    v_map: TensorMap,
+    o: &mut [bf16],
+    lse: &mut [f32],
+    seq: u32,
+    heads: u32,
+    kv_heads: u32,
+    scale: f32,
+    causal: bool,
+) {
+    let smem = dynamic_shared::<u32>();
+    let t = thread_idx().x;
+    let warpgroup = t / 128;
+    let raw = shared_address(&smem[0]);
+    let q_tile_base = raw + (1024 - raw % 1024) % 1024;
+    // K stage s at `kv + 2 s TILE`, V stage s right after it.
+    let kv = q_tile_base + TILE_BYTES;
+    // Barriers: q_full, then k_full[2], v_full[2], k_empty[2], v_empty[2], 8 bytes each.
+    let bars = q_tile_base + 5 * TILE_BYTES;
+    let q_full = bars;
+    let s = seq as usize;
+    let tiles_q = (s + BLOCK_Q - 1) / BLOCK_Q;
+    // The longest blocks (causal: the last query tiles) first.
+    let q_tile = if causal {
+        tiles_q - 1 - block_idx().x as usize
+    } else {
+        block_idx().x as usize
+    };
+    let head = block_idx().y as usize;
+    let batch = block_idx().z as usize;
+    let kv_head = head / (heads / kv_heads) as usize;
+    let bh = batch * heads as usize + head;
+    let bh_kv = batch * kv_heads as usize + kv_head;
+    let row0 = q_tile * BLOCK_Q;
+    let tiles = if causal {
+        ((row0 + BLOCK_Q).min(s) + BLOCK_KV - 1) / BLOCK_KV
+    } else {
+        (s + BLOCK_KV - 1) / BLOCK_KV
+    };
+    if t == 0 {
+        mbarrier_init(q_full, 1);
+        for stage in 0..2u32 {
+            // Full: the producer's arrival and the TMA bytes; empty: both consumers.
+            mbarrier_init(k_full(bars, stage), 1);
+            mbarrier_init(v_full(bars, stage), 1);
+            mbarrier_init(k_empty(bars, stage), 2);
+            mbarrier_init(v_empty(bars, stage), 2);
+        }
+        fence_barrier_init();
+    }
+    sync_threads();
+    if warpgroup == 0 {
+        ptx!("setmaxnreg.dec.sync.aligned.u32 24;");
+        if t == 0 {
+            let q_address = tensor_map_address(&q_map);
+            let k_address = tensor_map_address(&k_map);
+            let v_address = tensor_map_address(&v_map);
+            mbarrier_arrive_expect_tx(q_full, TILE_BYTES);
+            for half in 0..2u32 {
+                tma_load_3d(
+                    q_tile_base + half * HALF_BYTES,
+                    q_address,
+                    (64 * half) as i32,
+                    row0 as i32,
+                    bh as i32,
+                    q_full,
+                );
+            }
+            for j in 0..tiles {
+                let stage = (j % 2) as u32;
+                let round = (j / 2) as u32;
+                let k_tile = kv + 2 * stage * TILE_BYTES;
+                let key0 = (j * BLOCK_KV) as i32;
+                if round > 0 {
+                    // Both consumers have released this stage's previous K tile.
+                    mbarrier_wait_parity(k_empty(bars, stage), (round - 1) & 1);
+                }
+                let k_full = k_full(bars, stage);
+                mbarrier_arrive_expect_tx(k_full, TILE_BYTES);
+                for half in 0..2u32 {
+                    let x = (64 * half) as i32;
+                    tma_load_3d(
+                        k_tile + half * HALF_BYTES,
+                        k_address,
+                        x,
+                        key0,
+                        bh_kv as i32,
+                        k_full,
+                    );
+                }
+                if round > 0 {
+                    mbarrier_wait_parity(v_empty(bars, stage), (round - 1) & 1);
+                }
+                let v_full = v_full(bars, stage);
+                mbarrier_arrive_expect_tx(v_full, TILE_BYTES);
+                for half in 0..2u32 {
+                    let x = (64 * half) as i32;
+                    tma_load_3d(
+                        k_tile + TILE_BYTES + half * HALF_BYTES,
+                        v_address,
+                        x,
+                        key0,
+                        bh_kv as i32,
+                        v_full,
+                    );
+                }
+            }
+        }
+    } else {
+        ptx!("setmaxnreg.inc.sync.aligned.u32 240;");
+        let consumer = warpgroup - 1;
+        let lane = (t % 32) as usize;
+        let warp = ((t % 128) / 32) as usize;
+        let g = lane / 4;
+        let tq = lane % 4;
+        // This thread's two rows of the block (g and g + 8 of its warp's 16).
+        let row_lo = row0 + consumer as usize * 64 + warp * 16 + g;
+        let first_row = row0 + consumer as usize * 64;
+        let scale_log2 = scale * core::f32::consts::LOG2_E;
+        let mut acc_s = [0.0f32; 64];
+        let mut acc_o = [0.0f32; 64];
+        let mut p = [0u32; 32];
+        let mut row_max = [-f32::INFINITY; 2];
+        let mut row_sum = [0.0f32; 2];
+        // This consumer's 64 rows of Q: 64 rows × 128 bytes into each half.
+        let q_rows = q_tile_base + consumer * (HALF_BYTES / 2);
+        mbarrier_wait_parity(q_full, 0);
+        let masked = |j: usize| {
+            let key0 = j * BLOCK_KV;
+            (causal && key0 + BLOCK_KV > first_row) || key0 + BLOCK_KV > s
+        };
+        // Tile 0's scores and probabilities first; then step j (1..tiles) issues
+        // S_j = Q K_jᵀ and O += P_(j-1) V_(j-1) together and runs the softmax of S_j while
+        // the second product is still on the tensor cores; the last tile's product ends.
+        // The wgmmas are written out in each place (not behind branches) so that ptxas
+        // sees straight-line pipeline stages and keeps the products asynchronous.
+        // Consumer 0 issues first; every issue step is one turn (`tiles + 1` each), and
+        // consumer 1 passes its last turn at the start instead of the end, so every
+        // arrival on a turn barrier meets a wait.
+        if consumer == 1 {
+            pass_turn(consumer);
+        }
+        mbarrier_wait_parity(k_full(bars, 0), 0);
+        wait_turn(consumer);
+        wgmma_fence();
+        for ks in 0..8u32 {
+            let offset = (ks / 4) * HALF_BYTES + 32 * (ks % 4);
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+                &mut acc_s,
+                k_major_sw128(q_rows + offset),
+                k_major_sw128(kv + offset),
+                ks
+            );
+        }
+        wgmma_commit_group();
+        pass_turn(consumer);
+        wgmma_wait_group::<0>();
+        if t % 128 == 0 {
+            mbarrier_arrive(k_empty(bars, 0));
+        }
+        if masked(0) {
+            mask(&mut acc_s, row_lo, 0, s, causal, tq);
+        }
+        let mut correction = [1.0f32; 2];
+        softmax(&mut acc_s, &mut row_max, &mut row_sum, &mut correction, scale_log2);
+        pack_probabilities(&acc_s, &mut p);
+        for j in 1..tiles {
+            let stage = (j % 2) as u32;
+            let previous = ((j + 1) % 2) as u32;
+            mbarrier_wait_parity(k_full(bars, stage), ((j / 2) & 1) as u32);
+            mbarrier_wait_parity(v_full(bars, previous), (((j - 1) / 2) & 1) as u32);
+            wait_turn(consumer);
+            wgmma_fence();
+            // 8 k-steps of 16 over the head dimension, 4 per 64-column half 16 KiB apart;
+            // the first overwrites the accumulators (scale-d 0).
+            let k_tile = kv + 2 * stage * TILE_BYTES;
+            for ks in 0..8u32 {
+                let offset = (ks / 4) * HALF_BYTES + 32 * (ks % 4);
+                ptx!(
+                    "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+                    &mut acc_s,
+                    k_major_sw128(q_rows + offset),
+                    k_major_sw128(k_tile + offset),
+                    ks
+                );
+            }
+            wgmma_commit_group();
+            // 8 k-steps of 16 keys; P's fragment for keys 16 c.. is registers 4 c..4 c + 4
+            // of `p`. V's 16-key slice c is 2 KiB on, its two 64-column halves 16 KiB
+            // apart; it is read transposed.
+            let v_tile = kv + (2 * previous + 1) * TILE_BYTES;
+            for c in 0..8usize {
+                let a = [p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]];
+                ptx!(
+                    "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
+                    &mut acc_o,
+                    a,
+                    mn_major_sw128(v_tile + 2048 * c as u32, HALF_BYTES),
+                    1u32
+                );
+            }
+            wgmma_commit_group();
+            pass_turn(consumer);
+            // The scores have landed (the product with V may still run): K's stage is free.
+            wgmma_wait_group::<1>();
+            if t % 128 == 0 {
+                mbarrier_arrive(k_empty(bars, stage));
+            }
+            if masked(j) {
+                mask(&mut acc_s, row_lo, j * BLOCK_KV, s, causal, tq);
+            }
+            softmax(&mut acc_s, &mut row_max, &mut row_sum, &mut correction, scale_log2);
+            wgmma_wait_group::<0>();
+            if t % 128 == 0 {
+                mbarrier_arrive(v_empty(bars, previous));
+            }
+            rescale(&mut acc_o, &correction);
+            pack_probabilities(&acc_s, &mut p);
+        }
+        let last = ((tiles + 1) % 2) as u32;
+        mbarrier_wait_parity(v_full(bars, last), (((tiles - 1) / 2) & 1) as u32);
+        wait_turn(consumer);
+        wgmma_fence();
+        let v_tile = kv + (2 * last + 1) * TILE_BYTES;
+        for c in 0..8usize {
+            let a = [p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]];
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
+                &mut acc_o,
+                a,
+                mn_major_sw128(v_tile + 2048 * c as u32, HALF_BYTES),
+                1u32
+            );
+        }
+        wgmma_commit_group();
+        if consumer == 0 {
+            pass_turn(consumer);
+        }
+        wgmma_wait_group::<0>();
+        // O / l as bf16 pairs, and the log-sum-exp (natural log) of each row inside the
+        // sequence. SAFETY: the words are `o`'s own memory (128 columns per row), each
+        // written by one thread only.
+        let out = unsafe { slice_at_mut::<u32>(global_address(&o[0]) as usize, o.len() / 2) };
+        for half in 0..2usize {
+            let row = row_lo + 8 * half;
+            if row < s {
+                let inv = 1.0 / row_sum[half];
+                let first = (bh * s + row) * DIM;
+                for n in 0..16usize {
+                    out[(first + n * 8 + 2 * tq) / 2] = pack_bf16x2(
+                        acc_o[4 * n + 2 * half] * inv,
+                        acc_o[4 * n + 2 * half + 1] * inv,
+                    );
+                }
+                if tq == 0 {
+                    lse[bh * s + row] =
+                        (row_max[half] + row_sum[half].log2()) * core::f32::consts::LN_2;
+                }
+            }
+        }
+    }
+}
+
+/// The tensor map of `[outer, seq, 128]` bf16 (`outer` = batch · heads): boxes of 64 × 128
+/// × 1, 128-byte swizzled, zeros outside the sequence.
+pub fn tensor_map<'a>(
+    x: &'a cudajit::CudaSlice<bf16>,
+    seq: usize,
+    outer: usize,
+) -> super::Result<TensorMap<'a>> {
+    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+    let layout = TensorMapLayout::tiled(
+        TensorMapElement::Bf16,
+        &[DIM as u64, seq as u64, outer as u64],
+        &[64, BLOCK_KV as u32, 1],
+    )
+    .with_swizzle(TensorMapSwizzle::B128);
+    Ok(TensorMap::encode(&layout, x)?)
+}
+
+/// Launches [`attention_wgmma`] on `[batch, heads, seq, 128]` Q, O and `[batch, kv_heads,
+/// seq, 128]` K, V.
+#[allow(clippy::too_many_arguments)]
+pub fn launch(
+    stream: &std::sync::Arc<cudajit::CudaStream>,
+    (batch, heads, kv_heads, seq): (usize, usize, usize, usize),
+    causal: bool,
+    q: &cudajit::CudaSlice<bf16>,
+    k: &cudajit::CudaSlice<bf16>,
+    v: &cudajit::CudaSlice<bf16>,
+    o: &mut cudajit::CudaSlice<bf16>,
+    lse: &mut cudajit::CudaSlice<f32>,
+) -> super::Result<()> {
+    let q_map = tensor_map(q, seq, batch * heads)?;
+    let k_map = tensor_map(k, seq, batch * kv_heads)?;
+    let v_map = tensor_map(v, seq, batch * kv_heads)?;
+    let config = cudajit::LaunchConfig::new(
+        (seq.div_ceil(BLOCK_Q) as u32, heads as u32, batch as u32),
+        THREADS,
+    )
+    .with_shared_mem(SHARED_BYTES);
+    attention_wgmma::launch(
+        stream,
+        config,
+        q_map,
+        k_map,
+        v_map,
+        o,
+        lse,
+        seq as u32,
+        heads as u32,
+        kv_heads as u32,
+        1.0 / (DIM as f32).sqrt(),
+        causal,
+    )?;
+    Ok(())
+}
