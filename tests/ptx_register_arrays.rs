@@ -2,7 +2,9 @@
 //! register list (`{$0}`), read-only (`arr`) or read and written in place (`&mut arr`, in/out
 //! operands: how `wgmma.mma_async` takes its accumulators). On any machine: the NVVM IR's
 //! constraints and the PTX's operand lists; a `$N` past the last operand is an error at the
-//! `ptx!`. On a GPU: the values that come back.
+//! `ptx!`. On a GPU: the values that come back. The same through the array parameters of
+//! `#[device]` functions (`&mut [u32; N]` in/out, `&[u32; 2]` read), a const generic
+//! length among them: how a typed wrapper hands its caller's accumulators to `wgmma`.
 
 mod common;
 
@@ -26,6 +28,40 @@ fn pack_and_add(x: &[u64], added: &[u64], packed: &mut [u64], pairs: &mut [u32])
         &mut halves,
         added[t]
     );
+    pairs[2 * t] = halves[0];
+    pairs[2 * t + 1] = halves[1];
+}
+
+/// `mov.b64 {lo, hi}, x` into the caller's array (a `&mut` array parameter is in/out).
+#[device]
+fn split_into<const N: usize>(halves: &mut [u32; N], x: u64) {
+    ptx!("mov.b64 {$0}, $1;", halves, x);
+}
+
+/// `mov.b64 d, {lo, hi}` from the caller's array (a `&` array parameter is read).
+#[device]
+fn joined(halves: &[u32; 2]) -> u64 {
+    ptx!(u64: "mov.b64 $0, {$1};", halves)
+}
+
+/// Adds `a` to the pair in place.
+#[device]
+fn add_in_place(halves: &mut [u32; 2], a: u64) {
+    ptx!(
+        "{\n.reg .b64 t;\nmov.b64 t, {$0};\nadd.u64 t, t, $1;\nmov.b64 {$0}, t;\n}",
+        halves,
+        a
+    );
+}
+
+/// [`pack_and_add`] through the device functions above.
+#[kernel]
+fn pack_and_add_in_device_fns(x: &[u64], added: &[u64], packed: &mut [u64], pairs: &mut [u32]) {
+    let t = thread_idx().x as usize;
+    let mut halves = [0u32; 2];
+    split_into::<2>(&mut halves, x[t]);
+    packed[t] = joined(&halves);
+    add_in_place(&mut halves, added[t]);
     pairs[2 * t] = halves[0];
     pairs[2 * t + 1] = halves[1];
 }
@@ -69,6 +105,27 @@ fn register_arrays_are_operand_lists_tied_in_place() {
 }
 
 #[test]
+fn array_parameters_are_register_lists_in_registers() {
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    let ptx = linked_ptx(
+        pack_and_add_in_device_fns::KERNEL.captured(),
+        &Specialization::default(),
+        Arch::SM_90,
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let lists = ptx
+        .lines()
+        .filter(|line| line.contains("mov.b64") && line.contains('{'))
+        .count();
+    assert!(lists >= 3, "{ptx}");
+    // The copies into and out of the register lists are register moves once inlined.
+    assert!(!ptx.contains(".local"), "{ptx}");
+}
+
+#[test]
 fn an_operand_number_past_the_end_names_the_count() {
     let error = operand_past_the_end::KERNEL
         .nvvm_ir()
@@ -84,9 +141,10 @@ fn an_operand_number_past_the_end_names_the_count() {
     );
 }
 
-/// Runs `pack_and_add` on `stream`: the packed words come back unchanged and each pair
-/// holds the halves of `x + added`.
-fn check_register_arrays(stream: &cudajit::Stream) {
+/// Runs `pack_and_add` (or, with `through_device_fns`, `pack_and_add_in_device_fns`) on
+/// `stream`: the packed words come back unchanged and each pair holds the halves of
+/// `x + added`.
+fn check_register_arrays(stream: &cudajit::Stream, through_device_fns: bool) {
     let x: Vec<u64> = (0..64u64)
         .map(|i| 0x0123_4567_89ab_cdef_u64.rotate_left(i as u32) ^ i)
         .collect();
@@ -95,14 +153,19 @@ fn check_register_arrays(stream: &cudajit::Stream) {
     let added_dev = stream.clone_htod(&added).unwrap();
     let mut packed = stream.alloc_zeros::<u64>(64).unwrap();
     let mut pairs = stream.alloc_zeros::<u32>(128).unwrap();
-    pack_and_add::launch(
-        stream,
-        LaunchConfig::new(1, 64),
-        &x_dev,
-        &added_dev,
-        &mut packed,
-        &mut pairs,
-    )
+    let config = LaunchConfig::new(1, 64);
+    if through_device_fns {
+        pack_and_add_in_device_fns::launch(
+            stream,
+            config,
+            &x_dev,
+            &added_dev,
+            &mut packed,
+            &mut pairs,
+        )
+    } else {
+        pack_and_add::launch(stream, config, &x_dev, &added_dev, &mut packed, &mut pairs)
+    }
     .unwrap();
     assert_eq!(stream.clone_dtoh(&packed).unwrap(), x);
     let pairs = stream.clone_dtoh(&pairs).unwrap();
@@ -121,10 +184,13 @@ fn gpu_register_arrays_carry_values_both_ways() {
     let Some(context) = common::gpu_or_skip() else {
         return;
     };
-    check_register_arrays(&cudajit::Stream::from_cuda(context.default_stream()));
+    let stream = cudajit::Stream::from_cuda(context.default_stream());
+    check_register_arrays(&stream, false);
+    check_register_arrays(&stream, true);
 }
 
 #[test]
 fn register_arrays_carry_values_both_ways_on_the_simulator() {
-    check_register_arrays(&cudajit::Stream::simulator());
+    check_register_arrays(&cudajit::Stream::simulator(), false);
+    check_register_arrays(&cudajit::Stream::simulator(), true);
 }

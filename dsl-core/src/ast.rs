@@ -122,11 +122,12 @@ pub enum ParamType {
     /// `&[T]` (`mutable: false`) or `&mut [T]` (`mutable: true`).
     Slice { elem: ValueType, mutable: bool },
     /// `&S`/`&mut S` (a `#[derive(DeviceCopy)]` struct) or `&[T; N]`/`&mut [T; N]` (`len`
-    /// is `Some(N)`): a parameter of an `#[extern_device]` function, passed as a pointer,
-    /// as C passes `const S*` and `T*`. The caller writes `&value` or `&mut array`.
+    /// is `Some(N)`, a literal or, in a `#[device]` function, a const generic parameter):
+    /// passed as a pointer, as C passes `const S*` and `T*`. The caller writes `&value` or
+    /// `&mut array`.
     Reference {
         target: ValueType,
-        len: Option<u32>,
+        len: Option<ArrayLen>,
         mutable: bool,
     },
     /// `map: TensorMap`: a TMA descriptor passed by value as a grid-constant kernel

@@ -1,40 +1,42 @@
 //! A FlashAttention-3-style forward pass in cudajit's kernel language: TMA + wgmma,
 //! warp-specialised producer and consumer warpgroups over an mbarrier pipeline
-//! (`cudajit::tensor::{tma, mbarrier, wgmma}`), for sm_90a; head dimension 128, bf16.
+//! (`cudajit::tensor::{tma, mbarrier, wgmma}`), for sm_90a; head dimension 64 or 128, bf16
+//! or f16.
 //!
 //! The same computation as [`super::kernels::attention_fwd`] (same tensors, GQA, causal
 //! mask, masked tails, log-sum-exp). A block takes 128 query rows of one head with three
 //! warpgroups (384 threads):
 //!
 //! - **warpgroup 0, the producer**, gives up registers (`setmaxnreg.dec` to 24); one of its
-//!   threads loads the Q tile once and then streams the K and V tiles of 128 keys into a
-//!   two-stage ring with TMA (boxes of 64 head-dim columns × 128 rows, 128-byte swizzled,
-//!   two per tile). K and V have barriers of their own, so `S = Q Kᵀ` can start while V is
+//!   threads loads the Q tile once and then streams the K and V tiles of 128 keys into
+//!   two-stage rings with TMA (boxes of 64 head-dim columns × 128 rows, 128-byte swizzled,
+//!   `D / 64` per tile). K and V have barriers of their own, so `S = Q Kᵀ` can start while V is
 //!   still arriving; a stage is refilled when both consumers have released it.
 //! - **warpgroups 1 and 2, the consumers**, take registers (`setmaxnreg.inc` to 240) and
-//!   each owns 64 of the query rows. Per key tile: `S = Q Kᵀ` with eight
+//!   each owns 64 of the query rows. Per key tile: `S = Q Kᵀ` with `D / 16`
 //!   `wgmma.m64n128k16` reading Q and K from shared memory (64 f32 per thread); the mask;
 //!   the online softmax in registers (a row's 128 scores are spread over the four lanes
-//!   of a quad: two `shfl_xor`s); then `O += P V` with eight `wgmma.m64n128k16` whose A
+//!   of a quad: two `shfl_xor`s); then `O += P V` with eight `wgmma.m64nDk16` whose A
 //!   operand, P, comes from registers: the f32 scores of two adjacent 8-column blocks
-//!   packed into bf16 pairs are exactly wgmma's register-A fragment of 16 keys, so P never
+//!   packed into 16-bit pairs are exactly wgmma's register-A fragment of 16 keys, so P never
 //!   touches shared memory. V is stored key by key (MN-major for this product) and read
 //!   transposed through its descriptor.
-//! - The two consumers run independently on their own rows: while one computes its
-//!   softmax the other's wgmmas keep the tensor cores busy.
+//! - FlashAttention-3's two overlaps: within a consumer, tile j's `S = Q Kᵀ` and tile
+//!   j − 1's `O += P V` are issued together and the softmax of tile j runs while the second
+//!   is still on the tensor cores; between the consumers, turns on two named barriers
+//!   ("ping-pong") make one issue its products while the other computes its softmax.
 //!
-//! Tensors are `[batch, heads, seq, 128]`; the tensor maps see them as 3-D
-//! (`128 × seq × batch·heads`), so a tile running past the end of a sequence is filled
+//! Tensors are `[batch, heads, seq, D]`; the tensor maps see them as 3-D
+//! (`D × seq × batch·heads`), so a tile running past the end of a sequence is filled
 //! with zeros by TMA instead of reading the next head's rows; those keys are masked and
 //! those query rows are not written.
 
-use cudajit::bf16;
 use cudajit::prelude::*;
 use cudajit::tensor::mbarrier::{
     fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
     mbarrier_wait_parity,
 };
-use cudajit::tensor::pack::pack_bf16x2;
+use cudajit::tensor::pack::{pack_bf16x2, pack_f16x2};
 use cudajit::tensor::tma::tma_load_3d;
 use cudajit::tensor::wgmma::{
     k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
@@ -45,16 +47,17 @@ use cudajit::tensor_map::TensorMap;
 pub const BLOCK_Q: usize = 128;
 /// Keys per K/V tile.
 pub const BLOCK_KV: usize = 128;
-/// Head dimension.
-pub const DIM: usize = 128;
 /// Three warpgroups: the producer and two consumers.
 pub const THREADS: u32 = 384;
-/// One 128-row tile of 128 bf16: two boxes of 64 columns, 16 KiB each.
-const TILE_BYTES: u32 = 128 * 128 * 2;
-const HALF_BYTES: u32 = TILE_BYTES / 2;
-/// Dynamic shared memory: Q, two stages of K and V, the barriers, and up to 1 KiB to align
-/// the tiles to the 128-byte swizzle's 1024-byte repeat.
-pub const SHARED_BYTES: u32 = 1024 + 5 * TILE_BYTES + 72;
+/// One box: 128 rows of 64 16-bit elements (128 bytes, the swizzle's span).
+const BOX_BYTES: u32 = 128 * 128;
+
+/// Dynamic shared memory for head dimension `d`: Q, two stages of K and V (tiles of 128
+/// rows of `d` 16-bit elements), the barriers, and up to 1 KiB to align the tiles to the
+/// 128-byte swizzle's 1024-byte repeat.
+pub fn shared_bytes(d: usize) -> u32 {
+    1024 + 5 * (d as u32 / 64) * BOX_BYTES + 72
+}
 
 /// `2^x` with the SFU's approximation, as FlashAttention uses.
 #[device]
@@ -98,6 +101,78 @@ fn k_empty(bars: u32, stage: u32) -> u32 {
 #[device]
 fn v_empty(bars: u32, stage: u32) -> u32 {
     bars + 56 + 8 * stage
+}
+
+/// Issues `S = Q Kᵀ` for a consumer's 64 rows of Q at `q_rows` and the K tile at `k_tile`:
+/// `D / 16` k-steps of 16 over the head dimension, 4 per 64-column box 16 KiB apart; the
+/// first overwrites the accumulators (scale-d 0).
+#[device]
+fn scores<const D: usize, const HALF: bool>(acc_s: &mut [f32; 64], q_rows: u32, k_tile: u32) {
+    for ks in 0..(D / 16) as u32 {
+        let offset = (ks / 4) * BOX_BYTES + 32 * (ks % 4);
+        let (a, b) = (
+            k_major_sw128(q_rows + offset),
+            k_major_sw128(k_tile + offset),
+        );
+        if HALF {
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+                acc_s, a, b, ks
+            );
+        } else {
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+                acc_s, a, b, ks
+            );
+        }
+    }
+}
+
+/// Issues `O += P V` for the V tile at `v_tile`: 8 k-steps of 16 keys; P's fragment for
+/// keys `16 c..` is registers `4 c..4 c + 4` of `p` (see [`pack_probabilities`]). V's
+/// 16-key slice `c` is 2 KiB on, its 64-column boxes 16 KiB apart; it is read transposed
+/// (MN-major). `O_REGS` is `D / 2`, the accumulators of a 64 × D tile per thread.
+#[device]
+fn accumulate<const D: usize, const HALF: bool, const O_REGS: usize>(
+    acc_o: &mut [f32; O_REGS],
+    p: &[u32; 32],
+    v_tile: u32,
+) {
+    for c in 0..8usize {
+        let a = [p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]];
+        let b = mn_major_sw128(v_tile + 2048 * c as u32, BOX_BYTES);
+        if D == 64 && HALF {
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
+                acc_o, a, b, 1u32
+            );
+        } else if D == 64 {
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
+                acc_o, a, b, 1u32
+            );
+        } else if HALF {
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
+                acc_o, a, b, 1u32
+            );
+        } else {
+            ptx!(
+                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
+                acc_o, a, b, 1u32
+            );
+        }
+    }
+}
+
+/// Two f32 as one register of two 16-bit values of the input type, `lo` in the low half.
+#[device]
+fn pack<const HALF: bool>(lo: f32, hi: f32) -> u32 {
+    if HALF {
+        pack_f16x2(lo, hi)
+    } else {
+        pack_bf16x2(lo, hi)
+    }
 }
 
 /// Waits for this consumer's turn to issue its wgmmas: named barrier `1 + consumer`, which
@@ -165,8 +240,8 @@ fn softmax(
 
 /// Multiplies the output rows by their softmax corrections.
 #[device]
-fn rescale(acc_o: &mut [f32; 64], correction: &[f32; 2]) {
-    for n in 0..16usize {
+fn rescale<const O_REGS: usize>(acc_o: &mut [f32; O_REGS], correction: &[f32; 2]) {
+    for n in 0..O_REGS / 4 {
         for e in 0..4usize {
             acc_o[4 * n + e] *= correction[e / 2];
         }
@@ -174,27 +249,29 @@ fn rescale(acc_o: &mut [f32; 64], correction: &[f32; 2]) {
 }
 
 /// The probabilities as wgmma's register-A fragments: the fragment of keys `16 c..` is the
-/// f32 scores of 8-column blocks `2 c` and `2 c + 1` as bf16 pairs (rows g, g + 8, g, g + 8).
+/// f32 scores of 8-column blocks `2 c` and `2 c + 1` as 16-bit pairs (rows g, g + 8, g,
+/// g + 8).
 #[device]
-fn pack_probabilities(acc_s: &[f32; 64], p: &mut [u32; 32]) {
+fn pack_probabilities<const HALF: bool>(acc_s: &[f32; 64], p: &mut [u32; 32]) {
     for c in 0..8usize {
-        p[4 * c] = pack_bf16x2(acc_s[8 * c], acc_s[8 * c + 1]);
-        p[4 * c + 1] = pack_bf16x2(acc_s[8 * c + 2], acc_s[8 * c + 3]);
-        p[4 * c + 2] = pack_bf16x2(acc_s[8 * c + 4], acc_s[8 * c + 5]);
-        p[4 * c + 3] = pack_bf16x2(acc_s[8 * c + 6], acc_s[8 * c + 7]);
+        p[4 * c] = pack::<HALF>(acc_s[8 * c], acc_s[8 * c + 1]);
+        p[4 * c + 1] = pack::<HALF>(acc_s[8 * c + 2], acc_s[8 * c + 3]);
+        p[4 * c + 2] = pack::<HALF>(acc_s[8 * c + 4], acc_s[8 * c + 5]);
+        p[4 * c + 3] = pack::<HALF>(acc_s[8 * c + 6], acc_s[8 * c + 7]);
     }
 }
 
-/// The forward pass, head dimension 128 (see the module's documentation). `q_map` is
-/// `128 × seq × batch·heads` in boxes of `64 × 128 × 1`; `k_map` and `v_map` the same over
+/// The forward pass for head dimension `D` (64 or 128, `O_REGS` = `D / 2`) on 16-bit
+/// inputs `T` (bf16, or f16 with `HALF`); see the module's documentation. `q_map` is
+/// `D × seq × batch·heads` in boxes of `64 × 128 × 1`; `k_map` and `v_map` the same over
 /// `batch·kv_heads`.
 #[kernel(arch = "sm_90a", max_threads = 384)]
 #[allow(clippy::too_many_arguments)]
-pub fn attention_wgmma(
+pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const O_REGS: usize>(
     q_map: TensorMap,
     k_map: TensorMap,
     v_map: TensorMap,
-    o: &mut [bf16],
+    o: &mut [T],
     lse: &mut [f32],
     seq: u32,
     heads: u32,
@@ -207,10 +284,12 @@ pub fn attention_wgmma(
     let warpgroup = t / 128;
     let raw = shared_address(&smem[0]);
     let q_tile_base = raw + (1024 - raw % 1024) % 1024;
-    // K stage s at `kv + 2 s TILE`, V stage s right after it.
-    let kv = q_tile_base + TILE_BYTES;
+    let boxes = (D / 64) as u32;
+    let tile_bytes = boxes * BOX_BYTES;
+    // K stage s at `kv + 2 s tile`, V stage s right after it.
+    let kv = q_tile_base + tile_bytes;
     // Barriers: q_full, then k_full[2], v_full[2], k_empty[2], v_empty[2], 8 bytes each.
-    let bars = q_tile_base + 5 * TILE_BYTES;
+    let bars = q_tile_base + 5 * tile_bytes;
     let q_full = bars;
     let s = seq as usize;
     let tiles_q = (s + BLOCK_Q - 1) / BLOCK_Q;
@@ -249,10 +328,10 @@ pub fn attention_wgmma(
             let q_address = tensor_map_address(&q_map);
             let k_address = tensor_map_address(&k_map);
             let v_address = tensor_map_address(&v_map);
-            mbarrier_arrive_expect_tx(q_full, TILE_BYTES);
-            for half in 0..2u32 {
+            mbarrier_arrive_expect_tx(q_full, tile_bytes);
+            for half in 0..boxes {
                 tma_load_3d(
-                    q_tile_base + half * HALF_BYTES,
+                    q_tile_base + half * BOX_BYTES,
                     q_address,
                     (64 * half) as i32,
                     row0 as i32,
@@ -263,18 +342,18 @@ pub fn attention_wgmma(
             for j in 0..tiles {
                 let stage = (j % 2) as u32;
                 let round = (j / 2) as u32;
-                let k_tile = kv + 2 * stage * TILE_BYTES;
+                let k_tile = kv + 2 * stage * tile_bytes;
                 let key0 = (j * BLOCK_KV) as i32;
                 if round > 0 {
                     // Both consumers have released this stage's previous K tile.
                     mbarrier_wait_parity(k_empty(bars, stage), (round - 1) & 1);
                 }
                 let k_full = k_full(bars, stage);
-                mbarrier_arrive_expect_tx(k_full, TILE_BYTES);
-                for half in 0..2u32 {
+                mbarrier_arrive_expect_tx(k_full, tile_bytes);
+                for half in 0..boxes {
                     let x = (64 * half) as i32;
                     tma_load_3d(
-                        k_tile + half * HALF_BYTES,
+                        k_tile + half * BOX_BYTES,
                         k_address,
                         x,
                         key0,
@@ -286,11 +365,11 @@ pub fn attention_wgmma(
                     mbarrier_wait_parity(v_empty(bars, stage), (round - 1) & 1);
                 }
                 let v_full = v_full(bars, stage);
-                mbarrier_arrive_expect_tx(v_full, TILE_BYTES);
-                for half in 0..2u32 {
+                mbarrier_arrive_expect_tx(v_full, tile_bytes);
+                for half in 0..boxes {
                     let x = (64 * half) as i32;
                     tma_load_3d(
-                        k_tile + TILE_BYTES + half * HALF_BYTES,
+                        k_tile + tile_bytes + half * BOX_BYTES,
                         v_address,
                         x,
                         key0,
@@ -312,12 +391,12 @@ pub fn attention_wgmma(
         let first_row = row0 + consumer as usize * 64;
         let scale_log2 = scale * core::f32::consts::LOG2_E;
         let mut acc_s = [0.0f32; 64];
-        let mut acc_o = [0.0f32; 64];
+        let mut acc_o = [0.0f32; O_REGS];
         let mut p = [0u32; 32];
         let mut row_max = [-f32::INFINITY; 2];
         let mut row_sum = [0.0f32; 2];
-        // This consumer's 64 rows of Q: 64 rows × 128 bytes into each half.
-        let q_rows = q_tile_base + consumer * (HALF_BYTES / 2);
+        // This consumer's 64 rows of Q: 64 rows × 128 bytes into each box.
+        let q_rows = q_tile_base + consumer * (BOX_BYTES / 2);
         mbarrier_wait_parity(q_full, 0);
         let masked = |j: usize| {
             let key0 = j * BLOCK_KV;
@@ -337,16 +416,7 @@ pub fn attention_wgmma(
         mbarrier_wait_parity(k_full(bars, 0), 0);
         wait_turn(consumer);
         wgmma_fence();
-        for ks in 0..8u32 {
-            let offset = (ks / 4) * HALF_BYTES + 32 * (ks % 4);
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
-                &mut acc_s,
-                k_major_sw128(q_rows + offset),
-                k_major_sw128(kv + offset),
-                ks
-            );
-        }
+        scores::<D, HALF>(&mut acc_s, q_rows, kv);
         wgmma_commit_group();
         pass_turn(consumer);
         wgmma_wait_group::<0>();
@@ -357,8 +427,14 @@ pub fn attention_wgmma(
             mask(&mut acc_s, row_lo, 0, s, causal, tq);
         }
         let mut correction = [1.0f32; 2];
-        softmax(&mut acc_s, &mut row_max, &mut row_sum, &mut correction, scale_log2);
-        pack_probabilities(&acc_s, &mut p);
+        softmax(
+            &mut acc_s,
+            &mut row_max,
+            &mut row_sum,
+            &mut correction,
+            scale_log2,
+        );
+        pack_probabilities::<HALF>(&acc_s, &mut p);
         for j in 1..tiles {
             let stage = (j % 2) as u32;
             let previous = ((j + 1) % 2) as u32;
@@ -366,34 +442,9 @@ pub fn attention_wgmma(
             mbarrier_wait_parity(v_full(bars, previous), (((j - 1) / 2) & 1) as u32);
             wait_turn(consumer);
             wgmma_fence();
-            // 8 k-steps of 16 over the head dimension, 4 per 64-column half 16 KiB apart;
-            // the first overwrites the accumulators (scale-d 0).
-            let k_tile = kv + 2 * stage * TILE_BYTES;
-            for ks in 0..8u32 {
-                let offset = (ks / 4) * HALF_BYTES + 32 * (ks % 4);
-                ptx!(
-                    "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
-                    &mut acc_s,
-                    k_major_sw128(q_rows + offset),
-                    k_major_sw128(k_tile + offset),
-                    ks
-                );
-            }
+            scores::<D, HALF>(&mut acc_s, q_rows, kv + 2 * stage * tile_bytes);
             wgmma_commit_group();
-            // 8 k-steps of 16 keys; P's fragment for keys 16 c.. is registers 4 c..4 c + 4
-            // of `p`. V's 16-key slice c is 2 KiB on, its two 64-column halves 16 KiB
-            // apart; it is read transposed.
-            let v_tile = kv + (2 * previous + 1) * TILE_BYTES;
-            for c in 0..8usize {
-                let a = [p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]];
-                ptx!(
-                    "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
-                    &mut acc_o,
-                    a,
-                    mn_major_sw128(v_tile + 2048 * c as u32, HALF_BYTES),
-                    1u32
-                );
-            }
+            accumulate::<D, HALF, O_REGS>(&mut acc_o, &p, kv + (2 * previous + 1) * tile_bytes);
             wgmma_commit_group();
             pass_turn(consumer);
             // The scores have landed (the product with V may still run): K's stage is free.
@@ -404,45 +455,41 @@ pub fn attention_wgmma(
             if masked(j) {
                 mask(&mut acc_s, row_lo, j * BLOCK_KV, s, causal, tq);
             }
-            softmax(&mut acc_s, &mut row_max, &mut row_sum, &mut correction, scale_log2);
+            softmax(
+                &mut acc_s,
+                &mut row_max,
+                &mut row_sum,
+                &mut correction,
+                scale_log2,
+            );
             wgmma_wait_group::<0>();
             if t % 128 == 0 {
                 mbarrier_arrive(v_empty(bars, previous));
             }
-            rescale(&mut acc_o, &correction);
-            pack_probabilities(&acc_s, &mut p);
+            rescale::<O_REGS>(&mut acc_o, &correction);
+            pack_probabilities::<HALF>(&acc_s, &mut p);
         }
         let last = ((tiles + 1) % 2) as u32;
         mbarrier_wait_parity(v_full(bars, last), (((tiles - 1) / 2) & 1) as u32);
         wait_turn(consumer);
         wgmma_fence();
-        let v_tile = kv + (2 * last + 1) * TILE_BYTES;
-        for c in 0..8usize {
-            let a = [p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]];
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
-                &mut acc_o,
-                a,
-                mn_major_sw128(v_tile + 2048 * c as u32, HALF_BYTES),
-                1u32
-            );
-        }
+        accumulate::<D, HALF, O_REGS>(&mut acc_o, &p, kv + (2 * last + 1) * tile_bytes);
         wgmma_commit_group();
         if consumer == 0 {
             pass_turn(consumer);
         }
         wgmma_wait_group::<0>();
-        // O / l as bf16 pairs, and the log-sum-exp (natural log) of each row inside the
-        // sequence. SAFETY: the words are `o`'s own memory (128 columns per row), each
+        // O / l as 16-bit pairs, and the log-sum-exp (natural log) of each row inside the
+        // sequence. SAFETY: the words are `o`'s own memory (`D` columns per row), each
         // written by one thread only.
         let out = unsafe { slice_at_mut::<u32>(global_address(&o[0]) as usize, o.len() / 2) };
         for half in 0..2usize {
             let row = row_lo + 8 * half;
             if row < s {
                 let inv = 1.0 / row_sum[half];
-                let first = (bh * s + row) * DIM;
-                for n in 0..16usize {
-                    out[(first + n * 8 + 2 * tq) / 2] = pack_bf16x2(
+                let first = (bh * s + row) * D;
+                for n in 0..D / 8 {
+                    out[(first + n * 8 + 2 * tq) / 2] = pack::<HALF>(
                         acc_o[4 * n + 2 * half] * inv,
                         acc_o[4 * n + 2 * half + 1] * inv,
                     );
@@ -456,57 +503,88 @@ pub fn attention_wgmma(
     }
 }
 
-/// The tensor map of `[outer, seq, 128]` bf16 (`outer` = batch · heads): boxes of 64 × 128
-/// × 1, 128-byte swizzled, zeros outside the sequence.
-pub fn tensor_map<'a>(
-    x: &'a cudajit::CudaSlice<bf16>,
+/// The 16-bit input types: bf16, and f16 (`HALF`).
+pub trait Element: cudajit::DeviceScalar + cudarc::driver::DeviceRepr {
+    /// The kernel's `HALF`.
+    const HALF: bool;
+    /// The element as the tensor maps name it.
+    const TENSOR_MAP: cudajit::tensor_map::TensorMapElement;
+}
+
+impl Element for cudajit::bf16 {
+    const HALF: bool = false;
+    const TENSOR_MAP: cudajit::tensor_map::TensorMapElement =
+        cudajit::tensor_map::TensorMapElement::Bf16;
+}
+
+impl Element for cudajit::f16 {
+    const HALF: bool = true;
+    const TENSOR_MAP: cudajit::tensor_map::TensorMapElement =
+        cudajit::tensor_map::TensorMapElement::F16;
+}
+
+/// The tensor map of `[outer, seq, dim]` (`outer` = batch · heads): boxes of 64 × 128 × 1,
+/// 128-byte swizzled, zeros outside the sequence.
+pub fn tensor_map<T: Element>(
+    x: &cudajit::CudaSlice<T>,
+    dim: usize,
     seq: usize,
     outer: usize,
-) -> super::Result<TensorMap<'a>> {
-    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+) -> super::Result<TensorMap<'_>> {
+    use cudajit::tensor_map::{TensorMapLayout, TensorMapSwizzle};
     let layout = TensorMapLayout::tiled(
-        TensorMapElement::Bf16,
-        &[DIM as u64, seq as u64, outer as u64],
+        T::TENSOR_MAP,
+        &[dim as u64, seq as u64, outer as u64],
         &[64, BLOCK_KV as u32, 1],
     )
     .with_swizzle(TensorMapSwizzle::B128);
     Ok(TensorMap::encode(&layout, x)?)
 }
 
-/// Launches [`attention_wgmma`] on `[batch, heads, seq, 128]` Q, O and `[batch, kv_heads,
-/// seq, 128]` K, V.
+/// Launches [`attention_wgmma`] on `[batch, heads, seq, dim]` Q, O and `[batch, kv_heads,
+/// seq, dim]` K, V (`dim` 64 or 128).
 #[allow(clippy::too_many_arguments)]
-pub fn launch(
+pub fn launch<T: Element>(
     stream: &std::sync::Arc<cudajit::CudaStream>,
-    (batch, heads, kv_heads, seq): (usize, usize, usize, usize),
+    (batch, heads, kv_heads, seq, dim): (usize, usize, usize, usize, usize),
     causal: bool,
-    q: &cudajit::CudaSlice<bf16>,
-    k: &cudajit::CudaSlice<bf16>,
-    v: &cudajit::CudaSlice<bf16>,
-    o: &mut cudajit::CudaSlice<bf16>,
+    q: &cudajit::CudaSlice<T>,
+    k: &cudajit::CudaSlice<T>,
+    v: &cudajit::CudaSlice<T>,
+    o: &mut cudajit::CudaSlice<T>,
     lse: &mut cudajit::CudaSlice<f32>,
 ) -> super::Result<()> {
-    let q_map = tensor_map(q, seq, batch * heads)?;
-    let k_map = tensor_map(k, seq, batch * kv_heads)?;
-    let v_map = tensor_map(v, seq, batch * kv_heads)?;
+    if dim != 64 && dim != 128 {
+        return Err(format!("head dimension {dim}: the wgmma kernel takes 64 or 128").into());
+    }
+    let q_map = tensor_map(q, dim, seq, batch * heads)?;
+    let k_map = tensor_map(k, dim, seq, batch * kv_heads)?;
+    let v_map = tensor_map(v, dim, seq, batch * kv_heads)?;
     let config = cudajit::LaunchConfig::new(
         (seq.div_ceil(BLOCK_Q) as u32, heads as u32, batch as u32),
         THREADS,
     )
-    .with_shared_mem(SHARED_BYTES);
-    attention_wgmma::launch(
-        stream,
-        config,
-        q_map,
-        k_map,
-        v_map,
-        o,
-        lse,
+    .with_shared_mem(shared_bytes(dim));
+    let args = (
         seq as u32,
         heads as u32,
         kv_heads as u32,
-        1.0 / (DIM as f32).sqrt(),
+        1.0 / (dim as f32).sqrt(),
         causal,
-    )?;
+    );
+    // The specialisation's constants are type-level: each form is its own instance.
+    macro_rules! form {
+        ($d:literal, $half:literal, $regs:literal) => {
+            attention_wgmma::launch::<T, $d, $half, $regs>(
+                stream, config, q_map, k_map, v_map, o, lse, args.0, args.1, args.2, args.3, args.4,
+            )?
+        };
+    }
+    match (dim, T::HALF) {
+        (64, false) => form!(64, false, 32),
+        (64, true) => form!(64, true, 32),
+        (_, false) => form!(128, false, 64),
+        (_, true) => form!(128, true, 64),
+    }
     Ok(())
 }

@@ -93,10 +93,11 @@ fn inputs(stream: &std::sync::Arc<cudajit::CudaStream>, shape: &Shape) -> Result
     })
 }
 
-/// `--kernel wgmma`: the FlashAttention-3-style kernel (`hopper.rs`, head dimension 128).
+/// `--kernel wgmma`: the FlashAttention-3-style kernel (`hopper.rs`).
 fn wgmma_selected() -> bool {
     let args: Vec<String> = std::env::args().collect();
-    args.windows(2).any(|w| w[0] == "--kernel" && w[1] == "wgmma")
+    args.windows(2)
+        .any(|w| w[0] == "--kernel" && w[1] == "wgmma")
 }
 
 fn launch(
@@ -104,10 +105,23 @@ fn launch(
     shape: &Shape,
     x: &mut Inputs,
 ) -> Result<()> {
-    if wgmma_selected() && shape.dim == hopper::DIM {
-        let dims = (shape.batch, shape.heads, shape.kv_heads, shape.seq);
+    if wgmma_selected() {
+        let dims = (
+            shape.batch,
+            shape.heads,
+            shape.kv_heads,
+            shape.seq,
+            shape.dim,
+        );
         return hopper::launch(
-            stream, dims, shape.causal, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse,
+            stream,
+            dims,
+            shape.causal,
+            &x.q,
+            &x.k,
+            &x.v,
+            &mut x.o,
+            &mut x.lse,
         );
     }
     let config = LaunchConfig::new(
@@ -253,24 +267,49 @@ fn run() -> Result<bool> {
             );
             ok &= count(".local") == 0;
         }
-        let ptx = linked_ptx(
-            hopper::attention_wgmma::KERNEL.captured(),
-            &Specialization::default(),
-            Arch::SM_90A,
-            &CompileOptions::default(),
-        )?;
-        if let Ok(path) = std::env::var("ATTENTION_PTX") {
-            std::fs::write(path, &ptx)?;
+        for (dim, half) in [(64u64, false), (128, false), (128, true)] {
+            let spec = Specialization {
+                types: vec![(
+                    "T".to_owned(),
+                    if half { Scalar::F16 } else { Scalar::BF16 },
+                )],
+                consts: vec![
+                    (
+                        "D".to_owned(),
+                        Literal::Int {
+                            bits: dim,
+                            ty: Scalar::Usize,
+                        },
+                    ),
+                    ("HALF".to_owned(), Literal::Bool(half)),
+                    (
+                        "O_REGS".to_owned(),
+                        Literal::Int {
+                            bits: dim / 2,
+                            ty: Scalar::Usize,
+                        },
+                    ),
+                ],
+            };
+            let ptx = linked_ptx(
+                hopper::attention_wgmma::KERNEL.captured(),
+                &spec,
+                Arch::SM_90A,
+                &CompileOptions::default(),
+            )?;
+            if let Ok(dir) = std::env::var("ATTENTION_PTX") {
+                std::fs::write(format!("{dir}/attention_wgmma_{dim}_{half}.ptx"), &ptx)?;
+            }
+            let count = |needle: &str| ptx.matches(needle).count();
+            println!(
+                "attention_wgmma<D = {dim}, f16 = {half}> for sm_90a: {} wgmma.mma_async, {} cp.async.bulk.tensor, {} ex2.approx, {} .local",
+                count("wgmma.mma_async"),
+                count("cp.async.bulk.tensor"),
+                count("ex2.approx"),
+                count(".local")
+            );
+            ok &= count(".local") == 0;
         }
-        let count = |needle: &str| ptx.matches(needle).count();
-        println!(
-            "attention_wgmma for sm_90a: {} wgmma.mma_async, {} cp.async.bulk.tensor, {} ex2.approx, {} .local",
-            count("wgmma.mma_async"),
-            count("cp.async.bulk.tensor"),
-            count("ex2.approx"),
-            count(".local")
-        );
-        ok &= count(".local") == 0;
         return Ok(ok);
     }
     let context = cudajit::default_context()?;

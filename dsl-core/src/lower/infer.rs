@@ -1722,7 +1722,7 @@ impl Inference<'_> {
                 mutable,
             } = &param.ty
             {
-                self.reference_argument(callee, param, target, *len, *mutable, arg)?;
+                self.reference_argument(callee, param, target, len.as_ref(), *mutable, arg)?;
                 continue;
             }
             if let ParamType::Value(ty @ ValueType::Struct(name)) = &param.ty {
@@ -1943,7 +1943,7 @@ impl Inference<'_> {
         callee: &str,
         param: &crate::ast::Param,
         target: &ValueType,
-        len: Option<u32>,
+        len: Option<&crate::ast::ArrayLen>,
         mutable: bool,
         arg: &Expr,
     ) -> Result<(), LowerError> {

@@ -1,5 +1,6 @@
 //! Device intrinsics, inline PTX, shared and device-address arrays, assertions.
 
+use super::arrays::ArraySource;
 use super::*;
 use crate::intrinsics::{AtomicAccess, MemoryOrdering, OrderingArgument};
 use crate::ir::PtxOperand;
@@ -121,6 +122,9 @@ impl Lowerer<'_, '_> {
             },
             expr.span,
         );
+        for (local, pointer, len) in std::mem::take(&mut self.ptx_write_backs) {
+            self.copy_array(ArraySource::Local(local), pointer, len, expr.span, block);
+        }
         Ok(result.map(|local| self.load_local(local, expr.span)))
     }
 
@@ -137,7 +141,53 @@ impl Lowerer<'_, '_> {
         if let Some((local, _)) = self.array_binding(place) {
             return Ok(PtxOperand::Array { local, read_write });
         }
+        if let Some((local, pointer, len, mutable)) = self.array_parameter_copy(place, block)? {
+            // `acc` of an `acc: &mut [T; N]` parameter is the caller's array, in/out.
+            let read_write = read_write || mutable;
+            if read_write {
+                // Written back once the instruction has replaced the registers.
+                self.ptx_write_backs.push((local, pointer, len));
+            }
+            return Ok(PtxOperand::Array { local, read_write });
+        }
         Ok(PtxOperand::Value(self.expr(arg, block)?))
+    }
+
+    /// An array parameter of a `#[device]` function (`acc: &mut [f32; 64]`) named as a
+    /// `ptx!` register list: its elements copied into a local array, which the template
+    /// names, the parameter's pointer, for the copy back of an in/out list, and whether
+    /// the parameter may be written (`&mut [T; N]`, or `[T; N]`: the function's own copy). Once the
+    /// call inlines, the copies are register moves the compiler removes (as CUTLASS's
+    /// fragment references compile to the caller's registers).
+    fn array_parameter_copy(
+        &mut self,
+        place: &Expr,
+        block: &mut Block,
+    ) -> Result<Option<(Handle<LocalVariable>, Handle<Expression>, u32, bool)>, LowerError> {
+        let ExprKind::Var(name) = &place.kind else {
+            return Ok(None);
+        };
+        let Some(Binding::ArrayArgument(index, len)) = self.scopes.lookup(name) else {
+            return Ok(None);
+        };
+        let span = place.span;
+        let argument_ty = self.function.arguments[index as usize].ty;
+        let TypeInner::Pointer {
+            base: array_ty,
+            mutable,
+            ..
+        } = self.program.module.types[argument_ty].inner
+        else {
+            return Err(LowerError::new(
+                span,
+                "internal: an array parameter that is no pointer",
+            ));
+        };
+        let pointer = self.expr_node(Expression::FunctionArgument(index), span);
+        let local = self.local("ptx.registers", array_ty, span);
+        let target = self.expr_node(Expression::LocalPointer(local), span);
+        self.copy_array(ArraySource::Pointer(pointer), target, len, span, block);
+        Ok(Some((local, pointer, len, mutable)))
     }
 
     /// `let name = shared_array::<T>(len);` or `dynamic_shared::<T>()`: a shared variable

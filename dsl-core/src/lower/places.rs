@@ -154,7 +154,8 @@ impl Lowerer<'_, '_> {
                 len: Some(len),
                 mutable,
             } => {
-                let array = self.array_type(target, *len, param.span)?;
+                let len = self.spec.array_len(len, param.span)?;
+                let array = self.array_type(target, len, param.span)?;
                 self.array_pointer_type(array, *mutable)
             }
             // `[T; N]` by value: a pointer to the copy the caller made for the call.

@@ -143,7 +143,7 @@ fn abi_param(ty: &syn::Type, errors: &mut Errors) -> Option<ParamType> {
                     };
                     Some(ParamType::Reference {
                         target: ValueType::Scalar(elem),
-                        len: Some(len),
+                        len: Some(cudajit_core::ast::ArrayLen::Literal(len)),
                         mutable,
                     })
                 }

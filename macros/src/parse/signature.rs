@@ -373,27 +373,18 @@ fn param_type(
             };
             // `&[f32; 4]` / `&mut [f32; 4]`: a device function reads (writes) the
             // caller's array in place.
-            if let Some(ValueType::Array {
-                elem,
-                len: cudajit_core::ast::ArrayLen::Literal(len),
-            }) = &by_reference
-            {
+            if let Some(ValueType::Array { elem, len }) = &by_reference {
                 if kind == FnKind::Device {
                     return Some(ParamType::Reference {
                         target: (**elem).clone(),
-                        len: Some(*len),
+                        len: Some(len.clone()),
                         mutable: reference.mutability.is_some(),
                     });
                 }
             }
             if let Some(ValueType::Array { .. }) = &by_reference {
-                errors.at(
-                    ty,
-                    match kind {
-                        FnKind::Kernel => "kernels take arrays as slices (`&[f32]`, `&mut [f32]`)",
-                        FnKind::Device => "a reference to an array has a literal length (`&mut [f32; 16]`); for a const generic length take the array by value and return it (`fn f<const N: usize>(a: [f32; N]) -> [f32; N]`)",
-                    },
-                );
+                // Device functions took the array above.
+                errors.at(ty, "kernels take arrays as slices (`&[f32]`, `&mut [f32]`)");
                 return None;
             }
             if let Some(ValueType::Struct(name)) = by_reference {
