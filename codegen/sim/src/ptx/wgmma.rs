@@ -74,7 +74,8 @@ pub(crate) fn e4m3(byte: u8) -> f64 {
 }
 
 /// `wgmma.mma_async.sync.aligned.m64nNkK.f32.<in>.<in> d, a-desc, b-desc, scale-d,
-/// imm-scale-a, imm-scale-b[, imm-trans-a, imm-trans-b];`
+/// imm-scale-a, imm-scale-b[, imm-trans-a, imm-trans-b];`, or with A from registers
+/// `d, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-b];`
 #[derive(Clone, Debug)]
 pub(crate) struct Wgmma {
     pub inputs: WgmmaInputs,
@@ -82,7 +83,7 @@ pub(crate) struct Wgmma {
     pub k: u32,
     /// N/2 accumulators of each thread.
     pub d: Vec<Reg>,
-    pub a: Reg,
+    pub a: WgmmaA,
     pub b: Reg,
     /// The predicate: D accumulates when true, is overwritten when false.
     pub scale_d: Reg,
@@ -91,6 +92,18 @@ pub(crate) struct Wgmma {
     /// MN-major (transposed) operands.
     pub trans_a: bool,
     pub trans_b: bool,
+}
+
+/// Where A comes from.
+#[derive(Clone, Debug)]
+pub(crate) enum WgmmaA {
+    /// A shared-memory matrix descriptor, warpgroup-uniform.
+    Descriptor(Reg),
+    /// Four registers per thread holding its fragment of the 64 × K tile, laid out as
+    /// `mma.sync`'s A fragments per warp (warp `w` rows `16w..16w+16`): registers 0–3 are
+    /// (g, k 0–7 half), (g + 8, k 0–7 half), (g, k 8–15 half), (g + 8, k 8–15 half) of
+    /// the thread's quad position, each two 16-bit (or four FP8) elements, the lower first.
+    Registers(Vec<Reg>),
 }
 
 /// A decoded matrix descriptor.
@@ -164,10 +177,13 @@ pub(crate) fn run_wgmma(
     let instruction = |detail: String| (0, FaultKind::Instruction { detail });
     // The descriptors are warpgroup-uniform: lane 0's are the instruction's.
     let regs = &lanes[0].regs;
+    let a_descriptor = match &wgmma.a {
+        WgmmaA::Descriptor(reg) => Some(*reg as usize),
+        WgmmaA::Registers(_) => None,
+    };
     for (lane, other) in lanes.iter().enumerate().skip(1) {
-        if other.regs[wgmma.a as usize] != regs[wgmma.a as usize]
-            || other.regs[wgmma.b as usize] != regs[wgmma.b as usize]
-        {
+        let a_differs = a_descriptor.is_some_and(|a| other.regs[a] != regs[a]);
+        if a_differs || other.regs[wgmma.b as usize] != regs[wgmma.b as usize] {
             return Err((
                 lane,
                 FaultKind::Instruction {
@@ -176,7 +192,6 @@ pub(crate) fn run_wgmma(
             ));
         }
     }
-    let a = decode(regs[wgmma.a as usize], "A").map_err(instruction)?;
     let b = decode(regs[wgmma.b as usize], "B").map_err(instruction)?;
     let e = u64::from(wgmma.inputs.bytes());
     let (m, n, k) = (64usize, wgmma.n as usize, wgmma.k as usize);
@@ -199,10 +214,33 @@ pub(crate) fn run_wgmma(
     };
     let sign = |negate: bool| if negate { -1.0 } else { 1.0 };
     let mut a_tile = vec![0f64; m * k];
-    for row in 0..m {
-        for kk in 0..k {
-            a_tile[row * k + kk] =
-                sign(wgmma.negate_a) * read(shared, &a, "A", row, kk, wgmma.trans_a)?;
+    match &wgmma.a {
+        WgmmaA::Registers(registers) => {
+            // Each thread's four registers: (row, k) pairs of its fragment, `per` elements
+            // of `e` bytes each (2 × 16-bit, or 4 × FP8), K split in two halves.
+            let per = 4 / e as usize;
+            for (thread, lane) in lanes.iter().enumerate() {
+                let (warp, g, t) = (thread / 32, (thread % 32) / 4, thread % 4);
+                for (index, &reg) in registers.iter().enumerate() {
+                    let row = 16 * warp + g + 8 * (index % 2);
+                    let first = per * t + (k / 2) * (index / 2);
+                    let word = lane.regs[reg as usize];
+                    for x in 0..per {
+                        let bits = (word >> (8 * e as usize * x)) & ((1u64 << (8 * e)) - 1);
+                        a_tile[row * k + first + x] =
+                            sign(wgmma.negate_a) * wgmma.inputs.value(bits);
+                    }
+                }
+            }
+        }
+        &WgmmaA::Descriptor(reg) => {
+            let a = decode(lanes[0].regs[reg as usize], "A").map_err(instruction)?;
+            for row in 0..m {
+                for kk in 0..k {
+                    a_tile[row * k + kk] =
+                        sign(wgmma.negate_a) * read(shared, &a, "A", row, kk, wgmma.trans_a)?;
+                }
+            }
         }
     }
     let mut b_tile = vec![0f64; n * k];

@@ -4,7 +4,7 @@
 use super::super::super::program::Op;
 use super::super::template::{Instruction, Operand};
 use super::super::tma::{TmaLoad, TmaStore};
-use super::super::wgmma::{Wgmma, WgmmaInputs};
+use super::super::wgmma::{Wgmma, WgmmaA, WgmmaInputs};
 use super::super::PtxOp;
 use super::Binder;
 
@@ -246,26 +246,30 @@ fn wgmma(
     let transposable = k == 16;
     let (d, a, b, scale_d, rest) = match operands {
         [d, a, b, scale_d, rest @ ..] => (d, a, b, scale_d, rest),
-        _ => return Err("takes {d}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-a, imm-trans-b]".into()),
+        _ => return Err("takes {d}, a-desc or {a}, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-a, imm-trans-b]".into()),
     };
+    // `{a0, a1, a2, a3}`: A from registers (the register-A form, which has no imm-trans-a).
+    let registers_a = matches!(a, Operand::Vector(_));
     let immediates: Vec<i64> = rest
         .iter()
         .map(Binder::immediate)
         .collect::<Result<_, _>>()?;
-    let (scale_a, scale_b, trans_a, trans_b) = match (immediates.as_slice(), transposable) {
-        ([sa, sb], _) => (*sa, *sb, 0, 0),
-        ([sa, sb, ta, tb], true) => (*sa, *sb, *ta, *tb),
-        _ => {
-            return Err(format!(
-                "takes imm-scale-a, imm-scale-b{} after scale-d",
-                if transposable {
-                    "[, imm-trans-a, imm-trans-b]"
-                } else {
-                    " (FP8 has no transpose)"
-                }
-            ))
-        }
-    };
+    let (scale_a, scale_b, trans_a, trans_b) =
+        match (immediates.as_slice(), transposable, registers_a) {
+            ([sa, sb], _, _) => (*sa, *sb, 0, 0),
+            ([sa, sb, ta, tb], true, false) => (*sa, *sb, *ta, *tb),
+            ([sa, sb, tb], true, true) => (*sa, *sb, 0, *tb),
+            _ => {
+                return Err(format!(
+                    "takes imm-scale-a, imm-scale-b{} after scale-d",
+                    match (transposable, registers_a) {
+                        (false, _) => " (FP8 has no transpose)",
+                        (true, false) => "[, imm-trans-a, imm-trans-b]",
+                        (true, true) => "[, imm-trans-b] (A from registers has no imm-trans-a)",
+                    }
+                ))
+            }
+        };
     let scale = |s: i64| match s {
         1 => Ok(false),
         -1 => Ok(true),
@@ -284,12 +288,24 @@ fn wgmma(
             d.len()
         ));
     }
+    let a = if registers_a {
+        let registers = binder.inputs(a)?;
+        if registers.len() != 4 {
+            return Err(format!(
+                "takes A from four registers per thread (`{{a0, a1, a2, a3}}`), not {}",
+                registers.len()
+            ));
+        }
+        WgmmaA::Registers(registers)
+    } else {
+        WgmmaA::Descriptor(binder.input(a)?)
+    };
     Ok(Wgmma {
         inputs,
         n,
         k,
         d,
-        a: binder.input(a)?,
+        a,
         b: binder.input(b)?,
         scale_d: binder.input(scale_d)?,
         negate_a: scale(scale_a)?,
