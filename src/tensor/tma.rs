@@ -43,12 +43,10 @@ pub fn tma_load_3d(destination: u32, map: u64, x: i32, y: i32, z: i32, barrier: 
     );
 }
 
-/// **Not yet verified from cudajit on the GPU**: on the H200 (2026-12-01) the store test of
-/// `tests/hopper_sim.rs` stops with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, while the same PTX
-/// stores correctly from a C harness; the cause, on that test's host path, is open.
-///
 /// Stores the box at `source` in shared memory to (`x`, `y`) of the 2-D tensor of `map`
-/// (elements outside the tensor are not written). Complete with [`tma_store_commit`] and
+/// (elements past the tensor's far edges are not written). **`x` and `y` must not be
+/// negative**: a store's box starts inside the tensor (the H200 stops a store at a negative
+/// coordinate with `CUDA_ERROR_ILLEGAL_INSTRUCTION`; the simulator reports it). Complete with [`tma_store_commit`] and
 /// [`tma_store_wait`]; before it, a [`fence_proxy_async_shared`] after the threads' writes
 /// to `source`.
 #[device]

@@ -9,9 +9,10 @@
 //! then the whole box's bytes complete the barrier's transaction count. The box is read at
 //! the copy and lands when a thread waits on the barrier (`async_copy.rs`); reading it
 //! before is reported. The rules the GPU enforces are checked: the box's innermost start is a
-//! multiple of 16 bytes (the H200 stops the kernel otherwise, docs/tensor-cores.md), the
-//! destination is aligned (128 bytes, or the swizzle's 8-row repeat), and the barrier is
-//! initialised.
+//! multiple of 16 bytes (the H200 stops the kernel otherwise, docs/tensor-cores.md), a
+//! store's coordinates are not negative (likewise: loads may start outside the tensor,
+//! stores may not), the destination is aligned (128 bytes, or the swizzle's 8-row repeat),
+//! and the barrier is initialised.
 
 use super::super::memory::{AccessFault, MemoryView};
 use super::super::program::Reg;
@@ -211,6 +212,13 @@ pub(crate) fn run_tma_store(
     site: u32,
 ) -> Result<(), FaultKind> {
     let (map, tensor, start) = read_map(store.map, &store.coordinates, regs, memory, site)?;
+    if let Some((dimension, &coordinate)) = start.iter().enumerate().find(|(_, &c)| c < 0) {
+        return Err(FaultKind::Instruction {
+            detail: format!(
+                "the store's coordinate {coordinate} (dimension {dimension}) is negative: a TMA store's box may run past the tensor's far edges (those elements are not written) but must start inside it, at non-negative coordinates; the H200 stops such a store with CUDA_ERROR_ILLEGAL_INSTRUCTION"
+            ),
+        });
+    }
     let source = regs[store.source as usize] & u64::from(u32::MAX);
     check_box(&map, source, "source")?;
     let e = map.element_bytes;
