@@ -348,12 +348,12 @@ fn the_hopper_gemm_matches_the_host_on_the_simulator() {
             let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
             let (nu, ku) = (n as u32, k as u32);
             if b_row_major {
-                gemm_wgmma::launch::<f32, true, false, false, false>(
+                gemm_wgmma::launch::<f32, true, false, false, false, false>(
                     &stream, config, a_map, b_map, nu, ku, &mut c,
                 )
                 .unwrap();
             } else {
-                gemm_wgmma::launch::<f32, false, false, false, false>(
+                gemm_wgmma::launch::<f32, false, false, false, false, false>(
                     &stream, config, a_map, b_map, nu, ku, &mut c,
                 )
                 .unwrap();
@@ -393,7 +393,7 @@ fn the_hopper_gemm_matches_the_host_on_the_simulator() {
         let b_map =
             TensorMap::encode_sim(&swizzled(TensorMapElement::U8, k8, n, 128, 256), &db8).unwrap();
         let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
-        gemm_wgmma::launch::<f32, false, true, false, false>(
+        gemm_wgmma::launch::<f32, false, true, false, false, false>(
             &stream, config, a_map, b_map, n as u32, k8 as u32, &mut c,
         )
         .unwrap();
@@ -409,6 +409,46 @@ fn the_hopper_gemm_matches_the_host_on_the_simulator() {
             );
         }
     }
+}
+
+/// The persistent form on the simulator: one block walks the two tiles of a 256 × 256 C over
+/// 3 k-tiles each, so the ring of 4 wraps in the middle of the second tile and the stage and
+/// phase counters must carry on across tiles; equal to the host GEMM.
+#[test]
+fn the_persistent_hopper_gemm_walks_its_tiles_on_the_simulator() {
+    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+    use cudajit::TensorMap;
+    use gemm::hopper::{gemm_wgmma, SHARED_BYTES, THREADS};
+    let stream = cudajit::SimStream::new();
+    let (m, n, k) = (256usize, 256usize, 192usize);
+    let a16 = small_bf16(m * k, 7);
+    let b16 = small_bf16(k * n, 8);
+    let (a, b): (Vec<f32>, Vec<f32>) = (
+        a16.iter().map(|x| x.to_f32()).collect(),
+        b16.iter().map(|x| x.to_f32()).collect(),
+    );
+    let (da, db) = (
+        stream.clone_htod(&a16).unwrap(),
+        stream.clone_htod(&b16).unwrap(),
+    );
+    let map = |inner: usize, outer: usize, box_outer: u32, buffer| {
+        let layout = TensorMapLayout::tiled(
+            TensorMapElement::Bf16,
+            &[inner as u64, outer as u64],
+            &[64, box_outer],
+        )
+        .with_swizzle(TensorMapSwizzle::B128);
+        TensorMap::encode_sim(&layout, buffer).unwrap()
+    };
+    let (a_map, b_map) = (map(k, m, 128, &da), map(k, n, 256, &db));
+    let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
+    let config = cudajit::LaunchConfig::new((1, 1, 1), THREADS).with_shared_mem(SHARED_BYTES);
+    gemm_wgmma::launch::<f32, false, false, false, false, true>(
+        &stream, config, a_map, b_map, n as u32, k as u32, &mut c,
+    )
+    .unwrap();
+    let c = stream.clone_dtoh(&c).unwrap();
+    assert_eq!(c, host_gemm_f32(&a, &b, (m, n, k), false));
 }
 
 /// (M, N, K) of the Hopper GEMM: one block and one k-tile; 3 × 2 blocks over 5 k-tiles (the
@@ -457,6 +497,18 @@ fn the_hopper_gemm_matches_cublas_on_the_gpu() {
             let (cudajit, _) = bench.check(&mut problem).expect("running the GEMMs");
             assert!(cudajit.correct, "{what} bf16 C: {cudajit:?}");
         }
+    }
+    // The persistent form: one block per SM walking the tiles (fewer tiles than SMs in
+    // HOPPER_SIZES; 512 tiles over the 132 SMs of an H200 at 4096 × 4096).
+    let mut bench =
+        Bench::new(stream.clone(), None, Layout::Tn, Algorithm::Wgmma, 1).expect("cuBLAS");
+    bench.persistent = true;
+    for (m, n, k) in HOPPER_SIZES.into_iter().chain([(4096, 4096, 256)]) {
+        let mut problem = Problem::<f32>::new(&bench.stream, m, n, k).expect("operands");
+        let (cudajit, _) = bench.check(&mut problem).expect("running the GEMMs");
+        let what = format!("persistent wgmma {m}x{n}x{k}");
+        assert!(cudajit.correct, "{what}: {cudajit:?}");
+        assert!(cudajit.max_value > 1.0, "{what}: {cudajit:?}");
     }
     // The clustered form: two blocks of a cluster sharing B by multicast. One cluster over
     // one k-tile; 2 × 2 clusters over 5 k-tiles (the ring wraps); 9 bands of 256 rows.

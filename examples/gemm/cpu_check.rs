@@ -22,36 +22,47 @@ pub fn specialization(layout: Layout) -> Specialization {
 }
 
 /// The forms of the Hopper GEMM: B's layout, bf16 or FP8 (e4m3) operands, clusters of two
-/// blocks sharing B by multicast.
+/// blocks sharing B by multicast, persistent blocks walking the tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HopperForm {
     pub layout: Layout,
     pub fp8: bool,
     pub cluster: bool,
+    pub persistent: bool,
 }
 
 impl HopperForm {
     /// Every form the benchmark runs.
-    pub const ALL: [HopperForm; 4] = [
+    pub const ALL: [HopperForm; 5] = [
         HopperForm {
             layout: Layout::Tn,
             fp8: false,
             cluster: false,
+            persistent: false,
         },
         HopperForm {
             layout: Layout::Nn,
             fp8: false,
             cluster: false,
+            persistent: false,
         },
         HopperForm {
             layout: Layout::Tn,
             fp8: true,
             cluster: false,
+            persistent: false,
         },
         HopperForm {
             layout: Layout::Tn,
             fp8: false,
             cluster: true,
+            persistent: false,
+        },
+        HopperForm {
+            layout: Layout::Tn,
+            fp8: false,
+            cluster: false,
+            persistent: true,
         },
     ];
 
@@ -76,6 +87,8 @@ impl HopperForm {
             .push(("CLUSTER".to_owned(), Literal::Bool(self.cluster)));
         spec.consts
             .push(("BF16_OUT".to_owned(), Literal::Bool(bf16)));
+        spec.consts
+            .push(("PERSISTENT".to_owned(), Literal::Bool(self.persistent)));
         spec
     }
 }
@@ -149,6 +162,7 @@ pub fn hopper_ptx_shape(ptx: &str, form: HopperForm) -> std::result::Result<Stri
         layout,
         fp8,
         cluster,
+        persistent: _,
     } = form;
     let count = |needle: &str| ptx.matches(needle).count();
     let wgmma = count(if fp8 {

@@ -225,7 +225,7 @@ pub fn measure(bench: &Bench, lt: &Lt, (m, n, k): (usize, usize, usize)) -> Resu
     let mut reference = stream.alloc_zeros::<f32>(m * n)?;
     let plan = lt.plan(m as u64, n as u64, k as u64)?;
     let dims = (m as u32, n as u32, k as u32);
-    hopper::launch_fp8(&stream, dims, &a, &b, &mut ours)?;
+    hopper::launch_fp8(&stream, bench.persistent, dims, &a, &b, &mut ours)?;
     lt.run(&plan, &a, &b, &mut reference)?;
     let want = stream.clone_dtoh(&reference)?;
     let got = stream.clone_dtoh(&ours)?;
@@ -251,7 +251,7 @@ pub fn measure(bench: &Bench, lt: &Lt, (m, n, k): (usize, usize, usize)) -> Resu
     }
     let check = Check::compare(&got, &want);
     let medians = bench.time_rounds(2, &mut |slot| match slot {
-        0 => hopper::launch_fp8(&stream, dims, &a, &b, &mut ours),
+        0 => hopper::launch_fp8(&stream, bench.persistent, dims, &a, &b, &mut ours),
         _ => lt.run(&plan, &a, &b, &mut reference),
     })?;
     Ok(Fp8Row {

@@ -17,6 +17,12 @@
 //!   one k-tile's wgmmas in flight and releasing the buffer of the one before;
 //! - the epilogue writes each thread's accumulators straight to C (8-byte stores).
 //!
+//! With `PERSISTENT`, one block per SM (or per tile, when there are fewer tiles) walks
+//! the tiles `block, block + grid, ..` in the same band order: the producer runs on into
+//! the next tile's k-tiles while the consumers write the last one's C, so the epilogue and
+//! the next tile's first loads overlap (the pipeline's stage and phase counters carry on
+//! across tiles).
+//!
 //! M must be a multiple of 128, N of 256, K of 64 (the benchmark checks).
 
 use cudajit::prelude::*;
@@ -51,6 +57,32 @@ const B_BYTES: u32 = 256 * 64 * 2;
 /// align the ring to the 128-byte swizzle's 1024-byte repeat.
 pub const SHARED_BYTES: u32 = 1024 + STAGES * (A_BYTES + B_BYTES) + 16 * STAGES;
 
+/// The origin (row, column) of C of this block's tile `i`: with `PERSISTENT` the tile
+/// `block + i · grid` of the `tiles_m × tiles_n` in band order, otherwise the block's own
+/// (with clusters, x pairs the `pairs` blocks of a 256-row band; `rank` is the block's).
+#[device]
+fn tile_origin<const PERSISTENT: bool>(
+    i: usize,
+    tiles_n: usize,
+    tiles_m: usize,
+    pairs: usize,
+    rank: u32,
+) -> (usize, usize) {
+    let (bx, by, gx, gy) = if PERSISTENT {
+        let id = block_idx().x as usize + i * grid_dim().x as usize;
+        (id % tiles_n, id / tiles_n, tiles_n, tiles_m)
+    } else {
+        (
+            block_idx().x as usize / pairs,
+            block_idx().y as usize,
+            grid_dim().x as usize / pairs,
+            grid_dim().y as usize,
+        )
+    };
+    let (band_m, tile_n) = band_order(bx, by, gx, gy);
+    ((band_m * pairs + rank as usize) * TILE_M, tile_n * TILE_N)
+}
+
 /// C = A · B in f32, A and B through their tensor maps (innermost dimension first, all
 /// 128-byte swizzled): A K × M in boxes of 64 × 128; B K × N in boxes of 64 × 256 (TN) or,
 /// with `B_ROW_MAJOR`, N × K in boxes of 64 × 64, four per k-tile.
@@ -71,6 +103,7 @@ pub fn gemm_wgmma<
     const FP8: bool,
     const CLUSTER: bool,
     const BF16_OUT: bool,
+    const PERSISTENT: bool,
 >(
     a_map: TensorMap,
     b_map: TensorMap,
@@ -89,15 +122,16 @@ pub fn gemm_wgmma<
     // With clusters, x pairs blocks: the pair takes a 256-row band's two tiles.
     let rank = if CLUSTER { cluster_ctarank() } else { 0 };
     let pairs = if CLUSTER { 2 } else { 1 };
-    let (band_m, tile_n) = band_order(
-        block_idx().x as usize / pairs,
-        block_idx().y as usize,
-        grid_dim().x as usize / pairs,
-        grid_dim().y as usize,
-    );
-    let tile_m = band_m * pairs + rank as usize;
-    let row0 = tile_m * TILE_M;
-    let col0 = tile_n * TILE_N;
+    let nn = n as usize;
+    let tiles_n = nn / TILE_N;
+    let tiles_m = c.len() / nn / TILE_M;
+    // The tiles this block takes: every `grid`-th from its own, or just its own.
+    let count = if PERSISTENT {
+        let (first, step) = (block_idx().x as usize, grid_dim().x as usize);
+        (tiles_n * tiles_m - first + step - 1) / step
+    } else {
+        1
+    };
     // Elements per 128-byte row of a k-tile.
     let depth = if FP8 { 128 } else { 64 };
     let tiles = k / depth;
@@ -120,36 +154,41 @@ pub fn gemm_wgmma<
         if t == 0 {
             let a_address = tensor_map_address(&a_map);
             let b_address = tensor_map_address(&b_map);
-            for kt in 0..tiles {
-                let s = kt % STAGES;
-                let round = kt / STAGES;
-                if round > 0 {
-                    // The consumers have released this buffer's previous k-tile.
-                    mbarrier_wait_parity(bars + 8 * (STAGES + s), (round - 1) & 1);
-                }
-                let full = bars + 8 * s;
-                mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
-                let x = (kt * depth) as i32;
-                tma_load_2d(ring + s * A_BYTES, a_address, x, row0 as i32, full);
-                if B_ROW_MAJOR {
-                    // Four 64-column chunks of the 64 k rows, 8 KiB apart.
-                    for chunk in 0..4u32 {
-                        let column = (col0 as u32 + 64 * chunk) as i32;
-                        tma_load_2d(
-                            b_ring + s * B_BYTES + 8192 * chunk,
-                            b_address,
-                            column,
-                            x,
-                            full,
-                        );
+            for i in 0..count {
+                let (row0, col0) = tile_origin::<PERSISTENT>(i, tiles_n, tiles_m, pairs, rank);
+                for kt in 0..tiles {
+                    // The pipeline's k-tile counter runs on across this block's tiles.
+                    let g = i as u32 * tiles + kt;
+                    let s = g % STAGES;
+                    let round = g / STAGES;
+                    if round > 0 {
+                        // The consumers have released this buffer's previous k-tile.
+                        mbarrier_wait_parity(bars + 8 * (STAGES + s), (round - 1) & 1);
                     }
-                } else if CLUSTER {
-                    // This block's half of B, into both blocks' buffers.
-                    let half = (col0 as u32 + 128 * rank) as i32;
-                    let target = b_ring + s * B_BYTES + rank * (B_BYTES / 2);
-                    tma_load_2d_multicast(target, b_address, x, half, full, 3);
-                } else {
-                    tma_load_2d(b_ring + s * B_BYTES, b_address, x, col0 as i32, full);
+                    let full = bars + 8 * s;
+                    mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
+                    let x = (kt * depth) as i32;
+                    tma_load_2d(ring + s * A_BYTES, a_address, x, row0 as i32, full);
+                    if B_ROW_MAJOR {
+                        // Four 64-column chunks of the 64 k rows, 8 KiB apart.
+                        for chunk in 0..4u32 {
+                            let column = (col0 as u32 + 64 * chunk) as i32;
+                            tma_load_2d(
+                                b_ring + s * B_BYTES + 8192 * chunk,
+                                b_address,
+                                column,
+                                x,
+                                full,
+                            );
+                        }
+                    } else if CLUSTER {
+                        // This block's half of B, into both blocks' buffers.
+                        let half = (col0 as u32 + 128 * rank) as i32;
+                        let target = b_ring + s * B_BYTES + rank * (B_BYTES / 2);
+                        tma_load_2d_multicast(target, b_address, x, half, full, 3);
+                    } else {
+                        tma_load_2d(b_ring + s * B_BYTES, b_address, x, col0 as i32, full);
+                    }
                 }
             }
         }
@@ -157,86 +196,95 @@ pub fn gemm_wgmma<
         ptx!("setmaxnreg.inc.sync.aligned.u32 232;");
         let consumer = warpgroup - 1;
         let mut acc = [0.0f32; 128];
-        for kt in 0..tiles {
-            let s = kt % STAGES;
-            mbarrier_wait_parity(bars + 8 * s, (kt / STAGES) & 1);
-            // This consumer's 64 rows of the A tile (64 rows × 128 bytes further), and
-            // the whole B tile; slice `ks` of the 64-deep k-tile 32 bytes further.
-            let a_tile = ring + s * A_BYTES + consumer * (A_BYTES / 2);
-            let b_tile = b_ring + s * B_BYTES;
-            wgmma_fence();
-            for ks in 0..4u32 {
-                let a_desc = k_major_sw128(a_tile + 32 * ks);
-                if FP8 {
-                    ptx!(
+        for i in 0..count {
+            let (row0, col0) = tile_origin::<PERSISTENT>(i, tiles_n, tiles_m, pairs, rank);
+            for kt in 0..tiles {
+                let g = i as u32 * tiles + kt;
+                let s = g % STAGES;
+                mbarrier_wait_parity(bars + 8 * s, (g / STAGES) & 1);
+                // This consumer's 64 rows of the A tile (64 rows × 128 bytes further), and
+                // the whole B tile; slice `ks` of the 64-deep k-tile 32 bytes further.
+                let a_tile = ring + s * A_BYTES + consumer * (A_BYTES / 2);
+                let b_tile = b_ring + s * B_BYTES;
+                wgmma_fence();
+                for ks in 0..4u32 {
+                    // A tile's first product overwrites the accumulators (scale-d 0).
+                    let accumulate = if kt > 0 || ks > 0 { 1u32 } else { 0u32 };
+                    let a_desc = k_major_sw128(a_tile + 32 * ks);
+                    if FP8 {
+                        ptx!(
                         "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {$0}, $1, $2, p, 1, 1;\n}",
                         &mut acc,
                         a_desc,
                         k_major_sw128(b_tile + 32 * ks),
-                        1u32
+                        accumulate
                     );
-                } else if B_ROW_MAJOR {
-                    // B's k rows 16 ks.., chunks of 64 columns 8 KiB apart; read transposed.
-                    ptx!(
+                    } else if B_ROW_MAJOR {
+                        // B's k rows 16 ks.., chunks of 64 columns 8 KiB apart; read transposed.
+                        ptx!(
                         "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 1;\n}",
                         &mut acc,
                         a_desc,
                         mn_major_sw128(b_tile + 2048 * ks, 8192),
-                        1u32
+                        accumulate
                     );
-                } else {
-                    ptx!(
+                    } else {
+                        ptx!(
                         "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
                         &mut acc,
                         a_desc,
                         k_major_sw128(b_tile + 32 * ks),
-                        1u32
+                        accumulate
+                    );
+                    }
+                }
+                wgmma_commit_group();
+                // k-tile `kt - 1`'s wgmmas have completed: its buffer may be refilled.
+                wgmma_wait_group::<1>();
+                if kt > 0 && t % 128 == 0 {
+                    let empty = bars + 8 * (STAGES + (g - 1) % STAGES);
+                    mbarrier_arrive(empty);
+                    if CLUSTER {
+                        // The other block multicast into this buffer too.
+                        mbarrier_arrive_cluster(map_shared_rank(empty, rank ^ 1));
+                    }
+                }
+            }
+            wgmma_wait_group::<0>();
+            if PERSISTENT && t % 128 == 0 {
+                // The tile's last buffer, released for the next tile's loads.
+                mbarrier_arrive(bars + 8 * (STAGES + (i as u32 * tiles + tiles - 1) % STAGES));
+            }
+            // Warp `w` of the consumer holds rows 16 w + g and 16 w + g + 8 of its 64, columns
+            // 8 j + 2 q and 8 j + 2 q + 1 of each 8-column block `j`.
+            let lane = (t % 32) as usize;
+            let warp = ((t % 128) / 32) as usize;
+            let quad = lane / 4;
+            let q = lane % 4;
+            let row = row0 + consumer as usize * 64 + warp * 16 + quad;
+            // C (`C` is f32, or bf16 with `BF16_OUT`) seen as the words the stores write: two
+            // f32 in one 8-byte store, or two bf16 rounded into one 32-bit word. SAFETY: the
+            // words are `c`'s own memory (N is even), aligned as every allocation is, and
+            // each is written by one thread only.
+            let address = global_address(&c[0]) as usize;
+            if BF16_OUT {
+                let words = unsafe { slice_at_mut::<u32>(address, c.len() / 2) };
+                for j in 0..32usize {
+                    let col = col0 + j * 8 + 2 * q;
+                    words[(row * nn + col) / 2] = pack_bf16x2(acc[4 * j], acc[4 * j + 1]);
+                    words[((row + 8) * nn + col) / 2] = pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]);
+                }
+            } else {
+                let floats = unsafe { slice_at_mut::<f32>(address, c.len()) };
+                for j in 0..32usize {
+                    let col = col0 + j * 8 + 2 * q;
+                    vstore2(floats, (row * nn + col) / 2, (acc[4 * j], acc[4 * j + 1]));
+                    vstore2(
+                        floats,
+                        ((row + 8) * nn + col) / 2,
+                        (acc[4 * j + 2], acc[4 * j + 3]),
                     );
                 }
-            }
-            wgmma_commit_group();
-            // k-tile `kt - 1`'s wgmmas have completed: its buffer may be refilled.
-            wgmma_wait_group::<1>();
-            if kt > 0 && t % 128 == 0 {
-                let empty = bars + 8 * (STAGES + (kt - 1) % STAGES);
-                mbarrier_arrive(empty);
-                if CLUSTER {
-                    // The other block multicast into this buffer too.
-                    mbarrier_arrive_cluster(map_shared_rank(empty, rank ^ 1));
-                }
-            }
-        }
-        wgmma_wait_group::<0>();
-        // Warp `w` of the consumer holds rows 16 w + g and 16 w + g + 8 of its 64, columns
-        // 8 j + 2 q and 8 j + 2 q + 1 of each 8-column block `j`.
-        let lane = (t % 32) as usize;
-        let warp = ((t % 128) / 32) as usize;
-        let g = lane / 4;
-        let q = lane % 4;
-        let nn = n as usize;
-        let row = row0 + consumer as usize * 64 + warp * 16 + g;
-        // C (`C` is f32, or bf16 with `BF16_OUT`) seen as the words the stores write: two
-        // f32 in one 8-byte store, or two bf16 rounded into one 32-bit word. SAFETY: the
-        // words are `c`'s own memory (N is even), aligned as every allocation is, and
-        // each is written by one thread only.
-        let address = global_address(&c[0]) as usize;
-        if BF16_OUT {
-            let words = unsafe { slice_at_mut::<u32>(address, c.len() / 2) };
-            for j in 0..32usize {
-                let col = col0 + j * 8 + 2 * q;
-                words[(row * nn + col) / 2] = pack_bf16x2(acc[4 * j], acc[4 * j + 1]);
-                words[((row + 8) * nn + col) / 2] = pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]);
-            }
-        } else {
-            let floats = unsafe { slice_at_mut::<f32>(address, c.len()) };
-            for j in 0..32usize {
-                let col = col0 + j * 8 + 2 * q;
-                vstore2(floats, (row * nn + col) / 2, (acc[4 * j], acc[4 * j + 1]));
-                vstore2(
-                    floats,
-                    ((row + 8) * nn + col) / 2,
-                    (acc[4 * j + 2], acc[4 * j + 3]),
-                );
             }
         }
     }
@@ -250,11 +298,14 @@ pub fn gemm_wgmma<
 /// Launches [`gemm_wgmma`] for M×N×K: the tensor maps of A and B with the boxes and the
 /// 128-byte swizzle the wgmma descriptors describe, and one block per 128×256 tile of C —
 /// with `cluster` (TN only, M a multiple of 256), in clusters of two vertically adjacent
-/// tiles sharing B by multicast.
+/// tiles sharing B by multicast; with `persistent` (not with `cluster`), one block per SM
+/// walking the tiles.
+#[allow(clippy::too_many_arguments)]
 pub fn launch<C: Output>(
     stream: &std::sync::Arc<cudajit::CudaStream>,
     b_row_major: bool,
     cluster: bool,
+    persistent: bool,
     (m, n, k): (u32, u32, u32),
     a: &cudajit::CudaSlice<cudajit::bf16>,
     b: &cudajit::CudaSlice<cudajit::bf16>,
@@ -263,21 +314,35 @@ pub fn launch<C: Output>(
     if cluster && (b_row_major || m % (2 * TILE_M as u32) != 0) {
         return Err("the clustered wgmma GEMM is TN with M a multiple of 256".into());
     }
+    if cluster && persistent {
+        return Err("the clustered wgmma GEMM is not persistent".into());
+    }
     let (a_map, b_map) = tensor_maps(b_row_major, cluster, (m, n, k), a, b)?;
     let form = (b_row_major, false, cluster);
-    launch_maps(stream, form, (m, n), a_map, b_map, k, c)
+    launch_maps(stream, form, persistent, (m, n), a_map, b_map, k, c)
 }
 
-/// Launches the FP8 form of [`gemm_wgmma`]: A (M×K) and B (N×K) e4m3, as bytes.
+/// Launches the FP8 form of [`gemm_wgmma`]: A (M×K) and B (N×K) e4m3, as bytes (with
+/// `persistent`, one block per SM walking the tiles).
 pub fn launch_fp8(
     stream: &std::sync::Arc<cudajit::CudaStream>,
+    persistent: bool,
     (m, n, k): (u32, u32, u32),
     a: &cudajit::CudaSlice<u8>,
     b: &cudajit::CudaSlice<u8>,
     c: &mut cudajit::CudaSlice<f32>,
 ) -> super::Result<()> {
     let (a_map, b_map) = fp8_tensor_maps((m, n, k), a, b)?;
-    launch_maps(stream, (false, true, false), (m, n), a_map, b_map, k, c)
+    launch_maps(
+        stream,
+        (false, true, false),
+        persistent,
+        (m, n),
+        a_map,
+        b_map,
+        k,
+        c,
+    )
 }
 
 /// C's element types: f32, or bf16 (rounded to nearest even, two per 32-bit store).
@@ -294,10 +359,13 @@ impl Output for cudajit::bf16 {
     const BF16: bool = true;
 }
 
-/// The launch of the form (`B_ROW_MAJOR`, `FP8`, `CLUSTER`) writing C in `C`.
+/// The launch of the form (`B_ROW_MAJOR`, `FP8`, `CLUSTER`) writing C in `C`, persistent
+/// or one block per tile.
+#[allow(clippy::too_many_arguments)]
 fn launch_maps<C: Output>(
     stream: &std::sync::Arc<cudajit::CudaStream>,
     form: (bool, bool, bool),
+    persistent: bool,
     (m, n): (u32, u32),
     a_map: TensorMap<'_>,
     b_map: TensorMap<'_>,
@@ -308,6 +376,12 @@ fn launch_maps<C: Output>(
     let config = if form.2 {
         // x pairs the two blocks of a cluster: the 2 tiles of a 256-row band.
         cudajit::LaunchConfig::new((2 * tiles_n, tiles_m / 2, 1), THREADS).with_cluster((2, 1, 1))
+    } else if persistent {
+        use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+        let sms = stream
+            .context()
+            .attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        cudajit::LaunchConfig::new((sms.min(tiles_n * tiles_m), 1, 1), THREADS)
     } else {
         cudajit::LaunchConfig::new((tiles_n, tiles_m, 1), THREADS)
     }
@@ -315,14 +389,19 @@ fn launch_maps<C: Output>(
     // The specialisation's constants are type-level: each form is its own instance.
     macro_rules! form {
         ($row:literal, $fp8:literal, $cluster:literal) => {
-            if C::BF16 {
-                gemm_wgmma::launch::<C, $row, $fp8, $cluster, true>(
+            match (C::BF16, persistent) {
+                (true, false) => gemm_wgmma::launch::<C, $row, $fp8, $cluster, true, false>(
                     stream, config, a_map, b_map, n, k, c,
-                )?
-            } else {
-                gemm_wgmma::launch::<C, $row, $fp8, $cluster, false>(
+                )?,
+                (false, false) => gemm_wgmma::launch::<C, $row, $fp8, $cluster, false, false>(
                     stream, config, a_map, b_map, n, k, c,
-                )?
+                )?,
+                (true, true) => gemm_wgmma::launch::<C, $row, $fp8, $cluster, true, true>(
+                    stream, config, a_map, b_map, n, k, c,
+                )?,
+                (false, true) => gemm_wgmma::launch::<C, $row, $fp8, $cluster, false, true>(
+                    stream, config, a_map, b_map, n, k, c,
+                )?,
             }
         };
     }

@@ -110,6 +110,7 @@ fn run() -> Result<bool> {
         options.runs,
     )?;
     bench.cluster = options.cluster;
+    bench.persistent = options.persistent;
     let mut rows = Vec::new();
     let mut all_correct = true;
     for &(m, n, k) in &options.sizes {
@@ -210,6 +211,8 @@ fn table(gpu: &str, options: &Options, rows: &[Row]) -> String {
     let twin = options.cubin.is_some();
     let kernel_name = if options.cluster {
         format!("{} (2-block clusters)", options.algorithm.name())
+    } else if options.persistent {
+        format!("{} (persistent)", options.algorithm.name())
     } else {
         options.algorithm.name().to_owned()
     };

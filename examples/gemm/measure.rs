@@ -60,13 +60,22 @@ pub trait Element:
     fn launch_wgmma(
         stream: &Arc<CudaStream>,
         layout: Layout,
-        cluster: bool,
+        (cluster, persistent): (bool, bool),
         dims: (u32, u32, u32),
         a: &CudaSlice<bf16>,
         b: &CudaSlice<bf16>,
         c: &mut CudaSlice<Self>,
     ) -> Result<()> {
-        hopper::launch(stream, layout.b_row_major(), cluster, dims, a, b, c)
+        hopper::launch(
+            stream,
+            layout.b_row_major(),
+            cluster,
+            persistent,
+            dims,
+            a,
+            b,
+            c,
+        )
     }
 }
 
@@ -181,6 +190,8 @@ pub struct Bench {
     pub algorithm: Algorithm,
     /// The Hopper GEMM in 2-block clusters sharing B (`--cluster`).
     pub cluster: bool,
+    /// The Hopper GEMM with one block per SM walking the tiles (`--persistent`).
+    pub persistent: bool,
     pub runs: usize,
     flush: CudaSlice<u32>,
     /// The flush kernel's (never written) output, borrowed by each timing round.
@@ -232,6 +243,7 @@ impl Bench {
             layout,
             algorithm,
             cluster: false,
+            persistent: false,
             runs,
         })
     }
@@ -334,7 +346,7 @@ impl Bench {
             Contender::Cudajit if self.algorithm == Algorithm::Wgmma => C::launch_wgmma(
                 &self.stream,
                 self.layout,
-                self.cluster,
+                (self.cluster, self.persistent),
                 (m as u32, n as u32, k as u32),
                 &problem.a,
                 &problem.b,

@@ -16,6 +16,8 @@ usage: gemm [options]
                       Hopper one on e4m3 operands against cuBLASLt's FP8 matmul (TN)
   --cluster           with --kernel wgmma (TN, M a multiple of 256): clusters of 2 blocks
                       that load B once and multicast it to both
+  --persistent        with --kernel wgmma or fp8 (not --cluster): one block per SM walking
+                      the tiles, the epilogue overlapping the next tile's loads
   --layout tn|nn      B column by column (tn, default) or row by row (nn); A is row-major
   --output f32|bf16   C's element type (default f32)
   --cuda-cubin PATH   the nvcc build of benches/cuda/gemm_mma.cu (gemm_wgmma.cu with
@@ -104,6 +106,8 @@ pub struct Options {
     pub algorithm: Algorithm,
     /// `--cluster`: the Hopper GEMM in clusters of 2 blocks sharing B by TMA multicast.
     pub cluster: bool,
+    /// `--persistent`: the Hopper GEMM with one block per SM walking the tiles.
+    pub persistent: bool,
     pub layout: Layout,
     pub output: Output,
     pub cubin: Option<PathBuf>,
@@ -149,6 +153,7 @@ pub fn options() -> Result<Options> {
         sizes: default_sizes(),
         algorithm: Algorithm::Mma,
         cluster: false,
+        persistent: false,
         layout: Layout::Tn,
         output: Output::F32,
         cubin: std::env::var_os("CUDAJIT_GEMM_CUBIN")
@@ -185,6 +190,7 @@ pub fn options() -> Result<Options> {
                 }
             }
             "--cluster" => options.cluster = true,
+            "--persistent" => options.persistent = true,
             "--output" => {
                 options.output = match args.next().as_deref() {
                     Some("f32") => Output::F32,
@@ -217,6 +223,9 @@ pub fn options() -> Result<Options> {
     }
     if options.cluster && options.algorithm != Algorithm::Wgmma {
         return Err("--cluster is a form of --kernel wgmma".into());
+    }
+    if options.persistent && (options.algorithm == Algorithm::Mma || options.cluster) {
+        return Err("--persistent is a form of --kernel wgmma or fp8, without --cluster".into());
     }
     let (tile_m, tile_n, tile_k) = match options.algorithm {
         Algorithm::Mma => (TILE_M, TILE_N, TILE_K),

@@ -20,7 +20,7 @@ pub fn child() -> Result<bool> {
     let b = stream.alloc_zeros::<cudajit::bf16>(256 * 64)?;
     let mut c = stream.alloc_zeros::<f32>(128 * 256)?;
     let started = Instant::now();
-    hopper::launch(&stream, false, false, (128, 256, 64), &a, &b, &mut c)?;
+    hopper::launch(&stream, false, false, false, (128, 256, 64), &a, &b, &mut c)?;
     stream.synchronize()?;
     println!("{:.3}", started.elapsed().as_secs_f64() * 1e3);
     Ok(true)
