@@ -19,8 +19,8 @@ use cudajit::tensor::mma::{
 };
 use cudajit::tensor::pack::to_tf32;
 use cudajit::tensor::stmatrix::{
-    stmatrix_x1, stmatrix_x1_trans, stmatrix_x2, stmatrix_x2_trans, stmatrix_x4,
-    stmatrix_x4_trans, store_acc_bf16,
+    stmatrix_x1, stmatrix_x1_trans, stmatrix_x2, stmatrix_x2_trans, stmatrix_x4, stmatrix_x4_trans,
+    store_acc_bf16,
 };
 use cudajit::{bf16, f16, Arch, Error, LaunchConfig, SimError, Specialization, Stream};
 
@@ -63,15 +63,14 @@ fn store_s32(acc: AccS32, d: &mut [i32], base: usize, lane: u32) {
 
 /// Every u32-register form in one warp. `a`/`b` hold six forms' A (16 rows of 32 bytes,
 /// 128 words) and B (8 columns of 32 bytes of k, 64 words) tiles: e4m3, e5m2, s8, u8, s8
-/// saturating, u8 saturating; `at`/`bt` the tf32 form's 16×8 and 8×8 (column by column)
-/// f32 tiles, rounded with `to_tf32` on the way to shared memory. C and D are row-major
+/// saturating, u8 saturating; `tf` the tf32 form's 16×8 A and then 8×8 B (column by
+/// column) f32 tiles, rounded with `to_tf32` on the way to shared memory. C and D are row-major
 /// 16×8: `cf`/`df` tf32, e4m3, e5m2; `ci`/`di` the four integer forms.
 #[kernel]
 fn mma_forms(
     a: &[u32],
     b: &[u32],
-    at: &[f32],
-    bt: &[f32],
+    tf: &[f32],
     cf: &[f32],
     ci: &[i32],
     df: &mut [f32],
@@ -82,10 +81,10 @@ fn mma_forms(
     let lane = lane_id();
     let l = lane as usize;
     for i in 0..4usize {
-        sa[l * 4 + i] = to_tf32(at[l * 4 + i]);
+        sa[l * 4 + i] = to_tf32(tf[l * 4 + i]);
     }
     for i in 0..2usize {
-        sb[l * 2 + i] = to_tf32(bt[l * 2 + i]);
+        sb[l * 2 + i] = to_tf32(tf[128 + l * 2 + i]);
     }
     for i in 0..24usize {
         sa[128 + l * 24 + i] = a[l * 24 + i];
@@ -163,7 +162,9 @@ fn mma_f16_accumulate(a: &[u16], b: &[u16], c: &[u32], d: &mut [u32]) {
     };
     let r = mma_f16_f16(
         load_a_f16(shared_address(&tile_a[(lane % 16) * 16 + 8 * (lane / 16)])),
-        load_b_f16(shared_address(&tile_b[(lane % 8) * 16 + 8 * ((lane / 8) % 2)])),
+        load_b_f16(shared_address(
+            &tile_b[(lane % 8) * 16 + 8 * ((lane / 8) % 2)],
+        )),
         acc,
     );
     d[g * 4 + t] = r.c0;
@@ -194,7 +195,8 @@ fn stmatrix_forms(c: &[f32], out: &mut [u32]) {
     sync_threads();
     let mut r = [0u32; 4];
     for m in 0..4usize {
-        r[m] = ((l * 131 + m * 17) as u32 & 0xffff) | (((l * 7 + m * 29 + 3) as u32 & 0xffff) << 16);
+        r[m] =
+            ((l * 131 + m * 17) as u32 & 0xffff) | (((l * 7 + m * 29 + 3) as u32 & 0xffff) << 16);
     }
     let row = ((l * 5 + 3) % 32) * 4;
     stmatrix_x1(shared_address(&tile[row]), r[0]);
@@ -203,7 +205,10 @@ fn stmatrix_forms(c: &[f32], out: &mut [u32]) {
     stmatrix_x2_trans(shared_address(&tile[384 + row]), r[0], r[1]);
     stmatrix_x4(shared_address(&tile[512 + row]), r[0], r[1], r[2], r[3]);
     stmatrix_x4_trans(shared_address(&tile[640 + row]), r[0], r[1], r[2], r[3]);
-    store_acc_bf16(shared_address(&tile[768 + (l % 16) * 4]), f32_tile(c, 0, lane));
+    store_acc_bf16(
+        shared_address(&tile[768 + (l % 16) * 4]),
+        f32_tile(c, 0, lane),
+    );
     sync_threads();
     for i in 0..28usize {
         out[l * 28 + i] = tile[l * 28 + i];
@@ -244,7 +249,9 @@ fn e5m2(byte: u8) -> f64 {
 
 /// The byte of `decode` whose value is `v` (small integers are in both FP8 formats).
 fn fp8_byte(decode: fn(u8) -> f64, v: f64) -> u8 {
-    (0..=255u8).find(|&b| decode(b) == v).expect("representable")
+    (0..=255u8)
+        .find(|&b| decode(b) == v)
+        .expect("representable")
 }
 
 /// `cvt.rna.tf32.f32`: ties away from zero.
@@ -256,7 +263,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) as u32
     }
 }
@@ -345,8 +355,9 @@ fn check_mma_forms(stream: &Stream, exact: bool) {
         LaunchConfig::new(1, 32),
         &dev(&words(&a_bytes)),
         &dev(&words(&b_bytes)),
-        &stream.clone_htod(&at).unwrap(),
-        &stream.clone_htod(&bt).unwrap(),
+        &stream
+            .clone_htod(&[at.as_slice(), bt.as_slice()].concat())
+            .unwrap(),
         &stream.clone_htod(&cf).unwrap(),
         &stream.clone_htod(&ci).unwrap(),
         &mut df,
@@ -355,7 +366,8 @@ fn check_mma_forms(stream: &Stream, exact: bool) {
     .unwrap();
     let df = stream.clone_dtoh(&df).unwrap();
     let di = stream.clone_dtoh(&di).unwrap();
-    let c_of = |base: usize| -> Vec<f64> { cf[base..base + 128].iter().map(|&x| f64::from(x)).collect() };
+    let c_of =
+        |base: usize| -> Vec<f64> { cf[base..base + 128].iter().map(|&x| f64::from(x)).collect() };
     let at64: Vec<f64> = at.iter().map(|&x| f64::from(tf32(x))).collect();
     let bt64: Vec<f64> = bt.iter().map(|&x| f64::from(tf32(x))).collect();
     let tf32_want = product(&at64, &bt64, &c_of(0), 8);
@@ -371,7 +383,12 @@ fn check_mma_forms(stream: &Stream, exact: bool) {
             assert_eq!(got, want as f32, "tf32 D[{}][{}]", i / 8, i % 8);
         } else {
             let bound = magnitude[i] * 2f64.powi(-20);
-            assert!((f64::from(got) - want).abs() <= bound, "tf32 D[{}][{}]: {got} against {want}", i / 8, i % 8);
+            assert!(
+                (f64::from(got) - want).abs() <= bound,
+                "tf32 D[{}][{}]: {got} against {want}",
+                i / 8,
+                i % 8
+            );
         }
     }
     // Small integers: every partial sum is exact in f32, so GPU and host agree exactly.
@@ -381,14 +398,28 @@ fn check_mma_forms(stream: &Stream, exact: bool) {
     ];
     for (f, (name, want)) in floats.iter().enumerate() {
         for i in 0..128 {
-            assert_eq!(f64::from(df[(f + 1) * 128 + i]), want[i], "{name} D[{}][{}]", i / 8, i % 8);
+            assert_eq!(
+                f64::from(df[(f + 1) * 128 + i]),
+                want[i],
+                "{name} D[{}][{}]",
+                i / 8,
+                i % 8
+            );
         }
     }
-    for (f, (name, saturate)) in [("s8", false), ("u8", false), ("s8 satfinite", true), ("u8 satfinite", true)]
-        .iter()
-        .enumerate()
+    for (f, (name, saturate)) in [
+        ("s8", false),
+        ("u8", false),
+        ("s8 satfinite", true),
+        ("u8 satfinite", true),
+    ]
+    .iter()
+    .enumerate()
     {
-        let c: Vec<f64> = ci[f * 128..(f + 1) * 128].iter().map(|&x| f64::from(x)).collect();
+        let c: Vec<f64> = ci[f * 128..(f + 1) * 128]
+            .iter()
+            .map(|&x| f64::from(x))
+            .collect();
         let exact = product(&a_values[2 + f], &b_values[2 + f], &c, 32);
         for i in 0..128 {
             let exact = exact[i] as i64;
@@ -429,7 +460,9 @@ fn check_f16_accumulation(stream: &Stream) {
     let want: Vec<f16> = (0..128)
         .map(|i| {
             let (m, n) = (i / 8, i % 8);
-            let sum: f32 = (0..16).map(|k| a[m * 16 + k].to_f32() * b[n * 16 + k].to_f32()).sum();
+            let sum: f32 = (0..16)
+                .map(|k| a[m * 16 + k].to_f32() * b[n * 16 + k].to_f32())
+                .sum();
             f16::from_f32(c_tile[i].to_f32() + sum)
         })
         .collect();
@@ -448,9 +481,16 @@ fn check_stmatrix(stream: &Stream) {
     .unwrap();
     let out = stream.clone_dtoh(&out).unwrap();
     let half = |word: u32, h: usize| (word >> (16 * h)) as u16;
-    for (region, (matrices, trans)) in [(1, false), (1, true), (2, false), (2, true), (4, false), (4, true)]
-        .into_iter()
-        .enumerate()
+    for (region, (matrices, trans)) in [
+        (1, false),
+        (1, true),
+        (2, false),
+        (2, true),
+        (4, false),
+        (4, true),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let mut want = vec![0xdead_beefu32; 128];
         for m in 0..matrices {
@@ -478,7 +518,9 @@ fn check_stmatrix(stream: &Stream) {
         );
     }
     let bf = |x: f32| u32::from(bf16::from_f32(x).to_bits());
-    let tile: Vec<u32> = (0..64).map(|w| bf(c[2 * w]) | (bf(c[2 * w + 1]) << 16)).collect();
+    let tile: Vec<u32> = (0..64)
+        .map(|w| bf(c[2 * w]) | (bf(c[2 * w + 1]) << 16))
+        .collect();
     assert_eq!(&out[768..832], tile.as_slice(), "store_acc_bf16");
     assert!(out[832..].iter().all(|&w| w == 0xdead_beef));
 }
@@ -494,9 +536,9 @@ fn check_accumulator_by_position(stream: &Stream) {
     )
     .unwrap();
     let out = stream.clone_dtoh(&out).unwrap();
-    for lane in 0..32 {
+    for (lane, &got) in out[..32].iter().enumerate() {
         let (row, column) = ((7 * lane + 3) % 16, (3 * lane + 1) % 8);
-        assert_eq!(out[lane], c[row * 8 + column], "lane {lane}");
+        assert_eq!(got, c[row * 8 + column], "lane {lane}");
     }
     let mut want = c.clone();
     want[5 * 8 + 6] = -1.0;
@@ -665,7 +707,8 @@ fn misuse_is_reported_at_the_kernels_line() {
         panic!("expected an unsupported MMA form, got {error}");
     };
     assert!(
-        what.contains("e4m3.e5m2") && what.contains("m16n8k32.row.col.f32.{e4m3.e4m3,e5m2.e5m2}.f32"),
+        what.contains("e4m3.e5m2")
+            && what.contains("m16n8k32.row.col.f32.{e4m3.e4m3,e5m2.e5m2}.f32"),
         "{what}"
     );
     assert!(location.contains("tensor_mma_forms.rs"), "{error}");

@@ -16,7 +16,7 @@
 //! transposes 16-bit elements).
 
 use super::mma::{
-    ABf16, AE4m3, AE5m2, AHalf, AS8, ATf32, AU8, BBf16, BE4m3, BE5m2, BHalf, BS8, BTf32, BU8,
+    ABf16, AE4m3, AE5m2, AHalf, ATf32, BBf16, BE4m3, BE5m2, BHalf, BTf32, AS8, AU8, BS8, BU8,
 };
 use crate::device;
 use cudajit_core::ptx;

@@ -18,37 +18,69 @@ use cudajit_core::ptx;
 /// One 8×8 matrix from `r0` (lanes 0–7 give the rows).
 #[device]
 pub fn stmatrix_x1(address: u32, r0: u32) {
-    ptx!("stmatrix.sync.aligned.m8n8.x1.shared.b16 [$0], {$1};", address, r0);
+    ptx!(
+        "stmatrix.sync.aligned.m8n8.x1.shared.b16 [$0], {$1};",
+        address,
+        r0
+    );
 }
 
 /// One 8×8 matrix, transposed.
 #[device]
 pub fn stmatrix_x1_trans(address: u32, r0: u32) {
-    ptx!("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [$0], {$1};", address, r0);
+    ptx!(
+        "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [$0], {$1};",
+        address,
+        r0
+    );
 }
 
 /// Two 8×8 matrices from `r0`, `r1` (lanes 0–15 give the rows).
 #[device]
 pub fn stmatrix_x2(address: u32, r0: u32, r1: u32) {
-    ptx!("stmatrix.sync.aligned.m8n8.x2.shared.b16 [$0], {$1, $2};", address, r0, r1);
+    ptx!(
+        "stmatrix.sync.aligned.m8n8.x2.shared.b16 [$0], {$1, $2};",
+        address,
+        r0,
+        r1
+    );
 }
 
 /// Two 8×8 matrices, each transposed.
 #[device]
 pub fn stmatrix_x2_trans(address: u32, r0: u32, r1: u32) {
-    ptx!("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [$0], {$1, $2};", address, r0, r1);
+    ptx!(
+        "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [$0], {$1, $2};",
+        address,
+        r0,
+        r1
+    );
 }
 
 /// Four 8×8 matrices from `r0` .. `r3` (all 32 lanes give rows).
 #[device]
 pub fn stmatrix_x4(address: u32, r0: u32, r1: u32, r2: u32, r3: u32) {
-    ptx!("stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", address, r0, r1, r2, r3);
+    ptx!(
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+        address,
+        r0,
+        r1,
+        r2,
+        r3
+    );
 }
 
 /// Four 8×8 matrices, each transposed.
 #[device]
 pub fn stmatrix_x4_trans(address: u32, r0: u32, r1: u32, r2: u32, r3: u32) {
-    ptx!("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};", address, r0, r1, r2, r3);
+    ptx!(
+        "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};",
+        address,
+        r0,
+        r1,
+        r2,
+        r3
+    );
 }
 
 /// A 16×8 f16 accumulator stored as a row-major 16×8 f16 tile: lane `l` (0–15) gives the

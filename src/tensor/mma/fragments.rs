@@ -6,7 +6,6 @@
 
 use crate::DeviceCopy;
 
-
 /// The A operand of a bf16 `m16n8k16` MMA: 16×16 bf16, eight per lane, two a register.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, DeviceCopy)]
 #[repr(C)]

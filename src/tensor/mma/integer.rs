@@ -2,7 +2,7 @@
 //! and sums, the result wrapping to 32 bits or, with `.satfinite`, clamped to `i32`'s
 //! range. Every lane of the warp calls them together (`.sync.aligned`).
 
-use super::fragments::{AS8, AU8, AccS32, BS8, BU8};
+use super::fragments::{AccS32, AS8, AU8, BS8, BU8};
 use crate::device;
 use cudajit_core::ptx;
 

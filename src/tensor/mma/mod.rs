@@ -42,7 +42,7 @@ mod integer;
 pub use accumulator::{acc_f16_zero, acc_owner, acc_position, acc_s32_zero, acc_zero};
 pub use float::{mma_bf16, mma_e4m3, mma_e5m2, mma_f16, mma_f16_f16, mma_tf32};
 pub use fragments::{
-    ABf16, AE4m3, AE5m2, AHalf, AS8, ATf32, AU8, AccF16, AccF32, AccS32, BBf16, BE4m3, BE5m2,
-    BHalf, BS8, BTf32, BU8,
+    ABf16, AE4m3, AE5m2, AHalf, ATf32, AccF16, AccF32, AccS32, BBf16, BE4m3, BE5m2, BHalf, BTf32,
+    AS8, AU8, BS8, BU8,
 };
 pub use integer::{mma_s8, mma_s8_satfinite, mma_u8, mma_u8_satfinite};

@@ -233,7 +233,8 @@ impl Binder<'_> {
         let parts: Vec<&str> = opcode.split('.').collect();
         let op = match parts.as_slice() {
             ["mma", "sync", "aligned", shape, "row", "col", rest @ ..] => {
-                let (accumulator, inputs) = mma_form(shape, rest).ok_or_else(|| unsupported(opcode))?;
+                let (accumulator, inputs) =
+                    mma_form(shape, rest).ok_or_else(|| unsupported(opcode))?;
                 let [d, a, b, c] = operands.as_slice() else {
                     return Err(with("takes {d}, {a}, {b}, {c}".into()));
                 };

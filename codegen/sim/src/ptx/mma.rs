@@ -18,10 +18,10 @@
 //! differ from this by a few ulp of the largest term (docs/simulator.md gives the bounds
 //! the GPU tests check); when every partial sum is exact — small integers — both agree.
 
+use super::super::program::Reg;
 use super::super::value::CanonicalNan;
 use super::numeric;
 use super::warp::Lane;
-use super::super::program::Reg;
 
 /// The element type of an MMA's A and B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,7 +300,9 @@ mod tests {
     }
 
     fn tiles(k: usize, value: impl Fn(usize, usize) -> f64) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-        let a = (0..16).map(|m| (0..k).map(|kk| value(m, kk)).collect()).collect();
+        let a = (0..16)
+            .map(|m| (0..k).map(|kk| value(m, kk)).collect())
+            .collect();
         let b = (0..k)
             .map(|kk| (0..8).map(|n| value(kk + 3, 5 * n)).collect())
             .collect();
@@ -332,22 +334,28 @@ mod tests {
             } else {
                 (i32::MAX - 5).wrapping_add(1 << 19)
             };
-            assert!(regs.iter().all(|r| r[..4].iter().all(|&d| d as i32 == want)));
+            assert!(regs
+                .iter()
+                .all(|r| r[..4].iter().all(|&d| d as i32 == want)));
         }
         // u8, mixed values, each (m, n) in the fragment layout.
         let (a, b) = tiles(32, |i, j| ((i * 7 + j * 13) % 256) as f64);
-        let mut regs = lanes_for(MmaInputs::U8, |v| v as u32, &a, &b, |lane, i| {
-            (lane * 4 + i) as u32
-        });
+        let mut regs = lanes_for(
+            MmaInputs::U8,
+            |v| v as u32,
+            &a,
+            &b,
+            |lane, i| (lane * 4 + i) as u32,
+        );
         run(
             &mma(MmaInputs::U8, MmaAccumulator::S32 { saturate: false }),
             &mut regs,
         );
         for (lane, r) in regs.iter().enumerate() {
-            for e in 0..4 {
+            for (e, &d) in r[..4].iter().enumerate() {
                 let (m, n) = accumulator_position(lane, e);
                 let want = (lane * 4 + e) as i64 + expected(&a, &b, m, n) as i64;
-                assert_eq!(r[e] as u32 as i64, want, "D[{m}][{n}]");
+                assert_eq!(d as u32 as i64, want, "D[{m}][{n}]");
             }
         }
     }
@@ -359,7 +367,9 @@ mod tests {
             (MmaInputs::Bf16, |v| {
                 u32::from(half::bf16::from_f64(v).to_bits())
             }),
-            (MmaInputs::F16, |v| u32::from(half::f16::from_f64(v).to_bits())),
+            (MmaInputs::F16, |v| {
+                u32::from(half::f16::from_f64(v).to_bits())
+            }),
             (MmaInputs::Tf32, |v| (v as f32).to_bits()),
             // Small integers in e4m3 and e5m2: the f16 pattern's upper byte is e5m2's.
             (MmaInputs::E4m3, e4m3_of),
@@ -372,10 +382,10 @@ mod tests {
             let mut regs = lanes_for(inputs, encode, &a, &b, |_, _| 0.5f32.to_bits());
             run(&mma(inputs, MmaAccumulator::F32), &mut regs);
             for (lane, r) in regs.iter().enumerate() {
-                for e in 0..4 {
+                for (e, &d) in r[..4].iter().enumerate() {
                     let (m, n) = accumulator_position(lane, e);
                     let want = 0.5 + expected(&a, &b, m, n);
-                    assert_eq!(f64::from(f32::from_bits(r[e] as u32)), want, "{inputs:?}");
+                    assert_eq!(f64::from(f32::from_bits(d as u32)), want, "{inputs:?}");
                 }
             }
         }

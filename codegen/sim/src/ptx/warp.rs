@@ -79,11 +79,7 @@ fn run_ldmatrix(
 }
 
 /// The 16-byte-aligned shared offset lane `provider` gives for its row.
-fn row_address(
-    op: &LdMatrix,
-    lane: &Lane<'_>,
-    provider: usize,
-) -> Result<u64, (usize, FaultKind)> {
+fn row_address(op: &LdMatrix, lane: &Lane<'_>, provider: usize) -> Result<u64, (usize, FaultKind)> {
     let offset = lane.regs[op.address as usize] & u64::from(u32::MAX);
     if !offset.is_multiple_of(16) {
         return Err((
@@ -222,7 +218,10 @@ mod tests {
             // and row 1's); the 16 bytes after each row are not written.
             let row0 = lanes[0].regs[8];
             let (size, bits) = if trans { (2, 0xffff) } else { (4, 0xffff_ffff) };
-            assert_eq!(shared.load(row0, size, 0, 0).unwrap(), lanes[0].regs[0] & bits);
+            assert_eq!(
+                shared.load(row0, size, 0, 0).unwrap(),
+                lanes[0].regs[0] & bits
+            );
             assert_eq!(shared.load(row0 + 16, 8, 0, 0).unwrap(), 0);
             run_ldmatrix(&load, &mut lanes, &mut shared).unwrap();
             for (lane, r) in regs.iter().enumerate() {
