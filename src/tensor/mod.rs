@@ -18,7 +18,8 @@
 //! - [`copy_async`]: `cp.async` of 4, 8 or 16 bytes with zero-fill, commit and wait groups;
 //! - [`pack`]: two f32 into a `bf16x2`/`f16x2` register, and back;
 //! - Hopper (sm_90/sm_90a): [`mbarrier`] (transaction barriers), [`tma`] (tensor-map box
-//!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait).
+//!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait), [`layout`]
+//!   (swizzled shared tiles as types: their offsets, descriptors and tensor-map swizzle).
 //!
 //! Addresses come from the `shared_address(&tile[i])` and `global_address(&x[i])`
 //! intrinsics. Kernels using this module run on GPUs (sm_80 and newer, Hopper for
@@ -73,6 +74,7 @@
 
 pub mod cluster;
 pub mod copy_async;
+pub mod layout;
 pub mod ldmatrix;
 pub mod mbarrier;
 pub mod mma;
