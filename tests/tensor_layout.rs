@@ -9,7 +9,9 @@
 mod common;
 
 use cudajit::prelude::*;
-use cudajit::tensor::layout::{SharedTileSw128, SharedTileSw32, SharedTileSw64, TileSwizzle};
+use cudajit::tensor::layout::{
+    warpgroup_acc_position, SharedTileSw128, SharedTileSw32, SharedTileSw64, TileSwizzle,
+};
 use cudajit::tensor::mbarrier::{
     fence_barrier_init, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity,
 };
@@ -23,7 +25,7 @@ use cudajit::{bf16, LaunchConfig, Stream, TensorMap};
 /// 32, 64) bytes, into tiles of the swizzle of that width. Thread `t` reads row `t % 64`
 /// of A (`t < 64`) or B back through `address_of` into `elements`; the warpgroup computes
 /// `out = A · Bᵀ` (64 × 64 f32) with one `wgmma` per 16-deep k slice, through the tile's
-/// `k_major_descriptor`.
+/// `k_major_descriptor`, and writes each register where `warpgroup_acc_position` puts it.
 #[kernel(arch = "sm_90a", max_threads = 128)]
 fn tma_tiles_into_wgmma(
     a_map: TensorMap,
@@ -93,14 +95,9 @@ fn tma_tiles_into_wgmma(
     }
     wgmma_commit_group();
     wgmma_wait_group::<0>();
-    let (warp, lane) = ((t / 32) as usize, (t % 32) as usize);
-    let (g, q) = (lane / 4, lane % 4);
-    for j in 0..8usize {
-        for r in 0..4usize {
-            let m = 16 * warp + g + 8 * (r / 2);
-            let n = 8 * j + 2 * q + r % 2;
-            out[m * 64 + n] = acc[4 * j + r];
-        }
+    for r in 0..32u32 {
+        let (m, n) = warpgroup_acc_position(t, r);
+        out[(m * 64 + n) as usize] = acc[r as usize];
     }
 }
 

@@ -19,6 +19,10 @@
 //! `SharedTileSw64` (a rustc error at the call). The types are `DeviceCopy` structs with
 //! `#[device]` impl blocks: kernels use them, and the host calls the same methods.
 //!
+//! [`warpgroup_acc_position`] and [`warpgroup_acc_owner`] partition a `wgmma` accumulator
+//! tile among the warpgroup's threads (the warp's m16n8 partition is
+//! [`crate::tensor::mma::acc_position`]).
+//!
 //! ```no_run
 //! use cudajit::prelude::*;
 //! use cudajit::tensor::layout::SharedTileSw128;
@@ -32,7 +36,9 @@
 //! # fn main() {}
 //! ```
 
+mod partition;
 pub mod swizzle;
 mod tile;
 
+pub use partition::{warpgroup_acc_owner, warpgroup_acc_position};
 pub use tile::{SharedTileSw128, SharedTileSw32, SharedTileSw64, TileSwizzle};
