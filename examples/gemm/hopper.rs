@@ -29,15 +29,14 @@ use cudajit::prelude::*;
 use cudajit::tensor::cluster::{
     cluster_ctarank, cluster_sync, map_shared_rank, mbarrier_arrive_cluster, tma_load_2d_multicast,
 };
+use cudajit::tensor::layout::SharedTileSw128;
 use cudajit::tensor::mbarrier::{
     fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
     mbarrier_wait_parity,
 };
 use cudajit::tensor::pack::pack_bf16x2;
 use cudajit::tensor::tma::tma_load_2d;
-use cudajit::tensor::wgmma::{
-    k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
-};
+use cudajit::tensor::wgmma::{wgmma_commit_group, wgmma_fence, wgmma_wait_group};
 use cudajit::tensor_map::TensorMap;
 
 use super::tiles::band_order;
@@ -204,19 +203,19 @@ pub fn gemm_wgmma<
                 mbarrier_wait_parity(bars + 8 * s, (g / STAGES) & 1);
                 // This consumer's 64 rows of the A tile (64 rows × 128 bytes further), and
                 // the whole B tile; slice `ks` of the 64-deep k-tile 32 bytes further.
-                let a_tile = ring + s * A_BYTES + consumer * (A_BYTES / 2);
-                let b_tile = b_ring + s * B_BYTES;
+                let a_tile = SharedTileSw128::new(ring + s * A_BYTES + consumer * (A_BYTES / 2));
+                let b_tile = SharedTileSw128::new(b_ring + s * B_BYTES);
                 wgmma_fence();
                 for ks in 0..4u32 {
                     // A tile's first product overwrites the accumulators (scale-d 0).
                     let accumulate = if kt > 0 || ks > 0 { 1u32 } else { 0u32 };
-                    let a_desc = k_major_sw128(a_tile + 32 * ks);
+                    let a_desc = a_tile.k_major_descriptor(32 * ks);
                     if FP8 {
                         ptx!(
                         "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {$0}, $1, $2, p, 1, 1;\n}",
                         &mut acc,
                         a_desc,
-                        k_major_sw128(b_tile + 32 * ks),
+                        b_tile.k_major_descriptor(32 * ks),
                         accumulate
                     );
                     } else if B_ROW_MAJOR {
@@ -225,7 +224,7 @@ pub fn gemm_wgmma<
                         "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 1;\n}",
                         &mut acc,
                         a_desc,
-                        mn_major_sw128(b_tile + 2048 * ks, 8192),
+                        b_tile.mn_major_descriptor(16 * ks, 8192),
                         accumulate
                     );
                     } else {
@@ -233,7 +232,7 @@ pub fn gemm_wgmma<
                         "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
                         &mut acc,
                         a_desc,
-                        k_major_sw128(b_tile + 32 * ks),
+                        b_tile.k_major_descriptor(32 * ks),
                         accumulate
                     );
                     }
@@ -424,14 +423,14 @@ pub fn fp8_tensor_maps<'a>(
     a: &'a cudajit::CudaSlice<u8>,
     b: &'a cudajit::CudaSlice<u8>,
 ) -> super::Result<(TensorMap<'a>, TensorMap<'a>)> {
-    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout};
     let operand = |outer: u32, box_outer: u32| {
         TensorMapLayout::tiled(
             TensorMapElement::U8,
             &[u64::from(k), u64::from(outer)],
             &[128, box_outer],
         )
-        .with_swizzle(TensorMapSwizzle::B128)
+        .with_swizzle_of::<SharedTileSw128>()
     };
     let a_map = TensorMap::encode(&operand(m, TILE_M as u32), a)?;
     let b_map = TensorMap::encode(&operand(n, TILE_N as u32), b)?;
@@ -447,7 +446,7 @@ pub fn tensor_maps<'a>(
     a: &'a cudajit::CudaSlice<cudajit::bf16>,
     b: &'a cudajit::CudaSlice<cudajit::bf16>,
 ) -> super::Result<(TensorMap<'a>, TensorMap<'a>)> {
-    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout, TensorMapSwizzle};
+    use cudajit::tensor_map::{TensorMapElement, TensorMapLayout};
     // `inner` × `outer` elements in boxes of 64 × `box_outer`.
     let operand = |inner: u32, outer: u32, box_outer: u32| {
         TensorMapLayout::tiled(
@@ -455,7 +454,7 @@ pub fn tensor_maps<'a>(
             &[u64::from(inner), u64::from(outer)],
             &[64, box_outer],
         )
-        .with_swizzle(TensorMapSwizzle::B128)
+        .with_swizzle_of::<SharedTileSw128>()
     };
     let a_map = TensorMap::encode(&operand(k, m, TILE_M as u32), a)?;
     let b_layout = if b_row_major {

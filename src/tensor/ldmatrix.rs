@@ -6,8 +6,18 @@
 //!
 //! Addresses are `.shared` addresses (`shared_address(&tile[i])`), 16-byte aligned. Every
 //! lane of the warp calls these together.
+//!
+//! The fragment loaders work in bytes, the same for every element type, because a
+//! fragment's 32-bit register is always 4 consecutive bytes of one row (A) or column (B):
+//! for A (row-major, 16 rows of 32 bytes: 16 bf16/f16, 8 tf32 or 32 8-bit elements) lane
+//! `l` gives row `l % 16` at byte `16 (l / 16)`; for B (stored column by column, each of
+//! the 8 columns 32 bytes of k) lanes 0–7 give column `l` at byte 0 and lanes 8–15 the
+//! same columns at byte 16. `.trans` loaders exist for 16-bit elements only (`ldmatrix`
+//! transposes 16-bit elements).
 
-use super::mma::{ABf16, AHalf, BBf16, BHalf};
+use super::mma::{
+    ABf16, AE4m3, AE5m2, AHalf, ATf32, BBf16, BE4m3, BE5m2, BHalf, BTf32, AS8, AU8, BS8, BU8,
+};
 use crate::device;
 use cudajit_core::ptx;
 
@@ -100,4 +110,84 @@ pub fn load_b_f16(address: u32) -> BHalf {
 pub fn load_b_f16_trans(address: u32) -> BHalf {
     let (b0, b1) = ldmatrix_x2_trans(address);
     BHalf { b0, b1 }
+}
+
+/// A tf32 (16×8 f32 bit patterns) A fragment from a row-major tile: lane `l` gives row `l % 16` at byte
+/// `16 (l / 16)` (the [module](self)'s rule).
+#[device]
+pub fn load_a_tf32(address: u32) -> ATf32 {
+    let (a0, a1, a2, a3) = ldmatrix_x4(address);
+    ATf32 { a0, a1, a2, a3 }
+}
+
+/// A tf32 (16×8 f32 bit patterns) B fragment from a tile stored column by column: lanes 0–7 give columns 0–7
+/// at byte 0, lanes 8–15 the same columns at byte 16.
+#[device]
+pub fn load_b_tf32(address: u32) -> BTf32 {
+    let (b0, b1) = ldmatrix_x2(address);
+    BTf32 { b0, b1 }
+}
+
+/// A FP8 e4m3 A fragment from a row-major tile: lane `l` gives row `l % 16` at byte
+/// `16 (l / 16)` (the [module](self)'s rule).
+#[device]
+pub fn load_a_e4m3(address: u32) -> AE4m3 {
+    let (a0, a1, a2, a3) = ldmatrix_x4(address);
+    AE4m3 { a0, a1, a2, a3 }
+}
+
+/// A FP8 e4m3 B fragment from a tile stored column by column: lanes 0–7 give columns 0–7
+/// at byte 0, lanes 8–15 the same columns at byte 16.
+#[device]
+pub fn load_b_e4m3(address: u32) -> BE4m3 {
+    let (b0, b1) = ldmatrix_x2(address);
+    BE4m3 { b0, b1 }
+}
+
+/// A FP8 e5m2 A fragment from a row-major tile: lane `l` gives row `l % 16` at byte
+/// `16 (l / 16)` (the [module](self)'s rule).
+#[device]
+pub fn load_a_e5m2(address: u32) -> AE5m2 {
+    let (a0, a1, a2, a3) = ldmatrix_x4(address);
+    AE5m2 { a0, a1, a2, a3 }
+}
+
+/// A FP8 e5m2 B fragment from a tile stored column by column: lanes 0–7 give columns 0–7
+/// at byte 0, lanes 8–15 the same columns at byte 16.
+#[device]
+pub fn load_b_e5m2(address: u32) -> BE5m2 {
+    let (b0, b1) = ldmatrix_x2(address);
+    BE5m2 { b0, b1 }
+}
+
+/// A s8 A fragment from a row-major tile: lane `l` gives row `l % 16` at byte
+/// `16 (l / 16)` (the [module](self)'s rule).
+#[device]
+pub fn load_a_s8(address: u32) -> AS8 {
+    let (a0, a1, a2, a3) = ldmatrix_x4(address);
+    AS8 { a0, a1, a2, a3 }
+}
+
+/// A s8 B fragment from a tile stored column by column: lanes 0–7 give columns 0–7
+/// at byte 0, lanes 8–15 the same columns at byte 16.
+#[device]
+pub fn load_b_s8(address: u32) -> BS8 {
+    let (b0, b1) = ldmatrix_x2(address);
+    BS8 { b0, b1 }
+}
+
+/// A u8 A fragment from a row-major tile: lane `l` gives row `l % 16` at byte
+/// `16 (l / 16)` (the [module](self)'s rule).
+#[device]
+pub fn load_a_u8(address: u32) -> AU8 {
+    let (a0, a1, a2, a3) = ldmatrix_x4(address);
+    AU8 { a0, a1, a2, a3 }
+}
+
+/// A u8 B fragment from a tile stored column by column: lanes 0–7 give columns 0–7
+/// at byte 0, lanes 8–15 the same columns at byte 16.
+#[device]
+pub fn load_b_u8(address: u32) -> BU8 {
+    let (b0, b1) = ldmatrix_x2(address);
+    BU8 { b0, b1 }
 }

@@ -6,15 +6,20 @@
 //! Every operation is a `#[device]` function written in the kernel language over inline
 //! PTX (`ptx!` with several outputs), so it inlines into the kernel with nothing linked.
 //! Fragments are `#[derive(DeviceCopy)]` structs holding exactly the per-lane registers the
-//! PTX ISA defines ("Matrix fragments for mma.m16n8k16"): rustc rejects a B fragment passed
+//! PTX ISA defines ("Matrix fragments for mma.m16n8k8/k16/k32"): rustc rejects a B fragment passed
 //! as A, or a bf16 fragment where f16 is expected.
 //!
-//! - [`mma`]: fragments of `m16n8k16` (bf16 and f16 inputs, f32 accumulators) and the MMA;
+//! - [`mma`]: fragments and MMAs of `m16n8k16` (bf16, f16 → f32; f16 → f16), `m16n8k8`
+//!   (tf32 → f32) and `m16n8k32` (e4m3, e5m2 → f32; s8, u8 → s32), and accumulator
+//!   elements by (row, column);
 //! - [`ldmatrix`]: 8×8 matrices of 16-bit elements from shared memory into fragments;
+//! - [`stmatrix`] (sm_90): 8×8 matrices of 16-bit elements from registers into shared
+//!   memory, accumulators stored as tiles;
 //! - [`copy_async`]: `cp.async` of 4, 8 or 16 bytes with zero-fill, commit and wait groups;
 //! - [`pack`]: two f32 into a `bf16x2`/`f16x2` register, and back;
 //! - Hopper (sm_90/sm_90a): [`mbarrier`] (transaction barriers), [`tma`] (tensor-map box
-//!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait).
+//!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait), [`layout`]
+//!   (swizzled shared tiles as types: their offsets, descriptors and tensor-map swizzle).
 //!
 //! Addresses come from the `shared_address(&tile[i])` and `global_address(&x[i])`
 //! intrinsics. Kernels using this module run on GPUs (sm_80 and newer, Hopper for
@@ -69,9 +74,11 @@
 
 pub mod cluster;
 pub mod copy_async;
+pub mod layout;
 pub mod ldmatrix;
 pub mod mbarrier;
 pub mod mma;
 pub mod pack;
+pub mod stmatrix;
 pub mod tma;
 pub mod wgmma;

@@ -167,6 +167,14 @@ impl TensorMapLayout {
         }
     }
 
+    /// The same with the swizzle of the shared tile type `T` the boxes fill
+    /// (`with_swizzle_of::<SharedTileSw128>()`), so the map and the tile's `wgmma`
+    /// descriptors take their swizzle from one type. The box's inner dimension should be
+    /// the tile's row, `T::ROW_BYTES` (wider is refused by [`Self::validate`]).
+    pub fn with_swizzle_of<T: crate::tensor::layout::TileSwizzle>(self) -> Self {
+        self.with_swizzle(T::SWIZZLE)
+    }
+
     /// The same with the byte strides of dimensions 1.. given (a padded or strided view).
     pub fn with_strides(mut self, global_strides: &[u64]) -> Self {
         self.global_strides = global_strides.to_vec();

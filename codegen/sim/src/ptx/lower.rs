@@ -10,7 +10,8 @@ use super::super::program::{Op, Reg};
 use super::template::{self, Instruction, Item, Operand};
 
 mod hopper;
-use super::{LdMatrix, Mma, MmaInputs, PtxOp};
+use super::mma::{Mma, MmaAccumulator, MmaInputs};
+use super::{LdMatrix, PtxOp};
 
 /// What the lowering needs of the function being compiled.
 pub(crate) trait Emit {
@@ -24,7 +25,7 @@ pub(crate) trait Emit {
 }
 
 /// What the simulator runs, for the message of an instruction it does not.
-pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16,f16.f16}.f32, ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes and .global.shared::cta.bulk_group, cp.async.bulk.{commit_group,wait_group[.read]}, prefetch.tensormap";
+pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.{f32,f16}.{bf16.bf16,f16.f16}.{f32,f16} (f16 accumulators with f16 inputs), m16n8k8.row.col.f32.tf32.tf32.f32, m16n8k32.row.col.f32.{e4m3.e4m3,e5m2.e5m2}.f32, m16n8k32.row.col[.satfinite].s32.{s8.s8,u8.u8}.s32, {ldmatrix,stmatrix}.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, cvt.rna.tf32.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes and .global.shared::cta.bulk_group, cp.async.bulk.{commit_group,wait_group[.read]}, prefetch.tensormap";
 
 /// Lowers `template`, whose operand `$N` has the registers `operands[N]`.
 pub(crate) fn lower(
@@ -231,25 +232,32 @@ impl Binder<'_> {
         }
         let parts: Vec<&str> = opcode.split('.').collect();
         let op = match parts.as_slice() {
-            ["mma", "sync", "aligned", "m16n8k16", "row", "col", "f32", x, y, "f32"]
-                if x == y && (*x == "bf16" || *x == "f16") =>
-            {
+            ["mma", "sync", "aligned", shape, "row", "col", rest @ ..] => {
+                let (accumulator, inputs) =
+                    mma_form(shape, rest).ok_or_else(|| unsupported(opcode))?;
                 let [d, a, b, c] = operands.as_slice() else {
                     return Err(with("takes {d}, {a}, {b}, {c}".into()));
                 };
-                PtxOp::Mma(Mma {
-                    inputs: if *x == "bf16" {
-                        MmaInputs::Bf16
-                    } else {
-                        MmaInputs::F16
-                    },
-                    d: self.fixed(d, true, "D").map_err(with)?,
+                let mut mma = Mma {
+                    inputs,
+                    accumulator,
+                    d: [0; 4],
                     a: self.fixed(a, false, "A").map_err(with)?,
                     b: self.fixed(b, false, "B").map_err(with)?,
-                    c: self.fixed(c, false, "C").map_err(with)?,
-                })
+                    c: [0; 4],
+                };
+                if accumulator.registers() == 2 {
+                    let d: [Reg; 2] = self.fixed(d, true, "D").map_err(with)?;
+                    let c: [Reg; 2] = self.fixed(c, false, "C").map_err(with)?;
+                    mma.d = [d[0], d[1], d[1], d[1]];
+                    mma.c = [c[0], c[1], c[1], c[1]];
+                } else {
+                    mma.d = self.fixed(d, true, "D").map_err(with)?;
+                    mma.c = self.fixed(c, false, "C").map_err(with)?;
+                }
+                PtxOp::Mma(mma)
             }
-            ["ldmatrix", "sync", "aligned", "m8n8", count, rest @ ..] => {
+            [op @ ("ldmatrix" | "stmatrix"), "sync", "aligned", "m8n8", count, rest @ ..] => {
                 let matrices = match *count {
                     "x1" => 1,
                     "x2" => 2,
@@ -263,24 +271,39 @@ impl Binder<'_> {
                 if !matches!(rest, ["shared", "b16"] | ["shared::cta", "b16"]) {
                     return Err(unsupported(opcode));
                 }
-                let [dst, address] = operands.as_slice() else {
-                    return Err(with("takes {destinations}, [address]".into()));
+                let load = *op == "ldmatrix";
+                let (registers, address) = match (operands.as_slice(), load) {
+                    ([registers, address], true) => (registers, address),
+                    ([address, registers], false) => (registers, address),
+                    (_, true) => return Err(with("takes {destinations}, [address]".into())),
+                    (_, false) => return Err(with("takes [address], {sources}".into())),
                 };
-                let regs = self.outputs(dst).map_err(with)?;
+                let regs = if load {
+                    self.outputs(registers)
+                } else {
+                    self.inputs(registers)
+                }
+                .map_err(with)?;
                 if regs.len() != matrices as usize {
+                    let verb = if load { "loads" } else { "stores" };
                     return Err(with(format!(
-                        "loads {matrices} registers, not {}",
+                        "{verb} {matrices} registers, not {}",
                         regs.len()
                     )));
                 }
-                let mut dst = [regs[0]; 4];
-                dst[..regs.len()].copy_from_slice(&regs);
-                PtxOp::LdMatrix(LdMatrix {
+                let mut registers = [regs[0]; 4];
+                registers[..regs.len()].copy_from_slice(&regs);
+                let moved = LdMatrix {
                     matrices,
                     trans,
-                    dst,
+                    registers,
                     address: self.address(address).map_err(with)?,
-                })
+                };
+                if load {
+                    PtxOp::LdMatrix(moved)
+                } else {
+                    PtxOp::StMatrix(moved)
+                }
             }
             ["cp", "async", "ca" | "cg", "shared" | "shared::cta", "global"] => {
                 let (to, from, size, source) = match operands.as_slice() {
@@ -317,6 +340,30 @@ impl Binder<'_> {
         self.emit(Op::Ptx(Box::new(op)));
         Ok(())
     }
+}
+
+/// The accumulator and input types of `mma.sync.aligned.<shape>.row.col<rest>`, if it is
+/// a form the simulator runs: `[.satfinite].<d>.<a>.<b>.<c>`, with A and B of one type,
+/// C of D's, and the shape the one the PTX ISA gives these inputs.
+fn mma_form(shape: &str, rest: &[&str]) -> Option<(MmaAccumulator, MmaInputs)> {
+    let (saturate, types) = match rest {
+        ["satfinite", types @ ..] => (true, types),
+        types => (false, types),
+    };
+    let [d, a, b, c] = types else {
+        return None;
+    };
+    let inputs = MmaInputs::from_suffix(a)?;
+    if a != b || c != d || shape != format!("m16n8k{}", inputs.k()) {
+        return None;
+    }
+    let accumulator = match (*d, inputs) {
+        ("s32", i) if i.is_integer() => MmaAccumulator::S32 { saturate },
+        ("f32", i) if !i.is_integer() && !saturate => MmaAccumulator::F32,
+        ("f16", MmaInputs::F16) if !saturate => MmaAccumulator::F16,
+        _ => return None,
+    };
+    Some((accumulator, inputs))
 }
 
 fn unsupported(opcode: &str) -> String {

@@ -9,7 +9,7 @@
 //!
 //! - Scalar instructions (`mov`, `add`, `setp`, `selp`, `cvt.rn.bf16x2.f32`, `ex2.approx`,
 //!   ..) become the interpreter's ordinary register operations.
-//! - Warp-collective ones (`mma.sync`, `ldmatrix`) stop the thread like a shuffle does;
+//! - Warp-collective ones (`mma.sync` [`mma`], `ldmatrix`, `stmatrix`) stop the thread like a shuffle does;
 //!   once all 32 lanes of the warp are at the instruction, [`warp`] runs it over their
 //!   registers at once.
 //! - `cp.async` and its groups ([`async_copy`]) copy into shared memory only at the wait
@@ -23,6 +23,8 @@
 pub(crate) mod async_copy;
 pub(crate) mod lower;
 pub(crate) mod mbarrier;
+pub(crate) mod mma;
+mod numeric;
 pub(crate) mod proxy;
 mod run;
 mod scalar;
@@ -55,10 +57,12 @@ pub(crate) fn kernel_site(frames: &[Frame], innermost: Site) -> Site {
 /// its ordinary operations). Registers are the function frame's.
 #[derive(Clone, Debug)]
 pub(crate) enum PtxOp {
-    /// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.f32`: warp-collective.
-    Mma(Mma),
+    /// `mma.sync.aligned.m16n8kK.row.col`, every form of [`mma`]: warp-collective.
+    Mma(mma::Mma),
     /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`: warp-collective.
     LdMatrix(LdMatrix),
+    /// `stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`: warp-collective.
+    StMatrix(LdMatrix),
     /// `cp.async.{ca,cg}.shared.global [shared], [global], bytes[, source_bytes];`
     CpAsync {
         shared: Reg,
@@ -121,7 +125,7 @@ impl PtxOp {
     /// Which threads run it together.
     pub(crate) fn participants(&self) -> Participants {
         match self {
-            PtxOp::Mma(_) | PtxOp::LdMatrix(_) => Participants::Warp,
+            PtxOp::Mma(_) | PtxOp::LdMatrix(_) | PtxOp::StMatrix(_) => Participants::Warp,
             PtxOp::Wgmma(_) | PtxOp::WgmmaFence | PtxOp::WgmmaGroup | PtxOp::SetMaxNreg => {
                 Participants::Warpgroup
             }
@@ -135,13 +139,11 @@ impl PtxOp {
     }
 
     /// The instruction's name, for messages.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            PtxOp::Mma(mma) => match mma.inputs {
-                MmaInputs::Bf16 => "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-                MmaInputs::F16 => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-            },
+    pub(crate) fn name(&self) -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(match self {
+            PtxOp::Mma(mma) => return std::borrow::Cow::Owned(mma.name()),
             PtxOp::LdMatrix(_) => "ldmatrix.sync.aligned.m8n8",
+            PtxOp::StMatrix(_) => "stmatrix.sync.aligned.m8n8",
             PtxOp::CpAsync { .. } => "cp.async",
             PtxOp::CpAsyncCommit => "cp.async.commit_group",
             PtxOp::CpAsyncWait { .. } => "cp.async.wait_group",
@@ -155,33 +157,17 @@ impl PtxOp {
             PtxOp::SetMaxNreg => "setmaxnreg",
             PtxOp::TmaLoad(_) | PtxOp::TmaStore(_) => "cp.async.bulk.tensor",
             PtxOp::ProxyFence => "fence.proxy.async",
-        }
+        })
     }
 }
 
-/// The element type of an MMA's A and B.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MmaInputs {
-    Bf16,
-    F16,
-}
-
-/// `d = a · b + c` over a warp's m16n8k16 fragments (the registers of one lane).
-#[derive(Clone, Debug)]
-pub(crate) struct Mma {
-    pub inputs: MmaInputs,
-    pub d: [Reg; 4],
-    pub a: [Reg; 4],
-    pub b: [Reg; 2],
-    pub c: [Reg; 4],
-}
-
-/// `matrices` 8×8 matrices of 16-bit elements from the rows whose shared addresses lanes
-/// `0..8 * matrices` give, into `dst[..matrices]` of every lane.
+/// `matrices` 8×8 matrices of 16-bit elements at the rows whose shared addresses lanes
+/// `0..8 * matrices` give, and `registers[..matrices]` of every lane: loaded into them
+/// (`ldmatrix`) or stored from them (`stmatrix`).
 #[derive(Clone, Debug)]
 pub(crate) struct LdMatrix {
     pub matrices: u32,
     pub trans: bool,
-    pub dst: [Reg; 4],
+    pub registers: [Reg; 4],
     pub address: Reg,
 }

@@ -139,7 +139,7 @@ pub(crate) fn run_thread(
         } => {
             let offset = barrier_at(regs, *barrier, memory)?;
             let barriers = &mut memory.shared.barriers;
-            let what = op.name();
+            let what = &*op.name();
             if let Some(bytes) = bytes {
                 let bytes = regs[*bytes as usize] as u32;
                 barriers.expect(offset, bytes, what).map_err(instruction)?;
@@ -186,6 +186,7 @@ pub(crate) fn run_thread(
         }
         PtxOp::Mma(_)
         | PtxOp::LdMatrix(_)
+        | PtxOp::StMatrix(_)
         | PtxOp::Wgmma(_)
         | PtxOp::WgmmaFence
         | PtxOp::WgmmaGroup

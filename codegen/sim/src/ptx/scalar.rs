@@ -125,6 +125,12 @@ pub(super) fn lower(instruction: &Instruction, binder: &mut Binder<'_>) -> Resul
             let [d, a, b] = three(binder, instruction)?;
             binder.emit(Op::Binary { f, dst: d, a, b });
         }
+        // `cvt.rna.tf32.f32 d, a`: `a` rounded to tf32, ties away from zero.
+        (["cvt", "rna", "tf32", "f32"], _) => {
+            let f: UnaryFn = |a| u64::from(super::numeric::round_to_tf32(f32_of(a)));
+            let [d, a] = two(binder, instruction)?;
+            binder.emit(Op::Unary { f, dst: d, a });
+        }
         // The SFU's 2^x: computed exactly here (the GPU's is within 2 ulp), with `.ftz`
         // flushing subnormal inputs and results to zero of the same sign.
         (["ex2", "approx", "ftz", "f32"], _) | (["ex2", "approx", "f32"], _) => {

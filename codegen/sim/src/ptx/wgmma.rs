@@ -27,6 +27,7 @@ use super::super::memory::{AccessFault, SharedMemory};
 use super::super::program::Reg;
 use super::super::thread::FaultKind;
 use super::super::value::CanonicalNan;
+use super::numeric::e4m3;
 use super::warp::Lane;
 
 /// Threads of a warpgroup.
@@ -54,22 +55,6 @@ impl WgmmaInputs {
             WgmmaInputs::F16 => half::f16::from_bits(bits as u16).to_f64(),
             WgmmaInputs::E4m3 => e4m3(bits as u8),
         }
-    }
-}
-
-/// An OCP FP8 e4m3 value: 1 sign, 4 exponent (bias 7), 3 mantissa bits; `S.1111.111` is
-/// NaN, there are no infinities.
-pub(crate) fn e4m3(byte: u8) -> f64 {
-    let sign = if byte & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((byte >> 3) & 0xf);
-    let mantissa = f64::from(byte & 7);
-    if byte & 0x7f == 0x7f {
-        return f64::NAN;
-    }
-    if exponent == 0 {
-        sign * mantissa / 8.0 * 2f64.powi(-6)
-    } else {
-        sign * (1.0 + mantissa / 8.0) * 2f64.powi(exponent - 7)
     }
 }
 
@@ -317,9 +302,5 @@ mod tests {
             mn.address(64 + 9, 10, 2, true),
             8192 + 1024 + 2 * 128 + ((1 ^ 2) * 16 + 2)
         );
-        assert_eq!(e4m3(0x38), 1.0);
-        assert_eq!(e4m3(0x7e), 448.0);
-        assert_eq!(e4m3(0x01), 2f64.powi(-9));
-        assert!(e4m3(0xff).is_nan());
     }
 }
