@@ -22,10 +22,10 @@ use cudajit::core::Scalar;
 use cudajit::{bf16, f16, Arch, Stream};
 use kernels::{Element, Problem};
 
-/// Runs one problem (batch 1) on the simulator; every output within the example's bounds.
+/// Runs one problem on `stream`; every output within the example's bounds.
 fn check<T: Element + cudajit::BufferElement>(stream: &Stream, p: &Problem) {
-    let q = reference::random::<T>(1, p.heads * p.seq * p.dim);
-    let k = reference::random::<T>(2, p.kv_heads * p.seq * p.dim);
+    let q = reference::random::<T>(1, p.batch * p.heads * p.seq * p.dim);
+    let k = reference::random::<T>(2, p.batch * p.kv_heads * p.seq * p.dim);
     let v = reference::random::<T>(3, k.len());
     let (dq, dk, dv) = (
         stream.clone_htod(&q).unwrap(),
@@ -33,7 +33,9 @@ fn check<T: Element + cudajit::BufferElement>(stream: &Stream, p: &Problem) {
         stream.clone_htod(&v).unwrap(),
     );
     let mut o = stream.alloc_zeros::<T>(q.len()).unwrap();
-    let mut lse = stream.alloc_zeros::<f32>(p.heads * p.seq).unwrap();
+    let mut lse = stream
+        .alloc_zeros::<f32>(p.batch * p.heads * p.seq)
+        .unwrap();
     kernels::launch(stream, p, &dq, &dk, &dv, &mut o, &mut lse).unwrap();
     let (o, lse) = (
         stream.clone_dtoh(&o).unwrap(),
@@ -98,6 +100,37 @@ fn head_dimension_256_matches_the_host_on_the_simulator() {
     // (keys 64..96 partly, and the zero-filled tail past 80).
     check::<bf16>(&stream, &problem(256, 32, 1, 1, 80, true));
     check::<f16>(&stream, &problem(256, 32, 1, 1, 40, false));
+}
+
+/// On the GPU, every form in both element types: batches of 2, GQA with 1 and 2 KV heads,
+/// causal and not, sequences that are not multiples of any tile (100, 200, 257) and one
+/// that is (256).
+#[test]
+fn every_form_and_element_type_matches_the_host_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    let stream = Stream::from_cuda(context.default_stream());
+    for (dim, kv) in kernels::FORMS {
+        for (batch, heads, kv_heads, seq, causal) in [
+            (2, 4, 2, 200, true),
+            (1, 2, 1, 100, false),
+            (1, 2, 2, 257, true),
+            (2, 4, 1, 256, false),
+        ] {
+            let p = Problem {
+                dim,
+                kv,
+                batch,
+                heads,
+                kv_heads,
+                seq,
+                causal,
+            };
+            check::<bf16>(&stream, &p);
+            check::<f16>(&stream, &p);
+        }
+    }
 }
 
 #[test]
