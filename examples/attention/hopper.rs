@@ -503,24 +503,16 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
     }
 }
 
-/// The 16-bit input types: bf16, and f16 (`HALF`).
-pub trait Element: cudajit::DeviceScalar + cudarc::driver::DeviceRepr {
-    /// The kernel's `HALF`.
-    const HALF: bool;
-    /// The element as the tensor maps name it.
-    const TENSOR_MAP: cudajit::tensor_map::TensorMapElement;
-}
+use super::kernels::Element;
 
-impl Element for cudajit::bf16 {
-    const HALF: bool = false;
-    const TENSOR_MAP: cudajit::tensor_map::TensorMapElement =
-        cudajit::tensor_map::TensorMapElement::Bf16;
-}
-
-impl Element for cudajit::f16 {
-    const HALF: bool = true;
-    const TENSOR_MAP: cudajit::tensor_map::TensorMapElement =
-        cudajit::tensor_map::TensorMapElement::F16;
+/// The tensor maps' name of `T`.
+fn map_element<T: Element>() -> cudajit::tensor_map::TensorMapElement {
+    use cudajit::tensor_map::TensorMapElement;
+    if T::F16 {
+        TensorMapElement::F16
+    } else {
+        TensorMapElement::Bf16
+    }
 }
 
 /// The tensor map of `[outer, seq, dim]` (`outer` = batch · heads): boxes of 64 × 128 × 1,
@@ -533,7 +525,7 @@ pub fn tensor_map<T: Element>(
 ) -> super::Result<TensorMap<'_>> {
     use cudajit::tensor_map::{TensorMapLayout, TensorMapSwizzle};
     let layout = TensorMapLayout::tiled(
-        T::TENSOR_MAP,
+        map_element::<T>(),
         &[dim as u64, seq as u64, outer as u64],
         &[64, BLOCK_KV as u32, 1],
     )
@@ -580,7 +572,7 @@ pub fn launch<T: Element>(
             )?
         };
     }
-    match (dim, T::HALF) {
+    match (dim, T::F16) {
         (64, false) => form!(64, false, 32),
         (64, true) => form!(64, true, 32),
         (_, false) => form!(128, false, 64),
