@@ -6,7 +6,7 @@
 //! | launcher | rank | world size | local rank | local world size | node |
 //! | --- | --- | --- | --- | --- | --- |
 //! | torchrun, `cudajit-nccl-launch` | `RANK` | `WORLD_SIZE` | `LOCAL_RANK` | `LOCAL_WORLD_SIZE` | `GROUP_RANK` |
-//! | Open MPI (`mpirun`) | `OMPI_COMM_WORLD_RANK` | `OMPI_COMM_WORLD_SIZE` | `OMPI_COMM_WORLD_LOCAL_RANK` | `OMPI_COMM_WORLD_LOCAL_SIZE` | `OMPI_COMM_WORLD_NODE_RANK` |
+//! | Open MPI (`mpirun`) | `OMPI_COMM_WORLD_RANK` | `OMPI_COMM_WORLD_SIZE` | `OMPI_COMM_WORLD_LOCAL_RANK` | `OMPI_COMM_WORLD_LOCAL_SIZE` | — |
 //! | MPICH, Intel MPI (Hydra, PMI) | `PMI_RANK` | `PMI_SIZE` | `MPI_LOCALRANKID` | `MPI_LOCALNRANKS` | — |
 //! | Slurm (`srun`) | `SLURM_PROCID` | `SLURM_NTASKS` | `SLURM_LOCALID` | `SLURM_NTASKS_PER_NODE` | `SLURM_NODEID` |
 //! | PMIx | `PMIX_RANK` | — | — | — | — |
@@ -14,7 +14,8 @@
 //! torchrun's variables come first because they are an explicit choice (and what
 //! `cudajit-nccl-launch` sets); the MPI launchers come before Slurm because `mpirun` runs
 //! inside Slurm allocations, where `SLURM_*` describe the allocation, not the MPI task;
-//! PMIx exports only a rank, so it comes last. What the chosen launcher does not give is
+//! PMIx exports only a rank, so it comes last. Open MPI exports no host index
+//! (`OMPI_COMM_WORLD_NODE_RANK` is a rank on the host, across jobs). What the chosen launcher does not give is
 //! taken from torchrun's names (`WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`), so a user
 //! can complete it.
 //!
@@ -91,7 +92,10 @@ const LAUNCHERS: [LauncherVars; 5] = [
         world_size: Some("OMPI_COMM_WORLD_SIZE"),
         local_rank: Some("OMPI_COMM_WORLD_LOCAL_RANK"),
         local_world_size: Some("OMPI_COMM_WORLD_LOCAL_SIZE"),
-        node_rank: Some("OMPI_COMM_WORLD_NODE_RANK"),
+        // Not OMPI_COMM_WORLD_NODE_RANK: that is the process's rank among every job's
+        // processes on its host (1 for rank 1 of `mpirun -np 2` on one host), not the
+        // host's index; Open MPI exports none.
+        node_rank: None,
     },
     LauncherVars {
         launcher: JobLauncher::Mpich,
