@@ -255,6 +255,38 @@ impl BootstrapEnv {
     }
 }
 
+/// The rank and world size a launcher's variables declare, without the checks
+/// [`BootstrapEnv::from_env`] makes for the TCP exchange (an address for rank 0, a local
+/// rank): what another bootstrap (MPI's) compares its own numbers with.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DeclaredPlace {
+    pub launcher: JobLauncher,
+    pub rank_var: &'static str,
+    pub rank: usize,
+    /// The variable and its value, when the launcher (or torchrun's name) gives one.
+    pub world_size: Option<(&'static str, usize)>,
+}
+
+/// The first launcher's rank and world size (the module's precedence), `None` when no
+/// launcher's rank variable is set.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(super) fn declared_place(env: &SearchEnv) -> Result<Option<DeclaredPlace>> {
+    let Some(vars) = LAUNCHERS.iter().find(|l| env.var_str(l.rank).is_some()) else {
+        return Ok(None);
+    };
+    let world_var = vars
+        .world_size
+        .filter(|v| env.var_str(v).is_some())
+        .unwrap_or("WORLD_SIZE");
+    Ok(Some(DeclaredPlace {
+        launcher: vars.launcher,
+        rank_var: vars.rank,
+        rank: number(env, vars.rank)?,
+        world_size: number_opt(env, world_var)?.map(|n| (world_var, n)),
+    }))
+}
+
 /// `MASTER_ADDR`, or under Slurm the first host of the job's node list, with the variable
 /// it came from; `None` when neither says.
 fn master_addr(env: &SearchEnv, launcher: JobLauncher) -> Result<Option<(&'static str, String)>> {
