@@ -37,6 +37,7 @@ fn main() -> ExitCode {
     }
     ranks_agree_under_mpirun(2);
     ranks_agree_under_mpirun(4);
+    one_disagreeing_rank_fails_every_rank();
     mpi_must_be_initialised();
     misuse_is_reported("finalised", &[], "MPI is already finalised");
     misuse_is_reported(
@@ -45,7 +46,7 @@ fn main() -> ExitCode {
         "MPI_COMM_WORLD has 1 rank(s) but WORLD_SIZE=2 (torchrun): start every rank with \
          mpirun or srun",
     );
-    println!("test result: ok. 5 MPI checks passed");
+    println!("test result: ok. 6 MPI checks passed");
     ExitCode::SUCCESS
 }
 
@@ -83,6 +84,11 @@ fn rank_of_an_mpi_job(out: &Path) -> ExitCode {
         SimpleCommunicator::world().abort(101);
     }));
     let world = universe.world();
+    if std::env::var(MISUSE).is_ok_and(|m| m == "disagree") {
+        let err = mpi::place(&world).expect_err("a rank's variables disagree with MPI");
+        std::fs::write(out.join(format!("rank{}", world.rank())), err.to_string()).expect("write");
+        return ExitCode::SUCCESS;
+    }
     let place = mpi::place(&world).expect("MPI place");
     let launcher = BootstrapEnv::from_env(&SearchEnv::from_process()).expect("Open MPI's vars");
     let tcp = tcp_exchange(
@@ -234,6 +240,41 @@ fn ranks_agree_under_mpirun(n: usize) {
     let other_half = field(&ranks[1], "half-made");
     assert_ne!(field(&ranks[0], "half-made"), other_half);
     println!("mpirun -np {n}: the ranks agree on the id, their places and the peers ... ok");
+}
+
+/// Rank 1 alone carries torchrun's `RANK=0` (an MPMD job: `mpirun A : env RANK=0 A`); it
+/// fails, and rank 0, whose variables are fine, fails too instead of waiting for it.
+fn one_disagreeing_rank_fails_every_rank() {
+    let out = std::env::temp_dir().join(format!("cudajit-mpi-disagree-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).expect("a scratch directory");
+    let me = std::env::current_exe().expect("the test binary");
+    let status = Command::new(mpirun())
+        .args(["--allow-run-as-root", "--oversubscribe", "--timeout", "60"])
+        .args(["-x", RANK_OUT, "-x", MISUSE, "-np", "1"])
+        .arg(&me)
+        .args([":", "-np", "1", "env", "RANK=0"])
+        .arg(&me)
+        .env(RANK_OUT, &out)
+        .env(MISUSE, "disagree")
+        .status()
+        .expect("mpirun starts");
+    assert!(
+        status.success(),
+        "mpirun failed (a rank left waiting?): {status}"
+    );
+    let read = |r: usize| std::fs::read_to_string(out.join(format!("rank{r}"))).expect("a rank");
+    let (zero, one) = (read(0), read(1));
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(
+        one.contains("MPI_COMM_WORLD's rank is 1 but RANK=0 (torchrun)"),
+        "{one}"
+    );
+    assert!(
+        zero.contains("rank 1 disagrees with its launcher's variables"),
+        "{zero}"
+    );
+    println!("a rank whose variables disagree with MPI fails every rank ... ok");
 }
 
 /// The id exchange refuses to touch MPI before `MPI_Init` (which would abort).

@@ -2,7 +2,8 @@
 //! variables of torchrun, Open MPI, MPICH, Slurm or PMIx ([`BootstrapEnv`]), the exchange
 //! of NCCL's unique id over TCP ([`exchange`]) and a small launcher ([`Launcher`], also
 //! the `cudajit-nccl-launch` binary), on one host or several. With the `mpi` feature,
-//! [`mpi`] exchanges the id over an MPI communicator instead ([`Communicator::from_mpi`]).
+//! `bootstrap::mpi` exchanges the id over an MPI communicator instead
+//! (`Communicator::from_mpi`).
 
 mod env;
 mod exchange;

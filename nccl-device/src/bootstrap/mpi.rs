@@ -55,9 +55,13 @@ pub struct MpiPlace {
 /// agree with MPI (see [`super::BootstrapEnv`]'s table).
 pub fn place<C: MpiCommunicator>(comm: &C) -> Result<MpiPlace> {
     ensure_running()?;
-    if is_world(comm) {
-        check_launcher_agrees(comm, declared_place(&SearchEnv::from_process())?.as_ref())?;
-    }
+    let agrees = if is_world(comm) {
+        declared_place(&SearchEnv::from_process())
+            .and_then(|declared| check_launcher_agrees(comm, declared.as_ref()))
+    } else {
+        Ok(())
+    };
+    every_rank_ok(comm, agrees)?;
     let rank = comm.rank();
     let host = comm.split_shared(rank);
     // The hosts' lowest ranks, in rank order, number the hosts; each tells its host.
@@ -160,6 +164,20 @@ fn ensure_running() -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Makes one rank's failure every rank's before the next collective, which the failed
+/// rank would never join (leaving the others waiting in it).
+fn every_rank_ok<C: MpiCommunicator>(comm: &C, own: Result<()>) -> Result<()> {
+    let mut failed = vec![0u8; comm.size() as usize];
+    comm.all_gather_into(&u8::from(own.is_err()), &mut failed[..]);
+    own?;
+    match failed.iter().position(|&f| f != 0) {
+        Some(rank) => Err(NcclError::Bootstrap(format!(
+            "rank {rank} disagrees with its launcher's variables (its error says how)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn is_world<C: MpiCommunicator>(comm: &C) -> bool {
