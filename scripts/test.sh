@@ -51,6 +51,19 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --features cudajit/cli --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace --features cudajit/cli
+echo "== NCCL's unique id over MPI (the mpi feature) under mpirun -np 2 and -np 4"
+# Needs a system MPI (rsmpi's build runs mpicc) and libclang (its bindgen); CI installs
+# neither, so without them the step says so and is skipped.
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+  echo "SKIPPED: mpicc/mpirun not on PATH (apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
+elif [ -z "${LIBCLANG_PATH:-}" ] && ! ldconfig -p | grep -q 'libclang[-.0-9]*\.so'; then
+  echo "SKIPPED: no libclang for rsmpi's bindings (apt-get install libclang-dev, or set LIBCLANG_PATH)"
+else
+  cargo build -p cudajit-nccl --features mpi
+  cargo clippy -p cudajit-nccl --all-targets --features mpi --quiet -- -D warnings
+  cargo clippy --example nccl_setup --features mpi --quiet -- -D warnings
+  cargo test -p cudajit-nccl --features mpi --test mpi_job
+fi
 echo "== the tensor-core examples compiled for sm_90 (PTX shape, no local memory)"
 cargo run --quiet --example gemm -- --cpu-check
 cargo run --quiet --example attention -- --cpu-check

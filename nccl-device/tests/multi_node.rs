@@ -73,9 +73,25 @@ fn each_launchers_variables_describe_the_job() {
     ]);
     assert_eq!(
         place(&open_mpi),
-        (9, 16, 1, Some(8), Some(1), JobLauncher::OpenMpi)
+        (9, 16, 1, Some(8), None, JobLauncher::OpenMpi)
     );
     assert_eq!(open_mpi.master_addr, "10.1.0.7");
+    // What Open MPI 4.1.4 sets for rank 1 of `mpirun -np 2` on one host: its
+    // OMPI_COMM_WORLD_NODE_RANK is a rank on the host, not a host index, so the job is
+    // on one host and needs no MASTER_ADDR.
+    let one_host_mpirun = read(&[
+        ("OMPI_COMM_WORLD_RANK", "1"),
+        ("OMPI_COMM_WORLD_SIZE", "2"),
+        ("OMPI_COMM_WORLD_LOCAL_RANK", "1"),
+        ("OMPI_COMM_WORLD_LOCAL_SIZE", "2"),
+        ("OMPI_COMM_WORLD_NODE_RANK", "1"),
+        ("PMIX_RANK", "1"),
+    ]);
+    assert_eq!(
+        place(&one_host_mpirun),
+        (1, 2, 1, Some(2), None, JobLauncher::OpenMpi)
+    );
+    assert_eq!(one_host_mpirun.master_addr, "127.0.0.1");
     let mpich = read(&[
         ("PMI_RANK", "3"),
         ("PMI_SIZE", "4"),

@@ -6,7 +6,7 @@
 //! | launcher | rank | world size | local rank | local world size | node |
 //! | --- | --- | --- | --- | --- | --- |
 //! | torchrun, `cudajit-nccl-launch` | `RANK` | `WORLD_SIZE` | `LOCAL_RANK` | `LOCAL_WORLD_SIZE` | `GROUP_RANK` |
-//! | Open MPI (`mpirun`) | `OMPI_COMM_WORLD_RANK` | `OMPI_COMM_WORLD_SIZE` | `OMPI_COMM_WORLD_LOCAL_RANK` | `OMPI_COMM_WORLD_LOCAL_SIZE` | `OMPI_COMM_WORLD_NODE_RANK` |
+//! | Open MPI (`mpirun`) | `OMPI_COMM_WORLD_RANK` | `OMPI_COMM_WORLD_SIZE` | `OMPI_COMM_WORLD_LOCAL_RANK` | `OMPI_COMM_WORLD_LOCAL_SIZE` | — |
 //! | MPICH, Intel MPI (Hydra, PMI) | `PMI_RANK` | `PMI_SIZE` | `MPI_LOCALRANKID` | `MPI_LOCALNRANKS` | — |
 //! | Slurm (`srun`) | `SLURM_PROCID` | `SLURM_NTASKS` | `SLURM_LOCALID` | `SLURM_NTASKS_PER_NODE` | `SLURM_NODEID` |
 //! | PMIx | `PMIX_RANK` | — | — | — | — |
@@ -14,7 +14,8 @@
 //! torchrun's variables come first because they are an explicit choice (and what
 //! `cudajit-nccl-launch` sets); the MPI launchers come before Slurm because `mpirun` runs
 //! inside Slurm allocations, where `SLURM_*` describe the allocation, not the MPI task;
-//! PMIx exports only a rank, so it comes last. What the chosen launcher does not give is
+//! PMIx exports only a rank, so it comes last. Open MPI exports no host index
+//! (`OMPI_COMM_WORLD_NODE_RANK` is a rank on the host, across jobs). What the chosen launcher does not give is
 //! taken from torchrun's names (`WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`), so a user
 //! can complete it.
 //!
@@ -91,7 +92,10 @@ const LAUNCHERS: [LauncherVars; 5] = [
         world_size: Some("OMPI_COMM_WORLD_SIZE"),
         local_rank: Some("OMPI_COMM_WORLD_LOCAL_RANK"),
         local_world_size: Some("OMPI_COMM_WORLD_LOCAL_SIZE"),
-        node_rank: Some("OMPI_COMM_WORLD_NODE_RANK"),
+        // Not OMPI_COMM_WORLD_NODE_RANK: that is the process's rank among every job's
+        // processes on its host (1 for rank 1 of `mpirun -np 2` on one host), not the
+        // host's index; Open MPI exports none.
+        node_rank: None,
     },
     LauncherVars {
         launcher: JobLauncher::Mpich,
@@ -249,6 +253,38 @@ impl BootstrapEnv {
         }
         vars
     }
+}
+
+/// The rank and world size a launcher's variables declare, without the checks
+/// [`BootstrapEnv::from_env`] makes for the TCP exchange (an address for rank 0, a local
+/// rank): what another bootstrap (MPI's) compares its own numbers with.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DeclaredPlace {
+    pub launcher: JobLauncher,
+    pub rank_var: &'static str,
+    pub rank: usize,
+    /// The variable and its value, when the launcher (or torchrun's name) gives one.
+    pub world_size: Option<(&'static str, usize)>,
+}
+
+/// The first launcher's rank and world size (the module's precedence), `None` when no
+/// launcher's rank variable is set.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(super) fn declared_place(env: &SearchEnv) -> Result<Option<DeclaredPlace>> {
+    let Some(vars) = LAUNCHERS.iter().find(|l| env.var_str(l.rank).is_some()) else {
+        return Ok(None);
+    };
+    let world_var = vars
+        .world_size
+        .filter(|v| env.var_str(v).is_some())
+        .unwrap_or("WORLD_SIZE");
+    Ok(Some(DeclaredPlace {
+        launcher: vars.launcher,
+        rank_var: vars.rank,
+        rank: number(env, vars.rank)?,
+        world_size: number_opt(env, world_var)?.map(|n| (world_var, n)),
+    }))
 }
 
 /// `MASTER_ADDR`, or under Slurm the first host of the job's node list, with the variable

@@ -1,11 +1,15 @@
 //! Multi-process jobs, one process per GPU: where this process is in its job, from the
 //! variables of torchrun, Open MPI, MPICH, Slurm or PMIx ([`BootstrapEnv`]), the exchange
 //! of NCCL's unique id over TCP ([`exchange`]) and a small launcher ([`Launcher`], also
-//! the `cudajit-nccl-launch` binary), on one host or several.
+//! the `cudajit-nccl-launch` binary), on one host or several. With the `mpi` feature,
+//! `bootstrap::mpi` exchanges the id over an MPI communicator instead
+//! (`Communicator::from_mpi`).
 
 mod env;
 mod exchange;
 mod launcher;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod nodelist;
 
 use std::sync::Arc;
