@@ -84,13 +84,13 @@ impl Element for f16 {
     }
 }
 
-/// The keys per tile each head dimension runs with: 128 at `D = 64` (a 64-key tile is half
-/// the work per barrier and per softmax pass, and the fixed costs per tile weighed
-/// twice), 64 at 128, 32 at 256 (Q 32 KiB + two stages of K and V 64 KiB: 96 KiB of shared
-/// memory, so two blocks share an SM, and 16 score registers next to the 128 of the output).
+/// The keys per tile each head dimension runs with: 64 at `D` = 64 and 128, 32 at 256 (Q
+/// 32 KiB + two stages of K and V 64 KiB: 96 KiB of shared memory, so two blocks share an
+/// SM, and 16 score registers next to the 128 of the output). At `D = 64` a 128-key tile
+/// halves the barriers and softmax passes per key, but its 202 registers leave 2 blocks per
+/// SM instead of 3: on the H200 it ran 2–6 % slower (docs/performance.md).
 pub fn kv_tile(d: usize) -> usize {
     match d {
-        64 => 128,
         256 => 32,
         _ => 64,
     }

@@ -40,19 +40,20 @@ def main():
 def table(panels, shapes):
     """One row per cudajit series and sequence, with flash's and cuDNN's TFLOP/s and the
     ratios to them."""
-    print("| dtype | head dim | batch × heads | KV tile | seq | causal | cudajit TFLOP/s "
+    print("| kernel | dtype | head dim | batch × heads | KV tile | seq | causal | cudajit TFLOP/s "
           "| flash TFLOP/s | cuDNN TFLOP/s | cudajit / flash | cudajit / cuDNN |")
-    print("| --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for (dtype, dim, causal), series in sorted(panels.items()):
         flash, cudnn = series.get("flash", {}), series.get("cudnn", {})
         for name, points in sorted(series.items()):
             if not name.startswith("cudajit"):
                 continue
             kv = name.split("KV ")[1].rstrip(")")
+            kernel = "wgmma (FA3)" if name.startswith("cudajit-wgmma") else "mma.sync (FA2)"
             for seq, tflops in sorted(points.items()):
                 ratio = lambda other: f"{tflops / other[seq]:.2f}" if seq in other else "—"
                 value = lambda other: f"{other[seq]:.1f}" if seq in other else "—"
-                print(f"| {dtype} | {dim} | {shapes[dim]} | {kv} | {seq} | {str(causal).lower()} "
+                print(f"| {kernel} | {dtype} | {dim} | {shapes[dim]} | {kv} | {seq} | {str(causal).lower()} "
                       f"| {tflops:.1f} | {value(flash)} | {value(cudnn)} "
                       f"| **{ratio(flash)}** | {ratio(cudnn)} |")
 
