@@ -29,6 +29,18 @@ pub fn tma_load_2d(destination: u32, map: u64, x: i32, y: i32, barrier: u32) {
     );
 }
 
+/// Loads the box at `x` of a 1-D tensor.
+#[device]
+pub fn tma_load_1d(destination: u32, map: u64, x: i32, barrier: u32) {
+    ptx!(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2}], [$3];",
+        destination,
+        map,
+        x,
+        barrier
+    );
+}
+
 /// Loads the box at (`x`, `y`, `z`) of a 3-D tensor.
 #[device]
 pub fn tma_load_3d(destination: u32, map: u64, x: i32, y: i32, z: i32, barrier: u32) {
@@ -39,6 +51,38 @@ pub fn tma_load_3d(destination: u32, map: u64, x: i32, y: i32, z: i32, barrier: 
         x,
         y,
         z,
+        barrier
+    );
+}
+
+/// Loads the box at (`x`, `y`, `z`, `w`) of a 4-D tensor.
+#[device]
+#[allow(clippy::too_many_arguments)]
+pub fn tma_load_4d(destination: u32, map: u64, x: i32, y: i32, z: i32, w: i32, barrier: u32) {
+    ptx!(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
+        destination,
+        map,
+        x,
+        y,
+        z,
+        w,
+        barrier
+    );
+}
+
+/// Loads the box at `c` (innermost first) of a 5-D tensor.
+#[device]
+pub fn tma_load_5d(destination: u32, map: u64, c: [i32; 5], barrier: u32) {
+    ptx!(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4, $5, $6}], [$7];",
+        destination,
+        map,
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
         barrier
     );
 }
@@ -60,6 +104,60 @@ pub fn tma_store_2d(map: u64, x: i32, y: i32, source: u32) {
     );
 }
 
+/// Stores the box at `source` to `x` of a 1-D tensor (see [`tma_store_2d`]).
+#[device]
+pub fn tma_store_1d(map: u64, x: i32, source: u32) {
+    ptx!(
+        "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [$0, {$1}], [$2];",
+        map,
+        x,
+        source
+    );
+}
+
+/// Stores the box at `source` to (`x`, `y`, `z`) of a 3-D tensor (see [`tma_store_2d`]).
+#[device]
+pub fn tma_store_3d(map: u64, x: i32, y: i32, z: i32, source: u32) {
+    ptx!(
+        "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], [$4];",
+        map,
+        x,
+        y,
+        z,
+        source
+    );
+}
+
+/// Stores the box at `source` to (`x`, `y`, `z`, `w`) of a 4-D tensor (see [`tma_store_2d`]).
+#[device]
+pub fn tma_store_4d(map: u64, x: i32, y: i32, z: i32, w: i32, source: u32) {
+    ptx!(
+        "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [$0, {$1, $2, $3, $4}], [$5];",
+        map,
+        x,
+        y,
+        z,
+        w,
+        source
+    );
+}
+
+/// Stores the box at `source` to `c` (innermost first) of a 5-D tensor (see
+/// [`tma_store_2d`]).
+#[device]
+pub fn tma_store_5d(map: u64, c: [i32; 5], source: u32) {
+    ptx!(
+        "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [$0, {$1, $2, $3, $4, $5}], [$6];",
+        map,
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        source
+    );
+}
+
 /// Closes the group of TMA stores issued since the last commit.
 #[device]
 pub fn tma_store_commit() {
@@ -77,6 +175,18 @@ pub fn tma_store_wait() {
 #[device]
 pub fn fence_proxy_async_shared() {
     ptx!("fence.proxy.async.shared::cta;");
+}
+
+/// Brings the box at (`x`, `y`) of the 2-D tensor of `map` into L2 ahead of its load (no
+/// shared memory, no barrier; a hint the simulator accepts and does nothing for).
+#[device]
+pub fn tma_prefetch_2d(map: u64, x: i32, y: i32) {
+    ptx!(
+        "cp.async.bulk.prefetch.tensor.2d.L2.global [$0, {$1, $2}];",
+        map,
+        x,
+        y
+    );
 }
 
 /// Brings the descriptor at `map` into the cache ahead of the first copy.

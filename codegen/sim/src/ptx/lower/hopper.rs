@@ -103,6 +103,15 @@ pub(super) fn select(
         }
         // A hint: the simulator reads a map where a copy uses it.
         ["prefetch", "tensormap"] => return Ok(Selection::Done),
+        // A prefetch of a box into L2: a hint, with nothing to simulate but its operands.
+        ["cp", "async", "bulk", "prefetch", "tensor", dims, "L2", "global"] => {
+            let rank = rank_of(dims)?;
+            let [source] = operands else {
+                return Err("takes [map, {coordinates}]".into());
+            };
+            map_and_coordinates(binder, source, rank)?;
+            return Ok(Selection::Done);
+        }
         ["setmaxnreg", "inc" | "dec", "sync", "aligned", "u32"] => {
             let [count] = operands else {
                 return Err("takes the register count".into());
