@@ -30,11 +30,9 @@ use cudajit::tensor::cluster::{
     cluster_ctarank, cluster_sync, map_shared_rank, mbarrier_arrive_cluster, tma_load_2d_multicast,
 };
 use cudajit::tensor::layout::SharedTileSw128;
-use cudajit::tensor::mbarrier::{
-    fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
-    mbarrier_wait_parity,
-};
+use cudajit::tensor::mbarrier::mbarrier_arrive_expect_tx;
 use cudajit::tensor::pack::pack_bf16x2;
+use cudajit::tensor::pipeline::Ring;
 use cudajit::tensor::tma::tma_load_2d;
 use cudajit::tensor::wgmma::{wgmma_commit_group, wgmma_fence, wgmma_wait_group};
 use cudajit::tensor_map::TensorMap;
@@ -116,8 +114,8 @@ pub fn gemm_wgmma<
     let raw = shared_address(&smem[0]);
     let ring = raw + (1024 - raw % 1024) % 1024;
     let b_ring = ring + STAGES * A_BYTES;
-    // `full[s]` at `bars + 8 s`, `empty[s]` at `bars + 8 (STAGES + s)`.
-    let bars = ring + STAGES * (A_BYTES + B_BYTES);
+    // The buffers' barriers after them: k-tile `g` is in buffer `g % STAGES`.
+    let pipeline = Ring::new(ring + STAGES * (A_BYTES + B_BYTES), STAGES);
     // With clusters, x pairs blocks: the pair takes a 256-row band's two tiles.
     let rank = if CLUSTER { cluster_ctarank() } else { 0 };
     let pairs = if CLUSTER { 2 } else { 1 };
@@ -135,12 +133,9 @@ pub fn gemm_wgmma<
     let depth = if FP8 { 128 } else { 64 };
     let tiles = k / depth;
     if t == 0 {
-        for s in 0..STAGES {
-            // Full: the producer's arrival and the TMA bytes; empty: both consumers.
-            mbarrier_init(bars + 8 * s, 1);
-            mbarrier_init(bars + 8 * (STAGES + s), 2 * pairs as u32);
-        }
-        fence_barrier_init();
+        // Full: the producer's arrival and the TMA bytes; empty: both consumers (of both
+        // blocks of a cluster).
+        pipeline.init(1, 2 * pairs as u32);
     }
     if CLUSTER {
         // The other block's barriers are initialised before anything multicasts to them.
@@ -158,13 +153,10 @@ pub fn gemm_wgmma<
                 for kt in 0..tiles {
                     // The pipeline's k-tile counter runs on across this block's tiles.
                     let g = i as u32 * tiles + kt;
-                    let s = g % STAGES;
-                    let round = g / STAGES;
-                    if round > 0 {
-                        // The consumers have released this buffer's previous k-tile.
-                        mbarrier_wait_parity(bars + 8 * (STAGES + s), (round - 1) & 1);
-                    }
-                    let full = bars + 8 * s;
+                    let s = pipeline.stage(g);
+                    // The consumers have released this buffer's previous k-tile.
+                    pipeline.acquire(g);
+                    let full = pipeline.full(g);
                     mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
                     let x = (kt * depth) as i32;
                     tma_load_2d(ring + s * A_BYTES, a_address, x, row0 as i32, full);
@@ -199,8 +191,8 @@ pub fn gemm_wgmma<
             let (row0, col0) = tile_origin::<PERSISTENT>(i, tiles_n, tiles_m, pairs, rank);
             for kt in 0..tiles {
                 let g = i as u32 * tiles + kt;
-                let s = g % STAGES;
-                mbarrier_wait_parity(bars + 8 * s, (g / STAGES) & 1);
+                let s = pipeline.stage(g);
+                pipeline.wait(g);
                 // This consumer's 64 rows of the A tile (64 rows × 128 bytes further), and
                 // the whole B tile; slice `ks` of the 64-deep k-tile 32 bytes further.
                 let a_tile = SharedTileSw128::new(ring + s * A_BYTES + consumer * (A_BYTES / 2));
@@ -241,18 +233,17 @@ pub fn gemm_wgmma<
                 // k-tile `kt - 1`'s wgmmas have completed: its buffer may be refilled.
                 wgmma_wait_group::<1>();
                 if kt > 0 && t % 128 == 0 {
-                    let empty = bars + 8 * (STAGES + (g - 1) % STAGES);
-                    mbarrier_arrive(empty);
+                    pipeline.release(g - 1);
                     if CLUSTER {
                         // The other block multicast into this buffer too.
-                        mbarrier_arrive_cluster(map_shared_rank(empty, rank ^ 1));
+                        mbarrier_arrive_cluster(map_shared_rank(pipeline.empty(g - 1), rank ^ 1));
                     }
                 }
             }
             wgmma_wait_group::<0>();
             if PERSISTENT && t % 128 == 0 {
                 // The tile's last buffer, released for the next tile's loads.
-                mbarrier_arrive(bars + 8 * (STAGES + (i as u32 * tiles + tiles - 1) % STAGES));
+                pipeline.release(i as u32 * tiles + tiles - 1);
             }
             // Warp `w` of the consumer holds rows 16 w + g and 16 w + g + 8 of its 64, columns
             // 8 j + 2 q and 8 j + 2 q + 1 of each 8-column block `j`.

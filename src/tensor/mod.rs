@@ -19,7 +19,8 @@
 //! - [`pack`]: two f32 into a `bf16x2`/`f16x2` register, and back;
 //! - Hopper (sm_90/sm_90a): [`mbarrier`] (transaction barriers), [`tma`] (tensor-map box
 //!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait), [`layout`]
-//!   (swizzled shared tiles as types: their offsets, descriptors and tensor-map swizzle).
+//!   (swizzled shared tiles as types: their offsets, descriptors and tensor-map swizzle),
+//!   [`pipeline`] (a ring of buffers between a producer and its consumers over mbarriers).
 //!
 //! Addresses come from the `shared_address(&tile[i])` and `global_address(&x[i])`
 //! intrinsics. Kernels using this module run on GPUs (sm_80 and newer, Hopper for
@@ -79,6 +80,7 @@ pub mod ldmatrix;
 pub mod mbarrier;
 pub mod mma;
 pub mod pack;
+pub mod pipeline;
 pub mod stmatrix;
 pub mod tma;
 pub mod wgmma;

@@ -18,7 +18,7 @@
 //!
 //! **Accumulators**: warp `w` of the group holds rows `16w..16w+16`; lane `(g, t)` holds,
 //! for each 8-column block `j`, registers `4j..4j+4` = (g, 8j+2t), (g, 8j+2t+1), (g+8,
-//! 8j+2t), (g+8, 8j+2t+1). Products are exact in f32 (bf16, f16, e4m3 inputs), summed in
+//! 8j+2t), (g+8, 8j+2t+1). Products are exact in f32 (bf16, f16, e4m3, e5m2 inputs), summed in
 //! f64 in k order onto D (or zero, when `scale-d` is false) and rounded once to f32; the
 //! GPU's tensor cores align and truncate, FP8 with fewer bits still (see
 //! docs/simulator.md).
@@ -27,7 +27,7 @@ use super::super::memory::{AccessFault, SharedMemory};
 use super::super::program::Reg;
 use super::super::thread::FaultKind;
 use super::super::value::CanonicalNan;
-use super::numeric::e4m3;
+use super::numeric::{e4m3, e5m2};
 use super::warp::Lane;
 
 /// Threads of a warpgroup.
@@ -39,12 +39,13 @@ pub(crate) enum WgmmaInputs {
     Bf16,
     F16,
     E4m3,
+    E5m2,
 }
 
 impl WgmmaInputs {
     fn bytes(self) -> u32 {
         match self {
-            WgmmaInputs::E4m3 => 1,
+            WgmmaInputs::E4m3 | WgmmaInputs::E5m2 => 1,
             _ => 2,
         }
     }
@@ -54,6 +55,7 @@ impl WgmmaInputs {
             WgmmaInputs::Bf16 => f64::from(half::bf16::from_bits(bits as u16).to_f32()),
             WgmmaInputs::F16 => half::f16::from_bits(bits as u16).to_f64(),
             WgmmaInputs::E4m3 => e4m3(bits as u8),
+            WgmmaInputs::E5m2 => e5m2(bits as u8),
         }
     }
 }

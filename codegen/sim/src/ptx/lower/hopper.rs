@@ -238,11 +238,10 @@ fn wgmma(
         "bf16" => (WgmmaInputs::Bf16, 16),
         "f16" => (WgmmaInputs::F16, 16),
         "e4m3" => (WgmmaInputs::E4m3, 32),
-        other => {
-            return Err(format!(
-                "`{other}` inputs (the simulator runs bf16, f16 and e4m3 with f32 accumulators)"
-            ))
-        }
+        "e5m2" => (WgmmaInputs::E5m2, 32),
+        other => return Err(format!(
+            "`{other}` inputs (the simulator runs bf16, f16, e4m3 and e5m2 with f32 accumulators)"
+        )),
     };
     let n = shape
         .strip_prefix("m64n")
