@@ -15,7 +15,7 @@
 //! use cudajit::tensor::pipeline::Ring;
 //!
 //! /// Warp 0 produces 8 items through a ring of 2 buffers; warp 1 consumes them in order.
-//! #[kernel(arch = "sm_90")]
+//! #[kernel]
 //! fn relay(out: &mut [u32]) {
 //!     let buffers = shared_array::<u32>(2);
 //!     let bars = shared_array::<u64>(4);
