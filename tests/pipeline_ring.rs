@@ -64,6 +64,11 @@ fn a_ring_that_is_never_released_is_reported_on_the_simulator() {
         text.contains("can never complete") && text.contains("`bars`[3]"),
         "{text}"
     );
+    // At the wait's line in the library's own file, inside the device function.
+    assert!(
+        text.contains("src/tensor/mbarrier.rs:") && text.contains("in `mbarrier_try_wait_parity`"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -45,6 +45,10 @@ pub struct FunctionSource {
     /// when the text is read. The body names each as an [`ExprKind::Var`].
     #[serde(skip)]
     pub constants: Vec<crate::constant::ConstantValue>,
+    /// The file that defines the function (`file!()`), attached like `constants` when the
+    /// text is read: spans are lines of this file.
+    #[serde(skip)]
+    pub file: String,
 }
 
 impl FunctionSource {

@@ -58,6 +58,7 @@ impl CapturedFunction {
     pub fn parse(&self) -> Result<FunctionSource, serde_json::Error> {
         let mut source = FunctionSource::from_json(self.source)?;
         source.constants = (self.constants)().to_vec();
+        source.file = self.file.to_owned();
         Ok(source)
     }
 

@@ -10,7 +10,7 @@ pub struct SimSite {
     pub kernel: String,
     /// The function running (the kernel or a `#[device]` function).
     pub function: String,
-    /// `file:line:column` of the operation (the kernel's file).
+    /// `file:line:column` of the operation (in the file of the function running).
     pub location: String,
     /// `block_idx()` of the block.
     pub block: [u32; 3],

@@ -271,6 +271,8 @@ pub(crate) struct ExternInfo {
 #[derive(Debug)]
 pub(crate) struct CompiledFunction {
     pub name: String,
+    /// The file its spans are in (the kernel's when the IR does not say).
+    pub file: String,
     pub code: Vec<Op>,
     /// The span of each operation, for messages.
     pub spans: Vec<Span>,
@@ -379,7 +381,14 @@ impl Program {
         let unsupported = |function: &Function, span: Span, what: &str| SimError::Unsupported {
             kernel: kernel.clone(),
             function: function.name.clone(),
-            location: format!("{}:{span}", options.file),
+            location: format!(
+                "{}:{span}",
+                if function.file.is_empty() {
+                    &options.file
+                } else {
+                    &function.file
+                }
+            ),
             what: what.to_owned(),
         };
 
@@ -853,6 +862,7 @@ impl<'a> FunctionCompiler<'a> {
         }
         Ok(CompiledFunction {
             name: self.function.name.clone(),
+            file: self.function.file.clone(),
             code: self.code,
             spans: self.spans,
             registers: self.init.len() as u32,

@@ -842,13 +842,18 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
 
     fn location(&self, site: Site) -> String {
         let program = self.grid.program;
-        let span = program
-            .functions
-            .get(site.function as usize)
+        let function = program.functions.get(site.function as usize);
+        let span = function
             .and_then(|f| f.spans.get(site.pc as usize))
             .copied()
             .unwrap_or_default();
-        format!("{}:{span}", program.file)
+        // A device function's spans are lines of its own file (another crate's, for
+        // `cudajit::tensor`'s).
+        let file = function
+            .map(|f| f.file.as_str())
+            .filter(|file| !file.is_empty())
+            .unwrap_or(&program.file);
+        format!("{file}:{span}")
     }
 
     fn site(&self, t: usize, site: Site) -> Box<SimSite> {

@@ -137,6 +137,9 @@ pub struct Function {
     pub expression_spans: Vec<Span>,
     pub body: Block,
     pub span: Span,
+    /// The source file the spans are in (the function's own, a device function from
+    /// another crate included); empty where unknown.
+    pub file: String,
 }
 
 impl Function {

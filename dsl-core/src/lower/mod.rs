@@ -166,6 +166,7 @@ impl Program<'_> {
             function: Function {
                 name,
                 span: source.span,
+                file: source.file.clone(),
                 ..Function::default()
             },
             scopes: Scopes::default(),

@@ -110,6 +110,7 @@ fn declaration(function: &ForeignItemFn, errors: &mut Errors) -> Option<Function
         external: Some(symbol),
         max_threads: None,
         constants: Vec::new(),
+        file: String::new(),
     })
 }
 

@@ -187,6 +187,7 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
             external: None,
             max_threads: None,
             constants: Vec::new(),
+            file: String::new(),
         },
         callees: uses.callees,
         constants: uses.constants,

@@ -239,9 +239,11 @@ fn wgmma(
         "f16" => (WgmmaInputs::F16, 16),
         "e4m3" => (WgmmaInputs::E4m3, 32),
         "e5m2" => (WgmmaInputs::E5m2, 32),
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "`{other}` inputs (the simulator runs bf16, f16, e4m3 and e5m2 with f32 accumulators)"
-        )),
+        ))
+        }
     };
     let n = shape
         .strip_prefix("m64n")
