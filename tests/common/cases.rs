@@ -198,6 +198,10 @@ pub fn all() -> Vec<Case> {
             name: "scalar_methods",
             run: super::methods::scalar_methods_case,
         },
+        Case {
+            name: "struct_operators",
+            run: super::struct_operators::struct_operators_case,
+        },
     ]
 }
 

@@ -21,6 +21,7 @@ use crate::math::MathFunction;
 use crate::{ir, Scalar, Span};
 
 mod arrays;
+mod indexing;
 mod methods;
 
 /// What is known about a type variable.
@@ -118,6 +119,9 @@ pub(super) struct TypeTable {
     desugared: HashMap<*const Expr, Rc<Expr>>,
     /// `a += b` of structs, as the call of `add_assign` it is.
     desugared_stmts: HashMap<*const Stmt, Rc<Expr>>,
+    /// `v[i] = x` of structs with `IndexMut`, as the assignment of the place it is
+    /// (`indexing.rs`).
+    replaced_stmts: HashMap<*const Stmt, Rc<Stmt>>,
 }
 
 impl TypeTable {
@@ -153,6 +157,13 @@ impl TypeTable {
             .map(|call| &**call)
     }
 
+    /// The statement an assignment through `IndexMut` is (`v[i] = x` is `v.data[i] = x`).
+    pub(super) fn replaced_stmt(&self, stmt: &Stmt) -> Option<&Stmt> {
+        self.replaced_stmts
+            .get(&(stmt as *const Stmt))
+            .map(|replacement| &**replacement)
+    }
+
     /// The call a compound assignment of a struct is (`a += b` is `add_assign(&mut a, b)`).
     pub(super) fn desugared_stmt(&self, stmt: &Stmt) -> Option<&Expr> {
         self.desugared_stmts
@@ -180,6 +191,7 @@ pub(super) fn infer(
         structs_let: Vec::new(),
         desugared: Vec::new(),
         desugared_stmts: Vec::new(),
+        replaced_stmts: Vec::new(),
         result: None,
         result_struct: None,
         result_array: None,
@@ -331,6 +343,8 @@ struct Inference<'a> {
     desugared: Vec<(*const Expr, Rc<Expr>)>,
     /// Compound assignments of structs, replaced by their calls.
     desugared_stmts: Vec<(*const Stmt, Rc<Expr>)>,
+    /// Assignments through `IndexMut`, replaced by the assignments of their places.
+    replaced_stmts: Vec<(*const Stmt, Rc<Stmt>)>,
     /// The return type of the function, if it returns a scalar.
     result: Option<usize>,
     /// The struct (or tuple) the function returns, if it returns one.
@@ -467,17 +481,17 @@ impl Inference<'_> {
             ExprKind::Binary { op, left, right } => {
                 let left_ty = self.expr(left)?;
                 if let InferTy::Struct(name) = left_ty {
-                    if !op.is_logical() && !op.is_comparison() {
+                    if op.is_comparison() {
+                        return self.struct_comparison(expr, *op, name, left, right);
+                    }
+                    if !op.is_logical() {
                         return self.binary_operator(expr, *op, name, right);
                     }
                 }
                 let l = self.scalar_of(left_ty, left)?;
                 let right_ty = self.expr(right)?;
                 if let InferTy::Struct(name) = right_ty {
-                    return Err(LowerError::new(
-                        right.span,
-                        format!("a `{name}` on the right of `{}` with a scalar on the left is not supported: put the struct on the left (`v {} s`), as its `#[device]` operator impls take it", op.symbol(), op.symbol()),
-                    ));
+                    return self.scalar_left_operator(expr, *op, left, l, name, right);
                 }
                 let r = self.scalar_of(right_ty, right)?;
                 if op.is_logical() {
@@ -508,9 +522,7 @@ impl Inference<'_> {
                         self.structs.push((expr as *const Expr, name));
                         return Ok(InferTy::Struct(name));
                     }
-                    InferTy::Struct(_) => {
-                        return Err(LowerError::new(base.span, "structs cannot be indexed"))
-                    }
+                    InferTy::Struct(name) => return self.struct_index(expr, name, base, index),
                     InferTy::Scalar(_) => {
                         return Err(LowerError::new(base.span, "only slices and arrays can be indexed"))
                     }
@@ -963,6 +975,9 @@ impl Inference<'_> {
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> Result<(), LowerError> {
+        if self.struct_index_assignment(stmt)?.is_some() {
+            return Ok(());
+        }
         match stmt {
             Stmt::Let {
                 name,
@@ -1764,6 +1779,38 @@ impl Inference<'_> {
                     let p = var_of(self, elem)?;
                     self.require(p, given, arg.span)?;
                 }
+                // A slice of structs: the same struct, and `&mut` where it is written.
+                (
+                    ParamType::Slice { elem, mutable },
+                    InferTy::StructSlice {
+                        name: given,
+                        mutable: given_mut,
+                    },
+                ) => {
+                    let wanted = match self.library.resolve_value(self.spec, elem, arg.span)? {
+                        Resolved::Struct(name) => name,
+                        Resolved::Scalar(_) => "",
+                    };
+                    if wanted != given {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` takes a slice of `{}` as `{}`, not of `{given}`",
+                                ty_name(elem),
+                                param.name
+                            ),
+                        ));
+                    }
+                    if *mutable && !given_mut {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` writes through `{}`: pass a `&mut` slice",
+                                param.name
+                            ),
+                        ));
+                    }
+                }
                 _ => {
                     return Err(LowerError::new(
                         arg.span,
@@ -2082,6 +2129,9 @@ impl Inference<'_> {
         }
         table.desugared = std::mem::take(&mut self.desugared).into_iter().collect();
         table.desugared_stmts = std::mem::take(&mut self.desugared_stmts)
+            .into_iter()
+            .collect();
+        table.replaced_stmts = std::mem::take(&mut self.replaced_stmts)
             .into_iter()
             .collect();
         for call in std::mem::take(&mut self.calls) {

@@ -82,6 +82,11 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn stmt(&mut self, stmt: &Stmt, out: &mut Block) -> Result<(), LowerError> {
+        let types = self.types;
+        if let Some(replacement) = types.replaced_stmt(stmt) {
+            // `v[i] = x` through `IndexMut`: the assignment of the place it inlines to.
+            return self.stmt(replacement, out);
+        }
         match stmt {
             Stmt::Let {
                 name,
