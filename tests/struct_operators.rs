@@ -130,3 +130,71 @@ fn comparing_a_struct_without_a_device_partial_eq_names_the_impl() {
         "{error}"
     );
 }
+
+/// An `index` body with a statement: not one place expression, so it cannot be inlined.
+#[derive(Clone, Copy, Debug, cudajit::DeviceCopy)]
+#[repr(C)]
+pub struct Shifted {
+    pub data: [f32; 4],
+}
+
+#[cudajit::device]
+impl std::ops::Index<usize> for Shifted {
+    type Output = f32;
+    fn index(&self, i: usize) -> &f32 {
+        let k = (i + 1) % 4;
+        &self.data[k]
+    }
+}
+
+#[cudajit::device]
+fn twice(k: usize) -> usize {
+    2 * k
+}
+
+#[cudajit::kernel]
+fn index_with_statements(out: &mut [f32]) {
+    let s = Shifted { data: [1.0; 4] };
+    out[0] = s[1];
+}
+
+#[cudajit::kernel]
+fn index_by_a_call(xs: &[V3], out: &mut [f32]) {
+    out[0] = xs[0][twice(1) % 3];
+}
+
+fn compile_error(launch: impl FnOnce(&cudajit::Stream) -> Result<(), cudajit::Error>) -> String {
+    launch(&cudajit::Stream::simulator())
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn index_bodies_and_indices_that_cannot_be_inlined_are_named() {
+    let error = compile_error(|stream| {
+        let mut out = stream.alloc_zeros::<f32>(1)?;
+        index_with_statements::launch(
+            stream,
+            cudajit::prelude::LaunchConfig::for_elements(1),
+            &mut out,
+        )
+    });
+    assert!(
+        error.contains("is inlined where `Shifted` is indexed, so its body is one place expression: `&self.field`, `&self.array[i]`"),
+        "{error}"
+    );
+    let error = compile_error(|stream| {
+        let xs = stream.clone_htod(&inputs(2).0)?;
+        let mut out = stream.alloc_zeros::<f32>(1)?;
+        index_by_a_call::launch(
+            stream,
+            cudajit::prelude::LaunchConfig::for_elements(1),
+            &xs,
+            &mut out,
+        )
+    });
+    assert!(
+        error.contains("so it cannot call a function: bind it first (`let k = ..; v[k]`)"),
+        "{error}"
+    );
+}

@@ -23,6 +23,39 @@ pub struct V3 {
 }
 
 #[device]
+impl V3 {
+    pub fn new(x: f32, y: f32, z: f32) -> V3 {
+        V3 { x, y, z }
+    }
+
+    pub fn dot(&self, o: V3) -> f32 {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+
+    pub fn length(&self) -> f32 {
+        self.dot(*self).sqrt()
+    }
+
+    /// `&mut self`, and `self[k]` of the struct's own `Index`/`IndexMut` in a method.
+    pub fn normalize(&mut self) {
+        let length = self.length();
+        if length > 0.0 {
+            for k in 0..3 {
+                self[k] /= length;
+            }
+        }
+    }
+
+    pub fn largest(&self) -> f32 {
+        let mut largest = self[0];
+        for k in 1..3 {
+            largest = largest.max(self[k]);
+        }
+        largest
+    }
+}
+
+#[device]
 impl Add for V3 {
     type Output = V3;
     fn add(self, o: V3) -> V3 {
@@ -150,7 +183,7 @@ pub fn step(bodies: &mut [Body], k: usize, dt: f32) -> f32 {
 }
 
 /// Outputs per element of [`struct_operators`].
-pub const PER_ELEMENT: usize = 8;
+pub const PER_ELEMENT: usize = 11;
 
 #[kernel]
 pub fn struct_operators(xs: &[V3], cells: &[Cell], out: &mut [f32]) {
@@ -176,6 +209,13 @@ pub fn struct_operators(xs: &[V3], cells: &[Cell], out: &mut [f32]) {
         out[o + 5] = if cells[i] == cells[i + 1] { 1.0 } else { 0.0 };
         out[o + 6] = if cells[i] != cells[i + 1] { 1.0 } else { 0.0 };
         out[o + 7] = xs[i][i % 3];
+        // Methods, and indexing an element of an array of structs.
+        let mut pair = [V3::new(1.0, 2.0, 2.0), b];
+        pair[1].normalize();
+        pair[0][i % 3] += a.dot(b);
+        out[o + 8] = pair[0].length() + pair[1][0];
+        out[o + 9] = pair[1].largest() + pair[0].largest();
+        out[o + 10] = pair[1][2];
     }
 }
 
@@ -202,6 +242,13 @@ pub fn struct_operators_on_host(xs: &[V3], cells: &[Cell], out: &mut [f32]) {
         out[o + 5] = if cells[i] == cells[i + 1] { 1.0 } else { 0.0 };
         out[o + 6] = if cells[i] != cells[i + 1] { 1.0 } else { 0.0 };
         out[o + 7] = xs[i][i % 3];
+        // Methods, and indexing an element of an array of structs.
+        let mut pair = [V3::new(1.0, 2.0, 2.0), b];
+        pair[1].normalize();
+        pair[0][i % 3] += a.dot(b);
+        out[o + 8] = pair[0].length() + pair[1][0];
+        out[o + 9] = pair[1].largest() + pair[0].largest();
+        out[o + 10] = pair[1][2];
     }
 }
 

@@ -134,6 +134,12 @@ impl Inference<'_> {
                 format!("the index of a `{name}` is put where its `{}` uses it, so it cannot call a function: bind it first (`let k = ..; v[k]`)", operator.method),
             ));
         }
+        if !is_pure(base) {
+            return Err(LowerError::new(
+                base.span,
+                format!("a `{name}` indexed through `{}` is put where the body names `self`, so it cannot be a call's result: bind it first (`let v = ..; v[i]`)", operator.method),
+            ));
+        }
         let function = self
             .library
             .get(&callee)
