@@ -202,6 +202,10 @@ pub fn all() -> Vec<Case> {
             name: "struct_operators",
             run: super::struct_operators::struct_operators_case,
         },
+        Case {
+            name: "nested_arrays",
+            run: super::nested_arrays::nested_arrays_case,
+        },
     ]
 }
 

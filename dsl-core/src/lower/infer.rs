@@ -54,6 +54,9 @@ pub(super) enum InferTy {
     Array(usize),
     /// A local array of structs (`let mut bodies = [Body::zero(); 4];`).
     StructArray(&'static str),
+    /// A local array of arrays of scalars (`let mut m = [[0.0f32; 4]; 4];`): its rows are
+    /// arrays of the element type.
+    Rows(usize),
 }
 
 /// What a name refers to during inference.
@@ -76,6 +79,8 @@ enum Binding {
     },
     Array(usize),
     StructArray(&'static str),
+    /// An array of arrays of scalars.
+    Rows(usize),
 }
 
 /// A device function instance a call resolves to.
@@ -415,6 +420,7 @@ impl Inference<'_> {
             InferTy::Slice { .. }
             | InferTy::Array(_)
             | InferTy::StructSlice { .. }
+            | InferTy::Rows(_)
             | InferTy::StructArray(_) => Err(LowerError::new(
                 expr.span,
                 "a slice or array can only be indexed or asked for its `.len()` here",
@@ -445,6 +451,7 @@ impl Inference<'_> {
                 }
                 Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
                 Some(Binding::StructArray(name)) => return Ok(InferTy::StructArray(name)),
+                Some(Binding::Rows(elem)) => return Ok(InferTy::Rows(elem)),
                 Some(Binding::Struct(name) | Binding::StructRef(name)) => {
                     return Ok(InferTy::Struct(name))
                 }
@@ -523,6 +530,12 @@ impl Inference<'_> {
                         return Ok(InferTy::Struct(name));
                     }
                     InferTy::Struct(name) => return self.struct_index(expr, name, base, index),
+                    // `m[i]` of an array of arrays: a row, which is indexed in turn.
+                    InferTy::Rows(elem) => {
+                        let i = self.scalar(index)?;
+                        self.require(i, Scalar::Usize, index.span)?;
+                        return Ok(InferTy::Array(elem));
+                    }
                     InferTy::Scalar(_) => {
                         return Err(LowerError::new(base.span, "only slices and arrays can be indexed"))
                     }
@@ -753,7 +766,7 @@ impl Inference<'_> {
                 FieldType::Array { .. } => {
                     return Err(LowerError::new(
                         span,
-                        "arrays of arrays in structs are not supported yet: use a flat array indexed `[r * n + c]`",
+                        "arrays of arrays are local arrays only (`let mut m = [[0.0f32; 4]; 4];`), not struct fields yet: use a flat array field indexed `[r * n + c]`",
                     ))
                 }
             },
@@ -1016,6 +1029,25 @@ impl Inference<'_> {
                     ..
                 }) = init
                 {
+                    if let ExprKind::Repeat {
+                        value: element,
+                        len: columns,
+                    } = &value.kind
+                    {
+                        // `[[value; M]; N]`: N rows of M elements.
+                        let elem = self.scalar(element)?;
+                        for length in [len, columns] {
+                            let l = self.scalar(length)?;
+                            self.require(l, Scalar::Usize, length.span)?;
+                        }
+                        if let Some(ty) = ty {
+                            let scalar = self.library.scalar(self.spec, ty, *span)?;
+                            self.require(elem, scalar, *span)?;
+                        }
+                        self.lets.push((stmt as *const Stmt, elem, *span));
+                        self.scopes.bind(name, Binding::Rows(elem));
+                        return Ok(());
+                    }
                     let value_ty = self.expr(value)?;
                     if let InferTy::Struct(struct_name) = value_ty {
                         // An array of structs: every element a copy of the value.
@@ -1053,6 +1085,12 @@ impl Inference<'_> {
                 if let Some(init) = init {
                     // An array a call returned (`let r = tile(acc);`).
                     match self.expr(init)? {
+                        InferTy::Array(_) if matches!(init.kind, ExprKind::Index { .. }) => {
+                            return Err(LowerError::new(
+                                init.span,
+                                "a row of an array of arrays is not copied whole: index its elements (`m[i][j]`) or copy them into a local array",
+                            ))
+                        }
                         InferTy::Array(var) => {
                             self.lets.push((stmt as *const Stmt, var, *span));
                             self.scopes.bind(name, Binding::Array(var));

@@ -549,6 +549,13 @@ impl Lowerer<'_, '_> {
         out: &mut Block,
     ) -> Result<(), LowerError> {
         const MAX_LEN: u64 = 4096;
+        if let ExprKind::Repeat {
+            value: element,
+            len: columns,
+        } = &value.kind
+        {
+            return self.rows_let(stmt, name, element, (columns, len), span, out);
+        }
         let count = self.constant_value(len)?;
         if count == 0 || count > MAX_LEN {
             return Err(LowerError::new(
