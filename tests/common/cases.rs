@@ -198,6 +198,14 @@ pub fn all() -> Vec<Case> {
             name: "scalar_methods",
             run: super::methods::scalar_methods_case,
         },
+        Case {
+            name: "struct_operators",
+            run: super::struct_operators::struct_operators_case,
+        },
+        Case {
+            name: "nested_arrays",
+            run: super::nested_arrays::nested_arrays_case,
+        },
     ]
 }
 

@@ -6,6 +6,8 @@ pub mod iteration;
 pub mod kernels;
 pub mod language;
 pub mod methods;
+pub mod nested_arrays;
+pub mod struct_operators;
 pub mod views_and_closures;
 
 use cudajit::codegen::toolchain::Toolchain;

@@ -41,12 +41,28 @@ impl dyn Shape {
     }
 }
 
-// `Index` returns a reference.
+// An index that is not an integer.
 #[device]
-impl Index<usize> for Vec2 {
+impl Index<f32> for Vec2 {
     type Output = f32;
-    fn index(&self, i: usize) -> &f32 {
-        if i == 0 { &self.x } else { &self.y }
+    fn index(&self, i: f32) -> &f32 {
+        if i == 0.0 { &self.x } else { &self.y }
+    }
+}
+
+// A comparison with another type.
+#[device]
+impl PartialEq<f32> for Vec2 {
+    fn eq(&self, o: &f32) -> bool {
+        self.x == *o
+    }
+}
+
+// A scalar's impl of an operator that is not binary arithmetic.
+#[device]
+impl PartialEq<Vec2> for f32 {
+    fn eq(&self, o: &Vec2) -> bool {
+        *self == o.x
     }
 }
 

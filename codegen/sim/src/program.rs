@@ -825,6 +825,19 @@ impl<'a> FunctionCompiler<'a> {
                     TypeInner::Scalar(elem) => self.local_array(*len, elem.size_bytes()),
                     // An array of structs: each element at the struct's stride.
                     TypeInner::Struct { size, .. } => self.local_array(*len, size),
+                    // An array of arrays (`[[f32; 4]; 4]`): each row at the row's stride.
+                    TypeInner::Array {
+                        base: elem,
+                        len: columns,
+                    } => match self.module.types[elem].inner {
+                        TypeInner::Scalar(elem) => {
+                            self.local_array(*len, columns * elem.size_bytes())
+                        }
+                        _ => {
+                            self.span = local.span;
+                            return self.unsupported("an array of arrays of non-scalars");
+                        }
+                    },
                     _ => {
                         self.span = local.span;
                         return self.unsupported("an array of non-scalars");

@@ -25,10 +25,14 @@ impl Writer<'_> {
                     let ExprType::Slice { base, .. } = self.info.type_of(*argument) else {
                         return Err(self.unsupported(self.function.span, "a slice argument"));
                     };
-                    let TypeInner::Scalar(elem) = self.module.types[base].inner else {
-                        return Err(self.unsupported(self.function.span, "a slice of non-scalars"));
+                    // The element's memory type, as the callee's parameter has it
+                    // (`function.rs`): a scalar's, or a struct's (`&[Body]`).
+                    let elem = match &self.module.types[base].inner {
+                        TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
+                        TypeInner::Struct { name, .. } => struct_type_name(name),
+                        _ => return Err(self.unsupported(self.function.span, "a slice of arrays")),
                     };
-                    operands.push(format!("{}* {pointer}", types::memory(elem)));
+                    operands.push(format!("{elem}* {pointer}"));
                     operands.push(format!("i64 {length}"));
                 }
                 // `&S`: the pointer.

@@ -207,11 +207,10 @@ impl Writer<'_> {
                 let TypeInner::Array { base, len } = self.module.types[array_ty].inner else {
                     return Err(self.unsupported(span, "indexing a non-array local"));
                 };
-                // Scalars in their memory type; structs (`[Body::zero(); 4]`) by name.
-                let mem = match &self.module.types[base].inner {
-                    TypeInner::Scalar(elem) => types::memory(*elem).to_owned(),
-                    TypeInner::Struct { name, .. } => super::function::struct_type_name(name),
-                    _ => return Err(self.unsupported(span, "an array of non-scalars")),
+                // Scalars in their memory type; structs (`[Body::zero(); 4]`) by name; rows
+                // of an array of arrays as arrays (`[4 x float]`).
+                let Some((mem, _, _)) = super::member_layout(self.module, base) else {
+                    return Err(self.unsupported(span, "an array of this element type"));
                 };
                 let index_ty = self.scalar_of(index)?;
                 let index_value = self.expr(index)?.scalar();

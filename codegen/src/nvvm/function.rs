@@ -209,10 +209,10 @@ pub(super) fn write_function(
         let ty = match &module.types[local.ty].inner {
             TypeInner::Scalar(s) => types::scalar(*s).to_owned(),
             TypeInner::Struct { name, .. } => struct_type_name(name),
-            TypeInner::Array { base, len } => match &module.types[*base].inner {
-                TypeInner::Scalar(s) => format!("[{len} x {}]", types::memory(*s)),
-                TypeInner::Struct { name, .. } => format!("[{len} x {}]", struct_type_name(name)),
-                _ => return Err(writer.unsupported(local.span, "an array of non-scalars")),
+            // Arrays of scalars, structs and arrays (`[4 x [4 x float]]`).
+            TypeInner::Array { .. } => match super::member_layout(module, local.ty) {
+                Some((array, _, _)) => array,
+                None => return Err(writer.unsupported(local.span, "an array of this type")),
             },
             _ => return Err(writer.unsupported(local.span, "a local variable of this type")),
         };

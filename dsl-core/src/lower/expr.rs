@@ -133,7 +133,9 @@ impl Lowerer<'_, '_> {
                 };
                 let len = match self.array_binding(slice) {
                     Some((_, len)) => Some(len),
-                    None => argument_len.or(self.array_field_len(slice)?),
+                    None => argument_len
+                        .or(self.row_len(slice))
+                        .or(self.array_field_len(slice)?),
                 };
                 match len {
                     Some(len) => self.int(u64::from(len), Scalar::Usize, span),

@@ -21,6 +21,7 @@ use crate::math::MathFunction;
 use crate::{ir, Scalar, Span};
 
 mod arrays;
+mod indexing;
 mod methods;
 
 /// What is known about a type variable.
@@ -53,6 +54,9 @@ pub(super) enum InferTy {
     Array(usize),
     /// A local array of structs (`let mut bodies = [Body::zero(); 4];`).
     StructArray(&'static str),
+    /// A local array of arrays of scalars (`let mut m = [[0.0f32; 4]; 4];`): its rows are
+    /// arrays of the element type.
+    Rows(usize),
 }
 
 /// What a name refers to during inference.
@@ -75,6 +79,8 @@ enum Binding {
     },
     Array(usize),
     StructArray(&'static str),
+    /// An array of arrays of scalars.
+    Rows(usize),
 }
 
 /// A device function instance a call resolves to.
@@ -118,6 +124,9 @@ pub(super) struct TypeTable {
     desugared: HashMap<*const Expr, Rc<Expr>>,
     /// `a += b` of structs, as the call of `add_assign` it is.
     desugared_stmts: HashMap<*const Stmt, Rc<Expr>>,
+    /// `v[i] = x` of structs with `IndexMut`, as the assignment of the place it is
+    /// (`indexing.rs`).
+    replaced_stmts: HashMap<*const Stmt, Rc<Stmt>>,
 }
 
 impl TypeTable {
@@ -153,6 +162,13 @@ impl TypeTable {
             .map(|call| &**call)
     }
 
+    /// The statement an assignment through `IndexMut` is (`v[i] = x` is `v.data[i] = x`).
+    pub(super) fn replaced_stmt(&self, stmt: &Stmt) -> Option<&Stmt> {
+        self.replaced_stmts
+            .get(&(stmt as *const Stmt))
+            .map(|replacement| &**replacement)
+    }
+
     /// The call a compound assignment of a struct is (`a += b` is `add_assign(&mut a, b)`).
     pub(super) fn desugared_stmt(&self, stmt: &Stmt) -> Option<&Expr> {
         self.desugared_stmts
@@ -180,6 +196,7 @@ pub(super) fn infer(
         structs_let: Vec::new(),
         desugared: Vec::new(),
         desugared_stmts: Vec::new(),
+        replaced_stmts: Vec::new(),
         result: None,
         result_struct: None,
         result_array: None,
@@ -331,6 +348,8 @@ struct Inference<'a> {
     desugared: Vec<(*const Expr, Rc<Expr>)>,
     /// Compound assignments of structs, replaced by their calls.
     desugared_stmts: Vec<(*const Stmt, Rc<Expr>)>,
+    /// Assignments through `IndexMut`, replaced by the assignments of their places.
+    replaced_stmts: Vec<(*const Stmt, Rc<Stmt>)>,
     /// The return type of the function, if it returns a scalar.
     result: Option<usize>,
     /// The struct (or tuple) the function returns, if it returns one.
@@ -401,6 +420,7 @@ impl Inference<'_> {
             InferTy::Slice { .. }
             | InferTy::Array(_)
             | InferTy::StructSlice { .. }
+            | InferTy::Rows(_)
             | InferTy::StructArray(_) => Err(LowerError::new(
                 expr.span,
                 "a slice or array can only be indexed or asked for its `.len()` here",
@@ -431,6 +451,7 @@ impl Inference<'_> {
                 }
                 Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
                 Some(Binding::StructArray(name)) => return Ok(InferTy::StructArray(name)),
+                Some(Binding::Rows(elem)) => return Ok(InferTy::Rows(elem)),
                 Some(Binding::Struct(name) | Binding::StructRef(name)) => {
                     return Ok(InferTy::Struct(name))
                 }
@@ -467,17 +488,17 @@ impl Inference<'_> {
             ExprKind::Binary { op, left, right } => {
                 let left_ty = self.expr(left)?;
                 if let InferTy::Struct(name) = left_ty {
-                    if !op.is_logical() && !op.is_comparison() {
+                    if op.is_comparison() {
+                        return self.struct_comparison(expr, *op, name, left, right);
+                    }
+                    if !op.is_logical() {
                         return self.binary_operator(expr, *op, name, right);
                     }
                 }
                 let l = self.scalar_of(left_ty, left)?;
                 let right_ty = self.expr(right)?;
                 if let InferTy::Struct(name) = right_ty {
-                    return Err(LowerError::new(
-                        right.span,
-                        format!("a `{name}` on the right of `{}` with a scalar on the left is not supported: put the struct on the left (`v {} s`), as its `#[device]` operator impls take it", op.symbol(), op.symbol()),
-                    ));
+                    return self.scalar_left_operator(expr, *op, left, l, name, right);
                 }
                 let r = self.scalar_of(right_ty, right)?;
                 if op.is_logical() {
@@ -508,8 +529,12 @@ impl Inference<'_> {
                         self.structs.push((expr as *const Expr, name));
                         return Ok(InferTy::Struct(name));
                     }
-                    InferTy::Struct(_) => {
-                        return Err(LowerError::new(base.span, "structs cannot be indexed"))
+                    InferTy::Struct(name) => return self.struct_index(expr, name, base, index),
+                    // `m[i]` of an array of arrays: a row, which is indexed in turn.
+                    InferTy::Rows(elem) => {
+                        let i = self.scalar(index)?;
+                        self.require(i, Scalar::Usize, index.span)?;
+                        return Ok(InferTy::Array(elem));
                     }
                     InferTy::Scalar(_) => {
                         return Err(LowerError::new(base.span, "only slices and arrays can be indexed"))
@@ -741,7 +766,7 @@ impl Inference<'_> {
                 FieldType::Array { .. } => {
                     return Err(LowerError::new(
                         span,
-                        "arrays of arrays in structs are not supported yet: use a flat array indexed `[r * n + c]`",
+                        "arrays of arrays are local arrays only (`let mut m = [[0.0f32; 4]; 4];`), not struct fields yet: use a flat array field indexed `[r * n + c]`",
                     ))
                 }
             },
@@ -963,6 +988,9 @@ impl Inference<'_> {
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> Result<(), LowerError> {
+        if self.struct_index_assignment(stmt)?.is_some() {
+            return Ok(());
+        }
         match stmt {
             Stmt::Let {
                 name,
@@ -1001,6 +1029,25 @@ impl Inference<'_> {
                     ..
                 }) = init
                 {
+                    if let ExprKind::Repeat {
+                        value: element,
+                        len: columns,
+                    } = &value.kind
+                    {
+                        // `[[value; M]; N]`: N rows of M elements.
+                        let elem = self.scalar(element)?;
+                        for length in [len, columns] {
+                            let l = self.scalar(length)?;
+                            self.require(l, Scalar::Usize, length.span)?;
+                        }
+                        if let Some(ty) = ty {
+                            let scalar = self.library.scalar(self.spec, ty, *span)?;
+                            self.require(elem, scalar, *span)?;
+                        }
+                        self.lets.push((stmt as *const Stmt, elem, *span));
+                        self.scopes.bind(name, Binding::Rows(elem));
+                        return Ok(());
+                    }
                     let value_ty = self.expr(value)?;
                     if let InferTy::Struct(struct_name) = value_ty {
                         // An array of structs: every element a copy of the value.
@@ -1038,6 +1085,12 @@ impl Inference<'_> {
                 if let Some(init) = init {
                     // An array a call returned (`let r = tile(acc);`).
                     match self.expr(init)? {
+                        InferTy::Array(_) if matches!(init.kind, ExprKind::Index { .. }) => {
+                            return Err(LowerError::new(
+                                init.span,
+                                "a row of an array of arrays is not copied whole: index its elements (`m[i][j]`) or copy them into a local array",
+                            ))
+                        }
                         InferTy::Array(var) => {
                             self.lets.push((stmt as *const Stmt, var, *span));
                             self.scopes.bind(name, Binding::Array(var));
@@ -1764,6 +1817,38 @@ impl Inference<'_> {
                     let p = var_of(self, elem)?;
                     self.require(p, given, arg.span)?;
                 }
+                // A slice of structs: the same struct, and `&mut` where it is written.
+                (
+                    ParamType::Slice { elem, mutable },
+                    InferTy::StructSlice {
+                        name: given,
+                        mutable: given_mut,
+                    },
+                ) => {
+                    let wanted = match self.library.resolve_value(self.spec, elem, arg.span)? {
+                        Resolved::Struct(name) => name,
+                        Resolved::Scalar(_) => "",
+                    };
+                    if wanted != given {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` takes a slice of `{}` as `{}`, not of `{given}`",
+                                ty_name(elem),
+                                param.name
+                            ),
+                        ));
+                    }
+                    if *mutable && !given_mut {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` writes through `{}`: pass a `&mut` slice",
+                                param.name
+                            ),
+                        ));
+                    }
+                }
                 _ => {
                     return Err(LowerError::new(
                         arg.span,
@@ -2082,6 +2167,9 @@ impl Inference<'_> {
         }
         table.desugared = std::mem::take(&mut self.desugared).into_iter().collect();
         table.desugared_stmts = std::mem::take(&mut self.desugared_stmts)
+            .into_iter()
+            .collect();
+        table.replaced_stmts = std::mem::take(&mut self.replaced_stmts)
             .into_iter()
             .collect();
         for call in std::mem::take(&mut self.calls) {

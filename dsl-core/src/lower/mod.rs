@@ -26,6 +26,7 @@ mod intrinsic;
 mod loops;
 mod matching;
 mod places;
+mod rows;
 mod scope;
 mod spec;
 mod stmt;

@@ -237,6 +237,9 @@ impl Lowerer<'_, '_> {
         index: &Expr,
         block: &mut Block,
     ) -> Result<Handle<Expression>, LowerError> {
+        if let Some(element) = self.rows_element_pointer(base, index, block)? {
+            return Ok(element);
+        }
         if let Some((local, _)) = self.array_binding(base) {
             let index = self.expr(index, block)?;
             return Ok(self.expr_node(Expression::ArrayElement { local, index }, base.span));

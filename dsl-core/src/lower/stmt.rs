@@ -82,6 +82,11 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn stmt(&mut self, stmt: &Stmt, out: &mut Block) -> Result<(), LowerError> {
+        let types = self.types;
+        if let Some(replacement) = types.replaced_stmt(stmt) {
+            // `v[i] = x` through `IndexMut`: the assignment of the place it inlines to.
+            return self.stmt(replacement, out);
+        }
         match stmt {
             Stmt::Let {
                 name,
@@ -544,6 +549,13 @@ impl Lowerer<'_, '_> {
         out: &mut Block,
     ) -> Result<(), LowerError> {
         const MAX_LEN: u64 = 4096;
+        if let ExprKind::Repeat {
+            value: element,
+            len: columns,
+        } = &value.kind
+        {
+            return self.rows_let(stmt, name, element, (columns, len), span, out);
+        }
         let count = self.constant_value(len)?;
         if count == 0 || count > MAX_LEN {
             return Err(LowerError::new(

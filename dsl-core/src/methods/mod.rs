@@ -108,6 +108,13 @@ pub enum OperatorKind {
     Assign(BinaryOp),
     /// `-a`: `Neg::neg(self) -> Output`.
     Neg,
+    /// `a == b` (and `a != b`): `PartialEq::eq(&self, &rhs) -> bool`, and `ne` if the impl
+    /// writes one.
+    Eq,
+    /// `v[i]` read: `Index::index(&self, i) -> &Output`, inlined to the place it returns.
+    Index,
+    /// `v[i]` written: `IndexMut::index_mut(&mut self, i) -> &mut Output`, inlined too.
+    IndexMut,
 }
 
 /// An operator trait a `#[device]` impl block may implement.
@@ -124,8 +131,8 @@ const fn operator(name: &'static str, method: &'static str, kind: OperatorKind) 
     OperatorTrait { name, method, kind }
 }
 
-/// The operator traits of `core::ops` the device side runs.
-pub const OPERATOR_TRAITS: [OperatorTrait; 11] = [
+/// The operator traits of `core::ops` (and `core::cmp::PartialEq`) the device side runs.
+pub const OPERATOR_TRAITS: [OperatorTrait; 14] = [
     operator("Add", "add", OperatorKind::Binary(BinaryOp::Add)),
     operator("Sub", "sub", OperatorKind::Binary(BinaryOp::Sub)),
     operator("Mul", "mul", OperatorKind::Binary(BinaryOp::Mul)),
@@ -157,6 +164,9 @@ pub const OPERATOR_TRAITS: [OperatorTrait; 11] = [
         OperatorKind::Assign(BinaryOp::Rem),
     ),
     operator("Neg", "neg", OperatorKind::Neg),
+    operator("PartialEq", "eq", OperatorKind::Eq),
+    operator("Index", "index", OperatorKind::Index),
+    operator("IndexMut", "index_mut", OperatorKind::IndexMut),
 ];
 
 impl OperatorTrait {
@@ -181,6 +191,29 @@ impl OperatorTrait {
     pub fn has_rhs(&self) -> bool {
         self.kind != OperatorKind::Neg
     }
+
+    /// The right-hand sides a `#[device]` impl of the trait may have: `Self` or a scalar
+    /// for arithmetic, `Self` for `PartialEq`, an integer for `Index`/`IndexMut` (the
+    /// index's type), none for `Neg`.
+    pub fn right_hand_sides(&self) -> Vec<Rhs> {
+        match self.kind {
+            OperatorKind::Neg => vec![Rhs::SelfType],
+            OperatorKind::Eq => vec![Rhs::SelfType],
+            OperatorKind::Index | OperatorKind::IndexMut => Scalar::ALL
+                .into_iter()
+                .filter(|s| s.is_integer())
+                .map(Rhs::Scalar)
+                .collect(),
+            OperatorKind::Binary(_) | OperatorKind::Assign(_) => std::iter::once(Rhs::SelfType)
+                .chain(Scalar::ALL.into_iter().map(Rhs::Scalar))
+                .collect(),
+        }
+    }
+
+    /// Whether a scalar may be on the left of the struct (`2.0 * v`, `impl Mul<Vec3> for f32`).
+    pub fn takes_scalar_left(&self) -> bool {
+        matches!(self.kind, OperatorKind::Binary(_))
+    }
 }
 
 /// The right-hand operand type of an operator impl: the struct itself or a scalar.
@@ -190,6 +223,32 @@ pub enum Rhs {
     SelfType,
     /// `impl Mul<f32> for Vec3`.
     Scalar(Scalar),
+}
+
+/// The captured name of `method` of `ty`'s impl of `operator` (for traits with several
+/// methods: `PartialEq`'s `eq` and `ne`): `<Vec3 as PartialEq<Vec3>>::ne`.
+pub fn trait_method_function_name(
+    ty: &str,
+    operator: &OperatorTrait,
+    rhs: Rhs,
+    method: &str,
+) -> String {
+    let mut name = operator_function_name(ty, operator, rhs);
+    name.truncate(name.len() - operator.method.len());
+    name.push_str(method);
+    name
+}
+
+/// The captured name of the impl of `operator` for the scalar `left` with the struct `ty`
+/// on the right: `<f32 as Mul<Vec3>>::mul`.
+pub fn scalar_left_function_name(left: Scalar, operator: &OperatorTrait, ty: &str) -> String {
+    format!("<{left} as {}<{ty}>>::{}", operator.name, operator.method)
+}
+
+/// The slot of a scalar-left impl, a constant of the struct on the right (the scalar's
+/// type cannot have one): `impl Mul<Vec3> for f32` is `Vec3::__cudajit_impl_f32_Mul`.
+pub fn scalar_left_slot(left: Scalar, operator: &OperatorTrait) -> String {
+    format!("__cudajit_impl_{left}_{}", operator.name)
 }
 
 /// The captured name of the inherent method or associated function `method` of `ty`.
@@ -226,13 +285,13 @@ pub fn operator_slot(operator: &OperatorTrait, rhs: Rhs) -> String {
 pub fn slot_names() -> Vec<String> {
     let mut names = vec![INHERENT_SLOT.to_owned()];
     for operator in OPERATOR_TRAITS {
-        if operator.has_rhs() {
-            names.push(operator_slot(&operator, Rhs::SelfType));
-            for scalar in Scalar::ALL {
-                names.push(operator_slot(&operator, Rhs::Scalar(scalar)));
-            }
-        } else {
-            names.push(operator_slot(&operator, Rhs::SelfType));
+        for rhs in operator.right_hand_sides() {
+            names.push(operator_slot(&operator, rhs));
+        }
+    }
+    for operator in OPERATOR_TRAITS.iter().filter(|o| o.takes_scalar_left()) {
+        for scalar in Scalar::ALL {
+            names.push(scalar_left_slot(scalar, operator));
         }
     }
     names
@@ -267,6 +326,10 @@ mod tests {
     #[test]
     fn slots_file_is_current() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/methods/slots.rs");
+        // `CUDAJIT_WRITE_SLOTS=1 cargo test -p cudajit-core slots_file_is_current` rewrites it.
+        if std::env::var("CUDAJIT_WRITE_SLOTS").as_deref() == Ok("1") {
+            std::fs::write(path, slots_source()).unwrap();
+        }
         let written = std::fs::read_to_string(path).unwrap_or_default();
         assert!(
             written == slots_source(),
@@ -291,6 +354,19 @@ mod tests {
             "<Vec3 as Neg>::neg"
         );
         assert_eq!(method_function_name("Vec3", "new"), "Vec3::new");
+        let eq = OperatorTrait::named("PartialEq").unwrap();
+        assert_eq!(
+            trait_method_function_name("Vec3", &eq, Rhs::SelfType, "ne"),
+            "<Vec3 as PartialEq<Vec3>>::ne"
+        );
+        assert_eq!(
+            scalar_left_function_name(Scalar::F32, &mul, "Vec3"),
+            "<f32 as Mul<Vec3>>::mul"
+        );
+        assert_eq!(
+            scalar_left_slot(Scalar::F32, &mul),
+            "__cudajit_impl_f32_Mul"
+        );
         assert_eq!(
             OperatorTrait::of_binary(BinaryOp::Sub, true).map(|t| t.name),
             Some("SubAssign")

@@ -20,7 +20,9 @@ use crate::parse::DeviceImpl;
 pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -> TokenStream {
     let private = paths.private();
     let self_ident = &parsed.self_ident;
-    let self_ty = &item.self_ty;
+    // The struct the slot belongs to: the block's own, or for `impl Mul<Vec3> for f32`
+    // the struct on the right.
+    let owner = &parsed.owner;
     let slot = format_ident!("{}", parsed.slot, span = self_ident.span());
     let captured = parsed
         .functions
@@ -84,7 +86,7 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
         #lints
         #item
 
-        impl #self_ty {
+        impl #owner {
             #[doc = #doc]
             #[doc(hidden)]
             #[allow(non_upper_case_globals)]

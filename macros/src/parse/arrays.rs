@@ -21,14 +21,19 @@ const MAX_ELEMENTS: usize = 4096;
 impl Parser<'_> {
     /// The element type of an annotation `[T; N]` on a local array; `Err` after an error.
     pub(super) fn array_annotation(&mut self, ty: &syn::TypeArray) -> Result<ValueType, ()> {
-        if let syn::Type::Array(_) = &*ty.elem {
-            self.errors.at(
-                ty,
-                "arrays of arrays are not supported in kernels yet: use one array of `N * M` elements, indexed `a[r * M + c]`",
-            );
-            return Err(());
-        }
-        match value_type(&ty.elem, &self.generics) {
+        // `[[T; M]; N]`: an array of arrays of `T` (one level of nesting).
+        let elem = match &*ty.elem {
+            syn::Type::Array(rows) if matches!(&*rows.elem, syn::Type::Array(_)) => {
+                self.errors.at(
+                    ty,
+                    "arrays of arrays of arrays are not supported in kernels: use `[[T; M]; N]` of `N * K` columns, indexed `a[r][c * K + k]`",
+                );
+                return Err(());
+            }
+            syn::Type::Array(rows) => &rows.elem,
+            elem => elem,
+        };
+        match value_type(elem, &self.generics) {
             Some(ValueType::Scalar(scalar)) => Ok(ValueType::Scalar(scalar)),
             Some(generic @ ValueType::Generic(_)) => Ok(generic),
             _ => {
@@ -61,7 +66,7 @@ impl Parser<'_> {
             if let syn::Expr::Array(_) | syn::Expr::Repeat(_) = element {
                 self.errors.at(
                     element,
-                    "arrays of arrays are not supported in kernels yet: use one array of `N * M` elements, indexed `a[r * M + c]`",
+                    "arrays of arrays are made with `[[value; M]; N]` and filled by element (`let mut m = [[0.0f32; 2]; 2]; m[1][0] = x;`); literals of arrays of arrays are not supported",
                 );
                 complete = false;
                 continue;

@@ -157,6 +157,11 @@ impl Parser<'_> {
             {
                 return self.sub_slice(reference)
             }
+            // The place an `index`/`index_mut` body returns (`&self.data[i]`).
+            syn::Expr::Reference(reference) if self.returns_place => ExprKind::Reference {
+                mutable: reference.mutability.is_some(),
+                place: Box::new(self.expr(&reference.expr)?),
+            },
             syn::Expr::MethodCall(call) => return self.method_call(call),
             syn::Expr::Call(call) => return self.call(call),
             syn::Expr::Field(field) => return self.field(field),

@@ -2,24 +2,34 @@
 //! `#[device]` function, named for its struct (`Vec3::length`, `<Vec3 as Mul<f32>>::mul`),
 //! with `self` a parameter and `Self` the struct.
 //!
+//! A scalar's impl with the struct on the right (`impl Mul<Vec3> for f32`, for `2.0 * v`)
+//! is captured the same way, its slot a constant of the struct (`f32` cannot have one).
+//! `Index`/`IndexMut` return references, which device functions cannot: their one method
+//! is captured without its result type, for lowering to inline as the place it returns.
+//!
 //! Refused at their spans: generic impls, trait impls other than the operators the device
-//! runs (so trait objects and user traits), `Index`/`IndexMut` (they return references),
-//! and items other than functions and an operator's `type Output`.
+//! runs (so trait objects and user traits), and items other than functions and an
+//! operator's `type Output`.
 
 use cudajit_core::methods::{
-    method_function_name, operator_function_name, operator_slot, OperatorTrait, Rhs, INHERENT_SLOT,
+    method_function_name, operator_function_name, operator_slot, scalar_left_function_name,
+    scalar_left_slot, trait_method_function_name, OperatorKind, OperatorTrait, Rhs, INHERENT_SLOT,
 };
+use cudajit_core::Scalar;
 use proc_macro2::{Group, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{ImplItem, ItemImpl, Type};
 
-use super::{function, FnKind, Parsed};
+use super::{function_with_places, FnKind, Parsed};
 use crate::errors::Errors;
 
 /// A parsed `#[device]` impl block.
 pub(crate) struct DeviceImpl {
-    /// The struct the block is of.
+    /// The type the block is of: the struct, or the scalar of a scalar-left operator.
     pub self_ident: syn::Ident,
+    /// The struct whose slot the block fills (`self_ident`, or the struct on the right of
+    /// a scalar-left operator).
+    pub owner: syn::Ident,
     /// The slot constant the block defines (see `cudajit_core::methods`).
     pub slot: String,
     /// Its functions, captured.
@@ -30,7 +40,15 @@ pub(crate) struct DeviceImpl {
     pub inherent: bool,
 }
 
-const OPERATORS: &str = "`Add`, `Sub`, `Mul`, `Div`, `Rem` (with `Self` or a scalar on the right), `Neg`, and `AddAssign`, `SubAssign`, `MulAssign`, `DivAssign`, `RemAssign`";
+const OPERATORS: &str = "`Add`, `Sub`, `Mul`, `Div`, `Rem` (with `Self` or a scalar on the right, or for a scalar with the struct on the right), `Neg`, `AddAssign`, `SubAssign`, `MulAssign`, `DivAssign`, `RemAssign`, `PartialEq`, and `Index`/`IndexMut` (with an integer index)";
+
+/// How the block is attached: to its struct, or (a scalar-left operator) to the struct on
+/// the right of the scalar it is of.
+enum Attached {
+    Inherent,
+    Operator(OperatorTrait, Rhs),
+    ScalarLeft(OperatorTrait, Scalar, syn::Ident),
+}
 
 /// Parses the block; `None` if anything was rejected (recorded in `errors`).
 pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceImpl> {
@@ -44,6 +62,7 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
     if let Some(unsafety) = &item.unsafety {
         errors.at(unsafety, "`unsafe impl` blocks are not device code");
     }
+    let self_scalar = super::scalar_type(&item.self_ty);
     let self_ident = match &*item.self_ty {
         Type::Path(path)
             if path.qself.is_none()
@@ -66,37 +85,67 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         }
     };
     let self_ident = self_ident?;
-    let operator = match &item.trait_ {
-        None => None,
-        Some((bang, path, _)) => {
-            if bang.is_some() {
-                errors.at(path, "negative impls are not device code");
-                return None;
-            }
-            Some(operator_of(path, &self_ident, errors)?)
+    let attached = match (&item.trait_, self_scalar) {
+        (None, Some(_)) => {
+            errors.at(
+                &item.self_ty,
+                "`#[device]` impl blocks are of `#[derive(DeviceCopy)]` structs: a scalar has device methods of its own; write a `#[device]` function",
+            );
+            return None;
         }
+        (None, None) => Attached::Inherent,
+        (Some((Some(_), path, _)), _) => {
+            errors.at(path, "negative impls are not device code");
+            return None;
+        }
+        (Some((None, path, _)), None) => {
+            let (operator, rhs) = operator_of(path, &self_ident, errors)?;
+            Attached::Operator(operator, rhs)
+        }
+        (Some((None, path, _)), Some(scalar)) => scalar_left_operator(path, scalar, errors)?,
     };
-    let slot = match operator {
-        None => INHERENT_SLOT.to_owned(),
-        Some((operator, rhs)) => operator_slot(&operator, rhs),
+    let (owner, slot) = match &attached {
+        Attached::Inherent => (self_ident.clone(), INHERENT_SLOT.to_owned()),
+        Attached::Operator(operator, rhs) => (self_ident.clone(), operator_slot(operator, *rhs)),
+        Attached::ScalarLeft(operator, scalar, owner) => {
+            (owner.clone(), scalar_left_slot(*scalar, operator))
+        }
     };
     let mut functions = Vec::new();
     let mut function_names = Vec::new();
     for impl_item in &item.items {
         match impl_item {
             ImplItem::Fn(method) => {
-                let name = match operator {
-                    None => method_function_name(&self_ident.to_string(), &method.sig.ident.to_string()),
-                    Some((operator, rhs)) => {
-                        operator_function_name(&self_ident.to_string(), &operator, rhs)
+                let ty = self_ident.to_string();
+                let method_name = method.sig.ident.to_string();
+                let name = match &attached {
+                    Attached::Inherent => method_function_name(&ty, &method_name),
+                    Attached::Operator(operator, rhs) if operator.kind == OperatorKind::Eq => {
+                        if method_name != "eq" && method_name != "ne" {
+                            errors.at(&method.sig.ident, "`PartialEq` has the methods `eq` and `ne`");
+                            continue;
+                        }
+                        trait_method_function_name(&ty, operator, *rhs, &method_name)
+                    }
+                    Attached::Operator(operator, rhs) => operator_function_name(&ty, operator, *rhs),
+                    Attached::ScalarLeft(operator, scalar, owner) => {
+                        scalar_left_function_name(*scalar, operator, &owner.to_string())
                     }
                 };
-                if let Some(parsed) = method_function(method, &self_ident, name, errors) {
+                let returns_place = matches!(
+                    &attached,
+                    Attached::Operator(operator, _)
+                        if matches!(operator.kind, OperatorKind::Index | OperatorKind::IndexMut)
+                );
+                if let Some(parsed) =
+                    method_function(method, &self_ident, name, returns_place, errors)
+                {
                     functions.push(parsed);
                     function_names.push(method.sig.ident.clone());
                 }
             }
-            ImplItem::Type(output) if operator.is_some() && output.ident == "Output" => {}
+            ImplItem::Type(output)
+                if !matches!(attached, Attached::Inherent) && output.ident == "Output" => {}
             other => errors.at(
                 other,
                 "`#[device]` impl blocks hold functions (and an operator's `type Output`); move constants and other items to another impl block",
@@ -105,11 +154,43 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
     }
     (errors.len() == before).then_some(DeviceImpl {
         self_ident,
+        owner,
         slot,
         functions,
         function_names,
-        inherent: operator.is_none(),
+        inherent: matches!(attached, Attached::Inherent),
     })
+}
+
+/// `impl Mul<Vec3> for f32`: a binary operator of the scalar with a struct on the right.
+fn scalar_left_operator(path: &syn::Path, scalar: Scalar, errors: &mut Errors) -> Option<Attached> {
+    let last = path.segments.last()?;
+    let name = last.ident.to_string();
+    let operator = OperatorTrait::named(&name).filter(OperatorTrait::takes_scalar_left);
+    let right = match &last.arguments {
+        syn::PathArguments::AngleBracketed(angle) if angle.args.len() == 1 => {
+            match angle.args.first() {
+                Some(syn::GenericArgument::Type(Type::Path(p)))
+                    if p.qself.is_none()
+                        && super::scalar_type(&Type::Path(p.clone())).is_none() =>
+                {
+                    p.path.get_ident().cloned()
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match (operator, right) {
+        (Some(operator), Some(right)) => Some(Attached::ScalarLeft(operator, scalar, right)),
+        _ => {
+            errors.at(
+                path,
+                format!("an impl for the scalar `{scalar}` is device code only as a binary operator with a `DeviceCopy` struct on the right, for `2.0 * v`: `impl Mul<Vec3> for {scalar}` (`Add`, `Sub`, `Mul`, `Div`, `Rem`)"),
+            );
+            None
+        }
+    }
 }
 
 /// The operator trait `path` names and its right-hand side.
@@ -121,14 +202,18 @@ fn operator_of(
     let last = path.segments.last()?;
     let name = last.ident.to_string();
     let Some(operator) = OperatorTrait::named(&name) else {
-        let message = match name.as_str() {
-            "Index" | "IndexMut" => format!("`{name}` is not supported on the device: its method returns a reference, which device functions cannot; write a method that returns the element (`fn get(&self, i: usize) -> f32`) and, for writes, one that takes `&mut self`"),
-            _ => format!("`{name}` is not a trait the device runs: `#[device]` impl blocks are inherent (`impl Vec3 {{ .. }}`, for methods and associated functions) or of the operators {OPERATORS}; other traits and trait objects are not supported: write the methods in the struct's inherent impl"),
-        };
-        errors.at(path, message);
+        errors.at(path, format!("`{name}` is not a trait the device runs: `#[device]` impl blocks are inherent (`impl Vec3 {{ .. }}`, for methods and associated functions) or of the operators {OPERATORS}; other traits and trait objects are not supported: write the methods in the struct's inherent impl"));
         return None;
     };
+    let indexing = matches!(operator.kind, OperatorKind::Index | OperatorKind::IndexMut);
     let rhs = match &last.arguments {
+        syn::PathArguments::None if indexing => {
+            errors.at(
+                &last.ident,
+                format!("`{name}` takes the index's type: `{name}<usize>`"),
+            );
+            return None;
+        }
         syn::PathArguments::None => Rhs::SelfType,
         syn::PathArguments::AngleBracketed(angle) if angle.args.len() == 1 => {
             match angle.args.first() {
@@ -157,6 +242,17 @@ fn operator_of(
             return None;
         }
     };
+    let allowed = operator.right_hand_sides().contains(&rhs);
+    if !allowed {
+        let message = match operator.kind {
+            OperatorKind::Index | OperatorKind::IndexMut => {
+                format!("device indexing takes an integer index: `{name}<usize>`")
+            }
+            _ => format!("`{name}` on the device compares a struct with its own type: `impl {name} for {self_ident}`"),
+        };
+        errors.at(&last.arguments, message);
+        return None;
+    }
     Some((operator, rhs))
 }
 
@@ -169,10 +265,14 @@ fn is_named(ty: &Type, self_ident: &syn::Ident) -> bool {
 /// the struct, and a `self` receiver is the parameter `self` of the receiver's type
 /// (`&self` is a `&Vec3`, read in place; `&mut self` a `&mut Vec3`, written in place;
 /// `self` a copy).
+///
+/// `returns_place`: the method of `Index`/`IndexMut`, whose `&Output` result is dropped
+/// (lowering inlines its body as the place it refers to, never calls it).
 fn method_function(
     method: &syn::ImplItemFn,
     self_ident: &syn::Ident,
     name: String,
+    returns_place: bool,
     errors: &mut Errors,
 ) -> Option<Parsed> {
     let tokens = replace_self_type(method.to_token_stream(), self_ident);
@@ -184,6 +284,9 @@ fn method_function(
         }
     };
     let mut sig = method.sig.clone();
+    if returns_place {
+        sig.output = syn::ReturnType::Default;
+    }
     for input in &mut sig.inputs {
         if let syn::FnArg::Receiver(receiver) = input {
             let ident = syn::Ident::new("self", receiver.self_token.span);
@@ -212,7 +315,7 @@ fn method_function(
         block: Box::new(method.block.clone()),
     };
     crate::check::signature(&item, FnKind::Device, errors);
-    let mut parsed = function(&item, FnKind::Device, errors)?;
+    let mut parsed = function_with_places(&item, FnKind::Device, returns_place, errors)?;
     parsed.source.name = name;
     Some(parsed)
 }

@@ -71,6 +71,18 @@ pub(crate) struct Parsed {
 
 /// Parses a kernel or device function. Returns `None` if anything was rejected.
 pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Option<Parsed> {
+    function_with_places(item, kind, false, errors)
+}
+
+/// [`function`], for the methods of `Index`/`IndexMut` when `returns_place`: the body is
+/// the place it returns a reference to (`&self.data[i]`), kept with its `&` for lowering
+/// to inline where the struct is indexed.
+pub(crate) fn function_with_places(
+    item: &ItemFn,
+    kind: FnKind,
+    returns_place: bool,
+    errors: &mut Errors,
+) -> Option<Parsed> {
     let (generics, names) = signature::generics(&item.sig, errors);
     let params = signature::params(&item.sig, kind, &names, errors);
     let result = match kind {
@@ -108,7 +120,8 @@ pub(crate) fn function(item: &ItemFn, kind: FnKind, errors: &mut Errors) -> Opti
         }
     }
     parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));
-    let body = parser.fn_body(&item.block, result.is_some());
+    parser.returns_place = returns_place;
+    let body = parser.fn_body(&item.block, result.is_some() || returns_place);
     let uses = parser.into_uses();
     let enums = uses.types;
     if !errors.is_empty() {

@@ -31,6 +31,8 @@ pub(crate) struct Parser<'e> {
     pub(crate) returns_tuple: bool,
     /// Set by `fn_body` for the next block parsed: its tail is the function's value.
     pub(super) function_tail: bool,
+    /// Whether the body is an `Index`/`IndexMut` method's, whose `&place`s are its result.
+    pub(crate) returns_place: bool,
     /// Statements that a statement expanded into, before the one it returned (tuples).
     pub(super) pending: Vec<Stmt>,
     /// Counter for the names of temporaries (`$tuple0`, ...).
@@ -96,6 +98,7 @@ impl<'e> Parser<'e> {
             enums: Vec::new(),
             returns_tuple: false,
             function_tail: false,
+            returns_place: false,
             pending: Vec::new(),
             temps: 0,
             constants: Vec::new(),

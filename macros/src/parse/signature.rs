@@ -433,6 +433,13 @@ fn param_type(
                 None
             }
             Some(value) => Some(ParamType::Value(value)),
+            None if matches!(ty, Type::Array(array) if matches!(&*array.elem, Type::Array(_))) => {
+                errors.at(
+                    ty,
+                    "arrays of arrays are local arrays only (`let mut m = [[0.0f32; 4]; 4];`), not parameters yet: pass one array of `N * M` elements (`[f32; 16]`, indexed `a[r * M + c]`)",
+                );
+                None
+            }
             None => {
                 errors.at(ty, format!("unsupported parameter type: {PARAM_HELP}"));
                 None

@@ -196,7 +196,21 @@ impl<'e> Parser<'e> {
                 match &*init.expr {
                     // `[value; len]`: a local array, the only place arrays are written.
                     syn::Expr::Repeat(repeat) => {
-                        let value = self.expr(&repeat.expr);
+                        // `[[value; M]; N]`: an array of arrays, rows of `[value; M]`.
+                        let value = match &*repeat.expr {
+                            syn::Expr::Repeat(row) => {
+                                let element = self.expr(&row.expr);
+                                let columns = self.expr(&row.len);
+                                element.zip(columns).map(|(element, columns)| Expr {
+                                    kind: ExprKind::Repeat {
+                                        value: Box::new(element),
+                                        len: Box::new(columns),
+                                    },
+                                    span: span_at(row),
+                                })
+                            }
+                            value => self.expr(value),
+                        };
                         let len = self.expr(&repeat.len);
                         Some(Expr {
                             kind: ExprKind::Repeat {

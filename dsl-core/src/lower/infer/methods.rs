@@ -11,9 +11,13 @@
 use std::rc::Rc;
 
 use super::{InferTy, Inference};
+use crate::ast::UnaryOp;
 use crate::ast::{BinaryOp, Expr, ExprKind, ParamType, Stmt};
 use crate::lower::error::LowerError;
-use crate::methods::{method_function_name, operator_function_name, OperatorTrait, Rhs};
+use crate::methods::{
+    method_function_name, operator_function_name, scalar_left_function_name,
+    trait_method_function_name, OperatorTrait, Rhs,
+};
 use crate::Scalar;
 
 impl Inference<'_> {
@@ -111,6 +115,139 @@ impl Inference<'_> {
             Some(ty) => Ok(ty),
             None => Err(LowerError::new(expr.span, "this operator returns nothing")),
         }
+    }
+
+    /// `left op right` with a scalar on the left and a struct on the right (`2.0 * v`): the
+    /// scalar's `#[device]` impl with the struct on the right (`impl Mul<Vec3> for f32`),
+    /// for the scalar type `left` (of type variable `left_var`) can have.
+    pub(super) fn scalar_left_operator(
+        &mut self,
+        expr: &Expr,
+        op: BinaryOp,
+        left: &Expr,
+        left_var: usize,
+        name: &'static str,
+        right: &Expr,
+    ) -> Result<InferTy, LowerError> {
+        let symbol = op.symbol();
+        let Some(operator) = OperatorTrait::of_binary(op, false) else {
+            return Err(LowerError::new(
+                expr.span,
+                format!("`{symbol}` does not apply to a scalar and the struct `{name}`: structs have the operators of their `#[device]` impls of `Add`, `Sub`, `Mul`, `Div` and `Rem`"),
+            ));
+        };
+        let root = self.find(left_var);
+        let fitting: Vec<(Scalar, String)> = Scalar::ALL
+            .into_iter()
+            .map(|s| (s, scalar_left_function_name(s, &operator, name)))
+            .filter(|(_, callee)| self.library.get(callee).is_some())
+            .filter(|(s, _)| {
+                super::merge(self.constraint[root], super::Constraint::Known(*s)).is_some()
+            })
+            .collect();
+        let (scalar, callee) = match fitting.as_slice() {
+            [one] => one.clone(),
+            [] => {
+                let scalar = match self.constraint[root] {
+                    super::Constraint::Known(s) => s.to_string(),
+                    _ => "f32".to_owned(),
+                };
+                return Err(LowerError::new(
+                    expr.span,
+                    format!("`{scalar} {symbol} {name}` needs a `#[device]` impl of `{}<{name}>` for `{scalar}`: add `#[device] impl {}<{name}> for {scalar}` (or write `v {symbol} s` with an impl for `{name}`)", operator.name, operator.name),
+                ));
+            }
+            _ => {
+                return Err(LowerError::new(
+                    left.span,
+                    format!("several scalars have a `#[device]` impl of `{}<{name}>`: give this operand a type (`2.0f32`)", operator.name),
+                ))
+            }
+        };
+        self.require(left_var, scalar, left.span)?;
+        match self.desugared_call(expr, callee, vec![left.clone(), right.clone()])? {
+            Some(ty) => Ok(ty),
+            None => Err(LowerError::new(expr.span, "this operator returns nothing")),
+        }
+    }
+
+    /// `left == right` and `left != right` of structs: the struct's `#[device]` impl of
+    /// `PartialEq` (`!=` is its `ne`, or `!eq` as `PartialEq`'s default), with both
+    /// operands by reference, as `PartialEq::eq(&a, &b)` takes them.
+    pub(super) fn struct_comparison(
+        &mut self,
+        expr: &Expr,
+        op: BinaryOp,
+        name: &'static str,
+        left: &Expr,
+        right: &Expr,
+    ) -> Result<InferTy, LowerError> {
+        let symbol = op.symbol();
+        if !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            return Err(LowerError::new(
+                expr.span,
+                format!("`{symbol}` does not apply to the struct `{name}`: structs compare with `==` and `!=` (a `#[device] impl PartialEq`); compare fields for an order"),
+            ));
+        }
+        match self.expr(right)? {
+            InferTy::Struct(right_name) if right_name == name => {}
+            _ => {
+                return Err(LowerError::new(
+                    right.span,
+                    format!("a `{name}` compares with another `{name}`"),
+                ))
+            }
+        }
+        let eq = OperatorTrait::named("PartialEq")
+            .ok_or_else(|| LowerError::new(expr.span, "internal: no `PartialEq` operator"))?;
+        let callee_of = |method: &str| trait_method_function_name(name, &eq, Rhs::SelfType, method);
+        if self.library.get(&callee_of("eq")).is_none() {
+            return Err(LowerError::new(
+                expr.span,
+                format!("`{name}` has no `#[device]` impl of `PartialEq`: add `#[device]` to `impl PartialEq for {name} {{ fn eq(&self, other: &Self) -> bool {{ .. }} }}` (a `#[derive(PartialEq)]` is host code the kernel cannot see; compare the fields or write the impl)"),
+            ));
+        }
+        let by_reference = |operand: &Expr| Expr {
+            kind: ExprKind::Reference {
+                mutable: false,
+                place: Box::new(operand.clone()),
+            },
+            span: operand.span,
+        };
+        let arguments = vec![by_reference(left), by_reference(right)];
+        let call = |callee: String| Expr {
+            kind: ExprKind::Call {
+                callee,
+                generic_args: Vec::new(),
+                args: arguments.clone(),
+            },
+            span: expr.span,
+        };
+        let desugared = match op {
+            BinaryOp::Ne if self.library.get(&callee_of("ne")).is_some() => call(callee_of("ne")),
+            BinaryOp::Ne => Expr {
+                kind: ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    operand: Box::new(call(callee_of("eq"))),
+                },
+                span: expr.span,
+            },
+            _ => call(callee_of("eq")),
+        };
+        let key = expr as *const Expr;
+        let desugared = match self.desugared.iter().find(|(k, _)| *k == key) {
+            Some((_, existing)) => Rc::clone(existing),
+            None => {
+                let desugared = Rc::new(desugared);
+                self.desugared.push((key, Rc::clone(&desugared)));
+                desugared
+            }
+        };
+        let ty = self.expr(&desugared)?;
+        let var = self.scalar_of(ty, &desugared)?;
+        self.require(var, Scalar::Bool, expr.span)?;
+        self.exprs.push((key, var, expr.span));
+        Ok(InferTy::Scalar(var))
     }
 
     /// `-operand` of a struct: its `#[device]` impl of `Neg`.
