@@ -63,7 +63,11 @@ fn check_hand_over(stream: &Stream) {
         for t in 0..128u32 {
             // Thread t reads the value thread 128 + (127 - t) wrote.
             let want = 1000 * round + 255 - t;
-            assert_eq!(out[(round * 128 + t) as usize], want, "round {round}, thread {t}");
+            assert_eq!(
+                out[(round * 128 + t) as usize],
+                want,
+                "round {round}, thread {t}"
+            );
         }
     }
 }
@@ -113,7 +117,9 @@ fn misuse_error(mode: u32, id: u32, count: u32) -> SimError {
     let stream = Stream::simulator();
     match misuse::launch(&stream, LaunchConfig::new(1, 128), mode, id, count) {
         Err(Error::Simulator(error)) => error,
-        other => panic!("mode {mode}, barrier {id}, count {count}: expected an error, got {other:?}"),
+        other => {
+            panic!("mode {mode}, barrier {id}, count {count}: expected an error, got {other:?}")
+        }
     }
 }
 
@@ -145,7 +151,8 @@ fn misuse_of_named_barriers_is_reported() {
     match misuse_error(2, 0, 0) {
         SimError::BarrierDivergence { detail, .. } => {
             assert!(
-                detail.contains("can never complete: 2 of the 4 warps") && detail.contains("exited"),
+                detail.contains("can never complete: 2 of the 4 warps")
+                    && detail.contains("exited"),
                 "{detail}"
             );
         }

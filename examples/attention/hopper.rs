@@ -573,8 +573,7 @@ macro_rules! launch_forms {
         macro_rules! form {
             ($d:literal, $half:literal, $regs:literal) => {
                 attention_wgmma::launch::<T, $d, $half, $regs>(
-                    $stream, $config, $q, $k, $v, $o, $lse, args.0, args.1, args.2, args.3,
-                    args.4,
+                    $stream, $config, $q, $k, $v, $o, $lse, args.0, args.1, args.2, args.3, args.4,
                 )?
             };
         }

@@ -16,7 +16,10 @@ pub(super) fn known_condition(function: &Function, handle: Handle<Expression>) -
             operand,
         } => known_condition(function, operand).map(|b| !b),
         Expression::Logical { and, left, right } => {
-            match (known_condition(function, left), known_condition(function, right)) {
+            match (
+                known_condition(function, left),
+                known_condition(function, right),
+            ) {
                 // `false && x` and `true || x`, whatever `x` is.
                 (Some(l), _) if l != and => Some(l),
                 (Some(_), r) => r,

@@ -52,7 +52,11 @@ impl BlockRunner<'_, '_, '_> {
         site: Site,
         barrier: &NamedBarrier,
     ) -> Result<Collective, SimError> {
-        let name = if barrier.wait { "bar.sync" } else { "bar.arrive" };
+        let name = if barrier.wait {
+            "bar.sync"
+        } else {
+            "bar.arrive"
+        };
         let error = |runner: &Self, detail: String| SimError::Ptx {
             site: runner.site(group[0], site),
             detail,
@@ -191,12 +195,14 @@ impl BlockRunner<'_, '_, '_> {
     /// With nothing left to run: a thread waiting at a named barrier, whose phase can no
     /// longer complete, as an error.
     pub(super) fn stuck_at_named_barrier(&self) -> Option<SimError> {
-        let (t, site, id) = self.threads.iter().enumerate().find_map(|(t, state)| {
-            match state.status {
-                Status::NamedBarrier { site, id, .. } => Some((t, site, id)),
-                _ => None,
-            }
-        })?;
+        let (t, site, id) =
+            self.threads
+                .iter()
+                .enumerate()
+                .find_map(|(t, state)| match state.status {
+                    Status::NamedBarrier { site, id, .. } => Some((t, site, id)),
+                    _ => None,
+                })?;
         let phase = self.named.phases[id as usize];
         Some(SimError::BarrierDivergence {
             site: self.site(t, site),

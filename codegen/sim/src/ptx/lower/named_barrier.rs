@@ -16,7 +16,10 @@ pub(super) enum Selection {
     Other,
 }
 
-pub(super) fn select(binder: &mut Binder<'_>, instruction: &Instruction) -> Result<Selection, String> {
+pub(super) fn select(
+    binder: &mut Binder<'_>,
+    instruction: &Instruction,
+) -> Result<Selection, String> {
     let parts: Vec<&str> = instruction
         .opcode
         .split('.')
@@ -35,7 +38,9 @@ pub(super) fn select(binder: &mut Binder<'_>, instruction: &Instruction) -> Resu
     let (id, count) = match instruction.operands.as_slice() {
         [id] => (id, None),
         [id, count] => (id, Some(count)),
-        _ => return Err("takes the barrier (0 to 15) and, optionally, the number of threads".into()),
+        _ => {
+            return Err("takes the barrier (0 to 15) and, optionally, the number of threads".into())
+        }
     };
     if count.is_none() {
         if !wait {
