@@ -882,6 +882,60 @@ fn gpu_wgmma_takes_a_from_registers_as_from_its_descriptor() {
     check_wgmma_register_a(&Stream::from_cuda(context.default_stream()));
 }
 
+/// A register-A wgmma with two registers per thread, where the form takes four.
+#[kernel(arch = "sm_90a", max_threads = 128)]
+fn register_a_of_two(b_desc: u64) {
+    let a = [0u32; 2];
+    let mut acc = [0.0f32; 32];
+    wgmma_fence();
+    ptx!(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 0;\n}",
+        &mut acc,
+        a,
+        b_desc,
+        0u32
+    );
+    wgmma_commit_group();
+    wgmma_wait_group::<0>();
+}
+
+/// A register-A wgmma given an imm-trans-a, which the form does not have.
+#[kernel(arch = "sm_90a", max_threads = 128)]
+fn register_a_transposed(b_desc: u64) {
+    let a = [0u32; 4];
+    let mut acc = [0.0f32; 32];
+    wgmma_fence();
+    ptx!(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 0, 0;\n}",
+        &mut acc,
+        a,
+        b_desc,
+        0u32
+    );
+    wgmma_commit_group();
+    wgmma_wait_group::<0>();
+}
+
+#[test]
+fn misuse_of_the_register_a_form_is_reported() {
+    let stream = Stream::simulator();
+    let config = LaunchConfig::new(1, 128);
+    let unsupported = |result: Result<(), Error>| match result {
+        Err(Error::Simulator(SimError::Unsupported { what, location, .. })) => {
+            assert!(location.contains("hopper_sim.rs"), "{location}");
+            what
+        }
+        other => panic!("expected the template to be refused, got {other:?}"),
+    };
+    let what = unsupported(register_a_of_two::launch(&stream, config, 0));
+    assert!(what.contains("four registers per thread"), "{what}");
+    let what = unsupported(register_a_transposed::launch(&stream, config, 0));
+    assert!(
+        what.contains("A from registers has no imm-trans-a"),
+        "{what}"
+    );
+}
+
 /// The kernels above compile for sm_90a as the GPU tests run them, nothing in local
 /// memory (the accumulator arrays stay in registers).
 #[test]
