@@ -2,7 +2,7 @@
 //! phases and parities (arrivals from any warp, a ping-pong over several phases),
 //! `wgmma.mma_async` with K-major and MN-major (transposed) B through the 128-byte
 //! swizzled descriptors of `cudajit::tensor::wgmma`, accumulating or not, with bf16 and
-//! e4m3 inputs; and the reports of their misuse: a wait that can never complete, a wgmma
+//! e4m3 inputs, and A from registers (bf16, f16) against A from its descriptor; and the reports of their misuse: a wait that can never complete, a wgmma
 //! without its fence, a descriptor outside shared memory, `setmaxnreg` in a partial
 //! warpgroup. No GPU needed.
 
@@ -710,6 +710,232 @@ fn gpu_wgmma_reads_every_k_major_layout() {
     check_wgmma_layouts(&Stream::from_cuda(context.default_stream()));
 }
 
+/// One warpgroup: `out_descriptor = a · b` with A read through its descriptor from the
+/// 128-byte swizzled shared image `a_image`, and `out_registers = a · b` with A from
+/// registers, each thread's four built from the row-major `a` (64 rows of 16 16-bit
+/// values, 8 words a row) in mma.sync's A layout: rows 16w + g and 16w + g + 8, k 2t..2t+2
+/// and 8 + 2t..; B (16 × 64, K-major) from `b_image`. f16 with `half`, else bf16. Both
+/// outputs 64×64 row-major.
+#[kernel(arch = "sm_90a", max_threads = 128)]
+#[allow(clippy::too_many_arguments)]
+fn wgmma_register_a(
+    a: &[u32],
+    a_image: &[u32],
+    b_image: &[u32],
+    out_descriptor: &mut [f32],
+    out_registers: &mut [f32],
+    half: u32,
+) {
+    let smem = dynamic_shared::<u32>();
+    let t = thread_idx().x as usize;
+    let raw = shared_address(&smem[0]);
+    let skip = (((1024 - raw % 1024) % 1024) / 4) as usize;
+    let mut i = t;
+    while i < a_image.len() {
+        smem[skip + i] = a_image[i];
+        i += 128;
+    }
+    i = t;
+    while i < b_image.len() {
+        smem[skip + 2048 + i] = b_image[i];
+        i += 128;
+    }
+    fence_proxy_async_shared();
+    sync_threads();
+    let (warp, lane) = (t / 32, t % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    let (row_lo, row_hi) = (16 * warp + g, 16 * warp + g + 8);
+    let fragment = [
+        a[row_lo * 8 + q],
+        a[row_hi * 8 + q],
+        a[row_lo * 8 + 4 + q],
+        a[row_hi * 8 + 4 + q],
+    ];
+    let a_desc = k_major_sw128(raw + 4 * skip as u32);
+    let b_desc = k_major_sw128(raw + 4 * (skip as u32 + 2048));
+    let mut by_descriptor = [0.0f32; 32];
+    let mut by_registers = [0.0f32; 32];
+    wgmma_fence();
+    if half != 0 {
+        ptx!(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+            &mut by_descriptor,
+            a_desc,
+            b_desc,
+            0u32
+        );
+        ptx!(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0}, {$1}, $2, p, 1, 1, 0;\n}",
+            &mut by_registers,
+            fragment,
+            b_desc,
+            0u32
+        );
+    } else {
+        ptx!(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
+            &mut by_descriptor,
+            a_desc,
+            b_desc,
+            0u32
+        );
+        ptx!(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 0;\n}",
+            &mut by_registers,
+            fragment,
+            b_desc,
+            0u32
+        );
+    }
+    wgmma_commit_group();
+    wgmma_wait_group::<0>();
+    for j in 0..8usize {
+        for r in 0..4usize {
+            let row = 16 * warp + g + 8 * (r / 2);
+            let col = 8 * j + 2 * q + r % 2;
+            out_descriptor[row * 64 + col] = by_descriptor[4 * j + r];
+            out_registers[row * 64 + col] = by_registers[4 * j + r];
+        }
+    }
+}
+
+/// `wgmma_register_a` on `stream` in bf16 and f16: both forms against the host (exactly:
+/// small integers), so the register fragment's layout is the descriptor's tile.
+fn check_wgmma_register_a(stream: &Stream) {
+    let a: Vec<f32> = (0..64 * 16).map(|i| small(i, 5)).collect(); // a[m * 16 + k]
+    let b: Vec<f32> = (0..16 * 64).map(|i| small(i, 6)).collect(); // b[n * 16 + k]
+    let config = LaunchConfig::new(1, 128).with_shared_mem(1024 + 8192 + 8192);
+    for half in [false, true] {
+        let bits = |x: f32| {
+            if half {
+                cudajit::f16::from_f32(x).to_bits()
+            } else {
+                bf16::from_f32(x).to_bits()
+            }
+        };
+        // Row-major pairs for the registers; K-major 128-byte swizzled images for the
+        // descriptors (rows of 128 bytes, 16 elements used).
+        let pairs: Vec<u32> = a
+            .chunks(2)
+            .map(|p| u32::from(bits(p[0])) | (u32::from(bits(p[1])) << 16))
+            .collect();
+        let image = |values: &[f32]| {
+            let mut bytes = vec![0u8; 8192];
+            for mn in 0..64 {
+                for k in 0..16 {
+                    let at = swizzled(mn, 2 * k);
+                    bytes[at..at + 2].copy_from_slice(&bits(values[mn * 16 + k]).to_le_bytes());
+                }
+            }
+            stream.clone_htod(&words(&bytes)).unwrap()
+        };
+        let (da, da_image, db_image) = (stream.clone_htod(&pairs).unwrap(), image(&a), image(&b));
+        let mut by_descriptor = stream.alloc_zeros::<f32>(64 * 64).unwrap();
+        let mut by_registers = stream.alloc_zeros::<f32>(64 * 64).unwrap();
+        wgmma_register_a::launch(
+            stream,
+            config,
+            &da,
+            &da_image,
+            &db_image,
+            &mut by_descriptor,
+            &mut by_registers,
+            u32::from(half),
+        )
+        .unwrap();
+        let by_descriptor = stream.clone_dtoh(&by_descriptor).unwrap();
+        let by_registers = stream.clone_dtoh(&by_registers).unwrap();
+        for m in 0..64 {
+            for n in 0..64 {
+                let want: f32 = (0..16).map(|k| a[m * 16 + k] * b[n * 16 + k]).sum();
+                assert_eq!(
+                    by_descriptor[m * 64 + n],
+                    want,
+                    "half {half}: descriptor D[{m}][{n}]"
+                );
+                assert_eq!(
+                    by_registers[m * 64 + n],
+                    want,
+                    "half {half}: registers D[{m}][{n}]"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn wgmma_takes_a_from_registers_as_from_its_descriptor() {
+    check_wgmma_register_a(&Stream::simulator());
+}
+
+/// The same on an H100/H200: the simulator's register fragment is the tensor cores'.
+#[test]
+fn gpu_wgmma_takes_a_from_registers_as_from_its_descriptor() {
+    let Ok(context) = cudajit::default_context() else {
+        eprintln!("skipped: no GPU");
+        return;
+    };
+    if context.compute_capability().unwrap() != (9, 0) {
+        eprintln!("skipped: wgmma runs on compute capability 9.0 (sm_90a)");
+        return;
+    }
+    check_wgmma_register_a(&Stream::from_cuda(context.default_stream()));
+}
+
+/// A register-A wgmma with two registers per thread, where the form takes four.
+#[kernel(arch = "sm_90a", max_threads = 128)]
+fn register_a_of_two(b_desc: u64) {
+    let a = [0u32; 2];
+    let mut acc = [0.0f32; 32];
+    wgmma_fence();
+    ptx!(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 0;\n}",
+        &mut acc,
+        a,
+        b_desc,
+        0u32
+    );
+    wgmma_commit_group();
+    wgmma_wait_group::<0>();
+}
+
+/// A register-A wgmma given an imm-trans-a, which the form does not have.
+#[kernel(arch = "sm_90a", max_threads = 128)]
+fn register_a_transposed(b_desc: u64) {
+    let a = [0u32; 4];
+    let mut acc = [0.0f32; 32];
+    wgmma_fence();
+    ptx!(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 0, 0;\n}",
+        &mut acc,
+        a,
+        b_desc,
+        0u32
+    );
+    wgmma_commit_group();
+    wgmma_wait_group::<0>();
+}
+
+#[test]
+fn misuse_of_the_register_a_form_is_reported() {
+    let stream = Stream::simulator();
+    let config = LaunchConfig::new(1, 128);
+    let unsupported = |result: Result<(), Error>| match result {
+        Err(Error::Simulator(SimError::Unsupported { what, location, .. })) => {
+            assert!(location.contains("hopper_sim.rs"), "{location}");
+            what
+        }
+        other => panic!("expected the template to be refused, got {other:?}"),
+    };
+    let what = unsupported(register_a_of_two::launch(&stream, config, 0));
+    assert!(what.contains("four registers per thread"), "{what}");
+    let what = unsupported(register_a_transposed::launch(&stream, config, 0));
+    assert!(
+        what.contains("A from registers has no imm-trans-a"),
+        "{what}"
+    );
+}
+
 /// The kernels above compile for sm_90a as the GPU tests run them, nothing in local
 /// memory (the accumulator arrays stay in registers).
 #[test]
@@ -725,6 +951,7 @@ fn the_kernels_compile_for_sm_90a_in_registers() {
     for kernel in [
         &wgmma_tile::KERNEL,
         &wgmma_layouts::KERNEL,
+        &wgmma_register_a::KERNEL,
         &tma_store_box::KERNEL,
         &tma_then_read::KERNEL,
         &publish::KERNEL,

@@ -5,6 +5,8 @@
 //! `ptx!`. On a GPU: the values that come back. The same through the array parameters of
 //! `#[device]` functions (`&mut [u32; N]` in/out, `&[u32; 2]` read), a const generic
 //! length among them: how a typed wrapper hands its caller's accumulators to `wgmma`.
+//! On the simulator, a branch on a const generic compiles only where it is taken, so an
+//! instance never reads the `ptx!` of another length.
 
 mod common;
 
@@ -193,4 +195,43 @@ fn gpu_register_arrays_carry_values_both_ways() {
 fn register_arrays_carry_values_both_ways_on_the_simulator() {
     check_register_arrays(&cudajit::Stream::simulator(), false);
     check_register_arrays(&cudajit::Stream::simulator(), true);
+}
+
+/// A `ptx!` per length, chosen by a const generic: `N == 2` splits `x` into both words;
+/// any other length counts its bits with `popc`, an instruction the simulator does not
+/// run. An instance for 2 compiles only the branch known to be taken (as the GPU's
+/// compiler folds the other away), so it runs on the simulator.
+#[device]
+fn words_of<const N: usize>(words: &mut [u32; N], x: u64) {
+    if N == 2 {
+        ptx!("mov.b64 {$0}, $1;", words, x);
+    } else {
+        words[0] = ptx!(u32: "popc.b64 $0, $1;", x);
+    }
+}
+
+#[kernel]
+fn words_by_length(x: &[u64], out: &mut [u32]) {
+    let t = thread_idx().x as usize;
+    let mut both = [0u32; 2];
+    words_of::<2>(&mut both, x[t]);
+    out[2 * t] = both[0];
+    out[2 * t + 1] = both[1];
+}
+
+#[test]
+fn a_branch_on_a_const_generic_compiles_only_where_taken_on_the_simulator() {
+    let stream = cudajit::Stream::simulator();
+    let x: Vec<u64> = (0..32u64).map(|i| (i << 40) | (0xdead_0000 + i)).collect();
+    let dx = stream.clone_htod(&x).unwrap();
+    let mut out = stream.alloc_zeros::<u32>(2 * 32).unwrap();
+    words_by_length::launch(&stream, LaunchConfig::new(1, 32), &dx, &mut out).unwrap();
+    let out = stream.clone_dtoh(&out).unwrap();
+    for (t, &x) in x.iter().enumerate() {
+        assert_eq!(
+            out[2 * t..2 * t + 2],
+            [x as u32, (x >> 32) as u32],
+            "thread {t}"
+        );
+    }
 }

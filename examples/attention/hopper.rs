@@ -515,22 +515,90 @@ fn map_element<T: Element>() -> cudajit::tensor_map::TensorMapElement {
     }
 }
 
-/// The tensor map of `[outer, seq, dim]` (`outer` = batch · heads): boxes of 64 × 128 × 1,
-/// 128-byte swizzled, zeros outside the sequence.
+/// The layout of `[outer, seq, dim]` (`outer` = batch · heads) the tensor maps see: boxes
+/// of 64 × 128 × 1, 128-byte swizzled, zeros outside the sequence.
+fn tensor_layout<T: Element>(
+    dim: usize,
+    seq: usize,
+    outer: usize,
+) -> cudajit::tensor_map::TensorMapLayout {
+    use cudajit::tensor_map::{TensorMapLayout, TensorMapSwizzle};
+    TensorMapLayout::tiled(
+        map_element::<T>(),
+        &[dim as u64, seq as u64, outer as u64],
+        &[64, BLOCK_KV as u32, 1],
+    )
+    .with_swizzle(TensorMapSwizzle::B128)
+}
+
+/// The tensor map of `[outer, seq, dim]` in GPU memory ([`tensor_layout`]).
 pub fn tensor_map<T: Element>(
     x: &cudajit::CudaSlice<T>,
     dim: usize,
     seq: usize,
     outer: usize,
 ) -> super::Result<TensorMap<'_>> {
-    use cudajit::tensor_map::{TensorMapLayout, TensorMapSwizzle};
-    let layout = TensorMapLayout::tiled(
-        map_element::<T>(),
-        &[dim as u64, seq as u64, outer as u64],
-        &[64, BLOCK_KV as u32, 1],
+    Ok(TensorMap::encode(&tensor_layout::<T>(dim, seq, outer), x)?)
+}
+
+/// The tensor map of `[outer, seq, dim]` in a portable buffer, the GPU's or the
+/// simulator's.
+// For `launch_buffers`, which tests/attention_wgmma.rs calls (this example launches on a
+// CUDA stream).
+#[allow(dead_code)]
+fn buffer_tensor_map<T: Element + cudajit::BufferElement>(
+    x: &cudajit::Buffer<T>,
+    dim: usize,
+    seq: usize,
+    outer: usize,
+) -> super::Result<TensorMap<'_>> {
+    Ok(TensorMap::encode_buffer(
+        &tensor_layout::<T>(dim, seq, outer),
+        x,
+    )?)
+}
+
+/// The launch of the kernel's instance for `shape`'s head dimension and `T`: the
+/// specialisation's constants are type-level, so each form is its own instance.
+macro_rules! launch_forms {
+    ($stream:expr, $config:expr, $shape:expr, $causal:expr, $q:expr, $k:expr, $v:expr, $o:expr, $lse:expr) => {{
+        let (_, heads, kv_heads, seq, dim) = $shape;
+        let args = (
+            seq as u32,
+            heads as u32,
+            kv_heads as u32,
+            1.0 / (dim as f32).sqrt(),
+            $causal,
+        );
+        macro_rules! form {
+            ($d:literal, $half:literal, $regs:literal) => {
+                attention_wgmma::launch::<T, $d, $half, $regs>(
+                    $stream, $config, $q, $k, $v, $o, $lse, args.0, args.1, args.2, args.3, args.4,
+                )?
+            };
+        }
+        match (dim, T::F16) {
+            (64, false) => form!(64, false, 32),
+            (64, true) => form!(64, true, 32),
+            (_, false) => form!(128, false, 64),
+            (_, true) => form!(128, true, 64),
+        }
+    }};
+}
+
+/// The launch of one block per 128 query rows of each head, or an error for a head
+/// dimension the kernel does not take.
+fn launch_config(
+    (batch, heads, _, seq, dim): (usize, usize, usize, usize, usize),
+) -> super::Result<cudajit::LaunchConfig> {
+    if dim != 64 && dim != 128 {
+        return Err(format!("head dimension {dim}: the wgmma kernel takes 64 or 128").into());
+    }
+    Ok(cudajit::LaunchConfig::new(
+        (seq.div_ceil(BLOCK_Q) as u32, heads as u32, batch as u32),
+        THREADS,
     )
-    .with_swizzle(TensorMapSwizzle::B128);
-    Ok(TensorMap::encode(&layout, x)?)
+    .with_shared_mem(shared_bytes(dim)))
 }
 
 /// Launches [`attention_wgmma`] on `[batch, heads, seq, dim]` Q, O and `[batch, kv_heads,
@@ -538,7 +606,7 @@ pub fn tensor_map<T: Element>(
 #[allow(clippy::too_many_arguments)]
 pub fn launch<T: Element>(
     stream: &std::sync::Arc<cudajit::CudaStream>,
-    (batch, heads, kv_heads, seq, dim): (usize, usize, usize, usize, usize),
+    shape: (usize, usize, usize, usize, usize),
     causal: bool,
     q: &cudajit::CudaSlice<T>,
     k: &cudajit::CudaSlice<T>,
@@ -546,37 +614,34 @@ pub fn launch<T: Element>(
     o: &mut cudajit::CudaSlice<T>,
     lse: &mut cudajit::CudaSlice<f32>,
 ) -> super::Result<()> {
-    if dim != 64 && dim != 128 {
-        return Err(format!("head dimension {dim}: the wgmma kernel takes 64 or 128").into());
-    }
+    let config = launch_config(shape)?;
+    let (batch, heads, kv_heads, seq, dim) = shape;
     let q_map = tensor_map(q, dim, seq, batch * heads)?;
     let k_map = tensor_map(k, dim, seq, batch * kv_heads)?;
     let v_map = tensor_map(v, dim, seq, batch * kv_heads)?;
-    let config = cudajit::LaunchConfig::new(
-        (seq.div_ceil(BLOCK_Q) as u32, heads as u32, batch as u32),
-        THREADS,
-    )
-    .with_shared_mem(shared_bytes(dim));
-    let args = (
-        seq as u32,
-        heads as u32,
-        kv_heads as u32,
-        1.0 / (dim as f32).sqrt(),
-        causal,
-    );
-    // The specialisation's constants are type-level: each form is its own instance.
-    macro_rules! form {
-        ($d:literal, $half:literal, $regs:literal) => {
-            attention_wgmma::launch::<T, $d, $half, $regs>(
-                stream, config, q_map, k_map, v_map, o, lse, args.0, args.1, args.2, args.3, args.4,
-            )?
-        };
-    }
-    match (dim, T::F16) {
-        (64, false) => form!(64, false, 32),
-        (64, true) => form!(64, true, 32),
-        (_, false) => form!(128, false, 64),
-        (_, true) => form!(128, true, 64),
-    }
+    launch_forms!(stream, config, shape, causal, q_map, k_map, v_map, o, lse);
+    Ok(())
+}
+
+/// [`launch`] on a portable stream, the GPU's or the simulator's (`cudajit::Stream`), with
+/// the tensor maps encoded over its buffers (`TensorMap::encode_buffer`): what
+/// tests/attention_wgmma.rs runs on the simulator (this example launches on a CUDA stream).
+#[allow(clippy::too_many_arguments, dead_code)]
+pub fn launch_buffers<T: Element + cudajit::BufferElement>(
+    stream: &cudajit::Stream,
+    shape: (usize, usize, usize, usize, usize),
+    causal: bool,
+    q: &cudajit::Buffer<T>,
+    k: &cudajit::Buffer<T>,
+    v: &cudajit::Buffer<T>,
+    o: &mut cudajit::Buffer<T>,
+    lse: &mut cudajit::Buffer<f32>,
+) -> super::Result<()> {
+    let config = launch_config(shape)?;
+    let (batch, heads, kv_heads, seq, dim) = shape;
+    let q_map = buffer_tensor_map(q, dim, seq, batch * heads)?;
+    let k_map = buffer_tensor_map(k, dim, seq, batch * kv_heads)?;
+    let v_map = buffer_tensor_map(v, dim, seq, batch * kv_heads)?;
+    launch_forms!(stream, config, shape, causal, q_map, k_map, v_map, o, lse);
     Ok(())
 }

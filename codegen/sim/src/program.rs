@@ -28,6 +28,7 @@ use super::math::{float_math, FloatMath};
 use super::memory::{pointer, SHARED_REGION};
 use super::value::{self, BinaryFn, IntMath, TernaryFn, UnaryFn};
 
+mod constant;
 mod inline_ptx;
 
 /// A register number, relative to its function's frame.
@@ -1365,6 +1366,9 @@ impl<'a> FunctionCompiler<'a> {
                 accept,
                 reject,
             } => {
+                if let Some(known) = constant::known_condition(self.function, *condition) {
+                    return self.block(if known { accept } else { reject });
+                }
                 let cond = self.expr(*condition)?;
                 let otherwise = self.label();
                 let end = self.label();

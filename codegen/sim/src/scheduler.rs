@@ -8,7 +8,8 @@
 //! PTX's `.sync` instructions define it (the same operation with the same member mask), and
 //! a group completes once every non-exited thread of its mask is in it. When every warp is
 //! stopped at barriers, the barrier completes if every thread of the block waits at the
-//! same `sync_threads()`; anything else (a thread that exited, or waits at another barrier
+//! same `sync_threads()` (named barriers, `bar.sync`, complete by themselves:
+//! [`named_barriers`]); anything else (a thread that exited, or waits at another barrier
 //! or in a warp operation that cannot complete) is reported instead of hanging.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -27,8 +28,10 @@ use super::program::{Program, BUILTINS};
 use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
 
 mod collective;
+mod named_barriers;
 mod warpgroups;
 use collective::Collective;
+use named_barriers::NamedBarriers;
 
 /// Threads per warp.
 pub(crate) const WARP_SIZE: usize = 32;
@@ -279,6 +282,8 @@ struct BlockRunner<'g, 'a, 'm> {
     stack_local_bytes: usize,
     shared: SharedMemory,
     block_index: [u32; 3],
+    /// The block's `bar.sync` / `bar.arrive` barriers.
+    named: NamedBarriers,
     barriers: u64,
 }
 
@@ -308,6 +313,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 shared
             },
             block_index: [0; 3],
+            named: NamedBarriers::default(),
             barriers: 0,
         }
     }
@@ -329,6 +335,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             ((linear / gx) % gy) as u32,
             (linear / (gx * gy)) as u32,
         ];
+        self.named.reset();
         self.shared.start_block(
             grid.program.static_shared_bytes as usize + grid.dynamic_shared_bytes as usize,
         );
@@ -379,6 +386,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 self.run_warp(warp)?;
             }
             if self.complete_warpgroups()?
+                || self.wake_named_barrier_waiters()
                 || self.wake_barrier_waiters()?
                 || self.land_every_tma()?
             {
@@ -567,7 +575,9 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         other.mask,
                         self.location(other.site)
                     ),
-                    Status::Group { .. } | Status::Mbarrier { .. } => self.whereabouts(t),
+                    Status::Group { .. }
+                    | Status::Mbarrier { .. }
+                    | Status::NamedBarrier { .. } => self.whereabouts(t),
                     Status::Grid { site } => {
                         format!("waits at the grid_sync() at {}", self.location(site))
                     }
@@ -747,7 +757,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 }
                 // Warps end only with every thread at a barrier or exited (`stuck` has
                 // reported the threads left in mbarrier and warpgroup waits).
-                Status::Ready | Status::Warp(_) | Status::Mbarrier { .. } => {}
+                Status::Ready
+                | Status::Warp(_)
+                | Status::Mbarrier { .. }
+                | Status::NamedBarrier { .. } => {}
             }
         }
         if let (Some((first, site)), Some((other, other_site, function))) = (waiting, group) {

@@ -92,6 +92,13 @@ pub(crate) enum Status {
         parity: u32,
         dst: usize,
     },
+    /// Waiting at named barrier `id` (`bar.sync` at `site`) until it completes the phase
+    /// its warp arrived in, `generation`.
+    NamedBarrier {
+        site: Site,
+        id: u32,
+        generation: u32,
+    },
     /// Waiting at a group barrier, in a call of the program's extern function `function`
     /// at `site` (see [`super::ExternOutcome::GroupBarrier`]).
     Group { site: Site, function: u32 },

@@ -5,6 +5,10 @@ use super::*;
 use crate::intrinsics::{AtomicAccess, MemoryOrdering, OrderingArgument};
 use crate::ir::PtxOperand;
 
+/// What `array_parameter_copy` returns: the local array, the parameter's pointer, its
+/// length and whether it may be written.
+type ArrayParameterCopy = (Handle<LocalVariable>, Handle<Expression>, u32, bool);
+
 impl Lowerer<'_, '_> {
     /// An intrinsic with an effect runs as a statement; its value (if wanted) is read from
     /// a local.
@@ -163,7 +167,7 @@ impl Lowerer<'_, '_> {
         &mut self,
         place: &Expr,
         block: &mut Block,
-    ) -> Result<Option<(Handle<LocalVariable>, Handle<Expression>, u32, bool)>, LowerError> {
+    ) -> Result<Option<ArrayParameterCopy>, LowerError> {
         let ExprKind::Var(name) = &place.kind else {
             return Ok(None);
         };

@@ -10,6 +10,7 @@ use super::super::program::{Op, Reg};
 use super::template::{self, Instruction, Item, Operand};
 
 mod hopper;
+mod named_barrier;
 use super::mma::{Mma, MmaAccumulator, MmaInputs};
 use super::{LdMatrix, PtxOp};
 
@@ -25,7 +26,7 @@ pub(crate) trait Emit {
 }
 
 /// What the simulator runs, for the message of an instruction it does not.
-pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.{f32,f16}.{bf16.bf16,f16.f16}.{f32,f16} (f16 accumulators with f16 inputs), m16n8k8.row.col.f32.tf32.tf32.f32, m16n8k32.row.col.f32.{e4m3.e4m3,e5m2.e5m2}.f32, m16n8k32.row.col[.satfinite].s32.{s8.s8,u8.u8}.s32, {ldmatrix,stmatrix}.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, cvt.rna.tf32.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes and .global.shared::cta.bulk_group, cp.async.bulk.{commit_group,wait_group[.read]}, prefetch.tensormap";
+pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.{f32,f16}.{bf16.bf16,f16.f16}.{f32,f16} (f16 accumulators with f16 inputs), m16n8k8.row.col.f32.tf32.tf32.f32, m16n8k32.row.col.f32.{e4m3.e4m3,e5m2.e5m2}.f32, m16n8k32.row.col[.satfinite].s32.{s8.s8,u8.u8}.s32, {ldmatrix,stmatrix}.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, cvt.rna.tf32.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes and .global.shared::cta.bulk_group, cp.async.bulk.{commit_group,wait_group[.read]}, prefetch.tensormap, bar{.cta}.{sync,arrive} and barrier{.cta}.{sync,arrive}[.aligned] (named barriers 0-15)";
 
 /// Lowers `template`, whose operand `$N` has the registers `operands[N]`.
 pub(crate) fn lower(
@@ -221,6 +222,17 @@ impl Binder<'_> {
         let with = |detail: String| format!("`{opcode}`: {detail}");
         if super::scalar::lower(instruction, self).map_err(with)? {
             return Ok(());
+        }
+        match named_barrier::select(self, instruction).map_err(with)? {
+            named_barrier::Selection::Op(op) => {
+                self.emit(Op::Ptx(Box::new(op)));
+                return Ok(());
+            }
+            named_barrier::Selection::SyncThreads => {
+                self.emit(Op::Barrier);
+                return Ok(());
+            }
+            named_barrier::Selection::Other => {}
         }
         match hopper::select(self, instruction).map_err(with)? {
             hopper::Selection::Op(op) => {

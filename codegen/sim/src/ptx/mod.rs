@@ -19,6 +19,9 @@
 //!   phase completes (a wait that never can is reported); warpgroup-collective `wgmma`
 //!   ([`wgmma`]) and `setmaxnreg`, run once all 128 threads of the warpgroup are there;
 //!   TMA loads and stores ([`tma`]) through the simulator's tensor maps.
+//! - Named barriers (`bar.sync`, `bar.arrive`): a warp arrives once all its lanes are at
+//!   the instruction; the scheduler counts warps per barrier and releases the waiting ones
+//!   when the count is reached.
 
 pub(crate) mod async_copy;
 pub(crate) mod lower;
@@ -109,6 +112,18 @@ pub(crate) enum PtxOp {
     /// `fence.proxy.async[.space]`: this thread's stores so far reach the asynchronous
     /// proxy ([`proxy`]).
     ProxyFence,
+    /// `bar.sync`, `bar.arrive`, `barrier.sync`, `barrier.arrive`: a warp's arrival at one
+    /// of the block's 16 named barriers (the scheduler's `named_barriers`).
+    NamedBarrier(NamedBarrier),
+}
+
+/// An arrival at named barrier `id` (0–15) of `count` threads (`None`: every thread of
+/// the block); with `wait`, the warp waits until the barrier completes.
+#[derive(Clone, Debug)]
+pub(crate) struct NamedBarrier {
+    pub id: Reg,
+    pub count: Option<Reg>,
+    pub wait: bool,
 }
 
 /// Which threads run an instruction together.
@@ -125,7 +140,10 @@ impl PtxOp {
     /// Which threads run it together.
     pub(crate) fn participants(&self) -> Participants {
         match self {
-            PtxOp::Mma(_) | PtxOp::LdMatrix(_) | PtxOp::StMatrix(_) => Participants::Warp,
+            // A named barrier counts warps: the lanes of a warp arrive together.
+            PtxOp::Mma(_) | PtxOp::LdMatrix(_) | PtxOp::StMatrix(_) | PtxOp::NamedBarrier(_) => {
+                Participants::Warp
+            }
             PtxOp::Wgmma(_) | PtxOp::WgmmaFence | PtxOp::WgmmaGroup | PtxOp::SetMaxNreg => {
                 Participants::Warpgroup
             }
@@ -157,6 +175,8 @@ impl PtxOp {
             PtxOp::SetMaxNreg => "setmaxnreg",
             PtxOp::TmaLoad(_) | PtxOp::TmaStore(_) => "cp.async.bulk.tensor",
             PtxOp::ProxyFence => "fence.proxy.async",
+            PtxOp::NamedBarrier(NamedBarrier { wait: true, .. }) => "bar.sync",
+            PtxOp::NamedBarrier(NamedBarrier { wait: false, .. }) => "bar.arrive",
         })
     }
 }

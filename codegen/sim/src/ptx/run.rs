@@ -190,7 +190,8 @@ pub(crate) fn run_thread(
         | PtxOp::Wgmma(_)
         | PtxOp::WgmmaFence
         | PtxOp::WgmmaGroup
-        | PtxOp::SetMaxNreg => {
+        | PtxOp::SetMaxNreg
+        | PtxOp::NamedBarrier(_) => {
             unreachable!("collective instructions run in the scheduler")
         }
     }

@@ -6,7 +6,7 @@ use super::super::error::SimError;
 use super::super::memory::SharedMemory;
 use super::super::program::Op;
 use super::super::ptx::warp::{run_collective, Lane};
-use super::super::ptx::{kernel_site, Participants};
+use super::super::ptx::{kernel_site, Participants, PtxOp};
 use super::super::thread::{Fault, FaultKind, Site, Status};
 use super::{fmt3, BlockRunner, WARP_SIZE};
 
@@ -43,6 +43,10 @@ impl BlockRunner<'_, '_, '_> {
         };
         if op.participants() == Participants::Warpgroup {
             return Ok(Collective::Parked);
+        }
+        if let PtxOp::NamedBarrier(barrier) = &**op {
+            let barrier = barrier.clone();
+            return self.arrive_at_named_barrier(first, last, group, site, &barrier);
         }
         let name = op.name();
         let ptx_error = |runner: &Self, detail: String| SimError::Ptx {
@@ -140,6 +144,9 @@ impl BlockRunner<'_, '_, '_> {
                 format!("waits at the sync_threads() at {}", self.location(site))
             }
             Status::Warp(other) => format!("waits at {}", self.location(other.site)),
+            Status::NamedBarrier { site, id, .. } => {
+                format!("waits at named barrier {id} (`bar.sync`) at {}", self.location(site))
+            }
             Status::Group { site, function } => format!(
                 "waits in `{}` at {}",
                 self.extern_name(function),

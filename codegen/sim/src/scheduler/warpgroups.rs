@@ -142,23 +142,6 @@ impl BlockRunner<'_, '_, '_> {
     /// With nothing left to run: a thread that waits in an mbarrier or a warpgroup
     /// instruction that can no longer complete, as an error.
     pub(super) fn stuck(&self) -> Option<SimError> {
-        let others = |me: usize, first: usize, last: usize| {
-            let mut seen = Vec::new();
-            for t in first..last {
-                if t == me {
-                    continue;
-                }
-                let what = self.whereabouts(t);
-                if !seen.iter().any(|(_, w)| *w == what) {
-                    seen.push((t, what));
-                }
-            }
-            seen.iter()
-                .take(3)
-                .map(|(t, what)| format!("thread {} {what}", fmt3(self.thread_index(*t))))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
         for t in 0..self.threads.len() {
             if let Status::Mbarrier {
                 site,
@@ -188,7 +171,7 @@ impl BlockRunner<'_, '_, '_> {
                     site: self.site(t, site),
                     detail: format!(
                         "this `mbarrier.try_wait` on the barrier at shared byte {barrier}{name} for the phase of parity {parity} can never complete: {state}, and no thread of the block can arrive any more ({}); on a GPU the block would hang",
-                        others(t, 0, self.threads.len())
+                        self.others_whereabouts(t)
                     ),
                 });
             }
@@ -211,6 +194,26 @@ impl BlockRunner<'_, '_, '_> {
                 });
             }
         }
-        None
+        self.stuck_at_named_barrier()
+    }
+
+    /// Where the other threads of the block stand (up to three distinct places), for the
+    /// message of a wait that can never complete.
+    pub(super) fn others_whereabouts(&self, me: usize) -> String {
+        let mut seen: Vec<(usize, String)> = Vec::new();
+        for t in 0..self.threads.len() {
+            if t == me {
+                continue;
+            }
+            let what = self.whereabouts(t);
+            if !seen.iter().any(|(_, w)| *w == what) {
+                seen.push((t, what));
+            }
+        }
+        seen.iter()
+            .take(3)
+            .map(|(t, what)| format!("thread {} {what}", fmt3(self.thread_index(*t))))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
