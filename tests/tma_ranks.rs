@@ -167,11 +167,7 @@ fn check(stream: &Stream) {
         .unwrap();
         let got = stream.clone_dtoh(&ddst).unwrap();
         let want = expected(case, &src, &dst0);
-        assert!(
-            want.contains(&0.0),
-            "rank {}: no fill",
-            case.dims.len()
-        );
+        assert!(want.contains(&0.0), "rank {}: no fill", case.dims.len());
         assert!(
             want.iter().any(|&v| v > 0.0),
             "rank {}: nothing copied",

@@ -32,11 +32,9 @@
 //! those query rows are not written.
 
 use cudajit::prelude::*;
-use cudajit::tensor::mbarrier::{
-    fence_barrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_init,
-    mbarrier_wait_parity,
-};
+use cudajit::tensor::mbarrier::{mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity};
 use cudajit::tensor::pack::{pack_bf16x2, pack_f16x2};
+use cudajit::tensor::pipeline::Ring;
 use cudajit::tensor::tma::tma_load_3d;
 use cudajit::tensor::wgmma::{
     k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
@@ -77,30 +75,6 @@ fn quad_max(v: f32) -> f32 {
 fn quad_sum(v: f32) -> f32 {
     let a = v + shfl_xor_sync(FULL_WARP, v, 1);
     a + shfl_xor_sync(FULL_WARP, a, 2)
-}
-
-/// The barrier that completes when K's stage `stage` has landed (`bars + 8`, `+ 16`).
-#[device]
-fn k_full(bars: u32, stage: u32) -> u32 {
-    bars + 8 + 8 * stage
-}
-
-/// The barrier that completes when V's stage `stage` has landed.
-#[device]
-fn v_full(bars: u32, stage: u32) -> u32 {
-    bars + 24 + 8 * stage
-}
-
-/// The barrier both consumers arrive on when they are done with K's stage `stage`.
-#[device]
-fn k_empty(bars: u32, stage: u32) -> u32 {
-    bars + 40 + 8 * stage
-}
-
-/// The barrier both consumers arrive on when they are done with V's stage `stage`.
-#[device]
-fn v_empty(bars: u32, stage: u32) -> u32 {
-    bars + 56 + 8 * stage
 }
 
 /// Issues `S = Q Kᵀ` for a consumer's 64 rows of Q at `q_rows` and the K tile at `k_tile`:
@@ -288,9 +262,12 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
     let tile_bytes = boxes * BOX_BYTES;
     // K stage s at `kv + 2 s tile`, V stage s right after it.
     let kv = q_tile_base + tile_bytes;
-    // Barriers: q_full, then k_full[2], v_full[2], k_empty[2], v_empty[2], 8 bytes each.
+    // Barriers: Q's, then the K ring's and the V ring's (two stages each: full, full,
+    // empty, empty), 8 bytes each. Tile j of the keys is item j of both rings.
     let bars = q_tile_base + 5 * tile_bytes;
     let q_full = bars;
+    let k_ring = Ring::new(bars + 8, 2);
+    let v_ring = Ring::new(bars + 40, 2);
     let s = seq as usize;
     let tiles_q = (s + BLOCK_Q - 1) / BLOCK_Q;
     // The longest blocks (causal: the last query tiles) first.
@@ -312,14 +289,10 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
     };
     if t == 0 {
         mbarrier_init(q_full, 1);
-        for stage in 0..2u32 {
-            // Full: the producer's arrival and the TMA bytes; empty: both consumers.
-            mbarrier_init(k_full(bars, stage), 1);
-            mbarrier_init(v_full(bars, stage), 1);
-            mbarrier_init(k_empty(bars, stage), 2);
-            mbarrier_init(v_empty(bars, stage), 2);
-        }
-        fence_barrier_init();
+        // Full: the producer's arrival and the TMA bytes; empty: both consumers. (The rings'
+        // `init` ends in the fence that publishes every barrier initialised so far, Q's too.)
+        k_ring.init(1, 2);
+        v_ring.init(1, 2);
     }
     sync_threads();
     if warpgroup == 0 {
@@ -339,16 +312,13 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
                     q_full,
                 );
             }
-            for j in 0..tiles {
-                let stage = (j % 2) as u32;
-                let round = (j / 2) as u32;
+            for j in 0..tiles as u32 {
+                let stage = k_ring.stage(j);
                 let k_tile = kv + 2 * stage * tile_bytes;
-                let key0 = (j * BLOCK_KV) as i32;
-                if round > 0 {
-                    // Both consumers have released this stage's previous K tile.
-                    mbarrier_wait_parity(k_empty(bars, stage), (round - 1) & 1);
-                }
-                let k_full = k_full(bars, stage);
+                let key0 = j as i32 * BLOCK_KV as i32;
+                // Both consumers have released this stage's previous K tile.
+                k_ring.acquire(j);
+                let k_full = k_ring.full(j);
                 mbarrier_arrive_expect_tx(k_full, tile_bytes);
                 for half in 0..boxes {
                     let x = (64 * half) as i32;
@@ -361,10 +331,8 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
                         k_full,
                     );
                 }
-                if round > 0 {
-                    mbarrier_wait_parity(v_empty(bars, stage), (round - 1) & 1);
-                }
-                let v_full = v_full(bars, stage);
+                v_ring.acquire(j);
+                let v_full = v_ring.full(j);
                 mbarrier_arrive_expect_tx(v_full, tile_bytes);
                 for half in 0..boxes {
                     let x = (64 * half) as i32;
@@ -413,7 +381,7 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
         if consumer == 1 {
             pass_turn(consumer);
         }
-        mbarrier_wait_parity(k_full(bars, 0), 0);
+        k_ring.wait(0);
         wait_turn(consumer);
         wgmma_fence();
         scores::<D, HALF>(&mut acc_s, q_rows, kv);
@@ -421,7 +389,7 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
         pass_turn(consumer);
         wgmma_wait_group::<0>();
         if t % 128 == 0 {
-            mbarrier_arrive(k_empty(bars, 0));
+            k_ring.release(0);
         }
         if masked(0) {
             mask(&mut acc_s, row_lo, 0, s, causal, tq);
@@ -436,10 +404,11 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
         );
         pack_probabilities::<HALF>(&acc_s, &mut p);
         for j in 1..tiles {
-            let stage = (j % 2) as u32;
-            let previous = ((j + 1) % 2) as u32;
-            mbarrier_wait_parity(k_full(bars, stage), ((j / 2) & 1) as u32);
-            mbarrier_wait_parity(v_full(bars, previous), (((j - 1) / 2) & 1) as u32);
+            let g = j as u32;
+            let stage = k_ring.stage(g);
+            let previous = v_ring.stage(g - 1);
+            k_ring.wait(g);
+            v_ring.wait(g - 1);
             wait_turn(consumer);
             wgmma_fence();
             scores::<D, HALF>(&mut acc_s, q_rows, kv + 2 * stage * tile_bytes);
@@ -450,7 +419,7 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
             // The scores have landed (the product with V may still run): K's stage is free.
             wgmma_wait_group::<1>();
             if t % 128 == 0 {
-                mbarrier_arrive(k_empty(bars, stage));
+                k_ring.release(g);
             }
             if masked(j) {
                 mask(&mut acc_s, row_lo, j * BLOCK_KV, s, causal, tq);
@@ -464,16 +433,17 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
             );
             wgmma_wait_group::<0>();
             if t % 128 == 0 {
-                mbarrier_arrive(v_empty(bars, previous));
+                v_ring.release(g - 1);
             }
             rescale::<O_REGS>(&mut acc_o, &correction);
             pack_probabilities::<HALF>(&acc_s, &mut p);
         }
-        let last = ((tiles + 1) % 2) as u32;
-        mbarrier_wait_parity(v_full(bars, last), (((tiles - 1) / 2) & 1) as u32);
+        let last = tiles as u32 - 1;
+        v_ring.wait(last);
         wait_turn(consumer);
         wgmma_fence();
-        accumulate::<D, HALF, O_REGS>(&mut acc_o, &p, kv + (2 * last + 1) * tile_bytes);
+        let last_stage = v_ring.stage(last);
+        accumulate::<D, HALF, O_REGS>(&mut acc_o, &p, kv + (2 * last_stage + 1) * tile_bytes);
         wgmma_commit_group();
         if consumer == 0 {
             pass_turn(consumer);
