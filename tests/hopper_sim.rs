@@ -154,7 +154,15 @@ fn wgmma_tile(
     if fence != 0 {
         wgmma_fence();
     }
-    if fp8 != 0 {
+    if fp8 == 2 {
+        ptx!(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 {$0}, $1, $2, p, 1, 1;\n}",
+            &mut acc,
+            a_desc,
+            k_major_sw128(b_address),
+            accumulate
+        );
+    } else if fp8 != 0 {
         ptx!(
             "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {$0}, $1, $2, p, 1, 1;\n}",
             &mut acc,
@@ -200,6 +208,18 @@ fn small(i: usize, seed: usize) -> f32 {
     ((i * 7 + seed * 5 + i / 3) % 7) as f32 - 3.0
 }
 
+/// e5m2 of a small integer (|x| ≤ 4): exponent bias 15, two mantissa bits.
+fn e5m2(x: f32) -> u8 {
+    let sign = if x < 0.0 { 0x80 } else { 0 };
+    sign | match x.abs() as u32 {
+        0 => 0x00,
+        1 => 0x3c,
+        2 => 0x40,
+        3 => 0x42,
+        _ => 0x44,
+    }
+}
+
 /// e4m3 of a small integer (|x| ≤ 4): exponent bias 7, three mantissa bits.
 fn e4m3(x: f32) -> u8 {
     let sign = if x < 0.0 { 0x80 } else { 0 };
@@ -219,8 +239,11 @@ fn words(bytes: &[u8]) -> Vec<u32> {
         .collect()
 }
 
-/// A (64 × k) and B (k × 128) as values, and their shared images for the layout asked.
-fn operands(trans_b: bool, fp8: bool) -> (Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>) {
+/// A (64 × k) and B (k × 128) as values, and their shared images for the layout asked;
+/// `fp8` 0 for bf16, 1 for e4m3, 2 for e5m2.
+fn operands(trans_b: bool, fp8: u32) -> (Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>) {
+    let encode: fn(f32) -> u8 = if fp8 == 2 { e5m2 } else { e4m3 };
+    let fp8 = fp8 != 0;
     let k = if fp8 { 32 } else { 16 };
     let a: Vec<f32> = (0..64 * k).map(|i| small(i, 1)).collect();
     let b: Vec<f32> = (0..k * 128).map(|i| small(i, 2)).collect(); // b[kk * 128 + n]
@@ -228,7 +251,7 @@ fn operands(trans_b: bool, fp8: bool) -> (Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>
     let mut b_image = vec![0u8; B_IMAGE];
     let put = |image: &mut [u8], at: usize, value: f32| {
         if fp8 {
-            image[at] = e4m3(value);
+            image[at] = encode(value);
         } else {
             image[at..at + 2].copy_from_slice(&bf16::from_f32(value).to_bits().to_le_bytes());
         }
@@ -259,9 +282,10 @@ fn check_wgmma(stream: &Stream) {
     let c: Vec<f32> = (0..64 * 128).map(|i| (i % 5) as f32 * 0.5).collect();
     let dc = stream.clone_htod(&c).unwrap();
     let config = LaunchConfig::new(1, 128).with_shared_mem(SHARED);
-    for (trans_b, fp8) in [(false, false), (true, false), (false, true)] {
+    // bf16 TN and NN, e4m3 and e5m2 TN.
+    for (trans_b, fp8) in [(false, 0u32), (true, 0), (false, 1), (false, 2)] {
         let (a, b, a_image, b_image) = operands(trans_b, fp8);
-        let k = if fp8 { 32 } else { 16 };
+        let k = if fp8 != 0 { 32 } else { 16 };
         let (da, db) = (
             stream.clone_htod(&a_image).unwrap(),
             stream.clone_htod(&b_image).unwrap(),
@@ -277,7 +301,7 @@ fn check_wgmma(stream: &Stream) {
                 &mut out,
                 u32::from(accumulate),
                 u32::from(trans_b),
-                u32::from(fp8),
+                fp8,
                 1,
                 0,
             )
@@ -329,7 +353,7 @@ fn give_back_registers(out: &mut [u32]) {
 #[test]
 fn misuse_of_wgmma_and_setmaxnreg_is_reported() {
     let stream = SimStream::new();
-    let (_, _, a_image, b_image) = operands(false, false);
+    let (_, _, a_image, b_image) = operands(false, 0);
     let (da, db) = (
         stream.clone_htod(&a_image).unwrap(),
         stream.clone_htod(&b_image).unwrap(),
