@@ -21,7 +21,7 @@
 
 use cudajit::bf16;
 use cudajit::prelude::*;
-use cudajit::tensor::copy_async::{cp_async_commit, cp_async_wait_group};
+use cudajit::tensor::copy_async::{cp_async_commit, cp_async_wait_stage};
 use cudajit::tensor::ldmatrix::{ldmatrix_x4, ldmatrix_x4_trans};
 use cudajit::tensor::mma::{mma_bf16, ABf16, AccF32, BBf16};
 use cudajit::tensor::pack::pack_bf16x2;
@@ -93,7 +93,7 @@ pub fn gemm_bf16<const B_ROW_MAJOR: bool>(
     let mut fb = [0u32; 16];
     for kt in 0..tiles {
         // k-tile `kt` has landed (at most the one after it is still in flight) ...
-        cp_async_wait_group::<1>();
+        cp_async_wait_stage::<3>();
         // ... for every thread, and every thread is done with the stage refilled next.
         sync_threads();
         if kt + 2 < tiles {
@@ -204,7 +204,7 @@ pub fn gemm_bf16_to_bf16<const B_ROW_MAJOR: bool>(
     let mut fa = [0u32; 16];
     let mut fb = [0u32; 16];
     for kt in 0..tiles {
-        cp_async_wait_group::<1>();
+        cp_async_wait_stage::<3>();
         sync_threads();
         if kt + 2 < tiles {
             load_stage::<B_ROW_MAJOR>(smem, a, b, (kt + 2) % 3, kt + 2, row0, col0, kk, nn, t);

@@ -96,6 +96,45 @@ pub fn cp_async_wait_group<const N: u32>() {
     }
 }
 
+/// The wait of a multi-stage pipeline of `STAGES` shared buffers (2 to 9): with one group
+/// committed per stage and `STAGES - 1` stages issued ahead of the one about to be used,
+/// that one has landed once at most `STAGES - 2` groups are still in flight. Follow it with
+/// `sync_threads()` for the other threads' copies (and before refilling the buffer the
+/// block used last). The loop of such a pipeline, for k-tile `kt` of `tiles`:
+///
+/// ```text
+/// for s in 0..STAGES - 1 { if s < tiles { load(s % STAGES, s) } cp_async_commit(); }
+/// for kt in 0..tiles {
+///     cp_async_wait_stage::<STAGES>(); sync_threads();      // k-tile kt is in buffer kt % STAGES
+///     if kt + STAGES - 1 < tiles { load((kt + STAGES - 1) % STAGES, kt + STAGES - 1) }
+///     cp_async_commit();                                     // one group per step, even if empty
+///     compute(kt % STAGES);
+/// }
+/// ```
+#[device]
+pub fn cp_async_wait_stage<const STAGES: u32>() {
+    // A branch on a specialisation constant: only the one taken is compiled.
+    if STAGES == 2 {
+        cp_async_wait_group::<0>();
+    } else if STAGES == 3 {
+        cp_async_wait_group::<1>();
+    } else if STAGES == 4 {
+        cp_async_wait_group::<2>();
+    } else if STAGES == 5 {
+        cp_async_wait_group::<3>();
+    } else if STAGES == 6 {
+        cp_async_wait_group::<4>();
+    } else if STAGES == 7 {
+        cp_async_wait_group::<5>();
+    } else if STAGES == 8 {
+        cp_async_wait_group::<6>();
+    } else if STAGES == 9 {
+        cp_async_wait_group::<7>();
+    } else {
+        cp_async_wait_all();
+    }
+}
+
 /// Waits for every group this thread committed, and for copies not yet committed.
 #[device]
 pub fn cp_async_wait_all() {

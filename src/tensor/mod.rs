@@ -15,7 +15,8 @@
 //! - [`ldmatrix`]: 8×8 matrices of 16-bit elements from shared memory into fragments;
 //! - [`stmatrix`] (sm_90): 8×8 matrices of 16-bit elements from registers into shared
 //!   memory, accumulators stored as tiles;
-//! - [`copy_async`]: `cp.async` of 4, 8 or 16 bytes with zero-fill, commit and wait groups;
+//! - [`copy_async`]: `cp.async` of 4, 8 or 16 bytes with zero-fill, commit and wait groups,
+//!   the wait of a multi-stage pipeline (`cp_async_wait_stage::<STAGES>`);
 //! - [`pack`]: two f32 into a `bf16x2`/`f16x2` register, and back;
 //! - Hopper (sm_90/sm_90a): [`mbarrier`] (transaction barriers), [`tma`] (tensor-map box
 //!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait), [`layout`]
