@@ -12,6 +12,9 @@ pub struct SimSite {
     pub function: String,
     /// `file:line:column` of the operation (in the file of the function running).
     pub location: String,
+    /// Where the function running was called from, innermost first, out to the kernel:
+    /// (caller, `file:line:column` of the call). Empty in the kernel itself.
+    pub callers: Vec<(String, String)>,
     /// `block_idx()` of the block.
     pub block: [u32; 3],
     /// `thread_idx()` of the thread.
@@ -36,6 +39,9 @@ impl fmt::Display for SimSite {
         )?;
         if self.function != self.kernel {
             write!(f, " in `{}`", self.function)?;
+        }
+        for (caller, location) in &self.callers {
+            write!(f, ", called from `{caller}` at {location}")?;
         }
         Ok(())
     }

@@ -869,6 +869,40 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         format!("{file}:{span}")
     }
 
+    /// Where thread `t`'s device function at `site` was called from, out to the kernel,
+    /// when the thread is inside that call: an error in a library's device function also
+    /// names the user's line.
+    fn callers(&self, t: usize, site: Site) -> Vec<(String, String)> {
+        let frames = self
+            .threads
+            .get(t)
+            .map_or(&[][..], |thread| &thread.frames[..]);
+        if !frames
+            .last()
+            .is_some_and(|top| top.function == site.function)
+        {
+            return Vec::new();
+        }
+        frames[..frames.len() - 1]
+            .iter()
+            .rev()
+            .map(|caller| {
+                let name = self
+                    .grid
+                    .program
+                    .functions
+                    .get(caller.function as usize)
+                    .map_or_else(String::new, |f| f.name.clone());
+                // A caller's `pc` is the operation after its call.
+                let call = Site {
+                    function: caller.function,
+                    pc: caller.pc.saturating_sub(1),
+                };
+                (name, self.location(call))
+            })
+            .collect()
+    }
+
     fn site(&self, t: usize, site: Site) -> Box<SimSite> {
         let program = self.grid.program;
         Box::new(SimSite {
@@ -879,6 +913,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 .map(|f| f.name.clone())
                 .unwrap_or_default(),
             location: self.location(site),
+            callers: self.callers(t, site),
             block: self.block_index,
             thread: self.thread_index(t),
             launch: self.grid.label.map(str::to_owned),
