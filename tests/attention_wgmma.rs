@@ -38,7 +38,7 @@ fn check<T: Element + BufferElement>(stream: &Stream, p: &Problem) {
         .unwrap();
     let shape = (p.batch, p.heads, p.kv_heads, p.seq, p.dim);
     let what = format!("{} {p:?}", T::NAME);
-    hopper::launch_buffers(stream, shape, p.causal, &dq, &dk, &dv, &mut o, &mut lse)
+    hopper::launch(stream, shape, p.causal, &dq, &dk, &dv, &mut o, &mut lse)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     let (o, lse) = (
         stream.clone_dtoh(&o).unwrap(),

@@ -31,6 +31,7 @@
 //! with zeros by TMA instead of reading the next head's rows; those keys are masked and
 //! those query rows are not written.
 
+use super::kernels::{exp2_approx, quad_max, quad_sum, Element};
 use cudajit::prelude::*;
 use cudajit::tensor::mbarrier::{mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity};
 use cudajit::tensor::pack::{pack_bf16x2, pack_f16x2};
@@ -55,26 +56,6 @@ const BOX_BYTES: u32 = 128 * 128;
 /// 128-byte swizzle's 1024-byte repeat.
 pub fn shared_bytes(d: usize) -> u32 {
     1024 + 5 * (d as u32 / 64) * BOX_BYTES + 72
-}
-
-/// `2^x` with the SFU's approximation, as FlashAttention uses.
-#[device]
-fn exp2_approx(x: f32) -> f32 {
-    ptx!(f32: "ex2.approx.ftz.f32 $0, $1;", x)
-}
-
-/// The maximum over the four lanes of a quad (one row's scores).
-#[device]
-fn quad_max(v: f32) -> f32 {
-    let a = v.max(shfl_xor_sync(FULL_WARP, v, 1));
-    a.max(shfl_xor_sync(FULL_WARP, a, 2))
-}
-
-/// The sum over the four lanes of a quad.
-#[device]
-fn quad_sum(v: f32) -> f32 {
-    let a = v + shfl_xor_sync(FULL_WARP, v, 1);
-    a + shfl_xor_sync(FULL_WARP, a, 2)
 }
 
 /// Issues `S = Q Kᵀ` for a consumer's 64 rows of Q at `q_rows` and the K tile at `k_tile`:
@@ -473,8 +454,6 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
     }
 }
 
-use super::kernels::Element;
-
 /// The tensor maps' name of `T`.
 fn map_element<T: Element>() -> cudajit::tensor_map::TensorMapElement {
     use cudajit::tensor_map::TensorMapElement;
@@ -501,59 +480,32 @@ fn tensor_layout<T: Element>(
     .with_swizzle(TensorMapSwizzle::B128)
 }
 
-/// The tensor map of `[outer, seq, dim]` in GPU memory ([`tensor_layout`]).
-pub fn tensor_map<T: Element>(
-    x: &cudajit::CudaSlice<T>,
-    dim: usize,
-    seq: usize,
-    outer: usize,
-) -> super::Result<TensorMap<'_>> {
-    Ok(TensorMap::encode(&tensor_layout::<T>(dim, seq, outer), x)?)
+/// Memory a tensor map can describe: a CUDA slice (the driver encodes the map) or a
+/// portable buffer of the GPU or the simulator (`TensorMap::encode_buffer`).
+pub trait MapSource {
+    /// The map of `layout` over this memory.
+    fn tensor_map(
+        &self,
+        layout: &cudajit::tensor_map::TensorMapLayout,
+    ) -> Result<TensorMap<'_>, cudajit::tensor_map::TensorMapError>;
 }
 
-/// The tensor map of `[outer, seq, dim]` in a portable buffer, the GPU's or the
-/// simulator's.
-// For `launch_buffers`, which tests/attention_wgmma.rs calls (this example launches on a
-// CUDA stream).
-#[allow(dead_code)]
-fn buffer_tensor_map<T: Element + cudajit::BufferElement>(
-    x: &cudajit::Buffer<T>,
-    dim: usize,
-    seq: usize,
-    outer: usize,
-) -> super::Result<TensorMap<'_>> {
-    Ok(TensorMap::encode_buffer(
-        &tensor_layout::<T>(dim, seq, outer),
-        x,
-    )?)
+impl<T: cudarc::driver::DeviceRepr> MapSource for cudajit::CudaSlice<T> {
+    fn tensor_map(
+        &self,
+        layout: &cudajit::tensor_map::TensorMapLayout,
+    ) -> Result<TensorMap<'_>, cudajit::tensor_map::TensorMapError> {
+        TensorMap::encode(layout, self)
+    }
 }
 
-/// The launch of the kernel's instance for `shape`'s head dimension and `T`: the
-/// specialisation's constants are type-level, so each form is its own instance.
-macro_rules! launch_forms {
-    ($stream:expr, $config:expr, $shape:expr, $causal:expr, $q:expr, $k:expr, $v:expr, $o:expr, $lse:expr) => {{
-        let (_, heads, kv_heads, seq, dim) = $shape;
-        let args = (
-            seq as u32,
-            heads as u32,
-            kv_heads as u32,
-            1.0 / (dim as f32).sqrt(),
-            $causal,
-        );
-        macro_rules! form {
-            ($d:literal, $half:literal, $regs:literal) => {
-                attention_wgmma::launch::<T, $d, $half, $regs>(
-                    $stream, $config, $q, $k, $v, $o, $lse, args.0, args.1, args.2, args.3, args.4,
-                )?
-            };
-        }
-        match (dim, T::F16) {
-            (64, false) => form!(64, false, 32),
-            (64, true) => form!(64, true, 32),
-            (_, false) => form!(128, false, 64),
-            (_, true) => form!(128, true, 64),
-        }
-    }};
+impl<T: cudajit::BufferElement> MapSource for cudajit::Buffer<T> {
+    fn tensor_map(
+        &self,
+        layout: &cudajit::tensor_map::TensorMapLayout,
+    ) -> Result<TensorMap<'_>, cudajit::tensor_map::TensorMapError> {
+        TensorMap::encode_buffer(layout, self)
+    }
 }
 
 /// The launch of one block per 128 query rows of each head, or an error for a head
@@ -571,47 +523,46 @@ fn launch_config(
     .with_shared_mem(shared_bytes(dim)))
 }
 
-/// Launches [`attention_wgmma`] on `[batch, heads, seq, dim]` Q, O and `[batch, kv_heads,
-/// seq, dim]` K, V (`dim` 64 or 128).
+/// Launches [`attention_wgmma`] on `stream` (a CUDA stream, or a portable one of the GPU or
+/// the simulator) for `[batch, heads, seq, dim]` Q, O and `[batch, kv_heads, seq, dim]` K,
+/// V (`dim` 64 or 128; `shape` = (batch, heads, kv_heads, seq, dim)), the tensor maps
+/// encoded over Q's, K's and V's memory.
 #[allow(clippy::too_many_arguments)]
-pub fn launch<T: Element>(
-    stream: &std::sync::Arc<cudajit::CudaStream>,
+pub fn launch<T: Element, X: MapSource + cudajit::KernelSlice<T>>(
+    stream: &impl cudajit::LaunchStream,
     shape: (usize, usize, usize, usize, usize),
     causal: bool,
-    q: &cudajit::CudaSlice<T>,
-    k: &cudajit::CudaSlice<T>,
-    v: &cudajit::CudaSlice<T>,
-    o: &mut cudajit::CudaSlice<T>,
-    lse: &mut cudajit::CudaSlice<f32>,
+    q: &X,
+    k: &X,
+    v: &X,
+    o: &mut impl cudajit::KernelSliceMut<T>,
+    lse: &mut impl cudajit::KernelSliceMut<f32>,
 ) -> super::Result<()> {
     let config = launch_config(shape)?;
     let (batch, heads, kv_heads, seq, dim) = shape;
-    let q_map = tensor_map(q, dim, seq, batch * heads)?;
-    let k_map = tensor_map(k, dim, seq, batch * kv_heads)?;
-    let v_map = tensor_map(v, dim, seq, batch * kv_heads)?;
-    launch_forms!(stream, config, shape, causal, q_map, k_map, v_map, o, lse);
-    Ok(())
-}
-
-/// [`launch`] on a portable stream, the GPU's or the simulator's (`cudajit::Stream`), with
-/// the tensor maps encoded over its buffers (`TensorMap::encode_buffer`): what
-/// tests/attention_wgmma.rs runs on the simulator (this example launches on a CUDA stream).
-#[allow(clippy::too_many_arguments, dead_code)]
-pub fn launch_buffers<T: Element + cudajit::BufferElement>(
-    stream: &cudajit::Stream,
-    shape: (usize, usize, usize, usize, usize),
-    causal: bool,
-    q: &cudajit::Buffer<T>,
-    k: &cudajit::Buffer<T>,
-    v: &cudajit::Buffer<T>,
-    o: &mut cudajit::Buffer<T>,
-    lse: &mut cudajit::Buffer<f32>,
-) -> super::Result<()> {
-    let config = launch_config(shape)?;
-    let (batch, heads, kv_heads, seq, dim) = shape;
-    let q_map = buffer_tensor_map(q, dim, seq, batch * heads)?;
-    let k_map = buffer_tensor_map(k, dim, seq, batch * kv_heads)?;
-    let v_map = buffer_tensor_map(v, dim, seq, batch * kv_heads)?;
-    launch_forms!(stream, config, shape, causal, q_map, k_map, v_map, o, lse);
+    let q_map = q.tensor_map(&tensor_layout::<T>(dim, seq, batch * heads))?;
+    let k_map = k.tensor_map(&tensor_layout::<T>(dim, seq, batch * kv_heads))?;
+    let v_map = v.tensor_map(&tensor_layout::<T>(dim, seq, batch * kv_heads))?;
+    let args = (
+        seq as u32,
+        heads as u32,
+        kv_heads as u32,
+        1.0 / (dim as f32).sqrt(),
+        causal,
+    );
+    // The specialisation's constants are type-level: each form is its own instance.
+    macro_rules! form {
+        ($d:literal, $half:literal, $regs:literal) => {
+            attention_wgmma::launch::<T, $d, $half, $regs>(
+                stream, config, q_map, k_map, v_map, o, lse, args.0, args.1, args.2, args.3, args.4,
+            )?
+        };
+    }
+    match (dim, T::F16) {
+        (64, false) => form!(64, false, 32),
+        (64, true) => form!(64, true, 32),
+        (_, false) => form!(128, false, 64),
+        (_, true) => form!(128, true, 64),
+    }
     Ok(())
 }

@@ -105,7 +105,7 @@ pub fn shared_bytes(d: usize, kv: usize) -> u32 {
 
 /// `2^x` with the SFU's approximation, as FlashAttention uses.
 #[device]
-fn exp2_approx(x: f32) -> f32 {
+pub fn exp2_approx(x: f32) -> f32 {
     ptx!(f32: "ex2.approx.ftz.f32 $0, $1;", x)
 }
 
@@ -176,16 +176,17 @@ fn load_tile<T: DeviceScalar, const D: usize, const ROWS: usize>(
     }
 }
 
-/// The row maximum of a quad: the four lanes `4g .. 4g + 4` combined.
+/// The row maximum of a quad: the four lanes `4g .. 4g + 4` combined (the lanes that
+/// hold one row of an MMA accumulator tile; the wgmma attention's too).
 #[device]
-fn quad_max(v: f32) -> f32 {
+pub fn quad_max(v: f32) -> f32 {
     let a = v.max(shfl_xor_sync(FULL_WARP, v, 1));
     a.max(shfl_xor_sync(FULL_WARP, a, 2))
 }
 
 /// The row sum of a quad.
 #[device]
-fn quad_sum(v: f32) -> f32 {
+pub fn quad_sum(v: f32) -> f32 {
     let a = v + shfl_xor_sync(FULL_WARP, v, 1);
     a + shfl_xor_sync(FULL_WARP, a, 2)
 }

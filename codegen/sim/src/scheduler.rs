@@ -877,9 +877,9 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             .threads
             .get(t)
             .map_or(&[][..], |thread| &thread.frames[..]);
-        if !frames
+        if frames
             .last()
-            .is_some_and(|top| top.function == site.function)
+            .is_none_or(|top| top.function != site.function)
         {
             return Vec::new();
         }
