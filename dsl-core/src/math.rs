@@ -67,6 +67,8 @@ pub enum MathFunction {
     SwapBytes,
     Pow,
     AbsDiff,
+    /// `x.div_ceil(y)` of an unsigned integer: the quotient rounded up.
+    DivCeil,
     // Integer and float methods.
     Clamp,
     Signum,
@@ -86,7 +88,7 @@ pub enum MathFunction {
 use MathFunction::*;
 
 /// Every function with its Rust method name.
-const NAMES: [(MathFunction, &str); 66] = [
+const NAMES: [(MathFunction, &str); 67] = [
     (Erf, "erf"),
     (Erfc, "erfc"),
     (Rsqrt, "rsqrt"),
@@ -145,6 +147,7 @@ const NAMES: [(MathFunction, &str); 66] = [
     (SwapBytes, "swap_bytes"),
     (Pow, "pow"),
     (AbsDiff, "abs_diff"),
+    (DivCeil, "div_ceil"),
     (Clamp, "clamp"),
     (Signum, "signum"),
     (DivEuclid, "div_euclid"),
@@ -185,7 +188,7 @@ impl MathFunction {
             Powf | Powi | Copysign | Hypot | Atan2 | Min | Max | FastDiv => 1,
             WrappingAdd | WrappingSub | WrappingMul | WrappingShl | WrappingShr | SaturatingAdd
             | SaturatingSub | SaturatingMul | RotateLeft | RotateRight | Pow | AbsDiff
-            | DivEuclid | RemEuclid => 1,
+            | DivCeil | DivEuclid | RemEuclid => 1,
             _ => 0,
         }
     }
@@ -199,6 +202,8 @@ impl MathFunction {
             WrappingAdd | WrappingSub | WrappingMul | WrappingNeg | WrappingShl | WrappingShr
             | SaturatingAdd | SaturatingSub | SaturatingMul | RotateLeft | RotateRight
             | ReverseBits | SwapBytes | Pow | AbsDiff => ty.is_integer(),
+            // Stable Rust has `div_ceil` on unsigned integers only.
+            DivCeil => ty.is_integer() && !ty.is_signed(),
             Clamp | DivEuclid | RemEuclid => ty.is_integer() || ty.is_wide_float(),
             // Rust has `signum` on signed integers and floats, not on unsigned integers.
             Signum => ty.is_signed() || ty.is_wide_float(),

@@ -45,9 +45,9 @@ pub fn int_methods<T: Int>(a: &[T], b: &[T], d: &[T], n: &[u32], out: &mut [T]) 
     }
 }
 
-/// The methods whose result type differs from the receiver's or that only signed types
-/// have: `abs_diff` (unsigned result) and `signum`, on `i32` and `i64`, and `abs_diff` of
-/// an unsigned type.
+/// The methods whose result type differs from the receiver's or that only signed (or only
+/// unsigned) types have: `abs_diff` (unsigned result) and `signum`, on `i32` and `i64`, and
+/// `abs_diff` and `div_ceil` of an unsigned type.
 #[kernel]
 #[allow(clippy::too_many_arguments)] // one buffer per output
 pub fn signed_methods(
@@ -57,11 +57,13 @@ pub fn signed_methods(
     wide_b: &[i64],
     unsigned_a: &[u16],
     unsigned_b: &[u16],
+    unsigned_d: &[u16],
     diffs: &mut [u32],
     signs: &mut [i32],
     wide_diffs: &mut [u64],
     wide_signs: &mut [i64],
     unsigned_diffs: &mut [u16],
+    unsigned_ceils: &mut [u16],
 ) {
     let i = global_index();
     if i < a.len() {
@@ -70,6 +72,7 @@ pub fn signed_methods(
         wide_diffs[i] = wide_a[i].abs_diff(wide_b[i]);
         wide_signs[i] = wide_a[i].signum();
         unsigned_diffs[i] = unsigned_a[i].abs_diff(unsigned_b[i]);
+        unsigned_ceils[i] = unsigned_a[i].div_ceil(unsigned_d[i]);
     }
 }
 
@@ -329,21 +332,23 @@ pub fn int_methods_case(stream: &Stream) -> Result<Vec<(Output, Values)>, Error>
 
     let (a, b, _, _) = int_inputs::<i32>(i32::MIN.into(), i32::MAX.into());
     let (wa, wb, _, _) = int_inputs::<i64>(i64::MIN.into(), i64::MAX.into());
-    let (ua, ub, _, _) = int_inputs::<u16>(0, u16::MAX.into());
+    let (ua, ub, ud, _) = int_inputs::<u16>(0, u16::MAX.into());
     let len = a.len().min(wa.len()).min(ua.len());
-    let (a, b, wa, wb, ua, ub) = (
+    let (a, b, wa, wb, ua, ub, ud) = (
         &a[..len],
         &b[..len],
         &wa[..len],
         &wb[..len],
         &ua[..len],
         &ub[..len],
+        &ud[..len],
     );
     let mut diffs = stream.alloc_zeros::<u32>(len)?;
     let mut signs = stream.alloc_zeros::<i32>(len)?;
     let mut wide_diffs = stream.alloc_zeros::<u64>(len)?;
     let mut wide_signs = stream.alloc_zeros::<i64>(len)?;
     let mut unsigned_diffs = stream.alloc_zeros::<u16>(len)?;
+    let mut unsigned_ceils = stream.alloc_zeros::<u16>(len)?;
     signed_methods::launch(
         stream,
         LaunchConfig::for_elements(len),
@@ -353,11 +358,13 @@ pub fn int_methods_case(stream: &Stream) -> Result<Vec<(Output, Values)>, Error>
         &up(stream, wb)?,
         &up(stream, ua)?,
         &up(stream, ub)?,
+        &up(stream, ud)?,
         &mut diffs,
         &mut signs,
         &mut wide_diffs,
         &mut wide_signs,
         &mut unsigned_diffs,
+        &mut unsigned_ceils,
     )?;
     let zip = |x: &[i32], y: &[i32]| x.iter().zip(y).map(|(p, q)| p.abs_diff(*q)).collect();
     outputs.push(exact(
@@ -395,6 +402,14 @@ pub fn int_methods_case(stream: &Stream) -> Result<Vec<(Output, Values)>, Error>
                 .map(|(p, q)| i32::from(p.abs_diff(*q)))
                 .collect(),
         ),
+    ));
+    let widen = |x: Vec<u16>| x.into_iter().map(i32::from).collect();
+    outputs.push(exact(
+        "div_ceil u16",
+        Values::I32(widen(stream.clone_dtoh(&unsigned_ceils)?)),
+        Values::I32(widen(
+            ua.iter().zip(ud).map(|(p, q)| p.div_ceil(*q)).collect(),
+        )),
     ));
     Ok(outputs)
 }

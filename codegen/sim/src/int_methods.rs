@@ -46,6 +46,8 @@ trait RustInt: RegisterValue + Ord {
     /// `div_euclid` and `rem_euclid`; `None` for a zero divisor.
     fn div_euclid(self, rhs: Self) -> Option<Self>;
     fn rem_euclid(self, rhs: Self) -> Option<Self>;
+    /// `x / y` rounded up (unsigned receivers; `None` for `y` = 0).
+    fn div_ceil(self, rhs: Self) -> Option<Self>;
     /// What `/` and `%` by zero give (see the module documentation).
     fn div_by_zero() -> Self;
 }
@@ -74,6 +76,12 @@ macro_rules! rust_ints {
             }
             fn rem_euclid(self, rhs: Self) -> Option<Self> {
                 (rhs != 0).then(|| <$t>::wrapping_rem_euclid(self, rhs))
+            }
+            fn div_ceil(self, rhs: Self) -> Option<Self> {
+                (rhs != 0).then(|| {
+                    let q = <$t>::wrapping_div(self, rhs);
+                    if <$t>::wrapping_rem(self, rhs) != 0 { q.wrapping_add(1) } else { q }
+                })
             }
             fn div_by_zero() -> Self { !0 }
         }
@@ -130,6 +138,21 @@ fn pick<T: RustInt>(function: MathFunction) -> Option<IntMethod> {
             get::<T>(0).signum()?;
             Unary(|a| get::<T>(a).signum().map_or(0, RegisterValue::to_register))
         }
+        // By zero as the GPU's lowering gives it: `x / 0` all ones, `x % 0` = x, so all
+        // ones for 0 and 0 (all ones + 1) otherwise.
+        M::DivCeil => Binary(|a, b| {
+            let a = get::<T>(a);
+            a.div_ceil(get(b))
+                .unwrap_or_else(|| {
+                    let zero = a.wrapping_sub(a);
+                    if a == zero {
+                        T::div_by_zero()
+                    } else {
+                        zero
+                    }
+                })
+                .to_register()
+        }),
         M::DivEuclid => Binary(|a, b| {
             let a = get::<T>(a);
             a.div_euclid(get(b))

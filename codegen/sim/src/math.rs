@@ -222,6 +222,7 @@ fn f32_math(function: MathFunction) -> Option<FloatMath> {
         | M::SwapBytes
         | M::Pow
         | M::AbsDiff
+        | M::DivCeil
         // Bit casts are register moves (`program`).
         | M::ToBits
         | M::FromBits(_) => return None,
@@ -330,6 +331,7 @@ fn f64_math(function: MathFunction) -> Option<FloatMath> {
         | M::SwapBytes
         | M::Pow
         | M::AbsDiff
+        | M::DivCeil
         // Bit casts are register moves (`program`).
         | M::ToBits
         | M::FromBits(_) => return None,
@@ -381,7 +383,8 @@ pub fn ulp_bound(function: MathFunction, scalar: Scalar) -> Option<u32> {
         | M::ReverseBits
         | M::SwapBytes
         | M::Pow
-        | M::AbsDiff => return Some(0),
+        | M::AbsDiff
+        | M::DivCeil => return Some(0),
         M::FastExp | M::FastSin | M::FastCos | M::FastLn | M::FastLog2 | M::FastDiv => return None,
         M::Exp | M::Exp2 => {
             if single {

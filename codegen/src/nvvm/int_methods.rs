@@ -116,6 +116,15 @@ impl Writer<'_> {
                 let minus = self.value(format!("zext i1 {negative} to {ty}"));
                 self.value(format!("sub {ty} {one}, {minus}"))
             }
+            M::DivCeil => {
+                // `x / y + (x % y != 0)`, the unsigned quotient rounded up.
+                let y = arg(0);
+                let q = self.value(format!("udiv {ty} {x}, {y}"));
+                let r = self.value(format!("urem {ty} {x}, {y}"));
+                let inexact = self.value(format!("icmp ne {ty} {r}, 0"));
+                let up = self.value(format!("zext i1 {inexact} to {ty}"));
+                self.value(format!("add {ty} {q}, {up}"))
+            }
             M::DivEuclid | M::RemEuclid if !signed => {
                 // Unsigned remainders are never negative: Euclid's division is `/`.
                 let opcode = if function == M::DivEuclid {

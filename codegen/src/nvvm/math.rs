@@ -182,6 +182,7 @@ pub(super) fn libdevice_name(function: MathFunction, ty: Scalar) -> String {
         | MathFunction::SwapBytes
         | MathFunction::Pow
         | MathFunction::AbsDiff
+        | MathFunction::DivCeil
         | MathFunction::Clamp
         | MathFunction::Signum
         | MathFunction::DivEuclid

@@ -176,7 +176,6 @@ const STANDARD_SCALAR_METHODS: &[&str] = &[
     "ilog2",
     "ilog10",
     "isqrt",
-    "div_ceil",
     "div_floor",
     "is_multiple_of",
     "next_multiple_of",
