@@ -306,12 +306,6 @@ impl Kernel {
         config: &LaunchConfig,
         args: &[cudajit_sim::SimArg<'_>],
     ) -> Result<(), Error> {
-        if config.cluster.is_some() {
-            return Err(Error::LaunchConfig {
-                kernel: self.captured.name.to_owned(),
-                source: crate::LaunchConfigError::ClusterOnSimulator,
-            });
-        }
         let program = self.sim_program(spec)?;
         let limit =
             cudajit_sim::MAX_SHARED_BYTES_PER_BLOCK.saturating_sub(program.static_shared_bytes());
@@ -326,6 +320,7 @@ impl Kernel {
             block: config.block,
             dynamic_shared_bytes: config.shared_mem_bytes,
             cooperative: config.cooperative,
+            cluster: config.cluster,
         };
         if let Some((group, member)) = stream.group() {
             return group.submit(stream, member, program, launch, args);

@@ -255,8 +255,6 @@ pub enum LaunchConfigError {
         "a launch is either cooperative or in clusters, not both (CUDA has no launch that is both)"
     )]
     ClusterAndCooperative,
-    #[error("the CPU simulator does not run thread-block clusters: launch this kernel on a GPU (compute capability 9.0 or later)")]
-    ClusterOnSimulator,
     #[error("a cooperative launch of {blocks} blocks, but at most {max_blocks} blocks of this size fit on the GPU at once ({per_sm} per SM × {sms} SMs at this block size and shared memory); launch at most {max_blocks} blocks and loop over the data with a grid-stride loop")]
     NotCoResident {
         blocks: u64,

@@ -625,22 +625,24 @@ fn neighbours_word(out: &mut [u32], sizes: &mut [u32]) {
 }
 
 #[test]
-fn a_cluster_launch_is_checked_before_the_driver() {
+fn blocks_of_a_cluster_read_each_others_shared_memory_on_the_simulator() {
     let sim = cudajit::SimStream::new();
     let mut out = sim.alloc_zeros::<u32>(8).unwrap();
     let mut sizes = sim.alloc_zeros::<u32>(8).unwrap();
-    let error = neighbours_word::launch(
+    neighbours_word::launch(
         &sim,
-        LaunchConfig::new(8, 32).with_cluster((2, 1, 1)),
+        LaunchConfig::new(8, 64).with_cluster((2, 1, 1)),
         &mut out,
         &mut sizes,
     )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        error.contains("does not run thread-block clusters"),
-        "{error}"
-    );
+    .unwrap();
+    let want: Vec<u32> = (0..8u32).map(|b| 1000 * (b ^ 1) + 7).collect();
+    assert_eq!(sim.clone_dtoh(&out).unwrap(), want);
+    assert_eq!(sim.clone_dtoh(&sizes).unwrap(), vec![2; 8]);
+}
+
+#[test]
+fn a_cluster_launch_is_checked_before_the_driver() {
     let uneven = LaunchConfig::new(7, 32).with_cluster((2, 1, 1));
     assert_eq!(
         uneven.check(1024, 0),

@@ -135,6 +135,7 @@ pub fn run_sim(kernel: &RandomKernel, inputs: &Inputs) -> Result<Outputs, sim::S
         block: kernel.block.into(),
         dynamic_shared_bytes: 0,
         cooperative: false,
+        cluster: None,
     };
     let options = SimOptions {
         workers: 1,

@@ -76,7 +76,14 @@ pub struct SimLaunch {
     /// A cooperative launch (`cuLaunchCooperativeKernel`): every block runs at once, so
     /// `grid_sync()` works; the grid must fit [`MAX_COOPERATIVE_THREADS`].
     pub cooperative: bool,
+    /// Thread-block clusters (sm_90): blocks per cluster along each axis, run together
+    /// (`None`: each block is a cluster of one, as on the GPU). Each grid dimension is a
+    /// multiple of the cluster's, and a cluster holds at most [`MAX_CLUSTER_BLOCKS`].
+    pub cluster: Option<Dim3>,
 }
+
+/// The most blocks of a cluster: CUDA's portable cluster size.
+pub const MAX_CLUSTER_BLOCKS: u32 = 8;
 
 /// Most threads of a cooperative launch: as many as an H200 holds at once (132 SMs of
 /// 2048 threads), so that a grid the simulator runs cooperatively is one a GPU could run.
@@ -407,6 +414,7 @@ pub fn launch_group(
             externals: &externals,
             label: launch.label.as_deref(),
             watchdog: options.resolved_watchdog(),
+            cluster: launch.config.cluster.unwrap_or(Dim3 { x: 1, y: 1, z: 1 }),
         })
         .collect();
     let workers = options.resolved_workers();
@@ -418,6 +426,14 @@ pub fn launch_group(
             });
         }
         scheduler::run_cooperative(&grids[0], workers)?
+    } else if first.config.cluster.is_some() || ptx::cluster::uses_clusters(first.program) {
+        if launches.len() > 1 {
+            return Err(SimError::Launch {
+                kernel: first.program.kernel.clone(),
+                detail: "a cluster launch (or a kernel using `barrier.cluster`, `mapa` or `.shared::cluster`) in a group of launches run together: the simulator runs cluster launches alone".into(),
+            });
+        }
+        scheduler::run_clusters(&grids[0], workers)?
     } else {
         scheduler::run_group(&grids, workers)?
     };
@@ -680,11 +696,42 @@ fn check_config(program: &Program, config: &SimLaunch) -> Result<(), String> {
     if program.grid_sync && !config.cooperative {
         return Err("the kernel calls grid_sync(), which needs a cooperative launch: launch it with `LaunchConfig::new(grid, block).cooperative()` (every block resident at once)".into());
     }
+    if let Some(cluster) = config.cluster {
+        check_cluster(config, cluster)?;
+    }
     let blocks = u64::from(config.grid.x) * u64::from(config.grid.y) * u64::from(config.grid.z);
     if config.cooperative && blocks * threads > MAX_COOPERATIVE_THREADS {
         return Err(format!(
             "a cooperative launch of {blocks} blocks of {threads} threads, more than the {MAX_COOPERATIVE_THREADS} threads a GPU (an H200) holds at once: at most {} blocks of {threads} threads; loop over the data with a grid-stride loop instead",
             MAX_COOPERATIVE_THREADS / threads
+        ));
+    }
+    Ok(())
+}
+
+/// The cluster checks `cudajit::LaunchConfig::check` makes before the GPU's launch too.
+fn check_cluster(config: &SimLaunch, cluster: Dim3) -> Result<(), String> {
+    if config.cooperative {
+        return Err(
+            "a launch both cooperative and in clusters: CUDA launches one or the other".into(),
+        );
+    }
+    let axes = [
+        ("x", config.grid.x, cluster.x),
+        ("y", config.grid.y, cluster.y),
+        ("z", config.grid.z, cluster.z),
+    ];
+    for (axis, grid, blocks) in axes {
+        if blocks == 0 || grid % blocks != 0 {
+            return Err(format!(
+                "grid dimension {axis} is {grid}, not a multiple of the cluster's {blocks}: each grid dimension must be a multiple of the cluster's"
+            ));
+        }
+    }
+    let blocks = u64::from(cluster.x) * u64::from(cluster.y) * u64::from(cluster.z);
+    if blocks > u64::from(MAX_CLUSTER_BLOCKS) {
+        return Err(format!(
+            "a cluster of {blocks} blocks, more than the portable {MAX_CLUSTER_BLOCKS}"
         ));
     }
     Ok(())

@@ -458,6 +458,30 @@ impl SharedMemory {
         self.proxy.start_block(size);
     }
 
+    /// The block's shared memory size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// A load by a thread of another block of the cluster (`ld.shared::cluster`): checked
+    /// against the region and copies in flight, outside this block's race records.
+    pub(crate) fn load_remote(&self, offset: u64, size: u32) -> Result<u64, AccessFault> {
+        let at = self.check(offset, size)?;
+        Ok(read_plain(&self.bytes, at, size))
+    }
+
+    /// A store by a thread of another block of the cluster (`st.shared::cluster`).
+    pub(crate) fn store_remote(
+        &mut self,
+        offset: u64,
+        size: u32,
+        value: u64,
+    ) -> Result<(), AccessFault> {
+        let at = self.check(offset, size)?;
+        write_plain(&mut self.bytes, at, size, value);
+        Ok(())
+    }
+
     fn check(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
         if !offset.is_multiple_of(u64::from(size)) {
             return Err(AccessFault::Misaligned {
@@ -685,6 +709,38 @@ pub(crate) struct MemoryView<'a, 'm> {
     pub local: &'a mut [u8],
     /// The thread's linear index in its block, for race reports.
     pub thread: u32,
+    /// The thread's cluster: the other blocks' shared memory and its `barrier.cluster`
+    /// arrival.
+    pub cluster: ClusterView<'a>,
+}
+
+/// What a thread reaches of its thread-block cluster (a launch without clusters is one of
+/// a single block, as on the GPU).
+pub(crate) struct ClusterView<'a> {
+    /// This block's rank in the cluster.
+    pub rank: u32,
+    /// Blocks in the cluster.
+    pub size: u32,
+    /// The shared memory of the cluster's blocks by rank, this block's own slot an empty
+    /// placeholder (its memory is [`MemoryView::shared`]); empty without clusters.
+    pub peers: &'a mut [SharedMemory],
+    /// The thread's `barrier.cluster` arrival.
+    pub arrival: &'a mut crate::ptx::cluster::Arrival,
+    /// Set when the thread changes another block's shared memory or mbarriers, so that the
+    /// scheduler runs that block's waiting threads again.
+    pub touched_peer: &'a mut bool,
+}
+
+impl MemoryView<'_, '_> {
+    /// The shared memory of block `rank` of the cluster (this block's own for its rank).
+    pub(crate) fn shared_of(&mut self, rank: u32) -> &mut SharedMemory {
+        if rank == self.cluster.rank {
+            &mut *self.shared
+        } else {
+            *self.cluster.touched_peer = true;
+            &mut self.cluster.peers[rank as usize]
+        }
+    }
 }
 
 impl<'m> MemoryView<'_, 'm> {

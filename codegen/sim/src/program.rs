@@ -35,13 +35,32 @@ mod inline_ptx;
 pub(crate) type Reg = u32;
 
 /// The built-in values of a thread, in the order of [`Builtin::index`].
-pub(crate) const BUILTINS: usize = 13;
+pub(crate) const BUILTINS: usize = 27;
 
 /// A value the hardware gives each thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Builtin {
     Value(BuiltinValue),
     LaneId,
+    /// A cluster special register (PTX's `%cluster_ctarank` ..).
+    Cluster(ClusterRegister),
+}
+
+/// The special registers of a thread-block cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClusterRegister {
+    /// `%cluster_ctarank`: the block's rank in its cluster.
+    CtaRank,
+    /// `%cluster_nctarank`: blocks per cluster.
+    NCtaRank,
+    /// `%clusterid.{x,y,z}`: the cluster's index in the grid.
+    ClusterId(Axis),
+    /// `%nclusterid.{x,y,z}`: clusters in the grid.
+    NClusterId(Axis),
+    /// `%cluster_ctaid.{x,y,z}`: the block's index in its cluster.
+    CtaId(Axis),
+    /// `%cluster_nctaid.{x,y,z}`: the cluster's dimensions.
+    NCtaId(Axis),
 }
 
 impl Builtin {
@@ -58,6 +77,40 @@ impl Builtin {
             Builtin::Value(BuiltinValue::BlockDim(a)) => 6 + axis(a),
             Builtin::Value(BuiltinValue::GridDim(a)) => 9 + axis(a),
             Builtin::LaneId => 12,
+            Builtin::Cluster(register) => match register {
+                ClusterRegister::CtaRank => 13,
+                ClusterRegister::NCtaRank => 14,
+                ClusterRegister::ClusterId(a) => 15 + axis(a),
+                ClusterRegister::NClusterId(a) => 18 + axis(a),
+                ClusterRegister::CtaId(a) => 21 + axis(a),
+                ClusterRegister::NCtaId(a) => 24 + axis(a),
+            },
+        }
+    }
+
+    /// The built-in a PTX special register (`%name`) reads.
+    pub(crate) fn special(name: &str) -> Option<Builtin> {
+        let (register, axis) = match name.split_once('.') {
+            Some((register, axis)) => (register, Some(axis)),
+            None => (name, None),
+        };
+        let axis = match axis {
+            None => None,
+            Some("x") => Some(Axis::X),
+            Some("y") => Some(Axis::Y),
+            Some("z") => Some(Axis::Z),
+            Some(_) => return None,
+        };
+        let cluster = |register| Some(Builtin::Cluster(register));
+        match (register, axis) {
+            ("laneid", None) => Some(Builtin::LaneId),
+            ("cluster_ctarank", None) => cluster(ClusterRegister::CtaRank),
+            ("cluster_nctarank", None) => cluster(ClusterRegister::NCtaRank),
+            ("clusterid", Some(a)) => cluster(ClusterRegister::ClusterId(a)),
+            ("nclusterid", Some(a)) => cluster(ClusterRegister::NClusterId(a)),
+            ("cluster_ctaid", Some(a)) => cluster(ClusterRegister::CtaId(a)),
+            ("cluster_nctaid", Some(a)) => cluster(ClusterRegister::NCtaId(a)),
+            _ => None,
         }
     }
 }

@@ -27,11 +27,14 @@ use super::memory::{
 use super::program::{Program, BUILTINS};
 use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
 
+mod clusters;
 mod collective;
 mod named_barriers;
 mod warpgroups;
 use collective::Collective;
 use named_barriers::NamedBarriers;
+
+pub(crate) use clusters::run_clusters;
 
 /// Threads per warp.
 pub(crate) const WARP_SIZE: usize = 32;
@@ -56,6 +59,8 @@ pub(crate) struct Grid<'a, 'm> {
     pub label: Option<&'a str>,
     /// How long a thread may run without stopping (`None`: forever).
     pub watchdog: Option<std::time::Duration>,
+    /// Blocks per cluster along each axis ((1, 1, 1) without clusters).
+    pub cluster: Dim3,
 }
 
 /// Where a block stands once every thread has stopped.
@@ -72,6 +77,9 @@ enum BlockState {
     },
     /// Every thread waits at a `grid_sync()` (`thread` is the first, at `site`).
     AtGrid { thread: usize, site: Site },
+    /// In a cluster launch: no thread can run, some wait for the cluster (at
+    /// `barrier.cluster.wait`, or on an mbarrier another block may complete).
+    Waiting,
 }
 
 /// Counts of a finished grid.
@@ -183,6 +191,7 @@ pub(crate) fn run_cooperative(grid: &Grid<'_, '_>, workers: usize) -> Result<Gri
         for (block, state) in states.into_iter().enumerate() {
             match state? {
                 BlockState::Finished => finished[block] = true,
+                BlockState::Waiting => unreachable!("only the blocks of cluster launches wait"),
                 BlockState::AtGrid { thread, site } => {
                     waiting.get_or_insert((block, thread, site));
                 }
@@ -232,6 +241,7 @@ fn run_together(runners: &mut [BlockRunner<'_, '_, '_>], block: usize) -> Result
                 BlockState::Finished => {
                     finished.get_or_insert(m);
                 }
+                BlockState::Waiting => unreachable!("only the blocks of cluster launches wait"),
                 BlockState::AtGroup {
                     thread,
                     site,
@@ -285,6 +295,8 @@ struct BlockRunner<'g, 'a, 'm> {
     /// The block's `bar.sync` / `bar.arrive` barriers.
     named: NamedBarriers,
     barriers: u64,
+    /// The block's place in its cluster, and what its threads reach of it.
+    cluster: clusters::ClusterPlace,
 }
 
 impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
@@ -315,6 +327,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             block_index: [0; 3],
             named: NamedBarriers::default(),
             barriers: 0,
+            cluster: clusters::ClusterPlace::new(threads),
         }
     }
 
@@ -336,6 +349,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             (linear / (gx * gy)) as u32,
         ];
         self.named.reset();
+        self.cluster.start_block();
         self.shared.start_block(
             grid.program.static_shared_bytes as usize + grid.dynamic_shared_bytes as usize,
         );
@@ -344,7 +358,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         let output = grid.output;
         for t in 0..self.threads.len() {
             let [tx, ty, tz] = self.thread_index(t).map(u64::from);
-            self.builtins[t] = [
+            self.builtins[t][..13].copy_from_slice(&[
                 tx,
                 ty,
                 tz,
@@ -358,7 +372,8 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 u64::from(dims.y),
                 u64::from(dims.z),
                 (t % WARP_SIZE) as u64,
-            ];
+            ]);
+            self.builtins[t][13..].copy_from_slice(&self.cluster.registers(grid, self.block_index));
             let context = ThreadContext {
                 program: grid.program,
                 builtins: &self.builtins[t],
@@ -391,6 +406,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 || self.land_every_tma()?
             {
                 continue;
+            }
+            if self.cluster.launched && self.waits_for_cluster() {
+                // Another block of the cluster may release these threads.
+                return Ok(BlockState::Waiting);
             }
             if let Some(error) = self.stuck() {
                 return Err(error);
@@ -484,6 +503,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             shared: &mut self.shared,
             local: &mut self.local[t * l..(t + 1) * l],
             thread: t as u32,
+            cluster: self.cluster.view(t),
         };
         let regs = &mut self.regs[t * r..(t + 1) * r];
         thread::run(&context, &mut self.threads[t], regs, &mut memory)
@@ -581,6 +601,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                     Status::Grid { site } => {
                         format!("waits at the grid_sync() at {}", self.location(site))
                     }
+                    Status::ClusterWait { .. } => self.whereabouts(t),
                 };
                 ready = false;
                 if blocked.is_none() {
@@ -761,6 +782,11 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 | Status::Warp(_)
                 | Status::Mbarrier { .. }
                 | Status::NamedBarrier { .. } => {}
+                // Only cluster launches run `barrier.cluster` (`clusters.rs`), and their
+                // blocks stop at it before they get here.
+                Status::ClusterWait { .. } => {
+                    unreachable!("a cluster barrier outside a cluster launch")
+                }
             }
         }
         if let (Some((first, site)), Some((other, other_site, function))) = (waiting, group) {

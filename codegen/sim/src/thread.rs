@@ -84,6 +84,9 @@ pub(crate) enum Status {
     Barrier { site: Site },
     /// Waiting in a warp operation.
     Warp(WarpWait),
+    /// Waiting at the `barrier.cluster.wait` at `site` until every thread of the cluster
+    /// has arrived.
+    ClusterWait { site: Site },
     /// Waiting in `mbarrier.try_wait` at `site` until the barrier at shared byte `barrier`
     /// completes the phase of parity `parity`; then `dst` (absolute) receives 1.
     Mbarrier {
@@ -657,6 +660,9 @@ pub(crate) fn run(
                         parity,
                         dst: base + done as usize,
                     }),
+                    Ok(super::ptx::Step::ClusterWait) => {
+                        suspend!(Status::ClusterWait { site: site!() })
+                    }
                     Err(kind) => fault!(kind),
                 }
             }

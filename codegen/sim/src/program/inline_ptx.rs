@@ -165,8 +165,8 @@ impl Emit for FunctionCompiler<'_> {
         FunctionCompiler::constant(self, bits)
     }
 
-    fn lane_id(&mut self) -> Reg {
-        self.builtin(Builtin::LaneId)
+    fn builtin(&mut self, builtin: Builtin) -> Reg {
+        FunctionCompiler::builtin(self, builtin)
     }
 
     fn emit(&mut self, op: Op) {

@@ -6,9 +6,10 @@
 //! registers for the template's own `.reg` names through [`Emit`]. Instructions run in
 //! order; each becomes ordinary operations ([`super::scalar`]) or one [`Op::Ptx`].
 
-use super::super::program::{Op, Reg};
+use super::super::program::{Builtin, Op, Reg};
 use super::template::{self, Instruction, Item, Operand};
 
+mod cluster;
 mod hopper;
 mod named_barrier;
 use super::mma::{Mma, MmaAccumulator, MmaInputs};
@@ -20,13 +21,13 @@ pub(crate) trait Emit {
     fn register(&mut self) -> Reg;
     /// A register holding `bits`.
     fn constant(&mut self, bits: u64) -> Reg;
-    /// The register holding the thread's lane (`%laneid`).
-    fn lane_id(&mut self) -> Reg;
+    /// The register holding a built-in value of the thread (`%laneid`, `%cluster_ctarank`..).
+    fn builtin(&mut self, builtin: Builtin) -> Reg;
     fn emit(&mut self, op: Op);
 }
 
 /// What the simulator runs, for the message of an instruction it does not.
-pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.{f32,f16}.{bf16.bf16,f16.f16}.{f32,f16} (f16 accumulators with f16 inputs), m16n8k8.row.col.f32.tf32.tf32.f32, m16n8k32.row.col.f32.{e4m3.e4m3,e5m2.e5m2}.f32, m16n8k32.row.col[.satfinite].s32.{s8.s8,u8.u8}.s32, {ldmatrix,stmatrix}.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, cvt.rna.tf32.f32, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes and .global.shared::cta.bulk_group, cp.async.bulk.{commit_group,wait_group[.read]}, prefetch.tensormap, bar{.cta}.{sync,arrive} and barrier{.cta}.{sync,arrive}[.aligned] (named barriers 0-15)";
+pub(crate) const SUPPORTED: &str = "mma.sync.aligned.m16n8k16.row.col.{f32,f16}.{bf16.bf16,f16.f16}.{f32,f16} (f16 accumulators with f16 inputs), m16n8k8.row.col.f32.tf32.tf32.f32, m16n8k32.row.col.f32.{e4m3.e4m3,e5m2.e5m2}.f32, m16n8k32.row.col[.satfinite].s32.{s8.s8,u8.u8}.s32, {ldmatrix,stmatrix}.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16, cp.async.{ca,cg}.shared.global (and commit_group, wait_group, wait_all), cvt.rn.{bf16x2,f16x2}.f32, cvt.rna.tf32.f32, cvt between {u,s,b}{16,32,64}, ex2.approx[.ftz].f32, mov, add, sub, mul.lo, fma.rn, setp, selp, membar, fence.{sc,acq_rel,proxy.async,proxy.tensormap::generic,mbarrier_init}, mbarrier.{init,arrive,arrive.expect_tx,expect_tx,try_wait.parity,test_wait.parity}.shared::cta.b64, mbarrier.arrive[.release.cluster].shared::cluster.b64 _, barrier.cluster.{arrive[.release],wait[.acquire]}[.aligned], mapa.shared::cluster.u32, {ld,st}.shared::cluster.{u32,s32,b32,f32,u64,s64,b64,f64}, setmaxnreg, wgmma.{fence,commit_group,wait_group}, wgmma.mma_async m64nNk16 (bf16, f16) and m64nNk32 (e4m3), cp.async.bulk.tensor.{1..5}d.shared::cluster.global.mbarrier::complete_tx::bytes[.multicast::cluster] and .global.shared::cta.bulk_group, cp.async.bulk.{commit_group,wait_group[.read]}, prefetch.tensormap, bar{.cta}.{sync,arrive} and barrier{.cta}.{sync,arrive}[.aligned] (named barriers 0-15)";
 
 /// Lowers `template`, whose operand `$N` has the registers `operands[N]`.
 pub(crate) fn lower(
@@ -153,14 +154,12 @@ impl Binder<'_> {
             },
             Operand::Name(name) => self.name(name),
             Operand::Immediate(value) => Ok(self.out.constant(*value as u64)),
-            Operand::Special(name) if name == "laneid" => Ok(self.out.lane_id()),
-            // The simulator refuses cluster launches, so every block is a cluster of one
-            // (as a launch without clusters is on the GPU).
-            Operand::Special(name) if name == "cluster_ctarank" => Ok(self.out.constant(0)),
-            Operand::Special(name) if name == "cluster_nctarank" => Ok(self.out.constant(1)),
-            Operand::Special(name) => Err(format!(
-                "the special register `%{name}` is not simulated (only `%laneid`, `%cluster_ctarank` and `%cluster_nctarank`; read the others with the kernel language's built-ins)"
-            )),
+            Operand::Special(name) => match Builtin::special(name) {
+                Some(builtin) => Ok(self.out.builtin(builtin)),
+                None => Err(format!(
+                    "the special register `%{name}` is not simulated (only `%laneid`, `%cluster_ctarank`, `%cluster_nctarank` and `%clusterid`, `%nclusterid`, `%cluster_ctaid`, `%cluster_nctaid` with `.x`, `.y`, `.z`; read the others with the kernel language's built-ins)"
+                )),
+            },
             Operand::Sink => Err("`_` is not a value".into()),
             Operand::Vector(_) => Err("a vector `{..}` where one register is read".into()),
             Operand::Address(_) => Err("an address `[..]` where a register is read".into()),
@@ -233,6 +232,10 @@ impl Binder<'_> {
                 return Ok(());
             }
             named_barrier::Selection::Other => {}
+        }
+        if let Some(op) = cluster::select(self, instruction).map_err(with)? {
+            self.emit(Op::Ptx(Box::new(op)));
+            return Ok(());
         }
         match hopper::select(self, instruction).map_err(with)? {
             hopper::Selection::Op(op) => {

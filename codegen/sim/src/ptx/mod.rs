@@ -19,11 +19,14 @@
 //!   phase completes (a wait that never can is reported); warpgroup-collective `wgmma`
 //!   ([`wgmma`]) and `setmaxnreg`, run once all 128 threads of the warpgroup are there;
 //!   TMA loads and stores ([`tma`]) through the simulator's tensor maps.
+//! - Clusters ([`cluster`]): `barrier.cluster`, `mapa`, distributed shared memory and
+//!   arrivals on other blocks' mbarriers; TMA multicast ([`tma`]).
 //! - Named barriers (`bar.sync`, `bar.arrive`): a warp arrives once all its lanes are at
 //!   the instruction; the scheduler counts warps per barrier and releases the waiting ones
 //!   when the count is reached.
 
 pub(crate) mod async_copy;
+pub(crate) mod cluster;
 pub(crate) mod lower;
 pub(crate) mod mbarrier;
 pub(crate) mod mma;
@@ -115,6 +118,18 @@ pub(crate) enum PtxOp {
     /// `bar.sync`, `bar.arrive`, `barrier.sync`, `barrier.arrive`: a warp's arrival at one
     /// of the block's 16 named barriers (the scheduler's `named_barriers`).
     NamedBarrier(NamedBarrier),
+    /// `barrier.cluster.arrive[.release][.aligned]` ([`cluster`]).
+    ClusterArrive,
+    /// `barrier.cluster.wait[.acquire][.aligned]`: waits until every thread of the
+    /// cluster has arrived.
+    ClusterWait,
+    /// `mapa.shared::cluster.u32 dst, address, rank`.
+    Mapa { dst: Reg, address: Reg, rank: Reg },
+    /// `ld.shared::cluster` / `st.shared::cluster`.
+    Dsmem(cluster::DsmemAccess),
+    /// `mbarrier.arrive[.release.cluster].shared::cluster.b64 _, [barrier]`: an arrival on
+    /// a barrier anywhere in the cluster.
+    MbarrierArriveCluster { barrier: Reg },
 }
 
 /// An arrival at named barrier `id` (0–15) of `count` threads (`None`: every thread of
@@ -177,6 +192,12 @@ impl PtxOp {
             PtxOp::ProxyFence => "fence.proxy.async",
             PtxOp::NamedBarrier(NamedBarrier { wait: true, .. }) => "bar.sync",
             PtxOp::NamedBarrier(NamedBarrier { wait: false, .. }) => "bar.arrive",
+            PtxOp::ClusterArrive => "barrier.cluster.arrive",
+            PtxOp::ClusterWait => "barrier.cluster.wait",
+            PtxOp::Mapa { .. } => "mapa.shared::cluster",
+            PtxOp::Dsmem(access) if access.store => "st.shared::cluster",
+            PtxOp::Dsmem(_) => "ld.shared::cluster",
+            PtxOp::MbarrierArriveCluster { .. } => "mbarrier.arrive.shared::cluster",
         })
     }
 }

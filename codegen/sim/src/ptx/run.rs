@@ -19,6 +19,8 @@ pub(crate) enum Step {
         parity: u32,
         done: Reg,
     },
+    /// Waits at `barrier.cluster.wait` until every thread of the cluster has arrived.
+    ClusterWait,
 }
 
 /// The shared byte offset of a barrier operand, checked to be inside shared memory and
@@ -183,6 +185,19 @@ pub(crate) fn run_thread(
         PtxOp::ProxyFence => {
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
             memory.shared.proxy.fence(thread);
+        }
+        PtxOp::ClusterArrive => super::cluster::arrive(memory)?,
+        PtxOp::ClusterWait => {
+            if super::cluster::wait(memory)? {
+                return Ok(Step::ClusterWait);
+            }
+        }
+        PtxOp::Mapa { dst, address, rank } => {
+            super::cluster::mapa(regs, *dst, *address, *rank, memory)?
+        }
+        PtxOp::Dsmem(access) => super::cluster::access(access, regs, memory, site)?,
+        PtxOp::MbarrierArriveCluster { barrier } => {
+            super::cluster::arrive_remote(regs, *barrier, memory)?
         }
         PtxOp::Mma(_)
         | PtxOp::LdMatrix(_)

@@ -125,6 +125,52 @@ pub(super) fn lower(instruction: &Instruction, binder: &mut Binder<'_>) -> Resul
             let [d, a, b] = three(binder, instruction)?;
             binder.emit(Op::Binary { f, dst: d, a, b });
         }
+        // `cvt.{u,s}M.{u,s}N d, a`: `a` read as its N-bit type (zero- or sign-extended),
+        // kept to M bits (a 16-bit TMA multicast mask from a 32-bit operand, say).
+        (["cvt", to, from], _)
+            if matches!(kind(to), Some(Kind::Unsigned(_) | Kind::Signed(_)))
+                && matches!(kind(from), Some(Kind::Unsigned(_) | Kind::Signed(_))) =>
+        {
+            let (Some(Kind::Unsigned(to_bits) | Kind::Signed(to_bits)), Some(source)) =
+                (kind(to), kind(from))
+            else {
+                unreachable!("both integer kinds");
+            };
+            let [d, a] = two(binder, instruction)?;
+            let (from_bits, signed) = match source {
+                Kind::Signed(bits) => (bits, true),
+                Kind::Unsigned(bits) => (bits, false),
+                _ => unreachable!("an integer kind"),
+            };
+            let narrowed = binder.register();
+            let from_mask = binder.constant(mask(from_bits));
+            binder.emit(Op::Binary {
+                f: |a, m| a & m,
+                dst: narrowed,
+                a,
+                b: from_mask,
+            });
+            let extended = if signed {
+                let extended = binder.register();
+                let width = binder.constant(u64::from(from_bits));
+                binder.emit(Op::Binary {
+                    f: |a, w| sign_extend(a, w as u32) as u64,
+                    dst: extended,
+                    a: narrowed,
+                    b: width,
+                });
+                extended
+            } else {
+                narrowed
+            };
+            let to_mask = binder.constant(mask(to_bits));
+            binder.emit(Op::Binary {
+                f: |a, m| a & m,
+                dst: d,
+                a: extended,
+                b: to_mask,
+            });
+        }
         // `cvt.rna.tf32.f32 d, a`: `a` rounded to tf32, ties away from zero.
         (["cvt", "rna", "tf32", "f32"], _) => {
             let f: UnaryFn = |a| u64::from(super::numeric::round_to_tf32(f32_of(a)));
@@ -147,7 +193,7 @@ pub(super) fn lower(instruction: &Instruction, binder: &mut Binder<'_>) -> Resul
         }
         // Every simulated access is already ordered as a host `SeqCst` fence orders it.
         (["membar", "cta" | "gl" | "sys"], _)
-        | (["fence", "sc" | "acq_rel", "cta" | "gpu" | "sys"], _) => {
+        | (["fence", "sc" | "acq_rel", "cta" | "cluster" | "gpu" | "sys"], _) => {
             if !operands.is_empty() {
                 return Err(format!("`{}` takes no operands", instruction.opcode));
             }

@@ -12,7 +12,9 @@
 //! multiple of 16 bytes (the H200 stops the kernel otherwise, docs/tensor-cores.md), a
 //! store's coordinates are not negative (likewise: loads may start outside the tensor,
 //! stores may not), the destination is aligned (128 bytes, or the swizzle's 8-row repeat),
-//! and the barrier is initialised.
+//! and the barrier is initialised. A `.multicast::cluster` load issues the same box into
+//! every masked block of the cluster, at the same shared offset, completing each block's
+//! barrier at the same offset.
 
 use super::super::memory::{AccessFault, MemoryView};
 use super::super::program::Reg;
@@ -30,6 +32,10 @@ pub(crate) struct TmaLoad {
     /// The box's start, innermost first, as `i32`.
     pub coordinates: Vec<Reg>,
     pub barrier: Reg,
+    /// `.multicast::cluster`: the 16-bit mask of the cluster's blocks (bit `r` for rank
+    /// `r`) whose shared memory receives the box at `destination`, each completing its
+    /// own barrier at `barrier`; `None`: this block alone.
+    pub multicast: Option<Reg>,
 }
 
 /// `cp.async.bulk.tensor` from shared to global memory (`.bulk_group`): the box at the
@@ -167,11 +173,20 @@ pub(crate) fn run_tma_load(
     let destination = regs[load.destination as usize] & u64::from(u32::MAX);
     check_box(&map, destination, "destination")?;
     let barrier = regs[load.barrier as usize] as u32;
-    if memory.shared.barriers.get(barrier).is_none() {
-        return Err(instruction(format!(
-            "the copy completes the mbarrier at shared byte {barrier}, which no `mbarrier.init` of this block initialised"
-        )));
-    }
+    let ranks = match load.multicast {
+        None => 1 << memory.cluster.rank,
+        Some(mask) => {
+            let mask = regs[mask as usize] as u32 & 0xffff;
+            let size = memory.cluster.size;
+            if mask == 0 || mask >> size != 0 {
+                return Err(instruction(format!(
+                    "a multicast to the blocks of mask {mask:#06x}, but the cluster has {size} blocks (ranks 0 to {}): the mask is non-zero with bits below `cluster_nctarank()` only",
+                    size - 1
+                )));
+            }
+            mask
+        }
+    };
     let mut writes = Vec::new();
     for (at, inside) in box_elements(&map, &start, destination) {
         let value = match inside {
@@ -182,24 +197,33 @@ pub(crate) fn run_tma_load(
         };
         writes.push((at as u32, e as u32, value));
     }
-    // The box lands when a thread waits on the barrier (`async_copy.rs`).
-    memory
-        .shared
-        .issue_tma(PendingTma {
-            thread: memory.thread,
-            barrier,
-            start: destination as u32,
-            bytes: map.box_bytes() as u32,
-            writes,
-            site,
-        })
-        .map_err(|fault| match fault {
-            AccessFault::InFlight { offset, .. } => instruction(format!(
-                "the box (shared bytes {destination}..{}) overlaps shared byte {offset}, the destination of a copy still in flight",
-                destination + map.box_bytes()
-            )),
-            other => FaultKind::Access(other),
-        })
+    let thread = memory.thread;
+    for rank in (0..16).filter(|r| ranks & (1 << r) != 0) {
+        let shared = memory.shared_of(rank);
+        if shared.barriers.get(barrier).is_none() {
+            return Err(instruction(format!(
+                "the copy completes the mbarrier at shared byte {barrier} of block rank {rank}, which no `mbarrier.init` of that block initialised"
+            )));
+        }
+        // The box lands when a thread of that block waits on its barrier (`async_copy.rs`).
+        shared
+            .issue_tma(PendingTma {
+                thread,
+                barrier,
+                start: destination as u32,
+                bytes: map.box_bytes() as u32,
+                writes: writes.clone(),
+                site,
+            })
+            .map_err(|fault| match fault {
+                AccessFault::InFlight { offset, .. } => instruction(format!(
+                    "the box (shared bytes {destination}..{} of block rank {rank}) overlaps shared byte {offset}, the destination of a copy still in flight",
+                    destination + map.box_bytes()
+                )),
+                other => FaultKind::Access(other),
+            })?;
+    }
+    Ok(())
 }
 
 /// Runs `store` for the thread whose frame registers are `regs`: the box is read from

@@ -155,6 +155,10 @@ impl BlockRunner<'_, '_, '_> {
             Status::Grid { site } => {
                 format!("waits at the grid_sync() at {}", self.location(site))
             }
+            Status::ClusterWait { site } => format!(
+                "waits at the barrier.cluster.wait at {}",
+                self.location(site)
+            ),
             Status::Mbarrier {
                 site,
                 barrier,

@@ -128,7 +128,7 @@ pub(super) fn select(
         {
             let rank = rank_of(dims)?;
             let [destination, source, barrier] = operands else {
-                return Err("takes [shared], [map, {coordinates}], [barrier] (multicast and cache hints are not simulated)".into());
+                return Err("takes [shared], [map, {coordinates}], [barrier] (cache hints are not simulated)".into());
             };
             let (map, coordinates) = map_and_coordinates(binder, source, rank)?;
             PtxOp::TmaLoad(TmaLoad {
@@ -136,6 +136,22 @@ pub(super) fn select(
                 map,
                 coordinates,
                 barrier: binder.address(barrier)?,
+                multicast: None,
+            })
+        }
+        ["cp", "async", "bulk", "tensor", dims, "shared::cluster", "global", "mbarrier::complete_tx::bytes", "multicast::cluster"] =>
+        {
+            let rank = rank_of(dims)?;
+            let [destination, source, barrier, mask] = operands else {
+                return Err("takes [shared], [map, {coordinates}], [barrier], cta_mask (cache hints are not simulated)".into());
+            };
+            let (map, coordinates) = map_and_coordinates(binder, source, rank)?;
+            PtxOp::TmaLoad(TmaLoad {
+                destination: binder.address(destination)?,
+                map,
+                coordinates,
+                barrier: binder.address(barrier)?,
+                multicast: Some(binder.input(mask)?),
             })
         }
         ["cp", "async", "bulk", "tensor", dims, "global", "shared::cta", "bulk_group"] => {
