@@ -104,7 +104,8 @@ impl LaunchConfig {
     /// cluster run at once on neighbouring SMs and share `barrier.cluster`, each other's
     /// shared memory and TMA multicasts (`cudajit::tensor::cluster`). Each grid dimension
     /// must be a multiple of the cluster's, and a cluster holds at most 8 blocks (the
-    /// portable size), which the launch checks.
+    /// portable size), which the launch checks. The CPU simulator runs cluster launches
+    /// too, a cluster's blocks together (docs/simulator.md).
     ///
     /// ```
     /// # use cudajit::{LaunchConfig, LaunchConfigError};
