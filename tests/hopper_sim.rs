@@ -4,7 +4,8 @@
 //! swizzled descriptors of `cudajit::tensor::wgmma`, accumulating or not, with bf16 and
 //! e4m3 inputs, and A from registers (bf16, f16) against A from its descriptor; and the reports of their misuse: a wait that can never complete, a wgmma
 //! without its fence, a descriptor outside shared memory, `setmaxnreg` in a partial
-//! warpgroup. No GPU needed.
+//! warpgroup, a TMA tile read through a descriptor of another swizzle. No GPU needed (the
+//! `gpu_` twins run on Hopper).
 
 use cudajit::prelude::*;
 use cudajit::tensor::mbarrier::mbarrier_arrive_expect_tx;
@@ -994,4 +995,122 @@ fn the_kernels_compile_for_sm_90a_in_registers() {
             kernel.name()
         );
     }
+}
+
+/// Bytes of the TMA + wgmma tiles: A is 64 rows of 64 bf16 (128 bytes), B 128 rows.
+const TMA_A_BYTES: u32 = 8192;
+const TMA_B_BYTES: u32 = 16384;
+
+/// One warpgroup: TMA loads a 64 × 64 bf16 A tile and a 128 × 64 bf16 B tile (K innermost,
+/// 128-byte rows, with the maps' swizzle) into 1024-byte-aligned shared memory, then one
+/// `wgmma.m64n128k16` over their first 16 k reads them through K-major descriptors of the
+/// PTX layout `layout` (1: 128-byte swizzle, 2: 64-byte, 3: 32-byte). `out` is 64×128.
+#[kernel(arch = "sm_90a", max_threads = 128)]
+fn tma_then_wgmma(a_map: TensorMap, b_map: TensorMap, out: &mut [f32], layout: u32) {
+    let smem = dynamic_shared::<u32>();
+    let bars = shared_array::<u64>(1);
+    let bar = shared_address(&bars[0]);
+    let t = thread_idx().x as usize;
+    let raw = shared_address(&smem[0]);
+    let a_address = raw + (1024 - raw % 1024) % 1024;
+    let b_address = a_address + TMA_A_BYTES;
+    if t == 0 {
+        mbarrier_init(bar, 1);
+        fence_barrier_init();
+    }
+    sync_threads();
+    if t == 0 {
+        mbarrier_arrive_expect_tx(bar, TMA_A_BYTES + TMA_B_BYTES);
+        tma_load_2d(a_address, tensor_map_address(&a_map), 0, 0, bar);
+        tma_load_2d(b_address, tensor_map_address(&b_map), 0, 0, bar);
+    }
+    mbarrier_wait_parity(bar, 0);
+    // The 128-byte-swizzle descriptors with their layout field (bits 62-63) replaced.
+    let field = (layout as u64) << 62;
+    let a_desc = (k_major_sw128(a_address) & 0x3fff_ffff_ffff_ffff) | field;
+    let b_desc = (k_major_sw128(b_address) & 0x3fff_ffff_ffff_ffff) | field;
+    let mut acc = [0.0f32; 64];
+    wgmma_fence();
+    ptx!(
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, 0, 1, 1, 0, 0;",
+        &mut acc,
+        a_desc,
+        b_desc
+    );
+    wgmma_commit_group();
+    wgmma_wait_group::<0>();
+    let (warp, lane) = (t / 32, t % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    for j in 0..16usize {
+        for r in 0..4usize {
+            let row = 16 * warp + g + 8 * (r / 2);
+            let col = 8 * j + 2 * q + r % 2;
+            out[row * 128 + col] = acc[4 * j + r];
+        }
+    }
+}
+
+/// Runs [`tma_then_wgmma`] on `stream` with 128-byte-swizzled maps and descriptors of
+/// `layout`; returns the result and the host's product when it ran.
+fn run_tma_then_wgmma(stream: &Stream, layout: u32) -> Result<(Vec<f32>, Vec<f32>), Error> {
+    use cudajit::tensor_map::TensorMapSwizzle;
+    let a: Vec<f32> = (0..64 * 64).map(|i| small(i, 7)).collect();
+    let b: Vec<f32> = (0..128 * 64).map(|i| small(i, 8)).collect();
+    let to_bf16 = |x: &[f32]| x.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>();
+    let da = stream.clone_htod(&to_bf16(&a)).unwrap();
+    let db = stream.clone_htod(&to_bf16(&b)).unwrap();
+    let tiled = |rows: u32| {
+        TensorMapLayout::tiled(TensorMapElement::Bf16, &[64, u64::from(rows)], &[64, rows])
+            .with_swizzle(TensorMapSwizzle::B128)
+    };
+    let a_map = TensorMap::encode_buffer(&tiled(64), &da).unwrap();
+    let b_map = TensorMap::encode_buffer(&tiled(128), &db).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(64 * 128).unwrap();
+    let config = LaunchConfig::new(1, 128).with_shared_mem(1024 + TMA_A_BYTES + TMA_B_BYTES);
+    tma_then_wgmma::launch(stream, config, a_map, b_map, &mut out, layout)?;
+    let want: Vec<f32> = (0..64 * 128)
+        .map(|i| {
+            let (row, col) = (i / 128, i % 128);
+            (0..16).map(|k| a[row * 64 + k] * b[col * 64 + k]).sum()
+        })
+        .collect();
+    Ok((stream.clone_dtoh(&out).unwrap(), want))
+}
+
+#[test]
+fn a_wgmma_reading_a_tma_tile_with_another_swizzle_is_reported() {
+    let stream = Stream::simulator();
+    let (got, want) = run_tma_then_wgmma(&stream, 1).unwrap();
+    assert!(want.iter().any(|&x| x.abs() > 4.0), "trivial product");
+    assert_eq!(got, want);
+    for (layout, reads) in [(2, "the 64-byte swizzle"), (3, "the 32-byte swizzle")] {
+        let error = run_tma_then_wgmma(&stream, layout).unwrap_err();
+        let Error::Simulator(SimError::Ptx { site, detail }) = &error else {
+            panic!("expected a swizzle mismatch, got {error}");
+        };
+        eprintln!("reported: {error}");
+        assert_eq!(site.kernel, "tma_then_wgmma");
+        assert!(
+            detail.contains("was written by TMA with the 128-byte swizzle")
+                && detail.contains(&format!("descriptor reads it with {reads}"))
+                && detail.contains("SharedTileSw128"),
+            "{detail}"
+        );
+    }
+}
+
+/// The matching layouts on a Hopper GPU: the simulator's product of TMA's tiles is the
+/// tensor cores'.
+#[test]
+fn gpu_a_wgmma_reads_a_tma_tile_through_its_swizzle() {
+    let Ok(context) = cudajit::default_context() else {
+        eprintln!("skipped: no GPU");
+        return;
+    };
+    if context.compute_capability().unwrap().0 < 9 {
+        eprintln!("skipped: wgmma needs compute capability 9.0 or later");
+        return;
+    }
+    let (got, want) = run_tma_then_wgmma(&Stream::from_cuda(context.default_stream()), 1).unwrap();
+    assert_eq!(got, want);
 }

@@ -26,6 +26,7 @@ use cudajit_core::Scalar;
 use super::ptx::async_copy::{AsyncCopies, PendingCopy};
 use super::ptx::mbarrier::Barriers;
 use super::ptx::proxy::ProxyWrites;
+use super::ptx::swizzle::TmaSwizzles;
 use super::value::RegisterValue;
 
 /// Bits of a pointer that hold the offset.
@@ -428,6 +429,8 @@ pub(crate) struct SharedMemory {
     /// Threads' stores not yet fenced for the asynchronous proxy (see
     /// [`super::ptx::proxy`]).
     pub(crate) proxy: ProxyWrites,
+    /// The swizzle of the last TMA write of each chunk (see [`super::ptx::swizzle`]).
+    pub(crate) swizzles: TmaSwizzles,
 }
 
 impl SharedMemory {
@@ -441,6 +444,7 @@ impl SharedMemory {
             barriers: Barriers::default(),
             wgmma_fenced: Vec::new(),
             proxy: ProxyWrites::default(),
+            swizzles: TmaSwizzles::default(),
         }
     }
 
@@ -456,6 +460,7 @@ impl SharedMemory {
         self.barriers.start_block();
         self.wgmma_fenced.clear();
         self.proxy.start_block(size);
+        self.swizzles.start_block(size);
     }
 
     /// The block's shared memory size in bytes.
@@ -479,6 +484,7 @@ impl SharedMemory {
     ) -> Result<(), AccessFault> {
         let at = self.check(offset, size)?;
         write_plain(&mut self.bytes, at, size, value);
+        self.swizzles.other_wrote(at, size);
         Ok(())
     }
 
@@ -533,6 +539,8 @@ impl SharedMemory {
             for &(offset, size, value) in &load.writes {
                 write_plain(&mut self.bytes, offset as usize, size, value);
             }
+            self.swizzles
+                .tma_wrote(load.start as usize, load.bytes as usize, load.swizzle);
             let completed =
                 self.barriers
                     .complete(load.barrier, load.bytes, "cp.async.bulk.tensor")?;
@@ -588,6 +596,7 @@ impl SharedMemory {
                     self.record(at, thread, copy.site, true)?;
                 }
                 write_plain(&mut self.bytes, at, chunk, u64::from_le_bytes(word));
+                self.swizzles.other_wrote(at, chunk);
             }
         }
         Ok(())
@@ -668,6 +677,7 @@ impl SharedMemory {
         }
         write_plain(&mut self.bytes, at, size, value);
         self.proxy.store(at, size, thread);
+        self.swizzles.other_wrote(at, size);
         Ok(())
     }
 
@@ -683,6 +693,7 @@ impl SharedMemory {
         let at = self.check(offset, size)?;
         let old = read_plain(&self.bytes, at, size);
         write_plain(&mut self.bytes, at, size, rmw(kind, op, old, a, b));
+        self.swizzles.other_wrote(at, size);
         Ok(old)
     }
 }

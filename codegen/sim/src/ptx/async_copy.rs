@@ -40,6 +40,8 @@ pub(crate) struct PendingTma {
     pub bytes: u32,
     pub writes: Vec<(u32, u32, u64)>,
     pub site: u32,
+    /// The map's swizzle width in bytes (0: none), recorded over the box as it lands.
+    pub swizzle: u32,
 }
 
 /// One thread's copies: committed groups, oldest first, and the group still open.

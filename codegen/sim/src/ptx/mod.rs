@@ -34,6 +34,7 @@ mod numeric;
 pub(crate) mod proxy;
 mod run;
 mod scalar;
+pub(crate) mod swizzle;
 pub(crate) mod template;
 pub(crate) mod tma;
 pub(crate) mod warp;

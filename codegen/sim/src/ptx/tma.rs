@@ -214,6 +214,7 @@ pub(crate) fn run_tma_load(
                 bytes: map.box_bytes() as u32,
                 writes: writes.clone(),
                 site,
+                swizzle: map.swizzle,
             })
             .map_err(|fault| match fault {
                 AccessFault::InFlight { offset, .. } => instruction(format!(

@@ -14,7 +14,8 @@
 //! | MN | `(mn % (W/e)) e + (mn / (W/e)) LBO + (k % 8) W + (k / 8) SBO` | `(mn % (16/e)) e + (mn / (16/e)) SBO + (k % 8) 16 + (k / 8) LBO` |
 //!
 //! and the swizzle XORs address bits 4–6 (128 B), 4–5 (64 B) or 4 (32 B) with the bits from
-//! 7 up, on the final shared address — so a k slice may start 32 bytes into a row.
+//! 7 up, on the final shared address — so a k slice may start 32 bytes into a row. A tile
+//! TMA wrote with another swizzle than the descriptor's is reported ([`super::swizzle`]).
 //!
 //! **Accumulators**: warp `w` of the group holds rows `16w..16w+16`; lane `(g, t)` holds,
 //! for each 8-column block `j`, registers `4j..4j+4` = (g, 8j+2t), (g, 8j+2t+1), (g+8,
@@ -24,11 +25,12 @@
 //! docs/simulator.md).
 
 use super::super::memory::{AccessFault, SharedMemory};
-use super::super::program::Reg;
+use super::super::program::{Op, Program, Reg};
 use super::super::thread::FaultKind;
 use super::super::value::CanonicalNan;
 use super::numeric::{e4m3, e5m2};
 use super::warp::Lane;
+use super::PtxOp;
 
 /// Threads of a warpgroup.
 pub(crate) const WARPGROUP: usize = 128;
@@ -153,6 +155,16 @@ impl Descriptor {
     }
 }
 
+/// Whether the kernel runs `wgmma.mma_async`, whose reads the swizzles of TMA's writes
+/// are checked against.
+pub(crate) fn runs_wgmma(program: &Program) -> bool {
+    program.functions.iter().any(|f| {
+        f.code
+            .iter()
+            .any(|op| matches!(op, Op::Ptx(ptx) if matches!(**ptx, PtxOp::Wgmma(_))))
+    })
+}
+
 /// Runs `wgmma` over the 128 `lanes` of a warpgroup. An error names the lane whose operand
 /// caused it.
 pub(crate) fn run_wgmma(
@@ -190,6 +202,16 @@ pub(crate) fn run_wgmma(
                 mn_major: bool|
      -> Result<f64, (usize, FaultKind)> {
         let address = descriptor.address(mn as u64, kk as u64, e, mn_major);
+        let reads_as = descriptor.swizzle as u32;
+        if let Some(written) = shared.swizzles.written_with(address as usize) {
+            if written != reads_as {
+                return Err(instruction(format!(
+                    "the {which} tile at shared byte {address} was written by TMA with {}, but the {which} descriptor reads it with {}: make the tensor map's swizzle and the descriptor's layout agree (`cudajit::tensor::layout::SharedTileSw128` gives both: `TensorMapLayout::with_swizzle_of::<SharedTileSw128>()` and its descriptors)",
+                    super::swizzle::describe(written),
+                    super::swizzle::describe(reads_as)
+                )));
+            }
+        }
         let bits = shared.load_async(address, e as u32).map_err(|fault| match fault {
             AccessFault::OutOfRegion { offset, .. } => instruction(format!(
                 "the {which} descriptor (start {:#x}) addresses shared byte {offset}, outside the block's shared memory: a descriptor's address is a `.shared` address (`shared_address(&tile[i])`)",
