@@ -7,6 +7,8 @@
 //! warpgroup, a TMA tile read through a descriptor of another swizzle. No GPU needed (the
 //! `gpu_` twins run on Hopper).
 
+mod common;
+
 use cudajit::prelude::*;
 use cudajit::tensor::mbarrier::mbarrier_arrive_expect_tx;
 use cudajit::tensor::mbarrier::{
@@ -1031,11 +1033,13 @@ fn tma_then_wgmma(a_map: TensorMap, b_map: TensorMap, out: &mut [f32], layout: u
     let b_desc = (k_major_sw128(b_address) & 0x3fff_ffff_ffff_ffff) | field;
     let mut acc = [0.0f32; 64];
     wgmma_fence();
+    // scale-d false: D = A · B.
     ptx!(
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, 0, 1, 1, 0, 0;",
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
         &mut acc,
         a_desc,
-        b_desc
+        b_desc,
+        0u32
     );
     wgmma_commit_group();
     wgmma_wait_group::<0>();
@@ -1097,6 +1101,27 @@ fn a_wgmma_reading_a_tma_tile_with_another_swizzle_is_reported() {
             "{detail}"
         );
     }
+}
+
+#[test]
+fn the_tma_and_wgmma_kernel_compiles_for_sm_90a_without_local_memory() {
+    use cudajit::codegen::compile::linked_ptx;
+    if common::toolchain_or_skip().is_none() {
+        return;
+    }
+    let ptx = linked_ptx(
+        tma_then_wgmma::KERNEL.captured(),
+        &Default::default(),
+        cudajit::Arch::SM_90A,
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+    assert!(!ptx.contains(".local"), "local memory in\n{ptx}");
+    assert!(!ptx.contains("call."), "a call in\n{ptx}");
+    tma_then_wgmma::KERNEL
+        .compile_for_arch(cudajit::Arch::SM_90A)
+        .unwrap();
 }
 
 /// The matching layouts on a Hopper GPU: the simulator's product of TMA's tiles is the
