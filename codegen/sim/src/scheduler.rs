@@ -88,36 +88,44 @@ pub(crate) struct GridStats {
     pub barriers: u64,
 }
 
-/// Runs every block of the grids of `group` (all of one shape) on up to `workers` host
-/// threads: block `b` of every grid on the same host thread, meeting at group barriers.
-pub(crate) fn run_group(group: &[Grid<'_, '_>], workers: usize) -> Result<GridStats, SimError> {
-    let grid = &group[0];
-    let blocks = grid.grid.x as usize * grid.grid.y as usize * grid.grid.z as usize;
+/// Runs units `0..units` (blocks, or clusters) on up to `workers` host threads, each thread
+/// with its own runners from `runners()`; `run(runners, unit)` runs one unit. Units after
+/// the first failing one are skipped and units before it still run, so the error reported
+/// is that of the lowest-numbered failing unit, whatever the timing; without one, the
+/// barriers the runners counted.
+fn run_units<'g, 'a: 'g, 'm: 'a, R, F>(
+    units: usize,
+    workers: usize,
+    runners: R,
+    run: F,
+) -> Result<GridStats, SimError>
+where
+    R: Fn() -> Vec<BlockRunner<'g, 'a, 'm>> + Sync,
+    F: Fn(&mut [BlockRunner<'g, 'a, 'm>], usize) -> Result<(), SimError> + Sync,
+{
     let next = AtomicUsize::new(0);
-    // Blocks after the first failing one are skipped; blocks before it still run, so the
-    // error reported is that of the lowest-numbered failing block, whatever the timing.
     let first_failure = AtomicUsize::new(usize::MAX);
     let failures = Mutex::new(Vec::new());
     let barriers = AtomicU64::new(0);
     let work = || {
-        let mut runners: Vec<BlockRunner> = group.iter().map(BlockRunner::new).collect();
+        let mut runners = runners();
         loop {
-            let block = next.fetch_add(1, Ordering::Relaxed);
-            if block >= blocks || block > first_failure.load(Ordering::Relaxed) {
+            let unit = next.fetch_add(1, Ordering::Relaxed);
+            if unit >= units || unit > first_failure.load(Ordering::Relaxed) {
                 break;
             }
-            if let Err(error) = run_together(&mut runners, block) {
-                first_failure.fetch_min(block, Ordering::Relaxed);
+            if let Err(error) = run(&mut runners, unit) {
+                first_failure.fetch_min(unit, Ordering::Relaxed);
                 failures
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .push((block, error));
+                    .push((unit, error));
             }
         }
         let done: u64 = runners.iter().map(|r| r.barriers).sum();
         barriers.fetch_add(done, Ordering::Relaxed);
     };
-    let workers = workers.clamp(1, blocks.max(1));
+    let workers = workers.clamp(1, units.max(1));
     if workers == 1 {
         work();
     } else {
@@ -128,13 +136,26 @@ pub(crate) fn run_group(group: &[Grid<'_, '_>], workers: usize) -> Result<GridSt
         });
     }
     let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
-    failures.sort_by_key(|(block, _)| *block);
+    failures.sort_by_key(|(unit, _)| *unit);
     match failures.into_iter().next() {
         Some((_, error)) => Err(error),
         None => Ok(GridStats {
             barriers: barriers.into_inner(),
         }),
     }
+}
+
+/// Runs every block of the grids of `group` (all of one shape) on up to `workers` host
+/// threads: block `b` of every grid on the same host thread, meeting at group barriers.
+pub(crate) fn run_group(group: &[Grid<'_, '_>], workers: usize) -> Result<GridStats, SimError> {
+    let grid = &group[0];
+    let blocks = grid.grid.x as usize * grid.grid.y as usize * grid.grid.z as usize;
+    run_units(
+        blocks,
+        workers,
+        || group.iter().map(BlockRunner::new).collect(),
+        |runners, block| run_together(runners, block),
+    )
 }
 
 /// Runs a cooperative launch: every block of the grid is resident at once, as the driver

@@ -13,10 +13,7 @@
 //! cluster has arrived; when no block can run and the barrier cannot complete, the wait is
 //! reported, never a hang.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
-
-use super::{fmt3, BlockRunner, BlockState, Grid, GridStats};
+use super::{fmt3, run_units, BlockRunner, BlockState, Grid, GridStats};
 use crate::error::SimError;
 use crate::memory::{ClusterView, SharedMemory};
 use crate::ptx::cluster::Arrival;
@@ -116,13 +113,8 @@ pub(crate) fn run_clusters(grid: &Grid<'_, '_>, workers: usize) -> Result<GridSt
     let per_cluster = (c.x * c.y * c.z) as usize;
     let counts = [grid.grid.x / c.x, grid.grid.y / c.y, grid.grid.z / c.z];
     let clusters = counts.iter().map(|&n| n as usize).product::<usize>();
-    let next = AtomicUsize::new(0);
-    // As in `run_group`: the error reported is the lowest-numbered failing cluster's.
-    let first_failure = AtomicUsize::new(usize::MAX);
-    let failures = Mutex::new(Vec::new());
-    let barriers = AtomicU64::new(0);
-    let work = || {
-        let mut runners: Vec<BlockRunner> = (0..per_cluster)
+    let runners = || {
+        (0..per_cluster)
             .map(|rank| {
                 let mut runner = BlockRunner::new(grid);
                 runner.cluster.launched = true;
@@ -131,46 +123,17 @@ pub(crate) fn run_clusters(grid: &Grid<'_, '_>, workers: usize) -> Result<GridSt
                 runner.cluster.peers = (0..per_cluster).map(|_| SharedMemory::new(false)).collect();
                 runner
             })
-            .collect();
-        loop {
-            let cluster = next.fetch_add(1, Ordering::Relaxed);
-            if cluster >= clusters || cluster > first_failure.load(Ordering::Relaxed) {
-                break;
-            }
-            let index = [
-                cluster as u32 % counts[0],
-                (cluster as u32 / counts[0]) % counts[1],
-                cluster as u32 / (counts[0] * counts[1]),
-            ];
-            if let Err(error) = run_cluster(&mut runners, index) {
-                first_failure.fetch_min(cluster, Ordering::Relaxed);
-                failures
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((cluster, error));
-            }
-        }
-        let done: u64 = runners.iter().map(|r| r.barriers).sum();
-        barriers.fetch_add(done, Ordering::Relaxed);
+            .collect()
     };
-    let workers = workers.clamp(1, clusters.max(1));
-    if workers == 1 {
-        work();
-    } else {
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(work);
-            }
-        });
-    }
-    let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
-    failures.sort_by_key(|(cluster, _)| *cluster);
-    match failures.into_iter().next() {
-        Some((_, error)) => Err(error),
-        None => Ok(GridStats {
-            barriers: barriers.into_inner(),
-        }),
-    }
+    // As in `run_group`: the error reported is the lowest-numbered failing cluster's.
+    run_units(clusters, workers, runners, |runners, cluster| {
+        let index = [
+            cluster as u32 % counts[0],
+            (cluster as u32 / counts[0]) % counts[1],
+            cluster as u32 / (counts[0] * counts[1]),
+        ];
+        run_cluster(runners, index)
+    })
 }
 
 /// Swaps the shared memory of every block but `rank` with `rank`'s peer slots: lends them
