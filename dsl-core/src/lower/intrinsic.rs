@@ -8,6 +8,9 @@ use crate::ir::PtxOperand;
 /// What `array_parameter_copy` returns: the local array, the parameter's pointer, its
 /// length and whether it may be written.
 type ArrayParameterCopy = (Handle<LocalVariable>, Handle<Expression>, u32, bool);
+/// An in/out register list standing for an array parameter: (the local copy, the
+/// parameter's pointer, the length), copied back after the instruction.
+type WriteBack = (Handle<LocalVariable>, Handle<Expression>, u32);
 
 impl Lowerer<'_, '_> {
     /// An intrinsic with an effect runs as a statement; its value (if wanted) is read from
@@ -82,8 +85,9 @@ impl Lowerer<'_, '_> {
         wants_value: bool,
     ) -> Result<Option<Handle<Expression>>, LowerError> {
         let mut arguments = Vec::new();
+        let mut write_backs = Vec::new();
         for arg in args {
-            arguments.push(self.ptx_operand(arg, block)?);
+            arguments.push(self.ptx_operand(arg, block, &mut write_backs)?);
         }
         let tuple = match &expr.kind {
             ExprKind::InlinePtx {
@@ -126,15 +130,21 @@ impl Lowerer<'_, '_> {
             },
             expr.span,
         );
-        for (local, pointer, len) in std::mem::take(&mut self.ptx_write_backs) {
+        for (local, pointer, len) in write_backs {
             self.copy_array(ArraySource::Local(local), pointer, len, expr.span, block);
         }
         Ok(result.map(|local| self.load_local(local, expr.span)))
     }
 
-    /// An argument of `ptx!`: a local array (`acc`, or `&mut acc` read and written) is a
+    /// An argument of `ptx!`: a local array (`acc`, or `&mut acc` read and written) or an
+    /// array parameter (copied in, and for an in/out list added to `write_backs`) is a
     /// register list, anything else a scalar.
-    fn ptx_operand(&mut self, arg: &Expr, block: &mut Block) -> Result<PtxOperand, LowerError> {
+    fn ptx_operand(
+        &mut self,
+        arg: &Expr,
+        block: &mut Block,
+        write_backs: &mut Vec<WriteBack>,
+    ) -> Result<PtxOperand, LowerError> {
         let (place, read_write) = match &arg.kind {
             ExprKind::Reference {
                 mutable: true,
@@ -150,7 +160,7 @@ impl Lowerer<'_, '_> {
             let read_write = read_write || mutable;
             if read_write {
                 // Written back once the instruction has replaced the registers.
-                self.ptx_write_backs.push((local, pointer, len));
+                write_backs.push((local, pointer, len));
             }
             return Ok(PtxOperand::Array { local, read_write });
         }

@@ -178,7 +178,6 @@ impl Program<'_> {
             views: Vec::new(),
             result_array: None,
             array_result: None,
-            ptx_write_backs: Vec::new(),
         };
         let mut body = Block::new();
         lowerer.scopes.push();
@@ -269,10 +268,6 @@ struct Lowerer<'a, 'p> {
     result_array: Option<(u32, u32)>,
     /// The array the last call of a function returning one wrote (`arrays.rs`).
     array_result: Option<(Handle<LocalVariable>, u32)>,
-    /// The in/out `ptx!` register lists of the statement being lowered that stand for
-    /// array parameters: (the local copy, the parameter's pointer, the length), copied
-    /// back after the statement.
-    ptx_write_backs: Vec<(Handle<LocalVariable>, Handle<Expression>, u32)>,
 }
 
 impl Lowerer<'_, '_> {
