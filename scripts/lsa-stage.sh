@@ -9,7 +9,7 @@ stage=.gpu-lsa
 rm -rf "$stage" && mkdir -p "$stage/bin"
 cargo build --release -p cudajit-nccl --bin cudajit-nccl-launch
 examples=(lsa_peer_read allreduce_lsa allgather_lsa alltoall_lsa)
-cargo build --release $(printf -- '--example %s ' "${examples[@]}")
+cargo build --release --features nccl $(printf -- '--example %s ' "${examples[@]}")
 for e in "${examples[@]}"; do cp "$target/release/examples/$e" "$stage/bin/"; done
 cp \
    "$target/release/cudajit-nccl-launch" "$stage/bin/"

@@ -11,10 +11,10 @@ profile="${PROFILE:-release}"
 flag=$([ "$profile" = release ] && echo --release || true)
 stage=.gpu-moe
 rm -rf "$stage" && mkdir -p "$stage/bin"
-cargo build $flag --example moe_bench --example moe
+cargo build $flag --features moe --example moe_bench --example moe
 cp "$target/$profile/examples/moe_bench" "$target/$profile/examples/moe" "$stage/bin/"
 # The GPU test binary: the newest moe_gpu-* that cargo reports.
-test_bin=$(cargo test $flag --no-run --test moe_gpu --message-format=json 2>/dev/null \
+test_bin=$(cargo test $flag --features moe --no-run --test moe_gpu --message-format=json 2>/dev/null \
   | sed -n 's/.*"executable":"\([^"]*moe_gpu[^"]*\)".*/\1/p' | tail -1)
 cp "$test_bin" "$stage/bin/moe_gpu"
 strip "$stage"/bin/* 2>/dev/null || true

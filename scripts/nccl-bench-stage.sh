@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
 stage=.gpu-nccl
-cargo build --release --example nccl_bench
+cargo build --release --features nccl --example nccl_bench
 rm -rf "$stage" && mkdir -p "$stage"
 cp "$target/release/examples/nccl_bench" "$stage/"
 strip "$stage/nccl_bench" 2>/dev/null || true

@@ -48,9 +48,9 @@ trap 'rm -rf "$CUDAJIT_CACHE_DIR"' EXIT
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --features cudajit/cli --quiet -- -D warnings
+cargo clippy --workspace --all-targets --features cudajit/cli,cudajit/moe --quiet -- -D warnings
 echo "== cargo test"
-cargo test --workspace --features cudajit/cli
+cargo test --workspace --features cudajit/cli,cudajit/moe
 echo "== NCCL's unique id over MPI (the mpi feature) under mpirun -np 2 and -np 4"
 # Needs a system MPI (rsmpi's build runs mpicc) and libclang (its bindgen); CI installs
 # neither, so without them the step says so and is skipped.
@@ -61,7 +61,7 @@ elif [ -z "${LIBCLANG_PATH:-}" ] && ! ldconfig -p | grep -q 'libclang[-.0-9]*\.s
 else
   cargo build -p cudajit-nccl --features mpi
   cargo clippy -p cudajit-nccl --all-targets --features mpi --quiet -- -D warnings
-  cargo clippy --example nccl_setup --features mpi --quiet -- -D warnings
+  cargo clippy --example nccl_setup --features nccl,mpi --quiet -- -D warnings
   cargo test -p cudajit-nccl --features mpi --test mpi_job
 fi
 echo "== the tensor-core examples compiled for sm_90 (PTX shape, no local memory)"
@@ -73,10 +73,10 @@ echo "== LSA examples on 2, 4 and 8 simulated NCCL ranks, and on 2 simulated nod
 for topology in "1 2" "1 4" "1 8" "2 4"; do
   set -- $topology
   for example in lsa_peer_read allreduce_lsa allgather_lsa alltoall_lsa; do
-    CUDAJIT_BACKEND=sim SIM_NODES=$1 SIM_RANKS=$2 cargo run --quiet --example "$example" | tail -n 1
+    CUDAJIT_BACKEND=sim SIM_NODES=$1 SIM_RANKS=$2 cargo run --quiet --features nccl --example "$example" | tail -n 1
   done
 done
 echo "== MoE dispatch and combine (examples/moe.rs) on 2, 4 and 8 simulated ranks"
 for ranks in 2 4 8; do
-  CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --example moe | tail -n 3
+  CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --features moe --example moe | tail -n 3
 done

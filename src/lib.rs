@@ -117,196 +117,33 @@
 //! # }
 //! ```
 //!
-//! The crates behind the facade: `cudajit-macros` (the macro), `cudajit-core` (captured
-//! syntax, IR, validation), the two back ends `cudajit-codegen` (NVVM IR writer, toolchain,
-//! cache) and `cudajit-sim` (the CPU simulator), and `cudajit-nccl` (NCCL's host layer; its
-//! device API for kernels is [`nccl::device`]).
+//! ## The crates behind the facade
+//!
+//! This crate only re-exports; each part is a crate of its own, in the folder of its role:
+//!
+//! | re-exported as | crate | folder | role |
+//! | --- | --- | --- | --- |
+//! | [`kernel`], [`device`], ... | `cudajit-macros` | `macros/` | the attributes: parse, check, generate |
+//! | [`core`] | `cudajit-core` | `dsl-core/` | the language: captured syntax, inference, lowering, IR, validator |
+//! | [`tensor`] | `cudajit-tensor` | `dsl-core/tensor/` | the tensor cores, a device library written in the language |
+//! | [`codegen`] | `cudajit-codegen` | `codegen/` | the NVVM back end, toolchain, compile pipeline, JIT cache |
+//! | [`simulator`] | `cudajit-sim` | `codegen/sim/` | the CPU back end |
+//! | the root, [`prelude`] | `cudajit-runtime` | `codegen/runtime/` | the JIT runtime: kernels, launches, streams, buffers, tensor maps |
+//! | `nccl` (feature `nccl`) | `cudajit-nccl` | `nccl-device/host/` | NCCL's host layer |
+//! | `nccl::device` (feature `nccl`) | `cudajit-nccl-device` | `nccl-device/device/` | NCCL's device API for kernels |
+//! | `nccl::sim` (feature `nccl`) | `cudajit-nccl-sim` | `nccl-device/sim/` | NCCL's device API on simulated ranks |
+//! | `nccl::moe` (feature `moe`) | `cudajit-moe` | `nccl-device/moe/` | mixture-of-experts dispatch and combine |
+//! | the `cudajit` tool (feature `cli`) | `cudajit-cli` | `codegen/cli/` | doctor, cache, emit |
+//!
+//! Features, all off by default: `nccl` (NCCL's host layer, device API and simulated
+//! ranks), `moe` (with `nccl`), `cli` (the `cudajit` binary), `mpi` (NCCL's unique id over
+//! MPI; needs a system MPI and libclang to build).
 
-// The macros name this crate `::cudajit`; inside it, too.
-extern crate self as cudajit;
+pub use cudajit_runtime::*;
 
-mod backend;
-mod buffer_element;
-mod cooperative;
-mod error;
-mod event;
-mod gpu;
-mod kernel;
-mod launch;
-mod launch_check;
+/// The tensor cores from kernels: `mma.sync` fragments, `ldmatrix`, `cp.async`, and
+/// Hopper's TMA, `mbarrier`, `wgmma` and clusters (`cudajit-tensor`).
+pub use cudajit_tensor as tensor;
+
+#[cfg(feature = "nccl")]
 pub mod nccl;
-mod sim;
-mod spec;
-pub mod tensor;
-pub mod tensor_map;
-pub mod warp;
-
-pub use backend::{
-    Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
-};
-pub use buffer_element::BufferElement;
-pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
-pub use cudajit_codegen::{Arch, ArchFeatures};
-pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
-pub use cudajit_core::external::{
-    DeviceLibrary, LibraryError, LibraryKind, LibraryPart, LibraryProvider, ProvidedLibrary,
-};
-pub use cudajit_core::layout::DeviceStruct;
-pub use cudajit_core::lower::Specialization;
-pub use cudajit_macros::{device, extern_device, kernel, DeviceCopy};
-pub use cudajit_sim::{PrintTarget, SimError, SimOptions, SimReport};
-pub use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
-    DeviceSlice, DriverError,
-};
-pub use error::Error;
-pub use event::Event;
-pub use gpu::{default_context, gpu_count};
-/// The 16-bit float types kernels take (`half`'s).
-pub use half::{bf16, f16};
-pub use kernel::{Kernel, LoadedKernel};
-pub use launch::{LaunchConfig, LaunchConfigError};
-pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUNCH_MEMO_SLOTS};
-pub use sim::{SimBuffer, SimGroup, SimStream};
-pub use tensor_map::{TensorMap, TensorMapLayout};
-
-/// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
-pub use cudajit_codegen as codegen;
-/// The language crate: captured syntax, IR, validator.
-pub use cudajit_core as core;
-/// The simulator crate: the CPU back end that runs validated kernel IR with CUDA's semantics.
-pub use cudajit_sim as simulator;
-/// The cudarc cudajit is built on (0.19, see `docs/cudarc.md`): its `CudaContext`,
-/// `CudaStream` and `CudaSlice` are the types launchers take, so a program can use
-/// `cudajit::cudarc` without a cudarc dependency of its own, or name the same version.
-pub use cudarc;
-
-/// What kernel code and launch code need: the attributes, the intrinsics, the warp
-/// helpers, the traits of generic kernels and the launch API.
-pub mod prelude {
-    pub use crate::tensor_map::{tensor_map_address, TensorMap};
-    pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
-    pub use crate::{device, extern_device, kernel, DeviceCopy, DeviceStruct, LaunchConfig};
-    pub use cudajit_core::device::*;
-    pub use cudajit_core::ptx;
-}
-
-/// Items the generated code uses. Not part of the public API.
-#[doc(hidden)]
-pub mod __private {
-    pub use crate::buffer_element::{BufferElement, ElementLayout};
-    pub use crate::launch_check::LaunchArgument;
-    pub use crate::spec::SpecBuilder;
-    pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
-    pub use cudajit_core::layout::{
-        DeviceStruct, DropHook, FieldLayout, FieldType, StructLayout, VariantLayout,
-    };
-    pub use cudajit_core::methods::{MethodReceiver, MethodTable, NoDeviceImpls};
-    pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
-    pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-
-    /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
-    #[inline(always)]
-    pub fn arg<T>(value: &T) -> *mut core::ffi::c_void {
-        value as *const T as *mut core::ffi::c_void
-    }
-
-    /// A scalar launch argument for the CPU simulator.
-    #[inline]
-    pub fn sim_scalar<T: cudajit_core::device::DeviceScalar>(
-        value: T,
-    ) -> cudajit_sim::SimArg<'static> {
-        scalar_bits(&value, T::SCALAR)
-    }
-
-    /// A `DeviceCopy` launch argument for the CPU simulator: an enum is its integer
-    /// representation, a struct its fields' bytes at their offsets (padding zeroed).
-    pub fn sim_struct_value<T: cudajit_core::layout::DeviceStruct>(
-        kernel: &str,
-        value: T,
-    ) -> Result<cudajit_sim::SimArg<'static>, crate::Error> {
-        let layout = T::LAYOUT;
-        if let Some(repr) = layout.enum_repr {
-            return Ok(scalar_bits(&value, repr));
-        }
-        // Every scalar, nested structs' and arrays' included.
-        let scalars = layout.scalar_fields();
-        if layout.size != core::mem::size_of::<T>()
-            || scalars
-                .iter()
-                .any(|(offset, scalar)| offset + scalar.size_bytes() as usize > layout.size)
-        {
-            return Err(sim_unsupported(
-                kernel,
-                "a struct parameter whose layout does not match its type",
-            ));
-        }
-        let mut bytes = vec![0u8; layout.size];
-        for (offset, scalar) in scalars {
-            let size = scalar.size_bytes() as usize;
-            // SAFETY: the scalar lies inside the value (checked above: the layout is the
-            // type's, from `DeviceStruct`), and a scalar has no padding bytes.
-            let source = unsafe {
-                core::slice::from_raw_parts((&value as *const T as *const u8).add(offset), size)
-            };
-            bytes[offset..offset + size].copy_from_slice(source);
-        }
-        Ok(cudajit_sim::SimArg::Struct {
-            bytes: bytes.into(),
-        })
-    }
-
-    /// `value`'s bytes as a simulator scalar of type `scalar` (zero when the sizes differ,
-    /// which the derive and the `DeviceScalar` impls rule out).
-    fn scalar_bits<T>(value: &T, scalar: crate::core::Scalar) -> cudajit_sim::SimArg<'static> {
-        let size = core::mem::size_of::<T>();
-        let mut bits = [0u8; 8];
-        if size == scalar.size_bytes() as usize && size <= 8 {
-            // SAFETY: `T` is a scalar or a fieldless enum of `size` bytes (checked against
-            // its IR type), read as plain bytes; every bit pattern is a valid `u8`.
-            let bytes =
-                unsafe { core::slice::from_raw_parts(value as *const T as *const u8, size) };
-            bits[..size].copy_from_slice(bytes);
-        }
-        cudajit_sim::SimArg::Scalar {
-            scalar,
-            bits: u64::from_le_bytes(bits),
-        }
-    }
-
-    /// A `TensorMap` launch argument for the CPU simulator: a map made by
-    /// `TensorMap::encode_sim`; one the driver encoded (for GPU memory) is refused.
-    pub fn sim_tensor_map<'a>(
-        kernel: &str,
-        map: &crate::TensorMap<'a>,
-    ) -> Result<cudajit_sim::SimArg<'a>, crate::Error> {
-        map.sim_arg().ok_or_else(|| {
-            sim_unsupported(
-                kernel,
-                "a tensor map encoded by the CUDA driver for GPU memory (the simulator's TMA reads maps made by `TensorMap::encode_sim` over a simulator buffer, or `TensorMap::encode_buffer`)",
-            )
-        })
-    }
-
-    /// Checks a `TensorMap` argument of a GPU launch: a map made for the simulator
-    /// (`TensorMap::encode_sim`) describes no GPU memory.
-    pub fn gpu_tensor_map(kernel: &str, map: &crate::TensorMap<'_>) -> Result<(), crate::Error> {
-        if map.is_sim() {
-            return Err(crate::Error::Backend(format!(
-                "kernel `{kernel}`: a tensor map made for the CPU simulator (`TensorMap::encode_sim`) given to a GPU launch: encode it over GPU memory with `TensorMap::encode` (or `TensorMap::encode_buffer` over a `Buffer` of the launch's stream)"
-            )));
-        }
-        Ok(())
-    }
-
-    /// The error of a simulated launch of a kernel whose parameters the simulator cannot
-    /// take yet.
-    pub fn sim_unsupported(kernel: &str, what: &str) -> crate::Error {
-        crate::Error::Simulator(cudajit_sim::SimError::Unsupported {
-            kernel: kernel.to_owned(),
-            function: kernel.to_owned(),
-            location: String::from("its signature"),
-            what: what.to_owned(),
-        })
-    }
-}

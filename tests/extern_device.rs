@@ -11,9 +11,9 @@ use cudajit::codegen::compile::{cache_key, linked_ptx, CompileError, CompileOpti
 use cudajit::codegen::cubin;
 use cudajit::codegen::toolchain::SearchEnv;
 use cudajit::core::CapturedFunction;
-use cudajit::nccl::device_code::Nvcc;
 use cudajit::prelude::*;
 use cudajit::{Arch, DeviceLibrary, LibraryKind, Specialization};
+use cudajit_nccl::device_code::Nvcc;
 
 const LIBRARY_PATH: &str = concat!(
     env!("CARGO_TARGET_TMPDIR"),

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use cudajit::codegen::cubin;
 use cudajit::codegen::toolchain::SearchEnv;
-use cudajit::nccl::device_code::Nvcc;
 use cudajit::{bf16, CudaContext, CudaSlice, CudaStream};
+use cudajit_nccl::device_code::Nvcc;
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
 

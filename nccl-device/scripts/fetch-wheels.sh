@@ -11,7 +11,7 @@
 # The 2.31+ device libraries are LTO-IR from a newer NVVM than CUDA 13.0's: nvJitLink
 # 13.0 refuses them (NVJITLINK_ERROR_OUTDATED_LIBRARY). So whenever a fetched release
 # ships one, nvJitLink $NEW_NVJITLINK is fetched too (its libnvJitLink.so.13 only), for
-# the CPU link tests of nccl-device/tests/device_code.rs.
+# the CPU link tests of nccl-device/host/tests/device_code.rs.
 #
 #   nccl-device/scripts/fetch-wheels.sh                 # the versions the test suite checks
 #   nccl-device/scripts/fetch-wheels.sh --all           # every supported generation
@@ -35,7 +35,7 @@ set -euo pipefail
 # The test suite checks the oldest and the newest supported release.
 TEST_VERSIONS=(2.28.3 2.32.3)
 # Every release from the oldest supported one on (the generator groups them into layout
-# generations: see nccl-device/src/sys/layout/mod.rs).
+# generations: see nccl-device/host/src/sys/layout/mod.rs).
 ALL_VERSIONS=(2.28.3 2.28.7 2.28.9 2.29.2 2.29.3 2.29.7 2.30.3 2.30.4 2.30.7 2.31.2 2.32.3)
 # CUDA 13.0 headers for the nvcc layout probes of nccl_device.h (nvcc itself is the
 # nvidia-cuda-nvcc 13.0.88 wheel that scripts/test.sh installs).

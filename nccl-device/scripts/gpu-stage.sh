@@ -8,7 +8,7 @@ target="${CARGO_TARGET_DIR:-target}"
 stage=.gpu/nccl
 rm -rf "$stage" && mkdir -p "$stage/bin"
 cargo build --release -p cudajit-nccl --bins
-cargo build --release --example nccl_setup
+cargo build --release --features nccl --example nccl_setup
 cp "$target/release/examples/nccl_setup" "$target/release/cudajit-nccl-launch" "$stage/bin/"
 cargo test --release -p cudajit-nccl --no-run --message-format=json --test gpu 2>/dev/null |
   python3 -c '

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates nccl-device/src/sys/layout/generated/ from the real headers of every supported
+# Regenerates nccl-device/host/src/sys/layout/generated/ from the real headers of every supported
 # NCCL release, and checks the result.
 #
 # 1. fetch-wheels.sh --all --cuda-headers: the nvidia-nccl-cu13 wheels (headers only are
@@ -16,7 +16,8 @@
 # the first run. Usage: nccl-device/scripts/regenerate-bindings.sh [VERSION...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-crate="$(dirname "$here")"
+# The host layer crate, cudajit-nccl, beside this scripts folder.
+crate="$(dirname "$here")/host"
 cache="${CUDAJIT_NCCL_HEADERS_CACHE:-$HOME/.cache/cudajit-tools/nccl}"
 export CUDAJIT_NCCL_HEADERS_CACHE="$cache"
 
@@ -43,6 +44,6 @@ echo "== probing layouts with $nvcc"
 python3 "$here/gen_layouts.py" --cache "$cache" --nvcc "$nvcc" \
   --out "$crate/src/sys/layout/generated" "${versions[@]}"
 echo "== checking"
-cd "$crate/.."
+cd "$crate/../.."
 CUDAJIT_NCCL_LAYOUT_VERSIONS="${versions[*]}" CUDAJIT_NVCC="$nvcc" CUDAJIT_REQUIRE_TOOLCHAIN=1 \
   cargo test -p cudajit-nccl --test layouts -- --nocapture

@@ -13,10 +13,7 @@
 //! Exit status: 0 when all is well, 1 when something is missing or damaged (the output says
 //! how to fix it), 2 for a command line it does not understand.
 
-#[path = "../cli/mod.rs"]
-mod cli;
-
 fn main() {
     cudajit::codegen::log::init_from_env();
-    std::process::exit(cli::run(std::env::args_os()));
+    std::process::exit(cudajit_cli::run(std::env::args_os()));
 }

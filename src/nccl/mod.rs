@@ -1,15 +1,12 @@
-//! NCCL for cudajit programs: the host layer of `cudajit-nccl` (communicators, symmetric
-//! buffers, device communicators) re-exported, and [`device`], NCCL's device API for
-//! `#[kernel]`s.
-//!
-//! The device API lives here rather than in `cudajit-nccl` because it is written with
-//! cudajit's own attributes (`#[extern_device]`), whose expansions name the `cudajit`
-//! crate, which itself depends on `cudajit-nccl`.
+//! NCCL for cudajit programs (feature `nccl`): the host layer of `cudajit-nccl`
+//! (communicators, symmetric buffers, device communicators) at this module's root,
+//! [`device`], NCCL's device API for `#[kernel]`s (`cudajit-nccl-device`), [`sim`], the
+//! same on simulated ranks (`cudajit-nccl-sim`), and with the `moe` feature [`moe`],
+//! mixture-of-experts dispatch and combine (`cudajit-moe`).
 
 pub use cudajit_nccl::*;
 
-pub mod device;
-pub mod moe;
-pub mod sim;
-#[cfg(test)]
-mod symbol_spellings;
+#[cfg(feature = "moe")]
+pub use cudajit_moe as moe;
+pub use cudajit_nccl_device as device;
+pub use cudajit_nccl_sim as sim;

@@ -1,4 +1,4 @@
-//! Running the random kernels of `cudajit_sim::random` on the simulator and on a
+//! Running the random kernels of `cudajit_kernel_generator` on the simulator and on a
 //! GPU, and comparing the two. Used by `tests/random_kernels.rs` and, through `#[path]`,
 //! by `examples/random_kernels.rs`.
 #![allow(dead_code)]
@@ -15,7 +15,7 @@ use cudajit::simulator::{
     SimOptions,
 };
 use cudajit::CudaStream;
-use cudajit_sim::random::{RandomKernel, RandomParameter, Rng, COUNTERS, PARAMETERS};
+use cudajit_kernel_generator::{RandomKernel, RandomParameter, Rng, COUNTERS, PARAMETERS};
 
 /// The arguments of one run: scalar values and input arrays, as register bits.
 pub struct Inputs {
@@ -366,7 +366,7 @@ pub fn run_gpu(
 /// The differences between two runs: integers and exact floats bit for bit (NaNs equal),
 /// `approx` slots within the ulp bound of their function.
 pub fn differences(kernel: &RandomKernel, gpu: &Outputs, simulated: &Outputs) -> Vec<String> {
-    use cudajit_sim::random::APPROX_SLOTS;
+    use cudajit_kernel_generator::APPROX_SLOTS;
     let mut found = Vec::new();
     for ((name, scalar, a), (_, _, b)) in gpu.slices.iter().zip(&simulated.slices) {
         let approx: Option<&[Option<MathFunction>]> = match *name {
@@ -472,7 +472,7 @@ pub fn run_batch(
             );
             break;
         }
-        let kernel = cudajit_sim::random::random_kernel(seed);
+        let kernel = cudajit_kernel_generator::random_kernel(seed);
         summary.generated += 1;
         let inputs = inputs(&kernel);
         let fail = |summary: &mut Summary, what: String| {

@@ -1,5 +1,9 @@
-//! The `cudajit` command-line tool (declared from `src/bin/cudajit.rs`, not part of the
-//! library): one module per subcommand.
+//! The `cudajit` command-line tool, one module per subcommand; the binary is the facade's
+//! (`cargo run --features cli --bin cudajit`, `src/bin/cudajit.rs`), which calls [`run`].
+
+// The macros' expansions name the runtime `::cudajit` (what the facade re-exports), so this
+// crate, built on the runtime without the facade, names it so too.
+extern crate cudajit_runtime as cudajit;
 
 mod cache;
 mod doctor;

@@ -58,7 +58,7 @@ scalar_elements!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, f32, 
 scalar_elements!(half::f16, half::bf16);
 
 /// The bytes of `values` as the simulator's memory holds them.
-pub(crate) fn encode<T: BufferElement>(values: &[T]) -> Vec<u8> {
+pub fn encode<T: BufferElement>(values: &[T]) -> Vec<u8> {
     let size = T::ELEMENT.size();
     let mut bytes = vec![0u8; values.len() * size];
     for (value, out) in values.iter().zip(bytes.chunks_exact_mut(size)) {
@@ -75,7 +75,7 @@ pub(crate) fn encode<T: BufferElement>(values: &[T]) -> Vec<u8> {
 }
 
 /// The values held by `bytes` (a multiple of the element size).
-pub(crate) fn decode<T: BufferElement>(bytes: &[u8]) -> Vec<T> {
+pub fn decode<T: BufferElement>(bytes: &[u8]) -> Vec<T> {
     let size = T::ELEMENT.size();
     bytes
         .chunks_exact(size)

@@ -626,7 +626,7 @@ pub(crate) fn describe(name: &str, spec: &Specialization) -> String {
 /// fail. Relaxed mode is CUDA's documented way for a library to make such calls during a
 /// capture (`cuThreadExchangeStreamCaptureMode`); nothing is enqueued on the capturing
 /// stream here. Costs two driver calls, once per kernel and context; never on the hot path.
-pub(crate) fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
+pub fn relaxed_capture<T>(load: impl FnOnce() -> T) -> T {
     use cudarc::driver::sys::{cuThreadExchangeStreamCaptureMode, CUstreamCaptureMode};
     // SAFETY: only probes whether libcuda can be opened (cudarc panics on calls otherwise);
     // without a driver there is no capture to relax.

@@ -75,7 +75,7 @@ impl<T: BufferElement> SimBuffer<T> {
     }
 
     /// The buffer's memory, for a copy on a stream ([`SimStream::copy_in_order`]).
-    pub(crate) fn shared_memory(&self) -> Arc<DeviceMemory> {
+    pub fn shared_memory(&self) -> Arc<DeviceMemory> {
         self.memory.clone()
     }
 
@@ -161,7 +161,7 @@ impl SimStream {
     /// Runs `copy` in the stream's order: now, unless a launch of this stream waits for
     /// the other members of its group; then right after that launch has run (as
     /// `cuMemcpyAsync` after a kernel on a CUDA stream).
-    pub(crate) fn copy_in_order(&self, copy: SimCopy) -> Result<(), Error> {
+    pub fn copy_in_order(&self, copy: SimCopy) -> Result<(), Error> {
         match &self.group {
             Some((group, member)) => group.copy_in_order(*member, copy),
             None => copy.run(),
@@ -208,10 +208,10 @@ struct PendingLaunch {
 
 /// A copy of `bytes` bytes from the start of one simulator memory to the start of
 /// another (a device-to-device copy on a stream).
-pub(crate) struct SimCopy {
-    pub(crate) from: Arc<DeviceMemory>,
-    pub(crate) to: Arc<DeviceMemory>,
-    pub(crate) bytes: usize,
+pub struct SimCopy {
+    pub from: Arc<DeviceMemory>,
+    pub to: Arc<DeviceMemory>,
+    pub bytes: usize,
 }
 
 impl SimCopy {
@@ -233,10 +233,10 @@ impl SimCopy {
 
 /// The host of a group's extern functions, made afresh for each run (so it sees the
 /// memory allocated since).
-pub(crate) type ExternsFactory = dyn Fn() -> Option<Arc<dyn SimExterns>> + Send + Sync;
+pub type ExternsFactory = dyn Fn() -> Option<Arc<dyn SimExterns>> + Send + Sync;
 
 /// Simulator streams whose launches run together, as the ranks of a multi-GPU program do:
-/// a launch on a member stream (such as [`crate::nccl::sim::SimWorld::stream`]) waits until every member has
+/// a launch on a member stream (such as `cudajit::nccl::sim::SimWorld::stream`) waits until every member has
 /// launched, and the launch that completes the set runs them all with
 /// [`cudajit_sim::launch_group`]: block `b` of every launch on one host thread,
 /// meeting at the group barriers of extern functions. That launch returns the group's
@@ -244,7 +244,7 @@ pub(crate) type ExternsFactory = dyn Fn() -> Option<Arc<dyn SimExterns>> + Send 
 /// like work on a CUDA stream. A launch on a member stream takes scalar and struct
 /// arguments only (memory is shared through the extern host, e.g. NCCL windows).
 ///
-/// Used by [`crate::nccl::sim::SimWorld`]; most programs use that.
+/// Used by `cudajit::nccl::sim::SimWorld`; most programs use that.
 #[derive(Clone)]
 pub struct SimGroup {
     inner: Arc<GroupInner>,
@@ -269,11 +269,7 @@ impl std::fmt::Debug for SimGroup {
 impl SimGroup {
     /// A group of `labels.len()` members named by `labels` in messages, running with
     /// `options` and the extern host `externs()` returns at each run.
-    pub(crate) fn new(
-        labels: Vec<String>,
-        options: SimOptions,
-        externs: Box<ExternsFactory>,
-    ) -> SimGroup {
+    pub fn new(labels: Vec<String>, options: SimOptions, externs: Box<ExternsFactory>) -> SimGroup {
         let members = labels.len();
         SimGroup {
             inner: Arc::new(GroupInner {
@@ -292,7 +288,7 @@ impl SimGroup {
     }
 
     /// A stream whose launches are member `member`'s.
-    pub(crate) fn stream(&self, member: usize) -> SimStream {
+    pub fn stream(&self, member: usize) -> SimStream {
         SimStream {
             options: self.inner.options.clone(),
             last: Arc::default(),

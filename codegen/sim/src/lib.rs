@@ -23,11 +23,11 @@
 //! ([`SimExterns`], in [`SimOptions::externs`]), which may lend global memory that kernels
 //! reach through simulated device addresses ([`extern_address`], read with
 //! `slice_at`/`slice_at_mut`), and [`launch_group`] runs several launches together with
-//! barriers across them: what `cudajit::nccl::sim` builds NCCL's device API on, with
+//! barriers across them: what `cudajit-nccl-sim` builds NCCL's device API on, with
 //! several ranks in one process.
 //!
-//! With the `random-kernels` feature, `random` generates random valid kernels, the test
-//! support of the differential tests (`tests/random_kernels.rs`).
+//! The random valid kernels of the differential tests (`tests/random_kernels.rs`) come
+//! from the dev-only crate `cudajit-kernel-generator` (`tests/kernel-generator/`).
 
 mod error;
 mod externs;
@@ -37,8 +37,6 @@ pub mod math;
 pub mod memory;
 mod program;
 mod ptx;
-#[cfg(feature = "random-kernels")]
-pub mod random;
 mod scheduler;
 pub mod tensor_map;
 mod thread;
@@ -56,7 +54,7 @@ pub use memory::{
     extern_address, extern_region_of, DeviceMemory, GlobalRegion, MAX_EXTERN_REGIONS,
 };
 pub use program::{Program, ProgramOptions, SimParameter};
-pub use value::RegisterValue;
+pub use value::{canonical as canonical_bits, widen as widen_bits, RegisterValue};
 
 use cudajit_core::device::Dim3;
 use cudajit_core::Scalar;

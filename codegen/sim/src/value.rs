@@ -121,7 +121,7 @@ impl RegisterValue for f64 {
 
 /// The register bits of `bits` (a value's two's-complement bits, as IR literals store
 /// them) for `scalar`: truncated to the width.
-pub(crate) fn canonical(bits: u64, scalar: Scalar) -> u64 {
+pub fn canonical(bits: u64, scalar: Scalar) -> u64 {
     match scalar.bits() {
         1 => bits & 1,
         64 => bits,
@@ -141,7 +141,7 @@ pub(crate) fn float_literal(value: f64, scalar: Scalar) -> u64 {
 
 /// Register bits sign- or zero-extended to 64 bits, as the writer widens indices.
 #[inline(always)]
-pub(crate) fn widen(bits: u64, scalar: Scalar) -> u64 {
+pub fn widen(bits: u64, scalar: Scalar) -> u64 {
     if scalar.is_signed() && scalar.bits() < 64 {
         let shift = 64 - scalar.bits();
         (((bits << shift) as i64) >> shift) as u64

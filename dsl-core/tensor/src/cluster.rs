@@ -29,7 +29,7 @@
 //! # fn main() {}
 //! ```
 
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// This block's rank in its cluster (0 to the cluster's size − 1).

@@ -33,7 +33,7 @@
 //! # fn main() {}
 //! ```
 
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// Copies 16 bytes, caching in L2 only (`.cg`: streaming tiles).

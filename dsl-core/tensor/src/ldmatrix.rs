@@ -18,7 +18,7 @@
 use super::mma::{
     ABf16, AE4m3, AE5m2, AHalf, ATf32, BBf16, BE4m3, BE5m2, BHalf, BTf32, AS8, AU8, BS8, BU8,
 };
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// Four 8×8 matrices: register `i` holds this lane's part of matrix `i`.

@@ -37,7 +37,7 @@
 //! # fn main() {}
 //! ```
 
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// Initialises the barrier at `barrier` for `count` arrivals per phase (one thread, before

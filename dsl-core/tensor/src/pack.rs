@@ -2,7 +2,7 @@
 //! packed stores want them: the first argument in the low half; and f32 rounded to tf32
 //! for the tf32 MMA.
 
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// `lo` and `hi` rounded to bf16 (to nearest even) in one register, `lo` in bits 0–15.

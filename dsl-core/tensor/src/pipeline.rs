@@ -41,7 +41,7 @@
 //! ```
 
 use super::mbarrier::{fence_barrier_init, mbarrier_arrive, mbarrier_init, mbarrier_wait_parity};
-use crate::{device, DeviceCopy};
+use cudajit::{device, DeviceCopy};
 
 /// A ring of `stages` buffers whose `2 · stages` barriers (8 bytes each: the `full` ones,
 /// then the `empty` ones) start at `.shared` address `bars` (see the module's

@@ -12,7 +12,7 @@
 
 use super::mma::{AccF16, AccF32};
 use super::pack::pack_bf16x2;
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// One 8×8 matrix from `r0` (lanes 0–7 give the rows).

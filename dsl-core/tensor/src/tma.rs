@@ -1,5 +1,5 @@
 //! TMA (the Tensor Memory Accelerator, sm_90): one thread moves a whole box of a tensor
-//! between global and shared memory, described by a [`TensorMap`](crate::tensor_map::TensorMap)
+//! between global and shared memory, described by a [`TensorMap`](cudajit::tensor_map::TensorMap)
 //! the kernel takes as a grid-constant parameter (`tensor_map_address(&map)` is its address).
 //!
 //! Loads complete an [`mbarrier`](super::mbarrier): announce the box's bytes with
@@ -12,7 +12,7 @@
 //! `docs/tensor-cores.md`). The shared destination is 128-byte aligned, 1024-byte aligned
 //! with the 128-byte swizzle.
 
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// Loads the box at (`x`, `y`) of the 2-D tensor of `map` into shared memory at

@@ -28,7 +28,7 @@
 //! (the swizzle is applied by the hardware on the final addresses, so the start moves
 //! linearly). `examples/gemm/hopper.rs` is a whole GEMM on these.
 
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// The descriptor of a K-major, 128-byte-swizzled tile at `.shared` address `address`

@@ -5,7 +5,7 @@
 //! (`BRIDGE_2_28` and `SHIM_GIN`); a test holds these names to it.
 
 use super::{DevComm, Window};
-use crate::{extern_device, DeviceCopy, DeviceLibrary};
+use cudajit::{extern_device, DeviceCopy, DeviceLibrary};
 
 /// The device library of the NCCL this process loads (`LoadedNccl::global()`): provided at the
 /// first compile of a kernel that calls into it, for that kernel's GPU, and part of the

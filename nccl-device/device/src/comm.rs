@@ -5,7 +5,7 @@
 
 use cudajit_core::layout::{DeviceStruct, FieldLayout, StructLayout};
 
-use crate::{LaunchArgument, LaunchCheck};
+use cudajit::{LaunchArgument, LaunchCheck};
 
 use super::launch_check::dev_comm_launch_check;
 use super::launch_token::{LaunchToken, TOKEN_OFFSET};
@@ -14,7 +14,8 @@ use super::launch_token::{LaunchToken, TOKEN_OFFSET};
 /// (88 bytes in 2.28.3, 200 in 2.28.9, 248 in 2.32.3).
 pub const DEV_COMM_CAPACITY: usize = 256;
 
-pub(crate) const DEV_COMM_WORDS: usize = DEV_COMM_CAPACITY / 8;
+/// [`DEV_COMM_CAPACITY`] in 64-bit words, the parameter's representation.
+pub const DEV_COMM_WORDS: usize = DEV_COMM_CAPACITY / 8;
 
 /// A rank's `ncclDevComm`, as a kernel parameter. The bytes are the NCCL release's own;
 /// kernels only pass `&comm` to the functions of this module.
@@ -23,7 +24,7 @@ pub(crate) const DEV_COMM_WORDS: usize = DEV_COMM_CAPACITY / 8;
 /// never read on the device) carry a [`LaunchToken`]: which device communicator and
 /// local rank it came from and its LSA barrier count, for the launch checks.
 ///
-/// A kernel asks it where it is; here on two simulated ranks ([`crate::nccl::sim`]), each
+/// A kernel asks it where it is; here on two simulated ranks ([`cudajit_nccl::sim`]), each
 /// storing its answers in its part of a symmetric window ([`Window`] shows the same on
 /// GPUs):
 ///
@@ -135,8 +136,10 @@ impl DevComm {
 }
 
 impl DevComm {
-    /// The parameter's words (the simulator encodes its simulated ranks in them).
-    pub(crate) fn from_words(words: [u64; DEV_COMM_WORDS]) -> Self {
+    /// The parameter's words (the simulator, `cudajit-nccl-sim`, encodes its simulated
+    /// ranks in them).
+    #[doc(hidden)]
+    pub fn from_words(words: [u64; DEV_COMM_WORDS]) -> Self {
         DevComm { words }
     }
 }
@@ -150,7 +153,7 @@ impl std::fmt::Debug for DevComm {
 /// What a device communicator needs for kernels launched with `config` that
 /// synchronise through LSA barriers: one barrier per CTA of the grid. Create it with this
 /// and the launch check of those kernels passes for every grid up to `config`'s.
-pub fn requirements_for(config: &crate::LaunchConfig) -> cudajit_nccl::DevCommRequirements {
+pub fn requirements_for(config: &cudajit::LaunchConfig) -> cudajit_nccl::DevCommRequirements {
     let ctas = (config.grid.x as u64)
         .saturating_mul(config.grid.y as u64)
         .saturating_mul(config.grid.z as u64);
@@ -269,7 +272,8 @@ impl Window {
     }
 
     /// A window of the handle `handle` (the simulator's windows are handles of its own).
-    pub(crate) fn from_handle(handle: u64) -> Self {
+    #[doc(hidden)]
+    pub fn from_handle(handle: u64) -> Self {
         Window { handle }
     }
 }

@@ -6,7 +6,7 @@
 use cudajit_nccl::safe::agreement::{agree_on_launch, LaunchIdentity};
 
 use super::{lsa_barrier_init, lsa_session_init, DevComm};
-use crate::LaunchInfo;
+use cudajit::LaunchInfo;
 
 /// Memo keys (top bit set: no token key has it) caching whether a kernel calls
 /// [`lsa_barrier_init`].
@@ -23,8 +23,8 @@ fn uses_lsa_barriers(launch: &LaunchInfo<'_>) -> bool {
     }
     // The CTA session's start, in either form (`[u64; 8]` or `LsaBarrierSession`).
     let starts = [
-        <lsa_barrier_init as crate::__private::DeviceFunction>::CAPTURED,
-        <lsa_session_init as crate::__private::DeviceFunction>::CAPTURED,
+        <lsa_barrier_init as cudajit::__private::DeviceFunction>::CAPTURED,
+        <lsa_session_init as cudajit::__private::DeviceFunction>::CAPTURED,
     ];
     let uses = launch.captured.reachable().iter().any(|f| {
         starts
@@ -72,7 +72,7 @@ pub(super) fn dev_comm_launch_check(comm: &DevComm, launch: &LaunchInfo<'_>) -> 
     let identity = LaunchIdentity::new(*launch.identity, launch.description);
     // The exchange allocates and waits on a stream of its own: allowed even while this
     // thread captures a CUDA Graph (the first launch may happen inside one).
-    crate::kernel::relaxed_capture(|| agree_on_launch(token.serial, token.local, &identity))
+    cudajit::__runtime::relaxed_capture(|| agree_on_launch(token.serial, token.local, &identity))
         .map_err(|e| e.to_string())?;
     launch.memo.insert(key);
     Ok(())

@@ -53,7 +53,7 @@
 //! have all five groups.
 //!
 //! A kernel that takes a [`DevComm`] is a *communicating* kernel, and its `launch` checks
-//! two things before anything is enqueued (a [`crate::Error::Collective`] otherwise):
+//! two things before anything is enqueued (a [`cudajit::Error::Collective`] otherwise):
 //! that the device communicator has an LSA barrier for every CTA of the grid (when the
 //! kernel calls [`lsa_barrier_init`]), and, at the first launch of each specialisation on
 //! a device communicator, that every rank launches the same one
@@ -67,6 +67,10 @@
 //! helpers written in the kernel language), `team.rs` (teams) and `session.rs` (barrier
 //! sessions that end with their scope).
 
+// The macros' expansions name the runtime `::cudajit` (what the facade re-exports), so this
+// crate, built on the runtime without the facade, names it so too.
+extern crate cudajit_runtime as cudajit;
+
 mod api;
 mod comm;
 mod launch_check;
@@ -76,7 +80,8 @@ mod session;
 mod team;
 
 pub use api::*;
-pub(crate) use comm::DEV_COMM_WORDS;
+#[doc(hidden)]
+pub use comm::DEV_COMM_WORDS;
 pub use comm::{requirements_for, DevComm, DevCommError, Window, DEV_COMM_CAPACITY};
 pub use launch_check::check_lsa_barriers;
 pub use launch_token::LaunchToken;

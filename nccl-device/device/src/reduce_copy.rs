@@ -8,7 +8,7 @@ use cudajit_core::device::{
 };
 
 use super::{lsa_address, Window};
-use crate::bf16;
+use cudajit::bf16;
 
 /// The most LSA peers the helpers below take: the length of the shared arrays of peer
 /// addresses kernels give them (NVLink domains have at most 72 GPUs).
@@ -25,7 +25,7 @@ pub const LSA_MAX_PEERS: usize = 72;
 ///
 /// Arrays must start at 16-byte boundaries (window offsets do); the elements past the last
 /// whole vector are the caller's (`lsa_reduce_copy_tail`).
-#[crate::device]
+#[cudajit::device]
 #[allow(clippy::too_many_arguments)]
 pub fn lsa_reduce_copy<T: DeviceScalar + core::ops::Add<Output = T>>(
     sources: &[usize],
@@ -105,7 +105,7 @@ pub fn lsa_reduce_copy<T: DeviceScalar + core::ops::Add<Output = T>>(
 
 /// [`lsa_reduce_copy`] for single elements `[begin, end)` (the tail past the last whole
 /// vector), by the whole grid.
-#[crate::device]
+#[cudajit::device]
 #[allow(clippy::too_many_arguments)]
 pub fn lsa_reduce_copy_tail<T: DeviceScalar + core::ops::Add<Output = T>>(
     sources: &[usize],
@@ -140,7 +140,7 @@ pub fn lsa_reduce_copy_tail<T: DeviceScalar + core::ops::Add<Output = T>>(
 /// `destinations[first..first + count]` (an LSA push or pull), 16-byte vectors unrolled by 4
 /// when `vectors` says every address allows them (pass `len / 4` then, else 0), single
 /// elements for the rest. Every thread of the grid calls it with the same arguments.
-#[crate::device]
+#[cudajit::device]
 pub fn lsa_copy<T: DeviceScalar>(
     source: usize,
     destinations: &[usize],
@@ -193,7 +193,7 @@ pub fn lsa_copy<T: DeviceScalar>(
 
 /// [`lsa_reduce_copy`] for 64-bit elements (`i64`, `u64`, `f64`): 16-byte vectors of 2,
 /// `[begin, end)` counting vectors of 2.
-#[crate::device]
+#[cudajit::device]
 #[allow(clippy::too_many_arguments)]
 pub fn lsa_reduce_copy_64<T: DeviceScalar + core::ops::Add<Output = T>>(
     sources: &[usize],
@@ -229,7 +229,7 @@ pub fn lsa_reduce_copy_64<T: DeviceScalar + core::ops::Add<Output = T>>(
 /// [`lsa_reduce_copy`] for 16-bit elements summed in their own type (`f16`, `i16`, `u16`):
 /// 16-byte vectors of 8, `[begin, end)` counting vectors of 8. (`bf16` sums in `f32`:
 /// [`lsa_reduce_copy_bf16`].)
-#[crate::device]
+#[cudajit::device]
 #[allow(clippy::too_many_arguments)]
 pub fn lsa_reduce_copy_16<T: DeviceScalar + core::ops::Add<Output = T>>(
     sources: &[usize],
@@ -271,7 +271,7 @@ pub fn lsa_reduce_copy_16<T: DeviceScalar + core::ops::Add<Output = T>>(
 /// [`lsa_reduce_copy`] for `bf16`, as CUDA C++ reduces it: 16-byte vectors of 8 elements,
 /// accumulated in `f32` and rounded to `bf16` once per element (so with more than two
 /// peers the sum does not depend on rounding after each addition).
-#[crate::device]
+#[cudajit::device]
 #[allow(clippy::too_many_arguments)]
 pub fn lsa_reduce_copy_bf16(
     sources: &[usize],
@@ -468,7 +468,7 @@ pub fn lsa_reduce_copy_bf16(
 }
 
 /// [`lsa_reduce_copy_tail`] for `bf16`, accumulating in `f32`.
-#[crate::device]
+#[cudajit::device]
 #[allow(clippy::too_many_arguments)]
 pub fn lsa_reduce_copy_tail_bf16(
     sources: &[usize],
@@ -502,7 +502,7 @@ pub fn lsa_reduce_copy_tail_bf16(
 /// `window`, for every peer `p < lsa_size`, the CTA's threads sharing the work: call it
 /// with a `shared_array::<usize>(72)` ([`LSA_MAX_PEERS`]) and synchronise the CTA before
 /// reading it. Traps when the LSA team is larger than the array.
-#[crate::device]
+#[cudajit::device]
 pub fn lsa_addresses(window: Window, offset: usize, lsa_size: i32, addresses: &mut [usize]) {
     assert!(
         lsa_size as usize <= addresses.len(),

@@ -30,7 +30,7 @@
 //! `[u64; 8]` sessions ([`super::lsa_barrier_init`]); a kernel may use both forms.
 
 use super::{DevComm, MemoryOrder, NCCL_DEVICE};
-use crate::{device, extern_device, DeviceCopy};
+use cudajit::{device, extern_device, DeviceCopy};
 
 /// The CTA's LSA barrier session (`ncclLsaBarrierSession<ncclCoopCta>`): the 64 bytes,
 /// aligned to 16, the bridge and the 2.32 shim reserve for it. Start one with

@@ -25,7 +25,7 @@
 //! ```
 
 use super::{lsa_address, lsa_rank, lsa_size, nranks, rank, DevComm, Window};
-use crate::{device, DeviceCopy};
+use cudajit::{device, DeviceCopy};
 
 /// A team of ranks: `nranks` ranks, this rank being number `rank`, consecutive team ranks
 /// `stride` world ranks apart (NCCL's `ncclTeam`, same layout).

@@ -7,8 +7,8 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::config::MoeError;
 use super::ranks::SymmetricTensor;
-use crate::sim::{SimBuffer, SimCopy};
-use crate::{bf16, Buffer, Stream};
+use cudajit::{__runtime::SimCopy, SimBuffer};
+use cudajit::{bf16, Buffer, Stream};
 
 /// A caller's `bf16` tokens in device memory, read by [`MoeGroup::dispatch_from`]
 /// and [`MoeGroup::combine_from`]: GPU memory for a group on GPUs, simulator memory for a
@@ -130,7 +130,7 @@ pub(crate) fn check_holds(
 }
 
 fn wrong_backend(buffer: &'static str) -> MoeError {
-    MoeError::Launch(crate::Error::Backend(format!(
+    MoeError::Launch(cudajit::Error::Backend(format!(
         "{buffer}: a group on GPUs copies GPU memory (a CudaSlice or a GPU Buffer), a \
          simulated group simulator memory (a simulator Buffer or SimBuffer)"
     )))
@@ -154,7 +154,7 @@ impl SymmetricTensor<bf16> {
                 let to = window_ptr(window, i)?;
                 cuda.context()
                     .bind_to_thread()
-                    .map_err(crate::Error::from)?;
+                    .map_err(cudajit::Error::from)?;
                 // Recorded on the stream: a slice of another stream is waited for.
                 let (from, _recorded) = slice.device_ptr(cuda);
                 // SAFETY: both are device allocations of at least `bytes` bytes (checked
@@ -163,7 +163,7 @@ impl SymmetricTensor<bf16> {
                 unsafe {
                     cudarc::driver::result::memcpy_dtod_async(to, from, bytes, cuda.cu_stream())
                 }
-                .map_err(crate::Error::from)?;
+                .map_err(cudajit::Error::from)?;
                 Ok(())
             }
             (SymmetricTensor::Sim(window), TokenBuffer::Sim(buffer), _, Some(sim)) => {
@@ -195,13 +195,13 @@ impl SymmetricTensor<bf16> {
                 let from = window_ptr(window, i)?;
                 cuda.context()
                     .bind_to_thread()
-                    .map_err(crate::Error::from)?;
+                    .map_err(cudajit::Error::from)?;
                 let (to, _recorded) = slice.device_ptr_mut(cuda);
                 // SAFETY: as in `copy_from_buffer`, in the other direction.
                 unsafe {
                     cudarc::driver::result::memcpy_dtod_async(to, from, bytes, cuda.cu_stream())
                 }
-                .map_err(crate::Error::from)?;
+                .map_err(cudajit::Error::from)?;
                 Ok(())
             }
             (SymmetricTensor::Sim(window), TokenBufferMut::Sim(buffer), _, Some(sim)) => {

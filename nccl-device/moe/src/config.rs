@@ -2,7 +2,7 @@
 //! kernels run on) and the errors a mismatch with it gives.
 
 use super::shape::{MAX_LOCAL_EXPERTS, MAX_RANKS, MAX_THREADS, MAX_TOP_K};
-use crate::LaunchConfig;
+use cudajit::LaunchConfig;
 
 /// How dispatch lays out what it receives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl MoeConfig {
 
     /// What the device communicator of the group's ranks needs: an LSA barrier per CTA.
     pub fn requirements(&self) -> cudajit_nccl::DevCommRequirements {
-        crate::nccl::device::requirements_for(&self.launch_config())
+        cudajit_nccl_device::requirements_for(&self.launch_config())
     }
 
     /// The group's own limits, and those against `ranks` ranks: an error naming the
@@ -198,7 +198,7 @@ pub enum MoeError {
     },
     /// A launch or a copy failed.
     #[error(transparent)]
-    Launch(#[from] crate::Error),
+    Launch(#[from] cudajit::Error),
     /// NCCL refused an allocation or a copy.
     #[error(transparent)]
     Nccl(#[from] cudajit_nccl::NcclError),

@@ -12,8 +12,8 @@ use cudajit_core::device::{
     lane_id, shfl_xor_sync, slice_at, slice_at_mut, vload8, vstore2, FULL_WARP,
 };
 
-use crate::bf16;
-use crate::device;
+use cudajit::bf16;
+use cudajit::device;
 
 /// Channels per scale.
 pub const CHANNELS_PER_SCALE: usize = 128;

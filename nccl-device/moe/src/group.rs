@@ -16,8 +16,8 @@ use super::low_latency::{
 };
 use super::ranks::{MoeRanks, SymmetricTensor};
 use super::shape::MoeShape;
-use crate::nccl::device::Window;
-use crate::{bf16, Stream};
+use cudajit::{bf16, Stream};
+use cudajit_nccl_device::Window;
 
 static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
 

@@ -32,10 +32,10 @@ use cudajit_core::device::{
 use super::fp8::{quantize_row, scales_per_token};
 use super::shape::{MoeShape, MAX_LOCAL_EXPERTS, MAX_RANKS};
 use super::steps::{copy_row, rank_in_chunk};
-use crate::bf16;
-use crate::device;
-use crate::kernel;
-use crate::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
+use cudajit::bf16;
+use cudajit::device;
+use cudajit::kernel;
+use cudajit_nccl_device::{self as nccl, DevComm, MemoryOrder, Window};
 
 /// The layout pass: entry barrier (every peer is done with its previous layout); CTA `b`
 /// takes destination ranks `r ≡ b (mod grid)`: scans this rank's tokens in chunks, places

@@ -3,7 +3,7 @@
 //! `nccl.ep`) and DeepEP, in Rust from kernel to host.
 //!
 //! A [`MoeGroup`] spreads `experts` over the ranks of a communicator (or of a simulated
-//! [`SimWorld`](crate::nccl::sim::SimWorld)); a [`MoeHandle`] holds one routing (each
+//! [`SimWorld`](cudajit_nccl_sim::SimWorld)); a [`MoeHandle`] holds one routing (each
 //! token's top-k experts and weights, on the device) and what dispatch derives from it.
 //! Low-latency mode ([`MoeMode::LowLatency`]): dispatch writes every token straight into
 //! its experts' slots on their ranks, expert-major `[local experts × ranks × max tokens ×
@@ -61,6 +61,10 @@
 //! `steps.rs` (device functions both modes share), `low_latency.rs` and
 //! `high_throughput.rs` (the kernels), `fp8.rs` (e4m3 quantisation), `reference.rs` (the
 //! host reference). See docs/moe.md.
+
+// The macros' expansions name the runtime `::cudajit` (what the facade re-exports), so this
+// crate, built on the runtime without the facade, names it so too.
+extern crate cudajit_runtime as cudajit;
 
 mod buffers;
 mod config;

@@ -29,10 +29,10 @@ use cudajit_core::device::{
 use super::fp8::{quantize_row, scales_per_token};
 use super::shape::{MoeShape, MAX_THREADS, MAX_TOP_K};
 use super::steps::{copy_row, rank_in_chunk};
-use crate::bf16;
-use crate::device;
-use crate::kernel;
-use crate::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
+use cudajit::bf16;
+use cudajit::device;
+use cudajit::kernel;
+use cudajit_nccl_device::{self as nccl, DevComm, MemoryOrder, Window};
 
 /// Dispatch in one kernel: the entry barrier (every peer is done with its receive buffer),
 /// the sends of [`send_tokens`], the completion barrier (every peer's tokens and counts

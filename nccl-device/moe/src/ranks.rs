@@ -5,9 +5,9 @@
 use cudajit_nccl::{Communicator, SymmetricBuffer};
 
 use super::config::MoeError;
-use crate::nccl::device::{DevComm, Window};
-use crate::nccl::sim::{SimSymmetricBuffer, SimWorld};
-use crate::{BufferElement, Stream};
+use cudajit::{BufferElement, Stream};
+use cudajit_nccl_device::{DevComm, Window};
+use cudajit_nccl_sim::{SimSymmetricBuffer, SimWorld};
 
 /// The ranks of this process that take part, and how they reach each other.
 #[derive(Clone, Copy, Debug)]
@@ -111,7 +111,7 @@ impl<'a> MoeRanks<'a> {
     pub(crate) fn dev_comm(&self, i: usize) -> Result<DevComm, MoeError> {
         match self {
             MoeRanks::Gpu { dev_comm, .. } => DevComm::for_rank(dev_comm, i)
-                .map_err(|e| MoeError::Launch(crate::Error::Backend(e.to_string()))),
+                .map_err(|e| MoeError::Launch(cudajit::Error::Backend(e.to_string()))),
             MoeRanks::Sim(world) => Ok(world.dev_comm(i)),
         }
     }

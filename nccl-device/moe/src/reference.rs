@@ -3,7 +3,7 @@
 //! The tests, the example and the benchmark check the kernels against it.
 
 use super::config::MoeConfig;
-use crate::bf16;
+use cudajit::bf16;
 
 /// One rank's routing: `tokens` is `[n × hidden]`, `topk_idx` and `topk_weights`
 /// `[n × top-k]` (`-1`: no expert).

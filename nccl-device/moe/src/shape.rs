@@ -1,6 +1,6 @@
 //! The dimensions every kernel takes, and the limits of the kernels' shared tables.
 
-use crate::DeviceCopy;
+use cudajit::DeviceCopy;
 
 /// The most experts a token may be routed to (the shared tables of a token's sources).
 pub const MAX_TOP_K: usize = 8;

@@ -6,8 +6,8 @@ use cudajit_core::device::{
     vstore8, FULL_WARP,
 };
 
-use crate::bf16;
-use crate::device;
+use cudajit::bf16;
+use cudajit::device;
 
 /// For a chunk of one token per thread of the CTA, where `hit` says whether this thread's
 /// token is one of those sought: `(index, hits)`, the number of hits of lower threads

@@ -59,7 +59,7 @@
 //! ```
 //!
 //! What is modelled:
-//! - the `cudajit_nccl_*` functions of [`super::device`]: ranks and the LSA team (every
+//! - the `cudajit_nccl_*` functions of [`cudajit_nccl_device`]: ranks and the LSA team (every
 //!   rank, LSA rank = world rank; with several nodes, the node's ranks), `lsa_address`/`peer_address`/`local_address` returning
 //!   simulated device addresses into the ranks' windows (every access through
 //!   `slice_at`/`slice_at_mut` is bounds-checked against the window, and reported with the
@@ -115,6 +115,10 @@
 //! simulator does for any launch (blocks are independent). Launches on a rank's stream
 //! take scalars and structs (`DevComm`, `Window`), not simulator buffers.
 
+// The macros' expansions name the runtime `::cudajit` (what the facade re-exports), so this
+// crate, built on the runtime without the facade, names it so too.
+extern crate cudajit_runtime as cudajit;
+
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -125,9 +129,9 @@ use cudajit_sim::{
     SimReport, MAX_EXTERN_REGIONS,
 };
 
-use super::device::{DevComm, Window, DEV_COMM_WORDS};
-use crate::sim::{BufferElement, SimGroup, SimStream};
-use crate::Error;
+use cudajit::Error;
+use cudajit::{BufferElement, SimGroup, SimStream};
+use cudajit_nccl_device::{DevComm, Window, DEV_COMM_WORDS};
 
 /// Most ranks of a simulated world.
 pub const MAX_RANKS: usize = 64;
@@ -437,14 +441,16 @@ impl<T: BufferElement> SimSymmetricBuffer<T> {
         Ok(memory)
     }
 
-    /// Rank `rank`'s memory, for a copy on its stream (`SimStream::copy_in_order`).
-    pub(crate) fn rank_memory(&self, rank: usize) -> Result<Arc<DeviceMemory>, Error> {
+    /// Rank `rank`'s memory, for a copy on its stream (`SimStream::copy_in_order`; MoE's
+    /// buffers copy so).
+    #[doc(hidden)]
+    pub fn rank_memory(&self, rank: usize) -> Result<Arc<DeviceMemory>, Error> {
         self.memory(rank, 0).map(|_| self.ranks[rank].clone())
     }
 
     /// Copies `data` to the start of rank `rank`'s part.
     pub fn copy_from_host(&self, rank: usize, data: &[T]) -> Result<(), Error> {
-        let bytes = crate::buffer_element::encode(data);
+        let bytes = cudajit::__runtime::encode(data);
         self.memory(rank, data.len())?.store_bytes(0, &bytes);
         Ok(())
     }
@@ -464,7 +470,7 @@ impl<T: BufferElement> SimSymmetricBuffer<T> {
     fn values(&self, rank: usize, count: usize) -> Result<Vec<T>, Error> {
         let mut bytes = vec![0u8; count * T::ELEMENT.size()];
         self.memory(rank, count)?.read_bytes(0, &mut bytes);
-        Ok(crate::buffer_element::decode(&bytes))
+        Ok(cudajit::__runtime::decode(&bytes))
     }
 }
 
@@ -488,7 +494,7 @@ struct WorldExterns {
 }
 
 /// The functions the simulator implements, each at its id (the index here).
-pub(super) const SYMBOLS: [&str; FIRST_BARRIER as usize + 5 * COOPS.len()] = [
+const SYMBOLS: [&str; FIRST_BARRIER as usize + 5 * COOPS.len()] = [
     "cudajit_nccl_rank",
     "cudajit_nccl_nranks",
     "cudajit_nccl_lsa_rank",
@@ -991,6 +997,17 @@ impl SimExterns for WorldExterns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cudajit_nccl::device_code::symbols::{spelling_mismatch as mismatch, BRIDGE_2_28};
+
+    /// The simulator's table holds exactly the bridge's functions (the simulator has no
+    /// GIN); why a check and not generation: see `symbols.rs`.
+    #[test]
+    fn the_simulator_implements_exactly_the_bridge() {
+        let table = BRIDGE_2_28.entries.iter().map(|e| e.symbol);
+        if let Some(message) = mismatch("nccl-device/sim/src/lib.rs's SYMBOLS", SYMBOLS, table) {
+            panic!("{message}");
+        }
+    }
 
     #[test]
     fn every_barrier_symbol_is_its_group_and_step() {

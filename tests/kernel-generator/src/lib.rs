@@ -11,7 +11,7 @@
 //! loops have small trip counts, and atomics are commutative and their old values unused.
 //! Float results are exact IEEE operations (compile the GPU side without FMA contraction)
 //! except the `approx` outputs, each one libdevice function of an exact argument, compared
-//! within [`super::ulp_bound`].
+//! within [`cudajit_sim::ulp_bound`].
 //!
 //! `tests/random_kernels.rs` and `examples/random_kernels.rs` run them on the simulator
 //! and, with a GPU, on the GPU.
@@ -210,7 +210,7 @@ impl Rng {
                 }
             }
         };
-        super::value::canonical(bits, scalar)
+        cudajit_sim::canonical_bits(bits, scalar)
     }
 }
 
@@ -435,7 +435,7 @@ impl<'a> Generator<'a> {
             }
             s => {
                 let text = if s.is_signed() {
-                    super::value::widen(bits, s) as i64 as i128
+                    cudajit_sim::widen_bits(bits, s) as i64 as i128
                 } else {
                     i128::from(bits)
                 };
@@ -446,10 +446,10 @@ impl<'a> Generator<'a> {
     }
 
     fn int_literal(&mut self, value: u64, scalar: Scalar) -> Gen {
-        let bits = super::value::canonical(value, scalar);
+        let bits = cudajit_sim::canonical_bits(value, scalar);
         let handle = self.add(Expression::Literal(Literal::Int { bits, ty: scalar }));
         let shown = if scalar.is_signed() {
-            i128::from(super::value::widen(bits, scalar) as i64)
+            i128::from(cudajit_sim::widen_bits(bits, scalar) as i64)
         } else {
             i128::from(bits)
         };

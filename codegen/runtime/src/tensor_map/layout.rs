@@ -4,6 +4,17 @@
 //! rules (CUDA Driver API, "Tensor Map Object Management") are therefore checked here first,
 //! each with its own error that names the value, the rule and the fix.
 
+/// What the host needs of a tile type: the swizzle a tensor map must be encoded with to
+/// fill it (`TensorMapLayout::with_swizzle_of`), its row width and its alignment.
+/// (The tile types are the tensor-core layer's, `cudajit::tensor::layout`.)
+pub trait TileSwizzle {
+    const SWIZZLE: TensorMapSwizzle;
+    /// The bytes of one row: the box's inner dimension in bytes.
+    const ROW_BYTES: u32;
+    /// The swizzle's repeat (8 rows): the tile's alignment in shared memory.
+    const REPEAT_BYTES: u32;
+}
+
 /// The element type of a tensor map (`CUtensorMapDataType`, the types TMA copies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TensorMapElement {
@@ -171,7 +182,7 @@ impl TensorMapLayout {
     /// (`with_swizzle_of::<SharedTileSw128>()`), so the map and the tile's `wgmma`
     /// descriptors take their swizzle from one type. The box's inner dimension should be
     /// the tile's row, `T::ROW_BYTES` (wider is refused by [`Self::validate`]).
-    pub fn with_swizzle_of<T: crate::tensor::layout::TileSwizzle>(self) -> Self {
+    pub fn with_swizzle_of<T: TileSwizzle>(self) -> Self {
         self.with_swizzle(T::SWIZZLE)
     }
 

@@ -21,5 +21,5 @@ pub use encode::{TensorMap, TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES};
 pub use kernel::tensor_map_address;
 pub use layout::{
     L2Promotion, OutOfBoundsFill, TensorMapElement, TensorMapError, TensorMapLayout,
-    TensorMapSwizzle,
+    TensorMapSwizzle, TileSwizzle,
 };

@@ -1,13 +1,13 @@
 //! How a warpgroup's accumulator tile is partitioned among its threads: `wgmma`'s m64nN
 //! D fragment (PTX ISA, "wgmma 64xNx16 D fragments"), `mma.sync`'s m16n8 layout
-//! ([`crate::tensor::mma::acc_position`]) stacked over the four warps along M and
+//! ([`crate::mma::acc_position`]) stacked over the four warps along M and
 //! repeated along N.
 //!
 //! Thread `t` (0–127) of the warpgroup, in warp `w = t / 32` with `g = (t % 32) / 4` and
 //! `q = t % 4`, holds in register `r` (0 .. N/2) element (`16 w + g + 8 ((r % 4) / 2)`,
 //! `8 (r / 4) + 2 q + r % 2`) of the 64×N tile.
 
-use crate::device;
+use cudajit::device;
 
 /// The (row, column) of the 64×N `wgmma` accumulator that register `register` of thread
 /// `thread` (its index in the warpgroup, 0–127) holds.
@@ -51,7 +51,7 @@ mod tests {
             for e in 0..4 {
                 assert_eq!(
                     warpgroup_acc_position(lane, e),
-                    crate::tensor::mma::acc_position(lane, e)
+                    crate::mma::acc_position(lane, e)
                 );
             }
         }

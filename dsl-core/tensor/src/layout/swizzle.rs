@@ -4,7 +4,7 @@
 //! row within its group of 8): `Swizzle<n, 4, 3>` in CuTe's notation. Each is its own
 //! inverse. `#[device]` functions, so kernels and the host compute the same offsets.
 
-use crate::device;
+use cudajit::device;
 
 /// The 128-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_128B`, descriptor layout 1): chunk bits
 /// 4–6 XOR bits 7–9; repeats every 1024 bytes.

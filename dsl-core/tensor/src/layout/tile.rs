@@ -2,18 +2,11 @@
 //! descriptors and (for the host) its tensor-map swizzle.
 
 use super::swizzle::{swizzle_128, swizzle_32, swizzle_64};
-use crate::tensor_map::TensorMapSwizzle;
-use crate::{device, DeviceCopy};
-
-/// What the host needs of a tile type: the swizzle a tensor map must be encoded with to
-/// fill it (`TensorMapLayout::with_swizzle_of`), its row width and its alignment.
-pub trait TileSwizzle {
-    const SWIZZLE: TensorMapSwizzle;
-    /// The bytes of one row: the box's inner dimension in bytes.
-    const ROW_BYTES: u32;
-    /// The swizzle's repeat (8 rows): the tile's alignment in shared memory.
-    const REPEAT_BYTES: u32;
-}
+// The trait is the runtime's, where `TensorMapLayout::with_swizzle_of` reads it; the tile
+// types implement it here.
+use cudajit::tensor_map::TensorMapSwizzle;
+pub use cudajit::tensor_map::TileSwizzle;
+use cudajit::{device, DeviceCopy};
 
 /// A `wgmma` shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): the
 /// start address (bits 0–13), leading byte offset (16–29) and stride byte offset (32–45),
@@ -180,7 +173,7 @@ impl TileSwizzle for SharedTileSw32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::wgmma::{k_major_sw128, mn_major_sw128};
+    use crate::wgmma::{k_major_sw128, mn_major_sw128};
 
     #[test]
     fn the_128_byte_tile_gives_the_gemms_descriptors() {

@@ -6,7 +6,7 @@
 //! of register `c{e / 2}`. Both directions are plain arithmetic, the same on every lane.
 
 use super::fragments::{AccF16, AccF32, AccS32};
-use crate::device;
+use cudajit::device;
 use cudajit_core::device::{lane_id, shfl_idx_sync, FULL_WARP};
 
 /// An f32 accumulator of zeros.

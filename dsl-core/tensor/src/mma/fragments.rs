@@ -4,7 +4,7 @@
 //! passed as A, or bf16 where f16 is expected; the fields are the registers in the order
 //! the instruction takes them.
 
-use crate::DeviceCopy;
+use cudajit::DeviceCopy;
 
 /// The A operand of a bf16 `m16n8k16` MMA: 16×16 bf16, eight per lane, two a register.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, DeviceCopy)]

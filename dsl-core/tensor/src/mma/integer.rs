@@ -3,7 +3,7 @@
 //! range. Every lane of the warp calls them together (`.sync.aligned`).
 
 use super::fragments::{AccS32, AS8, AU8, BS8, BU8};
-use crate::device;
+use cudajit::device;
 use cudajit_core::ptx;
 
 /// `d = a · b + c`, s8 inputs, s32 accumulation wrapping on overflow.

@@ -3,30 +3,9 @@
 //! exactly the `.ltoir` functions the shim maps, and `bridge_2_28.cu` defines exactly the
 //! bridge's functions. (Why a check and not generation: see `symbols.rs`.)
 
-use std::collections::BTreeSet;
-
 use super::bridge;
 use super::shim::{CALLED, TEMPLATE};
-use super::symbols::{self, c_abi_symbols, LTOIR_2_32};
-
-/// `None` when `found` (the names spelled in `file`) is exactly `table`, else a message
-/// naming what `file` lacks and what it has that the table does not.
-fn mismatch<'a>(
-    file: &str,
-    found: impl IntoIterator<Item = &'a str>,
-    table: impl IntoIterator<Item = &'a str>,
-) -> Option<String> {
-    let found: BTreeSet<&str> = found.into_iter().collect();
-    let table: BTreeSet<&str> = table.into_iter().collect();
-    let missing: Vec<&str> = table.difference(&found).copied().collect();
-    let extra: Vec<&str> = found.difference(&table).copied().collect();
-    (!missing.is_empty() || !extra.is_empty()).then(|| {
-        format!(
-            "{file} disagrees with device_code/symbols.rs: missing {missing:?}, \
-             not in the table {extra:?}"
-        )
-    })
-}
+use super::symbols::{self, c_abi_symbols, spelling_mismatch as mismatch, LTOIR_2_32};
 
 /// The functions `text` (NVVM IR) defines for callers: every `define` but the `internal`
 /// helpers.

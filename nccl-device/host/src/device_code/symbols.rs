@@ -9,9 +9,10 @@
 //! These tables are the one source of truth for the names. cudajit's own C ABI over NCCL
 //! (the `cudajit_nccl_*` names of [`BRIDGE_2_28`] and [`SHIM_GIN`], listed together by
 //! [`c_abi_symbols`]) is spelled again where it is defined or called: `shim_ltoir.ll`,
-//! `bridge_2_28.cu`, the facade's `#[extern_device]` `link_name`s and the simulator's
-//! table. Those are checked against the tables by tests (`symbol_spellings.rs` here, and
-//! `src/nccl/symbol_spellings.rs` in `cudajit`) rather than generated from them: the `.ll`
+//! `bridge_2_28.cu`, the device API's `#[extern_device]` `link_name`s and the simulator's
+//! table. Those are checked against the tables by tests (`symbol_spellings.rs` here, in
+//! `cudajit-nccl-device` and in `cudajit-nccl-sim`, all through [`spelling_mismatch`])
+//! rather than generated from them: the `.ll`
 //! and the `.cu` are sources that libNVVM and nvcc read and people review, which
 //! placeholders for every function name would make unreadable, and a `link_name` is a
 //! literal the proc macro reads, which a build script would have to write. The `.ltoir`'s
@@ -19,6 +20,7 @@
 //! through `@{nccl:NAME}` placeholders that [`shim::source`](super::shim::source) fills
 //! from these tables.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 /// A function of NCCL's device API as cudajit names it (not to be confused with
@@ -673,3 +675,24 @@ pub static BRIDGE_2_28: SymbolTable = SymbolTable {
         ),
     ],
 };
+
+/// The check of the tests that hold a spelling of the names to these tables (here, in
+/// NCCL's device API and in its simulation): `None` when `found` (the names spelled in
+/// `file`) is exactly `table`, else a message naming what `file` lacks and what it has that
+/// the table does not.
+pub fn spelling_mismatch<'a>(
+    file: &str,
+    found: impl IntoIterator<Item = &'a str>,
+    table: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let found: BTreeSet<&str> = found.into_iter().collect();
+    let table: BTreeSet<&str> = table.into_iter().collect();
+    let missing: Vec<&str> = table.difference(&found).copied().collect();
+    let extra: Vec<&str> = found.difference(&table).copied().collect();
+    (!missing.is_empty() || !extra.is_empty()).then(|| {
+        format!(
+            "{file} disagrees with nccl-device/host/src/device_code/symbols.rs: missing \
+             {missing:?}, not in the table {extra:?}"
+        )
+    })
+}

@@ -1,0 +1,215 @@
+//! cudajit's JIT runtime: what happens between a `#[kernel]`'s captured form and a kernel
+//! running, on a GPU or on the CPU simulator.
+//!
+//! - [`Kernel`] (`kernel.rs`): cubin → module → function per CUDA context, compiled on the
+//!   first launch through the codegen crate's cached pipeline; [`LoadedKernel`];
+//! - the launch (`launch.rs` checks a [`LaunchConfig`] before the driver sees it,
+//!   `cooperative.rs` what a cooperative launch asks of the device, `launch_check.rs` what
+//!   a launch checks of its arguments: [`LaunchArgument`]);
+//! - where a launch runs (`backend.rs`): a CUDA stream or the CPU simulator (`sim.rs`,
+//!   [`SimStream`]), the portable [`Stream`] picking one; [`Buffer`], [`Event`];
+//! - kernel parameters the launchers pack: slices ([`KernelSlice`]), `DeviceCopy` values
+//!   ([`BufferElement`]) and TMA descriptors ([`tensor_map`]);
+//! - the device helpers of the [`prelude`] written in the kernel language ([`warp`]).
+//!
+//! Programs use it through the facade crate `cudajit`, which re-exports all of it; the
+//! macros' expansions name these items as `::cudajit::...`, so crates that build on the
+//! runtime without the facade (cudajit's tensor-core layer and NCCL's device API) name it
+//! `cudajit` at their root (`extern crate cudajit_runtime as cudajit;`).
+
+// The macros name the runtime `::cudajit` (the facade re-exports it); inside it, too.
+extern crate self as cudajit;
+
+mod backend;
+mod buffer_element;
+mod cooperative;
+mod error;
+mod event;
+mod gpu;
+mod kernel;
+mod launch;
+mod launch_check;
+mod sim;
+mod spec;
+pub mod tensor_map;
+pub mod warp;
+
+pub use backend::{
+    Backend, Buffer, KernelSlice, KernelSliceMut, LaunchStream, Stream, StreamTarget,
+};
+pub use buffer_element::BufferElement;
+pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
+pub use cudajit_codegen::{Arch, ArchFeatures};
+pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
+pub use cudajit_core::external::{
+    DeviceLibrary, LibraryError, LibraryKind, LibraryPart, LibraryProvider, ProvidedLibrary,
+};
+pub use cudajit_core::layout::DeviceStruct;
+pub use cudajit_core::lower::Specialization;
+pub use cudajit_macros::{device, extern_device, kernel, DeviceCopy};
+pub use cudajit_sim::{PrintTarget, SimError, SimOptions, SimReport};
+pub use cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
+    DeviceSlice, DriverError,
+};
+pub use error::Error;
+pub use event::Event;
+pub use gpu::{default_context, gpu_count};
+/// The 16-bit float types kernels take (`half`'s).
+pub use half::{bf16, f16};
+pub use kernel::{Kernel, LoadedKernel};
+pub use launch::{LaunchConfig, LaunchConfigError};
+pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUNCH_MEMO_SLOTS};
+pub use sim::{ExternsFactory, SimBuffer, SimGroup, SimStream};
+pub use tensor_map::{TensorMap, TensorMapLayout};
+
+/// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
+pub use cudajit_codegen as codegen;
+/// The language crate: captured syntax, IR, validator.
+pub use cudajit_core as core;
+/// The simulator crate: the CPU back end that runs validated kernel IR with CUDA's semantics.
+pub use cudajit_sim as simulator;
+/// The cudarc cudajit is built on (0.19, see `docs/cudarc.md`): its `CudaContext`,
+/// `CudaStream` and `CudaSlice` are the types launchers take, so a program can use
+/// `cudajit::cudarc` without a cudarc dependency of its own, or name the same version.
+pub use cudarc;
+
+/// What kernel code and launch code need: the attributes, the intrinsics, the warp
+/// helpers, the traits of generic kernels and the launch API.
+pub mod prelude {
+    pub use crate::tensor_map::{tensor_map_address, TensorMap};
+    pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
+    pub use crate::{device, extern_device, kernel, DeviceCopy, DeviceStruct, LaunchConfig};
+    pub use cudajit_core::device::*;
+    pub use cudajit_core::ptx;
+}
+
+/// Items the crates built on the runtime use (NCCL's device API, simulated ranks, MoE):
+/// simulator memory copies and the relaxed capture mode of a kernel's first load. Not
+/// part of the public API.
+#[doc(hidden)]
+pub mod __runtime {
+    pub use crate::buffer_element::{decode, encode};
+    pub use crate::kernel::relaxed_capture;
+    pub use crate::sim::SimCopy;
+}
+
+/// Items the generated code uses. Not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::buffer_element::{BufferElement, ElementLayout};
+    pub use crate::launch_check::LaunchArgument;
+    pub use crate::spec::SpecBuilder;
+    pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
+    pub use cudajit_core::layout::{
+        DeviceStruct, DropHook, FieldLayout, FieldType, StructLayout, VariantLayout,
+    };
+    pub use cudajit_core::methods::{MethodReceiver, MethodTable, NoDeviceImpls};
+    pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
+    pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+
+    /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
+    #[inline(always)]
+    pub fn arg<T>(value: &T) -> *mut core::ffi::c_void {
+        value as *const T as *mut core::ffi::c_void
+    }
+
+    /// A scalar launch argument for the CPU simulator.
+    #[inline]
+    pub fn sim_scalar<T: cudajit_core::device::DeviceScalar>(
+        value: T,
+    ) -> cudajit_sim::SimArg<'static> {
+        scalar_bits(&value, T::SCALAR)
+    }
+
+    /// A `DeviceCopy` launch argument for the CPU simulator: an enum is its integer
+    /// representation, a struct its fields' bytes at their offsets (padding zeroed).
+    pub fn sim_struct_value<T: cudajit_core::layout::DeviceStruct>(
+        kernel: &str,
+        value: T,
+    ) -> Result<cudajit_sim::SimArg<'static>, crate::Error> {
+        let layout = T::LAYOUT;
+        if let Some(repr) = layout.enum_repr {
+            return Ok(scalar_bits(&value, repr));
+        }
+        // Every scalar, nested structs' and arrays' included.
+        let scalars = layout.scalar_fields();
+        if layout.size != core::mem::size_of::<T>()
+            || scalars
+                .iter()
+                .any(|(offset, scalar)| offset + scalar.size_bytes() as usize > layout.size)
+        {
+            return Err(sim_unsupported(
+                kernel,
+                "a struct parameter whose layout does not match its type",
+            ));
+        }
+        let mut bytes = vec![0u8; layout.size];
+        for (offset, scalar) in scalars {
+            let size = scalar.size_bytes() as usize;
+            // SAFETY: the scalar lies inside the value (checked above: the layout is the
+            // type's, from `DeviceStruct`), and a scalar has no padding bytes.
+            let source = unsafe {
+                core::slice::from_raw_parts((&value as *const T as *const u8).add(offset), size)
+            };
+            bytes[offset..offset + size].copy_from_slice(source);
+        }
+        Ok(cudajit_sim::SimArg::Struct {
+            bytes: bytes.into(),
+        })
+    }
+
+    /// `value`'s bytes as a simulator scalar of type `scalar` (zero when the sizes differ,
+    /// which the derive and the `DeviceScalar` impls rule out).
+    fn scalar_bits<T>(value: &T, scalar: crate::core::Scalar) -> cudajit_sim::SimArg<'static> {
+        let size = core::mem::size_of::<T>();
+        let mut bits = [0u8; 8];
+        if size == scalar.size_bytes() as usize && size <= 8 {
+            // SAFETY: `T` is a scalar or a fieldless enum of `size` bytes (checked against
+            // its IR type), read as plain bytes; every bit pattern is a valid `u8`.
+            let bytes =
+                unsafe { core::slice::from_raw_parts(value as *const T as *const u8, size) };
+            bits[..size].copy_from_slice(bytes);
+        }
+        cudajit_sim::SimArg::Scalar {
+            scalar,
+            bits: u64::from_le_bytes(bits),
+        }
+    }
+
+    /// A `TensorMap` launch argument for the CPU simulator: a map made by
+    /// `TensorMap::encode_sim`; one the driver encoded (for GPU memory) is refused.
+    pub fn sim_tensor_map<'a>(
+        kernel: &str,
+        map: &crate::TensorMap<'a>,
+    ) -> Result<cudajit_sim::SimArg<'a>, crate::Error> {
+        map.sim_arg().ok_or_else(|| {
+            sim_unsupported(
+                kernel,
+                "a tensor map encoded by the CUDA driver for GPU memory (the simulator's TMA reads maps made by `TensorMap::encode_sim` over a simulator buffer, or `TensorMap::encode_buffer`)",
+            )
+        })
+    }
+
+    /// Checks a `TensorMap` argument of a GPU launch: a map made for the simulator
+    /// (`TensorMap::encode_sim`) describes no GPU memory.
+    pub fn gpu_tensor_map(kernel: &str, map: &crate::TensorMap<'_>) -> Result<(), crate::Error> {
+        if map.is_sim() {
+            return Err(crate::Error::Backend(format!(
+                "kernel `{kernel}`: a tensor map made for the CPU simulator (`TensorMap::encode_sim`) given to a GPU launch: encode it over GPU memory with `TensorMap::encode` (or `TensorMap::encode_buffer` over a `Buffer` of the launch's stream)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The error of a simulated launch of a kernel whose parameters the simulator cannot
+    /// take yet.
+    pub fn sim_unsupported(kernel: &str, what: &str) -> crate::Error {
+        crate::Error::Simulator(cudajit_sim::SimError::Unsupported {
+            kernel: kernel.to_owned(),
+            function: kernel.to_owned(),
+            location: String::from("its signature"),
+            what: what.to_owned(),
+        })
+    }
+}
