@@ -23,11 +23,17 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use cudajit_core::intrinsics::AtomicOp;
 use cudajit_core::Scalar;
 
-use super::ptx::async_copy::{AsyncCopies, PendingCopy};
-use super::ptx::mbarrier::Barriers;
-use super::ptx::proxy::ProxyWrites;
-use super::ptx::swizzle::TmaSwizzles;
 use super::value::RegisterValue;
+
+pub(crate) mod async_copy;
+pub(crate) mod mbarrier;
+pub(crate) mod proxy;
+pub(crate) mod swizzle;
+
+use async_copy::{AsyncCopies, PendingCopy};
+use mbarrier::Barriers;
+use proxy::ProxyWrites;
+use swizzle::TmaSwizzles;
 
 /// Bits of a pointer that hold the offset.
 pub(crate) const OFFSET_BITS: u32 = 48;
@@ -420,16 +426,16 @@ pub(crate) struct SharedMemory {
     /// reset, so records of earlier blocks never match.
     pub epoch: u32,
     pub track_races: bool,
-    /// The block's `cp.async` copies in flight (see [`super::ptx::async_copy`]).
+    /// The block's `cp.async` copies in flight (see [`async_copy`]).
     pub(crate) copies: AsyncCopies,
-    /// The block's `mbarrier`s (see [`super::ptx::mbarrier`]).
+    /// The block's `mbarrier`s (see [`mbarrier`]).
     pub(crate) barriers: Barriers,
     /// Per warpgroup: whether a `wgmma.fence` has preceded its `wgmma.mma_async`s.
     pub(crate) wgmma_fenced: Vec<bool>,
     /// Threads' stores not yet fenced for the asynchronous proxy (see
-    /// [`super::ptx::proxy`]).
+    /// [`proxy`]).
     pub(crate) proxy: ProxyWrites,
-    /// The swizzle of the last TMA write of each chunk (see [`super::ptx::swizzle`]).
+    /// The swizzle of the last TMA write of each chunk (see [`swizzle`]).
     pub(crate) swizzles: TmaSwizzles,
 }
 
@@ -516,10 +522,7 @@ impl SharedMemory {
     }
 
     /// Puts a TMA load in flight, its box checked to lie in shared memory.
-    pub(crate) fn issue_tma(
-        &mut self,
-        load: super::ptx::async_copy::PendingTma,
-    ) -> Result<(), AccessFault> {
+    pub(crate) fn issue_tma(&mut self, load: async_copy::PendingTma) -> Result<(), AccessFault> {
         let end = u64::from(load.start) + u64::from(load.bytes);
         if end > self.bytes.len() as u64 {
             return Err(AccessFault::OutOfRegion {
@@ -725,6 +728,18 @@ pub(crate) struct MemoryView<'a, 'm> {
     pub cluster: ClusterView<'a>,
 }
 
+/// A thread's part in the cluster barrier's current phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// Not arrived in the current phase.
+    #[default]
+    Idle,
+    /// Arrived; the phase is not complete.
+    Arrived,
+    /// Arrived, and the phase completed before the thread's `barrier.cluster.wait`.
+    Completed,
+}
+
 /// What a thread reaches of its thread-block cluster (a launch without clusters is one of
 /// a single block, as on the GPU).
 pub(crate) struct ClusterView<'a> {
@@ -736,7 +751,7 @@ pub(crate) struct ClusterView<'a> {
     /// placeholder (its memory is [`MemoryView::shared`]); empty without clusters.
     pub peers: &'a mut [SharedMemory],
     /// The thread's `barrier.cluster` arrival.
-    pub arrival: &'a mut crate::ptx::cluster::Arrival,
+    pub arrival: &'a mut Arrival,
     /// Set when the thread changes another block's shared memory or mbarriers, so that the
     /// scheduler runs that block's waiting threads again.
     pub touched_peer: &'a mut bool,

@@ -23,7 +23,7 @@ mod constant;
 mod expression;
 mod inline_ptx;
 mod intrinsic;
-mod ops;
+pub(crate) mod ops;
 mod statement;
 
 pub(crate) use ops::*;

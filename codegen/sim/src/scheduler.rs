@@ -342,7 +342,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             stack_local_bytes,
             shared: {
                 let mut shared = SharedMemory::new(grid.track_races);
-                shared.proxy.enabled = crate::ptx::proxy::reads_through_async_proxy(grid.program);
+                shared.proxy.enabled = crate::ptx::reads_through_async_proxy(grid.program);
                 shared.swizzles.enabled = crate::ptx::wgmma::runs_wgmma(grid.program);
                 shared
             },

@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use super::super::memory::AccessFault;
+use super::AccessFault;
 
 /// One copy in flight.
 #[derive(Clone, Copy, Debug)]

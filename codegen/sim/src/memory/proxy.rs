@@ -3,24 +3,13 @@
 //! after the writing thread's `fence.proxy.async` (PTX ISA, "Proxies"). A `sync_threads()`
 //! does not order the two proxies.
 //!
-//! For kernels that read shared memory through the asynchronous proxy, each shared byte
+//! For kernels that read shared memory through the asynchronous proxy (which
+//! `ptx::reads_through_async_proxy` tells), each shared byte
 //! remembers the thread that last stored it and how many proxy fences that thread had
 //! issued; an asynchronous read of a byte whose writer has issued none since is reported.
 //! Copies that land through `cp.async` and TMA loads are not counted as such stores.
 
-use super::super::memory::AccessFault;
-use super::super::program::{Op, Program};
-use super::PtxOp;
-
-/// Whether `program` reads shared memory through the asynchronous proxy (so stores must
-/// be tracked).
-pub(crate) fn reads_through_async_proxy(program: &Program) -> bool {
-    program.functions.iter().any(|f| {
-        f.code.iter().any(|op| {
-            matches!(op, Op::Ptx(ptx) if matches!(**ptx, PtxOp::Wgmma(_) | PtxOp::TmaStore(_)))
-        })
-    })
-}
+use super::AccessFault;
 
 /// The proxy state of a block's shared memory.
 #[derive(Debug, Default)]

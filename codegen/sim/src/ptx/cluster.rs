@@ -8,7 +8,7 @@
 //! for itself. `mapa` writes the rank, the accesses decode it; the GPU's addresses carry
 //! the CTA id alike, in bits the kernel never reads.
 
-use super::super::memory::{AccessFault, MemoryView};
+use super::super::memory::{AccessFault, Arrival, MemoryView};
 use super::super::program::{Op, Program, Reg};
 use super::super::thread::FaultKind;
 use super::PtxOp;
@@ -16,18 +16,6 @@ use super::PtxOp;
 /// Where the rank of a `.shared::cluster` address starts.
 const RANK_SHIFT: u32 = 24;
 const OFFSET_MASK: u32 = (1 << RANK_SHIFT) - 1;
-
-/// A thread's part in the cluster barrier's current phase.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Arrival {
-    /// Not arrived in the current phase.
-    #[default]
-    Idle,
-    /// Arrived; the phase is not complete.
-    Arrived,
-    /// Arrived, and the phase completed before the thread's `barrier.cluster.wait`.
-    Completed,
-}
 
 /// A `.shared::cluster` access of `size` bytes through `address` (`ld`), or storing
 /// `value` (`st`).

@@ -6,7 +6,7 @@
 //! registers for the template's own `.reg` names through [`Emit`]. Instructions run in
 //! order; each becomes ordinary operations ([`super::scalar`]) or one [`Op::Ptx`].
 
-use super::super::program::{Builtin, Op, Reg};
+use super::super::program::ops::{Builtin, Op, Reg};
 use super::template::{self, Instruction, Item, Operand};
 
 mod cluster;

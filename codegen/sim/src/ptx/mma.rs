@@ -18,7 +18,7 @@
 //! differ from this by a few ulp of the largest term (docs/simulator.md gives the bounds
 //! the GPU tests check); when every partial sum is exact — small integers — both agree.
 
-use super::super::program::Reg;
+use super::super::program::ops::Reg;
 use super::super::value::CanonicalNan;
 use super::numeric;
 use super::warp::Lane;

@@ -25,16 +25,12 @@
 //!   the instruction; the scheduler counts warps per barrier and releases the waiting ones
 //!   when the count is reached.
 
-pub(crate) mod async_copy;
 pub(crate) mod cluster;
 pub(crate) mod lower;
-pub(crate) mod mbarrier;
 pub(crate) mod mma;
 mod numeric;
-pub(crate) mod proxy;
 mod run;
 mod scalar;
-pub(crate) mod swizzle;
 pub(crate) mod template;
 pub(crate) mod tma;
 pub(crate) mod warp;
@@ -42,7 +38,7 @@ pub(crate) mod wgmma;
 
 pub(crate) use run::{run_thread, Step};
 
-use super::program::Reg;
+use super::program::ops::Reg;
 use super::thread::{Frame, Site};
 
 /// Where in the kernel itself an instruction runs: the call of the outermost `#[device]`
@@ -212,4 +208,14 @@ pub(crate) struct LdMatrix {
     pub trans: bool,
     pub registers: [Reg; 4],
     pub address: Reg,
+}
+
+/// Whether `program` reads shared memory through the asynchronous proxy (so stores must
+/// be tracked).
+pub(crate) fn reads_through_async_proxy(program: &super::program::Program) -> bool {
+    program.functions.iter().any(|f| {
+        f.code.iter().any(|op| {
+            matches!(op, super::program::Op::Ptx(ptx) if matches!(**ptx, PtxOp::Wgmma(_) | PtxOp::TmaStore(_)))
+        })
+    })
 }

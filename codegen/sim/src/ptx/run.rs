@@ -3,10 +3,10 @@
 use super::super::memory::{
     AccessFault, MemoryView, LOCAL_REGION, OFFSET_BITS, OFFSET_MASK, SHARED_REGION,
 };
-use super::super::program::Reg;
+use super::super::program::ops::Reg;
 use super::super::thread::FaultKind;
-use super::async_copy::PendingCopy;
 use super::PtxOp;
+use crate::memory::async_copy::PendingCopy;
 
 /// What the thread does after a [`PtxOp`].
 pub(crate) enum Step {

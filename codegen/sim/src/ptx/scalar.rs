@@ -5,7 +5,7 @@
 //! Registers hold values zero-extended from their width (`value.rs`); PTX's typed
 //! instructions read the low bits of theirs and write results of their width.
 
-use super::super::program::{Op, Reg};
+use super::super::program::ops::{Op, Reg};
 use super::super::value::{BinaryFn, CanonicalNan, TernaryFn, UnaryFn};
 use super::lower::Binder;
 use super::template::Instruction;

@@ -207,8 +207,8 @@ pub(crate) fn run_wgmma(
             if written != reads_as {
                 return Err(instruction(format!(
                     "the {which} tile at shared byte {address} was written by TMA with {}, but the {which} descriptor reads it with {}: make the tensor map's swizzle and the descriptor's layout agree (`cudajit::tensor::layout::SharedTileSw128` gives both: `TensorMapLayout::with_swizzle_of::<SharedTileSw128>()` and its descriptors)",
-                    super::swizzle::describe(written),
-                    super::swizzle::describe(reads_as)
+                    crate::memory::swizzle::describe(written),
+                    crate::memory::swizzle::describe(reads_as)
                 )));
             }
         }

@@ -15,8 +15,8 @@
 
 use super::{fmt3, run_units, BlockRunner, BlockState, Grid, GridStats};
 use crate::error::SimError;
+use crate::memory::Arrival;
 use crate::memory::{ClusterView, SharedMemory};
-use crate::ptx::cluster::Arrival;
 use crate::thread::Status;
 
 /// A block's place in its cluster and its threads' `barrier.cluster` arrivals.

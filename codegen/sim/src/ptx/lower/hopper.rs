@@ -1,7 +1,7 @@
 //! Hopper's instructions selected (sm_90/sm_90a): `mbarrier`, the proxy and barrier-init
 //! fences, `setmaxnreg` and `wgmma`.
 
-use super::super::super::program::Op;
+use super::super::super::program::ops::Op;
 use super::super::template::{Instruction, Operand};
 use super::super::tma::{TmaLoad, TmaStore};
 use super::super::wgmma::{Wgmma, WgmmaA, WgmmaInputs};
@@ -212,8 +212,8 @@ fn map_and_coordinates(
     rank: usize,
 ) -> Result<
     (
-        super::super::super::program::Reg,
-        Vec<super::super::super::program::Reg>,
+        super::super::super::program::ops::Reg,
+        Vec<super::super::super::program::ops::Reg>,
     ),
     String,
 > {
@@ -237,7 +237,7 @@ fn map_and_coordinates(
 fn state_register(
     binder: &mut Binder<'_>,
     state: &Operand,
-) -> Result<Option<super::super::super::program::Reg>, String> {
+) -> Result<Option<super::super::super::program::ops::Reg>, String> {
     match state {
         Operand::Sink => Ok(None),
         other => binder.output(other).map(Some),
