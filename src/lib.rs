@@ -28,8 +28,8 @@
 //! `#[kernel]` keeps the body as Rust that rustc type-checks and captures it; the first
 //! launch on a GPU lowers it to NVVM IR, compiles it with libNVVM, links it with nvJitLink
 //! into a cubin for exactly that GPU, caches the cubin in memory and on disk, and loads it.
-//! Later launches cost one driver call plus a configuration check. See `docs/` for the
-//! language reference and the pipeline.
+//! Later launches cost one driver call plus a configuration check. The [`guide`] holds the
+//! language reference, the pipeline, the simulator, tensor cores and NCCL.
 //!
 //! ## What `#[kernel]` generates
 //!
@@ -147,3 +147,28 @@ pub use cudajit_tensor as tensor;
 
 #[cfg(feature = "nccl")]
 pub mod nccl;
+
+/// The user guide, the pages of the repository's `docs/` as rustdoc shows them (links
+/// between pages lead to the repository's files). Documentation only: the examples in it
+/// are checked where the guide's code lives (the tests and the examples), not here.
+#[cfg(doc)]
+pub mod guide {
+    #[doc = include_str!("../docs/language.md")]
+    pub mod language {}
+    #[doc = include_str!("../docs/pipeline.md")]
+    pub mod pipeline {}
+    #[doc = include_str!("../docs/simulator.md")]
+    pub mod simulator {}
+    #[doc = include_str!("../docs/tensor-cores.md")]
+    pub mod tensor_cores {}
+    #[doc = include_str!("../docs/nccl.md")]
+    pub mod nccl {}
+    #[doc = include_str!("../docs/moe.md")]
+    pub mod moe {}
+    #[doc = include_str!("../docs/multi-node.md")]
+    pub mod multi_node {}
+    #[doc = include_str!("../docs/cudarc.md")]
+    pub mod cudarc {}
+    #[doc = include_str!("../docs/README.md")]
+    pub mod code_tour {}
+}
