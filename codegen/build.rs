@@ -1,47 +1,7 @@
-//! Fingerprints the code generator's own sources, so JIT cache entries made by one build are
-//! never served to another (a development build changes the generated code without
-//! changing the version number). The language front end fingerprints its sources the same
-//! way (`cudajit_core::SOURCE_FINGERPRINT`); the cache key holds both. Only this package's
-//! files are read, so the published crate builds on its own.
-
-use std::path::{Path, PathBuf};
+//! Fingerprints the code generator's own sources (`CUDAJIT_SOURCE_FINGERPRINT`), so JIT
+//! cache entries made by one build are never served to another; the language front end
+//! does the same (`cudajit_core::SOURCE_FINGERPRINT`) and the cache key holds both.
 
 fn main() {
-    println!("cargo:rerun-if-changed=src");
-    let mut files = Vec::new();
-    collect(Path::new("src"), &mut files);
-    files.sort();
-    println!(
-        "cargo:rustc-env=CUDAJIT_SOURCE_FINGERPRINT={:016x}",
-        fnv1a(&files)
-    );
-}
-
-/// FNV-1a over each file's path and contents: no dependencies, stable, enough to tell
-/// builds apart. (A build script cannot share code with another package's build script
-/// without a crate of its own, hence the copy in `dsl-core/build.rs`.)
-fn fnv1a(files: &[PathBuf]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for file in files {
-        let bytes = std::fs::read(file).unwrap_or_default();
-        for byte in file.to_string_lossy().bytes().chain(bytes) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    hash
-}
-
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect(&path, files);
-        } else {
-            files.push(path);
-        }
-    }
+    cudajit_build_fingerprint::emit_source_fingerprint("CUDAJIT_SOURCE_FINGERPRINT");
 }

@@ -143,7 +143,7 @@ pub use cudajit_runtime::*;
 
 /// The tensor cores from kernels: `mma.sync` fragments, `ldmatrix`, `cp.async`, and
 /// Hopper's TMA, `mbarrier`, `wgmma` and clusters (`cudajit-tensor`).
-pub use cudajit_tensor as tensor;
+pub use cudajit_tensor::tensor;
 
 #[cfg(feature = "nccl")]
 pub mod nccl;

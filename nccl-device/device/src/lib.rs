@@ -77,6 +77,8 @@ mod launch_check;
 mod launch_token;
 mod reduce_copy;
 mod session;
+#[cfg(test)]
+mod symbol_spellings;
 mod team;
 
 pub use api::*;

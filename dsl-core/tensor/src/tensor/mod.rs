@@ -74,10 +74,6 @@
 //! }
 //! ```
 
-// The macros' expansions name the runtime `::cudajit` (what the facade re-exports), so this
-// crate, built on the runtime without the facade, names it so too.
-extern crate cudajit_runtime as cudajit;
-
 pub mod cluster;
 pub mod copy_async;
 pub mod layout;

@@ -21,7 +21,7 @@
 //!
 //! [`warpgroup_acc_position`] and [`warpgroup_acc_owner`] partition a `wgmma` accumulator
 //! tile among the warpgroup's threads (the warp's m16n8 partition is
-//! [`crate::mma::acc_position`]).
+//! [`crate::tensor::mma::acc_position`]).
 //!
 //! ```no_run
 //! use cudajit::prelude::*;

@@ -1,6 +1,6 @@
 //! How a warpgroup's accumulator tile is partitioned among its threads: `wgmma`'s m64nN
 //! D fragment (PTX ISA, "wgmma 64xNx16 D fragments"), `mma.sync`'s m16n8 layout
-//! ([`crate::mma::acc_position`]) stacked over the four warps along M and
+//! ([`crate::tensor::mma::acc_position`]) stacked over the four warps along M and
 //! repeated along N.
 //!
 //! Thread `t` (0–127) of the warpgroup, in warp `w = t / 32` with `g = (t % 32) / 4` and
@@ -51,7 +51,7 @@ mod tests {
             for e in 0..4 {
                 assert_eq!(
                     warpgroup_acc_position(lane, e),
-                    crate::mma::acc_position(lane, e)
+                    crate::tensor::mma::acc_position(lane, e)
                 );
             }
         }

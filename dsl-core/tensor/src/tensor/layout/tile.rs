@@ -173,7 +173,7 @@ impl TileSwizzle for SharedTileSw32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wgmma::{k_major_sw128, mn_major_sw128};
+    use crate::tensor::wgmma::{k_major_sw128, mn_major_sw128};
 
     #[test]
     fn the_128_byte_tile_gives_the_gemms_descriptors() {

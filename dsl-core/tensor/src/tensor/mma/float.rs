@@ -9,7 +9,7 @@ use cudajit::device;
 use cudajit_core::ptx;
 
 /// `d = a · b + c` on the tensor cores, bf16 inputs, f32 accumulation. The
-/// [module](crate) shows a whole tile.
+/// [module](crate::tensor) shows a whole tile.
 ///
 /// ```no_run
 /// use cudajit::prelude::*;
@@ -60,7 +60,7 @@ pub fn mma_f16_f16(a: AHalf, b: BHalf, c: AccF16) -> AccF16 {
 
 /// `d = a · b + c` on the tensor cores, `m16n8k8`, tf32 inputs (f32 bit patterns of which
 /// the tensor cores read sign, exponent and the top 10 mantissa bits: round them with
-/// [`crate::pack::to_tf32`]), f32 accumulation.
+/// [`crate::tensor::pack::to_tf32`]), f32 accumulation.
 #[device]
 pub fn mma_tf32(a: ATf32, b: BTf32, c: AccF32) -> AccF32 {
     let (d0, d1, d2, d3) = ptx!((f32, f32, f32, f32): "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",

@@ -31,7 +31,7 @@
 //!
 //! So for bf16/f16 `a0` is (g, 2t), (g, 2t+1); for tf32 (g, t); for 8-bit types (g, 4t ..
 //! 4t+3). A register holds its elements in order, the lower-numbered in the lower bits.
-//! [`crate::ldmatrix`] loads A and B fragments of every type in exactly this
+//! [`crate::tensor::ldmatrix`] loads A and B fragments of every type in exactly this
 //! order; [`accumulator`] maps an accumulator's (lane, element) to (row, column) and back.
 
 mod accumulator;
