@@ -550,8 +550,16 @@ impl Generator {
             9 | 10 => {
                 let names = ["min", "max", "copysign"];
                 let name = *self.rng.pick(&names);
-                let (a, b) = (self.expr(ty, d), self.expr(ty, d));
-                if self.rng.chance(25) && name != "copysign" {
+                let a = self.expr(ty, d);
+                // The sign of a NaN is unspecified in Rust (x86 gives `sqrt(-1.0)` a
+                // negative one, GPUs a positive one): `copysign` takes its sign from a
+                // literal, never from a value that may be NaN.
+                let b = if name == "copysign" {
+                    self.literal(ty)
+                } else {
+                    self.expr(ty, d)
+                };
+                let call = if self.rng.chance(25) && name != "copysign" {
                     Expr::PathMethod {
                         on: ty,
                         name,
@@ -560,7 +568,17 @@ impl Generator {
                     }
                 } else {
                     Self::method(a, name, vec![b], ty)
+                };
+                if name == "copysign" {
+                    return call;
                 }
+                // Rust leaves the sign of `max(-0.0, 0.0)` open (x86 gives the first
+                // operand, GPUs +0): `+ 0.0` makes every zero +0 and changes nothing else.
+                let zero = Expr::Lit {
+                    ty,
+                    text: format!("0.0{}", ty.name()),
+                };
+                Self::bin(BinOp::Add, call, zero, ty)
             }
             11 => {
                 let (a, b, c) = (self.expr(ty, d), self.expr(ty, d), self.expr(ty, d));
