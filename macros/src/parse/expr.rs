@@ -345,7 +345,15 @@ impl Parser<'_> {
                 return None;
             }
             let receiver = self.expr(&call.receiver);
-            let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+            // A closure passes to a method as to a function (`v.map_with(|x| x * s)`).
+            let args: Vec<Option<Expr>> = call
+                .args
+                .iter()
+                .map(|arg| match self.closure_argument(arg) {
+                    Some(closure) => closure,
+                    None => self.expr(arg),
+                })
+                .collect();
             let start = call.method.span().start();
             self.method_sites.push((start.line, start.column));
             return Some(Expr {
