@@ -1,5 +1,11 @@
 //! Paths of the facade crate that generated code names, in one place.
 //!
+//! Every item named here is the runtime's (`cudajit-runtime`), re-exported unchanged at the
+//! facade's root, so `::cudajit` reaches the runtime from any program that depends on the
+//! facade; cudajit's own crates built on the runtime below the facade (the tensor layer,
+//! NCCL's device API, MoE, the CLI) name the runtime `cudajit` at their root
+//! (`extern crate cudajit_runtime as cudajit;`), as the runtime names itself.
+//!
 //! Every item the expansions refer to in `cudajit` is reached through [`Paths`], made once
 //! per expansion from the macro's `crate = path` argument (`::cudajit` without one), so
 //! the crate's path is chosen here and nowhere else. Paths into the standard library
