@@ -417,9 +417,11 @@ pub enum ExprKind {
         receiver: Box<Expr>,
         args: Vec<Expr>,
     },
-    /// `T::zero()` or `T::one()` of a scalar type.
+    /// `T::zero()` or `T::one()` of a scalar type. Without a type, of whatever numeric type
+    /// inference gives it: the start of an iterator's `sum()` (`-0.0` for floats, where
+    /// Rust's `Sum` starts, so that the sum of `[-0.0]` is `-0.0`) or `product()` (`1`).
     Constant {
-        ty: ValueType,
+        ty: Option<ValueType>,
         one: bool,
     },
     /// A device intrinsic called like a function (`sync_threads()`, `atomic_add(..)`,

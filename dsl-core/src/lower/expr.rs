@@ -235,14 +235,18 @@ impl Lowerer<'_, '_> {
                 self.scopes.pop();
                 result?
             }
-            ExprKind::Constant { one, .. } => {
+            ExprKind::Constant { one, ty: written } => {
                 let ty = self.type_of(expr)?;
                 let value = u64::from(*one);
                 let literal = if ty.is_float() {
-                    Literal::Float {
-                        value: value as f64,
-                        ty,
-                    }
+                    // A `sum()`'s start is -0.0, as Rust's `Sum` of floats starts (so that
+                    // the sum of `[-0.0]` is -0.0).
+                    let start = if written.is_none() && !one {
+                        -0.0
+                    } else {
+                        value as f64
+                    };
+                    Literal::Float { value: start, ty }
                 } else {
                     Literal::Int { bits: value, ty }
                 };

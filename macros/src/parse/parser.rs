@@ -36,7 +36,7 @@ pub(crate) struct Parser<'e> {
     /// Statements that a statement expanded into, before the one it returned (tuples).
     pub(super) pending: Vec<Stmt>,
     /// Counter for the names of temporaries (`$tuple0`, ...).
-    temps: usize,
+    pub(super) temps: usize,
     /// The Rust constants the body names, each once: the name as the body writes it and
     /// the path the generated code evaluates.
     constants: Vec<(String, syn::Path)>,

@@ -74,7 +74,7 @@ impl<'e> Parser<'e> {
         }
     }
 
-    fn stmt(&mut self, stmt: &syn::Stmt) -> Option<Stmt> {
+    pub(super) fn stmt(&mut self, stmt: &syn::Stmt) -> Option<Stmt> {
         match stmt {
             syn::Stmt::Local(local) => self.local(local),
             syn::Stmt::Item(item) => {
