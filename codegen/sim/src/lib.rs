@@ -40,6 +40,7 @@ mod ptx;
 mod scheduler;
 pub mod tensor_map;
 mod thread;
+mod thread_state;
 mod timer;
 mod value;
 pub mod watchdog;

@@ -10,8 +10,8 @@
 
 use super::super::memory::{AccessFault, Arrival, MemoryView};
 use super::super::program::{Op, Program, Reg};
-use super::super::thread::FaultKind;
 use super::PtxOp;
+use crate::thread_state::FaultKind;
 
 /// Where the rank of a `.shared::cluster` address starts.
 const RANK_SHIFT: u32 = 24;

@@ -39,7 +39,7 @@ pub(crate) mod wgmma;
 pub(crate) use run::{run_thread, Step};
 
 use super::program::ops::Reg;
-use super::thread::{Frame, Site};
+use crate::thread_state::{Frame, Site};
 
 /// Where in the kernel itself an instruction runs: the call of the outermost `#[device]`
 /// function on the way to `innermost` (the instructions of `cudajit::tensor` live in

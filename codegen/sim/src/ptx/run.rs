@@ -4,9 +4,9 @@ use super::super::memory::{
     AccessFault, MemoryView, LOCAL_REGION, OFFSET_BITS, OFFSET_MASK, SHARED_REGION,
 };
 use super::super::program::ops::Reg;
-use super::super::thread::FaultKind;
 use super::PtxOp;
 use crate::memory::async_copy::PendingCopy;
+use crate::thread_state::FaultKind;
 
 /// What the thread does after a [`PtxOp`].
 pub(crate) enum Step {

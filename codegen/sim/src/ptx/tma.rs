@@ -19,8 +19,8 @@
 use super::super::memory::{AccessFault, MemoryView};
 use super::super::program::ops::Reg;
 use super::super::tensor_map::{SimTensorMap, TENSOR_MAP_BYTES};
-use super::super::thread::FaultKind;
 use crate::memory::async_copy::PendingTma;
+use crate::thread_state::FaultKind;
 
 /// `cp.async.bulk.tensor` from global to shared memory, completing an mbarrier.
 #[derive(Clone, Debug)]

@@ -6,9 +6,9 @@
 //! transpose's, with `.trans`), the lower-numbered in the low half of its register.
 
 use super::super::memory::{AccessFault, SharedMemory};
-use super::super::thread::FaultKind;
 use super::mma::run_mma;
 use super::{LdMatrix, PtxOp};
+use crate::thread_state::FaultKind;
 
 /// Threads of a warp.
 const LANES: usize = 32;

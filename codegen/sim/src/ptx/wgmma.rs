@@ -26,11 +26,11 @@
 
 use super::super::memory::{AccessFault, SharedMemory};
 use super::super::program::{Op, Program, Reg};
-use super::super::thread::FaultKind;
 use super::super::value::CanonicalNan;
 use super::numeric::{e4m3, e5m2};
 use super::warp::Lane;
 use super::PtxOp;
+use crate::thread_state::FaultKind;
 
 /// Threads of a warpgroup.
 pub(crate) const WARPGROUP: usize = 128;
