@@ -30,7 +30,7 @@ fn the_facade_links_exactly_the_c_abi() {
 #[test]
 fn the_session_links_only_names_of_the_table() {
     let found = link_names(include_str!("session.rs"));
-    let table: std::collections::BTreeSet<&str> = c_abi_symbols().into_iter().collect();
+    let table: std::collections::BTreeSet<&str> = c_abi_symbols().collect();
     let unknown: Vec<&&str> = found
         .iter()
         .filter(|name| !table.contains(**name))
