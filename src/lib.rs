@@ -149,9 +149,10 @@ pub use cudajit_tensor::tensor;
 pub mod nccl;
 
 /// The user guide, the pages of the repository's `docs/` as rustdoc shows them (links
-/// between pages lead to the repository's files). Documentation only: the examples in it
-/// are checked where the guide's code lives (the tests and the examples), not here.
-#[cfg(doc)]
+/// between pages lead to the repository's files). Documentation only (not built when
+/// rustdoc collects doctests): the examples in it are checked where the guide's code lives
+/// (the tests and the examples).
+#[cfg(all(doc, not(doctest)))]
 pub mod guide {
     #[doc = include_str!("../docs/language.md")]
     pub mod language {}
