@@ -82,6 +82,19 @@ pub fn expr(e: &Expr) -> String {
             out.push_str("})");
             out
         }
+        Expr::Chain { chain, .. } => {
+            let mut out = chain_source(&chain.source);
+            out.push_str(&stages(&chain.stages));
+            out.push_str(&consumer(&chain.consumer));
+            out
+        }
+        Expr::PtDot { a, b, by_path } => match by_path {
+            true => format!("Pt::dot(&{a}, &{b})"),
+            false => format!("{a}.dot(&{b})"),
+        },
+        Expr::Table {
+            name, index, len, ..
+        } => format!("{name}[({}) % {len}]", expr(index)),
         Expr::LoopValue {
             counter,
             limit,
@@ -93,6 +106,102 @@ pub fn expr(e: &Expr) -> String {
             expr(cond),
             expr(value)
         ),
+    }
+}
+
+/// A closure parameter pattern taking `depth` references off: `x3`, `&x3`, `&&x3`.
+fn pattern(param: &str, depth: u32) -> String {
+    format!("{}{param}", "&".repeat(depth as usize))
+}
+
+fn chain_source(s: &ChainSource) -> String {
+    match s {
+        ChainSource::Range { lo, hi, rev } => {
+            let rev = if *rev { ".rev()" } else { "" };
+            format!("({lo}u32..{hi}){rev}")
+        }
+        ChainSource::Slice { name, window, rev } => {
+            let rev = if *rev { ".rev()" } else { "" };
+            match window {
+                Some((start, len)) => {
+                    let start = format!("(({}) % 8)", expr(start));
+                    format!("{name}[{start}..{start} + {len}].iter(){rev}")
+                }
+                None => format!("{name}.iter(){rev}"),
+            }
+        }
+    }
+}
+
+fn stages(stages: &[ChainStage]) -> String {
+    let mut out = String::new();
+    for stage in stages {
+        let _ = match stage {
+            ChainStage::Map { param, depth, body } => {
+                write!(out, ".map(|{}| {})", pattern(param, *depth), expr(body))
+            }
+            ChainStage::Filter { param, depth, body } => {
+                write!(out, ".filter(|{}| {})", pattern(param, *depth), expr(body))
+            }
+            ChainStage::Take(n) => write!(out, ".take({n})"),
+            ChainStage::Skip(n) => write!(out, ".skip({n})"),
+            ChainStage::StepBy(n) => write!(out, ".step_by({n})"),
+            ChainStage::Copied => write!(out, ".copied()"),
+        };
+    }
+    out
+}
+
+fn consumer(c: &Consumer) -> String {
+    match c {
+        Consumer::Sum(ty) => format!(".sum::<{}>()", ty.name()),
+        Consumer::Product(ty) => format!(".product::<{}>()", ty.name()),
+        Consumer::Count => ".count()".into(),
+        Consumer::Fold {
+            init,
+            acc,
+            param,
+            depth,
+            body,
+        } => format!(
+            ".fold({}, |{acc}, {}| {})",
+            expr(init),
+            pattern(param, *depth),
+            expr(body)
+        ),
+        Consumer::Any { param, depth, body } => {
+            format!(".any(|{}| {})", pattern(param, *depth), expr(body))
+        }
+        Consumer::All { param, depth, body } => {
+            format!(".all(|{}| {})", pattern(param, *depth), expr(body))
+        }
+        Consumer::Extreme { max, default } => format!(
+            ".{}().unwrap_or({})",
+            if *max { "max" } else { "min" },
+            expr(default)
+        ),
+        Consumer::Position {
+            param,
+            depth,
+            body,
+            default,
+        } => format!(
+            ".position(|{}| {}).unwrap_or({default})",
+            pattern(param, *depth),
+            expr(body)
+        ),
+        Consumer::Find {
+            param,
+            depth,
+            body,
+            default,
+        } => format!(
+            ".find(|{}| {}).unwrap_or({})",
+            pattern(param, *depth),
+            expr(body),
+            expr(default)
+        ),
+        Consumer::Last { default } => format!(".last().unwrap_or({})", expr(default)),
     }
 }
 
@@ -297,6 +406,34 @@ pub fn stmt(s: &Stmt, depth: usize, out: &mut String) {
         Stmt::Bump { name, by } => {
             let _ = writeln!(out, "{name}.bump({});", expr(by));
         }
+        Stmt::CopyArray {
+            name,
+            from,
+            mutable,
+        } => {
+            let m = if *mutable { "mut " } else { "" };
+            let _ = writeln!(out, "let {m}{name} = {from};");
+        }
+        Stmt::AssignArray { to, from } => {
+            let _ = writeln!(out, "{to} = {from};");
+        }
+        Stmt::ForChain {
+            param,
+            depth: refs,
+            source: s,
+            stages: st,
+            body,
+        } => {
+            let _ = write!(
+                out,
+                "for {} in {}{} ",
+                pattern(param, *refs),
+                chain_source(s),
+                stages(st)
+            );
+            block(body, depth, out);
+            out.push('\n');
+        }
     }
 }
 
@@ -416,7 +553,7 @@ pub fn program_module(p: &Program) -> String {
     let name = format!("p{}", p.seed);
     let mut out = String::new();
     let _ = writeln!(out, "{ALLOWS}\npub mod {name} {{");
-    out.push_str("pub mod device {\n    use cudajit::prelude::*;\n    use crate::Pt;\n");
+    out.push_str("pub mod device {\n    use cudajit::prelude::*;\n    use crate::Pt;\n    pub use crate::tables::*;\n");
     for f in &p.device_fns {
         out.push_str(&device_fn(f));
     }
