@@ -428,6 +428,11 @@ pub enum Stmt {
     },
     /// `to = from;` of two local arrays of one type and length.
     AssignArray { to: String, from: String },
+    /// `let name: ty = warp operation;` at the top level of a phase after the first, where
+    /// every thread of the warp runs it: on the GPU the warp instruction, in the host
+    /// program the same value read from the shared array every lane wrote before the
+    /// barrier.
+    Warp { name: String, op: WarpOp },
     /// `for pat in chain { body }` over a chain without a consumer.
     ForChain {
         param: String,
@@ -436,6 +441,38 @@ pub enum Stmt {
         stages: Vec<ChainStage>,
         body: Vec<Stmt>,
     },
+}
+
+/// A warp operation over the values the warp's lanes wrote to a shared array (`array`,
+/// of element type `ty`) in an earlier phase.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WarpOp {
+    /// `shfl_xor_sync(FULL_WARP, array[tid], mask)`
+    Xor { array: String, ty: Ty, mask: u32 },
+    /// `shfl_down_sync(FULL_WARP, array[tid], delta)`
+    Down { array: String, ty: Ty, delta: u32 },
+    /// `shfl_up_sync(FULL_WARP, array[tid], delta)`
+    Up { array: String, ty: Ty, delta: u32 },
+    /// `shfl_idx_sync(FULL_WARP, array[tid], lane)`
+    Idx { array: String, ty: Ty, lane: u32 },
+    /// `ballot_sync(FULL_WARP, array[tid] > threshold)` (a `u32`)
+    Ballot {
+        array: String,
+        ty: Ty,
+        threshold: Expr,
+    },
+}
+
+impl WarpOp {
+    pub fn ty(&self) -> Ty {
+        match self {
+            WarpOp::Xor { ty, .. }
+            | WarpOp::Down { ty, .. }
+            | WarpOp::Up { ty, .. }
+            | WarpOp::Idx { ty, .. } => *ty,
+            WarpOp::Ballot { .. } => Ty::U32,
+        }
+    }
 }
 
 /// A parameter of a generated device function.

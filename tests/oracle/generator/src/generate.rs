@@ -1405,6 +1405,45 @@ impl Generator {
         Some(Stmt::Assign { place, op, value })
     }
 
+    /// `let v = warp operation;` over a shared array an earlier phase wrote.
+    fn warp_stmt(&mut self, phase: usize) -> Stmt {
+        let arrays = crate::render::shared_arrays(phase + 1);
+        let (array, ty) = self.rng.pick(&arrays).clone();
+        let op = match self.rng.below(5) {
+            0 => WarpOp::Xor {
+                array,
+                ty,
+                mask: 1 + self.rng.below(31) as u32,
+            },
+            1 => WarpOp::Down {
+                array,
+                ty,
+                delta: self.rng.below(32) as u32,
+            },
+            2 => WarpOp::Up {
+                array,
+                ty,
+                delta: self.rng.below(32) as u32,
+            },
+            3 => WarpOp::Idx {
+                array,
+                ty,
+                lane: self.rng.below(32) as u32,
+            },
+            _ => {
+                let threshold = self.literal(ty);
+                WarpOp::Ballot {
+                    array,
+                    ty,
+                    threshold,
+                }
+            }
+        };
+        let name = self.fresh("v");
+        self.bind(&name, Kind::Scalar(op.ty()), false);
+        Stmt::Warp { name, op }
+    }
+
     // ---- program parts ----
 
     fn device_fn(&mut self, index: usize) -> DeviceFn {
@@ -1494,16 +1533,24 @@ impl Generator {
                 ] {
                     g.bind(name, Kind::Slice(ty), false);
                 }
-                for (name, ty) in crate::render::shared_arrays(k) {
+                // The arrays the earlier phases wrote (pairs 0..k).
+                for (name, ty) in crate::render::shared_arrays(k + 1) {
                     g.bind(&name, Kind::Slice(ty), false);
                 }
                 g.budget = 4 + g.rng.below(10) as usize;
-                let mut body = g.stmts(4);
+                // Warp operations first, where every lane runs them (no branch yet).
+                let mut body = Vec::new();
+                if k > 0 {
+                    for _ in 0..g.rng.below(3) {
+                        body.push(g.warp_stmt(k));
+                    }
+                }
+                body.extend(g.stmts(4));
                 for _ in 0..2 {
                     body.push(g.output(3));
                 }
                 if k + 1 < phases {
-                    for (array, ty) in crate::render::shared_arrays(k + 1).into_iter().skip(2 * k) {
+                    for (array, ty) in crate::render::shared_arrays(k + 2).into_iter().skip(2 * k) {
                         let value = g.expr(ty, 3);
                         body.push(Stmt::Shared { array, value });
                     }

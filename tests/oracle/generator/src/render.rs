@@ -3,7 +3,34 @@
 //! Only the frame differs: the kernel runs its phases with `sync_threads()` between them,
 //! the host function runs one phase per call, chosen by `phase`.
 
+use std::cell::Cell;
 use std::fmt::Write;
+
+thread_local! {
+    /// Whether the host program is being written (warp operations differ).
+    static HOST: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A warp operation as the GPU runs it, or as the host reads it from the lanes' shared
+/// array (`lane` is `tid % 32`: blocks hold whole warps).
+fn warp(op: &WarpOp) -> String {
+    let host = HOST.with(Cell::get);
+    match (op, host) {
+        (WarpOp::Xor { array, mask, .. }, false) => format!("shfl_xor_sync(FULL_WARP, {array}[tid], {mask})"),
+        (WarpOp::Xor { array, mask, .. }, true) => format!("{array}[tid ^ {mask}]"),
+        (WarpOp::Down { array, delta, .. }, false) => format!("shfl_down_sync(FULL_WARP, {array}[tid], {delta})"),
+        (WarpOp::Down { array, delta, .. }, true) => format!("(if tid % 32 + {delta} < 32 {{ {array}[tid + {delta}] }} else {{ {array}[tid] }})"),
+        (WarpOp::Up { array, delta, .. }, false) => format!("shfl_up_sync(FULL_WARP, {array}[tid], {delta})"),
+        (WarpOp::Up { array, delta, .. }, true) => format!("(if tid % 32 >= {delta} {{ {array}[tid - {delta}] }} else {{ {array}[tid] }})"),
+        (WarpOp::Idx { array, lane, .. }, false) => format!("shfl_idx_sync(FULL_WARP, {array}[tid], {lane})"),
+        (WarpOp::Idx { array, lane, .. }, true) => format!("{array}[tid - tid % 32 + {lane}]"),
+        (WarpOp::Ballot { array, threshold, .. }, false) => format!("ballot_sync(FULL_WARP, {array}[tid] > {})", expr(threshold)),
+        (WarpOp::Ballot { array, threshold, .. }, true) => format!(
+            "(0..32usize).fold(0u32, |bits, lane| bits | (({array}[tid - tid % 32 + lane] > {}) as u32) << lane)",
+            expr(threshold)
+        ),
+    }
+}
 
 use crate::ast::*;
 use crate::types::Ty;
@@ -406,6 +433,9 @@ pub fn stmt(s: &Stmt, depth: usize, out: &mut String) {
         Stmt::Bump { name, by } => {
             let _ = writeln!(out, "{name}.bump({});", expr(by));
         }
+        Stmt::Warp { name, op } => {
+            let _ = writeln!(out, "let {name}: {} = {};", op.ty().name(), warp(op));
+        }
         Stmt::CopyArray {
             name,
             from,
@@ -519,6 +549,13 @@ pub fn kernel(p: &Program, name: &str) -> String {
 /// The program as host Rust: one call runs phase `phase` of the calling (simulated)
 /// thread.
 pub fn host(p: &Program, name: &str) -> String {
+    HOST.with(|h| h.set(true));
+    let text = host_text(p, name);
+    HOST.with(|h| h.set(false));
+    text
+}
+
+fn host_text(p: &Program, name: &str) -> String {
     let mut out = format!("pub fn {name}(phase: usize, {KERNEL_PARAMS}) {{\n");
     prologue(p, &mut out);
     out.push_str("    match phase {\n");
