@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use cudajit_core::EnvVar;
 use cudajit_sim::{SimArg, SimOptions};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
@@ -206,6 +207,9 @@ impl<T: BufferElement> KernelSliceMut<T> for SimBuffer<T> {
     }
 }
 
+/// The variable [`Stream::new`] reads: `gpu`, `sim` or `auto` (the default).
+pub const BACKEND_VARIABLE: &str = "CUDAJIT_BACKEND";
+
 /// Which backend a [`Stream`] runs kernels on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -273,10 +277,21 @@ impl Stream {
     /// # Ok::<(), cudajit::Error>(())
     /// ```
     pub fn new() -> Result<Stream, Error> {
-        match std::env::var("CUDAJIT_BACKEND").ok().as_deref() {
-            Some("sim") | Some("simulator") | Some("cpu") => Ok(Stream::simulator()),
-            Some("gpu") | Some("cuda") => Stream::gpu(0),
-            None | Some("") | Some("auto") => match crate::default_context() {
+        let choices = [
+            ("auto", None),
+            ("gpu", Some(Backend::Gpu)),
+            ("sim", Some(Backend::Simulator)),
+            ("cuda", Some(Backend::Gpu)),
+            ("simulator", Some(Backend::Simulator)),
+            ("cpu", Some(Backend::Simulator)),
+        ];
+        match EnvVar::process(BACKEND_VARIABLE)
+            .choice(&choices)?
+            .flatten()
+        {
+            Some(Backend::Simulator) => Ok(Stream::simulator()),
+            Some(Backend::Gpu) => Stream::gpu(0),
+            None => match crate::default_context() {
                 Ok(context) => Ok(Stream::from_cuda(context.default_stream())),
                 Err(Error::NoGpu(reason)) => {
                     tracing::info!(
@@ -289,9 +304,6 @@ impl Stream {
                 }
                 Err(other) => Err(other),
             },
-            Some(other) => Err(Error::Backend(format!(
-                "CUDAJIT_BACKEND={other}: expected `gpu`, `sim` or `auto`"
-            ))),
         }
     }
 

@@ -62,17 +62,20 @@ fn the_limit_comes_from_the_variable_and_can_be_turned_off() {
         watchdog: Some(Duration::MAX),
         ..SimOptions::default()
     };
-    assert_eq!(never.resolved_watchdog(), None);
+    assert_eq!(never.resolved_watchdog(), Ok(None));
     let explicit = SimOptions {
         watchdog: Some(Duration::from_secs(3)),
         ..SimOptions::default()
     };
-    assert_eq!(explicit.resolved_watchdog(), Some(Duration::from_secs(3)));
+    assert_eq!(
+        explicit.resolved_watchdog(),
+        Ok(Some(Duration::from_secs(3)))
+    );
     // Without the variable (the test harness does not set it), the generous default.
     if std::env::var_os(cudajit::simulator::watchdog::VARIABLE).is_none() {
         assert_eq!(
             SimOptions::default().resolved_watchdog(),
-            Some(cudajit::simulator::watchdog::DEFAULT_LIMIT)
+            Ok(Some(cudajit::simulator::watchdog::DEFAULT_LIMIT))
         );
     }
 }

@@ -300,10 +300,24 @@ fn nccl(problems: &mut Vec<Problem>) {
 fn disk_cache(problems: &mut Vec<Problem>) {
     println!("Cache");
     let env = |name: &str| std::env::var(name).ok();
-    let Some(dir) = cache::configured_dir(env) else {
-        println!("  disk cache off (CUDAJIT_CACHE=0): every process compiles its kernels");
-        println!();
-        return;
+    let dir = match cache::configured_dir(env) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => {
+            println!("  disk cache off (CUDAJIT_CACHE=0): every process compiles its kernels");
+            println!();
+            return;
+        }
+        Err(error) => {
+            problems.push(Problem {
+                what: error.to_string(),
+                fix: format!(
+                    "set {} to `0` (off) or `1` (on), or unset it",
+                    error.variable
+                ),
+            });
+            println!();
+            return;
+        }
     };
     match cache::open_configured(env) {
         Ok(Some(disk)) => {
@@ -329,16 +343,14 @@ fn disk_cache(problems: &mut Vec<Problem>) {
                     fix: "set CUDAJIT_CACHE_DIR to a writable directory of yours".into(),
                 }),
             }
-            if let Err(error) = cache::configured_max_bytes(env) {
-                problems.push(Problem {
-                    what: error,
-                    fix: "unset CUDAJIT_CACHE_MAX_BYTES or give a size such as 2G".into(),
-                });
-            }
         }
         Ok(None) => println!("  disk cache off"),
+        Err(cache::OpenError::Environment(error)) => problems.push(Problem {
+            what: error.to_string(),
+            fix: format!("unset {} or give it {}", error.variable, error.accepts),
+        }),
         Err(error) => problems.push(Problem {
-            what: error,
+            what: error.to_string(),
             fix: "set CUDAJIT_CACHE_DIR to a directory you own".into(),
         }),
     }

@@ -15,7 +15,7 @@ use super::{ExternCall, WriteOptions};
 
 /// IR the writer cannot express yet. Validated IR from the current front end never
 /// produces it; it names the construct so the gap is clear.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error("NVVM writer: {what} is not supported yet (in `{function}` at {span})")]
 pub struct WriteError {
     pub function: String,
