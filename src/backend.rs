@@ -217,6 +217,25 @@ pub enum Backend {
     Simulator,
 }
 
+impl Backend {
+    /// The backend `CUDAJIT_BACKEND` asks for: `None` for `auto` (or unset), an error for
+    /// a value that is none of `gpu`, `sim`, `auto` (`cuda`, `simulator` and `cpu` are
+    /// accepted too).
+    pub fn from_env() -> Result<Option<Backend>, cudajit_core::EnvVarError> {
+        let choices = [
+            ("auto", None),
+            ("gpu", Some(Backend::Gpu)),
+            ("sim", Some(Backend::Simulator)),
+            ("cuda", Some(Backend::Gpu)),
+            ("simulator", Some(Backend::Simulator)),
+            ("cpu", Some(Backend::Simulator)),
+        ];
+        Ok(EnvVar::process(BACKEND_VARIABLE)
+            .choice(&choices)?
+            .flatten())
+    }
+}
+
 /// A stream of whichever backend the program runs on: a CUDA stream on a GPU, or the CPU
 /// simulator. Kernels launch on it and it allocates [`Buffer`]s, with the methods of a
 /// cudarc stream, so code written against it runs unchanged on both.
@@ -277,18 +296,7 @@ impl Stream {
     /// # Ok::<(), cudajit::Error>(())
     /// ```
     pub fn new() -> Result<Stream, Error> {
-        let choices = [
-            ("auto", None),
-            ("gpu", Some(Backend::Gpu)),
-            ("sim", Some(Backend::Simulator)),
-            ("cuda", Some(Backend::Gpu)),
-            ("simulator", Some(Backend::Simulator)),
-            ("cpu", Some(Backend::Simulator)),
-        ];
-        match EnvVar::process(BACKEND_VARIABLE)
-            .choice(&choices)?
-            .flatten()
-        {
+        match Backend::from_env()? {
             Some(Backend::Simulator) => Ok(Stream::simulator()),
             Some(Backend::Gpu) => Stream::gpu(0),
             None => match crate::default_context() {

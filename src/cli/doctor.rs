@@ -60,7 +60,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32, String> {
     let compiles = toolchain(gpu_arch, &mut problems);
     nccl(&mut problems);
     disk_cache(&mut problems);
-    environment();
+    environment(&mut problems);
     println!();
     if gpu_arch.is_none() {
         println!("{}\n", without_gpu(compiles));
@@ -210,6 +210,10 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) -> bool {
             );
             true
         }
+        Err(error) if is_setting(&error) => {
+            println!("  compile check: not run ({error}; see the problems below)");
+            false
+        }
         Err(error) => {
             problems.push(Problem {
                 what: format!("compiling a small kernel for {arch} failed: {error}"),
@@ -252,6 +256,8 @@ fn specific_target(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
             compiled.report.origin,
             started.elapsed().as_secs_f64() * 1e3
         ),
+        // Reported once, by the environment's section.
+        Err(error) if is_setting(&error) => {}
         Err(error) => problems.push(Problem {
             what: format!("compiling a kernel for sm_90a failed: {error}"),
             fix: "sm_90a needs CUDA 12.0 or newer compiler libraries: update libNVVM and nvJitLink"
@@ -357,7 +363,33 @@ fn disk_cache(problems: &mut Vec<Problem>) {
     println!();
 }
 
-fn environment() {
+/// Whether a compile failed on a setting (an environment variable cudajit cannot use),
+/// which [`environment`] reports.
+fn is_setting(error: &cudajit::Error) -> bool {
+    use cudajit::codegen::compile::CompileError;
+    matches!(
+        error,
+        cudajit::Error::Environment(_) | cudajit::Error::Compile(CompileError::Environment { .. })
+    )
+}
+
+fn environment(problems: &mut Vec<Problem>) {
+    // Every setting a program would parse, parsed here: a bad value is a problem now rather
+    // than an error at the first compile or launch.
+    let settings = [
+        cudajit::CompileOptions::for_build(false).map(drop),
+        cudajit::SimOptions::default().resolved_watchdog().map(drop),
+        cudajit::SimOptions::default().resolved_workers().map(drop),
+        cudajit::Backend::from_env().map(drop),
+        cudajit::log::env_filter().map(drop),
+        cudajit::codegen::progress::notice_delay().map(drop),
+    ];
+    for error in settings.into_iter().filter_map(Result::err) {
+        problems.push(Problem {
+            fix: format!("give {} {}, or unset it", error.variable, error.accepts),
+            what: error.to_string(),
+        });
+    }
     let mut vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with("CUDAJIT_") || k == "CUDA_HOME" || k == "CUDA_PATH")
         .collect();

@@ -67,6 +67,19 @@ pub enum ToolchainError {
         path: PathBuf,
     },
 
+    /// `CUDAJIT_TOOLS_DIR` names no directory: a typo there would otherwise let another
+    /// installation be used without a word.
+    #[error(
+        "CUDAJIT_TOOLS_DIR={} is not a directory: point it at the site-packages directory \
+         holding NVIDIA's wheels (`pip install --target DIR`) or at a prefix holding one (a \
+         virtual environment), or unset it",
+        path.display()
+    )]
+    BadToolsDir {
+        /// The path it holds.
+        path: PathBuf,
+    },
+
     /// `dlopen` of a located library failed.
     #[error("cannot load {component} from {}: {message}", path.display())]
     Load {
