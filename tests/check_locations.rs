@@ -6,6 +6,9 @@
 //! runs the kernels with `CUDAJIT_BOUNDS_CHECKS=1` and reads the driver's output (skipped
 //! without a GPU).
 
+#[path = "common/child.rs"]
+mod child;
+
 use cudajit::codegen::compile::{nvvm_ir_with, CompileOptions};
 use cudajit::prelude::*;
 use cudajit::{Error, SimError, Specialization, Stream};
@@ -51,7 +54,8 @@ fn line_of(needle: &str) -> u32 {
     let mut lines = source
         .lines()
         .enumerate()
-        .filter(|(_, line)| line.contains(needle) && !line.contains("line_of("));
+        // The needle itself, quoted in a test, is not the line looked for.
+        .filter(|(_, line)| line.contains(needle) && !line.contains(&format!("\"{needle}\"")));
     let (index, _) = lines
         .next()
         .unwrap_or_else(|| panic!("`{needle}` not found"));
@@ -95,42 +99,47 @@ fn config() -> LaunchConfig {
     LaunchConfig::new(1, THREADS)
 }
 
+/// The simulator reports `site` at `needle`'s line and `column` in `function`, and the
+/// GPU's message (`what` after the place) in the NVVM IR of `kernel` names the same.
+fn assert_same_place(
+    site: &cudajit::simulator::SimSite,
+    kernel: &'static cudajit::Kernel,
+    (needle, column, function): (&str, u32, &str),
+    what: &str,
+) {
+    let line = line_of(needle);
+    let place = format!("check_locations.rs:{line}:{column}");
+    assert!(site.location.ends_with(&place), "{place}: {site:?}");
+    assert_eq!(site.function, function);
+    let ir = checked_ir(kernel);
+    let expected = format!("{}: {what}", gpu_site(site));
+    assert!(ir.contains(&expected), "expected `{expected}` in\n{ir}");
+    assert!(!ir.contains(":0:1"), "no unknown positions: {ir}");
+}
+
 #[test]
 fn an_index_in_the_kernel_names_its_line_on_both_back_ends() {
     let site = simulated_failure(|s, v, o| past_the_end::launch(s, config(), v, o));
-    let line = line_of("out[i] = values[i + 1];");
-    assert!(
-        site.location
-            .ends_with(&format!("check_locations.rs:{line}:18")),
-        "{site:?}"
+    assert_same_place(
+        &site,
+        &past_the_end::KERNEL,
+        ("out[i] = values[i + 1];", 18, "past_the_end"),
+        "index out of bounds: the len is %llu but the index is %llu",
     );
-    assert_eq!(site.function, "past_the_end");
-    let ir = checked_ir(&past_the_end::KERNEL);
-    let expected = format!(
-        "{}: index out of bounds: the len is %llu but the index is %llu",
-        gpu_site(&site)
-    );
-    assert!(ir.contains(&expected), "expected `{expected}` in\n{ir}");
-    assert!(!ir.contains(":0:1)"), "no unknown positions: {ir}");
 }
 
 #[test]
 fn an_index_in_a_device_function_names_the_function_and_its_line() {
     let site = simulated_failure(|s, v, o| past_the_end_in_device::launch(s, config(), v, o));
-    let line = line_of("    values[i + 1]");
-    assert!(
-        site.location
-            .ends_with(&format!("check_locations.rs:{line}:5")),
-        "{site:?}"
+    assert_same_place(
+        &site,
+        &past_the_end_in_device::KERNEL,
+        ("    values[i + 1]", 5, "next_of"),
+        "index out of bounds",
     );
-    assert_eq!(site.function, "next_of");
-    let ir = checked_ir(&past_the_end_in_device::KERNEL);
-    let expected = format!(
-        "kernel `past_the_end_in_device`, at {} in `next_of`: index out of bounds",
-        site.location
-    );
-    assert_eq!(gpu_site(&site), expected.split(": index").next().unwrap());
-    assert!(ir.contains(&expected), "expected `{expected}` in\n{ir}");
+    // The device function is named after the place, the kernel before it.
+    assert!(gpu_site(&site).starts_with("kernel `past_the_end_in_device`, at "));
+    assert!(gpu_site(&site).ends_with(" in `next_of`"));
 }
 
 #[test]
@@ -138,15 +147,12 @@ fn a_sub_slice_names_its_line_on_both_back_ends() {
     let site = simulated_failure(|s, v, o| range_past_the_end::launch(s, config(), v, o));
     // A sub-slice bound to a name is taken where it is used, so its check is reported
     // there, on both back ends alike.
-    let line = line_of("out[i] = pair[0];");
-    assert!(
-        site.location
-            .ends_with(&format!("check_locations.rs:{line}:18")),
-        "{site:?}"
+    assert_same_place(
+        &site,
+        &range_past_the_end::KERNEL,
+        ("out[i] = pair[0];", 18, "range_past_the_end"),
+        "range out of bounds",
     );
-    let ir = checked_ir(&range_past_the_end::KERNEL);
-    let expected = format!("{}: range out of bounds", gpu_site(&site));
-    assert!(ir.contains(&expected), "expected `{expected}` in\n{ir}");
 }
 
 /// Run in a child process by `gpu_bounds_messages_name_the_simulators_place`: a failed
@@ -197,16 +203,10 @@ fn gpu_bounds_messages_name_the_simulators_place() {
         ),
     ];
     for (case, site, what) in cases {
-        let output = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--ignored", "--exact", "child_bounds_case", "--nocapture"])
-            .env("CUDAJIT_TEST_CASE", case)
-            .env("CUDAJIT_BOUNDS_CHECKS", "1")
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
+        let text = child::run(
+            "child_bounds_case",
+            &[("CUDAJIT_TEST_CASE", case), ("CUDAJIT_BOUNDS_CHECKS", "1")],
+            &[],
         );
         let expected = format!("{}: {what}", gpu_site(&site));
         assert!(

@@ -5,30 +5,20 @@
 //! Each case runs in a child process (this test binary, one ignored test), so the
 //! variables are set for that process alone: no test mutates its own environment.
 
-use std::process::Command;
+#[path = "common/child.rs"]
+mod child;
+#[path = "common/long_loop.rs"]
+mod long_loop;
 
 use cudajit::prelude::*;
 use cudajit::{Arch, Stream};
+use long_loop::count_to;
 
 #[kernel]
 fn fill(value: u32, out: &mut [u32]) {
     let i = global_index();
     if i < out.len() {
         out[i] = value;
-    }
-}
-
-/// One thread counts to `n`: a launch that runs as long as `n` says.
-#[kernel]
-fn count_to(n: u32, out: &mut [u32]) {
-    if global_index() == 0 {
-        let mut k = 0u32;
-        let mut sum = 0u32;
-        while k < n {
-            sum = sum.wrapping_add(k ^ 0x5a5a);
-            k += 1;
-        }
-        out[0] = sum;
     }
 }
 
@@ -76,29 +66,18 @@ fn child_case() {
     }
 }
 
-/// Runs `case` in a child with `vars` set; returns its stdout and stderr.
+/// Runs `case` in a child with `vars` set and every variable the cases read unset
+/// otherwise; returns its stdout and stderr.
 fn run(case: &str, vars: &[(&str, &str)]) -> String {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--ignored", "--exact", "child_case", "--nocapture"])
-        .env(CASE, case);
-    for (name, _) in BAD_VALUES {
-        command.env_remove(name);
-    }
-    for name in [
+    let mut removed: Vec<&str> = BAD_VALUES.iter().map(|(name, _)| *name).collect();
+    removed.extend([
         "CUDAJIT_CACHE",
         "CUDAJIT_CACHE_MAX_BYTES",
         "CUDAJIT_CACHE_DIR",
-    ] {
-        command.env_remove(name);
-    }
-    command.envs(vars.iter().copied());
-    let output = command.output().unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+    ]);
+    let mut all = vec![(CASE, case)];
+    all.extend_from_slice(vars);
+    child::run("child_case", &all, &removed)
 }
 
 /// Each variable with a value it cannot take, the case that reads it and a word of what

@@ -3,8 +3,12 @@
 
 use std::time::{Duration, Instant};
 
+#[path = "common/long_loop.rs"]
+mod long_loop;
+
 use cudajit::prelude::*;
 use cudajit::{Error, SimError, SimOptions, SimStream};
+use long_loop::count_to;
 
 /// Thread 5 of block 1 waits for `flags[0]` to become nonzero; nothing ever writes it.
 #[kernel]
@@ -77,20 +81,6 @@ fn the_limit_comes_from_the_variable_and_can_be_turned_off() {
             SimOptions::default().resolved_watchdog(),
             Ok(Some(cudajit::simulator::watchdog::DEFAULT_LIMIT))
         );
-    }
-}
-
-/// One thread counts to `n`: a long loop that ends.
-#[kernel]
-fn count_to(n: u32, out: &mut [u32]) {
-    if global_index() == 0 {
-        let mut k = 0u32;
-        let mut sum = 0u32;
-        while k < n {
-            sum = sum.wrapping_add(k ^ 0x5a5a);
-            k += 1;
-        }
-        out[0] = sum;
     }
 }
 
