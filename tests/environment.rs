@@ -238,3 +238,40 @@ fn errors_print_their_message_for_main_and_their_structure_for_alternate_debug()
         "{structure}"
     );
 }
+
+/// A program's own subscriber (here a scoped one) sees cudajit's events inside its spans,
+/// with no `cudajit::log::init()`: the simulator's launch at trace level, in `simulate`.
+#[test]
+fn a_programs_own_subscriber_sees_cudajits_spans_and_events() {
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("cudajit=trace"))
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        let stream = Stream::simulator();
+        let mut out = stream.alloc_zeros::<u32>(4).unwrap();
+        fill::launch(&stream, LaunchConfig::new(1, 4), 7, &mut out).unwrap();
+    });
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let launch = text
+        .lines()
+        .find(|line| line.contains("kernel `fill`: simulated 4 threads"))
+        .unwrap_or_else(|| panic!("no launch event in\n{text}"));
+    assert!(launch.contains("simulate{kernel=\"fill\"}"), "{launch}");
+}

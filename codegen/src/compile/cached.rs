@@ -80,6 +80,9 @@ pub fn compile_kernel(
     crate::log::notice_unheard_setting();
     let arch = kernel_target(captured, arch)?;
     let entry = cudajit_core::lower::entry_symbol(captured.name, spec);
+    // Every event of the compile (cache lookup, miss explanation, libNVVM, nvJitLink) is
+    // inside this span, for a program's own subscriber.
+    let _span = tracing::debug_span!("compile", kernel = %entry, %arch).entered();
     let started = Instant::now();
     let toolchain_error = |source| CompileError::Toolchain {
         kernel: captured.name.to_owned(),
