@@ -211,37 +211,39 @@ fn watcher() -> &'static Watcher {
     })
 }
 
-/// The watcher thread: sleeps until the earliest due operation, prints its line once,
-/// forgets it.
+/// The watcher thread: sleeps until the earliest due operation, prints its line once
+/// (without holding the lock: a blocked stderr must not block launches), forgets it.
 fn watch(watcher: &Watcher, out: &mut dyn std::io::Write) {
-    let mut pending = lock(&watcher.pending);
     loop {
+        let mut pending = lock(&watcher.pending);
         let now = Instant::now();
+        let mut due = Vec::new();
         pending.retain(|p| {
             if p.due > now {
                 return true;
             }
-            let _ = writeln!(
-                out,
+            due.push(format!(
                 "cudajit: {} — still running after {:.1} s",
                 p.line,
                 p.delay.as_secs_f64()
-            );
+            ));
             false
         });
-        pending = match pending.iter().map(|p| p.due).min() {
-            Some(due) => {
-                let wait = due.saturating_duration_since(Instant::now());
-                watcher
-                    .changed
-                    .wait_timeout(pending, wait)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0
+        if due.is_empty() {
+            // Sleep until the earliest is due, or a new one arrives; a poisoned lock only
+            // means a panicking thread held it, the list is still whole.
+            match pending.iter().map(|p| p.due).min() {
+                Some(next) => {
+                    let wait = next.saturating_duration_since(Instant::now());
+                    drop(watcher.changed.wait_timeout(pending, wait));
+                }
+                None => drop(watcher.changed.wait(pending)),
             }
-            None => watcher
-                .changed
-                .wait(pending)
-                .unwrap_or_else(|p| p.into_inner()),
-        };
+            continue;
+        }
+        drop(pending);
+        for line in due {
+            let _ = writeln!(out, "{line}");
+        }
     }
 }
