@@ -36,7 +36,7 @@ pub mod types;
 pub mod valid;
 
 pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction, SpecificArch};
-pub use constant::{ConstantScalar, ConstantValue};
+pub use constant::{ConstantValue, KernelConstant};
 pub use env::{EnvVar, EnvVarError};
 pub use frontend::LowerCapturedError;
 pub use span::Span;
