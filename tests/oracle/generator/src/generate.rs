@@ -874,9 +874,11 @@ impl Generator {
         )
     }
 
-    /// A closure's parameter and body over an item of type `item`, giving `ret`.
+    /// A closure's parameter and body over an item of type `item`, giving `ret`. The
+    /// chain holds its closures while it runs (a `for` body, a `fold`'s start), so they
+    /// read no local that is assigned, as closures bound with `let`.
     fn item_closure(&mut self, item: Ty, ret: Ty, d: u32) -> (String, Expr) {
-        self.closure_body(item, ret, d.min(2), false)
+        self.closure_body(item, ret, d.min(2), true)
     }
 
     /// Adapters after a source, and the type and depth of the items they give.
@@ -997,14 +999,15 @@ impl Generator {
                 }
             }
             (t, _) => {
-                let init = self.expr(t, d.min(1));
+                // Evaluated after the chain's closures are made: nothing that assigns.
+                let init = self.leaf(t);
                 let acc = self.fresh("y");
                 let param = self.fresh("x");
                 let ctx = Context {
                     returns: None,
                     labels: Vec::new(),
                     closure: true,
-                    let_closure: false,
+                    let_closure: true,
                     kernel: false,
                     frozen: Vec::new(),
                     closure_scope: self.scopes.len(),
