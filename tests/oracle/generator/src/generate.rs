@@ -1254,7 +1254,9 @@ impl Generator {
                     return None;
                 }
                 let name = self.rng.pick(&pts).name.clone();
-                let by = self.expr(Ty::I32, d.min(2));
+                // Evaluated while the receiver is reserved for `&mut self`: it may read
+                // the receiver, never write it.
+                let by = self.leaf(Ty::I32);
                 Some(Stmt::Bump { name, by })
             }
             14 if !self.ctx.closure => {
