@@ -143,6 +143,29 @@ fn moe_small_cases_on_gpus() {
     run_on_gpus(&cases, Io::Windows);
 }
 
+/// FP8 dispatch of blocks whose largest magnitude is tiny but not zero (bf16 subnormals,
+/// values below 448 / f32::MAX, an all-zero block), both modes, on the GPUs: the kernel's
+/// scale computed by the hardware, checked against the e4m3 format's definition.
+#[test]
+fn moe_fp8_tiny_blocks_on_gpus() {
+    let _gpus = GPUS.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(comm) = gpus_or_skip() else {
+        return;
+    };
+    let dev_comm = comm
+        .create_dev_comm(&DevCommRequirements::lsa_barriers(2))
+        .expect("a device communicator");
+    let ranks = MoeRanks::Gpu {
+        comm: &comm,
+        dev_comm: &dev_comm,
+    };
+    for mode in [MoeMode::LowLatency, MoeMode::HighThroughput] {
+        moe_cases::tiny_fp8_blocks::run(ranks, mode);
+    }
+    dev_comm.close().unwrap();
+    comm.close().unwrap();
+}
+
 /// The buffer-taking forms (`dispatch_from`, `dispatch_send_from`, `combine_from`,
 /// `combine_into`: the tokens and outputs in `cudajit::Buffer`s of each GPU's stream,
 /// copied device to device on it) give the reference's bits: both modes, the staged
