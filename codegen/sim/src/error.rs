@@ -97,6 +97,11 @@ pub enum SimError {
         site: Box<SimSite>,
         milliseconds: u64,
     },
+    /// An integer division or remainder by zero (`/`, `%`, `div_euclid`, `rem_euclid`,
+    /// `div_ceil`): Rust panics there; a GPU gives an unspecified value (PTX's all ones),
+    /// so the simulator stops the kernel at the operation rather than compute it.
+    #[error("{site}: {} (Rust panics here, a GPU gives an unspecified value): check the divisor first", division_message(*remainder))]
+    DivisionByZero { site: Box<SimSite>, remainder: bool },
     /// An inline PTX instruction used against the PTX ISA's rules (a `cp.async` from
     /// shared memory, a warp-collective instruction some lanes of the warp do not run, ..):
     /// on a GPU undefined behaviour, a hang or a fault.
@@ -128,6 +133,7 @@ impl SimError {
             | SimError::MemoryAccess { site, .. }
             | SimError::Extern { site, .. }
             | SimError::Hang { site, .. }
+            | SimError::DivisionByZero { site, .. }
             | SimError::Ptx { site, .. } => Some(site),
             SimError::Unsupported { .. } | SimError::Launch { .. } => None,
         }
@@ -139,5 +145,14 @@ impl SimError {
             SimError::Unsupported { kernel, .. } | SimError::Launch { kernel, .. } => kernel,
             other => other.site().map(|s| s.kernel.as_str()).unwrap_or("?"),
         }
+    }
+}
+
+/// Rust's panic message for a division (or remainder) by zero.
+fn division_message(remainder: bool) -> &'static str {
+    if remainder {
+        "attempt to calculate the remainder with a divisor of zero"
+    } else {
+        "attempt to divide by zero"
     }
 }

@@ -9,7 +9,7 @@
 //! is resumed at the next operation, which a flat program makes a matter of keeping its
 //! program counter.
 
-use cudajit_core::ast::{Axis, FormatPiece};
+use cudajit_core::ast::{Axis, BinaryOp, FormatPiece};
 use cudajit_core::intrinsics::{
     AddressSpace, AtomicAccess, AtomicOp, Intrinsic, ShuffleMode, VoteOp,
 };
@@ -310,6 +310,13 @@ pub(crate) enum Op {
     Ptx(Box<super::ptx::PtxOp>),
     /// The end of a function with a result, reached without `return`.
     FellOff,
+    /// Stops the thread if `divisor` is zero: an integer `/` or `%` (or `div_euclid`,
+    /// `rem_euclid`, `div_ceil`) by zero, where Rust panics (the GPU gives an unspecified
+    /// value). `remainder` names the operation in the report.
+    CheckDivisor {
+        divisor: Reg,
+        remainder: bool,
+    },
 }
 
 /// An `#[extern_device]` function the program calls.
@@ -762,6 +769,21 @@ impl<'a> FunctionCompiler<'a> {
         self.spans.push(self.span);
     }
 
+    /// Checks the integer divisor `expression` (in `reg`) before a division, unless it is
+    /// a literal other than zero (a constant once the kernel is specialised).
+    fn check_divisor(&mut self, expression: Handle<Expression>, reg: Reg, remainder: bool) {
+        let nonzero_literal = matches!(
+            self.function.expressions[expression],
+            Expression::Literal(Literal::Int { bits, .. }) if bits != 0
+        );
+        if !nonzero_literal {
+            self.emit(Op::CheckDivisor {
+                divisor: reg,
+                remainder,
+            });
+        }
+    }
+
     fn label(&mut self) -> Label {
         self.labels.push(None);
         Label(self.labels.len() - 1)
@@ -1056,6 +1078,9 @@ impl<'a> FunctionCompiler<'a> {
                 };
                 let a = self.expr(left)?;
                 let b = self.expr(right)?;
+                if matches!(op, BinaryOp::Div | BinaryOp::Rem) && s.is_integer() {
+                    self.check_divisor(right, b, op == BinaryOp::Rem);
+                }
                 let dst = target(self);
                 self.emit(Op::Binary { f, dst, a, b });
                 dst
@@ -1337,6 +1362,13 @@ impl<'a> FunctionCompiler<'a> {
         let a = self.expr(argument)?;
         let b = arg1.map(|h| self.expr(h)).transpose()?;
         let c = arg2.map(|h| self.expr(h)).transpose()?;
+        let divides = matches!(
+            function,
+            MathFunction::DivEuclid | MathFunction::RemEuclid | MathFunction::DivCeil
+        );
+        if let (true, true, Some(divisor), Some(b)) = (divides, s.is_integer(), arg1, b) {
+            self.check_divisor(divisor, b, function == MathFunction::RemEuclid);
+        }
         let dst = match dst {
             Some(dst) => dst,
             None => self.temp(handle, 1),

@@ -1040,6 +1040,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 milliseconds: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
             },
             FaultKind::Instruction { detail } => SimError::Ptx { site, detail },
+            FaultKind::DivisionByZero { remainder } => SimError::DivisionByZero { site, remainder },
             FaultKind::FellOff => SimError::MemoryAccess {
                 site,
                 detail: "the function ended without returning its value".into(),

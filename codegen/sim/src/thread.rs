@@ -157,6 +157,10 @@ pub(crate) enum FaultKind {
     Instruction {
         detail: String,
     },
+    /// An integer division (`remainder`: a remainder) by zero.
+    DivisionByZero {
+        remainder: bool,
+    },
 }
 
 /// What a thread needs besides its own state.
@@ -667,6 +671,13 @@ pub(crate) fn run(
                 }
             }
             Op::FellOff => fault!(FaultKind::FellOff),
+            Op::CheckDivisor { divisor, remainder } => {
+                if reg!(*divisor) == 0 {
+                    fault!(FaultKind::DivisionByZero {
+                        remainder: *remainder
+                    });
+                }
+            }
         }
     }
 }

@@ -226,8 +226,9 @@ fn int_get<T: SimInt>(bits: u64) -> T {
 }
 
 /// Integer division: wrapping (`MIN / -1` is `MIN`). Division by zero has no defined
-/// result in the language (CUDA C++ leaves it unspecified); the simulator gives all ones,
-/// as PTX `div` does, and `x % 0` gives `x`.
+/// result in the language (CUDA C++ leaves it unspecified): a kernel's division is
+/// preceded by `Op::CheckDivisor`, which reports it, so the values here for a zero divisor
+/// (all ones, as PTX `div` gives, and `x % 0` = `x`) only keep the function total.
 fn int_div<T: SimInt>(a: u64, b: u64) -> u64 {
     let (a, b) = (int_get::<T>(a), int_get::<T>(b));
     if b.is_zero() {
