@@ -78,6 +78,12 @@ pub enum SimError {
     /// between, at least one of them writing without an atomic.
     #[error("{site}: data race on shared memory: {detail}")]
     SharedMemoryRace { site: Box<SimSite>, detail: String },
+    /// Two threads accessed one element of a writable slice with nothing ordering them
+    /// (no barrier of their block, no `grid_sync()`, no fence and atomic between their
+    /// blocks), at least one of them writing without an atomic. Found only when global
+    /// races are tracked (`SimOptions::global_race_detection`, `CUDAJIT_SIM_RACES=global`).
+    #[error("{site}: data race on global memory: {detail}")]
+    GlobalMemoryRace { site: Box<SimSite>, detail: String },
     /// A warp shuffle or vote whose mask names threads that do not execute it, or that
     /// reads a lane that does not take part.
     #[error("{site}: warp synchronisation: {detail}")]
@@ -129,6 +135,7 @@ impl SimError {
             | SimError::Assertion { site, .. }
             | SimError::BarrierDivergence { site, .. }
             | SimError::SharedMemoryRace { site, .. }
+            | SimError::GlobalMemoryRace { site, .. }
             | SimError::Warp { site, .. }
             | SimError::MemoryAccess { site, .. }
             | SimError::Extern { site, .. }

@@ -32,6 +32,7 @@
 mod error;
 mod externs;
 mod format;
+pub mod global_races;
 mod int_methods;
 pub mod math;
 pub mod memory;
@@ -140,6 +141,13 @@ pub struct SimOptions {
     pub print: PrintTarget,
     /// Report data races on shared memory (on by default; costs a record per access).
     pub race_detection: bool,
+    /// Report data races on global memory too: plain accesses of writable slice arguments
+    /// by different threads that nothing orders (no barrier of their block, no
+    /// `grid_sync()`, no fence and atomic between blocks), at least one a write. Off by
+    /// default (it costs time, and 72 bytes of records per element of each writable
+    /// slice the kernel touches); `None` takes `CUDAJIT_SIM_RACES` (`global` turns it on,
+    /// `shared` leaves it off).
+    pub global_race_detection: Option<bool>,
     /// Host implementations of the kernel's `#[extern_device]` functions, and the global
     /// memory they hand out (none by default: calling an extern function is then an
     /// error of the calling thread).
@@ -157,6 +165,7 @@ impl Default for SimOptions {
             workers: 0,
             print: PrintTarget::Stdout,
             race_detection: true,
+            global_race_detection: None,
             externs: None,
             watchdog: None,
         }
@@ -169,6 +178,16 @@ impl SimOptions {
         match self.watchdog {
             Some(limit) => (limit != std::time::Duration::MAX).then_some(limit),
             None => watchdog::limit_from_environment(),
+        }
+    }
+
+    /// Whether a launch tracks races on global memory: [`SimOptions::global_race_detection`],
+    /// or `CUDAJIT_SIM_RACES`; an error naming the variable if its value is neither `global`
+    /// nor `shared`.
+    pub fn resolved_global_race_detection(&self) -> Result<bool, String> {
+        match self.global_race_detection {
+            Some(on) => Ok(on),
+            None => global_races::enabled_by_environment(),
         }
     }
 
@@ -369,6 +388,17 @@ pub fn launch_group(
     for (launch, structs) in launches.iter().zip(&struct_memory) {
         prepared.push(prepare(launch, structs)?);
     }
+    let track_global =
+        options
+            .resolved_global_race_detection()
+            .map_err(|detail| SimError::Launch {
+                kernel: first.program.kernel.clone(),
+                detail,
+            })?;
+    let global_races: Vec<Option<global_races::GlobalRaces>> = prepared
+        .iter()
+        .map(|p| track_global.then(|| global_races::GlobalRaces::new(&p.tracked)))
+        .collect();
     let host = options.externs.as_deref();
     let externals = host.map(|h| h.regions()).unwrap_or_default();
     if externals.len() > MAX_EXTERN_REGIONS {
@@ -400,7 +430,8 @@ pub fn launch_group(
         .iter()
         .zip(&prepared)
         .zip(&bindings)
-        .map(|((launch, prepared), binding)| scheduler::Grid {
+        .zip(&global_races)
+        .map(|(((launch, prepared), binding), races)| scheduler::Grid {
             program: launch.program,
             grid: launch.config.grid,
             block: launch.config.block,
@@ -410,6 +441,7 @@ pub fn launch_group(
             image: &prepared.image,
             output: &options.print,
             track_races: options.race_detection,
+            global_races: races.as_ref(),
             externs: binding.as_ref(),
             externals: &externals,
             label: launch.label.as_deref(),
@@ -468,6 +500,8 @@ struct Prepared<'m> {
     image: Vec<u64>,
     globals: Vec<GlobalRegion<'m>>,
     region_names: Vec<String>,
+    /// By global region: the writable slices, whose races can be tracked.
+    tracked: Vec<Option<global_races::TrackedSlice>>,
 }
 
 fn prepare<'m>(
@@ -486,6 +520,7 @@ fn prepare<'m>(
     let mut image = entry.init.clone();
     let mut globals = Vec::new();
     let mut region_names = Vec::new();
+    let mut tracked = Vec::new();
     let mut structs = structs.iter();
     let mut reg = 0usize;
     for (index, (arg, parameter)) in launch.args.iter().zip(&program.parameters).enumerate() {
@@ -514,6 +549,7 @@ fn prepare<'m>(
                     writable: false,
                 });
                 region_names.push(format!("argument {index} (a struct of {size} bytes)"));
+                tracked.push(None);
             }
             (SimArg::TensorMap { memory, map }, SimParameter::TensorMap) => {
                 let bytes = structs.next().expect("one memory per tensor map argument");
@@ -528,6 +564,7 @@ fn prepare<'m>(
                     writable: true,
                 });
                 region_names.push(format!("the tensor of argument {index} (a tensor map)"));
+                tracked.push(None);
                 bytes.store_bytes(0, &map.to_bytes(tensor));
                 image[reg] = pointer(globals.len() as u64, 0);
                 reg += 1;
@@ -536,6 +573,7 @@ fn prepare<'m>(
                     writable: false,
                 });
                 region_names.push(format!("argument {index} (a tensor map)"));
+                tracked.push(None);
             }
             (
                 &SimArg::Slice {
@@ -562,7 +600,15 @@ fn prepare<'m>(
                     "argument {index} (&{}[{elem}])",
                     if wants_mutable { "mut " } else { "" }
                 );
-                let pointer = slice.bind(index, name, &mut globals, &mut region_names);
+                let parameter_name = program.parameter_name(index);
+                let pointer = slice.bind(
+                    index,
+                    name,
+                    parameter_name,
+                    &mut globals,
+                    &mut region_names,
+                    &mut tracked,
+                );
                 let pointer = pointer.map_err(launch_error)?;
                 image[reg] = pointer;
                 image[reg + 1] = len as u64;
@@ -593,7 +639,15 @@ fn prepare<'m>(
                     "argument {index} (&{}[a struct of {size} bytes])",
                     if wants_mutable { "mut " } else { "" }
                 );
-                let pointer = slice.bind(index, name, &mut globals, &mut region_names);
+                let parameter_name = program.parameter_name(index);
+                let pointer = slice.bind(
+                    index,
+                    name,
+                    parameter_name,
+                    &mut globals,
+                    &mut region_names,
+                    &mut tracked,
+                );
                 let pointer = pointer.map_err(launch_error)?;
                 image[reg] = pointer;
                 image[reg + 1] = len as u64;
@@ -612,6 +666,7 @@ fn prepare<'m>(
         image,
         globals,
         region_names,
+        tracked,
     })
 }
 
@@ -633,8 +688,10 @@ impl<'m> SliceArg<'m> {
         self,
         index: usize,
         name: String,
+        parameter_name: &str,
         globals: &mut Vec<GlobalRegion<'m>>,
         region_names: &mut Vec<String>,
+        tracked: &mut Vec<Option<global_races::TrackedSlice>>,
     ) -> Result<u64, String> {
         if self.wants_mutable && !self.mutable {
             return Err(format!(
@@ -661,6 +718,16 @@ impl<'m> SliceArg<'m> {
             writable: self.wants_mutable,
         });
         region_names.push(name);
+        // A read-only slice cannot race. A struct's fields are tracked at the largest
+        // power of two (at most 8) dividing its size.
+        let granule = 1u32 << (self.size as u32).trailing_zeros().min(3);
+        tracked.push(self.wants_mutable.then(|| global_races::TrackedSlice {
+            base: (first * self.size) as u64,
+            elem: self.size as u32,
+            granule,
+            bytes: self.memory.len() as u64,
+            name: parameter_name.to_owned(),
+        }));
         Ok(pointer)
     }
 }

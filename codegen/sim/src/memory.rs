@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use cudajit_core::intrinsics::AtomicOp;
 use cudajit_core::Scalar;
 
+use super::global_races::{BlockClocks, GlobalRaceReport, GlobalRaces};
 use super::ptx::async_copy::{AsyncCopies, PendingCopy};
 use super::ptx::mbarrier::Barriers;
 use super::ptx::proxy::ProxyWrites;
@@ -364,6 +365,8 @@ pub(crate) enum AccessFault {
     BadRegion { region: u64 },
     /// A data race on shared memory.
     Race(RaceReport),
+    /// A data race on global memory (when tracked, see [`super::global_races`]).
+    GlobalRace(GlobalRaceReport),
     /// An access to the destination of a `cp.async` that thread `owner` issued at `site`
     /// (packed) and has not waited for, or of a TMA load completing the mbarrier at
     /// `barrier` that no thread has waited on yet.
@@ -723,6 +726,14 @@ pub(crate) struct MemoryView<'a, 'm> {
     /// The thread's cluster: the other blocks' shared memory and its `barrier.cluster`
     /// arrival.
     pub cluster: ClusterView<'a>,
+    /// The launch's global-memory race records and the block's clocks, when tracked.
+    pub global_races: Option<GlobalRaceView<'a>>,
+}
+
+/// What a thread's accesses to global memory record, when global races are tracked.
+pub(crate) struct GlobalRaceView<'a> {
+    pub races: &'a GlobalRaces,
+    pub clocks: &'a mut BlockClocks,
 }
 
 /// What a thread reaches of its thread-block cluster (a launch without clusters is one of
@@ -756,18 +767,72 @@ impl MemoryView<'_, '_> {
 
 impl<'m> MemoryView<'_, 'm> {
     #[inline]
-    fn region(&self, region: u64) -> Result<&GlobalRegion<'m>, AccessFault> {
+    fn region(&self, region: u64) -> Result<GlobalRegion<'m>, AccessFault> {
         match self.globals.get(region as usize) {
-            Some(global) => Ok(global),
+            Some(global) => Ok(*global),
             None => region
                 .checked_sub(EXTERN_REGION_BASE)
                 .and_then(|r| self.externals.get(r as usize))
+                .copied()
                 .ok_or(AccessFault::BadRegion { region }),
         }
     }
 
+    /// Records a plain access of global memory for the race checks, when they track it.
     #[inline]
-    fn global(&self, region: u64, offset: u64, size: u32) -> Result<&DeviceMemory, AccessFault> {
+    fn record_global(
+        &self,
+        region: u64,
+        offset: u64,
+        site: u32,
+        write: bool,
+    ) -> Result<(), AccessFault> {
+        match &self.global_races {
+            Some(view) => view
+                .races
+                .record(
+                    region,
+                    offset,
+                    self.thread,
+                    self.shared.epoch,
+                    site,
+                    write,
+                    view.clocks,
+                )
+                .map_err(AccessFault::GlobalRace),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the atomic access `atomic` of global memory at `pointer`, as a release and an
+    /// acquire for the race checks when they track global memory.
+    #[inline]
+    fn global_atomic<R>(
+        &mut self,
+        pointer: u64,
+        reads: bool,
+        writes: bool,
+        atomic: impl FnOnce() -> R,
+    ) -> R {
+        match &mut self.global_races {
+            Some(view) => view
+                .races
+                .atomic(pointer, reads, writes, view.clocks, atomic),
+            None => atomic(),
+        }
+    }
+
+    /// A fence (`fence_*()`, and around ordered atomics): a host `SeqCst` fence, and for
+    /// the race checks the point up to which the block's accesses may be released.
+    pub(crate) fn fence(&mut self) {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        if let Some(view) = &mut self.global_races {
+            view.clocks.fence();
+        }
+    }
+
+    #[inline]
+    fn global(&self, region: u64, offset: u64, size: u32) -> Result<&'m DeviceMemory, AccessFault> {
         let global = self.region(region)?;
         if !offset.is_multiple_of(u64::from(size)) {
             return Err(AccessFault::Misaligned {
@@ -809,7 +874,9 @@ impl<'m> MemoryView<'_, 'm> {
         let region = pointer >> OFFSET_BITS;
         let offset = pointer & OFFSET_MASK;
         if region < SHARED_REGION {
-            Ok(self.global(region, offset, size)?.load(offset, size))
+            let memory = self.global(region, offset, size)?;
+            self.record_global(region, offset, site, false)?;
+            Ok(memory.load(offset, size))
         } else if region == SHARED_REGION {
             self.shared.load(offset, size, self.thread, site)
         } else {
@@ -834,6 +901,7 @@ impl<'m> MemoryView<'_, 'm> {
             if !self.region(region)?.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
+            self.record_global(region, offset, site, true)?;
             memory.store(offset, size, value);
             Ok(())
         } else if region == SHARED_REGION {
@@ -851,7 +919,8 @@ impl<'m> MemoryView<'_, 'm> {
         let region = pointer >> OFFSET_BITS;
         let offset = pointer & OFFSET_MASK;
         if region < SHARED_REGION {
-            Ok(self.global(region, offset, size)?.load(offset, size))
+            let memory = self.global(region, offset, size)?;
+            Ok(self.global_atomic(pointer, true, false, || memory.load(offset, size)))
         } else if region == SHARED_REGION {
             let at = self.shared.check(offset, size)?;
             Ok(read_plain(&self.shared.bytes, at, size))
@@ -876,7 +945,7 @@ impl<'m> MemoryView<'_, 'm> {
             if !self.region(region)?.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
-            memory.store(offset, size, value);
+            self.global_atomic(pointer, false, true, || memory.store(offset, size, value));
         } else if region == SHARED_REGION {
             let at = self.shared.check(offset, size)?;
             write_plain(&mut self.shared.bytes, at, size, value);
@@ -904,7 +973,9 @@ impl<'m> MemoryView<'_, 'm> {
             if !self.region(region)?.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
-            Ok(memory.atomic(offset, kind, op, a, b))
+            Ok(self.global_atomic(pointer, true, true, || {
+                memory.atomic(offset, kind, op, a, b)
+            }))
         } else if region == SHARED_REGION {
             self.shared.atomic(offset, kind, op, a, b)
         } else {

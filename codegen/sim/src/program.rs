@@ -409,6 +409,8 @@ pub struct Program {
     pub(crate) functions: Vec<CompiledFunction>,
     pub(crate) entry: u32,
     pub(crate) parameters: Vec<SimParameter>,
+    /// Each parameter's name, for messages.
+    pub(crate) parameter_names: Vec<String>,
     pub(crate) formats: Vec<PrintFormat>,
     pub(crate) messages: Vec<String>,
     pub(crate) shared: Vec<SharedLayout>,
@@ -494,6 +496,7 @@ impl Program {
             functions: Vec::new(),
             entry: entry.function.index() as u32,
             parameters: Vec::new(),
+            parameter_names: Vec::new(),
             formats: Vec::new(),
             messages: Vec::new(),
             shared,
@@ -556,6 +559,7 @@ impl Program {
                 }
             };
             program.parameters.push(parameter);
+            program.parameter_names.push(argument.name.clone());
         }
         Ok(program)
     }
@@ -568,6 +572,11 @@ impl Program {
     /// The parameters a launch supplies, in order (`#[comptime]` ones are compiled in).
     pub fn parameters(&self) -> &[SimParameter] {
         &self.parameters
+    }
+
+    /// The name of parameter `index` (empty if there is none).
+    pub(crate) fn parameter_name(&self, index: usize) -> &str {
+        self.parameter_names.get(index).map_or("", String::as_str)
     }
 
     /// Bytes of static shared memory per block.

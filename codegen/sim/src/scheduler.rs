@@ -20,15 +20,17 @@ use cudajit_core::intrinsics::{ShuffleMode, VoteOp};
 
 use super::error::{SimError, SimSite};
 use super::externs::ExternBinding;
+use super::global_races::{BlockClocks, GlobalRaces};
 use super::memory::{
-    AccessFault, GlobalRegion, MemoryView, SharedMemory, EXTERN_REGION_BASE, LOCAL_REGION,
-    SHARED_REGION,
+    AccessFault, GlobalRaceView, GlobalRegion, MemoryView, SharedMemory, EXTERN_REGION_BASE,
+    LOCAL_REGION, SHARED_REGION,
 };
 use super::program::{Program, BUILTINS};
 use super::thread::{self, Fault, FaultKind, Site, Status, ThreadContext, ThreadState, WarpOp};
 
 mod clusters;
 mod collective;
+mod global_race_report;
 mod named_barriers;
 mod warpgroups;
 use collective::Collective;
@@ -52,6 +54,8 @@ pub(crate) struct Grid<'a, 'm> {
     pub image: &'a [u64],
     pub output: &'a super::PrintTarget,
     pub track_races: bool,
+    /// The launch's global-memory race records, when they are tracked.
+    pub global_races: Option<&'a GlobalRaces>,
     /// The host of the program's extern functions, and the global regions it provides.
     pub externs: Option<&'a ExternBinding<'a>>,
     pub externals: &'a [GlobalRegion<'m>],
@@ -242,6 +246,9 @@ pub(crate) fn run_cooperative(grid: &Grid<'_, '_>, workers: usize) -> Result<Gri
             );
             return Err(runners[block].barrier_error(thread, site, detail));
         }
+        if let Some(races) = grid.global_races {
+            races.next_phase();
+        }
         for runner in &mut runners {
             runner.release_grid();
         }
@@ -318,6 +325,8 @@ struct BlockRunner<'g, 'a, 'm> {
     barriers: u64,
     /// The block's place in its cluster, and what its threads reach of it.
     cluster: clusters::ClusterPlace,
+    /// The block's clocks for the global-memory race checks.
+    clocks: BlockClocks,
 }
 
 impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
@@ -350,7 +359,18 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             named: NamedBarriers::default(),
             barriers: 0,
             cluster: clusters::ClusterPlace::new(threads),
+            clocks: BlockClocks::default(),
         }
+    }
+
+    /// `block_idx()` of the block of linear index `linear`.
+    fn block_coordinates(&self, linear: usize) -> [u32; 3] {
+        let (gx, gy) = (self.grid.grid.x as usize, self.grid.grid.y as usize);
+        [
+            (linear % gx) as u32,
+            ((linear / gx) % gy) as u32,
+            (linear / (gx * gy)) as u32,
+        ]
     }
 
     fn thread_index(&self, linear: usize) -> [u32; 3] {
@@ -364,14 +384,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
 
     fn start_block(&mut self, linear: usize) {
         let grid = self.grid;
-        let (gx, gy) = (grid.grid.x as usize, grid.grid.y as usize);
-        self.block_index = [
-            (linear % gx) as u32,
-            ((linear / gx) % gy) as u32,
-            (linear / (gx * gy)) as u32,
-        ];
+        self.block_index = self.block_coordinates(linear);
         self.named.reset();
         self.cluster.start_block();
+        self.clocks.start(linear as u32);
         self.shared.start_block(
             grid.program.static_shared_bytes as usize + grid.dynamic_shared_bytes as usize,
         );
@@ -526,6 +542,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             local: &mut self.local[t * l..(t + 1) * l],
             thread: t as u32,
             cluster: self.cluster.view(t),
+            global_races: grid.global_races.map(|races| GlobalRaceView {
+                races,
+                clocks: &mut self.clocks,
+            }),
         };
         let regs = &mut self.regs[t * r..(t + 1) * r];
         thread::run(&context, &mut self.threads[t], regs, &mut memory)
@@ -1068,6 +1088,12 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                         if race.first_write { "wrote" } else { "read" },
                         self.location(other),
                     ),
+                }
+            }
+            FaultKind::Access(AccessFault::GlobalRace(race)) => {
+                SimError::GlobalMemoryRace {
+                    site,
+                    detail: self.global_race_detail(t, &race),
                 }
             }
             FaultKind::Access(AccessFault::InFlight {

@@ -540,7 +540,7 @@ pub(crate) fn run(
             },
             Op::Barrier => suspend!(Status::Barrier { site: site!() }),
             Op::GridBarrier => suspend!(Status::Grid { site: site!() }),
-            Op::Fence => std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst),
+            Op::Fence => memory.fence(),
             Op::AtomicLoad {
                 dst,
                 pointer,
