@@ -29,6 +29,7 @@
 //! With the `random-kernels` feature, `random` generates random valid kernels, the test
 //! support of the differential tests (`tests/random_kernels.rs`).
 
+pub mod build_notice;
 mod error;
 mod externs;
 mod format;
@@ -333,6 +334,7 @@ pub fn launch_group(
     options: &SimOptions,
 ) -> Result<SimReport, SimError> {
     let started = Instant::now();
+    build_notice::at_launch();
     let Some(first) = launches.first() else {
         return Ok(SimReport::default());
     };

@@ -221,6 +221,7 @@ sim_ints! {
     u8: unsigned; u16: unsigned; u32: unsigned; u64: unsigned;
 }
 
+#[inline(always)]
 fn int_get<T: SimInt>(bits: u64) -> T {
     T::from_register(bits)
 }
@@ -315,6 +316,7 @@ impl CanonicalNan for f64 {
     }
 }
 
+#[inline(always)]
 fn float_get<T: SimFloat>(bits: u64) -> T {
     T::from_register(bits)
 }
