@@ -399,7 +399,7 @@ pub fn launch_group(
             })?;
     let global_races: Vec<Option<global_races::GlobalRaces>> = prepared
         .iter()
-        .map(|p| track_global.then(|| global_races::GlobalRaces::new(&p.tracked)))
+        .map(|p| track_global.then(|| global_races::GlobalRaces::new(&p.regions.tracked)))
         .collect();
     let host = options.externs.as_deref();
     let externals = host.map(|h| h.regions()).unwrap_or_default();
@@ -438,8 +438,8 @@ pub fn launch_group(
             grid: launch.config.grid,
             block: launch.config.block,
             dynamic_shared_bytes: launch.config.dynamic_shared_bytes,
-            globals: &prepared.globals,
-            region_names: &prepared.region_names,
+            globals: &prepared.regions.globals,
+            region_names: &prepared.regions.names,
             image: &prepared.image,
             output: &options.print,
             track_races: options.race_detection,
@@ -500,10 +500,7 @@ pub fn launch_group(
 /// A launch's registers at entry and global regions.
 struct Prepared<'m> {
     image: Vec<u64>,
-    globals: Vec<GlobalRegion<'m>>,
-    region_names: Vec<String>,
-    /// By global region: the writable slices, whose races can be tracked.
-    tracked: Vec<Option<global_races::TrackedSlice>>,
+    regions: Regions<'m>,
 }
 
 fn prepare<'m>(
@@ -520,9 +517,7 @@ fn prepare<'m>(
     };
     let entry = &program.functions[program.entry as usize];
     let mut image = entry.init.clone();
-    let mut globals = Vec::new();
-    let mut region_names = Vec::new();
-    let mut tracked = Vec::new();
+    let mut regions = Regions::default();
     let mut structs = structs.iter();
     let mut reg = 0usize;
     for (index, (arg, parameter)) in launch.args.iter().zip(&program.parameters).enumerate() {
@@ -541,41 +536,26 @@ fn prepare<'m>(
                         bytes.len()
                     )));
                 }
-                if globals.len() >= MAX_GLOBAL_REGIONS {
+                if regions.globals.len() >= MAX_GLOBAL_REGIONS {
                     return Err(launch_error("too many arguments in memory".into()));
                 }
-                image[reg] = pointer(globals.len() as u64, 0);
+                let name = format!("argument {index} (a struct of {size} bytes)");
+                image[reg] = regions.push(memory, false, name, None);
                 reg += 1;
-                globals.push(GlobalRegion {
-                    memory,
-                    writable: false,
-                });
-                region_names.push(format!("argument {index} (a struct of {size} bytes)"));
-                tracked.push(None);
             }
             (SimArg::TensorMap { memory, map }, SimParameter::TensorMap) => {
                 let bytes = structs.next().expect("one memory per tensor map argument");
-                if globals.len() + 2 > MAX_GLOBAL_REGIONS {
+                if regions.globals.len() + 2 > MAX_GLOBAL_REGIONS {
                     return Err(launch_error("too many arguments in memory".into()));
                 }
-                let tensor = pointer(globals.len() as u64, 0);
                 // Writable: TMA stores write through the map, as on the GPU (whose maps
                 // borrow their buffer alike).
-                globals.push(GlobalRegion {
-                    memory,
-                    writable: true,
-                });
-                region_names.push(format!("the tensor of argument {index} (a tensor map)"));
-                tracked.push(None);
+                let name = format!("the tensor of argument {index} (a tensor map)");
+                let tensor = regions.push(memory, true, name, None);
                 bytes.store_bytes(0, &map.to_bytes(tensor));
-                image[reg] = pointer(globals.len() as u64, 0);
+                let name = format!("argument {index} (a tensor map)");
+                image[reg] = regions.push(bytes, false, name, None);
                 reg += 1;
-                globals.push(GlobalRegion {
-                    memory: bytes,
-                    writable: false,
-                });
-                region_names.push(format!("argument {index} (a tensor map)"));
-                tracked.push(None);
             }
             (
                 &SimArg::Slice {
@@ -598,21 +578,10 @@ fn prepare<'m>(
                     mutable,
                     wants_mutable,
                 };
-                let name = format!(
-                    "argument {index} (&{}[{elem}])",
-                    if wants_mutable { "mut " } else { "" }
-                );
-                let parameter_name = program.parameter_name(index);
-                let pointer = slice.bind(
-                    index,
-                    name,
-                    parameter_name,
-                    &mut globals,
-                    &mut region_names,
-                    &mut tracked,
-                );
-                let pointer = pointer.map_err(launch_error)?;
-                image[reg] = pointer;
+                let mutability = if wants_mutable { "mut " } else { "" };
+                let name = format!("argument {index} (&{mutability}[{elem}])");
+                let pointer = slice.bind(index, name, program, &mut regions);
+                image[reg] = pointer.map_err(launch_error)?;
                 image[reg + 1] = len as u64;
                 reg += 2;
             }
@@ -637,21 +606,10 @@ fn prepare<'m>(
                     mutable,
                     wants_mutable,
                 };
-                let name = format!(
-                    "argument {index} (&{}[a struct of {size} bytes])",
-                    if wants_mutable { "mut " } else { "" }
-                );
-                let parameter_name = program.parameter_name(index);
-                let pointer = slice.bind(
-                    index,
-                    name,
-                    parameter_name,
-                    &mut globals,
-                    &mut region_names,
-                    &mut tracked,
-                );
-                let pointer = pointer.map_err(launch_error)?;
-                image[reg] = pointer;
+                let mutability = if wants_mutable { "mut " } else { "" };
+                let name = format!("argument {index} (&{mutability}[a struct of {size} bytes])");
+                let pointer = slice.bind(index, name, program, &mut regions);
+                image[reg] = pointer.map_err(launch_error)?;
                 image[reg + 1] = len as u64;
                 reg += 2;
             }
@@ -664,12 +622,33 @@ fn prepare<'m>(
             }
         }
     }
-    Ok(Prepared {
-        image,
-        globals,
-        region_names,
-        tracked,
-    })
+    Ok(Prepared { image, regions })
+}
+
+/// The global regions of a launch as `prepare` adds them: each region's memory, name, and
+/// (the writable slices) what its race records need.
+#[derive(Default)]
+struct Regions<'m> {
+    globals: Vec<GlobalRegion<'m>>,
+    names: Vec<String>,
+    tracked: Vec<Option<global_races::TrackedSlice>>,
+}
+
+impl<'m> Regions<'m> {
+    /// Adds a region and returns the pointer to its start.
+    fn push(
+        &mut self,
+        memory: &'m DeviceMemory,
+        writable: bool,
+        name: String,
+        tracked: Option<global_races::TrackedSlice>,
+    ) -> u64 {
+        let start = pointer(self.globals.len() as u64, 0);
+        self.globals.push(GlobalRegion { memory, writable });
+        self.names.push(name);
+        self.tracked.push(tracked);
+        start
+    }
 }
 
 /// A slice argument, of scalars or structs, before it becomes a global region.
@@ -690,10 +669,8 @@ impl<'m> SliceArg<'m> {
         self,
         index: usize,
         name: String,
-        parameter_name: &str,
-        globals: &mut Vec<GlobalRegion<'m>>,
-        region_names: &mut Vec<String>,
-        tracked: &mut Vec<Option<global_races::TrackedSlice>>,
+        program: &Program,
+        regions: &mut Regions<'m>,
     ) -> Result<u64, String> {
         if self.wants_mutable && !self.mutable {
             return Err(format!(
@@ -711,26 +688,21 @@ impl<'m> SliceArg<'m> {
                 self.memory.len()
             ));
         }
-        if globals.len() >= MAX_GLOBAL_REGIONS {
+        if regions.globals.len() >= MAX_GLOBAL_REGIONS {
             return Err("too many slice arguments".into());
         }
-        let pointer = pointer(globals.len() as u64, (first * self.size) as u64);
-        globals.push(GlobalRegion {
-            memory: self.memory,
-            writable: self.wants_mutable,
-        });
-        region_names.push(name);
         // A read-only slice cannot race. A struct's fields are tracked at the largest
         // power of two (at most 8) dividing its size.
         let granule = 1u32 << (self.size as u32).trailing_zeros().min(3);
-        tracked.push(self.wants_mutable.then(|| global_races::TrackedSlice {
+        let tracked = self.wants_mutable.then(|| global_races::TrackedSlice {
             base: (first * self.size) as u64,
             elem: self.size as u32,
             granule,
             bytes: self.memory.len() as u64,
-            name: parameter_name.to_owned(),
-        }));
-        Ok(pointer)
+            name: program.parameter_name(index).to_owned(),
+        });
+        let start = regions.push(self.memory, self.wants_mutable, name, tracked);
+        Ok(start + (first * self.size) as u64)
     }
 }
 
