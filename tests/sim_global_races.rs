@@ -5,6 +5,9 @@
 //! barrier, a fence before an atomic that the reading block's atomic observes (the "last
 //! block" reduction), separate launches. No GPU needed.
 
+#[path = "common/child.rs"]
+mod child;
+
 use cudajit::prelude::*;
 use cudajit::tensor::cluster::{cluster_ctarank, cluster_sync};
 use cudajit::{Error, SimError, SimOptions, SimStream};
@@ -308,40 +311,40 @@ fn separate_launches_do_not_race() {
     assert_eq!(stream.clone_dtoh(&values).unwrap(), vec![3; 32]);
 }
 
-/// `CUDAJIT_SIM_RACES` turns the checks on when the options leave it open; a value it does
-/// not take is an error naming it. (The only test of this binary that leaves it open.)
+/// In a child process (`the_variable_turns_global_race_detection_on`): the plain count
+/// with the options leaving the checks to `CUDAJIT_SIM_RACES`.
 #[test]
-fn the_variable_turns_global_race_detection_on() {
+#[ignore = "run as a child process by the_variable_turns_global_race_detection_on"]
+fn child_counts_plainly() {
     let stream = SimStream::with_options(SimOptions {
         workers: 1,
         ..SimOptions::default()
     });
     let mut counter = stream.alloc_zeros::<u32>(1).unwrap();
-    let launch =
-        |counter: &mut _| count_plainly::launch(&stream, LaunchConfig::new(1, 64), counter);
-    // SAFETY: no other test of this binary reads the variable (they all set
-    // `global_race_detection`).
-    unsafe { std::env::set_var("CUDAJIT_SIM_RACES", "global") };
-    let found = launch(&mut counter);
-    unsafe { std::env::set_var("CUDAJIT_SIM_RACES", "yes") };
-    let refused = launch(&mut counter);
-    unsafe { std::env::set_var("CUDAJIT_SIM_RACES", "shared") };
-    let shared_only = launch(&mut counter);
-    unsafe { std::env::remove_var("CUDAJIT_SIM_RACES") };
-    assert!(
-        matches!(
-            found,
-            Err(Error::Simulator(SimError::GlobalMemoryRace { .. }))
-        ),
-        "{found:?}"
-    );
-    let Err(Error::Simulator(SimError::Launch { detail, .. })) = &refused else {
-        panic!("expected a launch error, got {refused:?}");
+    match count_plainly::launch(&stream, LaunchConfig::new(1, 64), &mut counter) {
+        Ok(()) => println!("RESULT: ok"),
+        Err(error) => println!("RESULT: {error}"),
+    }
+}
+
+/// `CUDAJIT_SIM_RACES=global` turns the checks on when the options leave it open, and
+/// `shared` (or nothing) leaves them off; each in a child process, so that no test changes
+/// this one's environment (tests/environment.rs checks a value it does not take).
+#[test]
+fn the_variable_turns_global_race_detection_on() {
+    let result = |value: Option<&str>| {
+        let vars: Vec<(&str, &str)> = value
+            .map(|v| ("CUDAJIT_SIM_RACES", v))
+            .into_iter()
+            .collect();
+        let text = child::run("child_counts_plainly", &vars, &["CUDAJIT_SIM_RACES"]);
+        text.lines()
+            .find_map(|line| line.strip_prefix("RESULT: "))
+            .unwrap_or_else(|| panic!("no result in\n{text}"))
+            .to_owned()
     };
-    assert!(detail.contains("CUDAJIT_SIM_RACES is `yes`"), "{detail}");
-    assert!(
-        detail.contains("`shared`") && detail.contains("`global`"),
-        "{detail}"
-    );
-    shared_only.unwrap();
+    let found = result(Some("global"));
+    assert!(found.contains("data race on global memory"), "{found}");
+    assert_eq!(result(Some("shared")), "ok");
+    assert_eq!(result(None), "ok");
 }

@@ -17,6 +17,9 @@
 mod cli;
 
 fn main() {
-    cudajit::codegen::log::init_from_env();
+    if let Err(error) = cudajit::log::init() {
+        eprintln!("cudajit: {error}");
+        std::process::exit(2);
+    }
     std::process::exit(cli::run(std::env::args_os()));
 }

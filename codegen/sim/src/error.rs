@@ -49,7 +49,8 @@ impl fmt::Display for SimSite {
 
 /// Why a simulated launch failed. A launch stops at the first error of its lowest-numbered
 /// failing block.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum SimError {
     /// An index outside its slice or array (`x[i]` with `i >= x.len()`).
     #[error("{site}: index out of bounds: the len is {len} but the index is {index}")]

@@ -34,31 +34,24 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use cudajit_core::{EnvVar, EnvVarError};
+
 /// The variable that turns global-memory race detection on when `SimOptions` leaves it to
 /// the environment.
 pub const VARIABLE: &str = "CUDAJIT_SIM_RACES";
 
 /// Whether `CUDAJIT_SIM_RACES` asks for global-memory races: `global` yes, `shared` (or
 /// unset) no; anything else is an error naming the variable and what it accepts.
-pub(crate) fn enabled_by_environment() -> Result<bool, String> {
-    match std::env::var(VARIABLE) {
-        Err(std::env::VarError::NotPresent) => Ok(false),
-        Ok(value) => parse(&value),
-        Err(std::env::VarError::NotUnicode(_)) => Err(format!(
-            "{VARIABLE} is not valid UTF-8: it takes `shared` or `global`"
-        )),
-    }
+pub(crate) fn enabled_by_environment() -> Result<bool, EnvVarError> {
+    from_variable(&EnvVar::process(VARIABLE))
 }
 
-/// A value of `CUDAJIT_SIM_RACES`.
-fn parse(value: &str) -> Result<bool, String> {
-    match value.trim() {
-        "global" => Ok(true),
-        "shared" | "" => Ok(false),
-        other => Err(format!(
-            "{VARIABLE} is `{other}`: it takes `shared` (data races on shared memory are reported, the default) or `global` (on global memory too)"
-        )),
-    }
+/// The setting `variable` (`CUDAJIT_SIM_RACES`) gives.
+fn from_variable(variable: &EnvVar) -> Result<bool, EnvVarError> {
+    // `shared`: data races on shared memory are reported (the default); `global`: on
+    // global memory too.
+    let choice = variable.choice(&[("shared", false), ("global", true)])?;
+    Ok(choice.unwrap_or(false))
 }
 
 /// A slice argument whose races are tracked: where its elements start in its memory, how
@@ -458,10 +451,15 @@ mod tests {
 
     #[test]
     fn the_variable_takes_shared_or_global() {
-        assert_eq!(parse("global"), Ok(true));
-        assert_eq!(parse(" shared "), Ok(false));
-        let error = parse("yes").unwrap_err();
-        assert!(error.contains("CUDAJIT_SIM_RACES is `yes`"), "{error}");
-        assert!(error.contains("`global`"), "{error}");
+        let given = |value: Option<&str>| from_variable(&EnvVar::given(VARIABLE, value));
+        assert_eq!(given(Some("global")), Ok(true));
+        assert_eq!(given(Some(" Shared ")), Ok(false));
+        assert_eq!(given(None), Ok(false));
+        let error = given(Some("yes")).unwrap_err().to_string();
+        assert!(
+            error.starts_with("CUDAJIT_SIM_RACES=`yes` is not valid"),
+            "{error}"
+        );
+        assert!(error.contains("`shared`, `global`"), "{error}");
     }
 }

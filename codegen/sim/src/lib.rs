@@ -61,7 +61,7 @@ pub use program::{Program, ProgramOptions, SimParameter};
 pub use value::RegisterValue;
 
 use cudajit_core::device::Dim3;
-use cudajit_core::Scalar;
+use cudajit_core::{EnvVar, EnvVarError, Scalar};
 use memory::{pointer, MAX_GLOBAL_REGIONS};
 
 /// Most threads per block, as on every CUDA GPU.
@@ -133,6 +133,9 @@ impl PrintTarget {
     }
 }
 
+/// The variable that sets the number of host threads running blocks.
+pub const THREADS_VARIABLE: &str = "CUDAJIT_SIM_THREADS";
+
 /// How a launch runs.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
@@ -174,10 +177,11 @@ impl Default for SimOptions {
 }
 
 impl SimOptions {
-    /// The watchdog's limit for a launch (`None`: none).
-    pub fn resolved_watchdog(&self) -> Option<std::time::Duration> {
+    /// The watchdog's limit for a launch (`None`: none); an error when
+    /// `CUDAJIT_SIM_WATCHDOG_S` is consulted and is not a number of seconds.
+    pub fn resolved_watchdog(&self) -> Result<Option<std::time::Duration>, EnvVarError> {
         match self.watchdog {
-            Some(limit) => (limit != std::time::Duration::MAX).then_some(limit),
+            Some(limit) => Ok((limit != std::time::Duration::MAX).then_some(limit)),
             None => watchdog::limit_from_environment(),
         }
     }
@@ -185,29 +189,25 @@ impl SimOptions {
     /// Whether a launch tracks races on global memory: [`SimOptions::global_race_detection`],
     /// or `CUDAJIT_SIM_RACES`; an error naming the variable if its value is neither `global`
     /// nor `shared`.
-    pub fn resolved_global_race_detection(&self) -> Result<bool, String> {
+    pub fn resolved_global_race_detection(&self) -> Result<bool, EnvVarError> {
         match self.global_race_detection {
             Some(on) => Ok(on),
             None => global_races::enabled_by_environment(),
         }
     }
 
-    /// The number of host threads a launch of `blocks` blocks uses.
-    pub fn resolved_workers(&self) -> usize {
-        let requested = if self.workers > 0 {
-            self.workers
-        } else {
-            std::env::var("CUDAJIT_SIM_THREADS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|&n: &usize| n > 0)
-                .unwrap_or_else(|| {
-                    std::thread::available_parallelism()
-                        .map(|n| n.get())
-                        .unwrap_or(1)
-                })
-        };
-        requested.max(1)
+    /// The number of host threads a launch uses: `workers`, else `CUDAJIT_SIM_THREADS`
+    /// (an error when it is not a whole number above 0), else every core.
+    pub fn resolved_workers(&self) -> Result<usize, EnvVarError> {
+        if self.workers > 0 {
+            return Ok(self.workers);
+        }
+        let configured = EnvVar::process(THREADS_VARIABLE).count()?;
+        Ok(configured.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }))
     }
 }
 
@@ -390,13 +390,16 @@ pub fn launch_group(
     for (launch, structs) in launches.iter().zip(&struct_memory) {
         prepared.push(prepare(launch, structs)?);
     }
-    let track_global =
-        options
-            .resolved_global_race_detection()
-            .map_err(|detail| SimError::Launch {
-                kernel: first.program.kernel.clone(),
-                detail,
-            })?;
+    // The environment's settings, read before anything runs: a bad one fails the launch.
+    let environment_error = |error: EnvVarError| SimError::Launch {
+        kernel: first.program.kernel.clone(),
+        detail: error.to_string(),
+    };
+    let watchdog = options.resolved_watchdog().map_err(environment_error)?;
+    let workers = options.resolved_workers().map_err(environment_error)?;
+    let track_global = options
+        .resolved_global_race_detection()
+        .map_err(environment_error)?;
     let global_races: Vec<Option<global_races::GlobalRaces>> = prepared
         .iter()
         .map(|p| track_global.then(|| global_races::GlobalRaces::new(&p.regions.tracked)))
@@ -447,11 +450,10 @@ pub fn launch_group(
             externs: binding.as_ref(),
             externals: &externals,
             label: launch.label.as_deref(),
-            watchdog: options.resolved_watchdog(),
+            watchdog,
             cluster: launch.config.cluster.unwrap_or(Dim3 { x: 1, y: 1, z: 1 }),
         })
         .collect();
-    let workers = options.resolved_workers();
     let stats = if first.config.cooperative {
         if launches.len() > 1 {
             return Err(SimError::Launch {

@@ -55,8 +55,65 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// The array type of `expr` when it names an array value: a local array, an array
+    /// parameter or an array field (not a call, which makes its own array).
+    pub(super) fn array_value_type(
+        &mut self,
+        expr: &Expr,
+    ) -> Result<Option<Handle<Type>>, LowerError> {
+        let types = self.types;
+        let expr = types.desugared(expr).unwrap_or(expr);
+        match &expr.kind {
+            ExprKind::Var(name) => Ok(match self.scopes.lookup(name) {
+                Some(Binding::Array(local, _)) => Some(self.function.locals[local].ty),
+                Some(Binding::ArrayArgument(index, _)) => {
+                    let ty = self.function.arguments[index as usize].ty;
+                    match self.program.module.types[ty].inner {
+                        TypeInner::Pointer { base, .. } => Some(base),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }),
+            ExprKind::Field { base, field } => {
+                if self.array_field_len(expr)?.is_none() {
+                    return Ok(None);
+                }
+                let struct_ty = self.struct_of(base)?;
+                Ok(match &self.program.module.types[struct_ty].inner {
+                    TypeInner::Struct { members, .. } => {
+                        members.iter().find(|m| &m.name == field).map(|m| m.ty)
+                    }
+                    _ => None,
+                })
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A new local array named `name` holding a copy of the array value `value`.
+    pub(super) fn copied_array(
+        &mut self,
+        name: &str,
+        value: &Expr,
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<LocalVariable>, LowerError> {
+        let array_ty = self.array_value_type(value)?.ok_or_else(|| {
+            LowerError::new(
+                value.span,
+                "an array is expected here: a local array, an array parameter or an array field",
+            )
+        })?;
+        let (source, len) = self.array_source(value, block)?;
+        let local = self.local(name, array_ty, span);
+        let target = self.expr_node(Expression::LocalPointer(local), span);
+        self.copy_array(source, target, len, span, block);
+        Ok(local)
+    }
+
     /// The length of the array type `ty`.
-    fn array_len_of(&self, ty: Handle<Type>) -> Option<u32> {
+    pub(super) fn array_len_of(&self, ty: Handle<Type>) -> Option<u32> {
         match self.program.module.types[ty].inner {
             TypeInner::Array { len, .. } => Some(len),
             _ => None,

@@ -29,17 +29,16 @@ impl Lowerer<'_, '_> {
         let function = self.program.instance(&instance, expr.span)?;
         let params = library.get(&instance.name).map(|f| f.params.as_slice());
         let mut arguments = Vec::new();
-        let mut captured = Vec::new();
         for (index, arg) in args.iter().enumerate() {
-            // The IR argument this one becomes: closures add none here (their captures
-            // follow the other arguments).
+            // The IR argument this one becomes (a closure becomes its captures, so the
+            // count of arguments pushed so far, not `index`, is the position).
             let param_ty = self.program.module.functions[function]
                 .arguments
                 .get(arguments.len())
                 .map(|a| a.ty);
             let argument = match (params.and_then(|p| p.get(index)), param_ty) {
-                // A closure passes what it captures, after the other arguments (the
-                // instance's hidden parameters, `closures::instantiate`).
+                // A closure passes what it captures, in its own parameter's place: there
+                // `closures::instantiate` puts the instance's hidden parameters.
                 (
                     Some(ast::Param {
                         ty: ParamType::Closure { .. },
@@ -48,7 +47,10 @@ impl Lowerer<'_, '_> {
                     _,
                 ) => {
                     if let ExprKind::Closure { captures, .. } = &arg.kind {
-                        captured.extend(captures);
+                        for capture in captures {
+                            let value = self.expr(capture, block)?;
+                            arguments.push(value);
+                        }
                     }
                     continue;
                 }
@@ -78,13 +80,18 @@ impl Lowerer<'_, '_> {
                 ) => self.extern_argument(arg, param, block)?,
                 _ => {
                     self.reject_copy(arg)?;
-                    self.expr(arg, block)?
+                    let value = self.expr(arg, block)?;
+                    // Evaluated before the later arguments' statements, as Rust orders them.
+                    match self.type_of(arg) {
+                        Ok(ty) => {
+                            let later: Vec<&Expr> = args[index + 1..].iter().collect();
+                            self.ordered(value, ty, &later, arg.span, block)
+                        }
+                        Err(_) => value,
+                    }
                 }
             };
             arguments.push(argument);
-        }
-        for capture in captured {
-            arguments.push(self.expr(capture, block)?);
         }
         // A function returning an array writes it through a hidden last argument: an
         // array of the caller's, which the call's value then is.

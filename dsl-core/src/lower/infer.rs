@@ -32,6 +32,8 @@ enum Constraint {
     AnyInt,
     /// Some float type (an unsuffixed float literal).
     AnyFloat,
+    /// Some integer or float type (the zero an iterator's `sum()` starts from).
+    AnyNumber,
     Known(Scalar),
 }
 
@@ -186,6 +188,7 @@ pub(super) fn infer(
     let mut inference = Inference {
         spec,
         library,
+        constants: &function.constants,
         parent: Vec::new(),
         constraint: Vec::new(),
         scopes: Scopes::default(),
@@ -202,7 +205,8 @@ pub(super) fn infer(
         result_array: None,
     };
     inference.scopes.push();
-    for constant in &function.constants {
+    // Scalars; constant tables are local arrays by now (`tables.rs`).
+    for constant in function.constants.iter().filter(|c| c.len.is_none()) {
         let var = inference.known(constant.ty);
         inference.scopes.bind(constant.name, Binding::Var(var));
     }
@@ -334,6 +338,8 @@ pub(super) fn infer(
 struct Inference<'a> {
     spec: &'a Specialization,
     library: &'a ReachableItems,
+    /// The Rust constants the function names (closures it passes take theirs along).
+    constants: &'a [crate::constant::ConstantValue],
     parent: Vec<usize>,
     constraint: Vec<Constraint>,
     scopes: Scopes<Binding>,
@@ -698,10 +704,11 @@ impl Inference<'_> {
                     other => return Ok(other),
                 }
             }
-            ExprKind::Constant { ty, .. } => {
+            ExprKind::Constant { ty: Some(ty), .. } => {
                 let scalar = self.library.scalar(self.spec, ty, span)?;
                 self.known(scalar)
             }
+            ExprKind::Constant { ty: None, .. } => self.fresh(Constraint::AnyNumber),
             ExprKind::Math {
                 function,
                 receiver,
@@ -1253,6 +1260,28 @@ impl Inference<'_> {
                         *span,
                         format!("mismatched types: `{a}` and `{b}`"),
                     ));
+                }
+            }
+            // `c = b;` of arrays: a copy of every element.
+            Stmt::Assign {
+                place,
+                op: None,
+                value,
+                span,
+            } if matches!(
+                self.expr(place)?,
+                InferTy::Array(_) | InferTy::StructArray(_)
+            ) =>
+            {
+                match (self.expr(place)?, self.expr(value)?) {
+                    (InferTy::Array(a), InferTy::Array(b)) => self.unify(a, b, value.span)?,
+                    (InferTy::StructArray(a), InferTy::StructArray(b)) if a == b => {}
+                    _ => {
+                        return Err(LowerError::new(
+                            *span,
+                            "assign an array of the same element type",
+                        ))
+                    }
                 }
             }
             Stmt::Assign {
@@ -1963,11 +1992,20 @@ impl Inference<'_> {
             names.push(name.clone());
             types.push(ty);
         }
+        // The caller's constants the body names, which the instance is given.
+        let named = body.variables();
+        let constants = self
+            .constants
+            .iter()
+            .filter(|c| named.iter().any(|n| n == c.name))
+            .copied()
+            .collect();
         Ok(PendingClosure {
             closure: ClosureArg {
                 param: param.name.clone(),
                 params: resolved,
                 body: (**body).clone(),
+                constants,
                 // Placeholders, replaced when the types are known.
                 captures: names
                     .into_iter()
@@ -2140,7 +2178,7 @@ impl Inference<'_> {
         let root = self.find(var);
         match self.constraint[root] {
             Constraint::Known(s) => Ok(s),
-            Constraint::AnyInt => Ok(Scalar::I32),
+            Constraint::AnyInt | Constraint::AnyNumber => Ok(Scalar::I32),
             Constraint::AnyFloat => Ok(Scalar::F64),
             Constraint::Unknown => Err(LowerError::new(
                 span,
@@ -2216,6 +2254,7 @@ fn merge(a: Constraint, b: Constraint) -> Option<Constraint> {
     use Constraint::*;
     match (a, b) {
         (Unknown, x) | (x, Unknown) => Some(x),
+        (AnyNumber, x) | (x, AnyNumber) if x != Known(Scalar::Bool) => Some(x),
         (AnyInt, AnyInt) => Some(AnyInt),
         (AnyFloat, AnyFloat) => Some(AnyFloat),
         (AnyInt, Known(s)) | (Known(s), AnyInt) if s.is_integer() => Some(Known(s)),
@@ -2230,6 +2269,7 @@ fn describe(c: Constraint) -> String {
         Constraint::Unknown => "an unknown type".into(),
         Constraint::AnyInt => "an integer".into(),
         Constraint::AnyFloat => "a float".into(),
+        Constraint::AnyNumber => "a number".into(),
         Constraint::Known(s) => format!("`{s}`"),
     }
 }

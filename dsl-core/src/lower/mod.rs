@@ -30,6 +30,7 @@ mod rows;
 mod scope;
 mod spec;
 mod stmt;
+mod tables;
 mod tensor_map;
 mod views;
 
@@ -141,7 +142,8 @@ impl Program<'_> {
         is_kernel: bool,
     ) -> Result<Handle<Function>, LowerError> {
         self.active.push(source.name.clone());
-        let result = self.lower_function_body(source, spec, is_kernel);
+        let source = tables::with_tables(source);
+        let result = self.lower_function_body(&source, spec, is_kernel);
         self.active.pop();
         let function = result?;
         Ok(self.module.functions.append(function))
@@ -182,7 +184,7 @@ impl Program<'_> {
         let mut body = Block::new();
         lowerer.scopes.push();
         // Rust constants the body names: literals, like the const generics.
-        for constant in &source.constants {
+        for constant in source.constants.iter().filter(|c| c.len.is_none()) {
             lowerer
                 .scopes
                 .bind(constant.name, Binding::Constant(constant.literal()));

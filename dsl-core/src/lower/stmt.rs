@@ -132,6 +132,20 @@ impl Lowerer<'_, '_> {
             Stmt::LetTuple { names, init, .. } if matches!(init.kind, ExprKind::SplitAt { .. }) => {
                 self.split_at_let(names, init, out)?
             }
+            // `let b = a;` of an array: a local array of its own, every element copied
+            // (arrays are `Copy` values in Rust).
+            Stmt::Let {
+                name,
+                init: Some(init),
+                span,
+                ..
+            } if self.array_value_type(init)?.is_some() => {
+                let local = self.copied_array(name, init, *span, out)?;
+                let len = self
+                    .array_len_of(self.function.locals[local].ty)
+                    .unwrap_or(0);
+                self.scopes.bind(name, Binding::Array(local, len));
+            }
             // `let r = tile(acc);`: the array the call wrote is the local.
             Stmt::Let {
                 name,
@@ -255,6 +269,30 @@ impl Lowerer<'_, '_> {
                 if let Some(call) = types.desugared_stmt(stmt) {
                     self.call(call, out, false)?;
                 }
+            }
+            // `c = b;` of arrays: every element copied (after all are read, so `a = b`
+            // and `b = a` in either order mean what Rust means).
+            Stmt::Assign {
+                place,
+                op: None,
+                value,
+                span,
+            } if self.array_value_type(place)?.is_some() => {
+                let copy = self.copied_array("array.assigned", value, *span, out)?;
+                let (target, len) = self.array_source(place, out)?;
+                let target = match target {
+                    arrays::ArraySource::Local(local) => {
+                        self.expr_node(Expression::LocalPointer(local), *span)
+                    }
+                    arrays::ArraySource::Pointer(pointer) => pointer,
+                    arrays::ArraySource::Repeat(_) => {
+                        return Err(LowerError::new(
+                            place.span,
+                            "an array literal cannot be assigned to",
+                        ))
+                    }
+                };
+                self.copy_array(arrays::ArraySource::Local(copy), target, len, *span, out);
             }
             Stmt::Assign {
                 place,

@@ -304,15 +304,18 @@ impl Parser<'_> {
         let body = self.expr(&closure.body);
         self.pop_scope();
         let body = body?;
-        // What it reads of the caller: its bound names (and the Rust constants it names,
-        // known only here), not its own parameters.
+        // What it reads of the caller: the variables of its body that name the caller's
+        // bindings (and the Rust constants it names, known only here), not its own
+        // parameters. Variables, not every identifier: a field (`p.scale`), a method or a
+        // path segment that happens to share a local's name is not a capture.
         let mut captures = Vec::new();
-        for name in names {
+        for name in body.variables() {
             if params.iter().any(|p| p.name == name) {
                 continue;
             }
-            let constant = self.is_constant(&name);
-            if !self.is_bound(&name) && !constant {
+            // Rust constants the body names are not captured: the function's instance
+            // for this closure is given their values (`lower::closures`).
+            if !self.is_bound(&name) {
                 continue;
             }
             if self.tuple_arity(&name).is_some() || self.alias(&name).is_some() {

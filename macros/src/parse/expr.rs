@@ -220,6 +220,10 @@ impl Parser<'_> {
     pub(super) fn dereferenced(&self, expr: &syn::Expr) -> Option<Expr> {
         match expr {
             syn::Expr::Paren(paren) => self.dereferenced(&paren.expr),
+            // `**v` of a reference to a reference (an iterator's `filter` gets `&&T`).
+            syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                self.dereferenced(&unary.expr)
+            }
             syn::Expr::Path(path) if path.qself.is_none() => {
                 let name = path.path.get_ident()?.to_string();
                 self.alias(&name).or_else(|| {
@@ -295,6 +299,9 @@ impl Parser<'_> {
     fn method_call(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
         let span = span_at(call);
         let method = call.method.to_string();
+        if super::iterator_chain::is_consumer(call) {
+            return self.consume_chain(call);
+        }
         if method == "len" && call.args.is_empty() && call.turbofish.is_none() {
             let receiver = self.expr(&call.receiver)?;
             return Some(Expr {
@@ -345,7 +352,11 @@ impl Parser<'_> {
                 return None;
             }
             let receiver = self.expr(&call.receiver);
-            let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+            let args: Vec<Option<Expr>> = call
+                .args
+                .iter()
+                .map(|arg| self.method_argument(arg))
+                .collect();
             let start = call.method.span().start();
             self.method_sites.push((start.line, start.column));
             return Some(Expr {
@@ -632,6 +643,15 @@ impl Parser<'_> {
 
     /// An argument of a function call: a value, or `&name` / `&mut name` for the reference
     /// parameters of `#[extern_device]` functions (the lowering checks the callee takes one).
+    /// An argument of a method of a `#[device]` impl block, called as `a.m(..)` or
+    /// `Type::m(..)`: a closure, a reference (`&b`, `&mut s.pos`) or a value.
+    fn method_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
+        match self.closure_argument(arg) {
+            Some(closure) => closure,
+            None => self.call_argument(arg),
+        }
+    }
+
     pub(super) fn call_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
         let syn::Expr::Reference(reference) = arg else {
             return self.expr(arg);
@@ -687,7 +707,7 @@ impl Parser<'_> {
         if (name == "zero" || name == "one") && call.args.is_empty() {
             return Some(Expr {
                 kind: ExprKind::Constant {
-                    ty,
+                    ty: Some(ty),
                     one: name == "one",
                 },
                 span,
@@ -1254,7 +1274,12 @@ impl Parser<'_> {
         type_path.segments.pop_punct();
         self.record_type(&type_path);
         self.add_associated(&type_path, &function.ident);
-        let args: Vec<Option<Expr>> = call.args.iter().map(|arg| self.expr(arg)).collect();
+        // Arguments as a method's: `Vec3::dot(&a, &b)` passes the receiver by reference.
+        let args: Vec<Option<Expr>> = call
+            .args
+            .iter()
+            .map(|arg| self.method_argument(arg))
+            .collect();
         let args = args.into_iter().collect::<Option<Vec<Expr>>>();
         Some(args.map(|args| Expr {
             kind: ExprKind::Call {

@@ -9,7 +9,7 @@
 //! index of `enumerate()` to the loop counter, or to a counter of its own where the
 //! iteration order is not the index order. No iterator object exists at run time.
 
-use cudajit_core::ast::{Expr, ExprKind, Literal, RangeExpr, Stmt};
+use cudajit_core::ast::{Block, Expr, ExprKind, Literal, RangeExpr, Stmt};
 use cudajit_core::math::MathFunction;
 use cudajit_core::{Scalar, Span};
 
@@ -57,6 +57,19 @@ struct Chain {
 
 impl Parser<'_> {
     pub(super) fn for_loop(&mut self, for_loop: &syn::ExprForLoop) -> Option<Stmt> {
+        if super::iterator_chain::needs_pipeline(&for_loop.expr) {
+            return self.for_chain(for_loop);
+        }
+        self.for_loop_with(for_loop, |parser| Some(parser.block(&for_loop.body)))
+    }
+
+    /// The loop `for_loop` writes, with the body `body` makes once the pattern's names are
+    /// bound (the user's block, or an iterator chain's stages).
+    pub(super) fn for_loop_with(
+        &mut self,
+        for_loop: &syn::ExprForLoop,
+        body: impl FnOnce(&mut Self) -> Option<Block>,
+    ) -> Option<Stmt> {
         let label = label_name(&for_loop.label);
         let span = span_of(for_loop.for_token.span);
         let chain = self.chain(&for_loop.expr)?;
@@ -92,7 +105,7 @@ impl Parser<'_> {
         }
         let written_before = self.written.len();
         self.loops.push((label.clone(), None));
-        let body = self.block(&for_loop.body);
+        let body = body(self);
         self.loops.pop();
         self.pop_scope();
         if let Some(array) = &chain.copied {
@@ -104,9 +117,9 @@ impl Parser<'_> {
                 return None;
             }
         }
-        if !bound {
+        let (true, Some(body)) = (bound, body) else {
             return None;
-        }
+        };
         let mut body = self.no_tail_in(body, &for_loop.body);
         prelude.append(&mut body.stmts);
         body.stmts = prelude;

@@ -17,6 +17,7 @@ mod extern_block;
 mod format;
 mod impl_block;
 mod iterate;
+mod iterator_chain;
 mod loop_value;
 mod matching;
 mod option;

@@ -36,7 +36,7 @@ pub(crate) struct Parser<'e> {
     /// Statements that a statement expanded into, before the one it returned (tuples).
     pub(super) pending: Vec<Stmt>,
     /// Counter for the names of temporaries (`$tuple0`, ...).
-    temps: usize,
+    pub(super) temps: usize,
     /// The Rust constants the body names, each once: the name as the body writes it and
     /// the path the generated code evaluates.
     constants: Vec<(String, syn::Path)>,
@@ -208,11 +208,6 @@ impl<'e> Parser<'e> {
             associated: self.associated,
             method_sites: self.method_sites,
         }
-    }
-
-    /// Whether the body names the Rust constant `name` (recorded when parsed).
-    pub(super) fn is_constant(&self, name: &str) -> bool {
-        self.constants.iter().any(|(n, _)| n == name)
     }
 
     /// The innermost entry of `scopes` for `name`: the name itself, or one of its markers

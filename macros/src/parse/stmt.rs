@@ -74,7 +74,7 @@ impl<'e> Parser<'e> {
         }
     }
 
-    fn stmt(&mut self, stmt: &syn::Stmt) -> Option<Stmt> {
+    pub(super) fn stmt(&mut self, stmt: &syn::Stmt) -> Option<Stmt> {
         match stmt {
             syn::Stmt::Local(local) => self.local(local),
             syn::Stmt::Item(item) => {
@@ -533,8 +533,8 @@ pub(super) fn label_name(label: &Option<syn::Label>) -> Option<String> {
 /// flow, assignments and jumps (`if c { y[i] = v }` is ordinary Rust).
 fn is_statement_like(expr: &syn::Expr) -> bool {
     match expr {
+        syn::Expr::Loop(expr_loop) => !loop_has_value(expr_loop),
         syn::Expr::While(_)
-        | syn::Expr::Loop(_)
         | syn::Expr::ForLoop(_)
         | syn::Expr::Assign(_)
         | syn::Expr::Return(_)
@@ -553,6 +553,54 @@ fn is_statement_like(expr: &syn::Expr) -> bool {
 /// Whether a block ends in a value (a final expression that is not statement-like).
 fn block_has_value(block: &syn::Block) -> bool {
     matches!(block.stmts.last(), Some(syn::Stmt::Expr(e, None)) if !is_statement_like(e))
+}
+
+/// Whether a `loop` gives a value: a `break` in its body carries one, either unlabelled
+/// and outside nested loops, or naming the loop's label (`{ let mut k = 0; loop { k += 1;
+/// if k > n { break k; } } }` ends a block with a value). Breaks inside closures leave
+/// nothing of the loop's.
+fn loop_has_value(expr_loop: &syn::ExprLoop) -> bool {
+    use syn::visit_mut::VisitMut;
+    struct Finder {
+        label: Option<String>,
+        nested: usize,
+        found: bool,
+    }
+    impl VisitMut for Finder {
+        fn visit_expr_break_mut(&mut self, node: &mut syn::ExprBreak) {
+            if node.expr.is_some() {
+                let ours = match &node.label {
+                    None => self.nested == 0,
+                    Some(label) => self.label.as_deref() == Some(&*label.ident.to_string()),
+                };
+                self.found |= ours;
+            }
+            syn::visit_mut::visit_expr_break_mut(self, node);
+        }
+        fn visit_expr_loop_mut(&mut self, node: &mut syn::ExprLoop) {
+            self.nested += 1;
+            syn::visit_mut::visit_expr_loop_mut(self, node);
+            self.nested -= 1;
+        }
+        fn visit_expr_while_mut(&mut self, node: &mut syn::ExprWhile) {
+            self.nested += 1;
+            syn::visit_mut::visit_expr_while_mut(self, node);
+            self.nested -= 1;
+        }
+        fn visit_expr_for_loop_mut(&mut self, node: &mut syn::ExprForLoop) {
+            self.nested += 1;
+            syn::visit_mut::visit_expr_for_loop_mut(self, node);
+            self.nested -= 1;
+        }
+        fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    }
+    let mut finder = Finder {
+        label: expr_loop.label.as_ref().map(|l| l.name.ident.to_string()),
+        nested: 0,
+        found: false,
+    };
+    finder.visit_block_mut(&mut expr_loop.body.clone());
+    finder.found
 }
 
 /// An `if` without `else`, or whose branches end in statements, is a statement.
