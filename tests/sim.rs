@@ -427,30 +427,23 @@ fn integer_division_by_zero_is_reported_at_its_line() {
         .map(|i| i % 9 - 4)
         .map(|v| if v == 0 { 3 } else { v })
         .collect();
-    let (da, db) = (
-        stream.clone_htod(&a).unwrap(),
-        stream.clone_htod(&b).unwrap(),
-    );
-    let mut out = stream.alloc_zeros::<i32>(64).unwrap();
+    let da = stream.clone_htod(&a).unwrap();
+    let divide = |b: &[i32], remainder: bool| {
+        let db = stream.clone_htod(b).unwrap();
+        let mut out = stream.alloc_zeros::<i32>(64).unwrap();
+        let config = LaunchConfig::new(2, 32);
+        quotients::launch(&stream, config, &da, &db, &mut out, remainder)
+            .map(|()| stream.clone_dtoh(&out).unwrap())
+    };
     for remainder in [false, true] {
-        quotients::launch(
-            &stream,
-            LaunchConfig::new(2, 32),
-            &da,
-            &db,
-            &mut out,
-            remainder,
-        )
-        .unwrap();
         let expect: Vec<i32> = a
             .iter()
             .zip(&b)
             .map(|(x, y)| if remainder { x % y } else { x / y })
             .collect();
-        assert_eq!(stream.clone_dtoh(&out).unwrap(), expect);
+        assert_eq!(divide(&b, remainder).unwrap(), expect);
     }
     b[37] = 0;
-    let db = stream.clone_htod(&b).unwrap();
     for (remainder, text, message) in [
         (false, "a[i] / b[i]", "attempt to divide by zero"),
         (
@@ -459,15 +452,7 @@ fn integer_division_by_zero_is_reported_at_its_line() {
             "attempt to calculate the remainder with a divisor of zero",
         ),
     ] {
-        let error = quotients::launch(
-            &stream,
-            LaunchConfig::new(2, 32),
-            &da,
-            &db,
-            &mut out,
-            remainder,
-        )
-        .unwrap_err();
+        let error = divide(&b, remainder).unwrap_err();
         let Error::Simulator(SimError::DivisionByZero { site, remainder: r }) = &error else {
             panic!("expected a division by zero, got {error}");
         };
@@ -486,31 +471,21 @@ fn integer_division_by_zero_is_reported_at_its_line() {
 
     let a: Vec<u32> = (0..32).map(|i| 3 * i + 1).collect();
     let mut b: Vec<u32> = (0..32).map(|i| i % 5 + 1).collect();
-    let mut out = stream.alloc_zeros::<u32>(32).unwrap();
     let da = stream.clone_htod(&a).unwrap();
-    euclidean_quotients::launch(
-        &stream,
-        LaunchConfig::new(1, 32),
-        &da,
-        &stream.clone_htod(&b).unwrap(),
-        &mut out,
-    )
-    .unwrap();
+    let euclidean = |b: &[u32]| {
+        let mut out = stream.alloc_zeros::<u32>(32).unwrap();
+        let db = stream.clone_htod(b).unwrap();
+        euclidean_quotients::launch(&stream, LaunchConfig::new(1, 32), &da, &db, &mut out)
+            .map(|()| stream.clone_dtoh(&out).unwrap())
+    };
     let expect: Vec<u32> = a
         .iter()
         .zip(&b)
         .map(|(x, y)| x.div_euclid(*y) + x.div_ceil(*y) + x / 7)
         .collect();
-    assert_eq!(stream.clone_dtoh(&out).unwrap(), expect);
+    assert_eq!(euclidean(&b).unwrap(), expect);
     b[2] = 0;
-    let error = euclidean_quotients::launch(
-        &stream,
-        LaunchConfig::new(1, 32),
-        &da,
-        &stream.clone_htod(&b).unwrap(),
-        &mut out,
-    )
-    .unwrap_err();
+    let error = euclidean(&b).unwrap_err();
     assert!(
         matches!(&error, Error::Simulator(SimError::DivisionByZero { site, remainder: false }) if site.thread == [2, 0, 0]),
         "{error}"

@@ -197,35 +197,23 @@ fn a_fence_before_an_atomic_orders_blocks() {
         let stream = tracking(workers);
         let dvalues = stream.clone_htod(&values).unwrap();
         let mut partial = stream.alloc_zeros::<u32>(8).unwrap();
-        let mut tickets = stream.alloc_zeros::<u32>(1).unwrap();
         let mut total = stream.alloc_zeros::<u32>(1).unwrap();
-        let config = LaunchConfig::new(8, 32);
-        last_block_sums::launch(
-            &stream,
-            config,
-            &dvalues,
-            &mut partial,
-            &mut tickets,
-            &mut total,
-            true,
-        )
-        .unwrap();
-        assert_eq!(
-            stream.clone_dtoh(&total).unwrap(),
-            [values.iter().sum::<u32>()]
-        );
-
-        let mut tickets = stream.alloc_zeros::<u32>(1).unwrap();
-        let error = last_block_sums::launch(
-            &stream,
-            config,
-            &dvalues,
-            &mut partial,
-            &mut tickets,
-            &mut total,
-            false,
-        )
-        .unwrap_err();
+        let mut sums = |fence: bool| {
+            let mut tickets = stream.alloc_zeros::<u32>(1).unwrap();
+            let config = LaunchConfig::new(8, 32);
+            last_block_sums::launch(
+                &stream,
+                config,
+                &dvalues,
+                &mut partial,
+                &mut tickets,
+                &mut total,
+                fence,
+            )
+            .map(|()| stream.clone_dtoh(&total).unwrap()[0])
+        };
+        assert_eq!(sums(true).unwrap(), values.iter().sum::<u32>());
+        let error = sums(false).unwrap_err();
         let Error::Simulator(SimError::GlobalMemoryRace { site, detail }) = &error else {
             panic!("expected a data race on global memory, got {error}");
         };
