@@ -98,6 +98,10 @@ const BAD_VALUES: &[(&str, (&str, &str, &str))] = &[
     ),
     ("CUDAJIT_SIM_THREADS", ("all", "simulate", "whole number")),
     (
+        "CUDAJIT_SIM_RACES",
+        ("on", "simulate", "`shared`, `global`"),
+    ),
+    (
         "CUDAJIT_NOTICE_AFTER_S",
         ("soon", "simulate", "0 turns the notices off"),
     ),
@@ -126,6 +130,7 @@ fn a_bad_value_is_an_error_naming_the_variable_and_what_it_accepts() {
         let good = match variable {
             "CUDAJIT_BACKEND" => "sim",
             "CUDAJIT_SIM_THREADS" => "2",
+            "CUDAJIT_SIM_RACES" => "global",
             "CUDAJIT_BOUNDS_CHECKS" | "CUDAJIT_FMA" => "off",
             "CUDAJIT_LOG" => "debug",
             _ => "0",

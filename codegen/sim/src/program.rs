@@ -9,7 +9,7 @@
 //! is resumed at the next operation, which a flat program makes a matter of keeping its
 //! program counter.
 
-use cudajit_core::ast::{Axis, FormatPiece};
+use cudajit_core::ast::{Axis, BinaryOp, FormatPiece};
 use cudajit_core::intrinsics::{
     AddressSpace, AtomicAccess, AtomicOp, Intrinsic, ShuffleMode, VoteOp,
 };
@@ -310,6 +310,13 @@ pub(crate) enum Op {
     Ptx(Box<super::ptx::PtxOp>),
     /// The end of a function with a result, reached without `return`.
     FellOff,
+    /// Stops the thread if `divisor` is zero: an integer `/` or `%` (or `div_euclid`,
+    /// `rem_euclid`, `div_ceil`) by zero, where Rust panics (the GPU gives an unspecified
+    /// value). `remainder` names the operation in the report.
+    CheckDivisor {
+        divisor: Reg,
+        remainder: bool,
+    },
 }
 
 /// An `#[extern_device]` function the program calls.
@@ -402,6 +409,8 @@ pub struct Program {
     pub(crate) functions: Vec<CompiledFunction>,
     pub(crate) entry: u32,
     pub(crate) parameters: Vec<SimParameter>,
+    /// Each parameter's name, for messages.
+    pub(crate) parameter_names: Vec<String>,
     pub(crate) formats: Vec<PrintFormat>,
     pub(crate) messages: Vec<String>,
     pub(crate) shared: Vec<SharedLayout>,
@@ -487,6 +496,7 @@ impl Program {
             functions: Vec::new(),
             entry: entry.function.index() as u32,
             parameters: Vec::new(),
+            parameter_names: Vec::new(),
             formats: Vec::new(),
             messages: Vec::new(),
             shared,
@@ -549,6 +559,7 @@ impl Program {
                 }
             };
             program.parameters.push(parameter);
+            program.parameter_names.push(argument.name.clone());
         }
         Ok(program)
     }
@@ -561,6 +572,11 @@ impl Program {
     /// The parameters a launch supplies, in order (`#[comptime]` ones are compiled in).
     pub fn parameters(&self) -> &[SimParameter] {
         &self.parameters
+    }
+
+    /// The name of parameter `index` (empty if there is none).
+    pub(crate) fn parameter_name(&self, index: usize) -> &str {
+        self.parameter_names.get(index).map_or("", String::as_str)
     }
 
     /// Bytes of static shared memory per block.
@@ -760,6 +776,21 @@ impl<'a> FunctionCompiler<'a> {
     fn emit(&mut self, op: Op) {
         self.code.push(op);
         self.spans.push(self.span);
+    }
+
+    /// Checks the integer divisor `expression` (in `reg`) before a division, unless it is
+    /// a literal other than zero (a constant once the kernel is specialised).
+    fn check_divisor(&mut self, expression: Handle<Expression>, reg: Reg, remainder: bool) {
+        let nonzero_literal = matches!(
+            self.function.expressions[expression],
+            Expression::Literal(Literal::Int { bits, .. }) if bits != 0
+        );
+        if !nonzero_literal {
+            self.emit(Op::CheckDivisor {
+                divisor: reg,
+                remainder,
+            });
+        }
     }
 
     fn label(&mut self) -> Label {
@@ -1056,6 +1087,9 @@ impl<'a> FunctionCompiler<'a> {
                 };
                 let a = self.expr(left)?;
                 let b = self.expr(right)?;
+                if matches!(op, BinaryOp::Div | BinaryOp::Rem) && s.is_integer() {
+                    self.check_divisor(right, b, op == BinaryOp::Rem);
+                }
                 let dst = target(self);
                 self.emit(Op::Binary { f, dst, a, b });
                 dst
@@ -1337,6 +1371,13 @@ impl<'a> FunctionCompiler<'a> {
         let a = self.expr(argument)?;
         let b = arg1.map(|h| self.expr(h)).transpose()?;
         let c = arg2.map(|h| self.expr(h)).transpose()?;
+        let divides = matches!(
+            function,
+            MathFunction::DivEuclid | MathFunction::RemEuclid | MathFunction::DivCeil
+        );
+        if let (true, true, Some(divisor), Some(b)) = (divides, s.is_integer(), arg1, b) {
+            self.check_divisor(divisor, b, function == MathFunction::RemEuclid);
+        }
         let dst = match dst {
             Some(dst) => dst,
             None => self.temp(handle, 1),
