@@ -399,6 +399,7 @@ fn fp8_dispatch(
 }
 
 fn main() -> Result<()> {
+    cudajit::log::init()?;
     let ranks = ranks(132)?;
     let moe = ranks.moe();
     let simulated = matches!(ranks, Ranks::Sim(_));

@@ -35,6 +35,9 @@ fn main() {
 
 /// Runs SAXPY; `Ok(false)` if the result is wrong.
 fn run() -> Result<bool, cudajit::Error> {
+    // cudajit's log on stderr, at the level `CUDAJIT_LOG` names (`debug`: every compile and
+    // cache miss; `trace`: every simulated launch). A library installs no logger itself.
+    cudajit::log::init()?;
     // The GPU if there is one, else the CPU simulator (`CUDAJIT_BACKEND=gpu|sim` decides).
     let stream = Stream::new()?;
     let n = match (stream.backend(), stream.cuda()) {

@@ -1,6 +1,6 @@
 //! Differential testing of the CPU simulator against the GPU with random kernels: each
 //! kernel (random expression trees and control flow, built as IR by
-//! `cudajit_sim::random`) is run on the simulator, compiled by libNVVM and nvJitLink
+//! `cudajit_kernel_generator`) is run on the simulator, compiled by libNVVM and nvJitLink
 //! without FMA contraction, run on GPU 0 and compared element by element. Prints a summary
 //! and every mismatch with the kernel's text; exits with 1 on any failure.
 //!

@@ -63,7 +63,10 @@ fn main() -> Result<(), cudajit::Error> {
         workers,
         ..SimOptions::default()
     };
-    println!("CPU simulator, {} host threads", options.resolved_workers());
+    println!(
+        "CPU simulator, {} host threads",
+        options.resolved_workers()?
+    );
     let stream = SimStream::with_options(options.clone());
 
     // SAXPY, 1 Mi elements.

@@ -18,6 +18,8 @@ step "quickstart, second process (disk cache)"
 ./bin/quickstart
 step "GPU tests"
 ./bin/test-gpu --test-threads=1
+step "bounds-check messages name the simulator's file:line:column and function (CUDAJIT_BOUNDS_CHECKS=1 in each child)"
+./bin/test-check_locations --test-threads=1 --nocapture
 step "kernel-suite tests (the benchmark's kernels at odd sizes)"
 ./bin/test-kernels --test-threads=1
 step "pipeline tests against the machine's CUDA toolkit"

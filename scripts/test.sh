@@ -49,6 +49,10 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --features cudajit/cli,cudajit/moe --quiet -- -D warnings
+# Every simulated launch from here on also checks global memory for data races (off by
+# default, docs/simulator.md#races-on-global-memory): a test kernel that races is a bug of
+# the test even when its results happen to agree.
+export CUDAJIT_SIM_RACES=global
 echo "== cargo test"
 cargo test --workspace --features cudajit/cli,cudajit/moe
 echo "== NCCL's unique id over MPI (the mpi feature) under mpirun -np 2 and -np 4"

@@ -73,6 +73,26 @@
 //! }
 //! ```
 //!
+//! The simulator runs a kernel without a GPU but does not compile it for one. The GPU
+//! compile itself (NVVM IR, libNVVM, nvJitLink, a checked cubin) needs NVIDIA's compiler
+//! libraries but no GPU: [`Kernel::compile_for_arch`] (and `compile_for_arch_with` for a
+//! specialisation) is how a test or CI holds a kernel to a real build.
+//!
+//! ```no_run
+//! # use cudajit::prelude::*;
+//! # #[kernel]
+//! # fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {}
+//! # fn main() -> Result<(), cudajit::Error> {
+//! let compiled = saxpy::KERNEL.compile_for_arch(cudajit::Arch::SM_90)?;
+//! println!("{} bytes of sm_90 cubin for `{}`", compiled.cubin.len(), compiled.entry);
+//! // The NVVM IR alone needs no NVIDIA library at all.
+//! assert!(saxpy::KERNEL.nvvm_ir()?.contains("saxpy"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! cudajit logs through `tracing` and installs no subscriber: see [`log`].
+//!
 //! A generic kernel's launcher is generic over the same parameters, and a `#[comptime]`
 //! argument is compiled in: each combination is a specialisation, compiled once.
 //!

@@ -60,6 +60,11 @@ fn child() {
         "run by the parent tests only"
     );
     let var = |name: &str| std::env::var(name).unwrap_or_default();
+    // A program turns cudajit's log on itself; the scenarios without CUDAJIT_LOG run
+    // without any subscriber.
+    if std::env::var_os("CUDAJIT_LOG").is_some() {
+        cudajit::log::init().expect("the stderr logger");
+    }
     if let Some(go) = std::env::var_os("CUDAJIT_FAULT_GO") {
         let deadline = Instant::now() + Duration::from_secs(60);
         while !Path::new(&go).exists() && Instant::now() < deadline {

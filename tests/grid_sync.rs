@@ -52,10 +52,13 @@ fn two_phase_sum(x: &[f32], partials: &mut [f32], total: &mut [f32], seen: &mut 
     }
 }
 
-/// A grid barrier inside a device function.
+/// A grid barrier inside a device function (one thread per block writes: the threads of
+/// a block writing one element would race).
 #[device]
 fn publish_then_wait(out: &mut [u32], b: usize) {
-    out[b] = 1;
+    if thread_idx().x == 0 {
+        out[b] = 1;
+    }
     grid_sync();
 }
 

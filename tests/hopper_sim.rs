@@ -41,7 +41,8 @@ fn publish(out: &mut [u32], publisher: u32, arrive: u32) {
         mbarrier_arrive(bar);
     }
     mbarrier_wait_parity(bar, 0);
-    out[t as usize] = value[0];
+    // Each block its own part of `out` (blocks writing the same elements would race).
+    out[(block_idx().x * block_dim().x + t) as usize] = value[0];
 }
 
 /// Threads 0 and 32 hand a value back and forth `rounds` times over two barriers, each
@@ -76,10 +77,10 @@ fn ping_pong(out: &mut [u32], rounds: u32) {
 #[test]
 fn mbarrier_phases_order_the_threads_that_wait_on_them() {
     let stream = SimStream::new();
-    let mut out = stream.alloc_zeros::<u32>(128).unwrap();
+    let mut out = stream.alloc_zeros::<u32>(256).unwrap();
     for publisher in [0u32, 100] {
         publish::launch(&stream, LaunchConfig::new(2, 128), &mut out, publisher, 1).unwrap();
-        assert_eq!(stream.clone_dtoh(&out).unwrap(), vec![42 + publisher; 128]);
+        assert_eq!(stream.clone_dtoh(&out).unwrap(), vec![42 + publisher; 256]);
     }
     let mut rounds = stream.alloc_zeros::<u32>(7).unwrap();
     ping_pong::launch(&stream, LaunchConfig::new(1, 64), &mut rounds, 7).unwrap();

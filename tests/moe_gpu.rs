@@ -43,19 +43,31 @@ fn gpus_or_skip() -> Option<Communicator> {
 /// One test at a time owns the GPUs.
 static GPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn run_on_gpus(cases: &[Case], io: Io) {
+/// Runs `body` on every GPU of the machine as one group's ranks, with a device
+/// communicator of `barriers` LSA barriers (one test at a time); skips with the reason
+/// where there are not 2 GPUs.
+fn with_gpu_ranks(barriers: u32, body: impl FnOnce(MoeRanks<'_>)) {
     let _gpus = GPUS.lock().unwrap_or_else(|p| p.into_inner());
     let Some(comm) = gpus_or_skip() else {
         return;
     };
-    let ctas = cases.iter().map(|c| c.ctas).max().unwrap_or(1);
     let dev_comm = comm
-        .create_dev_comm(&DevCommRequirements::lsa_barriers(ctas))
+        .create_dev_comm(&DevCommRequirements::lsa_barriers(barriers))
         .expect("a device communicator");
-    let ranks = MoeRanks::Gpu {
+    body(MoeRanks::Gpu {
         comm: &comm,
         dev_comm: &dev_comm,
-    };
+    });
+    dev_comm.close().unwrap();
+    comm.close().unwrap();
+}
+
+fn run_on_gpus(cases: &[Case], io: Io) {
+    let ctas = cases.iter().map(|c| c.ctas).max().unwrap_or(1);
+    with_gpu_ranks(ctas, |ranks| run_cases(ranks, cases, io));
+}
+
+fn run_cases(ranks: MoeRanks<'_>, cases: &[Case], io: Io) {
     let n = ranks.nranks();
     for case in cases {
         let mut case = case.clone();
@@ -66,8 +78,6 @@ fn run_on_gpus(cases: &[Case], io: Io) {
         eprintln!("{n} GPUs, {io:?}: {case:?}");
         run_with(ranks, &case, io);
     }
-    dev_comm.close().unwrap();
-    comm.close().unwrap();
 }
 
 fn small(hidden: usize, top_k: usize, routing: Routing, staged: bool) -> Case {
@@ -141,6 +151,18 @@ fn moe_small_cases_on_gpus() {
         }
     }
     run_on_gpus(&cases, Io::Windows);
+}
+
+/// FP8 dispatch of blocks whose largest magnitude is tiny but not zero (bf16 subnormals,
+/// values below 448 / f32::MAX, an all-zero block), both modes, on the GPUs: the kernel's
+/// scale computed by the hardware, checked against the e4m3 format's definition.
+#[test]
+fn moe_fp8_tiny_blocks_on_gpus() {
+    with_gpu_ranks(2, |ranks| {
+        for mode in [MoeMode::LowLatency, MoeMode::HighThroughput] {
+            moe_cases::tiny_fp8_blocks::run(ranks, mode);
+        }
+    });
 }
 
 /// The buffer-taking forms (`dispatch_from`, `dispatch_send_from`, `combine_from`,
@@ -236,23 +258,12 @@ fn moe_nccl_ep_shapes_on_gpus() {
 /// the group is made, naming the count.
 #[test]
 fn moe_too_few_barriers_is_an_error_on_gpus() {
-    let _gpus = GPUS.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(comm) = gpus_or_skip() else {
-        return;
-    };
-    let dev_comm = comm
-        .create_dev_comm(&DevCommRequirements::lsa_barriers(2))
-        .expect("a device communicator");
-    let ranks = MoeRanks::Gpu {
-        comm: &comm,
-        dev_comm: &dev_comm,
-    };
-    let mut config = MoeConfig::low_latency(8 * ranks.nranks(), 16, 64);
-    config.ctas = 3;
-    let error = MoeGroup::new(ranks, config).unwrap_err();
-    assert_eq!(error.dimension(), Some("lsa_barrier_count"), "{error}");
-    config.ctas = 2;
-    MoeGroup::new(ranks, config).unwrap().close().unwrap();
-    dev_comm.close().unwrap();
-    comm.close().unwrap();
+    with_gpu_ranks(2, |ranks| {
+        let mut config = MoeConfig::low_latency(8 * ranks.nranks(), 16, 64);
+        config.ctas = 3;
+        let error = MoeGroup::new(ranks, config).unwrap_err();
+        assert_eq!(error.dimension(), Some("lsa_barrier_count"), "{error}");
+        config.ctas = 2;
+        MoeGroup::new(ranks, config).unwrap().close().unwrap();
+    });
 }

@@ -226,6 +226,47 @@ fn buffer_sizes_are_checked() {
     assert!(matches!(error, MoeError::WrongMode { .. }), "{error}");
 }
 
+/// A high-throughput `combine_from` buffer of whole rows, but fewer than the tokens the
+/// rank received, is a `Mismatch` naming it (the missing rows would be the window's stale
+/// ones); one row per received token is enough.
+#[test]
+fn high_throughput_combine_from_needs_a_row_per_received_token() {
+    let world = world(2);
+    let ranks = MoeRanks::Sim(&world);
+    let mut config = MoeConfig::high_throughput(4, 4, 8);
+    config.ctas = 2;
+    config.threads = 32;
+    let group = MoeGroup::new(ranks, config).unwrap();
+    let mut handle = group.handle(1).unwrap();
+    // Rank 0 keeps two of its three tokens (experts 0, 1 live on rank 0), rank 1 sends it
+    // one: rank 0 receives 3 tokens; rank 1 receives 2.
+    handle.set_routing(0, &[0, 1, 2], &[1.0; 3]).unwrap();
+    handle.set_routing(1, &[3, 0], &[1.0; 2]).unwrap();
+    let streams = [group.stream(0).unwrap(), group.stream(1).unwrap()];
+    for (r, stream) in streams.iter().enumerate() {
+        group.layout(r, stream, &mut handle).unwrap();
+    }
+    for (r, stream) in streams.iter().enumerate() {
+        group.dispatch(r, stream, &handle).unwrap();
+    }
+    assert_eq!(handle.read_received_tokens(0).unwrap(), 3);
+    let two_rows = streams[0].alloc_zeros::<bf16>(2 * 8).unwrap();
+    let error = group
+        .combine_from(0, &streams[0], &handle, &two_rows)
+        .unwrap_err();
+    eprintln!("{error}");
+    assert_eq!(error.dimension(), Some("expert output buffer"));
+    assert!(error.to_string().contains("3 × 8"), "{error}");
+    for (r, stream) in streams.iter().enumerate() {
+        let rows = handle.read_received_tokens(r).unwrap();
+        let outputs = stream.alloc_zeros::<bf16>(rows * 8).unwrap();
+        group.combine_from(r, stream, &handle, &outputs).unwrap();
+    }
+    for stream in &streams {
+        stream.synchronize().unwrap();
+    }
+}
+
 fn high_throughput(mut case: Case) -> Case {
     case.mode = MoeMode::HighThroughput;
     case
@@ -370,6 +411,70 @@ fn fp8_dispatch_in_both_modes_on_2_4_8_ranks() {
     run_on(2, &staged);
 }
 
+/// FP8 dispatch of blocks whose largest magnitude is tiny but not zero (below 448 /
+/// f32::MAX, bf16 subnormals included), next to an all-zero block and ordinary ones, in
+/// both modes on 2 and 4 ranks: no NaN, every element within half an e4m3 step of the
+/// format's definition (not the quantiser's own formula).
+#[test]
+fn fp8_blocks_of_tiny_magnitudes_keep_their_values() {
+    for ranks in [2, 4] {
+        for mode in [MoeMode::LowLatency, MoeMode::HighThroughput] {
+            let world = world(ranks);
+            moe_cases::tiny_fp8_blocks::run(MoeRanks::Sim(&world), mode);
+        }
+    }
+}
+
+/// The host quantiser (the kernels' code run on the host) against the e4m3 format's
+/// definition at every magnitude of bf16, from its smallest subnormal up, in full and
+/// partial blocks, with zeros among the values.
+#[test]
+fn fp8_quantisation_keeps_its_bound_at_every_magnitude() {
+    use cudajit::nccl::moe::fp8;
+    use moe_cases::e4m3_reference;
+    let mut rng = moe_cases::Rng::new(17);
+    for exponent in -133..=120 {
+        for len in [128, 77] {
+            let block: Vec<bf16> = (0..len)
+                .map(|k| {
+                    let mantissa = 1.0 + rng.below(128) as f32 / 128.0;
+                    let sign = if rng.below(2) == 0 { -1.0 } else { 1.0 };
+                    let zero = k % 7 == 3;
+                    let v = if zero { 0.0 } else { sign * mantissa };
+                    // Scaled in two steps: 2^exponent alone may not be an f32.
+                    let half = exponent / 2;
+                    bf16::from_f32(v * 2f32.powi(half) * 2f32.powi(exponent - half))
+                })
+                .collect();
+            let (bytes, scales) = fp8::quantize(&block);
+            let x: Vec<f32> = block.iter().map(|v| v.to_f32()).collect();
+            let what = || format!("2^{exponent}, {len} elements");
+            e4m3_reference::check_token(&x, &bytes, &scales, &what);
+        }
+    }
+}
+
+/// The reference itself, on values the e4m3 format defines.
+#[test]
+fn the_e4m3_reference_knows_the_format() {
+    use moe_cases::e4m3_reference::{half_gap, magnitudes, value};
+    // 0x7e is 448, 0x08 the smallest normal 2^-6, 0x01 the smallest subnormal 2^-9.
+    assert_eq!(value(0x7e), Some(448.0));
+    assert_eq!(value(0x08), Some(2f64.powi(-6)));
+    assert_eq!(value(0x01), Some(2f64.powi(-9)));
+    assert_eq!(value(0xb8), Some(-1.0));
+    assert_eq!(value(0x7f), None);
+    assert_eq!(value(0xff), None);
+    assert_eq!(magnitudes().len(), 127);
+    // Between 1 and 1.125 the gap is 1/8, between 256 and 288 it is 32; exact values
+    // have none.
+    assert_eq!(half_gap(1.05), 0.0625);
+    assert_eq!(half_gap(-300.0), 16.0);
+    assert_eq!(half_gap(1.0), 0.0);
+    assert_eq!(half_gap(0.0), 0.0);
+    assert_eq!(half_gap(2f64.powi(-10)), 2f64.powi(-10));
+}
+
 /// The e4m3 conversion: every finite value converts back to its own bits, halfway
 /// values round to even, larger values saturate to ±448, NaN stays NaN.
 #[test]
@@ -478,7 +583,7 @@ fn limits_are_errors_naming_the_dimension() {
     let nodes = SimWorld::with_nodes(2, 2).unwrap();
     assert_eq!(
         dimension(MoeGroup::new(MoeRanks::Sim(&nodes), small(8))),
-        "simulated nodes"
+        "LSA team size"
     );
 }
 

@@ -47,7 +47,9 @@ fn hand_over(out: &mut [u32], rounds: u32) {
             if t < 64 {
                 bar_sync(4, 64);
             }
-            out[(round * 128 + t) as usize] = data[(255 - t) as usize - 128];
+            // Each block its own rounds (blocks writing the same elements would race).
+            let row = block_idx().x * rounds + round;
+            out[(row * 128 + t) as usize] = data[(255 - t) as usize - 128];
             bar_arrive(3, 256);
         }
     }
@@ -55,18 +57,22 @@ fn hand_over(out: &mut [u32], rounds: u32) {
 }
 
 fn check_hand_over(stream: &Stream) {
-    let rounds = 5u32;
-    let mut out = stream.alloc_zeros::<u32>(128 * rounds as usize).unwrap();
-    hand_over::launch(stream, LaunchConfig::new(2, 256), &mut out, rounds).unwrap();
+    let (rounds, blocks) = (5u32, 2u32);
+    let mut out = stream
+        .alloc_zeros::<u32>((128 * rounds * blocks) as usize)
+        .unwrap();
+    hand_over::launch(stream, LaunchConfig::new(blocks, 256), &mut out, rounds).unwrap();
     let out = stream.clone_dtoh(&out).unwrap();
-    for round in 0..rounds {
+    for row in 0..rounds * blocks {
+        let round = row % rounds;
         for t in 0..128u32 {
             // Thread t reads the value thread 128 + (127 - t) wrote.
             let want = 1000 * round + 255 - t;
             assert_eq!(
-                out[(round * 128 + t) as usize],
+                out[(row * 128 + t) as usize],
                 want,
-                "round {round}, thread {t}"
+                "block {}, round {round}, thread {t}",
+                row / rounds
             );
         }
     }

@@ -15,6 +15,8 @@
 //!   `skip_while`, `chain`, `copied`, and `sum`, `product`, `count`, `fold` (with a
 //!   closure or `f32::max`), `min`/`max`(`_by_key`), `reduce`, `position`, `find`, `last`,
 //!   `any`, `all`, and `for` loops over such chains.
+// The chains are written the ways users write them, not always clippy's way.
+#![allow(clippy::manual_contains, clippy::map_clone)]
 
 mod common;
 

@@ -387,6 +387,112 @@ fn a_failed_assertion_names_kernel_block_and_thread() {
     eprintln!("reported: {error}");
 }
 
+#[kernel]
+fn quotients(a: &[i32], b: &[i32], out: &mut [i32], remainder: bool) {
+    let i = global_index();
+    if i < out.len() {
+        if remainder {
+            out[i] = a[i] % b[i];
+        } else {
+            out[i] = a[i] / b[i];
+        }
+    }
+}
+
+#[kernel]
+fn euclidean_quotients(a: &[u32], b: &[u32], out: &mut [u32]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = a[i].div_euclid(b[i]) + a[i].div_ceil(b[i]) + a[i] / 7;
+    }
+}
+
+/// The line of `tests/sim.rs` holding `text` (1-based).
+fn line_of(text: &str) -> usize {
+    include_str!("sim.rs")
+        .lines()
+        .position(|line| line.contains(text))
+        .expect("the text is in tests/sim.rs")
+        + 1
+}
+
+/// An integer division or remainder by zero stops the kernel at its line, as Rust would
+/// panic (the GPU's value is unspecified), naming the thread; without a zero divisor the
+/// quotients are Rust's.
+#[test]
+fn integer_division_by_zero_is_reported_at_its_line() {
+    let stream = SimStream::new();
+    let a: Vec<i32> = (0..64).map(|i| 1000 - 37 * i).collect();
+    let mut b: Vec<i32> = (0..64)
+        .map(|i| i % 9 - 4)
+        .map(|v| if v == 0 { 3 } else { v })
+        .collect();
+    let da = stream.clone_htod(&a).unwrap();
+    let divide = |b: &[i32], remainder: bool| {
+        let db = stream.clone_htod(b).unwrap();
+        let mut out = stream.alloc_zeros::<i32>(64).unwrap();
+        let config = LaunchConfig::new(2, 32);
+        quotients::launch(&stream, config, &da, &db, &mut out, remainder)
+            .map(|()| stream.clone_dtoh(&out).unwrap())
+    };
+    for remainder in [false, true] {
+        let expect: Vec<i32> = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| if remainder { x % y } else { x / y })
+            .collect();
+        assert_eq!(divide(&b, remainder).unwrap(), expect);
+    }
+    b[37] = 0;
+    for (remainder, text, message) in [
+        (false, "a[i] / b[i]", "attempt to divide by zero"),
+        (
+            true,
+            "a[i] % b[i]",
+            "attempt to calculate the remainder with a divisor of zero",
+        ),
+    ] {
+        let error = divide(&b, remainder).unwrap_err();
+        let Error::Simulator(SimError::DivisionByZero { site, remainder: r }) = &error else {
+            panic!("expected a division by zero, got {error}");
+        };
+        assert_eq!(*r, remainder);
+        assert_eq!((site.block, site.thread), ([1, 0, 0], [5, 0, 0]));
+        assert_eq!(site.kernel, "quotients");
+        let line = format!("tests/sim.rs:{}:", line_of(text));
+        assert!(
+            site.location.starts_with(&line),
+            "{} is not {line}",
+            site.location
+        );
+        assert!(error.to_string().contains(message), "{error}");
+        eprintln!("reported: {error}");
+    }
+
+    let a: Vec<u32> = (0..32).map(|i| 3 * i + 1).collect();
+    let mut b: Vec<u32> = (0..32).map(|i| i % 5 + 1).collect();
+    let da = stream.clone_htod(&a).unwrap();
+    let euclidean = |b: &[u32]| {
+        let mut out = stream.alloc_zeros::<u32>(32).unwrap();
+        let db = stream.clone_htod(b).unwrap();
+        euclidean_quotients::launch(&stream, LaunchConfig::new(1, 32), &da, &db, &mut out)
+            .map(|()| stream.clone_dtoh(&out).unwrap())
+    };
+    let expect: Vec<u32> = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| x.div_euclid(*y) + x.div_ceil(*y) + x / 7)
+        .collect();
+    assert_eq!(euclidean(&b).unwrap(), expect);
+    b[2] = 0;
+    let error = euclidean(&b).unwrap_err();
+    assert!(
+        matches!(&error, Error::Simulator(SimError::DivisionByZero { site, remainder: false }) if site.thread == [2, 0, 0]),
+        "{error}"
+    );
+    eprintln!("reported: {error}");
+}
+
 #[test]
 fn out_of_bounds_indices_are_reported_with_the_index() {
     let stream = SimStream::new();

@@ -3,8 +3,12 @@
 
 use std::time::{Duration, Instant};
 
+#[path = "common/long_loop.rs"]
+mod long_loop;
+
 use cudajit::prelude::*;
 use cudajit::{Error, SimError, SimOptions, SimStream};
+use long_loop::count_to;
 
 /// Thread 5 of block 1 waits for `flags[0]` to become nonzero; nothing ever writes it.
 #[kernel]
@@ -62,32 +66,21 @@ fn the_limit_comes_from_the_variable_and_can_be_turned_off() {
         watchdog: Some(Duration::MAX),
         ..SimOptions::default()
     };
-    assert_eq!(never.resolved_watchdog(), None);
+    assert_eq!(never.resolved_watchdog(), Ok(None));
     let explicit = SimOptions {
         watchdog: Some(Duration::from_secs(3)),
         ..SimOptions::default()
     };
-    assert_eq!(explicit.resolved_watchdog(), Some(Duration::from_secs(3)));
+    assert_eq!(
+        explicit.resolved_watchdog(),
+        Ok(Some(Duration::from_secs(3)))
+    );
     // Without the variable (the test harness does not set it), the generous default.
     if std::env::var_os(cudajit::simulator::watchdog::VARIABLE).is_none() {
         assert_eq!(
             SimOptions::default().resolved_watchdog(),
-            Some(cudajit::simulator::watchdog::DEFAULT_LIMIT)
+            Ok(Some(cudajit::simulator::watchdog::DEFAULT_LIMIT))
         );
-    }
-}
-
-/// One thread counts to `n`: a long loop that ends.
-#[kernel]
-fn count_to(n: u32, out: &mut [u32]) {
-    if global_index() == 0 {
-        let mut k = 0u32;
-        let mut sum = 0u32;
-        while k < n {
-            sum = sum.wrapping_add(k ^ 0x5a5a);
-            k += 1;
-        }
-        out[0] = sum;
     }
 }
 

@@ -26,7 +26,7 @@ impl CubinInfo {
 }
 
 /// A byte string that is not a usable cubin.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error("not a CUDA cubin: {0}")]
 pub struct CubinError(pub &'static str);
 

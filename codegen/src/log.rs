@@ -1,69 +1,79 @@
-//! `CUDAJIT_LOG=debug`: cudajit's log on stderr without setting up `tracing`.
+//! cudajit's log: `tracing` events and spans, and an opt-in stderr logger.
 //!
-//! cudajit logs through `tracing`. A program with its own subscriber (for example
-//! `tracing_subscriber::fmt` with `RUST_LOG=cudajit=debug`) sees everything there, and
-//! cudajit never replaces it. For everyone else, `CUDAJIT_LOG` makes cudajit *try* to
-//! install `tracing_subscriber`'s `fmt` subscriber on stderr, filtered by an
-//! [`EnvFilter`] built from the variable:
+//! cudajit logs through `tracing` and, being a library, never installs a subscriber of
+//! its own. A program sees cudajit's events in whatever subscriber it installs (targets
+//! `cudajit`, `cudajit_codegen`, `cudajit_sim`, `cudajit_nccl`; `RUST_LOG=cudajit=debug`
+//! with `tracing_subscriber::fmt().with_env_filter(..)`, or [`env_filter`] to honour
+//! `CUDAJIT_LOG` in it). A program without one that wants cudajit's log calls [`init`] at
+//! the start of `main` (the facade re-exports it as `cudajit::log::init`): it installs
+//! `tracing_subscriber`'s `fmt` subscriber on stderr, filtered by `CUDAJIT_LOG`:
 //!
 //! - a level (`error`, `warn`, `info`, `debug`, `trace`; `warning`, and `1`/`on`/`true`
-//!   for `info`) applies to every target, as before;
-//! - any other value is read as `EnvFilter` directives (`cudajit_codegen=trace,info`).
+//!   for `info`) applies to every target;
+//! - any other value is read as `EnvFilter` directives (`cudajit_codegen=trace,info`);
+//! - unset: `warn`.
 //!
-//! The attempt is made at the first kernel compile (and by the `cudajit` tool) and only
-//! succeeds when no global subscriber is installed yet: a program that installs its own
-//! before then keeps it. A program that installs its own later should leave `CUDAJIT_LOG`
-//! unset (or use [`env_filter`] in its own subscriber), since `tracing` allows only one
-//! global subscriber per process.
+//! The `cudajit` tool calls it; so do the examples. A program that sets `CUDAJIT_LOG`
+//! but has no subscriber gets one line on stderr at its first compile or simulated launch
+//! saying so (the setting would otherwise be silently ignored).
 //!
 //! Warnings a user must see (an unusable cache directory) go through [`warn_always`]: when
 //! no subscriber is installed at all they are printed on stderr anyway.
 
-use std::sync::OnceLock;
+use std::sync::Once;
 
+use cudajit_core::{EnvVar, EnvVarError};
 use tracing::subscriber::NoSubscriber;
 use tracing::Level;
 use tracing_subscriber::EnvFilter;
 
-/// The variable read by [`init_from_env`].
+/// The variable read by [`init`] and [`env_filter`].
 pub const VARIABLE: &str = "CUDAJIT_LOG";
 
-/// Tries to install the stderr logger if `CUDAJIT_LOG` is set (once per process; later
-/// calls are one atomic load). Does nothing when a global subscriber already exists.
-pub fn init_from_env() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let Ok(setting) = std::env::var(VARIABLE) else {
-            return;
-        };
-        if setting.trim().is_empty() {
-            return;
-        }
-        match filter_for(&setting) {
-            Ok(filter) => {
-                // `try_init` fails, harmlessly, when the program has its own subscriber.
-                let _ = tracing_subscriber::fmt()
-                    .with_env_filter(filter)
-                    .with_writer(std::io::stderr)
-                    .with_ansi(false)
-                    .with_target(false)
-                    .without_time()
-                    .try_init();
-            }
-            Err(error) => eprintln!(
-                "cudajit: {VARIABLE}=`{setting}` is neither a level (error, warn, info, debug, trace) nor a filter: {error}"
-            ),
-        }
-    });
+/// What `CUDAJIT_LOG` accepts.
+const ACCEPTS: &str = "a level (`error`, `warn`, `info`, `debug`, `trace`) or tracing \
+    filter directives such as `cudajit_codegen=trace,info`";
+
+/// Why [`init`] installed nothing.
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
+pub enum InitError {
+    /// `CUDAJIT_LOG` is neither a level nor filter directives.
+    #[error(transparent)]
+    Environment(#[from] EnvVarError),
+    /// The program already has a global subscriber: it sees cudajit's events as they are.
+    #[error(
+        "a global tracing subscriber is already installed: cudajit's events go to it (filter \
+         them with its own filter, or build it with cudajit::log::env_filter())"
+    )]
+    AlreadyInstalled,
 }
 
-/// The filter `CUDAJIT_LOG` asks for, for a program that builds its own subscriber
-/// (`None` when unset, empty or invalid).
-pub fn env_filter() -> Option<EnvFilter> {
-    let setting = std::env::var(VARIABLE).ok()?;
-    (!setting.trim().is_empty())
-        .then(|| filter_for(&setting).ok())
-        .flatten()
+/// Installs the stderr logger, filtered by `CUDAJIT_LOG` (`warn` when unset). For programs
+/// without a `tracing` subscriber of their own; call it once, at the start of `main`.
+pub fn init() -> Result<(), InitError> {
+    let filter = env_filter()?.unwrap_or_else(|| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .without_time()
+        .try_init()
+        .map_err(|_| InitError::AlreadyInstalled)
+}
+
+/// The filter `CUDAJIT_LOG` asks for, for a program that builds its own subscriber:
+/// `None` when unset, an error naming the variable when it is neither a level nor
+/// directives.
+pub fn env_filter() -> Result<Option<EnvFilter>, EnvVarError> {
+    let setting = EnvVar::process(VARIABLE);
+    let Some(text) = setting.text(ACCEPTS)? else {
+        return Ok(None);
+    };
+    filter_for(text)
+        .map(Some)
+        .map_err(|reason| setting.invalid(format!("{ACCEPTS} ({reason})")))
 }
 
 /// The filter for a `CUDAJIT_LOG` value: a level name for every target, else directives.
@@ -89,6 +99,22 @@ pub fn parse_level(text: &str) -> Option<Level> {
 /// Whether any subscriber (global or scoped) would receive events on this thread.
 pub fn has_subscriber() -> bool {
     !tracing::dispatcher::get_default(|d| d.is::<NoSubscriber>())
+}
+
+/// Says once per process, on stderr, that `CUDAJIT_LOG` is set but nothing receives the
+/// log (no subscriber), with the fix. Called at the first compile and simulated launch;
+/// after the first call, one atomic load.
+pub fn notice_unheard_setting() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os(VARIABLE).is_some_and(|v| !v.is_empty()) && !has_subscriber() {
+            eprintln!(
+                "cudajit: {VARIABLE} is set but this program has no tracing subscriber, so \
+                 nothing is logged: call `cudajit::log::init()` at the start of main (or \
+                 install a subscriber of your own)"
+            );
+        }
+    });
 }
 
 /// A warning the user must see even without a logger: sent to `tracing` at `warn`, and

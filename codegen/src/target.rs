@@ -91,7 +91,7 @@ impl fmt::Display for Arch {
 }
 
 /// An architecture name that is not `sm_XY[a]`, `compute_XY[a]` or `X.Y`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error(
     "`{0}` is not a GPU architecture: write it as `sm_90`, `compute_90` or `9.0`, and \
      `sm_90a` for Hopper's architecture-specific instructions"

@@ -477,6 +477,36 @@ pub enum ExprKind {
     },
 }
 
+impl Expr {
+    /// The names this expression reads as variables ([`ExprKind::Var`]), each once, in
+    /// order, wherever the syntax nests them: what a closure's body may capture. (It walks
+    /// the serde form, so no construct added later is missed. A name the expression binds
+    /// itself may be among them.)
+    pub fn variables(&self) -> Vec<String> {
+        fn walk(value: &serde_json::Value, out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::Object(fields) => {
+                    if let (1, Some(serde_json::Value::String(name))) =
+                        (fields.len(), fields.get("Var"))
+                    {
+                        if !out.contains(name) {
+                            out.push(name.clone());
+                        }
+                    }
+                    fields.values().for_each(|field| walk(field, out));
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Ok(value) = serde_json::to_value(self) {
+            walk(&value, &mut out);
+        }
+        out
+    }
+}
+
 /// An explicit generic argument of a call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum GenericArg {

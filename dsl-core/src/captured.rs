@@ -170,6 +170,12 @@ impl CapturedFunction {
 pub trait DeviceFunction {
     /// The captured function.
     const CAPTURED: CapturedFunction;
+    /// One more than the deepest chain of device functions this one calls. The macros
+    /// compute it from the callees' and have rustc evaluate it where each function is
+    /// defined, so that mutual recursion (which kernels cannot run) is a build error: rustc
+    /// reports the cycle ("cycle detected when const-evaluating `<f as DeviceFunction>::
+    /// CALL_DEPTH`"), naming every function in it. External functions are leaves.
+    const CALL_DEPTH: usize = 1;
 }
 
 /// Whether the serde form of captured syntax holds a call of the intrinsic `tag`.

@@ -76,7 +76,7 @@ pub struct DeviceLibrary {
 }
 
 /// A device library that could not be read (built by the linker, which reads libraries).
-#[derive(Clone, Debug, thiserror::Error)]
+#[derive(Clone, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error("device library `{library}` ({origin}): {message}")]
 pub struct LibraryError {
     pub library: String,

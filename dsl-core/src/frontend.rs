@@ -14,7 +14,8 @@ use crate::CapturedKernel;
 /// Why a captured kernel could not become validated IR. Every variant names the kernel.
 ///
 /// These are the messages the compile errors of the back ends show unchanged.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum LowerCapturedError {
     /// The captured syntax of the kernel or of a device function it reaches does not
     /// parse: the program was built by another version of the macros.

@@ -21,6 +21,7 @@ pub mod ast;
 mod captured;
 pub mod constant;
 pub mod device;
+pub mod env;
 pub mod external;
 pub mod frontend;
 pub mod intrinsics;
@@ -36,6 +37,7 @@ pub mod valid;
 
 pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction, SpecificArch};
 pub use constant::{ConstantValue, KernelConstant};
+pub use env::{EnvVar, EnvVarError};
 pub use frontend::LowerCapturedError;
 pub use span::Span;
 pub use types::Scalar;

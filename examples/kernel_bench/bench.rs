@@ -296,7 +296,7 @@ pub(crate) fn benchmark(env: &Env, options: &Options) -> Result<bool> {
         L2_FLUSH_BYTES >> 20
     );
     // Debug builds compile cudajit kernels with bounds checks: not the code being compared.
-    let checks = vector_add::KERNEL.options().bounds_checks;
+    let checks = vector_add::KERNEL.options()?.bounds_checks;
     if checks {
         println!(
             "WARNING: cudajit bounds checks are ON (debug build or CUDAJIT_BOUNDS_CHECKS=1): \

@@ -14,6 +14,9 @@
 //! how to fix it), 2 for a command line it does not understand.
 
 fn main() {
-    cudajit::codegen::log::init_from_env();
+    if let Err(error) = cudajit::log::init() {
+        eprintln!("cudajit: {error}");
+        std::process::exit(2);
+    }
     std::process::exit(cudajit_cli::run(std::env::args_os()));
 }

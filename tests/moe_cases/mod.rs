@@ -9,6 +9,9 @@ use cudajit::nccl::moe::reference::{self, RankRouting};
 use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeGroup, MoeHandle, MoeMode, MoeRanks};
 use cudajit::{Buffer, Stream};
 
+pub mod e4m3_reference;
+pub mod tiny_fp8_blocks;
+
 /// How tokens pick their experts.
 #[derive(Clone, Copy, Debug)]
 pub enum Routing {
@@ -176,6 +179,10 @@ impl Delivered {
                 let (want_bytes, want_scales) = fp8::quantize(want);
                 let got = &bytes[row * hidden..(row + 1) * hidden];
                 let got_scales = &scales[row * blocks..(row + 1) * blocks];
+                // Against the format's definition first (which shares nothing with the
+                // quantiser), then bit for bit against the host's run of the kernels' code.
+                let x: Vec<f32> = want.iter().map(|v| v.to_f32()).collect();
+                e4m3_reference::check_token(&x, got, got_scales, what);
                 assert!(got == want_bytes.as_slice(), "{}: FP8 bytes", what());
                 assert!(
                     got_scales

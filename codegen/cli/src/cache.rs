@@ -64,11 +64,13 @@ fn open(dir: Option<PathBuf>) -> Result<DiskCache, String> {
     let env = |name: &str| std::env::var(name).ok();
     let dir = match dir {
         Some(dir) => dir,
-        None => cache::configured_dir(env).ok_or(
+        None => cache::configured_dir(env)
+            .map_err(|e| e.to_string())?
+            .ok_or(
             "the disk cache is off (CUDAJIT_CACHE=0); pass --dir DIR to look at a cache directory",
         )?,
     };
-    let max = cache::configured_max_bytes(env).unwrap_or(Some(cache::DEFAULT_MAX_BYTES));
+    let max = cache::configured_max_bytes(env).map_err(|e| e.to_string())?;
     DiskCache::open(&dir)
         .map(|d| d.with_max_bytes(max))
         .map_err(|e| {

@@ -60,7 +60,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32, String> {
     let compiles = toolchain(gpu_arch, &mut problems);
     nccl(&mut problems);
     disk_cache(&mut problems);
-    environment();
+    environment(&mut problems);
     println!();
     if gpu_arch.is_none() {
         println!("{}\n", without_gpu(compiles));
@@ -210,6 +210,10 @@ fn toolchain(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) -> bool {
             );
             true
         }
+        Err(error) if is_setting(&error) => {
+            println!("  compile check: not run ({error}; see the problems below)");
+            false
+        }
         Err(error) => {
             problems.push(Problem {
                 what: format!("compiling a small kernel for {arch} failed: {error}"),
@@ -252,6 +256,8 @@ fn specific_target(gpu_arch: Option<Arch>, problems: &mut Vec<Problem>) {
             compiled.report.origin,
             started.elapsed().as_secs_f64() * 1e3
         ),
+        // Reported once, by the environment's section.
+        Err(error) if is_setting(&error) => {}
         Err(error) => problems.push(Problem {
             what: format!("compiling a kernel for sm_90a failed: {error}"),
             fix: "sm_90a needs CUDA 12.0 or newer compiler libraries: update libNVVM and nvJitLink"
@@ -300,10 +306,24 @@ fn nccl(problems: &mut Vec<Problem>) {
 fn disk_cache(problems: &mut Vec<Problem>) {
     println!("Cache");
     let env = |name: &str| std::env::var(name).ok();
-    let Some(dir) = cache::configured_dir(env) else {
-        println!("  disk cache off (CUDAJIT_CACHE=0): every process compiles its kernels");
-        println!();
-        return;
+    let dir = match cache::configured_dir(env) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => {
+            println!("  disk cache off (CUDAJIT_CACHE=0): every process compiles its kernels");
+            println!();
+            return;
+        }
+        Err(error) => {
+            problems.push(Problem {
+                what: error.to_string(),
+                fix: format!(
+                    "set {} to `0` (off) or `1` (on), or unset it",
+                    error.variable
+                ),
+            });
+            println!();
+            return;
+        }
     };
     match cache::open_configured(env) {
         Ok(Some(disk)) => {
@@ -329,23 +349,47 @@ fn disk_cache(problems: &mut Vec<Problem>) {
                     fix: "set CUDAJIT_CACHE_DIR to a writable directory of yours".into(),
                 }),
             }
-            if let Err(error) = cache::configured_max_bytes(env) {
-                problems.push(Problem {
-                    what: error,
-                    fix: "unset CUDAJIT_CACHE_MAX_BYTES or give a size such as 2G".into(),
-                });
-            }
         }
         Ok(None) => println!("  disk cache off"),
+        Err(cache::OpenError::Environment(error)) => problems.push(Problem {
+            what: error.to_string(),
+            fix: format!("unset {} or give it {}", error.variable, error.accepts),
+        }),
         Err(error) => problems.push(Problem {
-            what: error,
+            what: error.to_string(),
             fix: "set CUDAJIT_CACHE_DIR to a directory you own".into(),
         }),
     }
     println!();
 }
 
-fn environment() {
+/// Whether a compile failed on a setting (an environment variable cudajit cannot use),
+/// which [`environment`] reports.
+fn is_setting(error: &cudajit::Error) -> bool {
+    use cudajit::codegen::compile::CompileError;
+    matches!(
+        error,
+        cudajit::Error::Environment(_) | cudajit::Error::Compile(CompileError::Environment { .. })
+    )
+}
+
+fn environment(problems: &mut Vec<Problem>) {
+    // Every setting a program would parse, parsed here: a bad value is a problem now rather
+    // than an error at the first compile or launch.
+    let settings = [
+        cudajit::CompileOptions::for_build(false).map(drop),
+        cudajit::SimOptions::default().resolved_watchdog().map(drop),
+        cudajit::SimOptions::default().resolved_workers().map(drop),
+        cudajit::Backend::from_env().map(drop),
+        cudajit::log::env_filter().map(drop),
+        cudajit::codegen::progress::notice_delay().map(drop),
+    ];
+    for error in settings.into_iter().filter_map(Result::err) {
+        problems.push(Problem {
+            fix: format!("give {} {}, or unset it", error.variable, error.accepts),
+            what: error.to_string(),
+        });
+    }
     let mut vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with("CUDAJIT_") || k == "CUDA_HOME" || k == "CUDA_PATH")
         .collect();

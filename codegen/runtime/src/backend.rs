@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use cudajit_core::EnvVar;
 use cudajit_sim::{SimArg, SimOptions};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
@@ -206,11 +207,33 @@ impl<T: BufferElement> KernelSliceMut<T> for SimBuffer<T> {
     }
 }
 
+/// The variable [`Stream::new`] reads: `gpu`, `sim` or `auto` (the default).
+pub const BACKEND_VARIABLE: &str = "CUDAJIT_BACKEND";
+
 /// Which backend a [`Stream`] runs kernels on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Gpu,
     Simulator,
+}
+
+impl Backend {
+    /// The backend `CUDAJIT_BACKEND` asks for: `None` for `auto` (or unset), an error for
+    /// a value that is none of `gpu`, `sim`, `auto` (`cuda`, `simulator` and `cpu` are
+    /// accepted too).
+    pub fn from_env() -> Result<Option<Backend>, cudajit_core::EnvVarError> {
+        let choices = [
+            ("auto", None),
+            ("gpu", Some(Backend::Gpu)),
+            ("sim", Some(Backend::Simulator)),
+            ("cuda", Some(Backend::Gpu)),
+            ("simulator", Some(Backend::Simulator)),
+            ("cpu", Some(Backend::Simulator)),
+        ];
+        Ok(EnvVar::process(BACKEND_VARIABLE)
+            .choice(&choices)?
+            .flatten())
+    }
 }
 
 /// A stream of whichever backend the program runs on: a CUDA stream on a GPU, or the CPU
@@ -273,10 +296,10 @@ impl Stream {
     /// # Ok::<(), cudajit::Error>(())
     /// ```
     pub fn new() -> Result<Stream, Error> {
-        match std::env::var("CUDAJIT_BACKEND").ok().as_deref() {
-            Some("sim") | Some("simulator") | Some("cpu") => Ok(Stream::simulator()),
-            Some("gpu") | Some("cuda") => Stream::gpu(0),
-            None | Some("") | Some("auto") => match crate::default_context() {
+        match Backend::from_env()? {
+            Some(Backend::Simulator) => Ok(Stream::simulator()),
+            Some(Backend::Gpu) => Stream::gpu(0),
+            None => match crate::default_context() {
                 Ok(context) => Ok(Stream::from_cuda(context.default_stream())),
                 Err(Error::NoGpu(reason)) => {
                     tracing::info!(
@@ -289,9 +312,6 @@ impl Stream {
                 }
                 Err(other) => Err(other),
             },
-            Some(other) => Err(Error::Backend(format!(
-                "CUDAJIT_BACKEND={other}: expected `gpu`, `sim` or `auto`"
-            ))),
         }
     }
 

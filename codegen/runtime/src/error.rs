@@ -7,7 +7,8 @@ use cudarc::driver::DriverError;
 use crate::launch::LaunchConfigError;
 
 /// Everything a launch, a compile or a context request can fail with.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum Error {
     /// No usable GPU: no CUDA driver, or no device.
     #[error("no GPU found: {0}")]
@@ -36,9 +37,16 @@ pub enum Error {
     /// memory...), or uses what the simulator cannot run.
     #[error("CPU simulator: {0}")]
     Simulator(#[from] cudajit_sim::SimError),
-    /// A stream and a buffer of different backends, or an unknown `CUDAJIT_BACKEND`.
+    /// A stream and a buffer of different backends.
     #[error("{0}")]
     Backend(String),
+    /// An environment variable cudajit reads is set to a value it cannot use
+    /// (`CUDAJIT_BACKEND=cpu2`, ...).
+    #[error(transparent)]
+    Environment(#[from] cudajit_core::EnvVarError),
+    /// [`crate::log::init`] installed nothing.
+    #[error("cudajit::log::init: {0}")]
+    LogInit(#[from] cudajit_codegen::log::InitError),
     /// A driver call of a kernel's load or launch failed.
     #[error("kernel `{kernel}`: {what} failed: {source}")]
     Driver {

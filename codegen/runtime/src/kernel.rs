@@ -134,9 +134,10 @@ impl Kernel {
         }
     }
 
-    /// The compile options of this kernel: checks follow the build of its crate.
-    pub fn options(&self) -> CompileOptions {
-        CompileOptions::for_build(self.debug)
+    /// The compile options of this kernel: checks follow the build of its crate (see
+    /// [`CompileOptions::for_build`] for the variables that override it).
+    pub fn options(&self) -> Result<CompileOptions, Error> {
+        Ok(CompileOptions::for_build(self.debug)?)
     }
 
     /// The kernel's name.
@@ -246,7 +247,12 @@ impl Kernel {
         arch: Arch,
         spec: &Specialization,
     ) -> Result<CompiledKernel, Error> {
-        Ok(compile_kernel(&self.captured, spec, arch, &self.options())?)
+        Ok(compile_kernel(
+            &self.captured,
+            spec,
+            arch,
+            &self.options()?,
+        )?)
     }
 
     /// The NVVM IR the kernel lowers to (no generic parameters).
@@ -259,7 +265,7 @@ impl Kernel {
         Ok(cudajit_codegen::compile::nvvm_ir_with(
             &self.captured,
             spec,
-            &self.options(),
+            &self.options()?,
         )?)
     }
 
@@ -282,12 +288,18 @@ impl Kernel {
         {
             return Ok(found.program.clone());
         }
+        let started = Instant::now();
         let (module, info) = self.captured.lower(&full)?;
         let options = cudajit_sim::ProgramOptions {
-            debug_assertions: self.options().debug_assertions,
+            debug_assertions: self.debug,
             file: self.captured.file.to_owned(),
         };
         let program = Arc::new(cudajit_sim::Program::new(&module, &info, None, &options)?);
+        tracing::debug!(
+            "cudajit: kernel `{}` prepared for the CPU simulator in {:.1} ms (lowered, validated, compiled to its instructions)",
+            program.kernel(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
         simulated.push(SimulatedKernel {
             spec_id: spec.id(),
             spec: full,
@@ -306,6 +318,7 @@ impl Kernel {
         config: &LaunchConfig,
         args: &[cudajit_sim::SimArg<'_>],
     ) -> Result<(), Error> {
+        cudajit_codegen::log::notice_unheard_setting();
         let program = self.sim_program(spec)?;
         let limit =
             cudajit_sim::MAX_SHARED_BYTES_PER_BLOCK.saturating_sub(program.static_shared_bytes());
@@ -325,7 +338,23 @@ impl Kernel {
         if let Some((group, member)) = stream.group() {
             return group.submit(stream, member, program, launch, args);
         }
+        let _notice = cudajit_codegen::progress::notice(program.kernel(), "simulating on the CPU")?;
+        let _span = tracing::trace_span!("simulate", kernel = program.kernel()).entered();
+        tracing::trace!(
+            "cudajit: kernel `{}`: simulating grid {:?}, block {:?}, {} bytes of dynamic shared memory",
+            program.kernel(),
+            config.grid,
+            config.block,
+            config.shared_mem_bytes
+        );
         let report = cudajit_sim::launch(&program, &launch, args, stream.options())?;
+        tracing::trace!(
+            "cudajit: kernel `{}`: simulated {} threads on {} host threads in {:.3} ms",
+            program.kernel(),
+            report.threads,
+            report.workers,
+            report.elapsed.as_secs_f64() * 1e3
+        );
         stream.record(report);
         Ok(())
     }

@@ -221,7 +221,8 @@ impl From<cudarc::driver::LaunchConfig> for LaunchConfig {
 }
 
 /// A launch configuration that cannot run; the message says which limit it breaks.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum LaunchConfigError {
     #[error("the {what} dimension {axis} is 0; every dimension must be at least 1")]
     ZeroDimension {

@@ -63,6 +63,23 @@ pub use launch_check::{LaunchArgument, LaunchCheck, LaunchInfo, LaunchMemo, LAUN
 pub use sim::{ExternsFactory, SimBuffer, SimGroup, SimStream};
 pub use tensor_map::{TensorMap, TensorMapLayout};
 
+/// cudajit's log, for programs: cudajit logs through `tracing` and installs no subscriber;
+/// [`log::init`] installs a stderr logger filtered by `CUDAJIT_LOG` for programs without
+/// one of their own. A program with its own subscriber sees cudajit's events and spans
+/// there (targets `cudajit`, `cudajit_codegen`, ...): see [`codegen::log`].
+///
+/// ```no_run
+/// fn main() -> Result<(), cudajit::Error> {
+///     // `CUDAJIT_LOG=debug cargo run` then explains every cache miss on stderr.
+///     cudajit::log::init()?;
+///     // ...
+///     Ok(())
+/// }
+/// ```
+pub mod log {
+    pub use cudajit_codegen::log::{env_filter, init, InitError, VARIABLE};
+}
+
 /// The codegen crate: toolchain discovery, NVVM IR, the cache, ahead-of-time compiles.
 pub use cudajit_codegen as codegen;
 /// The language crate: captured syntax, IR, validator.

@@ -410,7 +410,19 @@ impl SimGroup {
             .collect();
         let mut options = self.inner.options.clone();
         options.externs = (self.inner.externs)();
+        let kernel = launches.first().map_or("?", |l| l.program.kernel());
+        let step = format!(
+            "simulating a group of {} launches on the CPU",
+            launches.len()
+        );
+        let _notice = cudajit_codegen::progress::notice(kernel, &step)?;
         let report = cudajit_sim::launch_group(&launches, &options)?;
+        tracing::debug!(
+            "cudajit: kernel `{kernel}`: simulated {} launches together, {} threads in {:.1} ms",
+            launches.len(),
+            report.threads,
+            report.elapsed.as_secs_f64() * 1e3
+        );
         batch
             .iter()
             .flat_map(|pending| &pending.then)

@@ -49,7 +49,8 @@ impl fmt::Display for SimSite {
 
 /// Why a simulated launch failed. A launch stops at the first error of its lowest-numbered
 /// failing block.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum SimError {
     /// An index outside its slice or array (`x[i]` with `i >= x.len()`).
     #[error("{site}: index out of bounds: the len is {len} but the index is {index}")]
@@ -78,6 +79,12 @@ pub enum SimError {
     /// between, at least one of them writing without an atomic.
     #[error("{site}: data race on shared memory: {detail}")]
     SharedMemoryRace { site: Box<SimSite>, detail: String },
+    /// Two threads accessed one element of a writable slice with nothing ordering them
+    /// (no barrier of their block, no `grid_sync()`, no fence and atomic between their
+    /// blocks), at least one of them writing without an atomic. Found only when global
+    /// races are tracked (`SimOptions::global_race_detection`, `CUDAJIT_SIM_RACES=global`).
+    #[error("{site}: data race on global memory: {detail}")]
+    GlobalMemoryRace { site: Box<SimSite>, detail: String },
     /// A warp shuffle or vote whose mask names threads that do not execute it, or that
     /// reads a lane that does not take part.
     #[error("{site}: warp synchronisation: {detail}")]
@@ -97,6 +104,11 @@ pub enum SimError {
         site: Box<SimSite>,
         milliseconds: u64,
     },
+    /// An integer division or remainder by zero (`/`, `%`, `div_euclid`, `rem_euclid`,
+    /// `div_ceil`): Rust panics there; a GPU gives an unspecified value (PTX's all ones),
+    /// so the simulator stops the kernel at the operation rather than compute it.
+    #[error("{site}: {} (Rust panics here, a GPU gives an unspecified value): check the divisor first", division_message(*remainder))]
+    DivisionByZero { site: Box<SimSite>, remainder: bool },
     /// An inline PTX instruction used against the PTX ISA's rules (a `cp.async` from
     /// shared memory, a warp-collective instruction some lanes of the warp do not run, ..):
     /// on a GPU undefined behaviour, a hang or a fault.
@@ -124,10 +136,12 @@ impl SimError {
             | SimError::Assertion { site, .. }
             | SimError::BarrierDivergence { site, .. }
             | SimError::SharedMemoryRace { site, .. }
+            | SimError::GlobalMemoryRace { site, .. }
             | SimError::Warp { site, .. }
             | SimError::MemoryAccess { site, .. }
             | SimError::Extern { site, .. }
             | SimError::Hang { site, .. }
+            | SimError::DivisionByZero { site, .. }
             | SimError::Ptx { site, .. } => Some(site),
             SimError::Unsupported { .. } | SimError::Launch { .. } => None,
         }
@@ -139,5 +153,14 @@ impl SimError {
             SimError::Unsupported { kernel, .. } | SimError::Launch { kernel, .. } => kernel,
             other => other.site().map(|s| s.kernel.as_str()).unwrap_or("?"),
         }
+    }
+}
+
+/// Rust's panic message for a division (or remainder) by zero.
+fn division_message(remainder: bool) -> &'static str {
+    if remainder {
+        "attempt to calculate the remainder with a divisor of zero"
+    } else {
+        "attempt to divide by zero"
     }
 }

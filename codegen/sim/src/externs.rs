@@ -145,7 +145,7 @@ fn describe(pointer: u64, size: u32, fault: &AccessFault) -> String {
         AccessFault::Misaligned { .. } => "misaligned",
         AccessFault::ReadOnly { .. } => "to read-only memory",
         AccessFault::BadRegion { .. } => "through a pointer to no memory",
-        AccessFault::Race(_) => "racing with another thread's access",
+        AccessFault::Race(_) | AccessFault::GlobalRace(_) => "racing with another thread's access",
         AccessFault::InFlight { .. } => {
             "to the destination of an asynchronous copy not yet waited for"
         }

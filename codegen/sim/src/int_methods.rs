@@ -5,8 +5,9 @@
 //! same bits.
 //!
 //! Where Rust panics, the language leaves the value unspecified, as for `/` (and the GPU
-//! does not trap): `div_euclid`/`rem_euclid` by zero give what `/` and `%` by zero give
-//! here (all ones and the dividend), `MIN.div_euclid(-1)` wraps, and `clamp` with
+//! does not trap): a zero divisor of `div_euclid`, `rem_euclid` and `div_ceil` is reported
+//! before the call, as for `/` (`Op::CheckDivisor`; the values below for it, all ones and
+//! the dividend, only keep the functions total), `MIN.div_euclid(-1)` wraps, and `clamp` with
 //! `min > max` is `if x < min { min } else if x > max { max } else { x }`, Rust's formula
 //! without its assertion.
 

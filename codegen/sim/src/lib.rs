@@ -29,9 +29,11 @@
 //! The random valid kernels of the differential tests (`tests/random_kernels.rs`) come
 //! from the dev-only crate `cudajit-kernel-generator` (`tests/kernel-generator/`).
 
+pub mod build_notice;
 mod error;
 mod externs;
 mod format;
+pub mod global_races;
 mod int_methods;
 pub mod math;
 pub mod memory;
@@ -58,7 +60,7 @@ pub use program::{Program, ProgramOptions, SimParameter};
 pub use value::{canonical as canonical_bits, widen as widen_bits, RegisterValue};
 
 use cudajit_core::device::Dim3;
-use cudajit_core::Scalar;
+use cudajit_core::{EnvVar, EnvVarError, Scalar};
 use memory::{pointer, MAX_GLOBAL_REGIONS};
 
 /// Most threads per block, as on every CUDA GPU.
@@ -130,6 +132,9 @@ impl PrintTarget {
     }
 }
 
+/// The variable that sets the number of host threads running blocks.
+pub const THREADS_VARIABLE: &str = "CUDAJIT_SIM_THREADS";
+
 /// How a launch runs.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
@@ -139,6 +144,13 @@ pub struct SimOptions {
     pub print: PrintTarget,
     /// Report data races on shared memory (on by default; costs a record per access).
     pub race_detection: bool,
+    /// Report data races on global memory too: plain accesses of writable slice arguments
+    /// by different threads that nothing orders (no barrier of their block, no
+    /// `grid_sync()`, no fence and atomic between blocks), at least one a write. Off by
+    /// default (it costs time, and 72 bytes of records per element of each writable
+    /// slice the kernel touches); `None` takes `CUDAJIT_SIM_RACES` (`global` turns it on,
+    /// `shared` leaves it off).
+    pub global_race_detection: Option<bool>,
     /// Host implementations of the kernel's `#[extern_device]` functions, and the global
     /// memory they hand out (none by default: calling an extern function is then an
     /// error of the calling thread).
@@ -156,6 +168,7 @@ impl Default for SimOptions {
             workers: 0,
             print: PrintTarget::Stdout,
             race_detection: true,
+            global_race_detection: None,
             externs: None,
             watchdog: None,
         }
@@ -163,30 +176,37 @@ impl Default for SimOptions {
 }
 
 impl SimOptions {
-    /// The watchdog's limit for a launch (`None`: none).
-    pub fn resolved_watchdog(&self) -> Option<std::time::Duration> {
+    /// The watchdog's limit for a launch (`None`: none); an error when
+    /// `CUDAJIT_SIM_WATCHDOG_S` is consulted and is not a number of seconds.
+    pub fn resolved_watchdog(&self) -> Result<Option<std::time::Duration>, EnvVarError> {
         match self.watchdog {
-            Some(limit) => (limit != std::time::Duration::MAX).then_some(limit),
+            Some(limit) => Ok((limit != std::time::Duration::MAX).then_some(limit)),
             None => watchdog::limit_from_environment(),
         }
     }
 
-    /// The number of host threads a launch of `blocks` blocks uses.
-    pub fn resolved_workers(&self) -> usize {
-        let requested = if self.workers > 0 {
-            self.workers
-        } else {
-            std::env::var("CUDAJIT_SIM_THREADS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|&n: &usize| n > 0)
-                .unwrap_or_else(|| {
-                    std::thread::available_parallelism()
-                        .map(|n| n.get())
-                        .unwrap_or(1)
-                })
-        };
-        requested.max(1)
+    /// Whether a launch tracks races on global memory: [`SimOptions::global_race_detection`],
+    /// or `CUDAJIT_SIM_RACES`; an error naming the variable if its value is neither `global`
+    /// nor `shared`.
+    pub fn resolved_global_race_detection(&self) -> Result<bool, EnvVarError> {
+        match self.global_race_detection {
+            Some(on) => Ok(on),
+            None => global_races::enabled_by_environment(),
+        }
+    }
+
+    /// The number of host threads a launch uses: `workers`, else `CUDAJIT_SIM_THREADS`
+    /// (an error when it is not a whole number above 0), else every core.
+    pub fn resolved_workers(&self) -> Result<usize, EnvVarError> {
+        if self.workers > 0 {
+            return Ok(self.workers);
+        }
+        let configured = EnvVar::process(THREADS_VARIABLE).count()?;
+        Ok(configured.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }))
     }
 }
 
@@ -313,6 +333,7 @@ pub fn launch_group(
     options: &SimOptions,
 ) -> Result<SimReport, SimError> {
     let started = Instant::now();
+    build_notice::at_launch();
     let Some(first) = launches.first() else {
         return Ok(SimReport::default());
     };
@@ -368,6 +389,20 @@ pub fn launch_group(
     for (launch, structs) in launches.iter().zip(&struct_memory) {
         prepared.push(prepare(launch, structs)?);
     }
+    // The environment's settings, read before anything runs: a bad one fails the launch.
+    let environment_error = |error: EnvVarError| SimError::Launch {
+        kernel: first.program.kernel.clone(),
+        detail: error.to_string(),
+    };
+    let watchdog = options.resolved_watchdog().map_err(environment_error)?;
+    let workers = options.resolved_workers().map_err(environment_error)?;
+    let track_global = options
+        .resolved_global_race_detection()
+        .map_err(environment_error)?;
+    let global_races: Vec<Option<global_races::GlobalRaces>> = prepared
+        .iter()
+        .map(|p| track_global.then(|| global_races::GlobalRaces::new(&p.regions.tracked)))
+        .collect();
     let host = options.externs.as_deref();
     let externals = host.map(|h| h.regions()).unwrap_or_default();
     if externals.len() > MAX_EXTERN_REGIONS {
@@ -399,24 +434,25 @@ pub fn launch_group(
         .iter()
         .zip(&prepared)
         .zip(&bindings)
-        .map(|((launch, prepared), binding)| scheduler::Grid {
+        .zip(&global_races)
+        .map(|(((launch, prepared), binding), races)| scheduler::Grid {
             program: launch.program,
             grid: launch.config.grid,
             block: launch.config.block,
             dynamic_shared_bytes: launch.config.dynamic_shared_bytes,
-            globals: &prepared.globals,
-            region_names: &prepared.region_names,
+            globals: &prepared.regions.globals,
+            region_names: &prepared.regions.names,
             image: &prepared.image,
             output: &options.print,
             track_races: options.race_detection,
+            global_races: races.as_ref(),
             externs: binding.as_ref(),
             externals: &externals,
             label: launch.label.as_deref(),
-            watchdog: options.resolved_watchdog(),
+            watchdog,
             cluster: launch.config.cluster.unwrap_or(Dim3 { x: 1, y: 1, z: 1 }),
         })
         .collect();
-    let workers = options.resolved_workers();
     let stats = if first.config.cooperative {
         if launches.len() > 1 {
             return Err(SimError::Launch {
@@ -465,8 +501,7 @@ pub fn launch_group(
 /// A launch's registers at entry and global regions.
 struct Prepared<'m> {
     image: Vec<u64>,
-    globals: Vec<GlobalRegion<'m>>,
-    region_names: Vec<String>,
+    regions: Regions<'m>,
 }
 
 fn prepare<'m>(
@@ -483,8 +518,7 @@ fn prepare<'m>(
     };
     let entry = &program.functions[program.entry as usize];
     let mut image = entry.init.clone();
-    let mut globals = Vec::new();
-    let mut region_names = Vec::new();
+    let mut regions = Regions::default();
     let mut structs = structs.iter();
     let mut reg = 0usize;
     for (index, (arg, parameter)) in launch.args.iter().zip(&program.parameters).enumerate() {
@@ -503,38 +537,26 @@ fn prepare<'m>(
                         bytes.len()
                     )));
                 }
-                if globals.len() >= MAX_GLOBAL_REGIONS {
+                if regions.globals.len() >= MAX_GLOBAL_REGIONS {
                     return Err(launch_error("too many arguments in memory".into()));
                 }
-                image[reg] = pointer(globals.len() as u64, 0);
+                let name = format!("argument {index} (a struct of {size} bytes)");
+                image[reg] = regions.push(memory, false, name, None);
                 reg += 1;
-                globals.push(GlobalRegion {
-                    memory,
-                    writable: false,
-                });
-                region_names.push(format!("argument {index} (a struct of {size} bytes)"));
             }
             (SimArg::TensorMap { memory, map }, SimParameter::TensorMap) => {
                 let bytes = structs.next().expect("one memory per tensor map argument");
-                if globals.len() + 2 > MAX_GLOBAL_REGIONS {
+                if regions.globals.len() + 2 > MAX_GLOBAL_REGIONS {
                     return Err(launch_error("too many arguments in memory".into()));
                 }
-                let tensor = pointer(globals.len() as u64, 0);
                 // Writable: TMA stores write through the map, as on the GPU (whose maps
                 // borrow their buffer alike).
-                globals.push(GlobalRegion {
-                    memory,
-                    writable: true,
-                });
-                region_names.push(format!("the tensor of argument {index} (a tensor map)"));
+                let name = format!("the tensor of argument {index} (a tensor map)");
+                let tensor = regions.push(memory, true, name, None);
                 bytes.store_bytes(0, &map.to_bytes(tensor));
-                image[reg] = pointer(globals.len() as u64, 0);
+                let name = format!("argument {index} (a tensor map)");
+                image[reg] = regions.push(bytes, false, name, None);
                 reg += 1;
-                globals.push(GlobalRegion {
-                    memory: bytes,
-                    writable: false,
-                });
-                region_names.push(format!("argument {index} (a tensor map)"));
             }
             (
                 &SimArg::Slice {
@@ -557,13 +579,10 @@ fn prepare<'m>(
                     mutable,
                     wants_mutable,
                 };
-                let name = format!(
-                    "argument {index} (&{}[{elem}])",
-                    if wants_mutable { "mut " } else { "" }
-                );
-                let pointer = slice.bind(index, name, &mut globals, &mut region_names);
-                let pointer = pointer.map_err(launch_error)?;
-                image[reg] = pointer;
+                let mutability = if wants_mutable { "mut " } else { "" };
+                let name = format!("argument {index} (&{mutability}[{elem}])");
+                let pointer = slice.bind(index, name, program, &mut regions);
+                image[reg] = pointer.map_err(launch_error)?;
                 image[reg + 1] = len as u64;
                 reg += 2;
             }
@@ -588,13 +607,10 @@ fn prepare<'m>(
                     mutable,
                     wants_mutable,
                 };
-                let name = format!(
-                    "argument {index} (&{}[a struct of {size} bytes])",
-                    if wants_mutable { "mut " } else { "" }
-                );
-                let pointer = slice.bind(index, name, &mut globals, &mut region_names);
-                let pointer = pointer.map_err(launch_error)?;
-                image[reg] = pointer;
+                let mutability = if wants_mutable { "mut " } else { "" };
+                let name = format!("argument {index} (&{mutability}[a struct of {size} bytes])");
+                let pointer = slice.bind(index, name, program, &mut regions);
+                image[reg] = pointer.map_err(launch_error)?;
                 image[reg + 1] = len as u64;
                 reg += 2;
             }
@@ -607,11 +623,33 @@ fn prepare<'m>(
             }
         }
     }
-    Ok(Prepared {
-        image,
-        globals,
-        region_names,
-    })
+    Ok(Prepared { image, regions })
+}
+
+/// The global regions of a launch as `prepare` adds them: each region's memory, name, and
+/// (the writable slices) what its race records need.
+#[derive(Default)]
+struct Regions<'m> {
+    globals: Vec<GlobalRegion<'m>>,
+    names: Vec<String>,
+    tracked: Vec<Option<global_races::TrackedSlice>>,
+}
+
+impl<'m> Regions<'m> {
+    /// Adds a region and returns the pointer to its start.
+    fn push(
+        &mut self,
+        memory: &'m DeviceMemory,
+        writable: bool,
+        name: String,
+        tracked: Option<global_races::TrackedSlice>,
+    ) -> u64 {
+        let start = pointer(self.globals.len() as u64, 0);
+        self.globals.push(GlobalRegion { memory, writable });
+        self.names.push(name);
+        self.tracked.push(tracked);
+        start
+    }
 }
 
 /// A slice argument, of scalars or structs, before it becomes a global region.
@@ -632,8 +670,8 @@ impl<'m> SliceArg<'m> {
         self,
         index: usize,
         name: String,
-        globals: &mut Vec<GlobalRegion<'m>>,
-        region_names: &mut Vec<String>,
+        program: &Program,
+        regions: &mut Regions<'m>,
     ) -> Result<u64, String> {
         if self.wants_mutable && !self.mutable {
             return Err(format!(
@@ -651,16 +689,21 @@ impl<'m> SliceArg<'m> {
                 self.memory.len()
             ));
         }
-        if globals.len() >= MAX_GLOBAL_REGIONS {
+        if regions.globals.len() >= MAX_GLOBAL_REGIONS {
             return Err("too many slice arguments".into());
         }
-        let pointer = pointer(globals.len() as u64, (first * self.size) as u64);
-        globals.push(GlobalRegion {
-            memory: self.memory,
-            writable: self.wants_mutable,
+        // A read-only slice cannot race. A struct's fields are tracked at the largest
+        // power of two (at most 8) dividing its size.
+        let granule = 1u32 << (self.size as u32).trailing_zeros().min(3);
+        let tracked = self.wants_mutable.then(|| global_races::TrackedSlice {
+            base: (first * self.size) as u64,
+            elem: self.size as u32,
+            granule,
+            bytes: self.memory.len() as u64,
+            name: program.parameter_name(index).to_owned(),
         });
-        region_names.push(name);
-        Ok(pointer)
+        let start = regions.push(self.memory, self.wants_mutable, name, tracked);
+        Ok(start + (first * self.size) as u64)
     }
 }
 

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use cudajit_core::intrinsics::AtomicOp;
 use cudajit_core::Scalar;
 
+use super::global_races::{BlockClocks, GlobalRaceReport, GlobalRaces};
 use super::value::RegisterValue;
 
 pub(crate) mod async_copy;
@@ -73,6 +74,14 @@ pub fn extern_region_of(address: u64) -> Option<(usize, u64)> {
                 address & OFFSET_MASK,
             )
         })
+}
+
+/// Whether `offset` is a multiple of `size`, a power of two as every access size is: a
+/// mask, where `is_multiple_of` (like every method) is a call of its own in a debug build
+/// of the simulator, once per access of every simulated thread.
+#[inline(always)]
+pub(crate) fn aligned(offset: u64, size: u32) -> bool {
+    offset & (size as u64 - 1) == 0
 }
 
 /// A pointer to `offset` in `region`.
@@ -210,21 +219,18 @@ impl DeviceMemory {
         self.words.as_ptr() as *mut u8
     }
 
-    /// Whether `size` bytes at `offset` lie inside the memory.
+    /// Whether `size` bytes at `offset` (an offset of a pointer, below 2^48, so the sum
+    /// cannot overflow) lie inside the memory.
     #[inline(always)]
     fn contains(&self, offset: u64, size: u64) -> bool {
-        offset
-            .checked_add(size)
-            .is_some_and(|end| end <= self.bytes as u64)
+        offset + size <= self.bytes as u64
     }
 
     /// Loads `size` bytes (1, 2, 4 or 8) at `offset`, which the caller checked lies inside
     /// the memory and is aligned to `size`.
     #[inline(always)]
     fn load(&self, offset: u64, size: u32) -> u64 {
-        debug_assert!(
-            self.contains(offset, u64::from(size)) && offset.is_multiple_of(u64::from(size))
-        );
+        debug_assert!(self.contains(offset, size as u64) && aligned(offset, size));
         // SAFETY: the access is inside the allocation (checked by the caller) and aligned to
         // its size (the allocation is 8-byte aligned and the offset a multiple of `size`),
         // and all concurrent accesses to these bytes are atomic.
@@ -242,9 +248,7 @@ impl DeviceMemory {
     /// Stores the low `size` bytes of `value` at `offset` (checked as for [`Self::load`]).
     #[inline(always)]
     fn store(&self, offset: u64, size: u32, value: u64) {
-        debug_assert!(
-            self.contains(offset, u64::from(size)) && offset.is_multiple_of(u64::from(size))
-        );
+        debug_assert!(self.contains(offset, size as u64) && aligned(offset, size));
         // SAFETY: as in `load`.
         unsafe {
             let at = self.base().add(offset as usize);
@@ -370,6 +374,8 @@ pub(crate) enum AccessFault {
     BadRegion { region: u64 },
     /// A data race on shared memory.
     Race(RaceReport),
+    /// A data race on global memory (when tracked, see [`super::global_races`]).
+    GlobalRace(GlobalRaceReport),
     /// An access to the destination of a `cp.async` that thread `owner` issued at `site`
     /// (packed) and has not waited for, or of a TMA load completing the mbarrier at
     /// `barrier` that no thread has waited on yet.
@@ -494,8 +500,9 @@ impl SharedMemory {
         Ok(())
     }
 
+    #[inline(always)]
     fn check(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
-        if !offset.is_multiple_of(u64::from(size)) {
+        if !aligned(offset, size) {
             return Err(AccessFault::Misaligned {
                 offset,
                 align: size,
@@ -606,7 +613,7 @@ impl SharedMemory {
     }
 
     /// Records a plain access by `thread` (its linear index) at `site`, reporting a race.
-    #[inline]
+    #[inline(always)]
     fn record(
         &mut self,
         at: usize,
@@ -652,6 +659,7 @@ impl SharedMemory {
         Ok(())
     }
 
+    #[inline(always)]
     pub(crate) fn load(
         &mut self,
         offset: u64,
@@ -666,6 +674,7 @@ impl SharedMemory {
         Ok(read_plain(&self.bytes, at, size))
     }
 
+    #[inline(always)]
     pub(crate) fn store(
         &mut self,
         offset: u64,
@@ -726,6 +735,14 @@ pub(crate) struct MemoryView<'a, 'm> {
     /// The thread's cluster: the other blocks' shared memory and its `barrier.cluster`
     /// arrival.
     pub cluster: ClusterView<'a>,
+    /// The launch's global-memory race records and the block's clocks, when tracked.
+    pub global_races: Option<GlobalRaceView<'a>>,
+}
+
+/// What a thread's accesses to global memory record, when global races are tracked.
+pub(crate) struct GlobalRaceView<'a> {
+    pub races: &'a GlobalRaces,
+    pub clocks: &'a mut BlockClocks,
 }
 
 /// A thread's part in the cluster barrier's current phase.
@@ -769,39 +786,108 @@ impl MemoryView<'_, '_> {
     }
 }
 
+/// `?` without its `Try::branch` call, which a debug build of the simulator makes at
+/// every use: for the access paths every simulated load and store takes.
+macro_rules! attempt {
+    ($result:expr) => {
+        match $result {
+            Ok(value) => value,
+            Err(fault) => return Err(fault),
+        }
+    };
+}
+
 impl<'m> MemoryView<'_, 'm> {
-    #[inline]
-    fn region(&self, region: u64) -> Result<&GlobalRegion<'m>, AccessFault> {
-        match self.globals.get(region as usize) {
-            Some(global) => Ok(global),
-            None => region
-                .checked_sub(EXTERN_REGION_BASE)
-                .and_then(|r| self.externals.get(r as usize))
-                .ok_or(AccessFault::BadRegion { region }),
+    #[inline(always)]
+    fn region(&self, region: u64) -> Result<GlobalRegion<'m>, AccessFault> {
+        let index = region as usize;
+        if index < self.globals.len() {
+            return Ok(self.globals[index]);
+        }
+        region
+            .checked_sub(EXTERN_REGION_BASE)
+            .and_then(|r| self.externals.get(r as usize))
+            .copied()
+            .ok_or(AccessFault::BadRegion { region })
+    }
+
+    /// Records a plain access of global memory for the race checks, when they track it.
+    #[inline(always)]
+    fn record_global(
+        &self,
+        region: u64,
+        offset: u64,
+        site: u32,
+        write: bool,
+    ) -> Result<(), AccessFault> {
+        match &self.global_races {
+            Some(view) => view
+                .races
+                .record(
+                    region,
+                    offset,
+                    self.thread,
+                    self.shared.epoch,
+                    site,
+                    write,
+                    view.clocks,
+                )
+                .map_err(AccessFault::GlobalRace),
+            None => Ok(()),
         }
     }
 
+    /// Runs the atomic access `atomic` of global memory at `pointer`, as a release and an
+    /// acquire for the race checks when they track global memory.
     #[inline]
-    fn global(&self, region: u64, offset: u64, size: u32) -> Result<&DeviceMemory, AccessFault> {
-        let global = self.region(region)?;
-        if !offset.is_multiple_of(u64::from(size)) {
+    fn global_atomic<R>(
+        &mut self,
+        pointer: u64,
+        reads: bool,
+        writes: bool,
+        atomic: impl FnOnce() -> R,
+    ) -> R {
+        match &mut self.global_races {
+            Some(view) => view
+                .races
+                .atomic(pointer, reads, writes, view.clocks, atomic),
+            None => atomic(),
+        }
+    }
+
+    /// A fence (`fence_*()`, and around ordered atomics): a host `SeqCst` fence, and for
+    /// the race checks the point up to which the block's accesses may be released.
+    pub(crate) fn fence(&mut self) {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        if let Some(view) = &mut self.global_races {
+            view.clocks.fence();
+        }
+    }
+
+    // The access helpers below are `inline(always)`, which a debug build of the simulator
+    // (opt-level 0) still honours: every simulated load and store passes through them.
+    #[inline(always)]
+    fn global(&self, region: u64, offset: u64, size: u32) -> Result<GlobalRegion<'m>, AccessFault> {
+        let global = attempt!(self.region(region));
+        if !aligned(offset, size) {
             return Err(AccessFault::Misaligned {
                 offset,
                 align: size,
             });
         }
-        if !global.memory.contains(offset, u64::from(size)) {
+        if !global.memory.contains(offset, size as u64) {
             return Err(AccessFault::OutOfRegion {
                 region,
                 offset,
                 size,
             });
         }
-        Ok(global.memory)
+        Ok(global)
     }
 
+    #[inline(always)]
     fn local_at(&self, offset: u64, size: u32) -> Result<usize, AccessFault> {
-        if !offset.is_multiple_of(u64::from(size)) {
+        if !aligned(offset, size) {
             return Err(AccessFault::Misaligned {
                 offset,
                 align: size,
@@ -819,22 +905,24 @@ impl<'m> MemoryView<'_, 'm> {
 
     /// Loads a `size`-byte value through `pointer` (`site` names the access for race
     /// reports).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn load(&mut self, pointer: u64, size: u32, site: u32) -> Result<u64, AccessFault> {
         let region = pointer >> OFFSET_BITS;
         let offset = pointer & OFFSET_MASK;
         if region < SHARED_REGION {
-            Ok(self.global(region, offset, size)?.load(offset, size))
+            let global = attempt!(self.global(region, offset, size));
+            attempt!(self.record_global(region, offset, site, false));
+            Ok(global.memory.load(offset, size))
         } else if region == SHARED_REGION {
             self.shared.load(offset, size, self.thread, site)
         } else {
-            let at = self.local_at(offset, size)?;
+            let at = attempt!(self.local_at(offset, size));
             Ok(read_plain(self.local, at, size))
         }
     }
 
     /// Stores the low `size` bytes of `value` through `pointer`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn store(
         &mut self,
         pointer: u64,
@@ -845,16 +933,17 @@ impl<'m> MemoryView<'_, 'm> {
         let region = pointer >> OFFSET_BITS;
         let offset = pointer & OFFSET_MASK;
         if region < SHARED_REGION {
-            let memory = self.global(region, offset, size)?;
-            if !self.region(region)?.writable {
+            let global = attempt!(self.global(region, offset, size));
+            if !global.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
-            memory.store(offset, size, value);
+            attempt!(self.record_global(region, offset, site, true));
+            global.memory.store(offset, size, value);
             Ok(())
         } else if region == SHARED_REGION {
             self.shared.store(offset, size, value, self.thread, site)
         } else {
-            let at = self.local_at(offset, size)?;
+            let at = attempt!(self.local_at(offset, size));
             write_plain(self.local, at, size, value);
             Ok(())
         }
@@ -866,7 +955,8 @@ impl<'m> MemoryView<'_, 'm> {
         let region = pointer >> OFFSET_BITS;
         let offset = pointer & OFFSET_MASK;
         if region < SHARED_REGION {
-            Ok(self.global(region, offset, size)?.load(offset, size))
+            let memory = self.global(region, offset, size)?.memory;
+            Ok(self.global_atomic(pointer, true, false, || memory.load(offset, size)))
         } else if region == SHARED_REGION {
             let at = self.shared.check(offset, size)?;
             Ok(read_plain(&self.shared.bytes, at, size))
@@ -887,11 +977,12 @@ impl<'m> MemoryView<'_, 'm> {
         let region = pointer >> OFFSET_BITS;
         let offset = pointer & OFFSET_MASK;
         if region < SHARED_REGION {
-            let memory = self.global(region, offset, size)?;
-            if !self.region(region)?.writable {
+            let global = self.global(region, offset, size)?;
+            if !global.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
-            memory.store(offset, size, value);
+            let memory = global.memory;
+            self.global_atomic(pointer, false, true, || memory.store(offset, size, value));
         } else if region == SHARED_REGION {
             let at = self.shared.check(offset, size)?;
             write_plain(&mut self.shared.bytes, at, size, value);
@@ -915,11 +1006,14 @@ impl<'m> MemoryView<'_, 'm> {
         let offset = pointer & OFFSET_MASK;
         let size = kind.size_bytes();
         if region < SHARED_REGION {
-            let memory = self.global(region, offset, size)?;
-            if !self.region(region)?.writable {
+            let global = self.global(region, offset, size)?;
+            if !global.writable {
                 return Err(AccessFault::ReadOnly { region });
             }
-            Ok(memory.atomic(offset, kind, op, a, b))
+            let memory = global.memory;
+            Ok(self.global_atomic(pointer, true, true, || {
+                memory.atomic(offset, kind, op, a, b)
+            }))
         } else if region == SHARED_REGION {
             self.shared.atomic(offset, kind, op, a, b)
         } else {

@@ -13,7 +13,9 @@
 //! state and helpers; `expression.rs`, `statement.rs`, `intrinsic.rs`, `inline_ptx.rs`
 //! (`ptx!`) and `constant.rs` (conditions known at compile time) what it compiles.
 
-use cudajit_core::ir::{Expression, Function, Handle, LocalVariable, LoopId, Module, TypeInner};
+use cudajit_core::ir::{
+    Expression, Function, Handle, Literal, LocalVariable, LoopId, Module, TypeInner,
+};
 use cudajit_core::valid::{ExprType, FunctionInfo, KernelInfo};
 use cudajit_core::{Scalar, Span};
 
@@ -70,6 +72,8 @@ pub struct Program {
     pub(crate) functions: Vec<CompiledFunction>,
     pub(crate) entry: u32,
     pub(crate) parameters: Vec<SimParameter>,
+    /// Each parameter's name, for messages.
+    pub(crate) parameter_names: Vec<String>,
     pub(crate) formats: Vec<PrintFormat>,
     pub(crate) messages: Vec<String>,
     pub(crate) shared: Vec<SharedLayout>,
@@ -155,6 +159,7 @@ impl Program {
             functions: Vec::new(),
             entry: entry.function.index() as u32,
             parameters: Vec::new(),
+            parameter_names: Vec::new(),
             formats: Vec::new(),
             messages: Vec::new(),
             shared,
@@ -217,6 +222,7 @@ impl Program {
                 }
             };
             program.parameters.push(parameter);
+            program.parameter_names.push(argument.name.clone());
         }
         Ok(program)
     }
@@ -229,6 +235,11 @@ impl Program {
     /// The parameters a launch supplies, in order (`#[comptime]` ones are compiled in).
     pub fn parameters(&self) -> &[SimParameter] {
         &self.parameters
+    }
+
+    /// The name of parameter `index` (empty if there is none).
+    pub(crate) fn parameter_name(&self, index: usize) -> &str {
+        self.parameter_names.get(index).map_or("", String::as_str)
     }
 
     /// Bytes of static shared memory per block.
@@ -428,6 +439,21 @@ impl<'a> FunctionCompiler<'a> {
     fn emit(&mut self, op: Op) {
         self.code.push(op);
         self.spans.push(self.span);
+    }
+
+    /// Checks the integer divisor `expression` (in `reg`) before a division, unless it is
+    /// a literal other than zero (a constant once the kernel is specialised).
+    fn check_divisor(&mut self, expression: Handle<Expression>, reg: Reg, remainder: bool) {
+        let nonzero_literal = matches!(
+            self.function.expressions[expression],
+            Expression::Literal(Literal::Int { bits, .. }) if bits != 0
+        );
+        if !nonzero_literal {
+            self.emit(Op::CheckDivisor {
+                divisor: reg,
+                remainder,
+            });
+        }
     }
 
     fn label(&mut self) -> Label {

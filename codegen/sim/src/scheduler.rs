@@ -19,13 +19,15 @@ use cudajit_core::device::Dim3;
 
 use super::error::SimError;
 use super::externs::ExternBinding;
-use super::memory::{GlobalRegion, MemoryView, SharedMemory};
+use super::global_races::{BlockClocks, GlobalRaces};
+use super::memory::{GlobalRaceView, GlobalRegion, MemoryView, SharedMemory};
 use super::program::{Program, BUILTINS};
 use super::thread::{self, Site, Status, ThreadContext, ThreadState};
 
 mod barrier;
 mod clusters;
 mod collective;
+mod global_race_report;
 mod named_barriers;
 mod reports;
 mod warp_ops;
@@ -52,6 +54,8 @@ pub(crate) struct Grid<'a, 'm> {
     pub image: &'a [u64],
     pub output: &'a super::PrintTarget,
     pub track_races: bool,
+    /// The launch's global-memory race records, when they are tracked.
+    pub global_races: Option<&'a GlobalRaces>,
     /// The host of the program's extern functions, and the global regions it provides.
     pub externs: Option<&'a ExternBinding<'a>>,
     pub externals: &'a [GlobalRegion<'m>],
@@ -242,6 +246,9 @@ pub(crate) fn run_cooperative(grid: &Grid<'_, '_>, workers: usize) -> Result<Gri
             );
             return Err(runners[block].barrier_error(thread, site, detail));
         }
+        if let Some(races) = grid.global_races {
+            races.next_phase();
+        }
         for runner in &mut runners {
             runner.release_grid();
         }
@@ -318,6 +325,11 @@ struct BlockRunner<'g, 'a, 'm> {
     barriers: u64,
     /// The block's place in its cluster, and what its threads reach of it.
     cluster: clusters::ClusterPlace,
+    /// The block's clocks for the global-memory race checks.
+    clocks: BlockClocks,
+    /// Whether the kernel runs PTX instructions with waits of their own (mbarriers, named
+    /// barriers, warpgroups, TMA), which each round of the block looks for.
+    ptx_waits: bool,
 }
 
 impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
@@ -350,7 +362,19 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             named: NamedBarriers::default(),
             barriers: 0,
             cluster: clusters::ClusterPlace::new(threads),
+            clocks: BlockClocks::default(),
+            ptx_waits: crate::ptx::has_ptx_ops(grid.program),
         }
+    }
+
+    /// `block_idx()` of the block of linear index `linear`.
+    fn block_coordinates(&self, linear: usize) -> [u32; 3] {
+        let (gx, gy) = (self.grid.grid.x as usize, self.grid.grid.y as usize);
+        [
+            (linear % gx) as u32,
+            ((linear / gx) % gy) as u32,
+            (linear / (gx * gy)) as u32,
+        ]
     }
 
     fn thread_index(&self, linear: usize) -> [u32; 3] {
@@ -364,54 +388,67 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
 
     fn start_block(&mut self, linear: usize) {
         let grid = self.grid;
-        let (gx, gy) = (grid.grid.x as usize, grid.grid.y as usize);
-        self.block_index = [
-            (linear % gx) as u32,
-            ((linear / gx) % gy) as u32,
-            (linear / (gx * gy)) as u32,
-        ];
+        self.block_index = self.block_coordinates(linear);
         self.named.reset();
         self.cluster.start_block();
+        self.clocks.start(linear as u32);
         self.shared.start_block(
             grid.program.static_shared_bytes as usize + grid.dynamic_shared_bytes as usize,
         );
-        let b = self.block_index.map(u64::from);
+        // What every thread of the block shares, computed once: the block's index, the
+        // dimensions and the cluster registers (a debug build of the simulator, where
+        // nothing is inlined, spends as long setting up a small kernel's threads as
+        // running them).
+        let mut shared_builtins = [0u64; BUILTINS];
+        let b = self.block_index;
         let (block, dims) = (grid.block, grid.grid);
-        let output = grid.output;
+        shared_builtins[3..12].copy_from_slice(&[
+            b[0] as u64,
+            b[1] as u64,
+            b[2] as u64,
+            block.x as u64,
+            block.y as u64,
+            block.z as u64,
+            dims.x as u64,
+            dims.y as u64,
+            dims.z as u64,
+        ]);
+        shared_builtins[13..].copy_from_slice(&self.cluster.registers(grid, self.block_index));
+        let context = ThreadContext {
+            program: grid.program,
+            builtins: &shared_builtins,
+            dynamic_shared_bytes: grid.dynamic_shared_bytes as u64,
+            output: grid.output,
+            externs: grid.externs,
+            watchdog: grid.watchdog,
+        };
+        let (r, l) = (self.stack_registers, self.stack_local_bytes);
+        // Thread coordinates counted up rather than divided out per thread.
+        let (mut tx, mut ty, mut tz) = (0u64, 0u64, 0u64);
         for t in 0..self.threads.len() {
-            let [tx, ty, tz] = self.thread_index(t).map(u64::from);
-            self.builtins[t][..13].copy_from_slice(&[
-                tx,
-                ty,
-                tz,
-                b[0],
-                b[1],
-                b[2],
-                u64::from(block.x),
-                u64::from(block.y),
-                u64::from(block.z),
-                u64::from(dims.x),
-                u64::from(dims.y),
-                u64::from(dims.z),
-                (t % WARP_SIZE) as u64,
-            ]);
-            self.builtins[t][13..].copy_from_slice(&self.cluster.registers(grid, self.block_index));
-            let context = ThreadContext {
-                program: grid.program,
-                builtins: &self.builtins[t],
-                dynamic_shared_bytes: u64::from(grid.dynamic_shared_bytes),
-                output,
-                externs: grid.externs,
-                watchdog: grid.watchdog,
-            };
-            let (r, l) = (self.stack_registers, self.stack_local_bytes);
+            let builtins = &mut self.builtins[t];
+            *builtins = shared_builtins;
+            builtins[0] = tx;
+            builtins[1] = ty;
+            builtins[2] = tz;
+            builtins[12] = (t % WARP_SIZE) as u64;
             thread::start(
                 &context,
+                builtins,
                 &mut self.threads[t],
                 &mut self.regs[t * r..(t + 1) * r],
                 &mut self.local[t * l..(t + 1) * l],
                 grid.image,
             );
+            tx += 1;
+            if tx == block.x as u64 {
+                tx = 0;
+                ty += 1;
+                if ty == block.y as u64 {
+                    ty = 0;
+                    tz += 1;
+                }
+            }
         }
     }
 
@@ -422,10 +459,11 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             for warp in 0..warps {
                 self.run_warp(warp)?;
             }
-            if self.complete_warpgroups()?
-                || self.wake_named_barrier_waiters()
-                || self.wake_barrier_waiters()?
-                || self.land_every_tma()?
+            if self.ptx_waits
+                && (self.complete_warpgroups()?
+                    || self.wake_named_barrier_waiters()
+                    || self.wake_barrier_waiters()?
+                    || self.land_every_tma()?)
             {
                 continue;
             }
@@ -433,8 +471,10 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 // Another block of the cluster may release these threads.
                 return Ok(BlockState::Waiting);
             }
-            if let Some(error) = self.stuck() {
-                return Err(error);
+            if self.ptx_waits {
+                if let Some(error) = self.stuck() {
+                    return Err(error);
+                }
             }
             if let Some(state) = self.complete_barrier()? {
                 return Ok(state);
@@ -497,10 +537,14 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         let first = warp * WARP_SIZE;
         let last = (first + WARP_SIZE).min(self.threads.len());
         loop {
-            for t in first..last {
+            // A `while` rather than a range: a debug build calls the range's `next` for
+            // every thread of every round.
+            let mut t = first;
+            while t < last {
                 if matches!(self.threads[t].status, Status::Ready) {
                     self.run_thread(t)?;
                 }
+                t += 1;
             }
             if !self.complete_warp_operations(first, last)? {
                 return Ok(());
@@ -526,9 +570,15 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             local: &mut self.local[t * l..(t + 1) * l],
             thread: t as u32,
             cluster: self.cluster.view(t),
+            global_races: grid.global_races.map(|races| GlobalRaceView {
+                races,
+                clocks: &mut self.clocks,
+            }),
         };
         let regs = &mut self.regs[t * r..(t + 1) * r];
-        thread::run(&context, &mut self.threads[t], regs, &mut memory)
-            .map_err(|fault| self.fault_error(t, fault))
+        match thread::run(&context, &mut self.threads[t], regs, &mut memory) {
+            Ok(()) => Ok(()),
+            Err(fault) => Err(self.fault_error(t, fault)),
+        }
     }
 }

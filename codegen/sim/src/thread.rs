@@ -27,9 +27,11 @@ pub(crate) struct ThreadContext<'a> {
 }
 
 /// Starts `state` at the beginning of the kernel: the entry frame with `image` (the entry
-/// function's registers with the launch's arguments in place) and the thread's built-ins.
+/// function's registers with the launch's arguments in place) and the thread's built-ins
+/// (`builtins`; the context's are the block's).
 pub(crate) fn start(
     context: &ThreadContext<'_>,
+    builtins: &[u64; BUILTINS],
     state: &mut ThreadState,
     regs: &mut [u64],
     local: &mut [u8],
@@ -39,17 +41,26 @@ pub(crate) fn start(
     let entry = &program.functions[program.entry as usize];
     regs[..image.len()].copy_from_slice(image);
     for &(reg, builtin) in &entry.builtins {
-        regs[reg as usize] = context.builtins[builtin];
+        regs[reg as usize] = builtins[builtin];
     }
-    local[..entry.local_bytes as usize].fill(0);
-    state.frames.clear();
-    state.frames.push(Frame {
+    if entry.local_bytes > 0 {
+        local[..entry.local_bytes as usize].fill(0);
+    }
+    let frame = Frame {
         function: program.entry,
         pc: 0,
         base: 0,
         local_base: 0,
         result: None,
-    });
+    };
+    // The frame of the thread's last run is reused: `Vec::push` is costly in a debug build.
+    match state.frames.as_mut_slice() {
+        [only] => *only = frame,
+        _ => {
+            state.frames.clear();
+            state.frames.push(frame);
+        }
+    }
     state.status = Status::Ready;
 }
 
@@ -311,6 +322,12 @@ pub(crate) fn run(
                 local_base = new_local;
             }
             Op::Return { value } => {
+                if state.frames.len() == 1 {
+                    // The kernel returns. Its frame stays, for the thread's next start to
+                    // reuse (a `Vec` push and pop per thread cost a debug build dearly).
+                    state.status = Status::Exited;
+                    return Ok(());
+                }
                 let value = value.map(|r| reg!(r));
                 let finished = state.frames.pop();
                 let Some(&caller) = state.frames.last() else {
@@ -391,7 +408,7 @@ pub(crate) fn run(
             },
             Op::Barrier => suspend!(Status::Barrier { site: site!() }),
             Op::GridBarrier => suspend!(Status::Grid { site: site!() }),
-            Op::Fence => std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst),
+            Op::Fence => memory.fence(),
             Op::AtomicLoad {
                 dst,
                 pointer,
@@ -522,6 +539,13 @@ pub(crate) fn run(
                 }
             }
             Op::FellOff => fault!(FaultKind::FellOff),
+            Op::CheckDivisor { divisor, remainder } => {
+                if reg!(*divisor) == 0 {
+                    fault!(FaultKind::DivisionByZero {
+                        remainder: *remainder
+                    });
+                }
+            }
         }
     }
 }

@@ -31,6 +31,7 @@ pub(crate) struct Site {
 
 impl Site {
     /// A compact identity, for shared-memory access records.
+    #[inline(always)]
     pub(crate) fn pack(self) -> u32 {
         (self.function << 20) | (self.pc & 0xf_ffff)
     }
@@ -151,5 +152,9 @@ pub(crate) enum FaultKind {
     /// An inline PTX instruction used against the PTX ISA's rules.
     Instruction {
         detail: String,
+    },
+    /// An integer division (`remainder`: a remainder) by zero.
+    DivisionByZero {
+        remainder: bool,
     },
 }

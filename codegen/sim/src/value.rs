@@ -221,13 +221,15 @@ sim_ints! {
     u8: unsigned; u16: unsigned; u32: unsigned; u64: unsigned;
 }
 
+#[inline(always)]
 fn int_get<T: SimInt>(bits: u64) -> T {
     T::from_register(bits)
 }
 
 /// Integer division: wrapping (`MIN / -1` is `MIN`). Division by zero has no defined
-/// result in the language (CUDA C++ leaves it unspecified); the simulator gives all ones,
-/// as PTX `div` does, and `x % 0` gives `x`.
+/// result in the language (CUDA C++ leaves it unspecified): a kernel's division is
+/// preceded by `Op::CheckDivisor`, which reports it, so the values here for a zero divisor
+/// (all ones, as PTX `div` gives, and `x % 0` = `x`) only keep the function total.
 fn int_div<T: SimInt>(a: u64, b: u64) -> u64 {
     let (a, b) = (int_get::<T>(a), int_get::<T>(b));
     if b.is_zero() {
@@ -314,6 +316,7 @@ impl CanonicalNan for f64 {
     }
 }
 
+#[inline(always)]
 fn float_get<T: SimFloat>(bits: u64) -> T {
     T::from_register(bits)
 }

@@ -10,6 +10,8 @@
 
 use std::time::{Duration, Instant};
 
+use cudajit_core::{EnvVar, EnvVarError};
+
 /// The limit when neither `SimOptions::watchdog` nor `CUDAJIT_SIM_WATCHDOG_S` gives one:
 /// generous, as a simulated thread runs about a thousand times slower than a GPU's.
 pub const DEFAULT_LIMIT: Duration = Duration::from_secs(120);
@@ -20,20 +22,14 @@ pub const VARIABLE: &str = "CUDAJIT_SIM_WATCHDOG_S";
 /// Backward jumps between two looks at the clock.
 pub(crate) const CHECK_EVERY: u32 = 1 << 16;
 
-/// The limit from `CUDAJIT_SIM_WATCHDOG_S` (the default if unset or not a number);
-/// `None` when turned off.
-pub(crate) fn limit_from_environment() -> Option<Duration> {
-    match std::env::var(VARIABLE) {
-        Ok(value) => match value.trim().parse::<f64>() {
-            Ok(seconds) if seconds > 0.0 && seconds.is_finite() => {
-                Some(Duration::from_secs_f64(seconds))
-            }
-            Ok(_) => None,
-            // Not a number: the default, rather than no watchdog at all.
-            Err(_) => Some(DEFAULT_LIMIT),
-        },
-        Err(_) => Some(DEFAULT_LIMIT),
-    }
+/// The limit from `CUDAJIT_SIM_WATCHDOG_S` (the default if unset); `None` when turned
+/// off with `0`. Anything but a number of seconds is an error, never a silent default.
+pub(crate) fn limit_from_environment() -> Result<Option<Duration>, EnvVarError> {
+    let limit = EnvVar::process(VARIABLE).seconds(Some("0 turns the watchdog off"))?;
+    Ok(match limit {
+        None => Some(DEFAULT_LIMIT),
+        Some(limit) => (!limit.is_zero()).then_some(limit),
+    })
 }
 
 /// One thread's clock, within one stretch of running (one call of `thread::run`).

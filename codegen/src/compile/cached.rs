@@ -17,6 +17,7 @@ use super::missing_externs::name_missing_externs;
 use super::{CompileError, CompileOptions};
 use crate::cache::{self, CacheKey, KeyParts};
 use crate::cubin;
+use crate::progress;
 use crate::sync::lock_ignoring_poison as lock;
 use crate::target::Arch;
 use crate::toolchain::Toolchain;
@@ -76,9 +77,12 @@ pub fn compile_kernel(
     arch: Arch,
     options: &CompileOptions,
 ) -> Result<CompiledKernel, CompileError> {
-    crate::log::init_from_env();
+    crate::log::notice_unheard_setting();
     let arch = kernel_target(captured, arch)?;
     let entry = cudajit_core::lower::entry_symbol(captured.name, spec);
+    // Every event of the compile (cache lookup, miss explanation, libNVVM, nvJitLink) is
+    // inside this span, for a program's own subscriber.
+    let _span = tracing::debug_span!("compile", kernel = %entry, %arch).entered();
     let started = Instant::now();
     let toolchain_error = |source| CompileError::Toolchain {
         kernel: captured.name.to_owned(),
@@ -86,7 +90,11 @@ pub fn compile_kernel(
     };
     let toolchain = Toolchain::global().map_err(toolchain_error)?;
     let KeyParts { key, components } = cache::cache_key(captured, spec, arch, options, toolchain);
-    let disk = cache::disk_cache();
+    let environment_error = |source| CompileError::Environment {
+        kernel: captured.name.to_owned(),
+        source,
+    };
+    let disk = cache::disk_cache().map_err(environment_error)?;
     // While `CUDAJIT_DUMP` is set the disk cache is written but not read, so that every
     // kernel the program uses is compiled, and dumped, once.
     let readable_disk = if crate::dump::enabled() { None } else { disk };
@@ -124,6 +132,8 @@ pub fn compile_kernel(
     for locked in [false, true] {
         if locked {
             let lock_path = disk.map(|d| d.lock_path(&key));
+            let waiting = "waiting for another thread or process compiling it (the cache's lock)";
+            let _notice = progress::notice(&entry, waiting).map_err(environment_error)?;
             _compile_lock = Some(cache::CompileLock::acquire(
                 &key,
                 &entry,
@@ -156,6 +166,8 @@ pub fn compile_kernel(
     // ---- end of cache section
     let lookup = started.elapsed();
 
+    let step = format!("compiling for {arch} (libNVVM, nvJitLink)");
+    let _notice = progress::notice(&entry, &step).map_err(environment_error)?;
     let lower_started = Instant::now();
     let ir = write_nvvm(captured, spec, options, &entry)?;
     let lower = lower_started.elapsed();

@@ -1,7 +1,7 @@
 //! Why a kernel could not be compiled: every error names the kernel.
 
 use cudajit_core::external::LibraryError;
-use cudajit_core::LowerCapturedError;
+use cudajit_core::{EnvVarError, LowerCapturedError};
 
 use crate::cubin::CubinError;
 use crate::nvvm::WriteError;
@@ -9,7 +9,8 @@ use crate::target::Arch;
 use crate::toolchain::ToolchainError;
 
 /// Why a kernel could not be compiled. Every variant names the kernel.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum CompileError {
     /// The captured kernel did not become validated IR ([`CapturedKernel::lower`]).
     ///
@@ -18,6 +19,10 @@ pub enum CompileError {
     Lower(#[from] LowerCapturedError),
     #[error("kernel `{kernel}`: {source}")]
     Write { kernel: String, source: WriteError },
+    /// A variable the compile reads (`CUDAJIT_CACHE_MAX_BYTES`, `CUDAJIT_BOUNDS_CHECKS`,
+    /// ...) is set to a value cudajit cannot use.
+    #[error("kernel `{kernel}`: {source}")]
+    Environment { kernel: String, source: EnvVarError },
     #[error("kernel `{kernel}`: {source}")]
     Toolchain {
         kernel: String,

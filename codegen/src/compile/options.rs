@@ -1,7 +1,14 @@
 //! The options that change the generated code, and how each compiler is told them.
 
+use cudajit_core::{EnvVar, EnvVarError};
+
 use crate::nvvm;
 use crate::target::Arch;
+
+/// Turns bounds checks on (`1`) or off (`0`) whatever the build.
+pub const BOUNDS_CHECKS_VARIABLE: &str = "CUDAJIT_BOUNDS_CHECKS";
+/// `0` turns off FMA contraction.
+pub const FMA_VARIABLE: &str = "CUDAJIT_FMA";
 
 /// Options that change the generated code; all of them are part of the cache key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -32,19 +39,17 @@ impl CompileOptions {
     /// The options of a kernel whose crate was built with `debug_assertions` as given:
     /// checks follow the build, unless `CUDAJIT_BOUNDS_CHECKS` says otherwise;
     /// `CUDAJIT_FMA=0` turns off the contraction of `a * b + c` into FMAs (so float
-    /// results are bit-identical to the CPU simulator's, which never contracts).
-    pub fn for_build(debug_assertions: bool) -> Self {
-        let flag = |name: &str| match std::env::var(name).ok().as_deref() {
-            Some("0") | Some("off") | Some("false") => Some(false),
-            Some("1") | Some("on") | Some("true") => Some(true),
-            _ => None,
-        };
-        CompileOptions {
-            bounds_checks: flag("CUDAJIT_BOUNDS_CHECKS").unwrap_or(debug_assertions),
+    /// results are bit-identical to the CPU simulator's, which never contracts). Either
+    /// variable set to something other than an on/off word is an error.
+    pub fn for_build(debug_assertions: bool) -> Result<Self, EnvVarError> {
+        Ok(CompileOptions {
+            bounds_checks: EnvVar::process(BOUNDS_CHECKS_VARIABLE)
+                .flag()?
+                .unwrap_or(debug_assertions),
             debug_assertions,
-            fma: flag("CUDAJIT_FMA").unwrap_or(true),
+            fma: EnvVar::process(FMA_VARIABLE).flag()?.unwrap_or(true),
             ..CompileOptions::default()
-        }
+        })
     }
 
     /// The options of the NVVM IR writer.

@@ -6,12 +6,48 @@ use cudajit_core::Span;
 use super::function::Writer;
 
 impl Writer<'_> {
+    /// Where a check inside this function reports: `span`, or the statement's when the
+    /// expression's is unknown, in the function's own file (a device function of another
+    /// crate has its own), as the simulator's reports do.
+    fn check_location(&self, span: Span) -> (&str, Span) {
+        let span = if span.is_known() {
+            span
+        } else {
+            self.statement_span
+        };
+        let file = if self.function.file.is_empty() {
+            &self.options.file
+        } else {
+            &self.function.file
+        };
+        (file, span)
+    }
+
+    /// The place a failed check names, in the simulator's words: `kernel `k`, at
+    /// file:line:column`, then ` in `f`` inside a device function. Written into a `printf`
+    /// format, so `%` is doubled.
+    fn check_site(&self, span: Span) -> String {
+        let (file, span) = self.check_location(span);
+        // A module holds one kernel and the device functions it calls.
+        let kernel = self
+            .module
+            .entry_points
+            .first()
+            .map_or(self.function.name.as_str(), |entry| entry.symbol.as_str());
+        let mut site = format!("kernel `{kernel}`, at {file}:{span}");
+        if self.symbol != kernel {
+            site.push_str(&format!(" in `{}`", self.function.name));
+        }
+        site.replace('%', "%%")
+    }
+
     /// Stops the kernel through CUDA's device-side assertion (`__assertfail`): the driver
     /// prints the message with the kernel, file, line, block and thread, and the host sees
     /// `CUDA_ERROR_ASSERT`.
     pub(super) fn trap(&mut self, message: &str, span: Span) {
         let message = self.string_constant(message);
-        let file = self.options.file.clone();
+        let (file, span) = self.check_location(span);
+        let file = file.to_owned();
         let file = self.string_constant(&file);
         let function = self.function.name.clone();
         let function = self.string_constant(&function);
@@ -34,11 +70,8 @@ impl Writer<'_> {
         self.terminated = true;
         self.start(&fail);
         let text = format!(
-            "kernel `{}` ({}:{}:{}): index out of bounds: the len is %llu but the index is %llu\n",
-            self.function.name,
-            self.options.file,
-            span.line,
-            span.column + 1
+            "{}: index out of bounds: the len is %llu but the index is %llu\n",
+            self.check_site(span)
         );
         let format = self.string_constant(&text);
         self.declare("declare i32 @vprintf(i8*, i8*) nounwind".into());
@@ -74,11 +107,8 @@ impl Writer<'_> {
         self.terminated = true;
         self.start(&fail);
         let text = format!(
-            "kernel `{}` ({}:{}:{}): range out of bounds: the len is %llu but the range is %llu..%llu\n",
-            self.function.name,
-            self.options.file,
-            span.line,
-            span.column + 1
+            "{}: range out of bounds: the len is %llu but the range is %llu..%llu\n",
+            self.check_site(span)
         );
         let format = self.string_constant(&text);
         self.declare("declare i32 @vprintf(i8*, i8*) nounwind".into());

@@ -15,7 +15,7 @@ use super::{ExternCall, WriteOptions};
 
 /// IR the writer cannot express yet. Validated IR from the current front end never
 /// produces it; it names the construct so the gap is clear.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error("NVVM writer: {what} is not supported yet (in `{function}` at {span})")]
 pub struct WriteError {
     pub function: String,
@@ -95,6 +95,7 @@ pub(super) fn write_function(
         loops: Vec::new(),
         arguments: Vec::new(),
         argument_copies: Vec::new(),
+        statement_span: function.span,
     };
     let mut params = Vec::new();
     let mut param_types = Vec::new();
@@ -296,6 +297,9 @@ pub(super) struct Writer<'a> {
     /// The entry block's `alloca`s of the copies of structs passed by value to device
     /// functions (`call.rs`), spliced in after the locals' when the function is done.
     pub(super) argument_copies: Vec<String>,
+    /// The span of the statement being written: where a check inside an expression of
+    /// unknown span is reported, as the simulator does.
+    pub(super) statement_span: Span,
 }
 
 impl Writer<'_> {
@@ -363,7 +367,10 @@ impl Writer<'_> {
 
     pub(super) fn block(&mut self, block: &Block) -> Result<(), WriteError> {
         for (statement, span) in block.iter() {
-            self.statement(statement, span)?;
+            let enclosing = std::mem::replace(&mut self.statement_span, span);
+            let written = self.statement(statement, span);
+            self.statement_span = enclosing;
+            written?;
         }
         Ok(())
     }

@@ -171,6 +171,11 @@ impl<'e> Search<'e> {
         if let Some(hit) = self.overridden()? {
             return Ok(hit);
         }
+        if let Some(dir) = self.env.var("CUDAJIT_TOOLS_DIR").map(PathBuf::from) {
+            if !dir.is_dir() {
+                return Err(ToolchainError::BadToolsDir { path: dir });
+            }
+        }
         let hit = nvvm
             .and_then(|n| self.beside_nvvm(n))
             .or_else(|| self.toolkit_roots())

@@ -11,7 +11,7 @@ use super::discover::{searched_list, Component};
 
 /// A failed call into one of the NVIDIA libraries: which function, which
 /// status code, and the status code's name from the library's header.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, cudajit_error_debug::ReadableDebug)]
 pub struct CallError {
     /// The library the function belongs to.
     pub component: Component,
@@ -37,7 +37,8 @@ impl std::error::Error for CallError {}
 
 /// Everything that can go wrong while finding, loading or driving the NVIDIA
 /// compiler libraries.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum ToolchainError {
     /// A component was not found anywhere; `searched` lists every place tried.
     #[error(
@@ -62,6 +63,19 @@ pub enum ToolchainError {
         component: Component,
         /// The environment variable, e.g. `CUDAJIT_NVVM`.
         var: String,
+        /// The path it holds.
+        path: PathBuf,
+    },
+
+    /// `CUDAJIT_TOOLS_DIR` names no directory: a typo there would otherwise let another
+    /// installation be used without a word.
+    #[error(
+        "CUDAJIT_TOOLS_DIR={} is not a directory: point it at the site-packages directory \
+         holding NVIDIA's wheels (`pip install --target DIR`) or at a prefix holding one (a \
+         virtual environment), or unset it",
+        path.display()
+    )]
+    BadToolsDir {
         /// The path it holds.
         path: PathBuf,
     },
@@ -134,7 +148,7 @@ pub enum ToolchainError {
 }
 
 /// A failed libNVVM compilation, with everything needed to diagnose it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error(
     "libNVVM failed to compile [{}] with options [{}]: {function} returned {status} ({code})\n--- libNVVM log ---\n{log}",
     modules.join(", "),
@@ -156,7 +170,7 @@ pub struct NvvmCompileFailure {
 }
 
 /// A failed nvJitLink link, with everything needed to diagnose it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error(
     "nvJitLink failed to link [{}] with options [{}]: {function} returned {status} ({code})\n--- nvJitLink error log ---\n{error_log}\n--- nvJitLink info log ---\n{info_log}",
     inputs.join(", "),

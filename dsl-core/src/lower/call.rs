@@ -80,7 +80,15 @@ impl Lowerer<'_, '_> {
                 ) => self.extern_argument(arg, param, block)?,
                 _ => {
                     self.reject_copy(arg)?;
-                    self.expr(arg, block)?
+                    let value = self.expr(arg, block)?;
+                    // Evaluated before the later arguments' statements, as Rust orders them.
+                    match self.type_of(arg) {
+                        Ok(ty) => {
+                            let later: Vec<&Expr> = args[index + 1..].iter().collect();
+                            self.ordered(value, ty, &later, arg.span, block)
+                        }
+                        Err(_) => value,
+                    }
                 }
             };
             arguments.push(argument);

@@ -22,6 +22,7 @@ use super::LowerError;
 use crate::ast::{
     Block, ClosureParam, Expr, ExprKind, FunctionSource, Param, ParamType, Stmt, ValueType,
 };
+use crate::constant::ConstantValue;
 use crate::{Scalar, Span};
 
 /// Where closures may appear, for a closure anywhere else.
@@ -36,6 +37,9 @@ pub(super) struct ClosureArg {
     pub params: Vec<ClosureParam>,
     pub body: Expr,
     pub captures: Vec<(String, CaptureType)>,
+    /// The caller's Rust constants the body names (scalars and tables): the instance's own
+    /// constants too, so the body sees the caller's values.
+    pub constants: Vec<ConstantValue>,
 }
 
 /// How a captured name crosses into the instance.
@@ -91,6 +95,22 @@ pub(super) fn instantiate(
             });
         }
     }
+    let mut constants = source.constants.clone();
+    for constant in closures.iter().flat_map(|c| &c.constants) {
+        match constants.iter().find(|c| c.name == constant.name) {
+            None => constants.push(*constant),
+            Some(own) if own == constant => {}
+            Some(_) => {
+                return Err(LowerError::new(
+                    closure_span(closures, constant.name).unwrap_or(source.span),
+                    format!(
+                        "the closure names the constant `{}`, which means another value where `{}` is defined: use one name for one value, or pass the value as an argument",
+                        constant.name, source.name
+                    ),
+                ))
+            }
+        }
+    }
     let mut body = serde_json::to_value(&source.body).map_err(internal(source.span))?;
     let mut rewriter = Rewriter {
         closures,
@@ -104,9 +124,18 @@ pub(super) fn instantiate(
     Ok(FunctionSource {
         name,
         params,
+        constants,
         body: serde_json::from_value(body).map_err(internal(source.span))?,
         ..source.clone()
     })
+}
+
+/// Where the closure that names `constant` is written.
+fn closure_span(closures: &[ClosureArg], constant: &str) -> Option<Span> {
+    closures
+        .iter()
+        .find(|c| c.constants.iter().any(|k| k.name == constant))
+        .map(|c| c.body.span)
 }
 
 fn internal(span: Span) -> impl Fn(serde_json::Error) -> LowerError {

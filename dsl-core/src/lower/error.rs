@@ -4,7 +4,7 @@ use crate::Span;
 
 /// A kernel that the macro accepted but that cannot be lowered, for example because the
 /// type of a variable is not determined by the body. Carries the user's position.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error("{span}: {message}")]
 pub struct LowerError {
     pub message: String,

@@ -95,6 +95,7 @@ impl Lowerer<'_, '_> {
                 if op.is_logical() && contains_call(right) {
                     return self.guarded_logical(*op == BinaryOp::And, l, right, span, block);
                 }
+                let l = self.ordered(l, left_ty, &[right], span, block);
                 let mut r = self.expr(right, block)?;
                 match op {
                     BinaryOp::And | BinaryOp::Or => self.expr_node(
@@ -265,9 +266,14 @@ impl Lowerer<'_, '_> {
                     ));
                 }
                 let argument = self.expr(receiver, block)?;
+                let later: Vec<&Expr> = args.iter().collect();
+                let argument = self.ordered(argument, receiver_ty, &later, span, block);
                 let mut rest = Vec::new();
-                for arg in args {
-                    rest.push(self.expr(arg, block)?);
+                for (k, arg) in args.iter().enumerate() {
+                    let value = self.expr(arg, block)?;
+                    let later: Vec<&Expr> = args[k + 1..].iter().collect();
+                    let ty = self.type_of(arg)?;
+                    rest.push(self.ordered(value, ty, &later, span, block));
                 }
                 self.expr_node(
                     Expression::Math {
@@ -578,6 +584,28 @@ impl Lowerer<'_, '_> {
                 "internal: not a struct local",
             )),
         }
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// An operand's `value`, kept from what the `later` operands run first. Rust evaluates
+    /// operands left to right, but a later operand's statements (a block that assigns a
+    /// local, a call, a loop's value) are lowered before the expression that combines them,
+    /// so a value an earlier operand read is held in a hidden local first (a register once
+    /// LLVM is done): `-v + { v = 1; v }` negates the old `v`.
+    pub(super) fn ordered(
+        &mut self,
+        value: Handle<Expression>,
+        ty: Scalar,
+        later: &[&Expr],
+        span: Span,
+        block: &mut Block,
+    ) -> Handle<Expression> {
+        if !later.iter().any(|e| contains_call(e)) {
+            return value;
+        }
+        let local = self.temporary("operand", value, ty, span, block);
+        self.load_local(local, span)
     }
 }
 

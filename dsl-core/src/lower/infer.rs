@@ -188,6 +188,7 @@ pub(super) fn infer(
     let mut inference = Inference {
         spec,
         library,
+        constants: &function.constants,
         parent: Vec::new(),
         constraint: Vec::new(),
         scopes: Scopes::default(),
@@ -204,7 +205,8 @@ pub(super) fn infer(
         result_array: None,
     };
     inference.scopes.push();
-    for constant in &function.constants {
+    // Scalars; constant tables are local arrays by now (`tables.rs`).
+    for constant in function.constants.iter().filter(|c| c.len.is_none()) {
         let var = inference.known(constant.ty);
         inference.scopes.bind(constant.name, Binding::Var(var));
     }
@@ -336,6 +338,8 @@ pub(super) fn infer(
 struct Inference<'a> {
     spec: &'a Specialization,
     library: &'a ReachableItems,
+    /// The Rust constants the function names (closures it passes take theirs along).
+    constants: &'a [crate::constant::ConstantValue],
     parent: Vec<usize>,
     constraint: Vec<Constraint>,
     scopes: Scopes<Binding>,
@@ -1988,11 +1992,20 @@ impl Inference<'_> {
             names.push(name.clone());
             types.push(ty);
         }
+        // The caller's constants the body names, which the instance is given.
+        let named = body.variables();
+        let constants = self
+            .constants
+            .iter()
+            .filter(|c| named.iter().any(|n| n == c.name))
+            .copied()
+            .collect();
         Ok(PendingClosure {
             closure: ClosureArg {
                 param: param.name.clone(),
                 params: resolved,
                 body: (**body).clone(),
+                constants,
                 // Placeholders, replaced when the types are known.
                 captures: names
                     .into_iter()

@@ -184,7 +184,7 @@ impl Program<'_> {
         let mut body = Block::new();
         lowerer.scopes.push();
         // Rust constants the body names: literals, like the const generics.
-        for constant in &source.constants {
+        for constant in source.constants.iter().filter(|c| c.len.is_none()) {
             lowerer
                 .scopes
                 .bind(constant.name, Binding::Constant(constant.literal()));

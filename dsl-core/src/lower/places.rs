@@ -267,9 +267,12 @@ impl Lowerer<'_, '_> {
                 return Ok(self.expr_node(Expression::ArrayElement { local, index }, base.span));
             }
         }
+        // `x[i]` is where Rust's panic points (the start of `x`): the span both back ends
+        // report an index out of bounds at.
+        let span = base.span;
         let base = self.expr(base, block)?;
         let index = self.expr(index, block)?;
-        Ok(self.expr_node(Expression::ElementPointer { base, index }, Span::default()))
+        Ok(self.expr_node(Expression::ElementPointer { base, index }, span))
     }
 
     /// The pointer to the first element of vector `index` of `n` elements of a slice.

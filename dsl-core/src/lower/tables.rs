@@ -12,16 +12,20 @@ use crate::constant::ConstantValue;
 use crate::ir;
 use crate::{Scalar, Span};
 
-/// `source` with its constant arrays declared as local arrays at the top of its body (and
-/// left out of its scalar constants); `source` itself when it names none.
+/// `source` with its constant arrays declared as local arrays at the top of its body;
+/// `source` itself when it names none. The tables stay among its constants (where the
+/// closures it passes to device functions find them); only scalars are bound as literals.
 pub(super) fn with_tables(source: &FunctionSource) -> Cow<'_, FunctionSource> {
     if source.constants.iter().all(|c| c.len.is_none()) {
         return Cow::Borrowed(source);
     }
     let mut source = source.clone();
-    let (tables, scalars): (Vec<ConstantValue>, Vec<ConstantValue>) =
-        source.constants.iter().partition(|c| c.len.is_some());
-    source.constants = scalars;
+    let tables: Vec<ConstantValue> = source
+        .constants
+        .iter()
+        .filter(|c| c.len.is_some())
+        .copied()
+        .collect();
     let span = source.body.span;
     let mut stmts = Vec::new();
     for table in &tables {

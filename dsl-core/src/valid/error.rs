@@ -4,7 +4,7 @@ use crate::Span;
 
 /// An IR module that breaks a rule of the IR. Front ends that produce valid IR never see
 /// one; it names the function, the user's position and the broken rule.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
 #[error("invalid IR in `{function}` at {span}: {kind}")]
 pub struct ValidationError {
     pub function: String,
@@ -13,7 +13,8 @@ pub struct ValidationError {
 }
 
 /// The rule an invalid module breaks.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, PartialEq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum ValidationErrorKind {
     #[error("handle {handle} of a {what} is out of range")]
     BadHandle { what: &'static str, handle: usize },

@@ -57,6 +57,29 @@ pub(super) fn captured_function(
     }
 }
 
+/// `1 + max(callee::CALL_DEPTH)`, the `CALL_DEPTH` of a function calling `parsed`'s
+/// callees: a cycle of calls makes rustc report the cycle of constants.
+pub(super) fn call_depth(parsed: &Parsed, paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    if parsed.callees.is_empty() {
+        return quote!(1usize);
+    }
+    let (imports, markers) = callee_markers(&parsed.callees, paths);
+    quote!({
+        #imports
+        let depths = [#(<#markers as #private::DeviceFunction>::CALL_DEPTH),*];
+        let mut deepest = 0usize;
+        let mut index = 0;
+        while index < depths.len() {
+            if depths[index] > deepest {
+                deepest = depths[index];
+            }
+            index += 1;
+        }
+        deepest + 1
+    })
+}
+
 /// The `constants` field of a `CapturedFunction`: the values of the Rust constants the
 /// body names, evaluated by rustc in a const context. The body's own `const` items are
 /// repeated inside it (they cannot name the function's generics, so they mean the same

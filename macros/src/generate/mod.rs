@@ -37,7 +37,7 @@ mod method_check;
 mod paths;
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ItemFn;
 
 use crate::parse::{FnKind, Parsed};
@@ -91,6 +91,7 @@ fn kernel(
     let body_fn = format_ident!("__cudajit_body");
     let captured = captured::captured_function(parsed, specific_arch, paths);
     let launcher = launcher::launch_fns(&parsed.source, generics, &clean.sig, paths);
+    let call_depth = captured::call_depth(parsed, paths);
     let associated_checks = captured::associated_checks(parsed);
     let method_check = checked_copy(
         &clean,
@@ -122,6 +123,9 @@ fn kernel(
             /// The kernel's captured form and its per-process state (compiled code, loaded
             /// modules).
             pub static KERNEL: #cudajit::Kernel = #cudajit::Kernel::new(#captured, cfg!(debug_assertions));
+
+            // A cycle of calls below the kernel is a build error (`DeviceFunction::CALL_DEPTH`).
+            const _: usize = #call_depth;
 
             #associated_checks
             #method_check
@@ -161,6 +165,14 @@ fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
     );
     let doc = format!("The captured form of the `#[device]` function [`{name}()`].");
     let kernel_language_lints = kernel_language_lints();
+    let call_depth = captured::call_depth(parsed, paths);
+    // At the function's name, so that rustc's report of a cycle of calls names each one.
+    let depth_impl = quote_spanned! {name.span()=>
+        impl #private::DeviceFunction for #name {
+            const CAPTURED: #private::CapturedFunction = #captured;
+            const CALL_DEPTH: usize = #call_depth;
+        }
+    };
     quote! {
         #kernel_language_lints
         #item
@@ -170,9 +182,10 @@ fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #name {}
 
-        impl #private::DeviceFunction for #name {
-            const CAPTURED: #private::CapturedFunction = #captured;
-        }
+        #depth_impl
+
+        // Evaluated here, so that a cycle of calls through this function is a build error.
+        const _: usize = <#name as #private::DeviceFunction>::CALL_DEPTH;
 
         #associated_checks
         #method_check

@@ -67,34 +67,6 @@ pub(super) fn is_boxed_closure(ty: &syn::Type) -> bool {
 /// The message for a `dyn Fn` closure.
 pub(super) const DYN_CLOSURE: &str = "`dyn Fn` closures would be called indirectly, which kernels do not do: take `F: Fn(..) -> R` (or `impl Fn(..) -> R`), so each closure is compiled into the function";
 
-/// The names a parsed expression reads as variables (`ExprKind::Var`), each once, in
-/// order. It walks the captured syntax's serde form, so it reaches every variable wherever
-/// the syntax nests it. A name the body binds itself may be among them; capturing the
-/// caller's value of it is harmless, since the body's own binding shadows it.
-fn variables(body: &Expr) -> Vec<String> {
-    fn walk(value: &serde_json::Value, out: &mut Vec<String>) {
-        match value {
-            serde_json::Value::Object(fields) => {
-                if let (1, Some(serde_json::Value::String(name))) =
-                    (fields.len(), fields.get("Var"))
-                {
-                    if !out.contains(name) {
-                        out.push(name.clone());
-                    }
-                }
-                fields.values().for_each(|field| walk(field, out));
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    if let Ok(value) = serde_json::to_value(body) {
-        walk(&value, &mut out);
-    }
-    out
-}
-
 /// Every identifier in `tokens`, each once, in order.
 fn mentioned(tokens: TokenStream, out: &mut Vec<String>) {
     for token in tokens {
@@ -337,12 +309,13 @@ impl Parser<'_> {
         // parameters. Variables, not every identifier: a field (`p.scale`), a method or a
         // path segment that happens to share a local's name is not a capture.
         let mut captures = Vec::new();
-        for name in variables(&body) {
+        for name in body.variables() {
             if params.iter().any(|p| p.name == name) {
                 continue;
             }
-            let constant = self.is_constant(&name);
-            if !self.is_bound(&name) && !constant {
+            // Rust constants the body names are not captured: the function's instance
+            // for this closure is given their values (`lower::closures`).
+            if !self.is_bound(&name) {
                 continue;
             }
             if self.tuple_arity(&name).is_some() || self.alias(&name).is_some() {

@@ -210,11 +210,6 @@ impl<'e> Parser<'e> {
         }
     }
 
-    /// Whether the body names the Rust constant `name` (recorded when parsed).
-    pub(super) fn is_constant(&self, name: &str) -> bool {
-        self.constants.iter().any(|(n, _)| n == name)
-    }
-
     /// The innermost entry of `scopes` for `name`: the name itself, or one of its markers
     /// (`name.#..`, `name.@..`); `None` when the name itself is innermost or unbound.
     pub(super) fn innermost_marker(&self, name: &str) -> Option<&str> {

@@ -62,7 +62,8 @@ pub struct DevComm {
 }
 
 /// A `ncclDevComm` that does not fit a [`DevComm`].
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum DevCommError {
     #[error(
         "this NCCL release's ncclDevComm is {size} bytes, more than the {DEV_COMM_CAPACITY} a \

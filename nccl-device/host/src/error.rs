@@ -11,7 +11,7 @@ use crate::version::NcclVersion;
 
 /// A failed NCCL call: which function, its `ncclResult_t`, and NCCL's own words
 /// (`ncclGetErrorString` of the code, `ncclGetLastError` of the communicator).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, cudajit_error_debug::ReadableDebug)]
 pub struct NcclCallError {
     /// The C function, e.g. `ncclCommInitRank`.
     pub function: &'static str,
@@ -42,7 +42,8 @@ impl fmt::Display for NcclCallError {
 impl std::error::Error for NcclCallError {}
 
 /// Everything that can go wrong in the NCCL host layer.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum NcclError {
     /// No `libnccl.so.2` anywhere; `searched` lists every place tried, in order.
     #[error(
@@ -199,6 +200,11 @@ pub enum NcclError {
     /// A caller-supplied value is out of range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// A variable the host layer reads (`CUDAJIT_NCCL_TIMEOUT_S`, ...) is set to a value
+    /// cudajit cannot use.
+    #[error(transparent)]
+    Environment(#[from] cudajit_core::EnvVarError),
 }
 
 /// The crate's result type.

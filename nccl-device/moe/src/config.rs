@@ -164,7 +164,8 @@ pub(crate) fn check_top_k(top_k: usize) -> Result<(), MoeError> {
 }
 
 /// What went wrong in a mixture-of-experts group.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum MoeError {
     /// A dimension does not fit the group, the handle, the ranks or the device
     /// communicator; nothing was launched.

@@ -3,6 +3,12 @@
 //! `f32` scale `amax / 448`, so `x ≈ e4m3_value(byte) * scale` within half an e4m3 step
 //! (a relative 2^-4, or 2^-10 of the scale below e4m3's normal range).
 //!
+//! `448 / amax` overflows `f32` when `amax` is below `448 / f32::MAX` (about 1.3e-36, bf16
+//! subnormals included): such a block would turn its zeros into NaN (`0 * inf`) and every
+//! other element into ±448. A block whose `amax` is below 2^-64 is therefore lifted by
+//! 2^64 first (exact: a power of two), so its multiplier `448 / (amax * 2^64)` stays
+//! finite ([`block_scale`]); other blocks are multiplied by 1, which changes no bit.
+//!
 //! The conversion is written in the kernel language (integer and float arithmetic, the
 //! same on the GPU and the simulator): round to nearest even, saturating to ±448 (CUDA's
 //! `__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3)`); the host functions here are
@@ -79,14 +85,22 @@ pub fn e4m3_to_f32(byte: u8) -> f32 {
     sign * (1.0 + mantissa / 8.0) * (2.0f32).powi(exponent - 7)
 }
 
-/// The scale of a block whose largest magnitude is `amax`, and its inverse the elements
-/// are multiplied by: `amax / 448` and `448 / amax` (an all-zero block gets 1 and 1).
+/// The scale of a block whose largest magnitude is `amax`, and what its elements are
+/// multiplied by, in this order, before their conversion: `(scale, lift, inverse)`, so
+/// that `e4m3((x * lift) * inverse)` is `e4m3(x * 448 / amax)`. Normally `amax / 448`, 1
+/// and `448 / amax`; below 2^-64, where `448 / amax` could overflow to infinity, the lift
+/// is 2^64 and the inverse `448 / (amax * 2^64)` (both products exact or finite: `|x| *
+/// 2^64 < 1`, `amax * 2^64 >= 2^-69` for any non-zero bf16). An all-zero block gets 1, 1
+/// and 1.
 #[device]
-pub fn block_scale(amax: f32) -> (f32, f32) {
-    if amax > 0.0 {
-        (amax / E4M3_MAX, E4M3_MAX / amax)
+pub fn block_scale(amax: f32) -> (f32, f32, f32) {
+    if amax >= 5.421011e-20 {
+        (amax / E4M3_MAX, 1.0, E4M3_MAX / amax)
+    } else if amax > 0.0 {
+        let lift = 18446744073709551616.0f32;
+        (amax / E4M3_MAX, lift, E4M3_MAX / (amax * lift))
     } else {
-        (1.0, 1.0)
+        (1.0, 1.0, 1.0)
     }
 }
 
@@ -138,14 +152,14 @@ pub fn quantize_row(source: usize, destination: usize, scales: usize, hidden: us
             amax = amax.max(shfl_xor_sync(FULL_WARP, amax, offset));
             offset /= 2;
         }
-        let (scale, inverse) = block_scale(amax);
+        let (scale, lift, inverse) = block_scale(amax);
         if lane % 16 == 0 && block < blocks {
             to_scales[block] = scale;
         }
         if hidden % 8 == 0 {
             let mut packed = 0u64;
             for k in 0..8 {
-                packed |= (e4m3_from_f32(x[k] * inverse) as u64) << (8 * k);
+                packed |= (e4m3_from_f32(x[k] * lift * inverse) as u64) << (8 * k);
             }
             let to = unsafe { slice_at_mut::<u64>(destination, hidden / 8) };
             if hidden % 16 == 0 {
@@ -161,7 +175,7 @@ pub fn quantize_row(source: usize, destination: usize, scales: usize, hidden: us
             let to = unsafe { slice_at_mut::<u8>(destination, hidden) };
             for k in 0..8 {
                 if first + k < hidden {
-                    to[first + k] = e4m3_from_f32(x[k] * inverse);
+                    to[first + k] = e4m3_from_f32(x[k] * lift * inverse);
                 }
             }
         }
@@ -176,16 +190,23 @@ pub fn quantize(token: &[bf16]) -> (Vec<u8>, Vec<f32>) {
     let mut scales = Vec::with_capacity(scales_per_token(token.len()));
     for block in token.chunks(CHANNELS_PER_SCALE) {
         let amax = block.iter().fold(0.0f32, |m, x| m.max(x.to_f32().abs()));
-        let (scale, inverse) = block_scale(amax);
+        let (scale, lift, inverse) = block_scale(amax);
         scales.push(scale);
-        bytes.extend(block.iter().map(|x| e4m3_from_f32(x.to_f32() * inverse)));
+        bytes.extend(
+            block
+                .iter()
+                .map(|x| e4m3_from_f32(x.to_f32() * lift * inverse)),
+        );
     }
     (bytes, scales)
 }
 
 /// The bound `quantize` keeps: `|x - e4m3_to_f32(byte) * scale|` is at most this for an
 /// element `x` of a block with scale `scale` (half an e4m3 step of the scaled value, in
-/// the normal range relative, below it absolute; plus the rounding of the scale itself).
+/// the normal range relative, below it absolute; plus the rounding of the scale itself:
+/// relative while it is a normal `f32`, at most half of `f32`'s smallest subnormal times
+/// 448 when the block's `amax` is below `448 * 2^-126` and its scale a subnormal).
 pub fn quantization_bound(x: f32, scale: f32) -> f32 {
-    (x.abs() * 0.0625).max(scale * (2.0f32).powi(-10)) + x.abs() * 1e-6
+    let subnormal_scale = E4M3_MAX * f32::from_bits(1);
+    (x.abs() * 0.0625).max(scale * (2.0f32).powi(-10)) + x.abs() * 1e-6 + subnormal_scale
 }

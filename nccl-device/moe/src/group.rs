@@ -343,7 +343,10 @@ impl<'a> MoeGroup<'a> {
     /// device) first. Low latency: all of it (`[local experts × ranks × max tokens ×
     /// hidden]`, rows at the slots dispatch chose). High throughput: the received tokens'
     /// rows (`[received tokens × hidden]`, `handle.read_received_tokens(i)` of them; a
-    /// longer buffer's first `[ranks × max tokens × hidden]`).
+    /// longer buffer's first `[ranks × max tokens × hidden]`). A high-throughput buffer
+    /// shorter than the window is checked against the received tokens, which this reads
+    /// from the device after synchronising `stream` (so on GPUs driven from one process,
+    /// every rank's layout must have been launched first, as for `read_received_tokens`).
     pub fn combine_from<'b>(
         &self,
         i: usize,
@@ -354,6 +357,17 @@ impl<'a> MoeGroup<'a> {
         let expert_output = expert_output.into();
         self.shape(i, stream, handle)?;
         let count = self.expert_output_copied(expert_output.len())?;
+        if count < self.expert_output.len() {
+            // Fewer rows than the window has: they must cover every received token, or
+            // the combine would read the rows of an earlier round.
+            stream.synchronize()?;
+            let received = handle.read_received_tokens(i)?;
+            let hidden = self.config.hidden;
+            let rule = format!(
+                "the received tokens' rows, received tokens × hidden ({received} × {hidden})"
+            );
+            check_holds("expert output buffer", count, received * hidden, &rule)?;
+        }
         self.expert_output.copy_from_buffer(
             i,
             stream,

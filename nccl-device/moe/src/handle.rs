@@ -270,7 +270,9 @@ impl MoeHandle {
     }
 
     /// Each received token's weights, `[ranks × max tokens × top-k]` `f32`: dispatch's
-    /// output, and the backward combine's input. High-throughput mode.
+    /// output, and the backward combine's input. High-throughput mode. Every weight is
+    /// the routing's, also where `received_topk_idx` is `-1` (an expert of another rank,
+    /// or no expert): DeepEP's dispatch zeroes those.
     pub fn received_topk_weights(&self) -> Result<&SymmetricTensor<f32>, MoeError> {
         Ok(&self
             .high_throughput("received_topk_weights")?

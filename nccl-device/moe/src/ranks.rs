@@ -84,11 +84,17 @@ impl<'a> MoeRanks<'a> {
                 }
             }
             MoeRanks::Sim(world) => {
+                // The same rule as on GPUs, under the same name: a simulated node is
+                // an LSA team.
                 if world.nodes() != 1 {
                     return Err(MoeError::mismatch(
-                        "simulated nodes",
-                        world.nodes(),
-                        "the ranks must form one LSA team (SimWorld::new, one node)",
+                        "LSA team size",
+                        world.ranks_per_node(),
+                        format!(
+                            "every one of the world's {} ranks must reach the others by load/store: simulate them as one node (SimWorld::new), not {} nodes",
+                            world.nranks(),
+                            world.nodes()
+                        ),
                     ));
                 }
             }

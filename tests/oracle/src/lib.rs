@@ -14,6 +14,7 @@
 
 pub mod host_rt;
 mod pt;
+pub mod tables;
 
 use cudajit::{Buffer, LaunchConfig, Stream};
 pub use cudajit_oracle_generator as generator;

@@ -37,6 +37,11 @@ impl Pt {
         Pt::new(self.a.wrapping_mul(k), self.b * k as f32)
     }
 
+    /// A product of two points, the other by reference: `p.dot(&q)`, `Pt::dot(&p, &q)`.
+    pub fn dot(&self, other: &Pt) -> f32 {
+        self.a as f32 * other.b - self.b * other.a as f32
+    }
+
     pub fn bump(&mut self, k: i32) {
         self.a = self.a.wrapping_add(k);
         self.b += 1.0;

@@ -326,7 +326,8 @@ impl TensorMapLayout {
 }
 
 /// A tensor-map rule the layout or its buffer violates; each names the rule and the fix.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum TensorMapError {
     #[error("a tiled tensor map has rank 1 to 5; this layout has {rank} dimensions")]
     Rank { rank: usize },

@@ -1,6 +1,7 @@
 //! Compiling expressions: each evaluated where its statement runs, into operations in
 //! evaluation order writing a register of its own.
 
+use cudajit_core::ast::BinaryOp;
 use cudajit_core::ir::{CompileFlag, Expression, Handle, Literal, TypeInner};
 use cudajit_core::math::MathFunction;
 use cudajit_core::valid::ExprType;
@@ -104,6 +105,9 @@ impl FunctionCompiler<'_> {
                 };
                 let a = self.expr(left)?;
                 let b = self.expr(right)?;
+                if matches!(op, BinaryOp::Div | BinaryOp::Rem) && s.is_integer() {
+                    self.check_divisor(right, b, op == BinaryOp::Rem);
+                }
                 let dst = target(self);
                 self.emit(Op::Binary { f, dst, a, b });
                 dst
@@ -385,6 +389,13 @@ impl FunctionCompiler<'_> {
         let a = self.expr(argument)?;
         let b = arg1.map(|h| self.expr(h)).transpose()?;
         let c = arg2.map(|h| self.expr(h)).transpose()?;
+        let divides = matches!(
+            function,
+            MathFunction::DivEuclid | MathFunction::RemEuclid | MathFunction::DivCeil
+        );
+        if let (true, true, Some(divisor), Some(b)) = (divides, s.is_integer(), arg1, b) {
+            self.check_divisor(divisor, b, function == MathFunction::RemEuclid);
+        }
         let dst = match dst {
             Some(dst) => dst,
             None => self.temp(handle, 1),

@@ -289,6 +289,13 @@ pub(crate) enum Op {
     Ptx(Box<crate::ptx::PtxOp>),
     /// The end of a function with a result, reached without `return`.
     FellOff,
+    /// Stops the thread if `divisor` is zero: an integer `/` or `%` (or `div_euclid`,
+    /// `rem_euclid`, `div_ceil`) by zero, where Rust panics (the GPU gives an unspecified
+    /// value). `remainder` names the operation in the report.
+    CheckDivisor {
+        divisor: Reg,
+        remainder: bool,
+    },
 }
 
 /// An `#[extern_device]` function the program calls.

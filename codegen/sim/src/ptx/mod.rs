@@ -38,7 +38,8 @@ pub(crate) mod wgmma;
 
 pub(crate) use run::{run_thread, Step};
 
-use super::program::ops::Reg;
+use super::program::ops::{Op, Reg};
+use super::program::Program;
 use crate::thread_state::{Frame, Site};
 
 /// Where in the kernel itself an instruction runs: the call of the outermost `#[device]`
@@ -54,6 +55,16 @@ pub(crate) fn kernel_site(frames: &[Frame], innermost: Site) -> Site {
         },
         _ => innermost,
     }
+}
+
+/// Whether `program` runs any instruction of its own here (mbarriers, named barriers,
+/// warpgroup instructions, TMA ...): a block of a kernel without one needs none of their
+/// bookkeeping (the scheduler's scans for their waits, once per round of the block).
+pub(crate) fn has_ptx_ops(program: &Program) -> bool {
+    program
+        .functions
+        .iter()
+        .any(|f| f.code.iter().any(|op| matches!(op, Op::Ptx(_))))
 }
 
 /// A PTX instruction the interpreter runs with semantics of its own (the others lower to

@@ -15,6 +15,7 @@
 
 use super::{fmt3, run_units, BlockRunner, BlockState, Grid, GridStats};
 use crate::error::SimError;
+use crate::global_races::BlockClocks;
 use crate::memory::Arrival;
 use crate::memory::{ClusterView, SharedMemory};
 use crate::thread::Status;
@@ -239,6 +240,8 @@ fn complete_cluster_barrier(runners: &mut [BlockRunner<'_, '_, '_>]) -> bool {
         runner.shared.epoch = runner.shared.epoch.wrapping_add(1);
         runner.barriers += 1;
     }
+    let mut clocks: Vec<&mut BlockClocks> = runners.iter_mut().map(|r| &mut r.clocks).collect();
+    BlockClocks::synchronise(&mut clocks);
     true
 }
 

@@ -150,6 +150,7 @@ impl BlockRunner<'_, '_, '_> {
                 milliseconds: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
             },
             FaultKind::Instruction { detail } => SimError::Ptx { site, detail },
+            FaultKind::DivisionByZero { remainder } => SimError::DivisionByZero { site, remainder },
             FaultKind::FellOff => SimError::MemoryAccess {
                 site,
                 detail: "the function ended without returning its value".into(),
@@ -177,6 +178,12 @@ impl BlockRunner<'_, '_, '_> {
                         if race.first_write { "wrote" } else { "read" },
                         self.location(other),
                     ),
+                }
+            }
+            FaultKind::Access(AccessFault::GlobalRace(race)) => {
+                SimError::GlobalMemoryRace {
+                    site,
+                    detail: self.global_race_detail(t, &race),
                 }
             }
             FaultKind::Access(AccessFault::InFlight {

@@ -21,11 +21,11 @@ pub enum SiteSource {
     ToolsDir,
     /// Every entry of `PYTHONPATH`.
     PythonPath,
-    /// `VIRTUAL_ENV`, then `CONDA_PREFIX`.
+    /// `VIRTUAL_ENV`, then `CONDA_PREFIX`, then `PYENV_ROOT`'s versions.
     Prefixes,
-    /// Every absolute `<prefix>/bin` on `PATH`.
+    /// Every absolute `<prefix>/bin` on `PATH`, and pyenv's `<root>/shims` (its versions).
     PathPrefixes,
-    /// `~/.local/lib/python3*/site-packages`.
+    /// `$PYTHONUSERBASE` or `~/.local`: `lib/python3*/site-packages` (`pip install --user`).
     UserHome,
     /// [`SearchEnv::system_site_packages`].
     System,
@@ -58,6 +58,14 @@ pub enum SiteMiss {
         /// `<prefix>/lib/python3*/site-packages`.
         pattern: PathBuf,
     },
+    /// A pyenv installation (`PYENV_ROOT`, or `<root>/shims` on `PATH`) none of whose
+    /// versions holds a site-packages directory.
+    Pyenv {
+        /// The pyenv root.
+        root: PathBuf,
+        /// `<root>/versions/*/lib/python3*/site-packages`.
+        pattern: PathBuf,
+    },
     /// A `<prefix>/bin` on `PATH` whose `pattern` matched nothing.
     PathEntry {
         /// The `PATH` entry.
@@ -83,6 +91,14 @@ impl fmt::Display for SiteMiss {
             }
             SiteMiss::Prefix { var, pattern } => {
                 write!(f, "{var}: {} (no match)", pattern.display())
+            }
+            SiteMiss::Pyenv { root, pattern } => {
+                write!(
+                    f,
+                    "pyenv at {}: {} (no match)",
+                    root.display(),
+                    pattern.display()
+                )
             }
             SiteMiss::PathEntry { bin, pattern } => write!(
                 f,
@@ -129,11 +145,7 @@ pub fn site_packages(env: &SearchEnv, order: &[SiteSource]) -> Vec<SiteEntry> {
             SiteSource::ToolsDir => match env.var("CUDAJIT_TOOLS_DIR") {
                 Some(d) => {
                     let d = PathBuf::from(d);
-                    let pats = vec![
-                        d.clone(),
-                        d.join("site-packages"),
-                        d.join("lib/python3*/site-packages"),
-                    ];
+                    let pats = vec![d.clone(), d.join("site-packages"), d.join(SITE_PACKAGES)];
                     push(SiteMiss::ToolsDir(d), pats);
                 }
                 None => push(SiteMiss::ToolsDirUnset, Vec::new()),
@@ -148,7 +160,7 @@ pub fn site_packages(env: &SearchEnv, order: &[SiteSource]) -> Vec<SiteEntry> {
             SiteSource::Prefixes => {
                 for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
                     if let Some(prefix) = env.var(var) {
-                        let pattern = Path::new(prefix).join("lib/python3*/site-packages");
+                        let pattern = Path::new(prefix).join(SITE_PACKAGES);
                         push(
                             SiteMiss::Prefix {
                                 var,
@@ -158,17 +170,31 @@ pub fn site_packages(env: &SearchEnv, order: &[SiteSource]) -> Vec<SiteEntry> {
                         );
                     }
                 }
+                if let Some(root) = env.var("PYENV_ROOT") {
+                    let root = PathBuf::from(root);
+                    let patterns = pyenv_patterns(&root, env);
+                    push(pyenv_miss(root), patterns);
+                }
             }
             SiteSource::PathPrefixes => {
                 if let Some(path) = env.var("PATH") {
-                    // An absolute `<prefix>/bin` on PATH usually means
-                    // `<prefix>/lib/python3*/...` belongs to the interpreter the
-                    // user runs (venvs, conda, pyenv).
-                    for bin in std::env::split_paths(path)
-                        .filter(|p| p.is_absolute() && p.file_name() == Some(OsStr::new("bin")))
-                    {
+                    for entry in std::env::split_paths(path).filter(|p| p.is_absolute()) {
+                        // pyenv puts `<root>/shims` (and its own `<root>/bin`) on PATH;
+                        // the interpreters are `<root>/versions/*`.
+                        if let Some(root) = pyenv_root_of(&entry) {
+                            let patterns = pyenv_patterns(&root, env);
+                            push(pyenv_miss(root), patterns);
+                            continue;
+                        }
+                        // An absolute `<prefix>/bin` on PATH usually means
+                        // `<prefix>/lib/python3*/...` belongs to the interpreter the
+                        // user runs (venvs, conda, uv's managed Pythons).
+                        if entry.file_name() != Some(OsStr::new("bin")) {
+                            continue;
+                        }
+                        let bin = entry;
                         if let Some(prefix) = bin.parent() {
-                            let pattern = prefix.join("lib/python3*/site-packages");
+                            let pattern = prefix.join(SITE_PACKAGES);
                             push(
                                 SiteMiss::PathEntry {
                                     bin: bin.clone(),
@@ -181,8 +207,14 @@ pub fn site_packages(env: &SearchEnv, order: &[SiteSource]) -> Vec<SiteEntry> {
                 }
             }
             SiteSource::UserHome => {
-                if let Some(home) = env.home() {
-                    let pattern = home.join(".local/lib/python3*/site-packages");
+                // `pip install --user` installs under the user base: `PYTHONUSERBASE`,
+                // else `~/.local`.
+                let base = match env.var("PYTHONUSERBASE") {
+                    Some(base) => Some(PathBuf::from(base)),
+                    None => env.home().map(|home| home.join(".local")),
+                };
+                if let Some(base) = base {
+                    let pattern = base.join(SITE_PACKAGES);
                     push(SiteMiss::UserHome(pattern.clone()), vec![pattern]);
                 }
             }
@@ -196,8 +228,50 @@ pub fn site_packages(env: &SearchEnv, order: &[SiteSource]) -> Vec<SiteEntry> {
     out
 }
 
+/// Where an interpreter of a prefix keeps its packages.
+const SITE_PACKAGES: &str = "lib/python3*/site-packages";
+
+/// The pyenv root a `PATH` entry belongs to: `<root>/shims`, or pyenv's own `<root>/bin`
+/// (no `lib/` beside it), where `<root>/versions` exists.
+fn pyenv_root_of(entry: &Path) -> Option<PathBuf> {
+    let name = entry.file_name()?;
+    let root = entry.parent()?;
+    let is_pyenv = root.join("versions").is_dir()
+        && (name == "shims" || (name == "bin" && !root.join("lib").is_dir()));
+    is_pyenv.then(|| root.to_path_buf())
+}
+
+/// The site-packages patterns of a pyenv root: the active versions first
+/// (`PYENV_VERSION`, `a:b` for several, else the global `<root>/version` file), then
+/// every installed version.
+fn pyenv_patterns(root: &Path, env: &SearchEnv) -> Vec<PathBuf> {
+    let active = match env.var_str("PYENV_VERSION") {
+        Some(versions) => versions.to_owned(),
+        None => std::fs::read_to_string(root.join("version")).unwrap_or_default(),
+    };
+    active
+        .split([':', '\n'])
+        .map(str::trim)
+        // `system` is the interpreter outside pyenv, found through the other sources.
+        .filter(|v| !v.is_empty() && *v != "system" && !v.contains('/'))
+        .map(|version| root.join("versions").join(version).join(SITE_PACKAGES))
+        .chain([root.join("versions/*").join(SITE_PACKAGES)])
+        .collect()
+}
+
+fn pyenv_miss(root: PathBuf) -> SiteMiss {
+    let pattern = root.join("versions/*").join(SITE_PACKAGES);
+    SiteMiss::Pyenv { root, pattern }
+}
+
 /// Expands a path whose components may end in `*` (prefix globs only) into
 /// the existing directories it matches, sorted for a stable search order.
+///
+/// Hand-written rather than the `glob` crate (1.0 s to build, no dependencies): the
+/// patterns here are fixed (`python3*`, `versions/*`) under prefixes taken from the
+/// environment, which `glob` would read as patterns too (a `[` or `?` in a user's path
+/// would need escaping) and which need not be UTF-8, which `glob` requires; every
+/// dependant would build one more crate for forty lines.
 pub(crate) fn expand(pattern: &Path) -> Vec<PathBuf> {
     let mut current = vec![PathBuf::new()];
     for part in pattern.components() {

@@ -110,6 +110,30 @@ fn each_rule_beats_the_ones_after_it() {
 }
 
 #[test]
+fn a_tools_dir_that_is_not_a_directory_is_an_error() {
+    let t = TempTree::new("badtoolsdir");
+    let missing = t.path("site-packagse");
+    let env = SearchEnv::isolated([
+        ("CUDAJIT_TOOLS_DIR", s(&missing)),
+        ("CUDA_HOME", s(&t.toolkit("home"))),
+    ]);
+    let err = locate(Component::Nvvm, &env).expect_err("must not fall through to CUDA_HOME");
+    assert!(
+        matches!(&err, ToolchainError::BadToolsDir { path } if *path == missing),
+        "{err}"
+    );
+    assert!(err
+        .to_string()
+        .starts_with(&format!("CUDAJIT_TOOLS_DIR={}", s(&missing))));
+    // An existing directory without wheels is a place searched, not an error.
+    let env = SearchEnv::isolated([
+        ("CUDAJIT_TOOLS_DIR", s(&t.dir("empty"))),
+        ("CUDA_HOME", s(&t.path("home"))),
+    ]);
+    assert!(locate(Component::Nvvm, &env).is_ok());
+}
+
+#[test]
 fn an_override_naming_a_missing_file_is_an_error() {
     let t = TempTree::new("badoverride");
     let missing = t.path("nope/libnvvm.so.4");

@@ -32,12 +32,16 @@ impl Parser<'_> {
         };
         let acc_var = var(acc, span);
         Some(match consumer {
-            Consumer::Sum(ty) => {
-                declare(stmts, acc, identity(false, ty));
-                acc_var
-            }
-            Consumer::Product(ty) => {
-                declare(stmts, acc, identity(true, ty));
+            // The start has no type of its own (a float sum starts at -0.0, as Rust's
+            // `Sum`); a turbofish types the accumulator.
+            Consumer::Sum(ty) | Consumer::Product(ty) => {
+                stmts.push(Stmt::Let {
+                    name: acc.to_owned(),
+                    mutable: true,
+                    ty: ty.clone(),
+                    init: Some(identity(matches!(consumer, Consumer::Product(_)), &None)),
+                    span,
+                });
                 acc_var
             }
             Consumer::Count => {
@@ -58,11 +62,17 @@ impl Parser<'_> {
                 acc_var
             }
             Consumer::Optional(optional, otherwise) => {
-                let start = match optional {
-                    Optional::Position(_) => usize_literal(0, span),
-                    _ => identity(false, &None),
-                };
-                declare(stmts, acc, start);
+                match optional {
+                    Optional::Position(_) => declare(stmts, acc, usize_literal(0, span)),
+                    // Read only once an item set it (`some`): of the items' type, any value.
+                    _ => stmts.push(Stmt::Let {
+                        name: acc.to_owned(),
+                        mutable: true,
+                        ty: None,
+                        init: None,
+                        span,
+                    }),
+                }
                 declare(stmts, some, bool_literal(false, span));
                 let otherwise = match otherwise {
                     Otherwise::Value(value) => self.expr(value)?,

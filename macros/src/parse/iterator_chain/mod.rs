@@ -30,18 +30,6 @@ const ADAPTERS: &str = "iterator chains in kernels take the adapters `map`, `fil
 /// The consumers, for the error of any other.
 const CONSUMERS: &str = "iterator chains in kernels end in `sum`, `product`, `count`, `fold`, `any`, `all`, `min`, `max`, `min_by_key`, `max_by_key`, `reduce`, `position`, `find` or `last` (the ones giving an `Option` followed by `.unwrap_or(..)` or `.unwrap()`), or are walked by a `for` loop";
 
-/// The adapters of [`iterate.rs`]'s plain loops, which the source of a chain may use.
-const SOURCE_ADAPTERS: [&str; 8] = [
-    "iter",
-    "iter_mut",
-    "into_iter",
-    "enumerate",
-    "zip",
-    "rev",
-    "step_by",
-    "copied",
-];
-
 /// An item as it moves through the chain: a value or place, or a pair of them
 /// (`enumerate`, `zip`).
 #[derive(Clone, Debug)]
@@ -161,25 +149,86 @@ fn is_adapter(method: &str) -> bool {
     )
 }
 
-/// Whether a `for` loop over `expr` needs this module: a chain with an adapter the plain
-/// loops of `iterate.rs` do not take, or a source that is not a name.
+/// Whether a `for` loop over `expr` needs this module: a chain a plain loop of
+/// `iterate.rs` does not take, or one walking a slice that is not a name.
 pub(super) fn needs_pipeline(expr: &syn::Expr) -> bool {
-    match method_call(expr) {
-        Some(call) => {
+    source_shape(expr).is_none() || !walks_names(expr)
+}
+
+/// How a plain loop (`iterate.rs`) walks `expr`, if it takes it (mirroring its rules): over
+/// the elements of slices and arrays (`indexed`) or a range, reversed, stepped, with its
+/// own `enumerate` counter.
+#[derive(Clone, Copy)]
+struct SourceShape {
+    indexed: bool,
+    reverse: bool,
+    step: bool,
+    counter: bool,
+}
+
+fn source_shape(expr: &syn::Expr) -> Option<SourceShape> {
+    let plain = |indexed| SourceShape {
+        indexed,
+        reverse: false,
+        step: false,
+        counter: false,
+    };
+    match expr {
+        syn::Expr::Paren(paren) => source_shape(&paren.expr),
+        syn::Expr::Range(_) => Some(plain(false)),
+        syn::Expr::Path(_) => Some(plain(true)),
+        syn::Expr::Reference(reference) => is_name(&reference.expr).then(|| plain(true)),
+        syn::Expr::MethodCall(call) => {
             let method = call.method.to_string();
-            if matches!(method.as_str(), "iter" | "iter_mut" | "into_iter") {
-                return !is_name(&call.receiver);
+            match (method.as_str(), call.args.len()) {
+                ("iter" | "iter_mut", 0) => Some(plain(true)),
+                ("into_iter", 0) => source_shape(&call.receiver),
+                ("rev", 0) => {
+                    let s = source_shape(&call.receiver)?;
+                    (!s.step && !s.counter && !s.reverse)
+                        .then_some(SourceShape { reverse: true, ..s })
+                }
+                ("step_by", 1) => {
+                    let s = source_shape(&call.receiver)?;
+                    (!s.step && !s.counter).then_some(SourceShape { step: true, ..s })
+                }
+                ("enumerate", 0) => {
+                    let s = source_shape(&call.receiver)?;
+                    if s.counter {
+                        return None;
+                    }
+                    let counter = !(s.indexed && !s.reverse && !s.step);
+                    Some(SourceShape { counter, ..s })
+                }
+                ("zip", 1) => {
+                    let (a, b) = (source_shape(&call.receiver)?, source_shape(&call.args[0])?);
+                    let in_order =
+                        |s: SourceShape| s.indexed && !s.counter && !s.reverse && !s.step;
+                    (in_order(a) && in_order(b)).then_some(a)
+                }
+                ("copied" | "cloned", 0) => {
+                    let s = source_shape(&call.receiver)?;
+                    s.indexed.then_some(s)
+                }
+                _ => None,
             }
-            !SOURCE_ADAPTERS.contains(&method.as_str()) && method != "cloned"
-                || needs_pipeline(&call.receiver)
-                || call.args.iter().any(needs_pipeline_arg)
         }
-        None => false,
+        _ => None,
     }
 }
 
-fn needs_pipeline_arg(arg: &syn::Expr) -> bool {
-    is_iterator(arg) && needs_pipeline(arg)
+/// Whether every slice `expr` walks through `.iter()` is a name (a plain loop's rule).
+fn walks_names(expr: &syn::Expr) -> bool {
+    match method_call(expr) {
+        Some(call) => {
+            let method = call.method.to_string();
+            if matches!(method.as_str(), "iter" | "iter_mut") {
+                return is_name(&call.receiver);
+            }
+            walks_names(&call.receiver) && call.args.iter().all(walks_names)
+        }
+        None => true,
+    }
 }
 
 fn is_name(expr: &syn::Expr) -> bool {
@@ -313,8 +362,8 @@ impl Parser<'_> {
             let args: Vec<&syn::Expr> = call.args.iter().collect();
             // What `iterate.rs` walks itself stays the source, unless a stage of ours
             // came before it (an `enumerate()` after a `filter` counts what passes).
-            let plain = SOURCE_ADAPTERS.contains(&method.as_str()) || method == "cloned";
-            if plain && !needs_pipeline(at) {
+            // What a plain loop walks stays the source (its sub-slices named later).
+            if source_shape(at).is_some() {
                 break;
             }
             let stage = match (method.as_str(), args.as_slice()) {
@@ -346,7 +395,14 @@ impl Parser<'_> {
                     return Some(Parts { sources, stages });
                 }
                 ("rev", []) => {
-                    self.errors.at(&call.method, "`.rev()` reverses the source of a chain in kernels: write it before `map`, `filter` and the other adapters (`x.iter().rev().map(..)`)");
+                    let after_step =
+                        method_call(&call.receiver).is_some_and(|r| r.method == "step_by");
+                    let message = if after_step {
+                        "`.step_by(s).rev()` is not supported in kernels (it starts at the last element the steps reach): write `.rev().step_by(s)`, which starts at the last element of the range, or compute the first value"
+                    } else {
+                        "`.rev()` reverses the source of a chain in kernels: write it before `map`, `filter` and the other adapters (`x.iter().rev().map(..)`)"
+                    };
+                    self.errors.at(&call.method, message);
                     return None;
                 }
                 ("chunks" | "windows" | "chunks_exact", _) => {

@@ -317,11 +317,11 @@ fn master_addr(env: &SearchEnv, launcher: JobLauncher) -> Result<Option<(&'stati
 /// The bootstrap's port: `CUDAJIT_BOOTSTRAP_PORT`, else `MASTER_PORT` (the next port under
 /// torchrun's elastic agent, whose store listens on `MASTER_PORT`), else the default.
 fn master_port(env: &SearchEnv) -> Result<u16> {
-    if let Some(port) = number_opt::<u16>(env, BOOTSTRAP_PORT_VAR)? {
+    if let Some(port) = port_opt(env, BOOTSTRAP_PORT_VAR)? {
         return Ok(port);
     }
     let under_agent = env.var_str("TORCHELASTIC_RUN_ID").is_some();
-    match number_opt::<u16>(env, "MASTER_PORT")? {
+    match port_opt(env, "MASTER_PORT")? {
         Some(port) if under_agent => port.checked_add(1).ok_or_else(|| {
             NcclError::Bootstrap(format!(
                 "MASTER_PORT={port} leaves no port for cudajit beside torchrun's store: set \
@@ -349,21 +349,33 @@ fn not_set(var: &str, launcher: Option<JobLauncher>) -> NcclError {
     ))
 }
 
-fn required<T: std::str::FromStr>(env: &SearchEnv, var: &str, launcher: JobLauncher) -> Result<T> {
+fn required<T: std::str::FromStr>(
+    env: &SearchEnv,
+    var: &'static str,
+    launcher: JobLauncher,
+) -> Result<T> {
     number_opt(env, var)?.ok_or_else(|| not_set(var, Some(launcher)))
 }
 
-fn number<T: std::str::FromStr>(env: &SearchEnv, var: &str) -> Result<T> {
+fn number<T: std::str::FromStr>(env: &SearchEnv, var: &'static str) -> Result<T> {
     number_opt(env, var)?.ok_or_else(|| not_set(var, None))
 }
 
-fn number_opt<T: std::str::FromStr>(env: &SearchEnv, var: &str) -> Result<Option<T>> {
-    match env.var_str(var) {
-        None => Ok(None),
-        Some(text) => text
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| NcclError::Bootstrap(format!("{var}={text:?} is not a valid number"))),
-    }
+/// A rank or a size, through cudajit's one reader of variables
+/// ([`cudajit_core::EnvVar`]): a value that is not one is an error naming the variable.
+fn number_opt<T: std::str::FromStr>(env: &SearchEnv, var: &'static str) -> Result<Option<T>> {
+    parsed(env, var, "a whole number, 0 or more")
+}
+
+/// A port, likewise.
+fn port_opt(env: &SearchEnv, var: &'static str) -> Result<Option<u16>> {
+    parsed(env, var, "a port number, 0 to 65535")
+}
+
+fn parsed<T: std::str::FromStr>(
+    env: &SearchEnv,
+    var: &'static str,
+    accepts: &str,
+) -> Result<Option<T>> {
+    Ok(cudajit_core::EnvVar::given(var, env.var(var)).parse(accepts, |text| text.parse().ok())?)
 }

@@ -48,7 +48,7 @@ impl Communicator {
 
     /// Like [`Communicator::from_env`] with an explicit environment.
     pub fn from_bootstrap(nccl: &Arc<LoadedNccl>, env: &BootstrapEnv) -> Result<Communicator> {
-        let timeout = crate::safe::communicator_timeout();
+        let timeout = crate::safe::communicator_timeout()?;
         let Exchanged { unique_id, peers } =
             exchange(env, env.local_rank, || nccl.unique_id(), timeout)?;
         Communicator::init_rank(

@@ -130,6 +130,7 @@ impl Communicator {
     /// `CUDAJIT_NCCL_TIMEOUT_S` (default 120 s).
     pub fn from_mpi<C: MpiCommunicator>(nccl: &Arc<LoadedNccl>, comm: &C) -> Result<Communicator> {
         let place = place(comm)?;
+        let timeout = crate::safe::communicator_timeout()?;
         let Exchanged { unique_id, peers } = exchange(comm, place.local_rank, || nccl.unique_id())?;
         Communicator::init_rank(
             nccl,
@@ -138,7 +139,7 @@ impl Communicator {
                 rank: place.rank as i32,
                 n_ranks: place.world_size as i32,
                 device: place.local_rank,
-                timeout: crate::safe::communicator_timeout(),
+                timeout,
                 peers: Some(peers),
             },
         )

@@ -1,6 +1,10 @@
 //! Slurm's compressed host lists (`SLURM_JOB_NODELIST=gpu[01-04,07],login1`): the first
 //! host is where task 0 runs under Slurm's default block distribution, so it is the
 //! natural `MASTER_ADDR` of a job started by `srun`.
+//!
+//! Hand-written rather than `hostlist-parser`: only the first host is needed, which takes
+//! twenty lines, while that crate expands the whole list (thousands of hosts on a large
+//! job) and brings `nom` and four other crates, 11.6 s to build in a fresh project.
 
 /// The first host of a Slurm host list, `None` for an empty or malformed list.
 ///

@@ -9,8 +9,14 @@ use cudajit_codegen::toolchain::ToolchainError;
 use crate::version::NcclVersion;
 
 /// What can go wrong while providing or linking an NCCL device library.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum DeviceCodeError {
+    /// A variable the provider reads (`CUDAJIT_CACHE`, ...) is set to a value cudajit
+    /// cannot use.
+    #[error(transparent)]
+    Environment(#[from] cudajit_core::EnvVarError),
+
     /// The release ships no device library and has no bridge in this build.
     #[error(
         "NCCL {version} at {}: no device library. It ships no libnccl_device.ltoir beside \

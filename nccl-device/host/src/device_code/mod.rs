@@ -113,7 +113,7 @@ impl DeviceCode {
                     .filter(|s| s.exact)
                     .map(|s| s.generation.dev_comm.size);
                 let fatbin =
-                    bridge::build(&nvcc, include, version, arch, dev_comm, &cache_dir(env))?;
+                    bridge::build(&nvcc, include, version, arch, dev_comm, &cache_dir(env)?)?;
                 (
                     Provenance::Bridge,
                     InputKind::Fatbin,
@@ -298,13 +298,12 @@ impl DeviceCode {
 
 /// `<cudajit cache>/nccl-device`, or a directory under the system's temporary directory
 /// when the cache is disabled (the bridge must still exist as a file while linking).
-fn cache_dir(env: &SearchEnv) -> PathBuf {
+fn cache_dir(env: &SearchEnv) -> Result<PathBuf> {
     let var = |k: &str| env.var(k).and_then(|v| v.to_str()).map(str::to_owned);
-    cudajit_codegen::cache::configured_dir(var)
-        .unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("cudajit-nccl-{}", std::process::id()))
-        })
-        .join("nccl-device")
+    let dir = cudajit_codegen::cache::configured_dir(var)?.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("cudajit-nccl-{}", std::process::id()))
+    });
+    Ok(dir.join("nccl-device"))
 }
 
 /// The NCCL device library of the process's NCCL ([`LoadedNccl::global`]) for SM version `sm`

@@ -95,7 +95,8 @@ const OPTIONAL_SECTIONS: &[(&str, ApiFunction)] = &[
 ];
 
 /// Why the shim could not be made.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum ShimError {
     /// The table lacks a function the shim needs (other than the session destroy).
     #[error(

@@ -99,7 +99,7 @@ impl LaunchIdentity {
 }
 
 /// Two ranks about to launch different kernels on one device communicator.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, cudajit_error_debug::ReadableDebug)]
 pub struct Divergence {
     /// This rank.
     pub rank: i32,
@@ -255,7 +255,8 @@ pub fn compare_gathered(
 }
 
 /// Why a launch could not be agreed on.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error, cudajit_error_debug::ReadableDebug)]
+#[non_exhaustive]
 pub enum AgreeError {
     /// The ranks launch different kernels.
     #[error(transparent)]

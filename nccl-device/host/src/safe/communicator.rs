@@ -115,13 +115,14 @@ pub(crate) fn disable_nvls_unless_set() {
     });
 }
 
-/// `CUDAJIT_NCCL_TIMEOUT_S`, else [`DEFAULT_TIMEOUT`].
-pub(crate) fn timeout_from_env() -> Duration {
-    std::env::var("CUDAJIT_NCCL_TIMEOUT_S")
-        .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64)
+/// The variable that bounds NCCL's non-blocking operations, in seconds.
+pub const TIMEOUT_VARIABLE: &str = "CUDAJIT_NCCL_TIMEOUT_S";
+
+/// `CUDAJIT_NCCL_TIMEOUT_S`, else [`DEFAULT_TIMEOUT`]; an error when it is not a number of
+/// seconds above 0.
+pub(crate) fn timeout_from_env() -> Result<Duration> {
+    let timeout = cudajit_core::EnvVar::process(TIMEOUT_VARIABLE).seconds(None)?;
+    Ok(timeout.unwrap_or(DEFAULT_TIMEOUT))
 }
 
 fn context(device: usize) -> Result<Arc<CudaContext>> {
@@ -181,7 +182,7 @@ impl Communicator {
             ranks,
             devices.len() as i32,
             false,
-            timeout_from_env(),
+            timeout_from_env()?,
             Some(peers),
         ))
     }

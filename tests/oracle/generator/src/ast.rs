@@ -97,6 +97,116 @@ pub enum Expr {
         value: Box<Expr>,
         ty: Ty,
     },
+    /// An iterator chain ending in a consumer.
+    Chain {
+        chain: Box<Chain>,
+        ty: Ty,
+    },
+    /// `a.dot(&b)`, or `Pt::dot(&a, &b)` by path: references to `Pt` locals.
+    PtDot {
+        a: String,
+        b: String,
+        by_path: bool,
+    },
+    /// `TABLE[(index) % len]` of one of the oracle crate's constant tables.
+    Table {
+        name: &'static str,
+        index: Box<Expr>,
+        len: usize,
+        ty: Ty,
+    },
+}
+
+/// An iterator chain: its source, adapters and consumer. Items are values or references
+/// (`depth` is how many `&` a closure's pattern takes off: `|&v|`, `|&&v|`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chain {
+    pub source: ChainSource,
+    pub stages: Vec<ChainStage>,
+    pub consumer: Consumer,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChainSource {
+    /// `(lo..hi)` of `u32`, reversed or not.
+    Range { lo: u32, hi: u32, rev: bool },
+    /// `name.iter()` of a slice parameter or local array, or of its sub-slice
+    /// `name[(start % 8)..(start % 8) + len]` (in bounds: slices have at least 32
+    /// elements).
+    Slice {
+        name: String,
+        window: Option<(Box<Expr>, u32)>,
+        rev: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChainStage {
+    /// `.map(|pat| body)`: items become `body`'s values.
+    Map {
+        param: String,
+        depth: u32,
+        body: Expr,
+    },
+    /// `.filter(|pat| cond)` (the closure takes a reference to the item).
+    Filter {
+        param: String,
+        depth: u32,
+        body: Expr,
+    },
+    Take(u32),
+    Skip(u32),
+    StepBy(u32),
+    /// `.copied()`: references become values.
+    Copied,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Consumer {
+    Sum(Ty),
+    Product(Ty),
+    Count,
+    /// `.fold(init, |acc, pat| body)`.
+    Fold {
+        init: Box<Expr>,
+        acc: String,
+        param: String,
+        depth: u32,
+        body: Expr,
+    },
+    Any {
+        param: String,
+        depth: u32,
+        body: Expr,
+    },
+    All {
+        param: String,
+        depth: u32,
+        body: Expr,
+    },
+    /// `.min()`/`.max()` of integers, then `.unwrap_or(default)`.
+    Extreme {
+        max: bool,
+        default: Box<Expr>,
+    },
+    /// `.position(|pat| cond).unwrap_or(default)`.
+    Position {
+        param: String,
+        depth: u32,
+        body: Expr,
+        default: u32,
+    },
+    /// `.find(|pat| cond).unwrap_or(default)`.
+    Find {
+        param: String,
+        depth: u32,
+        body: Expr,
+        default: Box<Expr>,
+    },
+    /// `.last().unwrap_or(default)`.
+    Last {
+        default: Box<Expr>,
+    },
 }
 
 /// A value of the struct `Pt { a: i32, b: f32 }`.
@@ -310,6 +420,59 @@ pub enum Stmt {
     Atomic { counter: usize, value: Expr },
     /// `p.bump(by)`: a `&mut self` method.
     Bump { name: String, by: Expr },
+    /// `let [mut] name = from;`: a copy of a local array.
+    CopyArray {
+        name: String,
+        from: String,
+        mutable: bool,
+    },
+    /// `to = from;` of two local arrays of one type and length.
+    AssignArray { to: String, from: String },
+    /// `let name: ty = warp operation;` at the top level of a phase after the first, where
+    /// every thread of the warp runs it: on the GPU the warp instruction, in the host
+    /// program the same value read from the shared array every lane wrote before the
+    /// barrier.
+    Warp { name: String, op: WarpOp },
+    /// `for pat in chain { body }` over a chain without a consumer.
+    ForChain {
+        param: String,
+        depth: u32,
+        source: ChainSource,
+        stages: Vec<ChainStage>,
+        body: Vec<Stmt>,
+    },
+}
+
+/// A warp operation over the values the warp's lanes wrote to a shared array (`array`,
+/// of element type `ty`) in an earlier phase.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WarpOp {
+    /// `shfl_xor_sync(FULL_WARP, array[tid], mask)`
+    Xor { array: String, ty: Ty, mask: u32 },
+    /// `shfl_down_sync(FULL_WARP, array[tid], delta)`
+    Down { array: String, ty: Ty, delta: u32 },
+    /// `shfl_up_sync(FULL_WARP, array[tid], delta)`
+    Up { array: String, ty: Ty, delta: u32 },
+    /// `shfl_idx_sync(FULL_WARP, array[tid], lane)`
+    Idx { array: String, ty: Ty, lane: u32 },
+    /// `ballot_sync(FULL_WARP, array[tid] > threshold)` (a `u32`)
+    Ballot {
+        array: String,
+        ty: Ty,
+        threshold: Expr,
+    },
+}
+
+impl WarpOp {
+    pub fn ty(&self) -> Ty {
+        match self {
+            WarpOp::Xor { ty, .. }
+            | WarpOp::Down { ty, .. }
+            | WarpOp::Up { ty, .. }
+            | WarpOp::Idx { ty, .. } => *ty,
+            WarpOp::Ballot { .. } => Ty::U32,
+        }
+    }
 }
 
 /// A parameter of a generated device function.
@@ -365,8 +528,11 @@ impl Expr {
             | Expr::Block { ty, .. }
             | Expr::Index { ty, .. }
             | Expr::Match { ty, .. }
-            | Expr::LoopValue { ty, .. } => *ty,
+            | Expr::LoopValue { ty, .. }
+            | Expr::Chain { ty, .. }
+            | Expr::Table { ty, .. } => *ty,
             Expr::PtScalar { part, .. } => part.ty(),
+            Expr::PtDot { .. } => Ty::F32,
         }
     }
 }

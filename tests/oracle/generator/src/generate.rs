@@ -14,6 +14,15 @@ use crate::ast::*;
 use crate::rng::Rng;
 use crate::types::Ty;
 
+/// The oracle crate's constant tables: name, length, element type.
+const TABLES: [(&str, usize, Ty); 5] = [
+    ("TABLE_I32", 8, Ty::I32),
+    ("TABLE_U8", 4, Ty::U8),
+    ("TABLE_F32", 5, Ty::F32),
+    ("TABLE_F64", 3, Ty::F64),
+    ("TABLE_BOOL", 3, Ty::Bool),
+];
+
 /// What a name in scope is.
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {
@@ -252,6 +261,7 @@ impl Generator {
             .into_iter()
             .filter(|p| p.ty() == ty)
             .collect();
+        let table = TABLES.iter().find(|t| t.2 == ty).copied();
         let weights = [
             3,
             if scalars.is_empty() { 0 } else { 6 },
@@ -261,8 +271,19 @@ impl Generator {
             } else {
                 2
             },
+            if table.is_some() { 1 } else { 0 },
         ];
         match self.rng.weighted(&weights) {
+            4 => {
+                let (name, len, ty) = table.expect("a table of this type");
+                let index = self.index_expr(0);
+                Expr::Table {
+                    name,
+                    index: Box::new(index),
+                    len,
+                    ty,
+                }
+            }
             1 => {
                 let b = self.rng.pick(&scalars).clone();
                 Expr::Var { name: b.name, ty }
@@ -433,6 +454,26 @@ impl Generator {
         }
         if shared < 35 && ty != Ty::Bool {
             return Some(self.cast_to(ty, d));
+        }
+        if shared < 40 && !self.ctx.closure {
+            if let Some(chain) = self.chain(ty, d) {
+                return Some(Expr::Chain {
+                    chain: Box::new(chain),
+                    ty,
+                });
+            }
+        }
+        if shared < 42 && ty == Ty::F32 {
+            let pts = self.vars_of(|k| *k == Kind::Pt);
+            if !pts.is_empty() {
+                let a = self.rng.pick(&pts).name.clone();
+                let b = self.rng.pick(&pts).name.clone();
+                return Some(Expr::PtDot {
+                    a,
+                    b,
+                    by_path: self.rng.chance(40),
+                });
+            }
         }
         if shared < 39 && ty != Ty::Bool {
             let pts = self.vars_of(|k| *k == Kind::Pt);
@@ -801,6 +842,208 @@ impl Generator {
         (param, body)
     }
 
+    // ---- iterator chains ----
+
+    /// A chain's source and the type and reference depth of its items.
+    fn chain_source(&mut self) -> (ChainSource, Ty, u32) {
+        let slices = self.vars_of(|k| matches!(k, Kind::Slice(_) | Kind::Array(..)));
+        if slices.is_empty() || self.rng.chance(35) {
+            let lo = self.rng.below(4) as u32;
+            let hi = lo + self.rng.below(7) as u32;
+            let rev = self.rng.chance(30);
+            return (ChainSource::Range { lo, hi, rev }, Ty::U32, 0);
+        }
+        let b = self.rng.pick(&slices).clone();
+        let (ty, window) = match b.kind {
+            Kind::Slice(ty) if self.rng.chance(40) => {
+                let start = self.index_expr(1);
+                (ty, Some((Box::new(start), 1 + self.rng.below(4) as u32)))
+            }
+            Kind::Slice(ty) | Kind::Array(ty, _) => (ty, None),
+            _ => unreachable!(),
+        };
+        let rev = self.rng.chance(30);
+        (
+            ChainSource::Slice {
+                name: b.name,
+                window,
+                rev,
+            },
+            ty,
+            1,
+        )
+    }
+
+    /// A closure's parameter and body over an item of type `item`, giving `ret`. The
+    /// chain holds its closures while it runs (a `for` body, a `fold`'s start), so they
+    /// read no local that is assigned, as closures bound with `let`.
+    fn item_closure(&mut self, item: Ty, ret: Ty, d: u32) -> (String, Expr) {
+        self.closure_body(item, ret, d.min(2), true)
+    }
+
+    /// Adapters after a source, and the type and depth of the items they give.
+    fn chain_stages(&mut self, mut item: Ty, mut depth: u32, d: u32) -> (Vec<ChainStage>, Ty, u32) {
+        let mut stages = Vec::new();
+        for _ in 0..self.rng.below(4) {
+            let stage = match self.rng.below(7) {
+                0 | 1 => {
+                    let to = self.scalar_ty();
+                    let (param, body) = self.item_closure(item, to, d);
+                    let stage = ChainStage::Map { param, depth, body };
+                    item = to;
+                    depth = 0;
+                    stage
+                }
+                2 | 3 => {
+                    let (param, body) = self.item_closure(item, Ty::Bool, d);
+                    ChainStage::Filter {
+                        param,
+                        depth: depth + 1,
+                        body,
+                    }
+                }
+                4 => ChainStage::Take(self.rng.below(5) as u32),
+                5 => ChainStage::Skip(self.rng.below(3) as u32),
+                _ if depth == 1 => {
+                    depth = 0;
+                    ChainStage::Copied
+                }
+                _ => ChainStage::StepBy(1 + self.rng.below(3) as u32),
+            };
+            stages.push(stage);
+        }
+        (stages, item, depth)
+    }
+
+    /// Makes the items of `want`, by value, for consumers that take the items themselves.
+    fn items_of(
+        &mut self,
+        want: Ty,
+        d: u32,
+        stages: &mut Vec<ChainStage>,
+        item: &mut Ty,
+        depth: &mut u32,
+    ) {
+        if *item != want {
+            let (param, body) = self.item_closure(*item, want, d);
+            stages.push(ChainStage::Map {
+                param,
+                depth: *depth,
+                body,
+            });
+            *item = want;
+            *depth = 0;
+        }
+        if *depth == 1 {
+            stages.push(ChainStage::Copied);
+            *depth = 0;
+        }
+    }
+
+    /// A chain whose consumer gives a `want`.
+    fn chain(&mut self, want: Ty, d: u32) -> Option<Chain> {
+        let (source, item, depth) = self.chain_source();
+        let (mut stages, mut item, mut depth) = self.chain_stages(item, depth, d);
+        let choice = self.rng.below(6);
+        let consumer = match (want, choice) {
+            (Ty::Bool, 0..=2) => {
+                let (param, body) = self.item_closure(item, Ty::Bool, d);
+                if self.rng.chance(50) {
+                    Consumer::Any { param, depth, body }
+                } else {
+                    Consumer::All { param, depth, body }
+                }
+            }
+            (Ty::Usize, 0) => Consumer::Count,
+            (Ty::Usize, 1) => {
+                let (param, body) = self.item_closure(item, Ty::Bool, d);
+                Consumer::Position {
+                    param,
+                    depth,
+                    body,
+                    default: self.rng.below(50) as u32,
+                }
+            }
+            (t, 0..=1) if t != Ty::Bool => {
+                self.items_of(t, d, &mut stages, &mut item, &mut depth);
+                if self.rng.chance(70) {
+                    Consumer::Sum(t)
+                } else {
+                    Consumer::Product(t)
+                }
+            }
+            (t, 2) if t.is_int() => {
+                self.items_of(t, d, &mut stages, &mut item, &mut depth);
+                let default = self.literal(t);
+                Consumer::Extreme {
+                    max: self.rng.chance(50),
+                    default: Box::new(default),
+                }
+            }
+            (t, 3) => {
+                self.items_of(t, d, &mut stages, &mut item, &mut depth);
+                let (param, body) = self.item_closure(item, Ty::Bool, d);
+                let default = self.literal(t);
+                Consumer::Find {
+                    param,
+                    depth: depth + 1,
+                    body,
+                    default: Box::new(default),
+                }
+            }
+            (t, 4) => {
+                self.items_of(t, d, &mut stages, &mut item, &mut depth);
+                let default = self.literal(t);
+                Consumer::Last {
+                    default: Box::new(default),
+                }
+            }
+            (t, _) => {
+                // Evaluated after the chain's closures are made: nothing that assigns.
+                let init = self.leaf(t);
+                let acc = self.fresh("y");
+                let param = self.fresh("x");
+                let ctx = Context {
+                    returns: None,
+                    labels: Vec::new(),
+                    closure: true,
+                    let_closure: true,
+                    kernel: false,
+                    frozen: Vec::new(),
+                    closure_scope: self.scopes.len(),
+                };
+                let body = self.with_context(ctx, |g| {
+                    g.scoped(|g| {
+                        g.bind(&acc, Kind::Scalar(t), false);
+                        g.bind(&param, Kind::Scalar(item), false);
+                        let e = g.expr(t, d.min(2));
+                        if t == Ty::Bool {
+                            return e;
+                        }
+                        let op = if t.is_float() { BinOp::Add } else { BinOp::Xor };
+                        let acc = Expr::Var {
+                            name: acc.clone(),
+                            ty: t,
+                        };
+                        Self::bin(op, acc, e, t)
+                    })
+                });
+                Consumer::Fold {
+                    init: Box::new(init),
+                    acc,
+                    param,
+                    depth,
+                    body,
+                }
+            }
+        };
+        Some(Chain {
+            source,
+            stages,
+            consumer,
+        })
+    }
+
     // ---- statements ----
 
     fn stmts(&mut self, depth: u32) -> Vec<Stmt> {
@@ -845,6 +1088,9 @@ impl Generator {
             8,  // output
             2,  // atomic
             2,  // bump
+            2,  // array copy
+            2,  // array assignment
+            3,  // for over a chain
         ]);
         match choice {
             0 => {
@@ -990,7 +1236,12 @@ impl Generator {
             11 if self.ctx.kernel => Some(self.output(d)),
             12 if self.ctx.kernel => {
                 let counter = self.rng.below(COUNTERS as u64) as usize;
-                let value = self.expr(Ty::U32, d.min(2));
+                // The value borrows nothing the atomic borrows: no outputs or atomics in it.
+                let ctx = Context {
+                    kernel: false,
+                    ..self.ctx.clone()
+                };
+                let value = self.with_context(ctx, |g| g.expr(Ty::U32, d.min(2)));
                 Some(Stmt::Atomic { counter, value })
             }
             13 => {
@@ -1003,8 +1254,71 @@ impl Generator {
                     return None;
                 }
                 let name = self.rng.pick(&pts).name.clone();
-                let by = self.expr(Ty::I32, d.min(2));
+                // Evaluated while the receiver is reserved for `&mut self`: it may read
+                // the receiver, never write it.
+                let by = self.leaf(Ty::I32);
                 Some(Stmt::Bump { name, by })
+            }
+            14 if !self.ctx.closure => {
+                let arrays = self.vars_of(|k| matches!(k, Kind::Array(..)));
+                if arrays.is_empty() {
+                    return None;
+                }
+                let from = self.rng.pick(&arrays).clone();
+                let name = self.fresh("a");
+                let mutable = self.rng.chance(50);
+                self.bind(&name, from.kind.clone(), mutable);
+                Some(Stmt::CopyArray {
+                    name,
+                    from: from.name,
+                    mutable,
+                })
+            }
+            15 => {
+                let targets: Vec<Binding> = self
+                    .writable()
+                    .into_iter()
+                    .filter(|b| matches!(b.kind, Kind::Array(..)))
+                    .collect();
+                if targets.is_empty() {
+                    return None;
+                }
+                let to = self.rng.pick(&targets).clone();
+                let from: Vec<Binding> = self
+                    .vars_of(|k| *k == to.kind)
+                    .into_iter()
+                    .filter(|b| b.name != to.name)
+                    .collect();
+                if from.is_empty() {
+                    return None;
+                }
+                let from = self.rng.pick(&from).name.clone();
+                Some(Stmt::AssignArray { to: to.name, from })
+            }
+            16 if !self.ctx.closure => {
+                let (source, item, depth) = self.chain_source();
+                let (stages, item, depth) = self.chain_stages(item, depth, d);
+                let param = self.fresh("e");
+                let walked = match &source {
+                    ChainSource::Slice { name, .. } => Some(name.clone()),
+                    ChainSource::Range { .. } => None,
+                };
+                self.ctx.frozen.extend(walked.clone());
+                let p = param.clone();
+                // Jumps target labelled loops of the program's own; this loop has none.
+                let saved = std::mem::take(&mut self.ctx.labels);
+                let body = self.nested(d, |g| g.bind(&p, Kind::Scalar(item), false));
+                self.ctx.labels = saved;
+                if walked.is_some() {
+                    self.ctx.frozen.pop();
+                }
+                Some(Stmt::ForChain {
+                    param,
+                    depth,
+                    source,
+                    stages,
+                    body,
+                })
             }
             _ => None,
         }
@@ -1096,6 +1410,45 @@ impl Generator {
         Some(Stmt::Assign { place, op, value })
     }
 
+    /// `let v = warp operation;` over a shared array an earlier phase wrote.
+    fn warp_stmt(&mut self, phase: usize) -> Stmt {
+        let arrays = crate::render::shared_arrays(phase + 1);
+        let (array, ty) = self.rng.pick(&arrays).clone();
+        let op = match self.rng.below(5) {
+            0 => WarpOp::Xor {
+                array,
+                ty,
+                mask: 1 + self.rng.below(31) as u32,
+            },
+            1 => WarpOp::Down {
+                array,
+                ty,
+                delta: self.rng.below(32) as u32,
+            },
+            2 => WarpOp::Up {
+                array,
+                ty,
+                delta: self.rng.below(32) as u32,
+            },
+            3 => WarpOp::Idx {
+                array,
+                ty,
+                lane: self.rng.below(32) as u32,
+            },
+            _ => {
+                let threshold = self.literal(ty);
+                WarpOp::Ballot {
+                    array,
+                    ty,
+                    threshold,
+                }
+            }
+        };
+        let name = self.fresh("v");
+        self.bind(&name, Kind::Scalar(op.ty()), false);
+        Stmt::Warp { name, op }
+    }
+
     // ---- program parts ----
 
     fn device_fn(&mut self, index: usize) -> DeviceFn {
@@ -1185,16 +1538,24 @@ impl Generator {
                 ] {
                     g.bind(name, Kind::Slice(ty), false);
                 }
-                for (name, ty) in crate::render::shared_arrays(k) {
+                // The arrays the earlier phases wrote (pairs 0..k).
+                for (name, ty) in crate::render::shared_arrays(k + 1) {
                     g.bind(&name, Kind::Slice(ty), false);
                 }
                 g.budget = 4 + g.rng.below(10) as usize;
-                let mut body = g.stmts(4);
+                // Warp operations first, where every lane runs them (no branch yet).
+                let mut body = Vec::new();
+                if k > 0 {
+                    for _ in 0..g.rng.below(3) {
+                        body.push(g.warp_stmt(k));
+                    }
+                }
+                body.extend(g.stmts(4));
                 for _ in 0..2 {
                     body.push(g.output(3));
                 }
                 if k + 1 < phases {
-                    for (array, ty) in crate::render::shared_arrays(k + 1).into_iter().skip(2 * k) {
+                    for (array, ty) in crate::render::shared_arrays(k + 2).into_iter().skip(2 * k) {
                         let value = g.expr(ty, 3);
                         body.push(Stmt::Shared { array, value });
                     }

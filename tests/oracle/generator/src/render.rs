@@ -3,7 +3,34 @@
 //! Only the frame differs: the kernel runs its phases with `sync_threads()` between them,
 //! the host function runs one phase per call, chosen by `phase`.
 
+use std::cell::Cell;
 use std::fmt::Write;
+
+thread_local! {
+    /// Whether the host program is being written (warp operations differ).
+    static HOST: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A warp operation as the GPU runs it, or as the host reads it from the lanes' shared
+/// array (`lane` is `tid % 32`: blocks hold whole warps).
+fn warp(op: &WarpOp) -> String {
+    let host = HOST.with(Cell::get);
+    match (op, host) {
+        (WarpOp::Xor { array, mask, .. }, false) => format!("shfl_xor_sync(FULL_WARP, {array}[tid], {mask})"),
+        (WarpOp::Xor { array, mask, .. }, true) => format!("{array}[tid ^ {mask}]"),
+        (WarpOp::Down { array, delta, .. }, false) => format!("shfl_down_sync(FULL_WARP, {array}[tid], {delta})"),
+        (WarpOp::Down { array, delta, .. }, true) => format!("(if tid % 32 + {delta} < 32 {{ {array}[tid + {delta}] }} else {{ {array}[tid] }})"),
+        (WarpOp::Up { array, delta, .. }, false) => format!("shfl_up_sync(FULL_WARP, {array}[tid], {delta})"),
+        (WarpOp::Up { array, delta, .. }, true) => format!("(if tid % 32 >= {delta} {{ {array}[tid - {delta}] }} else {{ {array}[tid] }})"),
+        (WarpOp::Idx { array, lane, .. }, false) => format!("shfl_idx_sync(FULL_WARP, {array}[tid], {lane})"),
+        (WarpOp::Idx { array, lane, .. }, true) => format!("{array}[tid - tid % 32 + {lane}]"),
+        (WarpOp::Ballot { array, threshold, .. }, false) => format!("ballot_sync(FULL_WARP, {array}[tid] > {})", expr(threshold)),
+        (WarpOp::Ballot { array, threshold, .. }, true) => format!(
+            "(0..32usize).fold(0u32, |bits, lane| bits | (({array}[tid - tid % 32 + lane] > {}) as u32) << lane)",
+            expr(threshold)
+        ),
+    }
+}
 
 use crate::ast::*;
 use crate::types::Ty;
@@ -82,6 +109,19 @@ pub fn expr(e: &Expr) -> String {
             out.push_str("})");
             out
         }
+        Expr::Chain { chain, .. } => {
+            let mut out = chain_source(&chain.source);
+            out.push_str(&stages(&chain.stages));
+            out.push_str(&consumer(&chain.consumer));
+            out
+        }
+        Expr::PtDot { a, b, by_path } => match by_path {
+            true => format!("Pt::dot(&{a}, &{b})"),
+            false => format!("{a}.dot(&{b})"),
+        },
+        Expr::Table {
+            name, index, len, ..
+        } => format!("{name}[({}) % {len}]", expr(index)),
         Expr::LoopValue {
             counter,
             limit,
@@ -93,6 +133,102 @@ pub fn expr(e: &Expr) -> String {
             expr(cond),
             expr(value)
         ),
+    }
+}
+
+/// A closure parameter pattern taking `depth` references off: `x3`, `&x3`, `&&x3`.
+fn pattern(param: &str, depth: u32) -> String {
+    format!("{}{param}", "&".repeat(depth as usize))
+}
+
+fn chain_source(s: &ChainSource) -> String {
+    match s {
+        ChainSource::Range { lo, hi, rev } => {
+            let rev = if *rev { ".rev()" } else { "" };
+            format!("({lo}u32..{hi}){rev}")
+        }
+        ChainSource::Slice { name, window, rev } => {
+            let rev = if *rev { ".rev()" } else { "" };
+            match window {
+                Some((start, len)) => {
+                    let start = format!("(({}) % 8)", expr(start));
+                    format!("{name}[{start}..{start} + {len}].iter(){rev}")
+                }
+                None => format!("{name}.iter(){rev}"),
+            }
+        }
+    }
+}
+
+fn stages(stages: &[ChainStage]) -> String {
+    let mut out = String::new();
+    for stage in stages {
+        let _ = match stage {
+            ChainStage::Map { param, depth, body } => {
+                write!(out, ".map(|{}| {})", pattern(param, *depth), expr(body))
+            }
+            ChainStage::Filter { param, depth, body } => {
+                write!(out, ".filter(|{}| {})", pattern(param, *depth), expr(body))
+            }
+            ChainStage::Take(n) => write!(out, ".take({n})"),
+            ChainStage::Skip(n) => write!(out, ".skip({n})"),
+            ChainStage::StepBy(n) => write!(out, ".step_by({n})"),
+            ChainStage::Copied => write!(out, ".copied()"),
+        };
+    }
+    out
+}
+
+fn consumer(c: &Consumer) -> String {
+    match c {
+        Consumer::Sum(ty) => format!(".sum::<{}>()", ty.name()),
+        Consumer::Product(ty) => format!(".product::<{}>()", ty.name()),
+        Consumer::Count => ".count()".into(),
+        Consumer::Fold {
+            init,
+            acc,
+            param,
+            depth,
+            body,
+        } => format!(
+            ".fold({}, |{acc}, {}| {})",
+            expr(init),
+            pattern(param, *depth),
+            expr(body)
+        ),
+        Consumer::Any { param, depth, body } => {
+            format!(".any(|{}| {})", pattern(param, *depth), expr(body))
+        }
+        Consumer::All { param, depth, body } => {
+            format!(".all(|{}| {})", pattern(param, *depth), expr(body))
+        }
+        Consumer::Extreme { max, default } => format!(
+            ".{}().unwrap_or({})",
+            if *max { "max" } else { "min" },
+            expr(default)
+        ),
+        Consumer::Position {
+            param,
+            depth,
+            body,
+            default,
+        } => format!(
+            ".position(|{}| {}).unwrap_or({default})",
+            pattern(param, *depth),
+            expr(body)
+        ),
+        Consumer::Find {
+            param,
+            depth,
+            body,
+            default,
+        } => format!(
+            ".find(|{}| {}).unwrap_or({})",
+            pattern(param, *depth),
+            expr(body),
+            expr(default)
+        ),
+        Consumer::Last { default } => format!(".last().unwrap_or({})", expr(default)),
     }
 }
 
@@ -297,6 +433,37 @@ pub fn stmt(s: &Stmt, depth: usize, out: &mut String) {
         Stmt::Bump { name, by } => {
             let _ = writeln!(out, "{name}.bump({});", expr(by));
         }
+        Stmt::Warp { name, op } => {
+            let _ = writeln!(out, "let {name}: {} = {};", op.ty().name(), warp(op));
+        }
+        Stmt::CopyArray {
+            name,
+            from,
+            mutable,
+        } => {
+            let m = if *mutable { "mut " } else { "" };
+            let _ = writeln!(out, "let {m}{name} = {from};");
+        }
+        Stmt::AssignArray { to, from } => {
+            let _ = writeln!(out, "{to} = {from};");
+        }
+        Stmt::ForChain {
+            param,
+            depth: refs,
+            source: s,
+            stages: st,
+            body,
+        } => {
+            let _ = write!(
+                out,
+                "for {} in {}{} ",
+                pattern(param, *refs),
+                chain_source(s),
+                stages(st)
+            );
+            block(body, depth, out);
+            out.push('\n');
+        }
     }
 }
 
@@ -382,6 +549,13 @@ pub fn kernel(p: &Program, name: &str) -> String {
 /// The program as host Rust: one call runs phase `phase` of the calling (simulated)
 /// thread.
 pub fn host(p: &Program, name: &str) -> String {
+    HOST.with(|h| h.set(true));
+    let text = host_text(p, name);
+    HOST.with(|h| h.set(false));
+    text
+}
+
+fn host_text(p: &Program, name: &str) -> String {
     let mut out = format!("pub fn {name}(phase: usize, {KERNEL_PARAMS}) {{\n");
     prologue(p, &mut out);
     out.push_str("    match phase {\n");
@@ -395,8 +569,9 @@ pub fn host(p: &Program, name: &str) -> String {
 }
 
 /// The lints generated code trips by design (constant overflow, unused names, parentheses
-/// around every operation).
-const ALLOWS: &str = "#[allow(unused, unused_parens, unused_mut, unused_labels, unused_braces, unreachable_code, arithmetic_overflow, unconditional_panic, overflowing_literals, non_snake_case, clippy::all)]";
+/// around every operation, comparisons that are always true): every warning, and the
+/// deny-by-default lints of constant arithmetic.
+const ALLOWS: &str = "#[allow(warnings, arithmetic_overflow, unconditional_panic, overflowing_literals, clippy::all)]";
 
 /// The device functions and kernel of `p`, as a report shows them.
 pub fn source(p: &Program) -> String {
@@ -416,7 +591,7 @@ pub fn program_module(p: &Program) -> String {
     let name = format!("p{}", p.seed);
     let mut out = String::new();
     let _ = writeln!(out, "{ALLOWS}\npub mod {name} {{");
-    out.push_str("pub mod device {\n    use cudajit::prelude::*;\n    use crate::Pt;\n");
+    out.push_str("pub mod device {\n    use cudajit::prelude::*;\n    use crate::Pt;\n    pub use crate::tables::*;\n");
     for f in &p.device_fns {
         out.push_str(&device_fn(f));
     }
