@@ -20,6 +20,8 @@ step "GPU tests"
 ./bin/test-gpu --test-threads=1
 step "bounds-check messages name the simulator's file:line:column and function (CUDAJIT_BOUNDS_CHECKS=1 in each child)"
 ./bin/test-check_locations --test-threads=1 --nocapture
+step "named barriers (the warpgroups' shared-memory hand-over)"
+./bin/test-named_barriers --test-threads=1
 step "kernel-suite tests (the benchmark's kernels at odd sizes)"
 ./bin/test-kernels --test-threads=1
 step "pipeline tests against the machine's CUDA toolkit"

@@ -12,7 +12,7 @@ cargo build --release --features cli --bin cudajit
 cp target/release/cudajit target/release/examples/launch_bench target/release/examples/compile_bench .gpu/bin/
 # Integration test binaries: the GPU tests and the CPU pipeline tests (which compile with
 # the machine's CUDA toolkit instead of the wheels).
-cargo test --release --no-run --message-format=json --test gpu --test pipeline --test graph --test cache_faults --test kernels --test check_locations 2>/dev/null |
+cargo test --release --no-run --message-format=json --test gpu --test pipeline --test graph --test cache_faults --test kernels --test check_locations --test named_barriers 2>/dev/null |
   python3 -c '
 import json, shutil, sys
 for line in sys.stdin:

@@ -144,15 +144,7 @@ impl Parser<'_> {
             }
             Stage::StepBy(s) => {
                 let s = self.expr(s)?;
-                let index = self.fresh_name("position");
-                body.push(Stmt::Let {
-                    name: index.clone(),
-                    mutable: false,
-                    ty: None,
-                    init: Some(var(counter, span)),
-                    span,
-                });
-                self.bind(&index);
+                let index = self.counted("position", var(counter, span), span, body);
                 body.push(step(counter));
                 let off = binary(
                     BinaryOp::Ne,
@@ -164,15 +156,7 @@ impl Parser<'_> {
                 item
             }
             Stage::Enumerate => {
-                let index = self.fresh_name("index");
-                body.push(Stmt::Let {
-                    name: index.clone(),
-                    mutable: false,
-                    ty: None,
-                    init: Some(var(counter, span)),
-                    span,
-                });
-                self.bind(&index);
+                let index = self.counted("index", var(counter, span), span, body);
                 body.push(step(counter));
                 Item::Pair(Box::new(Item::One(var(&index, span))), Box::new(item))
             }
@@ -190,15 +174,7 @@ impl Parser<'_> {
                     vec![leave()],
                     span,
                 ));
-                let index = self.fresh_name("zipped");
-                body.push(Stmt::Let {
-                    name: index.clone(),
-                    mutable: false,
-                    ty: None,
-                    init: Some(position),
-                    span,
-                });
-                self.bind(&index);
+                let index = self.counted("zipped", position, span, body);
                 body.push(step(counter));
                 let element = Expr {
                     kind: ExprKind::Index {
@@ -252,5 +228,26 @@ impl Parser<'_> {
             return None;
         }
         Some((self.expr(&base)?, None))
+    }
+
+    /// `let what = value;` in the loop body, for a count read before it steps on: the
+    /// fresh local's name.
+    pub(super) fn counted(
+        &mut self,
+        what: &str,
+        value: Expr,
+        span: Span,
+        body: &mut Vec<Stmt>,
+    ) -> String {
+        let name = self.fresh_name(what);
+        body.push(Stmt::Let {
+            name: name.clone(),
+            mutable: false,
+            ty: None,
+            init: Some(value),
+            span,
+        });
+        self.bind(&name);
+        name
     }
 }

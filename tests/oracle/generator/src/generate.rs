@@ -802,10 +802,10 @@ impl Generator {
         })
     }
 
-    /// A closure's parameter name and body, in a closure's context.
-    fn closure_body(&mut self, arg: Ty, ret: Ty, d: u32, let_bound: bool) -> (String, Expr) {
-        let param = self.fresh("x");
-        let ctx = Context {
+    /// The context of a closure's body made here (bound with `let`, or held while it
+    /// runs, when `let_bound`).
+    fn closure_context(&self, let_bound: bool) -> Context {
+        Context {
             returns: None,
             labels: Vec::new(),
             closure: true,
@@ -813,7 +813,13 @@ impl Generator {
             kernel: false,
             frozen: Vec::new(),
             closure_scope: self.scopes.len(),
-        };
+        }
+    }
+
+    /// A closure's parameter name and body, in a closure's context.
+    fn closure_body(&mut self, arg: Ty, ret: Ty, d: u32, let_bound: bool) -> (String, Expr) {
+        let param = self.fresh("x");
+        let ctx = self.closure_context(let_bound);
         let body = self.with_context(ctx, |g| {
             g.scoped(|g| {
                 g.bind(&param, Kind::Scalar(arg), false);
@@ -1003,15 +1009,7 @@ impl Generator {
                 let init = self.leaf(t);
                 let acc = self.fresh("y");
                 let param = self.fresh("x");
-                let ctx = Context {
-                    returns: None,
-                    labels: Vec::new(),
-                    closure: true,
-                    let_closure: true,
-                    kernel: false,
-                    frozen: Vec::new(),
-                    closure_scope: self.scopes.len(),
-                };
+                let ctx = self.closure_context(true);
                 let body = self.with_context(ctx, |g| {
                     g.scoped(|g| {
                         g.bind(&acc, Kind::Scalar(t), false);
