@@ -10,12 +10,14 @@
 
 mod args;
 mod arrays;
+mod call;
 mod closure;
 mod device_copy;
 mod expr;
 mod extern_block;
 mod format;
 mod impl_block;
+mod intrinsic_call;
 mod iterate;
 mod iterator_chain;
 mod loop_value;

@@ -1,0 +1,481 @@
+//! Calls of device functions: generic parameters, closure arguments, references to locals
+//! and inline-PTX arguments.
+
+use super::ty_name;
+use super::{Binding, Constraint, InferTy, Inference, PendingCall, PendingClosure};
+use crate::ast::{
+    self, ClosureParam, Expr, ExprKind, GenericArg, GenericKind, ParamType, ValueType,
+};
+use crate::lower::closures::{CaptureType, ClosureArg};
+use crate::lower::error::LowerError;
+use crate::lower::spec::Resolved;
+use crate::Scalar;
+
+impl Inference<'_> {
+    /// A call of a device function: its type parameters become fresh variables (or take
+    /// the turbofish's types), its parameters unify with the arguments. Returns the
+    /// variable of the result, `None` for functions returning nothing.
+    pub(super) fn call(
+        &mut self,
+        expr: &Expr,
+        callee: &str,
+        generic_args: &[GenericArg],
+        args: &[Expr],
+    ) -> Result<Option<InferTy>, LowerError> {
+        let span = expr.span;
+        let library = self.library;
+        let function = library.get(callee).ok_or_else(|| {
+            LowerError::new(
+                span,
+                format!("`{callee}` is not a known `#[device]` function"),
+            )
+        })?;
+        if !generic_args.is_empty() && generic_args.len() != function.generics.len() {
+            return Err(LowerError::new(
+                span,
+                format!(
+                    "`{callee}` has {} generic parameters, {} given",
+                    function.generics.len(),
+                    generic_args.len()
+                ),
+            ));
+        }
+        let mut types = Vec::new();
+        let mut consts = Vec::new();
+        for (index, generic) in function.generics.iter().enumerate() {
+            let given = generic_args.get(index);
+            match (&generic.kind, given) {
+                (GenericKind::Type { .. }, Some(GenericArg::Type(ty))) => {
+                    let scalar = self.library.scalar(self.spec, ty, span)?;
+                    types.push((generic.name.clone(), self.known(scalar)));
+                }
+                (GenericKind::Type { .. }, None) => {
+                    types.push((generic.name.clone(), self.fresh(Constraint::Unknown)));
+                }
+                (GenericKind::Const(ty), Some(GenericArg::Const(value))) => {
+                    consts.push((generic.name.clone(), self.const_value(value, *ty)?));
+                }
+                (GenericKind::Const(_), None) => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("give `{callee}`'s const parameter `{}` with a turbofish: `{callee}::<..>(..)`", generic.name),
+                    ))
+                }
+                _ => {
+                    return Err(LowerError::new(
+                        span,
+                        format!("generic argument {} of `{callee}` is of the wrong kind", index + 1),
+                    ))
+                }
+            }
+        }
+        if let Some(error) = args.iter().find_map(|arg| self.tuple_value_passed(arg)) {
+            return Err(error);
+        }
+        if args.len() != function.params.len() {
+            return Err(LowerError::new(
+                span,
+                format!(
+                    "`{callee}` takes {} arguments, {} given",
+                    function.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let external = function.external.is_some();
+        let var_of = |this: &mut Self, ty: &ValueType| -> Result<usize, LowerError> {
+            match ty {
+                ValueType::Scalar(s) => Ok(this.known(*s)),
+                // Enums pass as their integer (`repr`) to external functions.
+                ValueType::Struct(name) if external => {
+                    match this.library.resolve_value(this.spec, ty, span)? {
+                        Resolved::Scalar(s) => Ok(this.known(s)),
+                        Resolved::Struct(_) => Err(LowerError::new(
+                            span,
+                            format!("the struct `{name}` is not a scalar"),
+                        )),
+                    }
+                }
+                ValueType::Generic(name) => types
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| {
+                        LowerError::new(span, format!("unknown type `{name}` in `{callee}`"))
+                    }),
+                ValueType::Struct(name) => Err(LowerError::new(
+                    span,
+                    format!(
+                        "device functions cannot take the struct `{name}` yet: pass its fields"
+                    ),
+                )),
+                ValueType::Tuple(_) => Err(LowerError::new(
+                    span,
+                    "a tuple here is not supported: pass its elements",
+                )),
+                ValueType::Array { .. } => Err(LowerError::new(
+                    span,
+                    "an array here is not supported: arrays are not nested",
+                )),
+            }
+        };
+        let mut closures = Vec::new();
+        for (param, arg) in function.params.iter().zip(args) {
+            if let ParamType::Closure { arity } = param.ty {
+                closures.push(self.closure_argument(callee, param, arity, arg)?);
+                continue;
+            }
+            // `[T; N]` by value: an array of the element type (the caller's copy is made
+            // when lowering).
+            if let (ParamType::Value(ValueType::Array { elem, .. }), false) = (&param.ty, external)
+            {
+                let wanted = match elem.as_ref() {
+                    ValueType::Struct(_) => self.array_type(elem, arg.span)?,
+                    scalar => InferTy::Array(var_of(self, scalar)?),
+                };
+                self.array_value(arg, wanted)?;
+                continue;
+            }
+            if let ParamType::Reference {
+                target,
+                len,
+                mutable,
+            } = &param.ty
+            {
+                self.reference_argument(callee, param, target, len.as_ref(), *mutable, arg)?;
+                continue;
+            }
+            if let ParamType::Value(ty @ ValueType::Struct(name)) = &param.ty {
+                if let Resolved::Struct(handle) =
+                    self.library.resolve_value(self.spec, ty, arg.span)?
+                {
+                    match self.expr(arg)? {
+                        InferTy::Struct(given) if given == handle => continue,
+                        _ => {
+                            return Err(LowerError::new(
+                                arg.span,
+                                format!("`{callee}` takes a `{name}` here"),
+                            ))
+                        }
+                    }
+                }
+            }
+            match (&param.ty, self.expr(arg)?) {
+                (ParamType::Value(ty), InferTy::Scalar(a)) => {
+                    let p = var_of(self, ty)?;
+                    self.unify(a, p, arg.span)?;
+                }
+                (
+                    ParamType::Slice { elem, mutable },
+                    InferTy::Slice {
+                        elem: given,
+                        mutable: given_mut,
+                    },
+                ) => {
+                    if *mutable && !given_mut {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` writes through `{}`: pass a `&mut` slice",
+                                param.name
+                            ),
+                        ));
+                    }
+                    let p = var_of(self, elem)?;
+                    self.require(p, given, arg.span)?;
+                }
+                // A slice of structs: the same struct, and `&mut` where it is written.
+                (
+                    ParamType::Slice { elem, mutable },
+                    InferTy::StructSlice {
+                        name: given,
+                        mutable: given_mut,
+                    },
+                ) => {
+                    let wanted = match self.library.resolve_value(self.spec, elem, arg.span)? {
+                        Resolved::Struct(name) => name,
+                        Resolved::Scalar(_) => "",
+                    };
+                    if wanted != given {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` takes a slice of `{}` as `{}`, not of `{given}`",
+                                ty_name(elem),
+                                param.name
+                            ),
+                        ));
+                    }
+                    if *mutable && !given_mut {
+                        return Err(LowerError::new(
+                            arg.span,
+                            format!(
+                                "`{callee}` writes through `{}`: pass a `&mut` slice",
+                                param.name
+                            ),
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(LowerError::new(
+                        arg.span,
+                        format!(
+                            "argument `{}` of `{callee}` has the wrong kind (slice or scalar)",
+                            param.name
+                        ),
+                    ))
+                }
+            }
+        }
+        let result = match &function.result {
+            Some(ValueType::Array { elem, .. }) => Some(match elem.as_ref() {
+                ValueType::Struct(_) => self.array_type(elem, span)?,
+                scalar => InferTy::Array(var_of(self, scalar)?),
+            }),
+            Some(ValueType::Tuple(elements)) => Some(InferTy::Struct(
+                self.tuple_result(callee, elements, &types, span)?,
+            )),
+            Some(ty @ ValueType::Struct(name)) => {
+                match self.library.resolve_value(self.spec, ty, span)? {
+                    Resolved::Struct(name) => Some(InferTy::Struct(name)),
+                    Resolved::Scalar(_) if external => Some(InferTy::Scalar(var_of(self, ty)?)),
+                    Resolved::Scalar(_) => {
+                        return Err(LowerError::new(
+                            span,
+                            format!("`{callee}` returns the enum `{name}`, which device functions cannot return yet: return its integer (`as u32`)"),
+                        ))
+                    }
+                }
+            }
+            Some(ty) => Some(InferTy::Scalar(var_of(self, ty)?)),
+            None => None,
+        };
+        self.calls.push(PendingCall {
+            expr: expr as *const Expr,
+            name: callee.to_owned(),
+            types,
+            consts,
+            closures,
+            span,
+        });
+        Ok(result)
+    }
+
+    /// The closure passed for `callee`'s closure parameter `param`: its parameters'
+    /// written types resolved here (the caller's generics mean nothing in the callee), and
+    /// the types of the names it captures.
+    pub(super) fn closure_argument(
+        &mut self,
+        callee: &str,
+        param: &ast::Param,
+        arity: usize,
+        arg: &Expr,
+    ) -> Result<PendingClosure, LowerError> {
+        let ExprKind::Closure {
+            params,
+            body,
+            captures,
+        } = &arg.kind
+        else {
+            return Err(LowerError::new(
+                arg.span,
+                format!(
+                    "`{callee}` takes a closure for `{}`: pass one (`|a, b| a + b`) or the name of a closure local",
+                    param.name
+                ),
+            ));
+        };
+        if params.len() != arity {
+            return Err(LowerError::new(
+                arg.span,
+                format!(
+                    "`{callee}`'s `{}` takes a closure of {arity} parameters, this one has {}",
+                    param.name,
+                    params.len()
+                ),
+            ));
+        }
+        let mut resolved = Vec::new();
+        for p in params {
+            let ty = match &p.ty {
+                Some(ty) => Some(ValueType::Scalar(
+                    self.library.scalar(self.spec, ty, arg.span)?,
+                )),
+                None => None,
+            };
+            resolved.push(ClosureParam {
+                name: p.name.clone(),
+                ty,
+            });
+        }
+        let mut names = Vec::new();
+        let mut types = Vec::new();
+        for capture in captures {
+            let ExprKind::Var(name) = &capture.kind else {
+                return Err(LowerError::new(
+                    capture.span,
+                    "internal: a capture is a name",
+                ));
+            };
+            let ty = self.expr(capture)?;
+            if !matches!(
+                ty,
+                InferTy::Scalar(_) | InferTy::Slice { .. } | InferTy::Struct(_)
+            ) {
+                return Err(LowerError::new(
+                    capture.span,
+                    format!("a closure passed to a `#[device]` function captures scalars, slices of scalars and structs; `{name}` is none of them: copy what the closure needs into a local first"),
+                ));
+            }
+            names.push(name.clone());
+            types.push(ty);
+        }
+        // The caller's constants the body names, which the instance is given.
+        let named = body.variables();
+        let constants = self
+            .constants
+            .iter()
+            .filter(|c| named.iter().any(|n| n == c.name))
+            .copied()
+            .collect();
+        Ok(PendingClosure {
+            closure: ClosureArg {
+                param: param.name.clone(),
+                params: resolved,
+                body: (**body).clone(),
+                constants,
+                // Placeholders, replaced when the types are known.
+                captures: names
+                    .into_iter()
+                    .map(|n| (n, CaptureType::Scalar(Scalar::Bool)))
+                    .collect(),
+            },
+            captures: types,
+        })
+    }
+
+    /// A name bound to a returned tuple without a pattern or type (`let t = f(x);`) passed
+    /// to a function: its elements can be read (`t.0`), but the caller's tuple parameters
+    /// take a tuple local's elements, which only a pattern or annotation makes.
+    pub(super) fn tuple_value_passed(&self, arg: &Expr) -> Option<LowerError> {
+        let ExprKind::Var(name) = &arg.kind else {
+            return None;
+        };
+        match self.scopes.lookup(name) {
+            Some(Binding::Struct(ty)) if ty.starts_with('(') => Some(LowerError::new(
+                arg.span,
+                format!(
+                    "`{name}` holds the tuple `{ty}` a function returned; to pass it on as a tuple, bind it with its type (`let {name}: {ty} = ..`) or a pattern (`let (a, b) = ..`)"
+                ),
+            )),
+            _ => None,
+        }
+    }
+
+    /// An argument of `ptx!`: a scalar, or a local array as a register list (`acc`, or
+    /// `&mut acc` for registers the instruction reads and replaces).
+    pub(super) fn ptx_argument(&mut self, arg: &Expr) -> Result<(), LowerError> {
+        let (place, read_write) = match &arg.kind {
+            ExprKind::Reference {
+                mutable: true,
+                place,
+            } => (&**place, true),
+            _ => (arg, false),
+        };
+        if let ExprKind::Var(name) = &place.kind {
+            if let Some(Binding::Array(_)) = self.scopes.lookup(name) {
+                return Ok(());
+            }
+        }
+        if read_write {
+            return Err(LowerError::new(
+                arg.span,
+                "`&mut` in `ptx!` passes a local array as in/out registers (`&mut acc` of `let mut acc = [0.0f32; N];`); a scalar output is the `ptx!`'s result",
+            ));
+        }
+        self.scalar(arg)?;
+        Ok(())
+    }
+
+    /// `&name` / `&mut name` passed to an `#[extern_device]` reference parameter: a struct
+    /// of the parameter's type, or a local array of its element type and length.
+    pub(super) fn reference_argument(
+        &mut self,
+        callee: &str,
+        param: &crate::ast::Param,
+        target: &ValueType,
+        len: Option<&crate::ast::ArrayLen>,
+        mutable: bool,
+        arg: &Expr,
+    ) -> Result<(), LowerError> {
+        let wrong = |what: String| Err(LowerError::new(arg.span, what));
+        // An array reference of a device function passed on by name (`acc`, itself a
+        // reference or an array parameter), or a local array passed as Rust reborrows.
+        if let (ExprKind::Var(_), Some(_)) = (&arg.kind, len) {
+            match self.expr(arg)? {
+                InferTy::Array(elem) => {
+                    let wanted = self.library.scalar(self.spec, target, arg.span)?;
+                    return self.require(elem, wanted, arg.span);
+                }
+                InferTy::StructArray(_) => return Ok(()),
+                _ => {}
+            }
+        }
+        // A `&S` parameter passed on as it is (`comm`, already a reference).
+        if let ExprKind::Var(name) = &arg.kind {
+            if let (Some(Binding::StructRef(given)), None, false) =
+                (self.scopes.lookup(name), len, mutable)
+            {
+                return match self.library.resolve_value(self.spec, target, arg.span)? {
+                    Resolved::Struct(wanted) if wanted == given => Ok(()),
+                    _ => wrong(format!("`{callee}` takes `&{}` here", ty_name(target))),
+                };
+            }
+        }
+        let ExprKind::Reference {
+            mutable: given_mut,
+            place,
+        } = &arg.kind
+        else {
+            let amp = if mutable { "&mut " } else { "&" };
+            return wrong(format!(
+                "`{}` of `{callee}` is a reference: pass `{amp}name`",
+                param.name
+            ));
+        };
+        if mutable && !given_mut {
+            return wrong(format!(
+                "`{callee}` writes through `{}`: pass `&mut ..`",
+                param.name
+            ));
+        }
+        let given = self.expr(place)?;
+        match (len, given) {
+            (None, InferTy::Struct(name)) => {
+                match self.library.resolve_value(self.spec, target, arg.span)? {
+                    Resolved::Struct(wanted) if wanted == name => Ok(()),
+                    _ => wrong(format!("`{callee}` takes `&{}` here", ty_name(target))),
+                }
+            }
+            (Some(_), InferTy::Array(elem)) => {
+                let wanted = self.library.scalar(self.spec, target, arg.span)?;
+                self.require(elem, wanted, arg.span)
+            }
+            (Some(_), InferTy::StructArray(name)) => {
+                match self.library.resolve_value(self.spec, target, arg.span)? {
+                    Resolved::Struct(wanted) if wanted == name => Ok(()),
+                    _ => wrong(format!("`{callee}` takes `&[{}; N]` here", ty_name(target))),
+                }
+            }
+            _ => wrong(format!(
+                "`{}` of `{callee}` takes a reference to a {}",
+                param.name,
+                if len.is_some() {
+                    "local array (`let mut a = [0u64; N];`)"
+                } else {
+                    "struct"
+                }
+            )),
+        }
+    }
+}

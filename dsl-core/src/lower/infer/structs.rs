@@ -1,0 +1,219 @@
+//! Struct and tuple values: literals, field reads, struct-typed values checked against a
+//! layout, tuple results of device functions.
+
+use super::{Constraint, InferTy, Inference};
+use crate::ast::{Expr, ExprKind, ValueType};
+use crate::lower::error::LowerError;
+use crate::{Scalar, Span};
+
+impl Inference<'_> {
+    /// How a field of type `ty` reads: a scalar (an enum as its integer), a struct, or an
+    /// array of scalars or structs.
+    pub(super) fn field_type(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        span: Span,
+    ) -> Result<InferTy, LowerError> {
+        use crate::layout::FieldType;
+        Ok(match ty {
+            FieldType::Scalar(scalar) => InferTy::Scalar(self.known(*scalar)),
+            FieldType::Struct(layout) => match layout.enum_repr {
+                Some(repr) => InferTy::Scalar(self.known(repr)),
+                None => InferTy::Struct(layout.name),
+            },
+            FieldType::Array { elem, .. } => match elem {
+                FieldType::Scalar(scalar) => InferTy::Array(self.known(*scalar)),
+                FieldType::Struct(layout) => match layout.enum_repr {
+                    Some(repr) => InferTy::Array(self.known(repr)),
+                    None => InferTy::StructArray(layout.name),
+                },
+                FieldType::Array { .. } => {
+                    return Err(LowerError::new(
+                        span,
+                        "arrays of arrays are local arrays only (`let mut m = [[0.0f32; 4]; 4];`), not struct fields yet: use a flat array field indexed `[r * n + c]`",
+                    ))
+                }
+            },
+        })
+    }
+
+    /// The value of field `name` (of type `ty`) in a struct literal: a value of the field's
+    /// scalar or struct type; for an array field, `[value; N]` or a local array.
+    pub(super) fn field_value(
+        &mut self,
+        ty: &crate::layout::FieldType,
+        value: &Expr,
+        name: &str,
+    ) -> Result<(), LowerError> {
+        let wanted = self.field_type(ty, value.span)?;
+        let wrong = || {
+            LowerError::new(
+                value.span,
+                format!("the field `{name}` takes a value of its type"),
+            )
+        };
+        match wanted {
+            InferTy::Scalar(var) => {
+                let v = self.scalar(value)?;
+                self.unify(v, var, value.span)
+            }
+            InferTy::Struct(nested) => match self.expr(value)? {
+                InferTy::Struct(given) if given == nested => Ok(()),
+                _ => Err(wrong()),
+            },
+            InferTy::Array(elem) => match &value.kind {
+                ExprKind::Repeat {
+                    value: element,
+                    len,
+                } => {
+                    let v = self.scalar(element)?;
+                    let l = self.scalar(len)?;
+                    self.require(l, Scalar::Usize, len.span)?;
+                    self.unify(v, elem, element.span)
+                }
+                _ => match self.expr(value)? {
+                    InferTy::Array(given) => self.unify(given, elem, value.span),
+                    _ => Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    )),
+                },
+            },
+            InferTy::StructArray(nested) => match &value.kind {
+                ExprKind::Repeat {
+                    value: element,
+                    len,
+                } => {
+                    let l = self.scalar(len)?;
+                    self.require(l, Scalar::Usize, len.span)?;
+                    match self.expr(element)? {
+                        InferTy::Struct(given) if given == nested => Ok(()),
+                        _ => Err(wrong()),
+                    }
+                }
+                _ => match self.expr(value)? {
+                    InferTy::StructArray(given) if given == nested => Ok(()),
+                    _ => Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    )),
+                },
+            },
+            _ => Err(wrong()),
+        }
+    }
+
+    /// `Name { field: value, .. }`: every field of the `#[derive(DeviceCopy)]` struct once,
+    /// each value of the field's type.
+    pub(super) fn struct_literal(
+        &mut self,
+        ty: &str,
+        fields: &[(String, Expr)],
+        span: Span,
+    ) -> Result<&'static str, LowerError> {
+        let layout = *self.library.struct_layout(ty, span)?;
+        if layout.enum_repr.is_some() {
+            return Err(LowerError::new(
+                span,
+                format!("`{ty}` is an enum, not a struct"),
+            ));
+        }
+        for (index, (name, value)) in fields.iter().enumerate() {
+            let (_, member) = layout.field(name).ok_or_else(|| {
+                LowerError::new(value.span, format!("`{ty}` has no field `{name}`"))
+            })?;
+            if fields[..index].iter().any(|(earlier, _)| earlier == name) {
+                return Err(LowerError::new(
+                    value.span,
+                    format!("the field `{name}` is given twice"),
+                ));
+            }
+            self.field_value(&member.ty, value, name)?;
+        }
+        let missing: Vec<&str> = layout
+            .fields
+            .iter()
+            .filter(|f| !fields.iter().any(|(name, _)| name == f.name))
+            .map(|f| f.name)
+            .collect();
+        if !missing.is_empty() {
+            return Err(LowerError::new(
+                span,
+                format!("missing fields of `{ty}`: {}", missing.join(", ")),
+            ));
+        }
+        Ok(layout.name)
+    }
+
+    /// A value the function returns as the struct (or tuple) `name`: a struct value of
+    /// that type, or, for a tuple, `(a, b, ..)` with elements of its element types.
+    pub(super) fn struct_value(
+        &mut self,
+        value: &Expr,
+        name: &'static str,
+    ) -> Result<(), LowerError> {
+        if let ExprKind::Tuple(elements) = &value.kind {
+            let layout = self.library.struct_layout(name, value.span)?;
+            if !name.starts_with('(') || layout.fields.len() != elements.len() {
+                return Err(LowerError::new(
+                    value.span,
+                    format!("this function returns a `{name}`"),
+                ));
+            }
+            for (element, field) in elements.iter().zip(layout.fields) {
+                let v = self.scalar(element)?;
+                let scalar = field
+                    .ty
+                    .scalar()
+                    .ok_or_else(|| LowerError::new(element.span, "tuples hold scalars"))?;
+                self.require(v, scalar, element.span)?;
+            }
+            return Ok(());
+        }
+        match self.expr(value)? {
+            InferTy::Struct(given) if given == name => Ok(()),
+            _ => Err(LowerError::new(
+                value.span,
+                format!("this function returns a `{name}`"),
+            )),
+        }
+    }
+
+    /// The tuple type a call of `callee` returns: its element types with the call's type
+    /// parameters, which the arguments must have decided.
+    pub(super) fn tuple_result(
+        &mut self,
+        callee: &str,
+        elements: &[ValueType],
+        types: &[(String, usize)],
+        span: Span,
+    ) -> Result<&'static str, LowerError> {
+        let mut scalars = Vec::new();
+        for element in elements {
+            let scalar = match element {
+                ValueType::Generic(name) => {
+                    let var = types.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+                    let root = var.map(|v| self.find(v));
+                    match root.map(|r| self.constraint[r]) {
+                        Some(Constraint::Known(scalar)) => scalar,
+                        _ => {
+                            return Err(LowerError::new(
+                                span,
+                                format!("the type `{name}` of the tuple `{callee}` returns is not known here: give it with a turbofish (`{callee}::<f32>(..)`)"),
+                            ))
+                        }
+                    }
+                }
+                other => self.library.scalar(self.spec, other, span)?,
+            };
+            scalars.push(scalar);
+        }
+        let layout = crate::layout::tuple_layout(&scalars).ok_or_else(|| {
+            LowerError::new(
+                span,
+                format!("`{callee}` returns a tuple of too many elements"),
+            )
+        })?;
+        Ok(layout.name)
+    }
+}

@@ -1,0 +1,554 @@
+//! Calls in a kernel body: device functions, associated and path calls (`Vec3::dot(&a, &b)`,
+//! `f32::max(a, b)`), methods, their arguments, constants named by path, struct literals.
+
+use cudajit_core::ast::{Expr, ExprKind, GenericArg, ValueType};
+use cudajit_core::intrinsics::Intrinsic;
+use cudajit_core::math::MathFunction;
+use cudajit_core::Scalar;
+
+use super::closure::{ClosureName, CLOSURE_PLACES};
+use super::intrinsic_call::{intrinsic_name, INTRINSICS};
+use super::parser::Parser;
+use super::signature::value_type;
+use super::span_at;
+
+impl Parser<'_> {
+    pub(super) fn call(&mut self, call: &syn::ExprCall) -> Option<Expr> {
+        let span = span_at(call);
+        if let Some(name) = super::stmt::callee_name(call) {
+            match self.closure_name(&name) {
+                Some(ClosureName::Local(index)) => {
+                    return self.inline_closure(index, call, false)?.ok();
+                }
+                Some(ClosureName::Param) => return self.closure_param_call(name, call),
+                None => {}
+            }
+        }
+        let syn::Expr::Path(path) = &*call.func else {
+            let message = match &*call.func {
+                syn::Expr::Closure(_) | syn::Expr::Paren(_) => {
+                    format!("a closure is called by its name: {CLOSURE_PLACES}")
+                }
+                _ => "only named functions can be called in kernels".to_owned(),
+            };
+            self.errors.at(&call.func, message);
+            return None;
+        };
+        if path.qself.is_some() {
+            self.errors.at(
+                path,
+                "qualified paths (`<T as Trait>::f`) are not supported in kernels",
+            );
+            return None;
+        }
+        if let Some(name) = intrinsic_name(&call.func).filter(|n| INTRINSICS.contains(&n.as_str()))
+        {
+            return self.intrinsic(call, &name, span);
+        }
+        if let Some(name) = intrinsic_name(&call.func) {
+            // `erf(x)`, `erfc(x)`, `rsqrt(x)`: functions std lacks, called like C's.
+            if matches!(name.as_str(), "erf" | "erfc" | "rsqrt") {
+                if let Some(function) = MathFunction::from_name(&name) {
+                    let args: Vec<&syn::Expr> = call.args.iter().collect();
+                    let Some((receiver, rest)) = args.split_first() else {
+                        self.errors.at(call, format!("`{name}` takes one argument"));
+                        return None;
+                    };
+                    return self.math(function, receiver, rest, call, span);
+                }
+            }
+        }
+        if let Some(name) = intrinsic_name(&strip_last_arguments(&call.func)) {
+            if let Some(intrinsic) = Intrinsic::from_name(&name) {
+                return self.device_intrinsic(call, intrinsic, span);
+            }
+        }
+        let segments = &path.path.segments;
+        // `f32::sqrt(x)`, `T::zero()`: associated functions of scalar types.
+        if segments.len() == 2 {
+            let first = &segments[0];
+            let ty_name = first.ident.to_string();
+            let ty = cudajit_core::Scalar::from_rust_name(&ty_name)
+                .map(ValueType::Scalar)
+                .or_else(|| {
+                    self.generics
+                        .types
+                        .contains(&ty_name)
+                        .then(|| ValueType::Generic(ty_name.clone()))
+                });
+            if let Some(ty) = ty {
+                return self.associated(call, ty, &segments[1].ident.to_string(), span);
+            }
+        }
+        if let Some(message) = not_a_device_function(&path.path) {
+            self.errors.at(path, message);
+            return None;
+        }
+        // `Vec3::new(..)`: an associated function of a `DeviceCopy` struct's `#[device]`
+        // impl block, found through the struct's layout.
+        if let Some(call) = self.associated_function(path, call, span) {
+            return call;
+        }
+        // Anything else is a `#[device]` function; the generated code reports paths that
+        // are not (`generate/captured.rs`).
+        let last = segments.last()?;
+        let callee = last.ident.to_string();
+        if callee == self.own_name && segments.len() == 1 {
+            self.errors.at(
+                path,
+                format!("`{callee}` calls itself: recursion is not supported in kernels and device functions"),
+            );
+            return None;
+        }
+        let generic_args = match &last.arguments {
+            syn::PathArguments::None => Vec::new(),
+            syn::PathArguments::AngleBracketed(angle) => {
+                let mut out = Vec::new();
+                for arg in &angle.args {
+                    match arg {
+                        syn::GenericArgument::Type(ty) => {
+                            // A const generic parameter of the caller parses as a type path:
+                            // look for it first.
+                            let const_name = match ty {
+                                syn::Type::Path(p) => p
+                                    .path
+                                    .get_ident()
+                                    .map(|i| i.to_string())
+                                    .filter(|n| self.generics.consts.contains(n)),
+                                _ => None,
+                            };
+                            let value = match const_name {
+                                Some(_) => None,
+                                None => value_type(ty, &self.generics),
+                            };
+                            match value {
+                                Some(value) => out.push(GenericArg::Type(value)),
+                                // A const generic parameter of the caller parses as a type path.
+                                None => match ty {
+                                    syn::Type::Path(p)
+                                        if p.path.get_ident().is_some_and(|i| {
+                                            self.generics.consts.contains(&i.to_string())
+                                        }) =>
+                                    {
+                                        let name = p
+                                            .path
+                                            .get_ident()
+                                            .map(|i| i.to_string())
+                                            .unwrap_or_default();
+                                        out.push(GenericArg::Const(Expr {
+                                            kind: ExprKind::Var(name),
+                                            span: span_at(p),
+                                        }));
+                                    }
+                                    _ => {
+                                        self.errors.at(ty, "generic arguments are scalar types or generic parameters");
+                                        return None;
+                                    }
+                                },
+                            }
+                        }
+                        syn::GenericArgument::Const(expr) => {
+                            out.push(GenericArg::Const(self.expr(expr)?))
+                        }
+                        other => {
+                            self.errors.at(other, "unsupported generic argument");
+                            return None;
+                        }
+                    }
+                }
+                out
+            }
+            syn::PathArguments::Parenthesized(p) => {
+                self.errors.at(p, "unsupported call syntax");
+                return None;
+            }
+        };
+        let mut plain = path.path.clone();
+        if let Some(last) = plain.segments.last_mut() {
+            last.arguments = syn::PathArguments::None;
+        }
+        self.add_callee(&plain);
+        // A tuple argument passes as its elements, as a tuple parameter is declared.
+        let mut args = Vec::new();
+        let mut complete = true;
+        for arg in &call.args {
+            let parsed = match (self.closure_argument(arg), self.is_tuple_value(arg)) {
+                (Some(closure), _) => closure.map(|c| vec![c]),
+                (None, true) => self.tuple_elements(arg),
+                (None, false) => self.call_argument(arg).map(|a| vec![a]),
+            };
+            match parsed {
+                Some(parsed) => args.extend(parsed),
+                None => complete = false,
+            }
+        }
+        if !complete {
+            return None;
+        }
+        Some(Expr {
+            kind: ExprKind::Call {
+                callee,
+                generic_args,
+                args,
+            },
+            span,
+        })
+    }
+
+    pub(super) fn method_call(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
+        let span = span_at(call);
+        let method = call.method.to_string();
+        if super::iterator_chain::is_consumer(call) {
+            return self.consume_chain(call);
+        }
+        if method == "len" && call.args.is_empty() && call.turbofish.is_none() {
+            let receiver = self.expr(&call.receiver)?;
+            return Some(Expr {
+                kind: ExprKind::Len(Box::new(receiver)),
+                span,
+            });
+        }
+        // `h.to_f32()`, `h.to_f64()` of the 16-bit float types.
+        if let ("to_f32" | "to_f64", true) = (method.as_str(), call.args.is_empty()) {
+            let ty = if method == "to_f32" {
+                cudajit_core::Scalar::F32
+            } else {
+                cudajit_core::Scalar::F64
+            };
+            return Some(Expr {
+                kind: ExprKind::Cast {
+                    value: Box::new(self.expr(&call.receiver)?),
+                    ty,
+                },
+                span,
+            });
+        }
+        if method == "split_at" || method == "split_at_mut" {
+            // A tuple `let` takes it before it gets here.
+            self.errors.at(
+                call,
+                format!(
+                    "`{method}` gives two slices: bind them, `let (lo, hi) = x.{method}(mid);`"
+                ),
+            );
+            return None;
+        }
+        if method == "step_by" {
+            self.errors.at(
+                call,
+                "`step_by` is only supported on the range of a `for` loop",
+            );
+            return None;
+        }
+        let Some(function) = MathFunction::from_name(&method) else {
+            // A method of a struct's `#[device]` impl block, found once the receiver's type
+            // is known (lowering says so if the struct has no such device method).
+            if call.turbofish.is_some() {
+                self.errors.at(
+                    &call.turbofish,
+                    "generic methods are not supported in kernels: `#[device]` impl blocks hold methods without generic parameters",
+                );
+                return None;
+            }
+            let receiver = self.expr(&call.receiver);
+            let args: Vec<Option<Expr>> = call
+                .args
+                .iter()
+                .map(|arg| self.method_argument(arg))
+                .collect();
+            let start = call.method.span().start();
+            self.method_sites.push((start.line, start.column));
+            return Some(Expr {
+                kind: ExprKind::MethodCall {
+                    receiver: Box::new(receiver?),
+                    method,
+                    args: args.into_iter().collect::<Option<Vec<Expr>>>()?,
+                },
+                span,
+            });
+        };
+        let args: Vec<&syn::Expr> = call.args.iter().collect();
+        self.math(function, &call.receiver, &args, call, span)
+    }
+
+    /// An argument of a function call: a value, or `&name` / `&mut name` for the reference
+    /// parameters of `#[extern_device]` functions (the lowering checks the callee takes one).
+    /// An argument of a method of a `#[device]` impl block, called as `a.m(..)` or
+    /// `Type::m(..)`: a closure, a reference (`&b`, `&mut s.pos`) or a value.
+    pub(super) fn method_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
+        match self.closure_argument(arg) {
+            Some(closure) => closure,
+            None => self.call_argument(arg),
+        }
+    }
+
+    pub(super) fn call_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
+        let syn::Expr::Reference(reference) = arg else {
+            return self.expr(arg);
+        };
+        if super::sub_slice::indexed_range(reference).is_some() {
+            return self.sub_slice(reference);
+        }
+        // A named struct or array, a slice element (`&mut out[i]`) or a field (`&s.pos`).
+        if !matches!(
+            &*reference.expr,
+            syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_)
+        ) {
+            self.errors.at(
+                arg,
+                "only a named struct or array, a slice element or a field can be passed by reference: `&comm`, `&mut session`, `&mut out[i]`, `&b.pos`",
+            );
+            return None;
+        }
+        let place = self.expr(&reference.expr)?;
+        Some(Expr {
+            span: span_at(arg),
+            kind: ExprKind::Reference {
+                mutable: reference.mutability.is_some(),
+                place: Box::new(place),
+            },
+        })
+    }
+
+    /// `T::zero()`, `T::one()`, `f32::sqrt(x)`.
+    pub(super) fn associated(
+        &mut self,
+        call: &syn::ExprCall,
+        ty: ValueType,
+        name: &str,
+        span: cudajit_core::Span,
+    ) -> Option<Expr> {
+        // `f16::from_f32(x)`: the conversions of the 16-bit float types are `as` casts.
+        if let ("from_f32" | "from_f64", ValueType::Scalar(to), [value]) =
+            (name, &ty, call.args.iter().collect::<Vec<_>>().as_slice())
+        {
+            return Some(Expr {
+                kind: ExprKind::Cast {
+                    value: Box::new(self.expr(value)?),
+                    ty: *to,
+                },
+                span,
+            });
+        }
+        // `f32::from_bits(u)`: a bit cast to the float type named.
+        if name == "from_bits" {
+            return self.bits_to_float(call, &ty, span);
+        }
+        if (name == "zero" || name == "one") && call.args.is_empty() {
+            return Some(Expr {
+                kind: ExprKind::Constant {
+                    ty: Some(ty),
+                    one: name == "one",
+                },
+                span,
+            });
+        }
+        let Some(function) = MathFunction::from_name(name) else {
+            self.errors.at(
+                &call.func,
+                format!("`{name}` is not a supported associated function of a scalar type; supported: `zero()`, `one()` and the scalar methods"),
+            );
+            return None;
+        };
+        let args: Vec<&syn::Expr> = call.args.iter().collect();
+        let Some((receiver, rest)) = args.split_first() else {
+            self.errors
+                .at(call, format!("`{name}` needs the value it applies to"));
+            return None;
+        };
+        self.math(function, receiver, rest, call, span)
+    }
+
+    /// `Type::function(args)` of a type (a capitalised segment before the function): the
+    /// associated function `Type::function` of a `#[device]` impl block, with the type
+    /// recorded so its layout, and with it its methods, reach the lowering. `None` for a
+    /// path of a module (`nccl::lsa_barrier_session`).
+    pub(super) fn associated_function(
+        &mut self,
+        path: &syn::ExprPath,
+        call: &syn::ExprCall,
+        span: cudajit_core::Span,
+    ) -> Option<Option<Expr>> {
+        let segments = &path.path.segments;
+        let count = segments.len();
+        let owner = segments.iter().nth(count.checked_sub(2)?)?;
+        let function = segments.last()?;
+        let owner_name = owner.ident.to_string();
+        let type_like = owner_name.starts_with(|c: char| c.is_ascii_uppercase());
+        if !type_like || Scalar::from_rust_name(&owner_name).is_some() {
+            return None;
+        }
+        if !owner.arguments.is_none() || !function.arguments.is_none() {
+            self.errors.at(
+                path,
+                "generic associated functions are not supported in kernels: `#[device]` impl blocks are of structs without generic parameters, and hold functions without them",
+            );
+            return Some(None);
+        }
+        let mut type_path = path.path.clone();
+        type_path.segments.pop();
+        type_path.segments.pop_punct();
+        self.record_type(&type_path);
+        self.add_associated(&type_path, &function.ident);
+        // Arguments as a method's: `Vec3::dot(&a, &b)` passes the receiver by reference.
+        let args: Vec<Option<Expr>> = call
+            .args
+            .iter()
+            .map(|arg| self.method_argument(arg))
+            .collect();
+        let args = args.into_iter().collect::<Option<Vec<Expr>>>();
+        Some(args.map(|args| Expr {
+            kind: ExprKind::Call {
+                callee: cudajit_core::methods::method_function_name(
+                    &owner_name,
+                    &function.ident.to_string(),
+                ),
+                generic_args: Vec::new(),
+                args,
+            },
+            span,
+        }))
+    }
+
+    /// A path to a Rust constant (`u32::MAX`, `core::f32::consts::PI`, `consts::TILE`),
+    /// recorded for the generated code; its name in the captured syntax is the path as
+    /// written.
+    pub(super) fn constant_path(&mut self, path: &syn::Path) -> Option<String> {
+        if let Some(segment) = path.segments.iter().find(|s| !s.arguments.is_none()) {
+            self.errors.at(
+                &segment.arguments,
+                "a constant's path in a kernel takes no generic arguments",
+            );
+            return None;
+        }
+        let mut name: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if path.leading_colon.is_some() {
+            name.insert(0, String::new());
+        }
+        let name = name.join("::");
+        self.add_constant(&name, path);
+        Some(name)
+    }
+
+    /// Whether `path` starts with a generic type parameter of the function (`T::MAX`).
+    pub(super) fn names_generic_type(&self, path: &syn::Path) -> bool {
+        path.segments.len() > 1
+            && self
+                .generics
+                .types
+                .iter()
+                .any(|t| path.segments[0].ident == t)
+    }
+
+    /// `Name { field: value, .. }` of a `#[derive(DeviceCopy)]` struct.
+    pub(super) fn struct_literal(&mut self, literal: &syn::ExprStruct) -> Option<Expr> {
+        let span = span_at(literal);
+        if let Some(rest) = &literal.rest {
+            self.errors.at(
+                rest,
+                "`..base` is not supported in kernels: give every field",
+            );
+            return None;
+        }
+        let plain = literal
+            .path
+            .segments
+            .iter()
+            .all(|segment| segment.arguments.is_none());
+        let ident = match (&literal.qself, literal.path.segments.last()) {
+            (None, Some(last)) if plain => last.ident.clone(),
+            _ => {
+                self.errors.at(
+                    &literal.path,
+                    "name the struct by its path without generic arguments (`Team { .. }`, `nccl::Team { .. }`)",
+                );
+                return None;
+            }
+        };
+        let mut fields = Vec::new();
+        for field in &literal.fields {
+            let syn::Member::Named(name) = &field.member else {
+                self.errors
+                    .at(field, "fields are named: `Name { field: value }`");
+                return None;
+            };
+            // `history: [0.5; 4]`: an array field's value.
+            let value = match &field.expr {
+                syn::Expr::Repeat(repeat) => Expr {
+                    kind: ExprKind::Repeat {
+                        value: Box::new(self.expr(&repeat.expr)?),
+                        len: Box::new(self.expr(&repeat.len)?),
+                    },
+                    span: span_at(repeat),
+                },
+                other => self.expr(other)?,
+            };
+            fields.push((name.to_string(), value));
+        }
+        self.record_type(&literal.path);
+        Some(Expr {
+            kind: ExprKind::StructLiteral {
+                ty: ident.to_string(),
+                fields,
+            },
+            span,
+        })
+    }
+}
+
+/// `path::name::<T>` without its turbofish, so intrinsics taking a type are recognised.
+pub(super) fn strip_last_arguments(func: &syn::Expr) -> syn::Expr {
+    let mut func = func.clone();
+    if let syn::Expr::Path(path) = &mut func {
+        if let Some(last) = path.path.segments.last_mut() {
+            last.arguments = syn::PathArguments::None;
+        }
+    }
+    func
+}
+
+/// Why the function at `path` cannot be a `#[device]` function, for paths that visibly
+/// name something else: the standard library, or an associated function of a type
+/// (`Vec2::new`, `Vec::<f32>::with_capacity`). `None` for a path to a free function.
+pub(super) fn not_a_device_function(path: &syn::Path) -> Option<String> {
+    let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+    let last = segments.last()?.ident.to_string();
+    let first = segments.first()?.ident.to_string();
+    let written = segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::");
+    if last == "transmute"
+        && (segments.len() == 1 || matches!(first.as_str(), "std" | "core" | "mem"))
+    {
+        return Some(
+            "`transmute` is not supported in kernels: for a bit cast write `x.to_bits()` (a float's bits as `u16`/`u32`/`u64`) or `f32::from_bits(u)` (also `f64`, `f16`, `bf16`); `as` converts between scalar types by value (`x as u32`)"
+                .to_string(),
+        );
+    }
+    if matches!(first.as_str(), "std" | "core" | "alloc") {
+        return Some(format!(
+            "`{written}` is a function of the standard library, which kernels cannot call: kernels call `#[device]` functions, the intrinsics of `cudajit::prelude` and the scalar methods (`x.sqrt()`, `f32::max(a, b)`), all listed in docs/language.md"
+        ));
+    }
+    // `Type::function`: the segment before the function names a type (capitalised, or
+    // with generic arguments), not a module.
+    let owner = segments.len().checked_sub(2).map(|i| segments[i])?;
+    let owner_name = owner.ident.to_string();
+    let is_type =
+        !owner.arguments.is_none() || owner_name.chars().next().is_some_and(char::is_uppercase);
+    if !is_type {
+        return None;
+    }
+    if matches!(
+        owner_name.as_str(),
+        "Box" | "Vec" | "String" | "Rc" | "Arc" | "HashMap" | "BTreeMap" | "VecDeque"
+    ) {
+        return Some(format!(
+            "`{owner_name}` is not supported in kernels: a kernel cannot allocate; use a local array (`let mut a = [0.0f32; 8];`), shared memory (`shared_array::<f32>(n)`) or a slice parameter (`&mut [f32]`) filled by the host"
+        ));
+    }
+    // Any other type's: a `#[device]` impl block's associated function (`Vec3::new`).
+    None
+}
