@@ -23,6 +23,7 @@ mod iterator_chain;
 mod loop_value;
 mod matching;
 mod option;
+mod option_value;
 mod parser;
 mod signature;
 mod stmt;
@@ -114,6 +115,11 @@ pub(crate) fn function_with_places(
             if let (syn::Type::Tuple(tuple), syn::Pat::Ident(ident)) = (&*typed.ty, &*typed.pat) {
                 parser.bind_tuple_name(&ident.ident.to_string(), tuple.elems.len());
             }
+            if let (Some(_), syn::Pat::Ident(ident)) =
+                (option_value::option_inner(&typed.ty), &*typed.pat)
+            {
+                parser.bind_option_name(&ident.ident.to_string());
+            }
         }
     }
     // After the names: a closure parameter's marker is its innermost binding.
@@ -123,6 +129,13 @@ pub(crate) fn function_with_places(
         }
     }
     parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));
+    if let syn::ReturnType::Type(_, ty) = &item.sig.output {
+        if let Some(cudajit_core::ast::ValueType::Tuple(halves)) = &result {
+            if option_value::option_inner(ty).is_some() {
+                parser.returns_option = halves.get(1).cloned();
+            }
+        }
+    }
     parser.returns_place = returns_place;
     let body = parser.fn_body(&item.block, result.is_some() || returns_place);
     let uses = parser.into_uses();
