@@ -210,3 +210,29 @@ fn options_on_the_gpu() {
     std::env::set_var("CUDAJIT_FMA", "0");
     check(&Stream::from_cuda(context.default_stream()));
 }
+
+/// An `Option` is a flag and a value in registers: the PTX of the kernel has no local
+/// memory (and no call: the device functions inline).
+#[test]
+fn options_compile_without_local_memory() {
+    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+    if cudajit::codegen::toolchain::Toolchain::global().is_err()
+        && std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1")
+    {
+        eprintln!("skipped: no NVIDIA toolchain (run scripts/test.sh to install it)");
+        return;
+    }
+    let options = CompileOptions {
+        bounds_checks: false,
+        ..CompileOptions::default()
+    };
+    let ptx = linked_ptx(
+        options::KERNEL.captured(),
+        &cudajit::Specialization::default(),
+        cudajit::Arch::SM_90,
+        &options,
+    )
+    .unwrap_or_else(|e| panic!("options: {e}"));
+    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+    assert!(!ptx.contains("call.uni"), "a call left:\n{ptx}");
+}
