@@ -137,7 +137,9 @@ pub(crate) fn function_with_places(
         }
     }
     parser.returns_place = returns_place;
-    let body = parser.fn_body(&item.block, result.is_some() || returns_place);
+    // A declared result that was refused (reported already) still takes the tail.
+    let declared = !matches!(item.sig.output, syn::ReturnType::Default);
+    let body = parser.fn_body(&item.block, result.is_some() || returns_place || declared);
     let uses = parser.into_uses();
     let enums = uses.types;
     if !errors.is_empty() {
