@@ -5,6 +5,12 @@
 //! `expect`, `if let`, `match`, `let … else`, `while let`, `Option` locals, parameters
 //! and results, and the iterator consumers that give an `Option`. On the CPU simulator
 //! always, on a GPU when there is one.
+// The forms are written the ways users write them, not always clippy's way.
+#![allow(
+    clippy::manual_map,
+    clippy::unnecessary_literal_unwrap,
+    clippy::double_ended_iterator_last
+)]
 
 mod common;
 

@@ -211,11 +211,14 @@ fn block_tail(block: &syn::Block) -> Option<&syn::Expr> {
 
 /// An iterator consumer that gives an `Option`.
 pub(super) fn is_optional_consumer(call: &syn::ExprMethodCall) -> bool {
-    let optional = match (call.method.to_string().as_str(), call.args.len()) {
-        ("min" | "max" | "last", 0) => true,
-        ("min_by_key" | "max_by_key" | "reduce" | "position" | "find", 1) => true,
-        _ => false,
-    };
+    let optional = matches!(
+        (call.method.to_string().as_str(), call.args.len()),
+        ("min" | "max" | "last", 0)
+            | (
+                "min_by_key" | "max_by_key" | "reduce" | "position" | "find",
+                1
+            )
+    );
     optional && super::iterator_chain::is_iterator(&call.receiver)
 }
 
