@@ -11,6 +11,7 @@
 mod args;
 mod arrays;
 mod call;
+pub(crate) mod check;
 mod closure;
 mod device_copy;
 mod expr;
