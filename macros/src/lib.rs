@@ -121,6 +121,9 @@ pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
         return impl_macro(attr.into(), block).into();
     }
+    if let Ok(item) = syn::parse2::<syn::ItemTrait>(item.clone()) {
+        return trait_macro(attr.into(), item).into();
+    }
     function_macro(FnKind::Device, attr.into(), item).into()
 }
 
@@ -135,6 +138,21 @@ fn impl_macro(attr: proc_macro2::TokenStream, block: syn::ItemImpl) -> proc_macr
         _ => {
             let compile_errors = errors.into_compile_errors();
             quote::quote!(#compile_errors #block)
+        }
+    }
+}
+
+/// `#[device]` on a trait: the trait and its default methods captured (or, on an error,
+/// the trait as written and the errors).
+fn trait_macro(attr: proc_macro2::TokenStream, item: syn::ItemTrait) -> proc_macro2::TokenStream {
+    let mut errors = Errors::default();
+    let arguments = parse::function_arguments(attr, FnKind::Device, &mut errors);
+    let paths = Paths::new(arguments.crate_path.as_ref());
+    match parse::trait_item(&item, &mut errors) {
+        Some(parsed) if errors.is_empty() => generate::device_trait(&item, &parsed, &paths),
+        _ => {
+            let compile_errors = errors.into_compile_errors();
+            quote::quote!(#compile_errors #item)
         }
     }
 }

@@ -387,6 +387,15 @@ fn param_type(
                 errors.at(ty, "kernels take arrays as slices (`&[f32]`, `&mut [f32]`)");
                 return None;
             }
+            // `s: &S` with `S: Shape`: a struct the instance names (the type parameter is
+            // bound to a struct by the call, `lower/generic_structs.rs`).
+            if let (Some(ValueType::Generic(name)), FnKind::Device) = (&by_reference, kind) {
+                return Some(ParamType::Reference {
+                    target: ValueType::Generic(name.clone()),
+                    len: None,
+                    mutable: reference.mutability.is_some(),
+                });
+            }
             if let Some(ValueType::Struct(name)) = by_reference {
                 if kind == FnKind::Device {
                     return Some(ParamType::Reference {
