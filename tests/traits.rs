@@ -98,7 +98,7 @@ pub fn twice<S: Shape + Copy>(s: S, k: f32) -> f32 {
 
 #[device]
 pub fn by_ref<S: Shape>(s: &S) -> f32 {
-    s.area() * 0.5
+    s.area() * 0.5 + S::SIDES as f32 + <S as Shape>::SIDES as f32 * 10.0
 }
 
 #[kernel]
@@ -152,7 +152,9 @@ fn check(stream: &Stream) {
     let mut out = stream.alloc_zeros::<f32>(8 * n).unwrap();
     shapes::launch(stream, LaunchConfig::for_elements(n), &dc, &dr, &mut out).unwrap();
     let got = stream.clone_dtoh(&out).unwrap();
-    let want: Vec<f32> = (0..n).flat_map(|i| reference(&circles, &rects, i)).collect();
+    let want: Vec<f32> = (0..n)
+        .flat_map(|i| reference(&circles, &rects, i))
+        .collect();
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g.to_bits(), w.to_bits(), "out[{k}]: cudajit {g}, rustc {w}");
     }

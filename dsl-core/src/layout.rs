@@ -187,7 +187,7 @@ impl StructLayout {
                 .functions
                 .iter()
                 .copied()
-                .chain(block.defaults.iter().copied())
+                .chain((block.defaults)().iter().copied())
         });
         self.methods.functions().chain(blocks)
     }

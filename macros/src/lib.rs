@@ -115,6 +115,29 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     fn add(self, o: Vec3) -> Vec3 { Vec3::new(self.x + o.x, self.y + o.y, self.z + o.z) }
 /// }
 /// ```
+///
+/// On a trait, the trait is device code for the structs whose impl of it is `#[device]`:
+/// generic device functions bounded by it (`fn total<S: Shape>(s: &[S]) -> f32`) are
+/// compiled once per struct they are called with, methods are called through the bound
+/// (`s.area()`), associated constants read (`S::SIDES`), and default methods compiled for
+/// the structs that keep them. A struct may have several `#[device]` inherent blocks.
+///
+/// ```ignore
+/// #[device]
+/// trait Shape {
+///     const SIDES: u32;
+///     fn area(&self) -> f32;
+/// }
+///
+/// #[device]
+/// impl Shape for Circle {
+///     const SIDES: u32 = 0;
+///     fn area(&self) -> f32 { 3.0 * self.r * self.r }
+/// }
+///
+/// #[device]
+/// fn total<S: Shape>(shapes: &[S]) -> f32 { shapes.iter().map(|s| s.area()).sum() }
+/// ```
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item: proc_macro2::TokenStream = item.into();

@@ -24,7 +24,10 @@ pub(super) fn substitute(
     let internal = |error: serde_json::Error| {
         LowerError::new(
             source.span,
-            format!("internal: `{}` could not be instantiated: {error}", source.name),
+            format!(
+                "internal: `{}` could not be instantiated: {error}",
+                source.name
+            ),
         )
     };
     let mut value = serde_json::to_value(source).map_err(internal)?;
@@ -115,6 +118,7 @@ pub(super) fn associated_constant(owner: &str, item: &str) -> Option<ConstantVal
     let traits = format!(">::{item}");
     let mut found = blocks_of(owner).flat_map(|block| block.constants.iter().copied());
     found.find(|c| {
-        c.name == inherent || (c.name.starts_with(&format!("<{owner} as ")) && c.name.ends_with(&traits))
+        c.name == inherent
+            || (c.name.starts_with(&format!("<{owner} as ")) && c.name.ends_with(&traits))
     })
 }

@@ -28,10 +28,19 @@ pub struct DeviceImplBlock {
     pub functions: &'static [&'static CapturedFunction],
     /// The trait's default methods (`Shape::describe`), compiled for the struct where its
     /// impl does not write them; empty for an inherent block.
-    pub defaults: &'static [&'static CapturedFunction],
+    /// (A function: the trait's provided `__cudajit_device_trait_defaults`, which an impl
+    /// of a trait without `#[device]` lacks, so rustc reports it at the impl.)
+    pub defaults: fn() -> &'static [&'static CapturedFunction],
     /// Its associated constants, as rustc evaluated them (`<Circle as Shape>::SIDES`),
     /// each named `<Circle as Shape>::SIDES`.
     pub constants: &'static [ConstantValue],
+}
+
+impl DeviceImplBlock {
+    /// No default methods: an inherent block's.
+    pub fn no_defaults() -> &'static [&'static CapturedFunction] {
+        &[]
+    }
 }
 
 /// Every `#[device]` impl block of the program outside the fixed slots.

@@ -150,13 +150,13 @@ fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> To
                 .last()
                 .map(|s| s.ident.to_string())
                 .unwrap_or_default();
-            let defaults = trait_item::defaults_path(path);
-            (
-                quote!(::core::option::Option::Some(#name)),
-                quote!(#defaults),
-            )
+            let defaults = trait_item::defaults_of(owner, path);
+            (quote!(::core::option::Option::Some(#name)), defaults)
         }
-        None => (quote!(::core::option::Option::None), quote!(&[])),
+        None => (
+            quote!(::core::option::Option::None),
+            quote!(#private::DeviceImplBlock::no_defaults),
+        ),
     };
     let constants = parsed.constants.iter().map(|(name, ident)| {
         let value = match &parsed.user_trait {

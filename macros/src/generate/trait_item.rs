@@ -1,12 +1,15 @@
-//! What a `#[device]` trait becomes: the trait as written, with a hidden provided method
-//! per method taking `self` (the marker the checked copies of bodies call,
-//! `method_check.rs`, so `s.area()` on any implementor, a generic `S: Shape` too, passes
-//! the compile-time check), and beside it the trait's default methods captured, which
-//! every `#[device]` impl of the trait lists (`impl_block.rs`):
+//! What a `#[device]` trait becomes: the trait as written, with hidden provided items: a
+//! marker per method taking `self` (the marker the checked copies of bodies call,
+//! `method_check.rs`, so `s.area()` on a generic `S: Shape` passes the compile-time
+//! check), and a function returning the trait's default methods captured, which every
+//! `#[device]` impl of the trait lists (`impl_block.rs`):
 //!
 //! ```text
-//! trait Shape { fn area(&self) -> f32; fn __cudajit_device_method_area(&self) {} }
-//! pub const __cudajit_trait_defaults_Shape: &[&CapturedFunction] = &[..];
+//! trait Shape {
+//!     fn area(&self) -> f32;
+//!     fn __cudajit_device_method_area(&self) {}
+//!     fn __cudajit_device_trait_defaults() -> &'static [&'static CapturedFunction] { .. }
+//! }
 //! ```
 
 use proc_macro2::TokenStream;
@@ -28,37 +31,34 @@ pub(crate) fn device_trait(item: &ItemTrait, parsed: &DeviceTrait, paths: &Paths
             fn #marker(&self) {}
         });
     }
-    let vis = &item.vis;
-    let defaults = defaults_ident(&item.ident);
     let captured = parsed
         .defaults
         .iter()
         .map(|function| captured::captured_function(function, None, paths));
-    let doc = format!(
-        "The default methods of the `#[device]` trait `{}`, captured.",
-        item.ident
-    );
-    quote! {
-        #item
-
-        #[doc = #doc]
+    let defaults = defaults_fn();
+    // A provided function of the trait, so that an impl finds it through the trait's path
+    // alone (and an impl of a trait without `#[device]` fails naming the trait); `Self:
+    // Sized` keeps the trait dyn-compatible.
+    item.items.push(syn::parse_quote! {
         #[doc(hidden)]
-        #[allow(non_upper_case_globals)]
-        #vis const #defaults: &[&#private::CapturedFunction] = &[#(&#captured),*];
-    }
+        fn #defaults() -> &'static [&'static #private::CapturedFunction]
+        where
+            Self: Sized,
+        {
+            const DEFAULTS: &[&#private::CapturedFunction] = &[#(&#captured),*];
+            DEFAULTS
+        }
+    });
+    quote!(#item)
 }
 
-/// The constant that holds a trait's captured default methods.
-fn defaults_ident(trait_ident: &syn::Ident) -> syn::Ident {
-    format_ident!("__cudajit_trait_defaults_{}", trait_ident, span = trait_ident.span())
+/// The trait's provided function that returns its captured default methods.
+fn defaults_fn() -> syn::Ident {
+    format_ident!("__cudajit_device_trait_defaults")
 }
 
-/// The path of the defaults constant of the trait `path` names: beside the trait.
-pub(super) fn defaults_path(path: &syn::Path) -> syn::Path {
-    let mut path = path.clone();
-    if let Some(last) = path.segments.last_mut() {
-        last.ident = defaults_ident(&last.ident);
-        last.arguments = syn::PathArguments::None;
-    }
-    path
+/// `<owner as Trait>::__cudajit_device_trait_defaults`, the `defaults` of an impl's row.
+pub(super) fn defaults_of(owner: &syn::Ident, path: &syn::Path) -> TokenStream {
+    let defaults = defaults_fn();
+    quote!(<#owner as #path>::#defaults)
 }

@@ -215,7 +215,16 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
 fn user_trait(path: &syn::Path) -> Option<String> {
     let last = path.segments.last()?;
     let name = last.ident.to_string();
-    let std_names = ["Clone", "Copy", "Default", "Debug", "PartialOrd", "Eq", "Ord", "Hash"];
+    let std_names = [
+        "Clone",
+        "Copy",
+        "Default",
+        "Debug",
+        "PartialOrd",
+        "Eq",
+        "Ord",
+        "Hash",
+    ];
     (OperatorTrait::named(&name).is_none()
         && matches!(last.arguments, syn::PathArguments::None)
         && !std_names.contains(&name.as_str()))

@@ -40,7 +40,9 @@ impl Inference<'_> {
         // `Circle::area(&c)` or, in an instance, `S::new(..)` of a trait's function.
         let resolved;
         let callee = match callee.split_once("::") {
-            Some((owner, item)) if library.get(callee).is_none() && library.get_struct(owner).is_some() => {
+            Some((owner, item))
+                if library.get(callee).is_none() && library.get_struct(owner).is_some() =>
+            {
                 resolved = self.method_callee(owner, item, span)?;
                 resolved.as_str()
             }
