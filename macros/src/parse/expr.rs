@@ -57,9 +57,12 @@ impl Parser<'_> {
                 // `S::SIDES` with `S: Shape`: the associated constant of the struct a call
                 // binds `S` to (`lower/generic_structs.rs`), which rustc evaluated where
                 // the impl is.
-                _ if self.names_generic_type(&path.path)
-                    && path.path.segments.len() == 2
-                    && path.qself.is_none() =>
+                _ if path.path.segments.len() == 2
+                    && path.qself.is_none()
+                    && self.is_user_bounded(&syn::Type::Path(syn::TypePath {
+                        qself: None,
+                        path: path.path.segments[0].ident.clone().into(),
+                    })) =>
                 {
                     let segments = &path.path.segments;
                     ExprKind::Var(format!("{}::{}", segments[0].ident, segments[1].ident))
@@ -68,7 +71,7 @@ impl Parser<'_> {
                 _ if path
                     .qself
                     .as_ref()
-                    .is_some_and(|q| self.is_generic_type(&q.ty))
+                    .is_some_and(|q| self.is_user_bounded(&q.ty))
                     && path.path.segments.len() == 2 =>
                 {
                     let qself = path.qself.as_ref().map(|q| &*q.ty);

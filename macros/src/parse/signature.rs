@@ -37,7 +37,26 @@ pub(crate) struct GenericNames {
     /// Type parameters bounded by `Fn(..) -> ..`, with their closures' arities: not
     /// parameters of the specialisation, since each call's closure makes its own instance.
     pub closures: Vec<(String, usize)>,
+    /// Type parameters bounded by a trait of the user's (`S: Shape`), which a call binds
+    /// to a struct: `S::SIDES` names the struct's associated constant.
+    pub user_bounded: Vec<String>,
 }
+
+/// The bounds of a type parameter that a scalar type parameter may have.
+const SCALAR_BOUNDS: &[&str] = &[
+    "Float",
+    "Int",
+    "Scalar",
+    "Copy",
+    "Clone",
+    "Sized",
+    "Send",
+    "Sync",
+    "Debug",
+    "Default",
+    "PartialEq",
+    "PartialOrd",
+];
 
 pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericParam>, GenericNames) {
     let mut params = Vec::new();
@@ -72,6 +91,9 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
                         default,
                         "default types of generic parameters are not supported",
                     );
+                }
+                if bounds.iter().any(|b| !SCALAR_BOUNDS.contains(&b.as_str())) {
+                    names.user_bounded.push(ty.ident.to_string());
                 }
                 names.types.push(ty.ident.to_string());
                 params.push(GenericParam {
