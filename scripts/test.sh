@@ -45,6 +45,8 @@ bash nccl-device/scripts/fetch-wheels.sh --cuda-headers 2.28.3 2.32.3
 export CUDAJIT_CACHE_DIR="${TMPDIR:-/tmp}/cudajit-test-cache-$$"
 trap 'rm -rf "$CUDAJIT_CACHE_DIR"' EXIT
 
+echo "== import floors"
+python3 scripts/import-floors.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

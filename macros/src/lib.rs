@@ -6,7 +6,6 @@
 //! sites name (`generate/fallback.rs`), so IDEs and rustc keep working on the rest of the
 //! file and only the real errors show.
 
-mod check;
 mod errors;
 mod generate;
 mod parse;
@@ -248,7 +247,7 @@ fn function_macro(
     let mut errors = Errors::default();
     let arguments = parse::function_arguments(attr, kind, &mut errors);
     let paths = Paths::new(arguments.crate_path.as_ref());
-    check::signature(&function, kind, &mut errors);
+    parse::check::signature(&function, kind, &mut errors);
     match parse::function(&function, kind, &mut errors) {
         Some(mut parsed) if errors.is_empty() => {
             // In the captured text, so the source hash (and the cache key) changes with it.
@@ -272,7 +271,7 @@ fn extern_device_macro(
     let mut errors = Errors::default();
     let (library, crate_path) = parse::extern_device_arguments(attr, &mut errors);
     let paths = Paths::new(crate_path.as_ref());
-    check::extern_c_abi(&block, &mut errors);
+    parse::check::extern_c_abi(&block, &mut errors);
     let declarations = parse::declarations(&block, &mut errors);
     match library {
         Some(library) if errors.is_empty() => {
@@ -291,7 +290,7 @@ fn device_copy_derive(input: proc_macro2::TokenStream) -> proc_macro2::TokenStre
     };
     let mut errors = Errors::default();
     let paths = Paths::new(parse::derive_crate_path(&input.attrs, &mut errors).as_ref());
-    check::device_copy(&input, &mut errors);
+    parse::check::device_copy(&input, &mut errors);
     match parse::device_copy(&input, &mut errors) {
         Some(parsed) if errors.is_empty() => generate::device_copy(&parsed, &paths),
         _ => errors.into_compile_errors(),

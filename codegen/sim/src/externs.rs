@@ -19,7 +19,7 @@
 use std::fmt;
 
 use super::memory::{AccessFault, GlobalRegion, MemoryView};
-use super::program::ops::BUILTINS;
+use crate::isa::BUILTINS;
 
 /// Most arguments an extern function may take in the simulator.
 pub(crate) const MAX_EXTERN_ARGS: usize = 8;

@@ -35,6 +35,7 @@ mod externs;
 mod format;
 pub mod global_races;
 mod int_methods;
+mod isa;
 pub mod math;
 pub mod memory;
 mod program;
@@ -461,7 +462,9 @@ pub fn launch_group(
             });
         }
         scheduler::run_cooperative(&grids[0], workers)?
-    } else if first.config.cluster.is_some() || ptx::cluster::uses_clusters(first.program) {
+    } else if first.config.cluster.is_some()
+        || program::uses::uses_clusters(&first.program.functions)
+    {
         if launches.len() > 1 {
             return Err(SimError::Launch {
                 kernel: first.program.kernel.clone(),

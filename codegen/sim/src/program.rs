@@ -9,7 +9,8 @@
 //! is resumed at the next operation, which a flat program makes a matter of keeping its
 //! program counter.
 //!
-//! Rooms: `ops.rs` the instruction set; here the [`Program`] and the function compiler's
+//! Rooms: the instruction set is [`crate::isa`], below both this compiler and the
+//! interpreter; here the [`Program`] and the function compiler's
 //! state and helpers; `expression.rs`, `statement.rs`, `intrinsic.rs`, `inline_ptx.rs`
 //! (`ptx!`) and `constant.rs` (conditions known at compile time) what it compiles.
 
@@ -25,10 +26,10 @@ mod constant;
 mod expression;
 mod inline_ptx;
 mod intrinsic;
-pub(crate) mod ops;
 mod statement;
+pub(crate) mod uses;
 
-pub(crate) use ops::*;
+use crate::isa::{Builtin, CompiledFunction, ExternInfo, Op, PrintFormat, Reg, SharedLayout};
 
 /// A kernel parameter, as a launch must supply it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

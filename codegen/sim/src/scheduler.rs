@@ -20,8 +20,9 @@ use cudajit_core::device::Dim3;
 use super::error::SimError;
 use super::externs::ExternBinding;
 use super::global_races::{BlockClocks, GlobalRaces};
+use super::isa::BUILTINS;
 use super::memory::{GlobalRaceView, GlobalRegion, MemoryView, SharedMemory};
-use super::program::{Program, BUILTINS};
+use super::program::Program;
 use super::thread::{self, Site, Status, ThreadContext, ThreadState};
 
 mod barrier;
@@ -354,8 +355,9 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             stack_local_bytes,
             shared: {
                 let mut shared = SharedMemory::new(grid.track_races);
-                shared.proxy.enabled = crate::ptx::reads_through_async_proxy(grid.program);
-                shared.swizzles.enabled = crate::ptx::wgmma::runs_wgmma(grid.program);
+                shared.proxy.enabled =
+                    crate::program::uses::reads_through_async_proxy(&grid.program.functions);
+                shared.swizzles.enabled = crate::program::uses::runs_wgmma(&grid.program.functions);
                 shared
             },
             block_index: [0; 3],
@@ -363,7 +365,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
             barriers: 0,
             cluster: clusters::ClusterPlace::new(threads),
             clocks: BlockClocks::default(),
-            ptx_waits: crate::ptx::has_ptx_ops(grid.program),
+            ptx_waits: crate::program::uses::has_ptx_ops(&grid.program.functions),
         }
     }
 

@@ -4,8 +4,9 @@
 
 use super::externs::{ExternBinding, ExternCall, MAX_EXTERN_ARGS};
 use super::format;
+use super::isa::{Op, BUILTINS};
 use super::memory::{pointer, MemoryView, LOCAL_REGION, OFFSET_MASK, SHARED_REGION};
-use super::program::{Op, Program, BUILTINS};
+use super::program::Program;
 use super::timer;
 use super::watchdog::Stopwatch;
 use super::ExternOutcome;

@@ -6,7 +6,9 @@ use cudajit_core::intrinsics::{ShuffleMode, VoteOp};
 use cudajit_core::Scalar;
 
 use super::memory::AccessFault;
-use super::program::ops::Reg;
+
+/// A register number, relative to its function's frame.
+pub(crate) type Reg = u32;
 
 /// An activation of a function on a thread's stack.
 #[derive(Clone, Copy, Debug)]

@@ -33,9 +33,7 @@ use cudajit_core::{EnvVar, EnvVarError};
 
 pub use entry::{EntryMeta, Rejected};
 pub use explain::explain_miss;
-pub use key::{
-    cache_key, launch_identity, library_identity, CacheKey, KeyBuilder, KeyComponent, KeyParts,
-};
+pub use key::{library_identity, CacheKey, KeyBuilder, KeyComponent, KeyParts};
 pub use lock::CompileLock;
 pub use store::DiskCache;
 

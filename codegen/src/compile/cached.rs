@@ -89,7 +89,7 @@ pub fn compile_kernel(
         source,
     };
     let toolchain = Toolchain::global().map_err(toolchain_error)?;
-    let KeyParts { key, components } = cache::cache_key(captured, spec, arch, options, toolchain);
+    let KeyParts { key, components } = super::cache_key(captured, spec, arch, options, toolchain);
     let environment_error = |source| CompileError::Environment {
         kernel: captured.name.to_owned(),
         source,

@@ -10,12 +10,13 @@
 //! - [`arch_target`]: `sm_90` or `sm_90a` for a kernel, and instructions that need the
 //!   latter, named for the user.
 //!
-//! The cache key is composed in [`crate::cache::key`]; it is re-exported here with the
-//! rest of the compile API.
+//! - [`key`]: a compile's cache key and launch identity, composed from [`crate::cache::key`]'s
+//!   builder, the options and the compiler's identity (the cache stays below the compile).
 
 pub mod arch_target;
 pub mod cached;
 pub mod error;
+pub mod key;
 pub mod link;
 pub mod lower;
 pub mod missing_externs;
@@ -28,4 +29,5 @@ pub use link::{compile_nvvm_ir, link_nvvm_ir, linked_ptx};
 pub use lower::{nvvm_ir, nvvm_ir_with};
 pub use options::CompileOptions;
 
-pub use crate::cache::key::{cache_key, launch_identity, library_identity};
+pub use crate::cache::key::library_identity;
+pub use key::{cache_key, cubin_key, launch_identity, CUBIN_KEY_FORMAT, LAUNCH_IDENTITY_FORMAT};

@@ -620,9 +620,3 @@ pub(super) fn comparison(op: BinaryOp, s: Scalar) -> &'static str {
         _ => "uge",
     }
 }
-
-/// Whether a vector access of `count` `elem`s moves its 16-bit lanes in pairs, as 32-bit
-/// words (see the vector load).
-pub(super) fn paired_lanes(elem: Scalar, count: usize) -> bool {
-    elem.size_bytes() == 2 && count == 8
-}

@@ -9,7 +9,6 @@ use cudajit_core::ir::{Block, Expression, Function, Handle, LoopId, Module, Stat
 use cudajit_core::valid::{ExprType, FunctionInfo};
 use cudajit_core::{Scalar, Span};
 
-use super::expression::paired_lanes;
 use super::types;
 use super::{ExternCall, WriteOptions};
 
@@ -507,7 +506,7 @@ impl Writer<'_> {
                 let (elem, vector, address) = self.vector_address(*pointer, results.len())?;
                 let t = types::memory(elem);
                 let bytes = elem.size_bytes() as usize * results.len();
-                if paired_lanes(elem, results.len()) {
+                if types::paired_lanes(elem, results.len()) {
                     // The NVPTX back end splits `<8 x i16>` into two 8-byte accesses (and
                     // folds a bitcast of a `<4 x i32>` load back into one): load 16 bytes as
                     // `<4 x i32>`, as CUDA C++ loads a `uint4`, and split each word.
@@ -544,7 +543,7 @@ impl Writer<'_> {
                 let (elem, vector, address) = self.vector_address(*pointer, values.len())?;
                 let t = types::memory(elem);
                 let bytes = elem.size_bytes() as usize * values.len();
-                if paired_lanes(elem, values.len()) {
+                if types::paired_lanes(elem, values.len()) {
                     // As the load: two 16-bit lanes per 32-bit word, one 16-byte store.
                     let mut packed = "undef".to_owned();
                     for (word, pair) in values.chunks(2).enumerate() {

@@ -53,6 +53,12 @@ pub(super) fn float_constant(value: f64, ty: Scalar) -> String {
     format!("0x{:016X}", value.to_bits())
 }
 
+/// Whether a vector access of `count` `elem`s moves its 16-bit lanes in pairs, as 32-bit
+/// words (see the vector load).
+pub(super) fn paired_lanes(elem: Scalar, count: usize) -> bool {
+    elem.size_bytes() == 2 && count == 8
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,57 +29,15 @@ use std::path::{Path, PathBuf};
 pub use env::{SearchEnv, DEFAULT_FIXED_ROOTS, DEFAULT_SYSTEM_SITE_PACKAGES};
 pub use loader::probe as probe_loader;
 
+pub use super::component::{searched_list, Component};
 use super::error::{Result, ToolchainError};
 use layout::{layout, Layout, Spot};
 use site_packages::{SiteEntry, TOOLCHAIN_ORDER};
 
-/// The places a search tried, one `  - ` bullet per line, as every "not
-/// found" error lists them.
-pub fn searched_list(places: &[String]) -> String {
-    let lines: Vec<String> = places.iter().map(|s| format!("  - {s}")).collect();
-    lines.join("\n")
-}
-
-/// One piece of the NVIDIA toolchain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Component {
-    /// libNVVM, the NVVM IR to PTX / LTO-IR compiler.
-    Nvvm,
-    /// `libdevice.10.bc`, the math library in NVVM IR bitcode.
-    Libdevice,
-    /// nvJitLink, the (LTO) linker producing cubins.
-    NvJitLink,
-    /// NVRTC, the CUDA C++ runtime compiler.
-    Nvrtc,
-    /// The `nvcc` compiler driver executable.
-    Nvcc,
-}
-
 impl Component {
-    /// Every component, in report order.
-    pub const ALL: [Component; 5] = [
-        Component::Nvvm,
-        Component::Libdevice,
-        Component::NvJitLink,
-        Component::Nvrtc,
-        Component::Nvcc,
-    ];
-
     /// The environment variable that overrides this component's location.
     pub fn override_var(self) -> &'static str {
         layout(self).override_var
-    }
-}
-
-impl fmt::Display for Component {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Component::Nvvm => "libNVVM",
-            Component::Libdevice => "libdevice",
-            Component::NvJitLink => "nvJitLink",
-            Component::Nvrtc => "NVRTC",
-            Component::Nvcc => "nvcc",
-        })
     }
 }
 

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::discover::{searched_list, Component};
+use super::component::{searched_list, Component};
 
 /// A failed call into one of the NVIDIA libraries: which function, which
 /// status code, and the status code's name from the library's header.

@@ -15,6 +15,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+mod component;
 mod counters;
 pub mod discover;
 mod dylib;

@@ -171,7 +171,16 @@ impl Parser<'_> {
         // A tuple argument passes as its elements, as a tuple parameter is declared.
         let mut args = Vec::new();
         let mut complete = true;
+        // What computes `Option` arguments, run before the call.
+        let mut prelude = Vec::new();
         for arg in &call.args {
+            if self.is_option_value(arg) && !self.is_tuple_value(arg) {
+                match self.option_argument(arg, &mut prelude) {
+                    Some(halves) => args.extend(halves),
+                    None => complete = false,
+                }
+                continue;
+            }
             let parsed = match (self.closure_argument(arg), self.is_tuple_value(arg)) {
                 (Some(closure), _) => closure.map(|c| vec![c]),
                 (None, true) => self.tuple_elements(arg),
@@ -185,12 +194,23 @@ impl Parser<'_> {
         if !complete {
             return None;
         }
-        Some(Expr {
+        let call = Expr {
             kind: ExprKind::Call {
                 callee,
                 generic_args,
                 args,
             },
+            span,
+        };
+        if prelude.is_empty() {
+            return Some(call);
+        }
+        Some(Expr {
+            kind: ExprKind::Block(cudajit_core::ast::Block {
+                stmts: prelude,
+                tail: Some(Box::new(call)),
+                span,
+            }),
             span,
         })
     }
@@ -198,6 +218,19 @@ impl Parser<'_> {
     pub(super) fn method_call(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
         let span = span_at(call);
         let method = call.method.to_string();
+        if let Some(value) = self.option_value_method(call) {
+            return value;
+        }
+        if super::option_value::is_optional_consumer(call)
+            || (self.is_option_value(&call.receiver)
+                && matches!(
+                    method.as_str(),
+                    "map" | "filter" | "and_then" | "or" | "or_else"
+                ))
+        {
+            self.errors.at(call, super::option_value::OPTION_PLACES);
+            return None;
+        }
         if super::iterator_chain::is_consumer(call) {
             return self.consume_chain(call);
         }

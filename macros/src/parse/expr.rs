@@ -170,6 +170,7 @@ impl Parser<'_> {
                 mutable: reference.mutability.is_some(),
                 place: Box::new(self.expr(&reference.expr)?),
             },
+            syn::Expr::Try(expr_try) => return self.try_value(expr_try),
             syn::Expr::MethodCall(call) => return self.method_call(call),
             syn::Expr::Call(call) => return self.call(call),
             syn::Expr::Field(field) => return self.field(field),

@@ -383,7 +383,7 @@ pub(super) fn method_function(
         sig,
         block: Box::new(method.block.clone()),
     };
-    crate::check::signature(&item, FnKind::Device, errors);
+    super::check::signature(&item, FnKind::Device, errors);
     let mut parsed = function_with_places(&item, FnKind::Device, returns_place, errors)?;
     parsed.source.name = name;
     Some(parsed)

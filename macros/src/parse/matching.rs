@@ -8,8 +8,23 @@ use super::{span_at, span_of};
 impl Parser<'_> {
     /// `match` used as a statement: arms produce no value.
     pub(super) fn match_stmt(&mut self, expr: &syn::ExprMatch) -> Option<Stmt> {
+        if self.is_option_match(expr) {
+            let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;
+            let arms = self.arms(expr, false, Some(&value))?;
+            let mut stmts = prelude;
+            stmts.push(Stmt::Match {
+                scrutinee,
+                arms,
+                span: span_of(expr.match_token.span),
+            });
+            return Some(Stmt::Block(Block {
+                stmts,
+                tail: None,
+                span: span_of(expr.match_token.span),
+            }));
+        }
         let scrutinee = self.expr(&expr.expr);
-        let arms = self.arms(expr, false)?;
+        let arms = self.arms(expr, false, None)?;
         Some(Stmt::Match {
             scrutinee: scrutinee?,
             arms,
@@ -19,8 +34,28 @@ impl Parser<'_> {
 
     /// `match` used as a value: every arm ends in a value.
     pub(super) fn match_value(&mut self, expr: &syn::ExprMatch) -> Option<Expr> {
+        if self.is_option_match(expr) {
+            let span = span_of(expr.match_token.span);
+            let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;
+            let arms = self.arms(expr, true, Some(&value))?;
+            let value = Expr {
+                kind: ExprKind::Match {
+                    scrutinee: Box::new(scrutinee),
+                    arms,
+                },
+                span,
+            };
+            return Some(Expr {
+                kind: ExprKind::Block(Block {
+                    stmts: prelude,
+                    tail: Some(Box::new(value)),
+                    span,
+                }),
+                span,
+            });
+        }
         let scrutinee = self.expr(&expr.expr);
-        let arms = self.arms(expr, true)?;
+        let arms = self.arms(expr, true, None)?;
         Some(Expr {
             kind: ExprKind::Match {
                 scrutinee: Box::new(scrutinee?),
@@ -30,18 +65,32 @@ impl Parser<'_> {
         })
     }
 
-    fn arms(&mut self, expr: &syn::ExprMatch, values: bool) -> Option<Vec<MatchArm>> {
+    /// The arms of `expr`; `option` is the value of an `Option` scrutinee, whose `Some(v)`
+    /// arms bind `v` to it (`option_value.rs`).
+    fn arms(
+        &mut self,
+        expr: &syn::ExprMatch,
+        values: bool,
+        option: Option<&Expr>,
+    ) -> Option<Vec<MatchArm>> {
         let mut arms = Vec::new();
         let mut ok = true;
         for arm in &expr.arms {
             let errors_before = self.errors.len();
-            let patterns = self.patterns(&arm.pat);
+            let patterns = match option {
+                Some(_) => self.option_patterns(&arm.pat),
+                None => self.patterns(&arm.pat),
+            };
             // A rejected pattern may bind names: declare them for this arm, so their uses
             // add no errors of their own.
             self.push_scope();
             if patterns.is_none() {
                 self.bind_pattern_names(&arm.pat);
             }
+            let copies = match option {
+                Some(value) => self.bind_option_arm(&arm.pat, value),
+                None => Some(Vec::new()),
+            };
             let guard = arm.guard.as_ref().map(|(_, guard)| self.expr(guard));
             let body = match &*arm.body {
                 syn::Expr::Block(block) if block.label.is_none() => self.block(&block.block),
@@ -63,6 +112,14 @@ impl Parser<'_> {
                 }
             };
             self.pop_scope();
+            let mut body = body;
+            match copies {
+                Some(mut copies) => {
+                    copies.append(&mut body.stmts);
+                    body.stmts = copies;
+                }
+                None => ok = false,
+            }
             let reported = self.errors.len() > errors_before;
             if values && body.tail.is_none() && !reported {
                 self.errors.at(

@@ -11,6 +11,7 @@
 mod args;
 mod arrays;
 mod call;
+pub(crate) mod check;
 mod closure;
 mod device_copy;
 mod expr;
@@ -23,6 +24,7 @@ mod iterator_chain;
 mod loop_value;
 mod matching;
 mod option;
+mod option_value;
 mod parser;
 mod signature;
 mod stmt;
@@ -116,6 +118,11 @@ pub(crate) fn function_with_places(
             if let (syn::Type::Tuple(tuple), syn::Pat::Ident(ident)) = (&*typed.ty, &*typed.pat) {
                 parser.bind_tuple_name(&ident.ident.to_string(), tuple.elems.len());
             }
+            if let (Some(_), syn::Pat::Ident(ident)) =
+                (option_value::option_inner(&typed.ty), &*typed.pat)
+            {
+                parser.bind_option_name(&ident.ident.to_string());
+            }
         }
     }
     // After the names: a closure parameter's marker is its innermost binding.
@@ -125,8 +132,17 @@ pub(crate) fn function_with_places(
         }
     }
     parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));
+    if let syn::ReturnType::Type(_, ty) = &item.sig.output {
+        if let Some(cudajit_core::ast::ValueType::Tuple(halves)) = &result {
+            if option_value::option_inner(ty).is_some() {
+                parser.returns_option = halves.get(1).cloned();
+            }
+        }
+    }
     parser.returns_place = returns_place;
-    let body = parser.fn_body(&item.block, result.is_some() || returns_place);
+    // A declared result that was refused (reported already) still takes the tail.
+    let declared = !matches!(item.sig.output, syn::ReturnType::Default);
+    let body = parser.fn_body(&item.block, result.is_some() || returns_place || declared);
     let uses = parser.into_uses();
     let enums = uses.types;
     if !errors.is_empty() {

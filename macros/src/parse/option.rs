@@ -1,6 +1,7 @@
-//! `if let`, `let … else` and `while let` over `x.get(i)` and `x.get_mut(i)`.
+//! `if let`, `let … else` and `while let` over `x.get(i)` and `x.get_mut(i)`, and over
+//! any other `Option` (taken apart by `option_value.rs`).
 //!
-//! The kernel has no `Option` value: `Some(v) = x.get(i)` is the bounds test CUDA C++
+//! `Some(v) = x.get(i)` is the bounds test CUDA C++
 //! writes, `if (i < n) { float& v = x[i]; .. }`. The index is evaluated once, into a
 //! hidden local; `v` then stands for the element `x[$i]` (read and written where the body
 //! uses it, as through the reference Rust binds), or is a copy for `Some(&v)` and
@@ -13,15 +14,15 @@ use super::parser::Parser;
 use super::stmt::label_name;
 use super::{span_at, span_of};
 
-const SUPPORTED: &str = "`if let`, `while let` and `let … else` in a kernel match `Some(v)` against `x.get(i)` or `x.get_mut(i)` of a slice or array (the bounds test `i < x.len()`); test other values with `if` or `match`";
+const SUPPORTED: &str = "`if let`, `while let` and `let … else` in a kernel match `Some(v)` against an `Option` (`x.get(i)` of a slice or array is the bounds test `i < x.len()`); test other values with `if` or `match`";
 
-/// `Some(pat) = x.get(index)`, taken apart.
+/// `Some(pat) = x.get(index)` (or another `Option`), taken apart.
 struct Get<'p> {
-    /// `let $i = index;`
-    index_let: Stmt,
-    /// `$i < x.len()`.
+    /// `let $i = index;` (what computes the `Option`).
+    prelude: Vec<Stmt>,
+    /// `$i < x.len()` (whether a value is present).
     present: Expr,
-    /// `x[$i]`.
+    /// `x[$i]` (the value, read only when present).
     element: Expr,
     /// The pattern inside `Some(..)`.
     pat: &'p syn::Pat,
@@ -41,17 +42,39 @@ impl Parser<'_> {
                 return None;
             }
         };
-        let call = match scrutinee {
+        let get = match scrutinee {
             syn::Expr::MethodCall(call)
                 if (call.method == "get" || call.method == "get_mut") && call.args.len() == 1 =>
             {
-                call
+                self.get_call(call)
             }
             other => {
-                self.errors.at(other, SUPPORTED);
-                return None;
+                let span = span_at(other);
+                let parts = self.option_parts(other)?;
+                let parts = self.settle(parts, span);
+                let element = parts.value.unwrap_or_else(|| {
+                    super::option_value::zero_of(&ValueType::Scalar(Scalar::U32), span)
+                });
+                return Some(Get {
+                    prelude: parts.prelude,
+                    present: parts.present,
+                    element,
+                    pat: inner,
+                });
             }
         };
+        let (index_let, present, element) = get?;
+        Some(Get {
+            prelude: vec![index_let],
+            present,
+            element,
+            pat: inner,
+        })
+    }
+
+    /// `x.get(index)` of a slice or array by name: `let $i = index;`, `$i < x.len()` and
+    /// `x[$i]`.
+    pub(super) fn get_call(&mut self, call: &syn::ExprMethodCall) -> Option<(Stmt, Expr, Expr)> {
         let span = span_at(call);
         let base = match &*call.receiver {
             syn::Expr::Path(path) if path.path.get_ident().is_some() => self.expr(&call.receiver),
@@ -74,30 +97,27 @@ impl Parser<'_> {
             kind: ExprKind::Len(Box::new(base.clone())),
             span,
         };
-        Some(Get {
-            index_let: Stmt::Let {
-                name,
-                mutable: false,
-                ty: Some(ValueType::Scalar(Scalar::Usize)),
-                init: Some(index),
-                span,
+        let index_let = Stmt::Let {
+            name,
+            mutable: false,
+            ty: Some(ValueType::Scalar(Scalar::Usize)),
+            init: Some(index),
+            span,
+        };
+        let element = Expr {
+            kind: ExprKind::Index {
+                base: Box::new(base),
+                index: Box::new(var.clone()),
             },
-            present: binary(BinaryOp::Lt, var.clone(), len),
-            element: Expr {
-                kind: ExprKind::Index {
-                    base: Box::new(base),
-                    index: Box::new(var),
-                },
-                span,
-            },
-            pat: inner,
-        })
+            span,
+        };
+        Some((index_let, binary(BinaryOp::Lt, var, len), element))
     }
 
     /// Binds the pattern inside `Some(..)` in the current scope: a name stands for the
     /// element, `&v` and `mut v` are copies (`let` statements, returned), `_` binds
     /// nothing.
-    fn bind_some(&mut self, pat: &syn::Pat, element: Expr) -> Option<Vec<Stmt>> {
+    pub(super) fn bind_some(&mut self, pat: &syn::Pat, element: Expr) -> Option<Vec<Stmt>> {
         let copy = |parser: &mut Self, ident: &syn::PatIdent, element: Expr| {
             let name = ident.ident.to_string();
             parser.bind(&name);
@@ -156,16 +176,15 @@ impl Parser<'_> {
         stmts.append(&mut then.stmts);
         then.stmts = stmts;
         let span = span_of(expr_if.if_token.span);
+        let mut stmts = get.prelude;
+        stmts.push(Stmt::If(IfStmt {
+            cond: get.present,
+            then,
+            otherwise,
+            span,
+        }));
         Some(Stmt::Block(Block {
-            stmts: vec![
-                get.index_let,
-                Stmt::If(IfStmt {
-                    cond: get.present,
-                    then,
-                    otherwise,
-                    span,
-                }),
-            ],
+            stmts,
             tail: None,
             span,
         }))
@@ -244,7 +263,7 @@ impl Parser<'_> {
         };
         Some(Expr {
             kind: ExprKind::Block(Block {
-                stmts: vec![get.index_let],
+                stmts: get.prelude,
                 tail: Some(Box::new(value)),
                 span,
             }),
@@ -273,15 +292,13 @@ impl Parser<'_> {
             },
             span,
         };
-        let mut stmts = vec![
-            get.index_let,
-            Stmt::If(IfStmt {
-                cond: missing,
-                then: otherwise_block,
-                otherwise: None,
-                span,
-            }),
-        ];
+        let mut stmts = get.prelude;
+        stmts.push(Stmt::If(IfStmt {
+            cond: missing,
+            then: otherwise_block,
+            otherwise: None,
+            span,
+        }));
         stmts.extend(self.bind_some(get.pat, get.element)?);
         self.emit(stmts)
     }
@@ -314,15 +331,13 @@ impl Parser<'_> {
             },
             span,
         };
-        let mut stmts = vec![
-            get.index_let,
-            Stmt::If(IfStmt {
-                cond: missing,
-                then: leave,
-                otherwise: None,
-                span,
-            }),
-        ];
+        let mut stmts = get.prelude;
+        stmts.push(Stmt::If(IfStmt {
+            cond: missing,
+            then: leave,
+            otherwise: None,
+            span,
+        }));
         stmts.extend(prelude?);
         stmts.append(&mut body.stmts);
         body.stmts = stmts;

@@ -29,6 +29,8 @@ pub(crate) struct Parser<'e> {
     /// Whether the function returns a tuple: its `return (a, b)` and final `(a, b)` are
     /// the tuple value, not tuple locals.
     pub(crate) returns_tuple: bool,
+    /// `T` of a `#[device]` function returning `Option<T>` (`option_value.rs`).
+    pub(crate) returns_option: Option<cudajit_core::ast::ValueType>,
     /// Set by `fn_body` for the next block parsed: its tail is the function's value.
     pub(super) function_tail: bool,
     /// Whether the body is an `Index`/`IndexMut` method's, whose `&place`s are its result.
@@ -97,6 +99,7 @@ impl<'e> Parser<'e> {
             callees: Vec::new(),
             enums: Vec::new(),
             returns_tuple: false,
+            returns_option: None,
             function_tail: false,
             returns_place: false,
             pending: Vec::new(),
@@ -287,6 +290,25 @@ impl<'e> Parser<'e> {
             }
         }
         None
+    }
+
+    /// Whether the innermost binding of `name` is an `Option` local.
+    pub(super) fn is_option_local(&self, name: &str) -> bool {
+        let marker = format!("{name}.?");
+        for binding in self
+            .scopes
+            .iter()
+            .rev()
+            .flat_map(|scope| scope.iter().rev())
+        {
+            if binding == &marker {
+                return true;
+            }
+            if binding == name {
+                return false;
+            }
+        }
+        false
     }
 
     /// A fresh name for compiler temporaries: `$` cannot start a Rust name.

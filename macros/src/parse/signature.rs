@@ -204,16 +204,27 @@ pub(super) fn params(
             }
         };
         // A tuple parameter of a device function is its elements, `name.0`, `name.1`, ..
-        // (the body sees a tuple local; callers pass a tuple's elements).
-        if let Type::Tuple(tuple) = &*typed.ty {
+        // (the body sees a tuple local; callers pass a tuple's elements); an `Option<T>`
+        // is the tuple `(bool, T)`.
+        let option = super::option_value::option_inner(&typed.ty).is_some();
+        if matches!(&*typed.ty, Type::Tuple(_)) || option {
             if kind == FnKind::Kernel || comptime {
-                errors.at(
-                    &typed.ty,
-                    "kernels take the elements of a tuple as separate parameters",
-                );
+                let message = if option {
+                    "kernels cannot take an `Option`: pass whether it is present (`bool`) and the value as two parameters"
+                } else {
+                    "kernels take the elements of a tuple as separate parameters"
+                };
+                errors.at(&typed.ty, message);
                 continue;
             }
-            let Some(elements) = tuple_elements(tuple, generics, errors) else {
+            let elements = match &*typed.ty {
+                Type::Tuple(tuple) => tuple_elements(tuple, generics, errors),
+                ty => match option_halves(ty, generics, errors) {
+                    Some(ValueType::Tuple(halves)) => Some(halves),
+                    _ => None,
+                },
+            };
+            let Some(elements) = elements else {
                 continue;
             };
             for (index, ty) in elements.into_iter().enumerate() {
@@ -280,6 +291,10 @@ pub(super) fn result(
         ReturnType::Type(_, ty) if matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) => None,
         ReturnType::Type(_, ty) => match &**ty {
             Type::Tuple(tuple) => tuple_elements(tuple, generics, errors).map(ValueType::Tuple),
+            // `Option<T>`: the tuple `(bool, T)` (`option_value.rs`).
+            ty if super::option_value::option_inner(ty).is_some() => {
+                option_halves(ty, generics, errors)
+            }
             ty => {
                 let value = value_type(ty, generics);
                 if value.is_none() {
@@ -291,6 +306,27 @@ pub(super) fn result(
                 value
             }
         },
+    }
+}
+
+/// `Option<T>` in a signature as the types of its halves, `(bool, T)`: `T` is a scalar or
+/// a generic scalar type.
+fn option_halves(ty: &Type, generics: &GenericNames, errors: &mut Errors) -> Option<ValueType> {
+    let inner = super::option_value::option_inner(ty)?;
+    match value_type(inner, generics) {
+        Some(value @ (ValueType::Scalar(_) | ValueType::Generic(_))) => {
+            Some(ValueType::Tuple(vec![
+                ValueType::Scalar(Scalar::Bool),
+                value,
+            ]))
+        }
+        _ => {
+            errors.at(
+                inner,
+                "an `Option` in a device-function signature holds a scalar (or a generic scalar type)",
+            );
+            None
+        }
     }
 }
 

@@ -125,6 +125,9 @@ impl<'e> Parser<'e> {
         {
             return self.let_else(local);
         }
+        if let Some(option) = self.option_let(local, span) {
+            return option;
+        }
         if let Some(tuple) = self.tuple_let(local, span) {
             return tuple;
         }
@@ -322,6 +325,9 @@ impl<'e> Parser<'e> {
                     (&*assign.right, matches!(&*assign.left, syn::Expr::Array(_)))
                 {
                     return self.array_assign(&assign.left, array);
+                }
+                if let Some(option) = self.option_assign(&assign.left, &assign.right, span) {
+                    return option;
                 }
                 if let Some(tuple) = self.tuple_assign(&assign.left, &assign.right, span) {
                     return tuple;

@@ -112,6 +112,9 @@ impl Parser<'_> {
     /// (`(a, b)`, a tuple local, branches ending in tuples) becomes `(a, b)` of its
     /// elements, which the lowering builds the returned tuple from.
     pub(super) fn return_value(&mut self, expr: &syn::Expr) -> Option<Expr> {
+        if let Some(inner) = self.returns_option.clone() {
+            return self.option_return(expr, &inner);
+        }
         if !(self.returns_tuple && self.is_tuple_value(expr)) {
             return self.expr(expr);
         }

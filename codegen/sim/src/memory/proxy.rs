@@ -4,7 +4,7 @@
 //! does not order the two proxies.
 //!
 //! For kernels that read shared memory through the asynchronous proxy (which
-//! `ptx::reads_through_async_proxy` tells), each shared byte
+//! `program::uses::reads_through_async_proxy` tells), each shared byte
 //! remembers the thread that last stored it and how many proxy fences that thread had
 //! issued; an asynchronous read of a byte whose writer has issued none since is reported.
 //! Copies that land through `cp.async` and TMA loads are not counted as such stores.

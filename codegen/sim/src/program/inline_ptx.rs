@@ -11,7 +11,10 @@ use cudajit_core::ir::{Handle, LocalVariable, PtxOperand, TypeInner};
 use cudajit_core::Scalar;
 
 use super::{Builtin, CompileResult, FunctionCompiler, LocalSlot, Op, Reg};
-use crate::ptx::lower::{self, Emit};
+use lower::Emit;
+
+mod lower;
+mod template;
 
 /// A register to store where the `ptx!` puts it, once the template has run.
 struct Writeback {

@@ -9,9 +9,8 @@
 //! the CTA id alike, in bits the kernel never reads.
 
 use super::super::memory::{AccessFault, Arrival, MemoryView};
-use super::super::program::{Op, Program, Reg};
-use super::PtxOp;
 use crate::thread_state::FaultKind;
+use crate::thread_state::Reg;
 
 /// Where the rank of a `.shared::cluster` address starts.
 const RANK_SHIFT: u32 = 24;
@@ -26,22 +25,6 @@ pub(crate) struct DsmemAccess {
     /// `ld`'s destination, or `st`'s value.
     pub value: Reg,
     pub store: bool,
-}
-
-/// Whether the kernel uses a cluster instruction, so that it runs with its blocks as
-/// clusters (of one block each without a cluster launch, as on the GPU).
-pub(crate) fn uses_clusters(program: &Program) -> bool {
-    program.functions.iter().any(|f| {
-        f.code.iter().any(|op| {
-            matches!(op, Op::Ptx(ptx) if matches!(**ptx,
-                PtxOp::ClusterArrive
-                    | PtxOp::ClusterWait
-                    | PtxOp::Mapa { .. }
-                    | PtxOp::Dsmem(_)
-                    | PtxOp::MbarrierArriveCluster { .. }
-                    | PtxOp::TmaLoad(super::tma::TmaLoad { multicast: Some(_), .. })))
-        })
-    })
 }
 
 /// The `.shared::cluster` address of shared byte `offset` of block `rank`.

@@ -18,10 +18,10 @@
 //! differ from this by a few ulp of the largest term (docs/simulator.md gives the bounds
 //! the GPU tests check); when every partial sum is exact — small integers — both agree.
 
-use super::super::program::ops::Reg;
 use super::super::value::CanonicalNan;
 use super::numeric;
-use super::warp::Lane;
+use super::Lane;
+use crate::thread_state::Reg;
 
 /// The element type of an MMA's A and B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,20 +26,16 @@
 //!   when the count is reached.
 
 pub(crate) mod cluster;
-pub(crate) mod lower;
 pub(crate) mod mma;
-mod numeric;
+pub(crate) mod numeric;
 mod run;
-mod scalar;
-pub(crate) mod template;
 pub(crate) mod tma;
 pub(crate) mod warp;
 pub(crate) mod wgmma;
 
 pub(crate) use run::{run_thread, Step};
 
-use super::program::ops::{Op, Reg};
-use super::program::Program;
+use crate::thread_state::Reg;
 use crate::thread_state::{Frame, Site};
 
 /// Where in the kernel itself an instruction runs: the call of the outermost `#[device]`
@@ -57,14 +53,13 @@ pub(crate) fn kernel_site(frames: &[Frame], innermost: Site) -> Site {
     }
 }
 
-/// Whether `program` runs any instruction of its own here (mbarriers, named barriers,
-/// warpgroup instructions, TMA ...): a block of a kernel without one needs none of their
-/// bookkeeping (the scheduler's scans for their waits, once per round of the block).
-pub(crate) fn has_ptx_ops(program: &Program) -> bool {
-    program
-        .functions
-        .iter()
-        .any(|f| f.code.iter().any(|op| matches!(op, Op::Ptx(_))))
+/// One lane of a warp-collective instruction (`mma`, `ldmatrix`, `wgmma`): its frame registers
+/// (from the frame's first), its linear thread index in the block and the instruction's site
+/// (packed), for memory records.
+pub(crate) struct Lane<'a> {
+    pub regs: &'a mut [u64],
+    pub thread: u32,
+    pub site: u32,
 }
 
 /// A PTX instruction the interpreter runs with semantics of its own (the others lower to
@@ -219,14 +214,4 @@ pub(crate) struct LdMatrix {
     pub trans: bool,
     pub registers: [Reg; 4],
     pub address: Reg,
-}
-
-/// Whether `program` reads shared memory through the asynchronous proxy (so stores must
-/// be tracked).
-pub(crate) fn reads_through_async_proxy(program: &super::program::Program) -> bool {
-    program.functions.iter().any(|f| {
-        f.code.iter().any(|op| {
-            matches!(op, super::program::Op::Ptx(ptx) if matches!(**ptx, PtxOp::Wgmma(_) | PtxOp::TmaStore(_)))
-        })
-    })
 }

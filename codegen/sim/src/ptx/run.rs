@@ -3,10 +3,10 @@
 use super::super::memory::{
     AccessFault, MemoryView, LOCAL_REGION, OFFSET_BITS, OFFSET_MASK, SHARED_REGION,
 };
-use super::super::program::ops::Reg;
 use super::PtxOp;
 use crate::memory::async_copy::PendingCopy;
 use crate::thread_state::FaultKind;
+use crate::thread_state::Reg;
 
 /// What the thread does after a [`PtxOp`].
 pub(crate) enum Step {

@@ -17,10 +17,10 @@
 //! barrier at the same offset.
 
 use super::super::memory::{AccessFault, MemoryView};
-use super::super::program::ops::Reg;
 use super::super::tensor_map::{SimTensorMap, TENSOR_MAP_BYTES};
 use crate::memory::async_copy::PendingTma;
 use crate::thread_state::FaultKind;
+use crate::thread_state::Reg;
 
 /// `cp.async.bulk.tensor` from global to shared memory, completing an mbarrier.
 #[derive(Clone, Debug)]

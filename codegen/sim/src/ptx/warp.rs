@@ -7,19 +7,11 @@
 
 use super::super::memory::{AccessFault, SharedMemory};
 use super::mma::run_mma;
-use super::{LdMatrix, PtxOp};
+use super::{Lane, LdMatrix, PtxOp};
 use crate::thread_state::FaultKind;
 
 /// Threads of a warp.
 const LANES: usize = 32;
-
-/// One lane taking part: its frame registers (from the frame's first), its linear thread
-/// index in the block and the instruction's site (packed), for memory records.
-pub(crate) struct Lane<'a> {
-    pub regs: &'a mut [u64],
-    pub thread: u32,
-    pub site: u32,
-}
 
 /// Runs the collective `op` over the 32 `lanes` of a warp, in lane order. An error names
 /// the lane whose operand caused it.

@@ -25,12 +25,11 @@
 //! docs/simulator.md).
 
 use super::super::memory::{AccessFault, SharedMemory};
-use super::super::program::{Op, Program, Reg};
 use super::super::value::CanonicalNan;
 use super::numeric::{e4m3, e5m2};
-use super::warp::Lane;
-use super::PtxOp;
+use super::Lane;
 use crate::thread_state::FaultKind;
+use crate::thread_state::Reg;
 
 /// Threads of a warpgroup.
 pub(crate) const WARPGROUP: usize = 128;
@@ -153,16 +152,6 @@ impl Descriptor {
         };
         address ^ (((address >> 7) & bits) << 4)
     }
-}
-
-/// Whether the kernel runs `wgmma.mma_async`, whose reads the swizzles of TMA's writes
-/// are checked against.
-pub(crate) fn runs_wgmma(program: &Program) -> bool {
-    program.functions.iter().any(|f| {
-        f.code
-            .iter()
-            .any(|op| matches!(op, Op::Ptx(ptx) if matches!(**ptx, PtxOp::Wgmma(_))))
-    })
 }
 
 /// Runs `wgmma` over the 128 `lanes` of a warpgroup. An error names the lane whose operand

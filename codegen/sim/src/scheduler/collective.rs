@@ -4,11 +4,12 @@
 
 use super::super::error::SimError;
 use super::super::memory::SharedMemory;
-use super::super::program::Op;
-use super::super::ptx::warp::{run_collective, Lane};
+use super::super::ptx::warp::run_collective;
+use super::super::ptx::Lane;
 use super::super::ptx::{kernel_site, Participants, PtxOp};
 use super::super::thread::{Fault, FaultKind, Site, Status};
 use super::{fmt3, BlockRunner, WARP_SIZE};
+use crate::isa::Op;
 
 /// Where a collective stands after a round of its warp.
 pub(super) enum Collective {

@@ -5,11 +5,11 @@
 //! reported, naming the barrier's state or the missing threads, instead of hanging.
 
 use super::super::error::SimError;
-use super::super::program::Op;
 use super::super::ptx::wgmma::{run_wgmma, WARPGROUP};
 use super::super::ptx::{Participants, PtxOp};
 use super::super::thread::{Site, Status, WarpOp};
 use super::{fmt3, BlockRunner};
+use crate::isa::Op;
 
 impl BlockRunner<'_, '_, '_> {
     fn warpgroup_op(&self, t: usize) -> Option<(Site, &PtxOp)> {

@@ -3,15 +3,14 @@
 //!
 //! - [`builder`]: the key builder, its readable components and the key itself;
 //! - [`encode`]: canonical, length-prefixed bytes of a specialisation and a struct layout;
-//! - [`kernel`]: the keys of a kernel ([`cache_key`], [`launch_identity`]), sharing one
-//!   helper for the fields both have;
 //! - [`library`]: what identifies a device library in a key.
+//!
+//! The keys of a kernel compile (`cache_key`, `launch_identity`) are composed above this, in
+//! `crate::compile::key`: they name the compile's options and the compiler's identity.
 
 pub mod builder;
 pub mod encode;
-pub mod kernel;
 pub mod library;
 
 pub use builder::{hex, short_hash, CacheKey, KeyBuilder, KeyComponent, KeyParts};
-pub use kernel::{cache_key, cubin_key, launch_identity, CUBIN_KEY_FORMAT, LAUNCH_IDENTITY_FORMAT};
 pub use library::library_identity;

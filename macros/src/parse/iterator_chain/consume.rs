@@ -61,7 +61,7 @@ impl Parser<'_> {
                 declare(stmts, acc, bool_literal(true, span));
                 acc_var
             }
-            Consumer::Optional(optional, otherwise) => {
+            Consumer::Optional(optional) => {
                 match optional {
                     Optional::Position(_) => declare(stmts, acc, usize_literal(0, span)),
                     // Read only once an item set it (`some`): of the items' type, any value.
@@ -74,16 +74,9 @@ impl Parser<'_> {
                     }),
                 }
                 declare(stmts, some, bool_literal(false, span));
-                let otherwise = match otherwise {
-                    Otherwise::Value(value) => self.expr(value)?,
-                    Otherwise::Unwrap => acc_var.clone(),
-                };
+                // The `Option`'s halves, which `option_value.rs` takes apart.
                 Expr {
-                    kind: ExprKind::If {
-                        cond: Box::new(var(some, span)),
-                        then: value_block(acc_var, span),
-                        otherwise: value_block(otherwise, span),
-                    },
+                    kind: ExprKind::Tuple(vec![var(some, span), acc_var]),
                     span,
                 }
             }
@@ -173,7 +166,7 @@ impl Parser<'_> {
                     span,
                 ));
             }
-            Consumer::Optional(optional, _) => {
+            Consumer::Optional(optional) => {
                 let first = not(var(some, span), span);
                 match optional {
                     Optional::Extreme { max, key } => {
@@ -273,8 +266,31 @@ impl Parser<'_> {
         args: &[Item],
         body: &mut Vec<Stmt>,
     ) -> Option<Expr> {
+        self.apply_with(f, args, body, |parser, e| parser.expr(e))
+    }
+
+    /// `f` applied to single values (an `Option`'s `map`, `filter`, `unwrap_or_else`):
+    /// as [`Parser::apply`], its body (or call) parsed by `parse`.
+    pub(in crate::parse) fn apply_closure<R>(
+        &mut self,
+        f: &syn::Expr,
+        args: Vec<Expr>,
+        body: &mut Vec<Stmt>,
+        parse: impl FnOnce(&mut Self, &syn::Expr) -> Option<R>,
+    ) -> Option<R> {
+        let items: Vec<Item> = args.into_iter().map(Item::One).collect();
+        self.apply_with(f, &items, body, parse)
+    }
+
+    fn apply_with<R>(
+        &mut self,
+        f: &syn::Expr,
+        args: &[Item],
+        body: &mut Vec<Stmt>,
+        parse: impl FnOnce(&mut Self, &syn::Expr) -> Option<R>,
+    ) -> Option<R> {
         match f {
-            syn::Expr::Paren(paren) => self.apply(&paren.expr, args, body),
+            syn::Expr::Paren(paren) => self.apply_with(&paren.expr, args, body, parse),
             syn::Expr::Closure(closure) => {
                 if closure.inputs.len() != args.len() {
                     self.errors.at(
@@ -297,7 +313,7 @@ impl Parser<'_> {
                     bound &= self.bind_item(pattern, arg, body);
                 }
                 let value = if bound {
-                    self.expr(&closure.body)
+                    parse(self, &closure.body)
                 } else {
                     None
                 };
@@ -320,7 +336,7 @@ impl Parser<'_> {
                     names.push(syn::parse_quote!(#ident));
                 }
                 let call: syn::Expr = syn::parse_quote!(#f(#(#names),*));
-                let value = self.expr(&call);
+                let value = parse(self, &call);
                 self.pop_scope();
                 value
             }

@@ -28,7 +28,7 @@ mod stages;
 const ADAPTERS: &str = "iterator chains in kernels take the adapters `map`, `filter`, `enumerate`, `zip`, `rev` (on the source), `step_by`, `take`, `skip`, `take_while`, `skip_while`, `chain`, `copied` and `cloned`";
 
 /// The consumers, for the error of any other.
-const CONSUMERS: &str = "iterator chains in kernels end in `sum`, `product`, `count`, `fold`, `any`, `all`, `min`, `max`, `min_by_key`, `max_by_key`, `reduce`, `position`, `find` or `last` (the ones giving an `Option` followed by `.unwrap_or(..)` or `.unwrap()`), or are walked by a `for` loop";
+const CONSUMERS: &str = "iterator chains in kernels end in `sum`, `product`, `count`, `fold`, `any`, `all`, `min`, `max`, `min_by_key`, `max_by_key`, `reduce`, `position`, `find` or `last` (the ones giving an `Option`), or are walked by a `for` loop";
 
 /// An item as it moves through the chain: a value or place, or a pair of them
 /// (`enumerate`, `zip`).
@@ -61,8 +61,8 @@ enum Consumer<'s> {
     Any(&'s syn::Expr),
     All(&'s syn::Expr),
     /// `min`/`max` (`true` for max), `min_by_key`/`max_by_key` with the key function,
-    /// `reduce`, `position`, `find`, `last`: an `Option`, taken by `otherwise`.
-    Optional(Optional<'s>, Otherwise<'s>),
+    /// `reduce`, `position`, `find`, `last`: an `Option` (`option_value.rs`).
+    Optional(Optional<'s>),
     /// A `for` loop's pattern and body.
     For(&'s syn::Pat, &'s syn::Block),
 }
@@ -76,13 +76,6 @@ enum Optional<'s> {
     Position(&'s syn::Expr),
     Find(&'s syn::Expr),
     Last,
-}
-
-/// How an `Option` result is taken: `.unwrap_or(value)` or `.unwrap()` (whose `None`
-/// would panic in Rust: in a kernel the value is then unspecified).
-enum Otherwise<'s> {
-    Value(&'s syn::Expr),
-    Unwrap,
 }
 
 /// The parts of a chain: where it starts (one source, or several joined by `chain`) and
@@ -246,21 +239,7 @@ pub(super) fn is_consumer(call: &syn::ExprMethodCall) -> bool {
         method.as_str(),
         "sum" | "product" | "count" | "fold" | "any" | "all"
     );
-    let optional = matches!(method.as_str(), "unwrap_or" | "unwrap")
-        && method_call(&call.receiver).is_some_and(|inner| {
-            matches!(
-                inner.method.to_string().as_str(),
-                "min"
-                    | "max"
-                    | "min_by_key"
-                    | "max_by_key"
-                    | "reduce"
-                    | "position"
-                    | "find"
-                    | "last"
-            ) && is_iterator(&inner.receiver)
-        });
-    (consumer && is_iterator(&call.receiver)) || optional
+    (consumer || super::option_value::is_optional_consumer(call)) && is_iterator(&call.receiver)
 }
 impl Parser<'_> {
     /// An iterator chain ending in a consumer, as a value.
@@ -306,45 +285,26 @@ impl Parser<'_> {
             ("fold", [init, f]) => Consumer::Fold(init, f),
             ("any", [p]) => Consumer::Any(p),
             ("all", [p]) => Consumer::All(p),
-            ("unwrap_or" | "unwrap", _) => {
-                let otherwise = match args.as_slice() {
-                    [value] => Otherwise::Value(value),
-                    [] => Otherwise::Unwrap,
-                    _ => {
-                        self.errors.at(call, CONSUMERS);
-                        return None;
-                    }
-                };
-                let inner = method_call(&call.receiver)?;
-                let inner_args: Vec<&syn::Expr> = inner.args.iter().collect();
-                let optional = match (inner.method.to_string().as_str(), inner_args.as_slice()) {
-                    ("min", []) => Optional::Extreme {
-                        max: false,
-                        key: None,
-                    },
-                    ("max", []) => Optional::Extreme {
-                        max: true,
-                        key: None,
-                    },
-                    ("min_by_key", [f]) => Optional::Extreme {
-                        max: false,
-                        key: Some(f),
-                    },
-                    ("max_by_key", [f]) => Optional::Extreme {
-                        max: true,
-                        key: Some(f),
-                    },
-                    ("reduce", [f]) => Optional::Reduce(f),
-                    ("position", [p]) => Optional::Position(p),
-                    ("find", [p]) => Optional::Find(p),
-                    ("last", []) => Optional::Last,
-                    _ => {
-                        self.errors.at(inner, CONSUMERS);
-                        return None;
-                    }
-                };
-                return Some((Consumer::Optional(optional, otherwise), &inner.receiver));
-            }
+            ("min", []) => Consumer::Optional(Optional::Extreme {
+                max: false,
+                key: None,
+            }),
+            ("max", []) => Consumer::Optional(Optional::Extreme {
+                max: true,
+                key: None,
+            }),
+            ("min_by_key", [f]) => Consumer::Optional(Optional::Extreme {
+                max: false,
+                key: Some(f),
+            }),
+            ("max_by_key", [f]) => Consumer::Optional(Optional::Extreme {
+                max: true,
+                key: Some(f),
+            }),
+            ("reduce", [f]) => Consumer::Optional(Optional::Reduce(f)),
+            ("position", [p]) => Consumer::Optional(Optional::Position(p)),
+            ("find", [p]) => Consumer::Optional(Optional::Find(p)),
+            ("last", []) => Consumer::Optional(Optional::Last),
             _ => {
                 self.errors.at(call, CONSUMERS);
                 return None;
@@ -578,14 +538,6 @@ pub(super) fn not(value: Expr, span: Span) -> Expr {
             op: UnaryOp::Not,
             operand: Box::new(value),
         },
-        span,
-    }
-}
-
-pub(super) fn value_block(value: Expr, span: Span) -> Block {
-    Block {
-        stmts: Vec::new(),
-        tail: Some(Box::new(value)),
         span,
     }
 }

@@ -23,17 +23,8 @@ pub use nodelist::first_host as slurm_first_host;
 
 use crate::error::Result;
 use crate::loaded::LoadedNccl;
+pub use crate::safe::host_name;
 use crate::safe::{Communicator, InitRank};
-
-/// This machine's host name (ranks with the same name share a host).
-pub fn host_name() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".to_owned())
-}
 
 impl Communicator {
     /// Joins the job the environment describes (torchrun's `RANK`, `WORLD_SIZE`,

@@ -78,7 +78,7 @@ impl Communicator {
 
     fn status_2_28(&self) -> Result<DeviceApiStatus> {
         let version = self.nccl().version();
-        let host = crate::bootstrap::host_name();
+        let host = super::host_name();
         let devices: Vec<usize> = match &self.shared.peers {
             Some(peers) => peers
                 .iter()

@@ -28,6 +28,16 @@ pub struct LocalRank {
     pub(crate) comm: ncclComm_t,
 }
 
+/// This machine's host name (ranks with the same name share a host).
+pub fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
 /// Where a rank of the job runs, as the bootstrap learned it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerInfo {
@@ -173,7 +183,7 @@ impl Communicator {
         let peers = (0..devices.len())
             .map(|i| PeerInfo {
                 rank: i as i32,
-                host: crate::bootstrap::host_name(),
+                host: host_name(),
                 device: devices[i],
             })
             .collect();

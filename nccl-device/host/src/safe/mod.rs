@@ -24,5 +24,5 @@ pub use buffer::SymmetricBuffer;
 pub use capability::DeviceApiStatus;
 pub use collective::{BufferAt, Direction, NcclType, ReduceOp, Transfer};
 pub(crate) use communicator::timeout_from_env as communicator_timeout;
-pub use communicator::{Communicator, InitRank, LocalRank, PeerInfo, DEFAULT_TIMEOUT};
+pub use communicator::{host_name, Communicator, InitRank, LocalRank, PeerInfo, DEFAULT_TIMEOUT};
 pub use devcomm::{DevComm, DevCommRequirements};

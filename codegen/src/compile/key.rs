@@ -5,10 +5,9 @@
 use cudajit_core::lower::Specialization;
 use cudajit_core::CapturedKernel;
 
-use super::builder::{short_hash, CacheKey, KeyBuilder, KeyParts};
-use super::{encode, library::library_identity};
+use super::CompileOptions;
 use crate::cache::compiler_identity::{toolchain_fields, ToolchainFields};
-use crate::compile::CompileOptions;
+use crate::cache::key::{encode, library_identity, short_hash, CacheKey, KeyBuilder, KeyParts};
 use crate::device_library::LibraryParts;
 use crate::target::Arch;
 use crate::toolchain::Toolchain;

@@ -1,10 +1,10 @@
 //! The cluster instructions selected (sm_90): `barrier.cluster`, `mapa`,
 //! `ld`/`st.shared::cluster` and `mbarrier.arrive` on a `.shared::cluster` barrier.
 
-use super::super::cluster::DsmemAccess;
 use super::super::template::{Instruction, Operand};
-use super::super::PtxOp;
 use super::Binder;
+use crate::ptx::cluster::DsmemAccess;
+use crate::ptx::PtxOp;
 
 /// The cluster instruction `instruction`, or `None` for another one.
 pub(super) fn select(

@@ -6,14 +6,15 @@
 //! registers for the template's own `.reg` names through [`Emit`]. Instructions run in
 //! order; each becomes ordinary operations ([`super::scalar`]) or one [`Op::Ptx`].
 
-use super::super::program::ops::{Builtin, Op, Reg};
 use super::template::{self, Instruction, Item, Operand};
+use crate::isa::{Builtin, Op, Reg};
 
 mod cluster;
 mod hopper;
 mod named_barrier;
-use super::mma::{Mma, MmaAccumulator, MmaInputs};
-use super::{LdMatrix, PtxOp};
+mod scalar;
+use crate::ptx::mma::{Mma, MmaAccumulator, MmaInputs};
+use crate::ptx::{LdMatrix, PtxOp};
 
 /// What the lowering needs of the function being compiled.
 pub(crate) trait Emit {
@@ -219,7 +220,7 @@ impl Binder<'_> {
         let opcode = instruction.opcode.as_str();
         let operands = &instruction.operands;
         let with = |detail: String| format!("`{opcode}`: {detail}");
-        if super::scalar::lower(instruction, self).map_err(with)? {
+        if scalar::lower(instruction, self).map_err(with)? {
             return Ok(());
         }
         match named_barrier::select(self, instruction).map_err(with)? {

@@ -1,12 +1,12 @@
 //! Hopper's instructions selected (sm_90/sm_90a): `mbarrier`, the proxy and barrier-init
 //! fences, `setmaxnreg` and `wgmma`.
 
-use super::super::super::program::ops::Op;
 use super::super::template::{Instruction, Operand};
-use super::super::tma::{TmaLoad, TmaStore};
-use super::super::wgmma::{Wgmma, WgmmaA, WgmmaInputs};
-use super::super::PtxOp;
 use super::Binder;
+use crate::isa::Op;
+use crate::ptx::tma::{TmaLoad, TmaStore};
+use crate::ptx::wgmma::{Wgmma, WgmmaA, WgmmaInputs};
+use crate::ptx::PtxOp;
 
 /// Qualifiers of memory ordering and scope, which the simulator's accesses satisfy
 /// whatever they say (every access is ordered; see docs/simulator.md).
@@ -210,13 +210,7 @@ fn map_and_coordinates(
     binder: &mut Binder<'_>,
     operand: &Operand,
     rank: usize,
-) -> Result<
-    (
-        super::super::super::program::ops::Reg,
-        Vec<super::super::super::program::ops::Reg>,
-    ),
-    String,
-> {
+) -> Result<(crate::isa::Reg, Vec<crate::isa::Reg>), String> {
     let Operand::Address(parts) = operand else {
         return Err("takes its map and coordinates as `[map, {x, ..}]`".into());
     };
@@ -237,7 +231,7 @@ fn map_and_coordinates(
 fn state_register(
     binder: &mut Binder<'_>,
     state: &Operand,
-) -> Result<Option<super::super::super::program::ops::Reg>, String> {
+) -> Result<Option<crate::isa::Reg>, String> {
     match state {
         Operand::Sink => Ok(None),
         other => binder.output(other).map(Some),

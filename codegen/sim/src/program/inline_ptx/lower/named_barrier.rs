@@ -3,8 +3,8 @@
 //! immediates or registers (checked when they run: the scheduler's `named_barriers`).
 
 use super::super::template::{Instruction, Operand};
-use super::super::{NamedBarrier, PtxOp};
 use super::Binder;
+use crate::ptx::{NamedBarrier, PtxOp};
 
 /// What [`select`] made of an instruction.
 pub(super) enum Selection {

@@ -5,10 +5,10 @@
 //! Registers hold values zero-extended from their width (`value.rs`); PTX's typed
 //! instructions read the low bits of theirs and write results of their width.
 
-use super::super::program::ops::{Op, Reg};
-use super::super::value::{BinaryFn, CanonicalNan, TernaryFn, UnaryFn};
-use super::lower::Binder;
-use super::template::Instruction;
+use super::super::template::Instruction;
+use super::Binder;
+use crate::isa::{Op, Reg};
+use crate::value::{BinaryFn, CanonicalNan, TernaryFn, UnaryFn};
 
 /// A PTX fundamental type as an instruction suffix names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,7 +173,7 @@ pub(super) fn lower(instruction: &Instruction, binder: &mut Binder<'_>) -> Resul
         }
         // `cvt.rna.tf32.f32 d, a`: `a` rounded to tf32, ties away from zero.
         (["cvt", "rna", "tf32", "f32"], _) => {
-            let f: UnaryFn = |a| u64::from(super::numeric::round_to_tf32(f32_of(a)));
+            let f: UnaryFn = |a| u64::from(crate::ptx::numeric::round_to_tf32(f32_of(a)));
             let [d, a] = two(binder, instruction)?;
             binder.emit(Op::Unary { f, dst: d, a });
         }

@@ -10,8 +10,7 @@ use cudajit_core::{Scalar, Span};
 
 use crate::value::{BinaryFn, TernaryFn, UnaryFn};
 
-/// A register number, relative to its function's frame.
-pub(crate) type Reg = u32;
+pub(crate) use crate::thread_state::Reg;
 
 /// The built-in values of a thread, in the order of [`Builtin::index`].
 pub(crate) const BUILTINS: usize = 27;

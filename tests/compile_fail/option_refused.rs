@@ -1,0 +1,43 @@
+use cudajit::prelude::*;
+
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+pub struct Pair {
+    pub a: f32,
+    pub b: f32,
+}
+
+// An `Option` of a struct is not a device-function result yet.
+#[device]
+fn pick(p: Pair, left: bool) -> Option<Pair> {
+    if left {
+        Some(p)
+    } else {
+        None
+    }
+}
+
+// `?` applies in device functions returning `Option`, not in kernels.
+#[device]
+fn half(x: u32) -> Option<u32> {
+    if x % 2 == 0 {
+        Some(x / 2)
+    } else {
+        None
+    }
+}
+
+#[kernel]
+fn halves(x: &[u32], y: &mut [u32]) {
+    let i = global_index();
+    let h = half(x[i])?;
+    y[i] = h;
+}
+
+// A kernel cannot take an `Option`.
+#[kernel]
+fn maybe(o: Option<u32>, y: &mut [u32]) {
+    y[0] = o.unwrap_or(0);
+}
+
+fn main() {}
