@@ -152,26 +152,28 @@ pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `#[device]` on an impl block: the block checked and each function parsed; the block
 /// and its slot generated (or, on an error, the block as written and the errors).
 fn impl_macro(attr: proc_macro2::TokenStream, block: syn::ItemImpl) -> proc_macro2::TokenStream {
-    let mut errors = Errors::default();
-    let arguments = parse::function_arguments(attr, FnKind::Device, &mut errors);
-    let paths = Paths::new(arguments.crate_path.as_ref());
-    match parse::impl_block(&block, &mut errors) {
-        Some(parsed) if errors.is_empty() => generate::device_impl(&block, &parsed, &paths),
-        _ => {
-            let compile_errors = errors.into_compile_errors();
-            quote::quote!(#compile_errors #block)
-        }
-    }
+    item_macro(attr, &block, parse::impl_block, generate::device_impl)
 }
 
 /// `#[device]` on a trait: the trait and its default methods captured (or, on an error,
 /// the trait as written and the errors).
 fn trait_macro(attr: proc_macro2::TokenStream, item: syn::ItemTrait) -> proc_macro2::TokenStream {
+    item_macro(attr, &item, parse::trait_item, generate::device_trait)
+}
+
+/// `#[device]` on an item other than a function: its arguments read, the item parsed and
+/// generated, or on an error the item as written next to the errors.
+fn item_macro<I: quote::ToTokens, P>(
+    attr: proc_macro2::TokenStream,
+    item: &I,
+    parse: impl FnOnce(&I, &mut Errors) -> Option<P>,
+    generate: impl FnOnce(&I, &P, &Paths) -> proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     let mut errors = Errors::default();
     let arguments = parse::function_arguments(attr, FnKind::Device, &mut errors);
     let paths = Paths::new(arguments.crate_path.as_ref());
-    match parse::trait_item(&item, &mut errors) {
-        Some(parsed) if errors.is_empty() => generate::device_trait(&item, &parsed, &paths),
+    match parse(item, &mut errors) {
+        Some(parsed) if errors.is_empty() => generate(item, &parsed, &paths),
         _ => {
             let compile_errors = errors.into_compile_errors();
             quote::quote!(#compile_errors #item)
