@@ -143,7 +143,7 @@ impl CapturedFunction {
             let methods = (function.structs)()
                 .iter()
                 .flat_map(|&layout| std::iter::once(layout).chain(layout.nested_layouts()))
-                .flat_map(|layout| layout.methods.functions());
+                .flat_map(|layout| layout.device_functions());
             for callee in (function.callees)()
                 .iter()
                 .copied()

@@ -473,6 +473,13 @@ impl Parser<'_> {
                 .any(|t| path.segments[0].ident == t)
     }
 
+    /// Whether `ty` is a type parameter of the function bounded by a user trait (`S` of
+    /// `<S as Shape>`).
+    pub(super) fn is_user_bounded(&self, ty: &syn::Type) -> bool {
+        matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+            && p.path.get_ident().is_some_and(|i| self.generics.user_bounded.iter().any(|t| i == t)))
+    }
+
     /// `Name { field: value, .. }` of a `#[derive(DeviceCopy)]` struct.
     pub(super) fn struct_literal(&mut self, literal: &syn::ExprStruct) -> Option<Expr> {
         let span = span_at(literal);

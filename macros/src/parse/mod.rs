@@ -29,6 +29,7 @@ mod parser;
 mod signature;
 mod stmt;
 mod sub_slice;
+mod trait_item;
 mod tuple;
 mod tuple_branches;
 
@@ -46,6 +47,7 @@ pub(crate) use extern_block::{declarations, extern_block};
 pub(crate) use impl_block::{impl_block, DeviceImpl};
 use parser::Parser;
 pub(crate) use signature::{scalar_type, FnKind};
+pub(crate) use trait_item::{trait_item, DeviceTrait};
 
 /// The item under `#[kernel]` or `#[device]`, which must be a function.
 pub(crate) fn item_fn(item: TokenStream, kind: FnKind) -> syn::Result<ItemFn> {
