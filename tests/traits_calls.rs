@@ -11,6 +11,9 @@
 //! - a default method called on a struct that keeps it (`c.weighted(k)`), and a trait
 //!   method named like an inherent method of the same struct.
 
+// Closures are passed by reference on purpose (`apply(&scale, v)`): one of the forms tested.
+#![allow(clippy::needless_borrows_for_generic_args)]
+
 mod common;
 
 use cudajit::prelude::*;
