@@ -80,10 +80,15 @@ fn replace(
                     }
                 }
             }
-            // `S::new(..)`: the struct's associated function (or its trait impl's).
+            // `S::new(..)`: the struct's associated function (or its trait impl's);
+            // `<S as Shape>::area(s)` stays the trait's (`<Circle as Shape>::area`), not
+            // an inherent function of the struct that shares its name.
             if let Some(Value::String(callee)) = fields.get_mut("callee") {
                 if let Some((owner, item)) = through_parameter(callee, structs) {
-                    *callee = format!("{owner}::{item}");
+                    *callee = match qualified_trait(callee) {
+                        Some(trait_name) => format!("<{owner} as {trait_name}>::{item}"),
+                        None => format!("{owner}::{item}"),
+                    };
                 }
             }
             for field in fields.values_mut() {
@@ -110,6 +115,16 @@ fn through_parameter<'a>(
         .iter()
         .find(|(name, _)| name == head)
         .map(|(_, owner)| (*owner, item))
+}
+
+/// The trait of a qualified path `<S as Shape>::item`.
+fn qualified_trait(path: &str) -> Option<&str> {
+    let (head, _) = path.rsplit_once("::")?;
+    let (_, trait_name) = head
+        .strip_prefix('<')?
+        .strip_suffix('>')?
+        .split_once(" as ")?;
+    Some(trait_name)
 }
 
 /// The associated constant `item` of one of `owner`'s `#[device]` impl blocks.

@@ -54,10 +54,12 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
             }
         });
     // Their methods can be called with `.` (`v.length()`): the markers the checked
-    // copies of kernel bodies call (`method_check.rs`). A user trait's methods have them
-    // too, inherent so that they win over the check's fallback for the struct; the trait
-    // has provided ones for type parameters bounded by it (`trait_item.rs`).
-    let method_markers = (parsed.inherent || parsed.user_trait.is_some())
+    // copies of kernel bodies call (`method_check.rs`). A user trait's methods, its
+    // default methods too, have theirs in the trait (`trait_item.rs`), which the check
+    // finds before its fallback: none here, where an inherent method of the same name
+    // would have the same marker.
+    let method_markers = parsed
+        .inherent
         .then_some(item.items.iter())
         .into_iter()
         .flatten()

@@ -40,6 +40,9 @@ pub(crate) struct GenericNames {
     /// Type parameters bounded by a trait of the user's (`S: Shape`), which a call binds
     /// to a struct: `S::SIDES` names the struct's associated constant.
     pub user_bounded: Vec<String>,
+    /// The function's closure parameters (`f: F`, `f: &impl Fn(..)`) with their arities,
+    /// for passing one on (`inner(f, x)`).
+    pub closure_params: Vec<(String, usize)>,
 }
 
 /// The bounds of a type parameter that a scalar type parameter may have.
@@ -367,7 +370,13 @@ fn param_type(
     generics: &GenericNames,
     errors: &mut Errors,
 ) -> Option<ParamType> {
-    let closure = match ty {
+    // `f: F`, `f: impl Fn(..) -> R`, and the same by shared reference (`&F`, `&impl Fn`):
+    // a closure that reads what it captures is passed alike either way.
+    let closure_ty = match ty {
+        Type::Reference(reference) if reference.mutability.is_none() => &*reference.elem,
+        other => other,
+    };
+    let closure = match closure_ty {
         Type::Path(path) if path.qself.is_none() => path.path.get_ident().and_then(|ident| {
             generics
                 .closures

@@ -46,6 +46,32 @@ impl Inference<'_> {
                 resolved = self.method_callee(owner, item, span)?;
                 resolved.as_str()
             }
+            // `<Circle as Shape>::weighted(&c, k)`, a default method kept by the impl, or
+            // `Shape::area(&c)`: the method of the first argument's struct's impl (which
+            // may write its own `Shape::weighted`, the trait default's name).
+            Some((qualified, item))
+                if library.get(callee).is_none()
+                    || library.get_struct(qualified).is_none() && !args.is_empty() =>
+            {
+                let (owner, trait_name) = match qualified
+                    .strip_prefix('<')
+                    .and_then(|q| q.strip_suffix('>'))
+                    .and_then(|q| q.split_once(" as "))
+                {
+                    Some((owner, trait_name)) => (Some(owner), trait_name),
+                    None => (
+                        args.first().and_then(|a| self.struct_of_argument(a)),
+                        qualified,
+                    ),
+                };
+                match owner.and_then(|owner| self.trait_method_callee(owner, trait_name, item)) {
+                    Some(name) => {
+                        resolved = name;
+                        resolved.as_str()
+                    }
+                    None => callee,
+                }
+            }
             _ => callee,
         };
         let function = library.get(callee).ok_or_else(|| {

@@ -83,7 +83,11 @@ impl Inference<'_> {
         span: crate::Span,
     ) -> Result<String, LowerError> {
         let inherent = method_function_name(owner, method);
-        if self.library.get(&inherent).is_some() {
+        // In an instance for a type parameter bound to `owner` (`S: Shape`, `S =
+        // Square`), Rust sees only the bound's methods through `S`: a trait's method wins
+        // over an inherent one of the same name there, as it loses everywhere else.
+        let through_bound = self.spec.structs.iter().any(|(_, s)| *s == owner);
+        if self.library.get(&inherent).is_some() && !through_bound {
             return Ok(inherent);
         }
         let mut found: Vec<String> = Vec::new();
@@ -104,6 +108,9 @@ impl Inference<'_> {
         }
         match found.len() {
             0 => Ok(inherent),
+            _ if through_bound && self.library.get(&inherent).is_some() && found.len() > 1 => {
+                Ok(inherent)
+            }
             1 => Ok(found.remove(0)),
             _ => Err(LowerError::new(
                 span,
@@ -113,6 +120,24 @@ impl Inference<'_> {
                 ),
             )),
         }
+    }
+
+    /// `item` of `owner`'s impl of the user trait `trait_name`: the impl's own function,
+    /// or the trait's default method where the impl keeps it. `None` when `owner` has no
+    /// `#[device]` impl of the trait with that item.
+    pub(super) fn trait_method_callee(
+        &self,
+        owner: &str,
+        trait_name: &str,
+        item: &str,
+    ) -> Option<String> {
+        crate::methods::blocks_of(owner).find(|b| b.trait_name == Some(trait_name))?;
+        [
+            user_trait_function_name(owner, trait_name, item),
+            trait_default_function_name(trait_name, item),
+        ]
+        .into_iter()
+        .find(|name| self.library.get(name).is_some())
     }
 
     /// A method call used as a value.
