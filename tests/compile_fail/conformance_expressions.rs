@@ -66,6 +66,11 @@ fn default_value(v: f32) -> f32 {
 }
 
 #[device]
+fn standard_trait_path(a: u32, b: u32) -> u32 {
+    Ord::min(a, b)
+}
+
+#[device]
 fn char_literal(v: u32) -> u32 {
     v + 'a' as u32
 }
@@ -139,39 +144,14 @@ fn result_value(v: f32) -> Result<f32, u32> {
 }
 
 #[device]
-fn qualified_call<S: Shape>(s: &S) -> f32 {
-    <S as Shape>::area(s)
-}
-
-#[device]
-fn trait_path_call<S: Shape>(s: &S) -> f32 {
-    Shape::area(s)
-}
-
-#[device]
 fn trait_static_function<S: Shape>(k: f32) -> f32 {
     S::unit().area() * k
-}
-
-#[device]
-fn take_closure(v: f32, f: impl Fn(f32) -> f32) -> f32 {
-    f(v)
-}
-
-#[device]
-fn pass_closure_on<F: Fn(f32) -> f32>(v: f32, f: F) -> f32 {
-    take_closure(v, f)
 }
 
 #[device]
 fn dyn_trait(s: Square) -> f32 {
     let d: &dyn Measure = &s;
     d.size()
-}
-
-#[device]
-fn default_method_directly(s: Square) -> f32 {
-    s.weighted(2.0)
 }
 
 #[derive(Clone, Copy, DeviceCopy)]

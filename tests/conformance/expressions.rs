@@ -380,6 +380,17 @@ pub fn dereference(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn apply_on<F: Fn(f32) -> f32>(v: f32, f: F) -> f32 {
+    apply(v, &f) + apply(v * 2.0, f)
+}
+
+#[device]
+pub fn closures_passed_on(x: &[f32], i: usize) -> f64 {
+    let k = x[i];
+    (apply_on(i as f32, |v| v * k) + apply_on(1.0, |v: f32| v - k)) as f64
+}
+
+#[device]
 pub fn halve(n: u32) -> Option<u32> {
     if n % 2 == 0 {
         Some(n / 2)
@@ -486,6 +497,7 @@ group!(expressions, ROWS {
     "expr.struct" => struct_literals,
     "expr.closure" => closures,
     "expr.closure-argument" => closures_passed,
+    "expr.closure-pass-on" => closures_passed_on,
     "expr.reference" => references,
     "expr.dereference" => dereference,
     "expr.try" => question_mark,

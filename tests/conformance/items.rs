@@ -233,6 +233,29 @@ pub fn area_of<S: Shape>(s: &S, k: f32) -> f32 {
 }
 
 #[device]
+pub fn qualified<S: Shape>(s: &S, k: f32) -> f32 {
+    <S as Shape>::area(s) + <S as Shape>::weighted(s, k) + Shape::area(s)
+}
+
+#[device]
+pub fn qualified_calls(x: &[f32], i: usize) -> f64 {
+    let s = Square { side: x[i] };
+    (qualified(&s, i as f32) + <Square as Shape>::area(&s) + Square::area(&s)) as f64
+}
+
+#[device]
+pub fn trait_path_calls(x: &[f32], i: usize) -> f64 {
+    let s = Square { side: x[i] };
+    (Shape::area(&s) + Shape::weighted(&s, 0.5) + i as f32) as f64
+}
+
+#[device]
+pub fn default_method_directly(x: &[f32], i: usize) -> f64 {
+    let s = Square { side: x[i] };
+    (s.weighted(i as f32) + s.area()) as f64
+}
+
+#[device]
 pub fn user_traits(x: &[f32], i: usize) -> f64 {
     let s = Square { side: x[i] };
     (area_of(&s, i as f32) + s.area()) as f64
@@ -276,6 +299,9 @@ group!(items, ROWS {
     "item.impl" => impl_blocks,
     "item.operator-impl" => operators,
     "item.trait" => user_traits,
+    "expr.qualified-path" => qualified_calls,
+    "expr.trait-path-call" => trait_path_calls,
+    "expr.default-method-direct" => default_method_directly,
     "item.enum" => enums,
     "item.impl-trait-param" => impl_trait_argument,
 });

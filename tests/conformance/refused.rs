@@ -163,11 +163,6 @@ pub const REFUSED: &[Refusal] = &[
         "closure_as_value",
         "passed to a `#[device]` function taking `F: Fn(..) -> R`",
     ),
-    no(
-        "expr.closure-pass-on",
-        EXPRESSIONS,
-        "cannot be passed on to another device function yet: call it here",
-    ),
     no("expr.dyn-fn", "closure_boxed", "take `F: Fn(..) -> R`"),
     unclear("expr.fn-value", EXPRESSIONS, "unresolved import `f`"),
     no("expr.box", "box_new", "use a local array"),
@@ -214,26 +209,11 @@ pub const REFUSED: &[Refusal] = &[
         "this expression is not supported in kernels",
     ),
     unclear(
-        "expr.qualified-path",
-        EXPRESSIONS,
-        "qualified paths (`<T as Trait>::f`) are not supported",
-    ),
-    unclear(
-        "expr.trait-path-call",
-        EXPRESSIONS,
-        "expected a type, found a trait",
-    ),
-    unclear(
         "expr.trait-static-fn",
         EXPRESSIONS,
         "`unit` is not a supported associated function of a scalar type",
     ),
     unclear("expr.dyn-trait", EXPRESSIONS, "leave other locals untyped"),
-    unclear(
-        "expr.default-method-direct",
-        EXPRESSIONS,
-        "multiple applicable items in scope",
-    ),
     no(
         "expr.dereference-other",
         "dereference",
@@ -385,6 +365,11 @@ pub const REFUSED: &[Refusal] = &[
     },
     // The standard library.
     unclear(
+        "core.trait-path",
+        EXPRESSIONS,
+        "expected a type, found a trait",
+    ),
+    unclear(
         "core.default",
         EXPRESSIONS,
         "expected a type, found a trait",
@@ -530,17 +515,17 @@ pub const REFUSED: &[Refusal] = &[
     unclear(
         "slice.swap",
         METHODS,
-        "`swap` is not a device method of `[f32]`",
+        "the method `__cudajit_device_method_swap` exists",
     ),
     unclear(
         "slice.fill",
         METHODS,
-        "`fill` is not a device method of `[f32]`",
+        "the method `__cudajit_device_method_fill` exists",
     ),
     unclear(
         "slice.copy-from-slice",
         METHODS,
-        "`copy_from_slice` is not a device method of `[f32]`",
+        "the method `__cudajit_device_method_copy_from_slice` exists",
     ),
     unclear(
         "slice.first-last",
