@@ -12,6 +12,7 @@ use std::path::Path;
 use cudajit::prelude::*;
 use cudajit::Stream;
 
+use super::expressions::halve;
 use super::items::Vec2;
 
 /// Where a construct is refused.
@@ -126,6 +127,25 @@ fn run_associated_constant(stream: &Stream) -> Result<(), String> {
     let x = stream.clone_htod(&[1.0f32, 2.0]).unwrap();
     let mut out = stream.alloc_zeros::<f32>(2).unwrap();
     associated_constant::launch(stream, LaunchConfig::for_elements(2), &x, &mut out)
+        .map_err(|e| e.to_string())
+}
+
+#[device]
+pub fn or_default(o: Option<u32>, d: u32) -> u32 {
+    o.unwrap_or(d) * 3
+}
+
+#[kernel]
+fn option_passed_on(out: &mut [u32]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = or_default(halve(i as u32), 7);
+    }
+}
+
+fn run_option_passed_on(stream: &Stream) -> Result<(), String> {
+    let mut out = stream.alloc_zeros::<u32>(2).unwrap();
+    option_passed_on::launch(stream, LaunchConfig::for_elements(2), &mut out)
         .map_err(|e| e.to_string())
 }
 
@@ -361,6 +381,12 @@ pub const REFUSED: &[Refusal] = &[
         id: "item.associated-const-by-type",
         at: Refused::Launch(run_associated_constant),
         says: "`Vec2::UNIT` is not a variant of a `DeviceCopy` enum",
+        names_alternative: false,
+    },
+    Refusal {
+        id: "option.passed-on",
+        at: Refused::Launch(run_option_passed_on),
+        says: "`or_default` takes 3 arguments, 2 given",
         names_alternative: false,
     },
     // The standard library.
