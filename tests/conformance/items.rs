@@ -21,8 +21,7 @@ pub struct Vec2 {
 
 #[device]
 impl Vec2 {
-    /// Named through the type (`Vec2::UNIT`) it is refused when the kernel is compiled:
-    /// row `item.associated-const-by-type`.
+    /// Named through the type (`Vec2::UNIT`): row `item.associated-const-by-type`.
     pub const UNIT: f32 = 1.0;
 
     pub fn new(x: f32, y: f32) -> Vec2 {
@@ -216,6 +215,11 @@ pub fn impl_blocks(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn associated_constant_by_type(x: &[f32], i: usize) -> f64 {
+    (x[i] * Vec2::UNIT + Vec2::UNIT) as f64
+}
+
+#[device]
 pub fn operators(x: &[f32], i: usize) -> f64 {
     let a = Vec2::new(x[i], 1.0);
     let b = Vec2::new(2.0, i as f32);
@@ -297,6 +301,7 @@ group!(items, ROWS {
     "item.const-array" => constant_tables,
     "item.struct" => structs,
     "item.impl" => impl_blocks,
+    "item.associated-const-by-type" => associated_constant_by_type,
     "item.operator-impl" => operators,
     "item.trait" => user_traits,
     "expr.qualified-path" => qualified_calls,

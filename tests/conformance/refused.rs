@@ -11,7 +11,6 @@ use cudajit::prelude::*;
 use cudajit::Stream;
 
 use super::expressions::halve;
-use super::items::Vec2;
 
 /// A case of `tests/compile_fail/`: its name and its snapshot, read when this test is
 /// built (so a missing case is a build error, and a test binary staged for the GPU machine
@@ -116,21 +115,6 @@ const fn unclear(id: &'static str, case: Case, says: &'static str) -> Refusal {
         says,
         names_alternative: false,
     }
-}
-
-#[kernel]
-fn associated_constant(x: &[f32], out: &mut [f32]) {
-    let i = global_index();
-    if i < x.len() {
-        out[i] = x[i] * Vec2::UNIT;
-    }
-}
-
-fn run_associated_constant(stream: &Stream) -> Result<(), String> {
-    let x = stream.clone_htod(&[1.0f32, 2.0]).unwrap();
-    let mut out = stream.alloc_zeros::<f32>(2).unwrap();
-    associated_constant::launch(stream, LaunchConfig::for_elements(2), &x, &mut out)
-        .map_err(|e| e.to_string())
 }
 
 #[device]
@@ -396,12 +380,6 @@ pub const REFUSED: &[Refusal] = &[
         case!("option_refused"),
         "an `Option` in a device-function signature holds a scalar",
     ),
-    Refusal {
-        id: "item.associated-const-by-type",
-        at: Refused::Launch(run_associated_constant),
-        says: "`Vec2::UNIT` is not a variant of a `DeviceCopy` enum",
-        names_alternative: false,
-    },
     Refusal {
         id: "option.passed-on",
         at: Refused::Launch(run_option_passed_on),
