@@ -101,6 +101,14 @@ scalar_receivers!(
 impl<T: crate::layout::DeviceStruct> MethodReceiver for T {}
 impl<T> MethodReceiver for [T] {}
 impl<T, const N: usize> MethodReceiver for [T; N] {}
+// A `&mut [T]` receiver (`y.swap(0, 1)` on a `&mut [f32]` parameter) checks as itself: its
+// dereferences never reach a `&[T]`, where the check of a `&[T]` one stops. No `#[device]`
+// method exists on slices, so nothing real is shadowed.
+impl<T> MethodReceiver for &mut [T] {}
+impl<T, const N: usize> MethodReceiver for &mut [T; N] {}
+// `a.total_cmp(&b).is_lt()`: the check of `is_lt` names `Ordering` rather than failing on
+// the check's own marker.
+impl MethodReceiver for core::cmp::Ordering {}
 
 /// What an operator trait's method does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -125,7 +125,15 @@ fn fallback(method: &str, paths: &Paths) -> TokenStream {
     // A method of Rust's scalar types outside the language is most likely called on a
     // scalar: the message says what kernels call instead (the struct case stays open: a
     // `#[device]` method of that name wins over this fallback).
-    let message = if STANDARD_SCALAR_METHODS.contains(&method) {
+    let message = if let Some((_, instead)) =
+        STANDARD_METHODS.iter().find(|(name, _)| *name == method)
+    {
+        // A standard method of slices, `bool` or the scalars: what kernels write for it,
+        // and, should the receiver be a struct, how its own method becomes device code.
+        // The message is a format string of `on_unimplemented`: its braces are doubled.
+        let instead = instead.replace('{', "{{").replace('}', "}}");
+        format!("method `{method}` of `{{Self}}` is not supported in kernels: write instead {instead} (a struct's own `{method}` needs `#[device]` on its impl block)")
+    } else if STANDARD_SCALAR_METHODS.contains(&method) {
         format!("method `{method}` of `{{Self}}` is not supported in kernels: kernels call `slice.len()`, `(a..b).step_by(n)` in `for`, and the scalar methods of the kernel language (`sqrt`, `abs`, `min`, `mul_add`, ..., all listed in its reference, docs/language.md)")
     } else {
         format!(
@@ -152,6 +160,55 @@ fn fallback(method: &str, paths: &Paths) -> TokenStream {
         }
     }
 }
+
+/// Standard methods of slices, arrays and `bool` that kernels do not have, with what to
+/// write instead.
+const STANDARD_METHODS: &[(&str, &str)] = &[
+    ("then_some", "`if b { Some(v) } else { None }`"),
+    ("then", "`if b { Some(v) } else { None }`"),
+    ("is_empty", "`x.len() == 0`"),
+    ("contains", "`x.iter().any(|&v| v == w)`"),
+    ("swap", "`let t = y[a]; y[a] = y[b]; y[b] = t;`"),
+    ("fill", "`for v in y.iter_mut() { *v = w; }`"),
+    (
+        "copy_from_slice",
+        "`for (o, v) in y.iter_mut().zip(x.iter()) { *o = *v; }`",
+    ),
+    (
+        "clone_from_slice",
+        "`for (o, v) in y.iter_mut().zip(x.iter()) { *o = *v; }`",
+    ),
+    ("first", "`x.get(0)`"),
+    ("last", "`x.get(x.len() - 1)`"),
+    ("split_first", "`x.get(0)` and the sub-slice `&x[1..]`"),
+    (
+        "split_last",
+        "`x.get(x.len() - 1)` and the sub-slice `&x[..x.len() - 1]`",
+    ),
+    ("into", "a cast, `x as f64`"),
+    ("try_into", "a cast, `x as u32`, after checking the range"),
+    (
+        "reverse",
+        "a loop swapping `y[k]` and `y[n - 1 - k]` for `k` in `0..n / 2`",
+    ),
+    ("sort", "a loop (an insertion sort over the indices)"),
+    (
+        "sort_unstable",
+        "a loop (an insertion sort over the indices)",
+    ),
+    (
+        "to_vec",
+        "a local array filled by a loop (kernels cannot allocate)",
+    ),
+    ("is_lt", "the comparison itself, `a < b`"),
+    ("is_le", "the comparison itself, `a <= b`"),
+    ("is_gt", "the comparison itself, `a > b`"),
+    ("is_ge", "the comparison itself, `a >= b`"),
+    ("is_eq", "the comparison itself, `a == b`"),
+    ("is_ne", "the comparison itself, `a != b`"),
+    ("partial_cmp", "the comparison operators, `a < b`"),
+    ("cmp", "the comparison operators, `a < b`"),
+];
 
 /// Methods of Rust's integer and float types that the kernel language does not have
 /// (those it has are parsed as scalar methods and never reach this check).

@@ -76,7 +76,9 @@ impl Parser<'_> {
                 return self.associated(call, ty, &segments[1].ident.to_string(), span);
             }
         }
-        if let Some(message) = not_a_device_function(&path.path) {
+        if let Some(message) = super::refusals::standard_trait_call(&path.path)
+            .or_else(|| not_a_device_function(&path.path))
+        {
             self.errors.at(path, message);
             return None;
         }
@@ -214,6 +216,9 @@ impl Parser<'_> {
     pub(super) fn method_call(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
         let span = span_at(call);
         let method = call.method.to_string();
+        if self.refused_method(call) {
+            return None;
+        }
         if let Some(value) = self.option_value_method(call) {
             return value;
         }
@@ -273,10 +278,13 @@ impl Parser<'_> {
             // A method of a struct's `#[device]` impl block, found once the receiver's type
             // is known (lowering says so if the struct has no such device method).
             if call.turbofish.is_some() {
-                self.errors.at(
-                    &call.turbofish,
-                    "generic methods are not supported in kernels: `#[device]` impl blocks hold methods without generic parameters",
-                );
+                let message = if matches!(method.as_str(), "sum" | "product" | "collect") {
+                    // `it.sum::<f32>()` on a name: the chain is not written where it ends.
+                    format!("`{method}::<..>()` ends an iterator chain written in the same expression, which this receiver is not: write instead the whole chain in place, `x.iter().{method}::<f32>()`")
+                } else {
+                    "generic methods are not supported in kernels: `#[device]` impl blocks hold methods without generic parameters".to_string()
+                };
+                self.errors.at(&call.turbofish, message);
                 return None;
             }
             let receiver = self.expr(&call.receiver);
@@ -359,6 +367,19 @@ impl Parser<'_> {
                 span,
             });
         }
+        // `f64::from(x)`: `From` between scalars is implemented only where the conversion
+        // is exact, where it is what `x as f64` gives (rustc checked the impl exists).
+        if let ("from", ValueType::Scalar(to), [value]) =
+            (name, &ty, call.args.iter().collect::<Vec<_>>().as_slice())
+        {
+            return Some(Expr {
+                kind: ExprKind::Cast {
+                    value: Box::new(self.expr(value)?),
+                    ty: *to,
+                },
+                span,
+            });
+        }
         // `f32::from_bits(u)`: a bit cast to the float type named.
         if name == "from_bits" {
             return self.bits_to_float(call, &ty, span);
@@ -373,10 +394,17 @@ impl Parser<'_> {
             });
         }
         let Some(function) = MathFunction::from_name(name) else {
-            self.errors.at(
-                &call.func,
-                format!("`{name}` is not a supported associated function of a scalar type; supported: `zero()`, `one()` and the scalar methods"),
-            );
+            let message = match &ty {
+                ValueType::Scalar(to) if name == "try_from" => format!(
+                    "`{to}::{name}(x)` is not supported in kernels: write instead a cast, `x as {to}`, after checking the range",
+                    to = to.rust_name()
+                ),
+                ValueType::Generic(param) if self.generics.user_bounded.iter().any(|t| t == param) => format!(
+                    "`{param}::{name}()` calls an associated function of a trait through a type parameter, which kernels do not: write instead a method on a value of `{param}` passed in (`s.{name}()`)"
+                ),
+                _ => format!("`{name}` is not a supported associated function of a scalar type; supported: `zero()`, `one()` and the scalar methods"),
+            };
+            self.errors.at(&call.func, message);
             return None;
         };
         let args: Vec<&syn::Expr> = call.args.iter().collect();

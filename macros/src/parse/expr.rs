@@ -78,6 +78,17 @@ impl Parser<'_> {
                     let ty = quote::quote!(#qself).to_string();
                     ExprKind::Var(format!("{ty}::{}", path.path.segments[1].ident))
                 }
+                // `f32::sqrt` as a value: a function item, which kernels do not have.
+                _ if path.qself.is_none() && super::refusals::is_function_value(&path.path) => {
+                    let written = quote::quote!(#path).to_string().replace(' ', "");
+                    let method = path.path.segments.last().map(|s| s.ident.to_string());
+                    let ty = &path.path.segments[0].ident;
+                    self.errors.at(
+                        path,
+                        format!("`{written}` is a function used as a value, which kernels do not have: write instead a closure, `let f = |v: {ty}| v.{}();`, or call it, `{written}(x)`", method.unwrap_or_default()),
+                    );
+                    return None;
+                }
                 _ if self.names_generic_type(&path.path) => {
                     let ty = &path.path.segments[0].ident;
                     self.errors.at(
@@ -128,6 +139,15 @@ impl Parser<'_> {
                     );
                     return None;
                 };
+                if matches!(op, BinaryOp::Eq | BinaryOp::Ne)
+                    && (self.is_option_value(&binary.left) || self.is_option_value(&binary.right))
+                {
+                    self.errors.at(
+                        binary.op,
+                        "comparing `Option`s with `==` or `!=` is not supported in kernels: write instead `o.is_some_and(|v| v == 3)` (or `o.is_none()`)",
+                    );
+                    return None;
+                }
                 let left = self.expr(&binary.left);
                 let right = self.expr(&binary.right);
                 ExprKind::Binary {
@@ -437,6 +457,9 @@ fn unsupported(expr: &syn::Expr) -> String {
         }
         syn::Expr::Repeat(_) => {
             return "`[value; N]` creates a local array only as the value of a `let`: `let mut a = [0.0f32; N];`".to_string();
+        }
+        syn::Expr::Const(_) => {
+            return "`const { .. }` blocks are not supported in kernels: write instead a `const` item, `const K: u32 = 3 + 4;`, and name it".to_string();
         }
         _ => {}
     }

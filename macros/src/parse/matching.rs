@@ -8,6 +8,9 @@ use super::{span_at, span_of};
 impl Parser<'_> {
     /// `match` used as a statement: arms produce no value.
     pub(super) fn match_stmt(&mut self, expr: &syn::ExprMatch) -> Option<Stmt> {
+        if self.refused_tuple_scrutinee(expr) {
+            return None;
+        }
         if self.is_option_match(expr) {
             let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;
             let arms = self.arms(expr, false, Some(&value))?;
@@ -34,6 +37,9 @@ impl Parser<'_> {
 
     /// `match` used as a value: every arm ends in a value.
     pub(super) fn match_value(&mut self, expr: &syn::ExprMatch) -> Option<Expr> {
+        if self.refused_tuple_scrutinee(expr) {
+            return None;
+        }
         if self.is_option_match(expr) {
             let span = span_of(expr.match_token.span);
             let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;
@@ -209,6 +215,18 @@ impl Parser<'_> {
         }
     }
 
+    /// Refuses `match (a, b) { .. }`, which kernels do not have. True when it did.
+    fn refused_tuple_scrutinee(&mut self, expr: &syn::ExprMatch) -> bool {
+        if !matches!(&*expr.expr, syn::Expr::Tuple(_)) {
+            return false;
+        }
+        self.errors.at(
+            &expr.expr,
+            "`match` on a tuple is not supported in kernels: write instead nested `match`es, or a `match` on a combined integer (`match a * 4 + b { .. }`)",
+        );
+        true
+    }
+
     /// A literal of a pattern, `-` allowed.
     fn pattern_literal(&mut self, expr: &syn::Expr) -> Option<Literal> {
         let parsed = self.expr(expr)?;
@@ -223,14 +241,17 @@ impl Parser<'_> {
                     suffix,
                 }),
                 _ => {
-                    self.errors.at(expr, "patterns are literals");
+                    self.errors.at(expr, PATTERN_LITERAL);
                     None
                 }
             },
             _ => {
-                self.errors.at(expr, "patterns are literals");
+                self.errors.at(expr, PATTERN_LITERAL);
                 None
             }
         }
     }
 }
+
+/// The error of a pattern bound that is not a literal (`i32::MIN..=-1`).
+const PATTERN_LITERAL: &str = "the bounds of a pattern are literals in kernels: write instead the literal (`-2147483648..=-1` for `i32::MIN..=-1`)";

@@ -26,6 +26,7 @@ mod matching;
 mod option;
 mod option_value;
 mod parser;
+mod refusals;
 mod signature;
 mod stmt;
 mod sub_slice;

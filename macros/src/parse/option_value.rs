@@ -492,6 +492,7 @@ impl Parser<'_> {
         Some(match (method.as_str(), args.as_slice()) {
             ("get" | "get_mut", [_]) => self.get_parts(call),
             ("copied" | "cloned", []) => self.option_parts(&call.receiver),
+            ("map", [_]) if self.refused_array_map(&call.receiver, &call.method) => None,
             ("map", [f]) => self.option_map(&call.receiver, f, false, span),
             ("and_then", [f]) => self.option_map(&call.receiver, f, true, span),
             ("filter", [p]) => self.option_filter(&call.receiver, p, span),

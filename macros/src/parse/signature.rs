@@ -463,10 +463,10 @@ fn param_type(
                     mutable: reference.mutability.is_some(),
                 });
             }
-            if let Some(ValueType::Struct(name)) = by_reference {
+            if let Some(ValueType::Struct(name)) = &by_reference {
                 if kind == FnKind::Device {
                     return Some(ParamType::Reference {
-                        target: ValueType::Struct(name),
+                        target: ValueType::Struct(name.clone()),
                         len: None,
                         mutable: reference.mutability.is_some(),
                     });
@@ -485,7 +485,20 @@ fn param_type(
                 return None;
             }
             let Type::Slice(slice) = &*reference.elem else {
-                errors.at(ty, format!("unsupported parameter type: {PARAM_HELP}"));
+                let message = match by_reference {
+                    // `acc: &mut f32`: what a Rust programmer writes for an out-parameter.
+                    Some(ValueType::Scalar(scalar)) => {
+                        let name = scalar.rust_name();
+                        let mutable = if reference.mutability.is_some() {
+                            "mut "
+                        } else {
+                            ""
+                        };
+                        format!("`&{mutable}{name}` parameters (references to a scalar) are not supported in kernels: write instead a `{name}` parameter and return the new value, or take `&mut [{name}; 1]`")
+                    }
+                    _ => format!("unsupported parameter type: {PARAM_HELP}"),
+                };
+                errors.at(ty, message);
                 return None;
             };
             let elem = value_type(&slice.elem, generics).or_else(|| {

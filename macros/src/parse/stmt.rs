@@ -125,6 +125,17 @@ impl<'e> Parser<'e> {
         {
             return self.let_else(local);
         }
+        if let Some(init) = &local.init {
+            if super::iterator_chain::is_iterator(&init.expr)
+                && !matches!(&*init.expr, syn::Expr::Range(_))
+            {
+                self.errors.at(
+                    &init.expr,
+                    "an iterator cannot be kept in a local in kernels: write instead the whole chain in one expression (`x.iter().map(|v| v * 2.0).sum::<f32>()`), or walk it with `for v in x.iter() { .. }`",
+                );
+                return None;
+            }
+        }
         if let Some(option) = self.option_let(local, span) {
             return option;
         }
@@ -143,6 +154,20 @@ impl<'e> Parser<'e> {
                 (ident.ident.to_string(), ident.mutability.is_some())
             }
             syn::Pat::Slice(slice) => return self.array_pattern_let(slice, local),
+            syn::Pat::Wild(_) => {
+                self.errors.at(
+                    pat,
+                    "`let _ = value;` is not supported in kernels: write instead `value;` as a statement, or `let _unused = value;`",
+                );
+                return None;
+            }
+            syn::Pat::Ident(ident) if ident.by_ref.is_some() => {
+                self.errors.at(
+                    ident.by_ref,
+                    "`ref` bindings are not supported in kernels: write instead a plain binding (a copy, `let w = v;`), or pass `&mut place` to a `#[device]` function",
+                );
+                return None;
+            }
             syn::Pat::Struct(_) | syn::Pat::TupleStruct(_) => {
                 self.errors.at(
                     pat,
@@ -177,6 +202,18 @@ impl<'e> Parser<'e> {
             }
             Some(ty) if super::closure::is_boxed_closure(ty) => {
                 self.errors.at(ty, super::closure::DYN_CLOSURE);
+                return None;
+            }
+            Some(syn::Type::Reference(reference))
+                if matches!(&*reference.elem, syn::Type::TraitObject(_)) =>
+            {
+                let object = &reference.elem;
+                let object = quote::quote!(#object).to_string();
+                let bound = object.trim_start_matches("dyn ");
+                self.errors.at(
+                    ty,
+                    format!("`&{object}` is not supported in kernels (a kernel calls no method through a pointer): write instead a generic `fn f<S: {bound}>(s: &S)`, or an enum with a `match`"),
+                );
                 return None;
             }
             Some(ty) => match value_type(ty, &self.generics) {
@@ -375,6 +412,9 @@ impl<'e> Parser<'e> {
                 })
             }
             syn::Expr::ForLoop(for_loop) => self.for_loop(for_loop),
+            syn::Expr::MethodCall(call) if super::iterator_chain::is_for_each(call) => {
+                self.for_each(call)
+            }
             syn::Expr::Break(expr_break) => self.break_stmt(expr_break),
             syn::Expr::Continue(expr_continue) => Some(Stmt::Continue {
                 label: expr_continue.label.as_ref().map(|l| l.ident.to_string()),
@@ -511,6 +551,22 @@ impl<'e> Parser<'e> {
             syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_) => self.expr(expr),
             syn::Expr::Paren(paren) => self.place_inner(&paren.expr),
             syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => self.expr(expr),
+            syn::Expr::Infer(_) => {
+                self.errors.at(
+                    expr,
+                    "`_ = value;` is not supported in kernels: write instead `value;` as a statement, or `let _unused = value;`",
+                );
+                None
+            }
+            syn::Expr::Struct(pattern) => {
+                let path = &pattern.path;
+                let path = quote::quote!(#path).to_string();
+                self.errors.at(
+                    expr,
+                    format!("destructuring assignment of a struct, `{path} {{ .. }} = p;`, is not supported in kernels: write instead one assignment per field, `a = p.a; b = p.b;`"),
+                );
+                None
+            }
             other => {
                 self.errors.at(
                     other,

@@ -135,14 +135,23 @@ impl Inference<'_> {
             return Err(error);
         }
         if args.len() != function.params.len() {
-            return Err(LowerError::new(
-                span,
-                format!(
-                    "`{callee}` takes {} arguments, {} given",
-                    function.params.len(),
-                    args.len()
-                ),
-            ));
+            let mut message = format!(
+                "`{callee}` takes {} arguments, {} given",
+                function.params.len(),
+                args.len()
+            );
+            // An `Option` or tuple parameter is passed as its halves (`o.0`, `o.1`): a
+            // call's result passed straight on is one argument, where a local is two.
+            if let Some(split) = function
+                .params
+                .iter()
+                .find_map(|p| p.name.strip_suffix(".0"))
+            {
+                message.push_str(&format!(
+                    ": its parameter `{split}` (an `Option` or a tuple) is passed from a local, not from a call's result; write instead `let {split}: Option<u32> = f(x);` (or `let {split} = f(x);` for a tuple), then `{callee}(.., {split}, ..)`"
+                ));
+            }
+            return Err(LowerError::new(span, message));
         }
         let external = function.external.is_some();
         let var_of = |this: &mut Self, ty: &ValueType| -> Result<usize, LowerError> {

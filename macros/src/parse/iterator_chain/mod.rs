@@ -19,8 +19,10 @@ use cudajit_core::{Scalar, Span};
 use super::parser::Parser;
 use super::signature::value_type;
 use super::span_at;
+pub(super) use for_each::is_for_each;
 
 mod consume;
+mod for_each;
 mod source;
 mod stages;
 
