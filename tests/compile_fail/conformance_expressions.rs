@@ -113,8 +113,8 @@ fn cmp_max(v: u32) -> u32 {
 }
 
 #[device]
-fn from_conversion(v: f32) -> f64 {
-    f64::from(v)
+fn try_from_conversion(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(0)
 }
 
 #[device]

@@ -67,6 +67,9 @@ fn float_log_base(v: f32) -> f32 { v.log(3.0) }
 fn float_round_ties_even(v: f32) -> f32 { v.round_ties_even() }
 
 #[device]
+fn core_into(v: f32) -> f64 { v.into() }
+
+#[device]
 fn bool_then(b: bool, v: u32) -> u32 { b.then_some(v).unwrap_or(0) }
 
 #[device]
@@ -112,7 +115,7 @@ fn iter_rposition(x: &[f32]) -> usize { x.iter().rposition(|v| *v > 0.0).unwrap_
 fn iter_filter_map(x: &[f32]) -> f32 { x.iter().filter_map(|v| if *v > 0.0 { Some(*v) } else { None }).sum::<f32>() }
 
 #[device]
-fn iter_for_each(x: &[f32], y: &mut [f32]) { x.iter().for_each(|v| y[0] = *v); }
+fn iter_for_each_tail(x: &[f32], y: &mut [f32]) { x.iter().for_each(|v| y[0] = *v) }
 
 #[device]
 fn iter_map_while(x: &[f32]) -> f32 { x.iter().map_while(|v| if *v < 3.0 { Some(*v) } else { None }).sum::<f32>() }

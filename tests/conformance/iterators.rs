@@ -167,6 +167,22 @@ pub fn integer_sums(x: &[f32], i: usize) -> f64 {
     (a + b) as f64 + c as f64 + x[i] as f64
 }
 
+#[device]
+pub fn for_each(x: &[f32], i: usize) -> f64 {
+    let mut acc = x[i];
+    x.iter().for_each(|v| acc = acc * 0.5 + v);
+    (0..i).for_each(|k| {
+        acc -= k as f32;
+    });
+    x.iter()
+        .enumerate()
+        .filter(|(k, _)| k % 3 == i % 3)
+        .for_each(|(k, &v)| acc += v * k as f32);
+    let mut w = [0.0f32; 4];
+    w.iter_mut().for_each(|v: &mut f32| *v = acc);
+    (acc + w[3]) as f64
+}
+
 group!(iterators, ROWS {
     "iter.map" => map_sum,
     "iter.sum" => integer_sums,
@@ -190,4 +206,5 @@ group!(iterators, ROWS {
     "iter.last" => last,
     "iter.any-all" => any_all,
     "iter.for" => for_over_chain,
+    "iter.for-each" => for_each,
 });

@@ -2,10 +2,9 @@
 //! (compiled against its snapshot by `tests/compile_fail.rs`), or when the kernel is
 //! compiled by a kernel launched here, and its error must say what the row's test expects.
 //!
-//! `no` rows' messages name the alternative (or the accepted forms); `unclear` rows'
-//! messages name no alternative or mislead (a method of `bool` "is not a device method:
-//! add `#[device]` to its impl block"): those are the compiler's to improve, and the table
-//! gives the alternative meanwhile.
+//! `no` rows' messages name what was written and the alternative (or the accepted forms);
+//! an `unclear` row's message does not (mutual recursion, refused by rustc's own cycle
+//! error), and the table gives the alternative instead.
 
 use cudajit::prelude::*;
 use cudajit::Stream;
@@ -179,7 +178,11 @@ pub const REFUSED: &[Refusal] = &[
         case!("closure_boxed"),
         "take `F: Fn(..) -> R`",
     ),
-    unclear("expr.fn-value", EXPRESSIONS, "unresolved import `f`"),
+    no(
+        "expr.fn-value",
+        EXPRESSIONS,
+        "is a function used as a value, which kernels do not have: write instead a closure",
+    ),
     no("expr.box", case!("box_new"), "use a local array"),
     no("expr.vec", case!("vec_with_capacity"), "use a local array"),
     no("expr.transmute", case!("transmute"), "x.to_bits()"),
@@ -193,42 +196,46 @@ pub const REFUSED: &[Refusal] = &[
         case!("tuple_expression"),
         "bind the tuple first",
     ),
-    unclear(
+    no(
         "expr.match-tuple",
         EXPRESSIONS,
-        "tuples outside `let` and `=`",
+        "`match` on a tuple is not supported in kernels: write instead nested `match`es",
     ),
     no(
         "expr.macro",
         EXPRESSIONS,
         "the macro `matches!` is not supported inside kernels; supported:",
     ),
-    unclear(
+    no(
         "expr.underscore-assignment",
         EXPRESSIONS,
-        "only local variables and slice elements (`y[i]`) can be assigned",
+        "`_ = value;` is not supported in kernels: write instead `value;`",
     ),
-    unclear(
+    no(
         "expr.struct-assignment",
         EXPRESSIONS,
-        "only local variables and slice elements (`y[i]`) can be assigned",
+        "write instead one assignment per field, `a = p.a; b = p.b;`",
     ),
     no(
         "expr.array-assignment",
         case!("destructuring_assignment"),
         "only local variables and slice elements (`y[i]`) can be assigned",
     ),
-    unclear(
+    no(
         "expr.const-block",
         EXPRESSIONS,
-        "this expression is not supported in kernels",
+        "`const { .. }` blocks are not supported in kernels: write instead a `const` item",
     ),
-    unclear(
+    no(
         "expr.trait-static-fn",
         EXPRESSIONS,
-        "`unit` is not a supported associated function of a scalar type",
+        "write instead a method on a value of `S` passed in",
     ),
-    unclear("expr.dyn-trait", EXPRESSIONS, "leave other locals untyped"),
+    no(
+        "expr.dyn-trait",
+        EXPRESSIONS,
+        "write instead a generic `fn f<S: Measure>(s: &S)`",
+    ),
     no(
         "expr.dereference-other",
         case!("dereference"),
@@ -256,10 +263,10 @@ pub const REFUSED: &[Refusal] = &[
         "leave other locals untyped",
     ),
     // Patterns.
-    unclear(
+    no(
         "pat.wildcard-let",
         PATTERNS,
-        "this pattern is not supported",
+        "`let _ = value;` is not supported in kernels: write instead `value;`",
     ),
     no(
         "pat.tuple-rest",
@@ -296,13 +303,21 @@ pub const REFUSED: &[Refusal] = &[
         PATTERNS,
         "struct patterns are not supported in kernels: read the fields instead",
     ),
-    unclear("pat.ref-binding", PATTERNS, "this pattern is not supported"),
+    no(
+        "pat.ref-binding",
+        PATTERNS,
+        "`ref` bindings are not supported in kernels: write instead a plain binding",
+    ),
     no(
         "pat.constant",
         PATTERNS,
         "literal, range (`a..=b`), `Enum::Variant`, `|` and `_` patterns",
     ),
-    unclear("pat.path-range", PATTERNS, "patterns are literals"),
+    no(
+        "pat.path-range",
+        PATTERNS,
+        "the bounds of a pattern are literals in kernels: write instead the literal",
+    ),
     // Items.
     no(
         "item.recursion",
@@ -365,10 +380,10 @@ pub const REFUSED: &[Refusal] = &[
         case!("return_type"),
         "write results into a `&mut [T]` parameter",
     ),
-    unclear(
+    no(
         "item.scalar-reference",
         EXPRESSIONS,
-        "unsupported parameter type",
+        "`&mut f32` parameters (references to a scalar) are not supported in kernels: write instead",
     ),
     no(
         "item.result",
@@ -383,19 +398,19 @@ pub const REFUSED: &[Refusal] = &[
     Refusal {
         id: "option.passed-on",
         at: Refused::Launch(run_option_passed_on),
-        says: "`or_default` takes 3 arguments, 2 given",
-        names_alternative: false,
+        says: "its parameter `o` (an `Option` or a tuple) is passed from a local, not from a call's result; write instead `let o: Option<u32> = f(x);`",
+        names_alternative: true,
     },
     // The standard library.
-    unclear(
+    no(
         "core.trait-path",
         EXPRESSIONS,
-        "expected a type, found a trait",
+        "`Ord::min` is a standard trait's function called by its path, which kernels do not have: write instead the method call, `a.min(b)`",
     ),
-    unclear(
+    no(
         "core.default",
         EXPRESSIONS,
-        "expected a type, found a trait",
+        "`Default::default` is a standard trait's function called by its path, which kernels do not have: write instead the value itself",
     ),
     no(
         "core.mem",
@@ -407,10 +422,10 @@ pub const REFUSED: &[Refusal] = &[
         EXPRESSIONS,
         "`core::cmp::max` is a function of the standard library, which kernels cannot call",
     ),
-    unclear(
-        "core.from",
-        EXPRESSIONS,
-        "`from` is not a supported associated function of a scalar type",
+    no(
+        "core.into",
+        METHODS,
+        "method `into` of `f32` is not supported in kernels: write instead a cast, `x as f64`",
     ),
     no(
         "core.format-width",
@@ -520,47 +535,51 @@ pub const REFUSED: &[Refusal] = &[
         "method `to_degrees` of `f32` is not supported in kernels",
     ),
     // `bool`, slices, arrays, `Option`.
-    unclear(
+    no(
         "bool.then",
         METHODS,
-        "`then_some` is not a device method of `bool`",
+        "method `then_some` of `bool` is not supported in kernels: write instead `if b { Some(v) } else { None }`",
     ),
-    unclear(
+    no(
         "slice.is-empty",
         METHODS,
-        "`is_empty` is not a device method of `[f32]`",
+        "method `is_empty` of `[f32]` is not supported in kernels: write instead `x.len() == 0`",
     ),
-    unclear(
+    no(
         "slice.contains",
         METHODS,
-        "`contains` is not a device method of `[f32]`",
+        "method `contains` of `[f32]` is not supported in kernels: write instead `x.iter().any(|&v| v == w)`",
     ),
-    unclear(
+    no(
         "slice.swap",
         METHODS,
-        "the method `__cudajit_device_method_swap` exists",
+        "method `swap` of `&mut [f32]` is not supported in kernels: write instead `let t = y[a]; y[a] = y[b]; y[b] = t;`",
     ),
-    unclear(
+    no(
         "slice.fill",
         METHODS,
-        "the method `__cudajit_device_method_fill` exists",
+        "method `fill` of `&mut [f32]` is not supported in kernels: write instead `for v in y.iter_mut() { *v = w; }`",
     ),
-    unclear(
+    no(
         "slice.copy-from-slice",
         METHODS,
-        "the method `__cudajit_device_method_copy_from_slice` exists",
+        "method `copy_from_slice` of `&mut [f32]` is not supported in kernels: write instead `for (o, v) in y.iter_mut().zip(x.iter()) { *o = *v; }`",
     ),
-    unclear(
+    no(
         "slice.first-last",
         case!("if_let"),
-        "`first` is not a device method of `[f32]`",
+        "method `first` of `[f32]` is not supported in kernels: write instead `x.get(0)`",
     ),
     no(
         "slice.chunks-windows",
         case!("for_over_iterator"),
         "walk the starts with an index loop",
     ),
-    unclear("array.map", METHODS, "`b` is a tuple of 2"),
+    no(
+        "array.map",
+        METHODS,
+        "on an array is not supported in kernels (only an `Option`'s `map` is): write instead a loop",
+    ),
     no(
         "array.nested-literal",
         case!("array_of_elements"),
@@ -571,8 +590,16 @@ pub const REFUSED: &[Refusal] = &[
         case!("array_of_arrays_refused"),
         "pass one array of `N * M` elements",
     ),
-    unclear("option.take", METHODS, "`a` is a tuple of 2"),
-    unclear("option.eq", METHODS, "`a` is a tuple of 2"),
+    no(
+        "option.take",
+        METHODS,
+        "`Option::take` is not supported in kernels: write instead",
+    ),
+    no(
+        "option.eq",
+        METHODS,
+        "comparing `Option`s with `==` or `!=` is not supported in kernels: write instead `o.is_some_and(|v| v == 3)`",
+    ),
     // Iterators.
     no(
         "iter.step-by-rev",
@@ -584,35 +611,30 @@ pub const REFUSED: &[Refusal] = &[
         METHODS,
         "write it before `map`, `filter` and the other adapters",
     ),
-    unclear(
+    no(
         "iter.max-by",
         METHODS,
-        "the method `__cudajit_device_method_max_by` exists",
+        "`max_by` is not an iterator method kernels have: write instead `fold` with a comparison",
     ),
-    unclear(
+    no(
         "iter.nth",
         METHODS,
-        "the method `__cudajit_device_method_nth` exists",
+        "`nth` is not an iterator method kernels have: write instead `x.get(n)` on the source",
     ),
-    unclear(
+    no(
         "iter.rposition",
         METHODS,
-        "dereferencing is not supported in kernels",
+        "`rposition` is not an iterator method kernels have: write instead `(0..x.len()).rev().find(|&k| ..)`",
     ),
-    unclear(
+    no(
         "iter.filter-map",
         METHODS,
-        "generic methods are not supported in kernels",
+        "`filter_map` is not an iterator method kernels have: write instead `filter` then `map`",
     ),
-    unclear(
-        "iter.for-each",
-        METHODS,
-        "assignments used as values are not supported in kernels",
-    ),
-    unclear(
+    no(
         "iter.stored",
         METHODS,
-        "generic methods are not supported in kernels",
+        "an iterator cannot be kept in a local in kernels: write instead the whole chain in one expression",
     ),
     no(
         "iter.collect",

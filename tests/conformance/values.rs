@@ -177,6 +177,15 @@ pub fn array_of_structs(x: &[f32], i: usize) -> f64 {
     (b.x + s + a.len() as f32) as f64
 }
 
+#[device]
+pub fn core_from(x: &[f32], i: usize) -> f64 {
+    let v = x[i];
+    let wide = f64::from(v);
+    let n = u32::from(v > 0.0) + u32::from(i as u16) + u32::from(3u8);
+    let s = i64::from(i as i32 - 8) * 3;
+    wide + f64::from(n) + s as f64
+}
+
 group!(values, ROWS {
     "bool.operators" => bool_operators,
     "bool.cast" => bool_cast,
@@ -193,4 +202,5 @@ group!(values, ROWS {
     "option.value" => option_values,
     "option.methods" => option_methods,
     "core.ord" => core_functions,
+    "core.from" => core_from,
 });
