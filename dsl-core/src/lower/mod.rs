@@ -18,6 +18,7 @@
 mod arrays;
 mod call;
 mod closures;
+mod constant_condition;
 mod drops;
 mod error;
 mod expr;
