@@ -356,20 +356,9 @@ impl Parser<'_> {
         span: cudajit_core::Span,
     ) -> Option<Expr> {
         // `f16::from_f32(x)`: the conversions of the 16-bit float types are `as` casts.
-        if let ("from_f32" | "from_f64", ValueType::Scalar(to), [value]) =
-            (name, &ty, call.args.iter().collect::<Vec<_>>().as_slice())
-        {
-            return Some(Expr {
-                kind: ExprKind::Cast {
-                    value: Box::new(self.expr(value)?),
-                    ty: *to,
-                },
-                span,
-            });
-        }
-        // `f64::from(x)`: `From` between scalars is implemented only where the conversion
-        // is exact, where it is what `x as f64` gives (rustc checked the impl exists).
-        if let ("from", ValueType::Scalar(to), [value]) =
+        // `f64::from(x)` too: `From` between scalars is implemented only where the
+        // conversion is exact, where it is what `x as f64` gives (rustc checked the impl).
+        if let ("from_f32" | "from_f64" | "from", ValueType::Scalar(to), [value]) =
             (name, &ty, call.args.iter().collect::<Vec<_>>().as_slice())
         {
             return Some(Expr {
