@@ -28,6 +28,7 @@ mod option_value;
 mod parser;
 mod signature;
 mod stmt;
+mod struct_values;
 mod sub_slice;
 mod tuple;
 mod tuple_branches;
