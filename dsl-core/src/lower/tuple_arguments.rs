@@ -1,0 +1,263 @@
+//! A call's tuple or `Option` result passed straight on: `g(f(x))` where `g` takes a
+//! tuple (or an `Option`, the tuple `(bool, T)`) and `f` returns one.
+//!
+//! A device function's tuple parameter is its elements (`t.0`, `t.1`, .. in its
+//! signature), and the macro expands the tuples it can see (literals, tuple locals) into
+//! elements at the call. A call's result it cannot see: the macro does not know what `f`
+//! returns. Here, with every signature known, such an argument becomes a hidden local and
+//! its fields: `g(a, f(x))` is lowered as `{ let $a = a; let $t = f(x); g($a, $t.0, $t.1) }`,
+//! the earlier calls among the arguments bound first so that they still run before `f`,
+//! in Rust's order. Done before inference, so inference and lowering see one tree.
+
+use std::collections::HashMap;
+
+use crate::ast::{Block, Expr, ExprKind, FunctionSource, ParamType, Stmt, ValueType};
+
+/// The prefix of the hidden locals (a `$` never starts a Rust name).
+const HIDDEN: &str = "$passed_on";
+
+/// What the rewrite needs of a callee: its parameters' tuple groups and result.
+struct Signature {
+    /// For each parameter as the user wrote it: how many declared parameters it is
+    /// (`1`, or a tuple's arity), and whether it is a scalar (an argument that may be
+    /// bound to a local first).
+    groups: Vec<(usize, bool)>,
+    /// The arity of a tuple result.
+    tuple_result: Option<usize>,
+}
+
+fn signature(function: &FunctionSource) -> Signature {
+    let mut groups: Vec<(usize, bool)> = Vec::new();
+    let mut tuple: Option<&str> = None;
+    for param in &function.params {
+        // A tuple parameter's elements are `name.0`, `name.1`, ..
+        if let Some((base, index)) = param.name.rsplit_once('.') {
+            if index != "0" && tuple == Some(base) {
+                if let Some(last) = groups.last_mut() {
+                    last.0 += 1;
+                }
+                continue;
+            }
+            if index == "0" {
+                tuple = Some(base);
+                groups.push((1, false));
+                continue;
+            }
+        }
+        tuple = None;
+        let scalar = matches!(
+            param.ty,
+            ParamType::Value(ValueType::Scalar(_) | ValueType::Generic(_))
+        );
+        groups.push((1, scalar));
+    }
+    let tuple_result = match &function.result {
+        Some(ValueType::Tuple(elements)) => Some(elements.len()),
+        _ => None,
+    };
+    Signature {
+        groups,
+        tuple_result,
+    }
+}
+
+/// The signatures of the device functions a kernel reaches, by name.
+pub(crate) struct Signatures(HashMap<String, Signature>);
+
+impl Signatures {
+    pub(crate) fn of<'a>(functions: impl IntoIterator<Item = &'a FunctionSource>) -> Self {
+        Signatures(
+            functions
+                .into_iter()
+                .map(|f| (f.name.clone(), signature(f)))
+                .collect(),
+        )
+    }
+
+    /// Rewrites every call in `function`'s body that passes a call's tuple result to a
+    /// tuple parameter.
+    pub(crate) fn pass_on_tuple_results(&self, function: &mut FunctionSource) {
+        if self
+            .0
+            .values()
+            .any(|s| s.groups.iter().any(|(n, _)| *n > 1))
+        {
+            rewrite(function, &self.0);
+        }
+    }
+}
+
+fn rewrite(function: &mut FunctionSource, signatures: &HashMap<String, Signature>) {
+    // The captured syntax's serde form is walked, as `Expr::variables` does, so that no
+    // construct that nests calls is missed.
+    let Ok(mut body) = serde_json::to_value(&function.body) else {
+        return;
+    };
+    let mut rewriter = Rewriter {
+        signatures,
+        hidden: 0,
+    };
+    rewriter.walk(&mut body);
+    if rewriter.hidden > 0 {
+        if let Ok(rewritten) = serde_json::from_value(body) {
+            function.body = rewritten;
+        }
+    }
+}
+
+/// The block a rewritten call used as a statement becomes, its call the last statement.
+fn rewritten_statement(expr: Expr) -> Option<Block> {
+    let ExprKind::Block(mut block) = expr.kind else {
+        return None;
+    };
+    let hidden =
+        matches!(block.stmts.first(), Some(Stmt::Let { name, .. }) if name.starts_with(HIDDEN));
+    if !hidden {
+        return None;
+    }
+    let call = block.tail.take()?;
+    block.stmts.push(Stmt::Expr(*call));
+    Some(block)
+}
+
+struct Rewriter<'a> {
+    signatures: &'a HashMap<String, Signature>,
+    /// Hidden locals made so far (their names' numbers).
+    hidden: usize,
+}
+
+impl Rewriter<'_> {
+    /// Post-order, so that arguments are rewritten before the calls they are passed to.
+    fn walk(&mut self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(fields) => {
+                fields.values_mut().for_each(|field| self.walk(field));
+                let is_call = fields
+                    .get("kind")
+                    .and_then(|kind| kind.as_object())
+                    .is_some_and(|kind| kind.contains_key("Call"));
+                if is_call && fields.contains_key("span") {
+                    let expr = serde_json::from_value::<Expr>(value.clone());
+                    if let Ok(Some(rewritten)) = expr.map(|e| self.call(e)) {
+                        if let Ok(json) = serde_json::to_value(rewritten) {
+                            *value = json;
+                        }
+                    }
+                } else if fields.len() == 1 && fields.contains_key("Expr") {
+                    // A rewritten call of a function without a result, as a statement: a
+                    // block of statements (a block's value would be an expression without
+                    // effect).
+                    if let Ok(Stmt::Expr(expr)) = serde_json::from_value::<Stmt>(value.clone()) {
+                        if let Some(block) = rewritten_statement(expr) {
+                            if let Ok(json) = serde_json::to_value(Stmt::Block(block)) {
+                                *value = json;
+                            }
+                        }
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|item| self.walk(item)),
+            _ => {}
+        }
+    }
+
+    /// The arity of the tuple `arg` gives, if it is a call of a device function returning
+    /// one.
+    fn tuple_call(&self, arg: &Expr) -> Option<usize> {
+        match &arg.kind {
+            ExprKind::Call { callee, .. } => self.signatures.get(callee)?.tuple_result,
+            _ => None,
+        }
+    }
+
+    /// The call rewritten, or `None` when no argument needs it.
+    fn call(&mut self, expr: Expr) -> Option<Expr> {
+        let ExprKind::Call {
+            callee,
+            generic_args,
+            args,
+        } = expr.kind
+        else {
+            return None;
+        };
+        let groups = &self.signatures.get(&callee)?.groups;
+        let declared: usize = groups.iter().map(|(n, _)| n).sum();
+        if args.len() >= declared {
+            return None;
+        }
+        // Which arguments are passed-on tuples: one at the start of each tuple group the
+        // arguments reach with a call of that arity.
+        let mut expand = vec![false; args.len()];
+        let mut scalar = vec![false; args.len()];
+        let mut group = 0;
+        let mut position = 0;
+        for (index, arg) in args.iter().enumerate() {
+            let &(size, is_scalar) = groups.get(group)?;
+            scalar[index] = is_scalar;
+            if size > 1 && position == 0 && self.tuple_call(arg) == Some(size) {
+                expand[index] = true;
+                group += 1;
+                continue;
+            }
+            position += 1;
+            if position == size {
+                group += 1;
+                position = 0;
+            }
+        }
+        let last = expand.iter().rposition(|e| *e)?;
+        let span = expr.span;
+        let mut stmts = Vec::new();
+        let mut passed = Vec::new();
+        for (index, arg) in args.into_iter().enumerate() {
+            let runs_code = matches!(
+                arg.kind,
+                ExprKind::Call { .. } | ExprKind::MethodCall { .. } | ExprKind::Intrinsic { .. }
+            );
+            let bind = expand[index] || (index < last && scalar[index] && runs_code);
+            if !bind {
+                passed.push(arg);
+                continue;
+            }
+            self.hidden += 1;
+            let name = format!("{HIDDEN}{}", self.hidden);
+            let arity = self.tuple_call(&arg).filter(|_| expand[index]);
+            stmts.push(Stmt::Let {
+                name: name.clone(),
+                mutable: false,
+                ty: None,
+                init: Some(arg),
+                span,
+            });
+            let var = || Expr {
+                kind: ExprKind::Var(name.clone()),
+                span,
+            };
+            match arity {
+                Some(arity) => passed.extend((0..arity).map(|k| Expr {
+                    kind: ExprKind::Field {
+                        base: Box::new(var()),
+                        field: k.to_string(),
+                    },
+                    span,
+                })),
+                None => passed.push(var()),
+            }
+        }
+        Some(Expr {
+            kind: ExprKind::Block(Block {
+                stmts,
+                tail: Some(Box::new(Expr {
+                    kind: ExprKind::Call {
+                        callee,
+                        generic_args,
+                        args: passed,
+                    },
+                    span,
+                })),
+                span,
+            }),
+            span,
+        })
+    }
+}
