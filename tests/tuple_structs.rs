@@ -111,6 +111,32 @@ pub fn weigh(t: (u32, u32)) -> u32 {
     t.0 * 10 + t.1
 }
 
+/// `match` on tuple and unit structs: literal, `|`, range and nested patterns, guards.
+#[device]
+pub fn classify(p: Pair, m: Meters, s: Span2) -> f32 {
+    let a = match p {
+        Pair(0, y) => y,
+        Pair(1 | 2, _) => 10.0,
+        Pair(k, y) if y > 2.0 => k as f32 + y,
+        Pair(3..=9, y) => -y,
+        Pair(k, _) => k as f32 * 0.5,
+    };
+    let mut b = 0.0;
+    match m {
+        Meters(v) if v < 0.0 => b -= v,
+        Meters(v) => b += v * 2.0,
+    }
+    let c = match Double {
+        Double => 1.5,
+    };
+    let d = match s {
+        Span2(Meters(w), [_, 4]) => w * 8.0,
+        Span2(Meters(w), _) if w > 1.0 => w,
+        Span2(_, e) => e[0] as f32,
+    };
+    a + b + c + d
+}
+
 /// A step recorded in `log[i]`, so the order of calls shows.
 #[device]
 pub fn step(log: &mut [u32], i: usize, k: u32) -> u32 {
@@ -171,8 +197,19 @@ pub fn tuple_values(x: f32, i: u32) -> f32 {
     let op = Double;
     let doubled = op.apply(x) + run_op(Double, len);
     // A call's `Option` and tuple results passed straight on.
+    let sorted = classify(Pair(i % 12, x), Meters(x - 1.0), s);
     let passed = or_seven(half(i)) + weigh(div_mod(i + 11, 4));
-    a as f32 + b + len + n.0 + m.feet() + inner + q.0 as f32 + q.1 + doubled + passed as f32
+    a as f32
+        + b
+        + len
+        + n.0
+        + m.feet()
+        + inner
+        + q.0 as f32
+        + q.1
+        + doubled
+        + passed as f32
+        + sorted
 }
 
 #[kernel]

@@ -198,3 +198,189 @@ impl Parser<'_> {
 fn span_of_local(local: &syn::Local) -> Span {
     super::span_of(local.let_token.span)
 }
+
+/// Whether a `match` destructures a struct: an arm with a tuple struct (`Pair(a, 0)`) or
+/// struct (`Vec3 { x, .. }`) pattern, `Option`'s aside.
+pub(super) fn is_struct_match(expr: &syn::ExprMatch) -> bool {
+    fn destructures(pat: &syn::Pat) -> bool {
+        match pat {
+            syn::Pat::TupleStruct(tuple) => {
+                tuple.path.segments.last().is_some_and(|last| {
+                    !PRELUDE_VARIANTS.contains(&last.ident.to_string().as_str())
+                })
+            }
+            syn::Pat::Struct(_) => true,
+            // A unit struct's name (`Double => ..`).
+            syn::Pat::Ident(ident) => ident.subpat.is_none() && type_like(&ident.ident),
+            syn::Pat::Path(path) => {
+                path.qself.is_none() && path.path.get_ident().is_some_and(type_like)
+            }
+            syn::Pat::Or(or) => or.cases.iter().any(destructures),
+            syn::Pat::Paren(paren) => destructures(&paren.pat),
+            _ => false,
+        }
+    }
+    expr.arms.iter().any(|arm| destructures(&arm.pat))
+}
+
+/// What an arm's pattern asks of the value and binds from it.
+#[derive(Default)]
+struct ArmTest {
+    /// Conditions that all hold when the pattern matches.
+    conditions: Vec<syn::Expr>,
+    /// `let` statements binding the pattern's names.
+    bindings: Vec<syn::Stmt>,
+}
+
+impl Parser<'_> {
+    /// A `match` on a struct as the `if` chain it means: the value into a hidden local,
+    /// each arm's literal and range fields compared, its guard evaluated with its names
+    /// bound, the last arm the `else` (rustc has checked that the arms are exhaustive).
+    /// `value`: whether the `match` gives a value.
+    pub(super) fn struct_match(&mut self, expr: &syn::ExprMatch, value: bool) -> Option<syn::Expr> {
+        self.temps += 1;
+        let matched = syn::Ident::new(
+            &format!("__cudajit_matched{}", self.temps),
+            proc_macro2::Span::call_site(),
+        );
+        let access: syn::Expr = syn::parse_quote!(#matched);
+        let mut arms = Vec::new();
+        let mut complete = true;
+        for arm in &expr.arms {
+            let mut test = ArmTest::default();
+            if self.arm_test(&arm.pat, &access, &mut test).is_none() {
+                complete = false;
+                continue;
+            }
+            arms.push((arm, test));
+        }
+        if !complete {
+            return None;
+        }
+        // Built from the last arm up; an arm that always matches ends the chain.
+        let mut chain: Option<syn::Expr> = None;
+        for (arm, test) in arms.into_iter().rev() {
+            let ArmTest {
+                mut conditions,
+                bindings,
+            } = test;
+            let body = &arm.body;
+            let then: syn::Expr = if value {
+                syn::parse_quote!({ #(#bindings)* #body })
+            } else {
+                syn::parse_quote!({ #(#bindings)* #body; })
+            };
+            if let Some((_, guard)) = &arm.guard {
+                conditions.push(syn::parse_quote!({ #(#bindings)* #guard }));
+            }
+            chain = Some(match chain {
+                Some(otherwise) if !conditions.is_empty() => {
+                    syn::parse_quote!(if #(#conditions)&&* #then else #otherwise)
+                }
+                _ => then,
+            });
+        }
+        let chain = chain?;
+        let scrutinee = &expr.expr;
+        Some(if value {
+            syn::parse_quote!({ let #matched = #scrutinee; #chain })
+        } else {
+            syn::parse_quote!({ let #matched = #scrutinee; #chain; })
+        })
+    }
+
+    /// The conditions and bindings of `pat` matched against `access`. `None` after an
+    /// error.
+    fn arm_test(&mut self, pat: &syn::Pat, access: &syn::Expr, test: &mut ArmTest) -> Option<()> {
+        match pat {
+            syn::Pat::Wild(_) | syn::Pat::Rest(_) => {}
+            syn::Pat::Paren(paren) => self.arm_test(&paren.pat, access, test)?,
+            syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                // A unit struct's name matches its only value.
+                if !type_like(&ident.ident) {
+                    let (name, mutability) = (&ident.ident, &ident.mutability);
+                    test.bindings
+                        .push(syn::parse_quote!(let #mutability #name = #access;));
+                }
+            }
+            syn::Pat::Path(path)
+                if path.qself.is_none() && path.path.get_ident().is_some_and(type_like) => {}
+            syn::Pat::Lit(lit) => test.conditions.push(syn::parse_quote!(#access == #lit)),
+            syn::Pat::Range(range) => {
+                if let Some(start) = &range.start {
+                    test.conditions.push(syn::parse_quote!(#access >= #start));
+                }
+                match (&range.end, &range.limits) {
+                    (Some(end), syn::RangeLimits::Closed(_)) => {
+                        test.conditions.push(syn::parse_quote!(#access <= #end))
+                    }
+                    (Some(end), syn::RangeLimits::HalfOpen(_)) => {
+                        test.conditions.push(syn::parse_quote!(#access < #end))
+                    }
+                    (None, _) => {}
+                }
+            }
+            syn::Pat::Or(or) => {
+                let mut cases: Vec<syn::Expr> = Vec::new();
+                for case in &or.cases {
+                    let mut inner = ArmTest::default();
+                    self.arm_test(case, access, &mut inner)?;
+                    if !inner.bindings.is_empty() {
+                        self.errors.at(
+                            case,
+                            "the cases of a `|` pattern on a struct's fields bind no names in kernels: bind the field in its own arm (`Pair(a, _) if a == 1 || a == 2 => ..`)",
+                        );
+                        return None;
+                    }
+                    let conditions = inner.conditions;
+                    cases.push(match conditions.is_empty() {
+                        true => syn::parse_quote!(true),
+                        false => syn::parse_quote!((#(#conditions)&&*)),
+                    });
+                }
+                test.conditions.push(syn::parse_quote!((#(#cases)||*)));
+            }
+            syn::Pat::TupleStruct(tuple) if tuple.qself.is_none() => {
+                for (index, element) in tuple.elems.iter().enumerate() {
+                    if matches!(element, syn::Pat::Rest(_)) {
+                        if index + 1 != tuple.elems.len() {
+                            self.errors.at(
+                                element,
+                                "`..` in a tuple struct pattern comes last in kernels: `Triple(a, ..)`",
+                            );
+                            return None;
+                        }
+                        break;
+                    }
+                    let member = syn::Index::from(index);
+                    let field: syn::Expr = syn::parse_quote!(#access.#member);
+                    self.arm_test(element, &field, test)?;
+                }
+            }
+            // `[_, 4]` of an array field, every element named.
+            syn::Pat::Slice(slice)
+                if !slice.elems.iter().any(|e| matches!(e, syn::Pat::Rest(_))) =>
+            {
+                for (index, element) in slice.elems.iter().enumerate() {
+                    let element_access: syn::Expr = syn::parse_quote!(#access[#index]);
+                    self.arm_test(element, &element_access, test)?;
+                }
+            }
+            syn::Pat::Struct(named) if named.qself.is_none() => {
+                for field in &named.fields {
+                    let member = &field.member;
+                    let access: syn::Expr = syn::parse_quote!(#access.#member);
+                    self.arm_test(&field.pat, &access, test)?;
+                }
+            }
+            other => {
+                self.errors.at(
+                    other,
+                    "a `match` on a struct in a kernel takes tuple struct, struct and array (`[a, _]`) patterns whose fields are names, `_`, literals, ranges (`a..=b`) and `|` of them; match an enum field or a tuple in a `match` of its own (`let Pair(kind, v) = p; match kind { .. }`)",
+                );
+                return None;
+            }
+        }
+        Some(())
+    }
+}
