@@ -111,6 +111,36 @@ pub fn weigh(t: (u32, u32)) -> u32 {
     t.0 * 10 + t.1
 }
 
+/// `?` on an `Option` parameter.
+#[device]
+pub fn bumped(o: Option<u32>, by: u32) -> Option<u32> {
+    let v = o?;
+    Some(v + by)
+}
+
+/// A tuple parameter and result.
+#[device]
+pub fn swap(t: (u32, u32)) -> (u32, u32) {
+    (t.1, t.0)
+}
+
+/// Results passed on inside consumers and `let`s: `Some(..)` arguments that run code, a
+/// passed-on call under `map`, `if let` and `unwrap_or`, a tuple result of a call given
+/// a tuple result.
+#[device]
+pub fn passed_on(i: u32) -> u32 {
+    let a = bumped(Some(i * 3 + 1), 2).map(|v| v * 2).unwrap_or(0);
+    let b = bumped(half(i), 1).unwrap_or(3);
+    let c = if let Some(v) = bumped(bumped(half(i + 1), 4), 5) {
+        v
+    } else {
+        1
+    };
+    let s = swap(div_mod(i + 7, 3));
+    let (p, q) = swap(swap(div_mod(i, 4)));
+    a + 10 * b + 100 * c + 1000 * s.0 + 7 * s.1 + 3 * p + 5 * q
+}
+
 /// `match` on tuple and unit structs: literal, `|`, range and nested patterns, guards.
 #[device]
 pub fn classify(p: Pair, m: Meters, s: Span2) -> f32 {
@@ -198,7 +228,7 @@ pub fn tuple_values(x: f32, i: u32) -> f32 {
     let doubled = op.apply(x) + run_op(Double, len);
     // A call's `Option` and tuple results passed straight on.
     let sorted = classify(Pair(i % 12, x), Meters(x - 1.0), s);
-    let passed = or_seven(half(i)) + weigh(div_mod(i + 11, 4));
+    let passed = or_seven(half(i)) + weigh(div_mod(i + 11, 4)) + passed_on(i);
     a as f32
         + b
         + len

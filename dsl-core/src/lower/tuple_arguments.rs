@@ -105,14 +105,82 @@ fn rewrite(function: &mut FunctionSource, signatures: &HashMap<String, Signature
     }
 }
 
+/// Whether `block` is a call after hidden locals (`$` names, which no Rust name shadows):
+/// a call rewritten here, or one whose `Option` arguments the macro bound first
+/// (`f(Some(x + 1))`). Its statements may then move before the call that takes its value.
+fn is_hidden(block: &Block) -> bool {
+    !block.stmts.is_empty()
+        && block.stmts.iter().all(|stmt| match stmt {
+            Stmt::Let { name, .. } => name.starts_with('$'),
+            Stmt::LetTuple { names, .. } => names.iter().all(|(name, _)| name.starts_with('$')),
+            _ => false,
+        })
+        && matches!(
+            block.tail.as_deref(),
+            Some(Expr {
+                kind: ExprKind::Call { .. },
+                ..
+            })
+        )
+}
+
+/// In a list of statements, `let t = { let $a = ..; g(..) };` (a rewritten call as a
+/// `let`'s value, which may be a tuple: a block's value cannot) becomes the hidden
+/// locals' `let`s followed by `let t = g(..);`.
+fn splice_bindings(items: &mut Vec<serde_json::Value>) {
+    let is_let = |item: &serde_json::Value| {
+        item.as_object()
+            .is_some_and(|o| o.len() == 1 && (o.contains_key("Let") || o.contains_key("LetTuple")))
+    };
+    if !items.iter().any(is_let) {
+        return;
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for item in items.drain(..) {
+        if !is_let(&item) {
+            out.push(item);
+            continue;
+        }
+        let Ok(mut stmt) = serde_json::from_value::<Stmt>(item.clone()) else {
+            out.push(item);
+            continue;
+        };
+        let init = match &mut stmt {
+            Stmt::Let {
+                init: Some(init), ..
+            } => init,
+            Stmt::LetTuple { init, .. } => init,
+            _ => {
+                out.push(item);
+                continue;
+            }
+        };
+        let hidden = matches!(&init.kind, ExprKind::Block(block) if is_hidden(block));
+        let ExprKind::Block(block) = &mut init.kind else {
+            out.push(item);
+            continue;
+        };
+        let (true, Some(call)) = (hidden, block.tail.take()) else {
+            out.push(item);
+            continue;
+        };
+        let stmts = std::mem::take(&mut block.stmts);
+        *init = *call;
+        out.extend(stmts.iter().filter_map(|s| serde_json::to_value(s).ok()));
+        match serde_json::to_value(&stmt) {
+            Ok(json) => out.push(json),
+            Err(_) => out.push(item),
+        }
+    }
+    *items = out;
+}
+
 /// The block a rewritten call used as a statement becomes, its call the last statement.
 fn rewritten_statement(expr: Expr) -> Option<Block> {
     let ExprKind::Block(mut block) = expr.kind else {
         return None;
     };
-    let hidden =
-        matches!(block.stmts.first(), Some(Stmt::Let { name, .. }) if name.starts_with(HIDDEN));
-    if !hidden {
+    if !is_hidden(&block) {
         return None;
     }
     let call = block.tail.take()?;
@@ -156,7 +224,10 @@ impl Rewriter<'_> {
                     }
                 }
             }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(|item| self.walk(item)),
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(|item| self.walk(item));
+                splice_bindings(items);
+            }
             _ => {}
         }
     }
@@ -166,6 +237,8 @@ impl Rewriter<'_> {
     fn tuple_call(&self, arg: &Expr) -> Option<usize> {
         match &arg.kind {
             ExprKind::Call { callee, .. } => self.signatures.get(callee)?.tuple_result,
+            // A call rewritten already (`g(f(h(x)))`).
+            ExprKind::Block(block) if is_hidden(block) => self.tuple_call(block.tail.as_deref()?),
             _ => None,
         }
     }
@@ -222,6 +295,20 @@ impl Rewriter<'_> {
             self.hidden += 1;
             let name = format!("{HIDDEN}{}", self.hidden);
             let arity = self.tuple_call(&arg).filter(|_| expand[index]);
+            // A rewritten call's hidden locals come first, then the call is bound.
+            let arg = match arg.kind {
+                ExprKind::Block(mut block) if is_hidden(&block) && block.tail.is_some() => {
+                    stmts.append(&mut block.stmts);
+                    match block.tail {
+                        Some(tail) => *tail,
+                        None => continue,
+                    }
+                }
+                kind => Expr {
+                    kind,
+                    span: arg.span,
+                },
+            };
             stmts.push(Stmt::Let {
                 name: name.clone(),
                 mutable: false,
