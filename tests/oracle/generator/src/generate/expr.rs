@@ -238,6 +238,16 @@ impl Generator {
                 });
             }
         }
+        if (42..47).contains(&shared) {
+            if let Some(e) = self.opt_expr(ty, d) {
+                return Some(e);
+            }
+        }
+        if (47..50).contains(&shared) {
+            if let Some(e) = self.wr_value(ty, d) {
+                return Some(e);
+            }
+        }
         if shared < 39 && ty != Ty::Bool {
             let pts = self.vars_of(|k| *k == Kind::Pt);
             let parts: Vec<PtPart> = [PtPart::A, PtPart::B, PtPart::Norm1, PtPart::Key]

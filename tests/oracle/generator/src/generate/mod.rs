@@ -8,7 +8,9 @@
 //! Features are combined, not tried one by one: closures capturing locals, parameters,
 //! slices and structs, passed in any position to generic device functions that call them
 //! in loops and early returns; struct methods and operators; arrays passed by value; loops
-//! with labels, `break` values and `continue`; `match`, `if` values and blocks.
+//! with labels, `break` values and `continue`; `match`, `if` values and blocks; functions
+//! returning `Option`s (`?`, `return None`) and their results consumed or passed on; a
+//! tuple struct built, destructured, matched and assigned.
 
 use crate::ast::*;
 use crate::rng::Rng;
@@ -18,9 +20,11 @@ mod calls;
 mod chains;
 mod expr;
 mod literals;
+mod options;
 mod parts;
 mod scalar_exprs;
 mod stmt;
+mod tuple_struct;
 
 /// The oracle crate's constant tables: name, length, element type.
 const TABLES: [(&str, usize, Ty); 5] = [
@@ -37,6 +41,8 @@ enum Kind {
     Scalar(Ty),
     Array(Ty, usize),
     Pt,
+    /// A `Wr` tuple struct.
+    Wr,
     /// A slice of the kernel's (`in_*`) or a shared array of an earlier phase.
     Slice(Ty),
     LocalClosure(Ty, Ty),
@@ -77,6 +83,8 @@ pub struct Generator {
     scopes: Vec<Vec<Binding>>,
     /// The device functions made so far (a function calls only earlier ones).
     fns: Vec<DeviceFn>,
+    /// The `Option` functions made so far (each calls only earlier ones).
+    option_fns: Vec<OptionFn>,
     ctx: Context,
     /// Statements left to generate in the current program part.
     budget: usize,
@@ -89,9 +97,14 @@ pub fn program(seed: u64) -> Program {
         next_name: 0,
         scopes: Vec::new(),
         fns: Vec::new(),
+        option_fns: Vec::new(),
         ctx: Context::default(),
         budget: 0,
     };
+    for k in 0..g.rng.weighted(&[3, 3, 2]) {
+        let f = g.option_fn(k);
+        g.option_fns.push(f);
+    }
     let fn_count = g.rng.weighted(&[2, 3, 3, 2]);
     for k in 0..fn_count {
         let f = g.device_fn(k);
@@ -115,6 +128,7 @@ pub fn program(seed: u64) -> Program {
         grid,
         block,
         active,
+        option_fns: std::mem::take(&mut g.option_fns),
         device_fns: std::mem::take(&mut g.fns),
         phases: bodies,
     }

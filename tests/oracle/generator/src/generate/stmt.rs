@@ -48,6 +48,7 @@ impl Generator {
             2,  // array copy
             2,  // array assignment
             3,  // for over a chain
+            3,  // let Wr, let Wr(a, b)
         ]);
         match choice {
             0 => {
@@ -277,6 +278,7 @@ impl Generator {
                     body,
                 })
             }
+            17 => Some(self.wr_stmt(d)),
             _ => None,
         }
     }
@@ -313,7 +315,12 @@ impl Generator {
         let targets: Vec<Binding> = self
             .writable()
             .into_iter()
-            .filter(|b| matches!(b.kind, Kind::Scalar(_) | Kind::Array(..) | Kind::Pt))
+            .filter(|b| {
+                matches!(
+                    b.kind,
+                    Kind::Scalar(_) | Kind::Array(..) | Kind::Pt | Kind::Wr
+                )
+            })
             .collect();
         if targets.is_empty() {
             return None;
@@ -331,6 +338,14 @@ impl Generator {
                     },
                     ty,
                 )
+            }
+            Kind::Wr => {
+                let part = if self.rng.chance(50) {
+                    WrPart::First
+                } else {
+                    WrPart::Second
+                };
+                (Place::WrField { base: b.name, part }, part.ty())
             }
             _ => {
                 let part = if self.rng.chance(50) {
