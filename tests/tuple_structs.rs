@@ -118,6 +118,26 @@ pub fn bumped(o: Option<u32>, by: u32) -> Option<u32> {
     Some(v + by)
 }
 
+/// An `Option<bool>` parameter, given `None` and a passed-on result.
+#[device]
+pub fn flag(o: Option<bool>, d: bool) -> u32 {
+    o.unwrap_or(d) as u32 + 2 * o.is_some() as u32
+}
+
+/// `None` for an `Option<bool>`, the only rewritten call of its function.
+#[device]
+pub fn flag_none(d: bool) -> u32 {
+    flag(None, d)
+}
+
+#[device]
+pub fn odd(x: u32) -> Option<bool> {
+    if x > 40 {
+        return None;
+    }
+    Some(x % 2 == 1)
+}
+
 /// A tuple parameter and result.
 #[device]
 pub fn swap(t: (u32, u32)) -> (u32, u32) {
@@ -138,7 +158,8 @@ pub fn passed_on(i: u32) -> u32 {
     };
     let s = swap(div_mod(i + 7, 3));
     let (p, q) = swap(swap(div_mod(i, 4)));
-    a + 10 * b + 100 * c + 1000 * s.0 + 7 * s.1 + 3 * p + 5 * q
+    let f = flag_none(i % 3 == 0) + 4 * flag(odd(i), false);
+    a + 10 * b + 100 * c + 1000 * s.0 + 7 * s.1 + 3 * p + 5 * q + 11 * f
 }
 
 /// `match` on tuple and unit structs: literal, `|`, range and nested patterns, guards.

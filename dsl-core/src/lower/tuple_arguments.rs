@@ -8,10 +8,15 @@
 //! its fields: `g(a, f(x))` is lowered as `{ let $a = a; let $t = f(x); g($a, $t.0, $t.1) }`,
 //! the earlier calls among the arguments bound first so that they still run before `f`,
 //! in Rust's order. Done before inference, so inference and lowering see one tree.
+//!
+//! With the signatures at hand, the value half of a `None` the macro passed (a typeless
+//! zero, since it cannot see `T`) becomes `false` where the parameter is a `bool`
+//! (`f(None)` for an `Option<bool>`).
 
 use std::collections::HashMap;
 
-use crate::ast::{Block, Expr, ExprKind, FunctionSource, ParamType, Stmt, ValueType};
+use crate::ast::{Block, Expr, ExprKind, FunctionSource, Literal, ParamType, Stmt, ValueType};
+use crate::Scalar;
 
 /// The prefix of the hidden locals (a `$` never starts a Rust name).
 const HIDDEN: &str = "$passed_on";
@@ -24,6 +29,8 @@ struct Signature {
     groups: Vec<(usize, bool)>,
     /// The arity of a tuple result.
     tuple_result: Option<usize>,
+    /// Which declared parameters are `bool`s.
+    bools: Vec<bool>,
 }
 
 fn signature(function: &FunctionSource) -> Signature {
@@ -55,9 +62,15 @@ fn signature(function: &FunctionSource) -> Signature {
         Some(ValueType::Tuple(elements)) => Some(elements.len()),
         _ => None,
     };
+    let bools = function
+        .params
+        .iter()
+        .map(|p| p.ty == ParamType::Value(ValueType::Scalar(Scalar::Bool)))
+        .collect();
     Signature {
         groups,
         tuple_result,
+        bools,
     }
 }
 
@@ -96,13 +109,39 @@ fn rewrite(function: &mut FunctionSource, signatures: &HashMap<String, Signature
     let mut rewriter = Rewriter {
         signatures,
         hidden: 0,
+        changed: false,
     };
     rewriter.walk(&mut body);
-    if rewriter.hidden > 0 {
+    if rewriter.changed {
         if let Ok(rewritten) = serde_json::from_value(body) {
             function.body = rewritten;
         }
     }
+}
+
+/// The typeless zero the macro passes as an absent `Option`'s value.
+fn is_absent(arg: &Expr) -> bool {
+    matches!(
+        arg.kind,
+        ExprKind::Constant {
+            ty: None,
+            one: false
+        }
+    )
+}
+
+/// `args` with each absent value passed to a `bool` parameter `false`.
+fn with_bool_absent(args: Vec<Expr>, bools: &[bool]) -> Vec<Expr> {
+    args.into_iter()
+        .enumerate()
+        .map(|(index, arg)| match bools.get(index) {
+            Some(true) if is_absent(&arg) => Expr {
+                kind: ExprKind::Lit(Literal::Bool(false)),
+                span: arg.span,
+            },
+            _ => arg,
+        })
+        .collect()
 }
 
 /// Whether `block` is a call after hidden locals (`$` names, which no Rust name shadows):
@@ -192,6 +231,8 @@ struct Rewriter<'a> {
     signatures: &'a HashMap<String, Signature>,
     /// Hidden locals made so far (their names' numbers).
     hidden: usize,
+    /// Whether any call was rewritten.
+    changed: bool,
 }
 
 impl Rewriter<'_> {
@@ -207,6 +248,7 @@ impl Rewriter<'_> {
                 if is_call && fields.contains_key("span") {
                     let expr = serde_json::from_value::<Expr>(value.clone());
                     if let Ok(Some(rewritten)) = expr.map(|e| self.call(e)) {
+                        self.changed = true;
                         if let Ok(json) = serde_json::to_value(rewritten) {
                             *value = json;
                         }
@@ -253,11 +295,27 @@ impl Rewriter<'_> {
         else {
             return None;
         };
-        let groups = &self.signatures.get(&callee)?.groups;
+        let signature = self.signatures.get(&callee)?;
+        let groups = &signature.groups;
         let declared: usize = groups.iter().map(|(n, _)| n).sum();
         if args.len() >= declared {
-            return None;
+            if !args
+                .iter()
+                .zip(&signature.bools)
+                .any(|(a, b)| *b && is_absent(a))
+            {
+                return None;
+            }
+            return Some(Expr {
+                kind: ExprKind::Call {
+                    args: with_bool_absent(args, &signature.bools),
+                    callee,
+                    generic_args,
+                },
+                span: expr.span,
+            });
         }
+        let bools = signature.bools.clone();
         // Which arguments are passed-on tuples: one at the start of each tuple group the
         // arguments reach with a call of that arity.
         let mut expand = vec![false; args.len()];
@@ -338,7 +396,7 @@ impl Rewriter<'_> {
                     kind: ExprKind::Call {
                         callee,
                         generic_args,
-                        args: passed,
+                        args: with_bool_absent(passed, &bools),
                     },
                     span,
                 })),
