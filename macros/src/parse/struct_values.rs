@@ -93,6 +93,29 @@ impl Parser<'_> {
         })
     }
 
+    /// The fields a tuple struct pattern names, with their indices: those before a `..`,
+    /// which comes last (rustc checks the count). `None` after an error.
+    fn tuple_fields<'p>(
+        &mut self,
+        tuple: &'p syn::PatTupleStruct,
+    ) -> Option<Vec<(usize, &'p syn::Pat)>> {
+        let mut fields = Vec::new();
+        for (index, element) in tuple.elems.iter().enumerate() {
+            if matches!(element, syn::Pat::Rest(_)) {
+                if index + 1 != tuple.elems.len() {
+                    self.errors.at(
+                        element,
+                        "`..` in a tuple struct pattern comes last in kernels: `Triple(a, ..)`, or read the field, `t.2`",
+                    );
+                    return None;
+                }
+                break;
+            }
+            fields.push((index, element));
+        }
+        Some(fields)
+    }
+
     /// `let Pair(a, mut b) = value;` or `let Vec3 { x, y: up, .. } = value;`: the value
     /// into a hidden local (evaluated once, before the names it binds shadow anything),
     /// then one `let` per named field. `None` for other patterns.
@@ -107,22 +130,13 @@ impl Parser<'_> {
                 if PRELUDE_VARIANTS.contains(&last.ident.to_string().as_str()) {
                     return None;
                 }
-                let mut fields = Vec::new();
-                for (index, element) in tuple.elems.iter().enumerate() {
-                    if matches!(element, syn::Pat::Rest(_)) {
-                        // `Pair(a, ..)`: the fields before it (rustc checks the rest).
-                        if index + 1 != tuple.elems.len() {
-                            self.errors.at(
-                                element,
-                                "`..` in a tuple struct pattern comes last in kernels: `let Triple(a, ..) = t;`, or read the field, `let c = t.2;`",
-                            );
-                            return Some(None);
-                        }
-                        break;
-                    }
-                    fields.push((index.to_string(), element));
+                match self.tuple_fields(tuple) {
+                    Some(fields) => fields
+                        .into_iter()
+                        .map(|(index, pat)| (index.to_string(), pat))
+                        .collect(),
+                    None => return Some(None),
                 }
-                fields
             }
             syn::Pat::Struct(named) if named.qself.is_none() => {
                 let mut fields = Vec::new();
@@ -341,17 +355,7 @@ impl Parser<'_> {
                 test.conditions.push(syn::parse_quote!((#(#cases)||*)));
             }
             syn::Pat::TupleStruct(tuple) if tuple.qself.is_none() => {
-                for (index, element) in tuple.elems.iter().enumerate() {
-                    if matches!(element, syn::Pat::Rest(_)) {
-                        if index + 1 != tuple.elems.len() {
-                            self.errors.at(
-                                element,
-                                "`..` in a tuple struct pattern comes last in kernels: `Triple(a, ..)`",
-                            );
-                            return None;
-                        }
-                        break;
-                    }
+                for (index, element) in self.tuple_fields(tuple)? {
                     let member = syn::Index::from(index);
                     let field: syn::Expr = syn::parse_quote!(#access.#member);
                     self.arm_test(element, &field, test)?;
