@@ -380,7 +380,7 @@ impl Parser<'_> {
             other => {
                 self.errors.at(
                     other,
-                    "a `match` on a struct in a kernel takes tuple struct, struct and array (`[a, _]`) patterns whose fields are names, `_`, literals, ranges (`a..=b`) and `|` of them; bind a field with a name and test it in a guard (`Pair(_, k) if (1..=3).contains(&k) => ..`), and match an enum field in a `match` of its own (`let Pair(kind, v) = p; match kind { .. }`)",
+                    "a `match` on a struct in a kernel takes tuple struct, struct and array (`[a, _]`) patterns whose fields are names, `_`, literals, ranges (`a..=b`) and `|` of them; bind a field with a name and test it in a guard (`Pair(_, k) if k >= 1 && k <= 3 => ..`), and match an enum field in a `match` of its own (`let Pair(kind, v) = p; match kind { .. }`)",
                 );
                 return None;
             }
