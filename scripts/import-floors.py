@@ -20,10 +20,12 @@ ACCEPTED = {
     # captured function whose signature names layouts. Types that refer to each other; no
     # behaviour in the cycle.
     ("dsl-core", frozenset({"ast", "captured", "constant", "device", "ir", "layout", "methods"})),
-    # The parser's rooms are `impl Parser` blocks; the parser's state holds the closures it
-    # has bound, and signatures name the closure messages.
-    ("macros", frozenset({"parse::closure", "parse::parser", "parse::signature"})),
 }
+
+# Modules whose rooms are one floor, whatever cycles they form among themselves: a recursive
+# descent parser's rooms are `impl Parser` blocks that call each other as the grammar nests
+# (a statement holds expressions, an expression a closure, a closure statements).
+ACCEPTED_ROOMS = {("macros", "parse::")}
 
 
 def crates(root):
@@ -150,6 +152,9 @@ def main():
         for component in found:
             names = frozenset("::".join(m) for m in component)
             if (name, names) in ACCEPTED:
+                continue
+            if any(crate_name == name and all(n.startswith(prefix) for n in names)
+                   for crate_name, prefix in ACCEPTED_ROOMS):
                 continue
             failed = True
             print(f"{name}: modules import each other: {', '.join(sorted(names))}")

@@ -28,6 +28,7 @@ fn rank_of(comm: DevComm, out: &mut [i32]) {
 fn spec(ty: Scalar) -> Specialization {
     Specialization {
         types: vec![("T".to_owned(), ty)],
+        structs: Vec::new(),
         consts: Vec::new(),
     }
 }

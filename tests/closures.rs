@@ -208,6 +208,7 @@ fn closures_compile_to_inlined_code() {
     }
     let spec = Specialization {
         types: Vec::new(),
+        structs: Vec::new(),
         consts: Vec::new(),
     };
     for kernel in [

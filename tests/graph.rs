@@ -44,19 +44,27 @@ fn gpu_or_skip() -> Option<std::sync::Arc<cudajit::CudaContext>> {
 /// event tracking off: its events, recorded on each use, would otherwise join the graph
 /// to work outside the capture.
 fn capturable() -> Option<(
+    std::sync::MutexGuard<'static, ()>,
     std::sync::Arc<cudajit::CudaContext>,
     std::sync::Arc<cudajit::CudaStream>,
 )> {
+    // A capture in CUDA's global mode forbids the calls it deems unsafe (allocations, module
+    // loads) on every thread of the process, so the two tests' captures, run in parallel by
+    // the test harness, would fail each other: they take turns.
+    static ONE_CAPTURE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let turn = ONE_CAPTURE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let context = gpu_or_skip()?;
     // SAFETY: every slice of these tests is used on this one stream only.
     unsafe { context.disable_event_tracking() };
     let stream = context.new_stream().expect("a stream");
-    Some((context, stream))
+    Some((turn, context, stream))
 }
 
 #[test]
 fn capture_and_replay_compiled_ahead() -> Result<()> {
-    let Some((context, stream)) = capturable() else {
+    let Some((_turn, context, stream)) = capturable() else {
         return Ok(());
     };
     let x = stream.clone_htod(&vec![1.0f32; N])?;
@@ -88,7 +96,7 @@ fn capture_and_replay_compiled_ahead() -> Result<()> {
 
 #[test]
 fn first_launch_inside_a_capture() -> Result<()> {
-    let Some((_context, stream)) = capturable() else {
+    let Some((_turn, _context, stream)) = capturable() else {
         return Ok(());
     };
     let mut y = stream.clone_htod(&vec![1.0f32; N])?;

@@ -266,6 +266,7 @@ fn a_block_that_skips_grid_sync_is_reported_on_the_simulator() {
 fn ptx_of(options: &CompileOptions) -> String {
     let spec = Specialization {
         types: Vec::new(),
+        structs: Vec::new(),
         consts: Vec::new(),
     };
     linked_ptx(

@@ -67,6 +67,7 @@ fn words_of_captured_parameters() -> Vec<ArgWord> {
 fn nvvm_parameters() -> Vec<String> {
     let rounds = Specialization {
         types: vec![],
+        structs: Vec::new(),
         consts: vec![(
             "rounds".into(),
             Literal::Int {

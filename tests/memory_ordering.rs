@@ -216,6 +216,7 @@ fn volatile_accesses_and_clocks_on_the_gpu() {
 fn ptx_of(kernel: &'static cudajit::core::CapturedKernel) -> String {
     let spec = Specialization {
         types: Vec::new(),
+        structs: Vec::new(),
         consts: Vec::new(),
     };
     let ptx = linked_ptx(kernel, &spec, Arch::SM_90, &CompileOptions::default()).expect("linking");

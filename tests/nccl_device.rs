@@ -114,6 +114,7 @@ fn sixteen_byte(ptx: &str, op: &str) -> bool {
 fn spec(ty: Option<cudajit::core::Scalar>) -> Specialization {
     Specialization {
         types: ty.map(|t| ("T".to_owned(), t)).into_iter().collect(),
+        structs: Vec::new(),
         consts: Vec::new(),
     }
 }

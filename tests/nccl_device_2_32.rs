@@ -92,6 +92,7 @@ fn the_example_kernels_link_against_the_2_32_ltoir() {
     common::toolchain_or_skip().expect("the toolchain");
     let f32_spec = Specialization {
         types: vec![("T".to_owned(), Scalar::F32)],
+        structs: Vec::new(),
         consts: Vec::new(),
     };
     for (captured, spec) in [

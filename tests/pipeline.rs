@@ -126,10 +126,12 @@ fn specialisations_compile_to_their_own_entry_points() {
     };
     let f32_spec = Specialization {
         types: vec![("T".into(), Scalar::F32)],
+        structs: Vec::new(),
         consts: vec![],
     };
     let f64_spec = Specialization {
         types: vec![("T".into(), Scalar::F64)],
+        structs: Vec::new(),
         consts: vec![],
     };
     let a = blend::KERNEL
@@ -149,6 +151,7 @@ fn specialisations_compile_to_their_own_entry_points() {
 
     let window = Specialization {
         types: vec![],
+        structs: Vec::new(),
         consts: vec![(
             "W".into(),
             Literal::Int {
@@ -163,6 +166,7 @@ fn specialisations_compile_to_their_own_entry_points() {
     assert_eq!(compiled.entry, "window_sums_3");
     let comptime = Specialization {
         types: vec![],
+        structs: Vec::new(),
         consts: vec![(
             "rounds".into(),
             Literal::Int {
@@ -212,6 +216,7 @@ fn vector_accesses_and_register_arrays_compile() {
     assert!(ir.contains("store <4 x float>"), "{ir}");
     let spec = Specialization {
         types: vec![],
+        structs: Vec::new(),
         consts: vec![(
             "R".into(),
             Literal::Int {

@@ -28,6 +28,7 @@ fn methods_on_the_gpu_are_rusts() {
 fn ptx_of(kernel: &'static cudajit::core::CapturedKernel, ty: Option<Scalar>) -> String {
     let spec = Specialization {
         types: ty.map(|t| ("T".to_owned(), t)).into_iter().collect(),
+        structs: Vec::new(),
         consts: Vec::new(),
     };
     linked_ptx(kernel, &spec, Arch::SM_90, &CompileOptions::default()).expect("linking")

@@ -223,6 +223,7 @@ fn a_constant_condition_lowers_only_the_branch_taken() {
     let ir = constexpr_branch::KERNEL
         .nvvm_ir_with(&cudajit::Specialization {
             types: Vec::new(),
+            structs: Vec::new(),
             consts: vec![(
                 "GPU_ONLY".to_owned(),
                 cudajit::core::ir::Literal::Bool(false),
@@ -233,6 +234,7 @@ fn a_constant_condition_lowers_only_the_branch_taken() {
     let gpu = constexpr_branch::KERNEL
         .nvvm_ir_with(&cudajit::Specialization {
             types: Vec::new(),
+            structs: Vec::new(),
             consts: vec![(
                 "GPU_ONLY".to_owned(),
                 cudajit::core::ir::Literal::Bool(true),

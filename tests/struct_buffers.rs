@@ -218,6 +218,7 @@ fn struct_slice_kernels_compile_without_local_memory_or_calls() {
     }
     let spec = Specialization {
         types: Vec::new(),
+        structs: Vec::new(),
         consts: Vec::new(),
     };
     for kernel in [nbody_step::KERNEL.captured(), age::KERNEL.captured()] {

@@ -206,6 +206,7 @@ fn bound_sub_slices_compile_to_pointer_arithmetic() {
     }
     let spec = Specialization {
         types: Vec::new(),
+        structs: Vec::new(),
         consts: Vec::new(),
     };
     for kernel in [row_stats::KERNEL.captured(), halves::KERNEL.captured()] {

@@ -6,7 +6,7 @@ use crate::constant::ConstantValue;
 use crate::external::DeviceLibrary;
 use crate::layout::StructLayout;
 
-/// A function captured at compile time: its syntax as compact JSON, a SHA-256 of that text
+/// A function captured at compile time: its syntax as compact JSON, a BLAKE3 hash of that text
 /// computed when the macro expanded (so the JIT cache can be consulted without parsing or
 /// lowering anything), and the `#[device]` functions it calls.
 #[derive(Clone, Copy, Debug)]
@@ -15,7 +15,7 @@ pub struct CapturedFunction {
     pub name: &'static str,
     /// [`FunctionSource`] serialised by [`FunctionSource::to_json`].
     pub source: &'static str,
-    /// Lowercase hex SHA-256 of `source`.
+    /// Lowercase hex BLAKE3 of `source`.
     pub source_hash: &'static str,
     /// The file that defines the function (`file!()`), for messages.
     pub file: &'static str,
@@ -143,7 +143,7 @@ impl CapturedFunction {
             let methods = (function.structs)()
                 .iter()
                 .flat_map(|&layout| std::iter::once(layout).chain(layout.nested_layouts()))
-                .flat_map(|layout| layout.methods.functions());
+                .flat_map(|layout| layout.device_functions());
             for callee in (function.callees)()
                 .iter()
                 .copied()

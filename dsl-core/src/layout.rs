@@ -178,6 +178,19 @@ impl StructLayout {
         }
         out
     }
+
+    /// Every `#[device]` function of the struct: its operator slots' and the blocks no slot
+    /// holds (inherent blocks, user traits' impls and those traits' default methods).
+    pub fn device_functions(&self) -> impl Iterator<Item = &'static crate::CapturedFunction> {
+        let blocks = crate::methods::blocks_of(self.name).flat_map(|block| {
+            block
+                .functions
+                .iter()
+                .copied()
+                .chain((block.defaults)().iter().copied())
+        });
+        self.methods.functions().chain(blocks)
+    }
 }
 
 /// Implemented by `#[derive(DeviceCopy)]`: a `#[repr(C)]` struct of scalars that kernels

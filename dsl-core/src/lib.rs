@@ -42,6 +42,11 @@ pub use frontend::LowerCapturedError;
 pub use span::Span;
 pub use types::Scalar;
 
+/// The distributed slices of `#[device]` impl blocks (`methods::DEVICE_IMPL_BLOCKS`), for the
+/// macros' generated code.
+#[doc(hidden)]
+pub use linkme;
+
 /// A fingerprint of this crate's sources (`build.rs`): the code generator's cache key holds
 /// it, so a build whose lowering differs never reuses another build's cubins.
 pub const SOURCE_FINGERPRINT: &str = env!("CUDAJIT_CORE_SOURCE_FINGERPRINT");

@@ -574,6 +574,7 @@ pub fn specialization(ty: cudajit::core::Scalar, dim: usize, kv: usize) -> cudaj
     };
     cudajit::Specialization {
         types: vec![("T".to_owned(), ty)],
+        structs: Vec::new(),
         consts: vec![
             size("D", dim),
             size("KV", kv),

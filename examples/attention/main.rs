@@ -305,6 +305,7 @@ fn cpu_check() -> Result<bool> {
                 "T".to_owned(),
                 if half { Scalar::F16 } else { Scalar::BF16 },
             )],
+            structs: Vec::new(),
             consts: vec![
                 (
                     "D".to_owned(),

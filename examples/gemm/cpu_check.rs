@@ -14,6 +14,7 @@ use super::{hopper, kernels};
 pub fn specialization(layout: Layout) -> Specialization {
     Specialization {
         types: Vec::new(),
+        structs: Vec::new(),
         consts: vec![(
             "B_ROW_MAJOR".to_owned(),
             Literal::Bool(layout.b_row_major()),

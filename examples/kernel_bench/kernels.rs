@@ -612,6 +612,7 @@ pub(crate) fn kernel_list() -> Vec<(&'static Kernel, Specialization, &'static st
             &transpose_tiled::KERNEL,
             Specialization {
                 types: vec![],
+                structs: Vec::new(),
                 consts: vec![usize_const("TILE", 32), usize_const("ROWS", 4)],
             },
             // The measured shape by default (`DEFAULT_TRANSPOSE_TILE`).
@@ -622,6 +623,7 @@ pub(crate) fn kernel_list() -> Vec<(&'static Kernel, Specialization, &'static st
             &softmax_rows::KERNEL,
             Specialization {
                 types: vec![],
+                structs: Vec::new(),
                 consts: vec![usize_const("PER_LANE", 32)],
             },
             "softmax_rows_32",

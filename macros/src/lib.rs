@@ -114,11 +114,37 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     fn add(self, o: Vec3) -> Vec3 { Vec3::new(self.x + o.x, self.y + o.y, self.z + o.z) }
 /// }
 /// ```
+///
+/// On a trait, the trait is device code for the structs whose impl of it is `#[device]`:
+/// generic device functions bounded by it (`fn total<S: Shape>(s: &[S]) -> f32`) are
+/// compiled once per struct they are called with, methods are called through the bound
+/// (`s.area()`), associated constants read (`S::SIDES`), and default methods compiled for
+/// the structs that keep them. A struct may have several `#[device]` inherent blocks.
+///
+/// ```ignore
+/// #[device]
+/// trait Shape {
+///     const SIDES: u32;
+///     fn area(&self) -> f32;
+/// }
+///
+/// #[device]
+/// impl Shape for Circle {
+///     const SIDES: u32 = 0;
+///     fn area(&self) -> f32 { 3.0 * self.r * self.r }
+/// }
+///
+/// #[device]
+/// fn total<S: Shape>(shapes: &[S]) -> f32 { shapes.iter().map(|s| s.area()).sum() }
+/// ```
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item: proc_macro2::TokenStream = item.into();
     if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
         return impl_macro(attr.into(), block).into();
+    }
+    if let Ok(item) = syn::parse2::<syn::ItemTrait>(item.clone()) {
+        return trait_macro(attr.into(), item).into();
     }
     function_macro(FnKind::Device, attr.into(), item).into()
 }
@@ -126,14 +152,31 @@ pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `#[device]` on an impl block: the block checked and each function parsed; the block
 /// and its slot generated (or, on an error, the block as written and the errors).
 fn impl_macro(attr: proc_macro2::TokenStream, block: syn::ItemImpl) -> proc_macro2::TokenStream {
+    item_macro(attr, &block, parse::impl_block, generate::device_impl)
+}
+
+/// `#[device]` on a trait: the trait and its default methods captured (or, on an error,
+/// the trait as written and the errors).
+fn trait_macro(attr: proc_macro2::TokenStream, item: syn::ItemTrait) -> proc_macro2::TokenStream {
+    item_macro(attr, &item, parse::trait_item, generate::device_trait)
+}
+
+/// `#[device]` on an item other than a function: its arguments read, the item parsed and
+/// generated, or on an error the item as written next to the errors.
+fn item_macro<I: quote::ToTokens, P>(
+    attr: proc_macro2::TokenStream,
+    item: &I,
+    parse: impl FnOnce(&I, &mut Errors) -> Option<P>,
+    generate: impl FnOnce(&I, &P, &Paths) -> proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     let mut errors = Errors::default();
     let arguments = parse::function_arguments(attr, FnKind::Device, &mut errors);
     let paths = Paths::new(arguments.crate_path.as_ref());
-    match parse::impl_block(&block, &mut errors) {
-        Some(parsed) if errors.is_empty() => generate::device_impl(&block, &parsed, &paths),
+    match parse(item, &mut errors) {
+        Some(parsed) if errors.is_empty() => generate(item, &parsed, &paths),
         _ => {
             let compile_errors = errors.into_compile_errors();
-            quote::quote!(#compile_errors #block)
+            quote::quote!(#compile_errors #item)
         }
     }
 }

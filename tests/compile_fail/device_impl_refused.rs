@@ -25,7 +25,7 @@ impl<T: Copy> Pair<T> {
     }
 }
 
-// A trait other than an operator: no device trait objects or user traits.
+// A trait that is not `#[device]`: rustc reports the missing defaults function at the impl.
 #[device]
 impl Shape for Vec2 {
     fn area(&self) -> f32 {

@@ -11,6 +11,7 @@ pub fn every_kernel() -> Vec<(&'static CapturedKernel, Specialization, bool)> {
     let plain = Specialization::default;
     let flag = |name: &str, on: bool| Specialization {
         types: Vec::new(),
+        structs: Vec::new(),
         consts: vec![(name.into(), Literal::Bool(on))],
     };
     let weights = |with: bool| flag("with_weights", with);

@@ -121,7 +121,10 @@ pub mod __private {
     pub use cudajit_core::layout::{
         DeviceStruct, DropHook, FieldLayout, FieldType, StructLayout, VariantLayout,
     };
-    pub use cudajit_core::methods::{MethodReceiver, MethodTable, NoDeviceImpls};
+    pub use cudajit_core::linkme;
+    pub use cudajit_core::methods::{
+        DeviceImplBlock, MethodReceiver, MethodTable, NoDeviceImpls, DEVICE_IMPL_BLOCKS,
+    };
     pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 

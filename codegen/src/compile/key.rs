@@ -248,6 +248,7 @@ mod tests {
             captured: KERNEL,
             spec: Specialization {
                 types: vec![("T".to_owned(), Scalar::F32)],
+                structs: Vec::new(),
                 consts: vec![(
                     "N".to_owned(),
                     Literal::Int {

@@ -8,8 +8,6 @@
 use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
-use sha2::{Digest, Sha256};
-
 use super::discover::{Component, Located};
 
 /// Identity of one located file.
@@ -56,37 +54,41 @@ pub struct ToolchainIdentity {
 impl ToolchainIdentity {
     /// Feeds the identity into `h`, unambiguously (every field is tagged or
     /// length-prefixed) so distinct identities never hash alike.
-    pub fn hash_into(&self, h: &mut Sha256) {
+    pub fn hash_into(&self, h: &mut blake3::Hasher) {
         h.update(b"cudajit-toolchain-identity-v1\0");
-        h.update((self.files.len() as u64).to_le_bytes());
+        h.update(&(self.files.len() as u64).to_le_bytes());
         for f in &self.files {
             let name = f.component.to_string();
             let path = f.path.as_os_str().as_encoded_bytes();
             for field in [name.as_bytes(), path] {
-                h.update((field.len() as u64).to_le_bytes());
+                h.update(&(field.len() as u64).to_le_bytes());
                 h.update(field);
             }
             match f.size {
                 Some(size) => {
-                    h.update([1u8]);
-                    h.update(size.to_le_bytes());
+                    h.update(&[1u8]);
+                    h.update(&size.to_le_bytes());
                 }
-                None => h.update([0u8]),
+                None => {
+                    h.update(&[0u8]);
+                }
             }
             match f.modified {
                 Some(t) => {
-                    h.update([1u8]);
-                    h.update(t.as_secs().to_le_bytes());
-                    h.update(t.subsec_nanos().to_le_bytes());
+                    h.update(&[1u8]);
+                    h.update(&t.as_secs().to_le_bytes());
+                    h.update(&t.subsec_nanos().to_le_bytes());
                 }
-                None => h.update([0u8]),
+                None => {
+                    h.update(&[0u8]);
+                }
             }
         }
     }
 
-    /// SHA-256 of [`ToolchainIdentity::hash_into`] alone.
+    /// BLAKE3 of [`ToolchainIdentity::hash_into`] alone.
     pub fn digest(&self) -> [u8; 32] {
-        let mut h = Sha256::new();
+        let mut h = blake3::Hasher::new();
         self.hash_into(&mut h);
         h.finalize().into()
     }

@@ -114,6 +114,10 @@ pub(super) fn instantiate(
     let mut body = serde_json::to_value(&source.body).map_err(internal(source.span))?;
     let mut rewriter = Rewriter {
         closures,
+        hidden: closures
+            .iter()
+            .flat_map(|c| c.captures.iter().map(|(name, _)| hidden(&c.param, name)))
+            .collect(),
         temps: 0,
         error: None,
     };
@@ -144,6 +148,8 @@ fn internal(span: Span) -> impl Fn(serde_json::Error) -> LowerError {
 
 struct Rewriter<'c> {
     closures: &'c [ClosureArg],
+    /// The instance's hidden parameters (`$op.scale`).
+    hidden: Vec<String>,
     temps: usize,
     error: Option<LowerError>,
 }
@@ -155,6 +161,13 @@ impl Rewriter<'_> {
             Value::Array(items) => items.iter_mut().for_each(|item| self.rewrite(item)),
             Value::Object(fields) => {
                 fields.values_mut().for_each(|field| self.rewrite(field));
+                // A closure this function passes on (`inner(|v| op(v) + b, x)`, or `op`
+                // itself, `|a| op(a)`) now holds `op`'s body, which reads the hidden
+                // parameters: the closure captures them too, so the callee's instance
+                // is given them.
+                if let Some(Value::Object(closure)) = fields.get_mut("Closure") {
+                    self.capture_hidden(closure);
+                }
                 if fields.contains_key("kind") && fields.contains_key("span") {
                     if let Some(call) = fields.get("kind").and_then(|k| k.get("ClosureCall")) {
                         let span = fields.get("span").cloned().unwrap_or(Value::Null);
@@ -168,6 +181,30 @@ impl Rewriter<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Adds to a passed closure's captures the hidden parameters its body reads.
+    fn capture_hidden(&mut self, closure: &mut serde_json::Map<String, Value>) {
+        let Some(body) = closure
+            .get("body")
+            .cloned()
+            .and_then(|b| serde_json::from_value::<Expr>(b).ok())
+        else {
+            return;
+        };
+        let span = serde_json::to_value(body.span).unwrap_or(Value::Null);
+        let Some(Value::Array(captures)) = closure.get_mut("captures") else {
+            return;
+        };
+        for name in body.variables() {
+            let read = self.hidden.contains(&name);
+            let listed = captures.iter().any(|c| {
+                c.get("kind").and_then(|k| k.get("Var")) == Some(&Value::from(name.as_str()))
+            });
+            if read && !listed {
+                captures.push(serde_json::json!({ "kind": { "Var": name }, "span": span }));
+            }
         }
     }
 

@@ -103,6 +103,8 @@ struct PendingCall {
     name: String,
     types: Vec<(String, usize)>,
     consts: Vec<(String, ir::Literal)>,
+    /// Type parameters bound to structs (`generic_structs.rs`).
+    structs: Vec<(String, &'static str)>,
     closures: Vec<PendingClosure>,
     span: Span,
 }
@@ -490,6 +492,7 @@ impl Inference<'_> {
             let mut spec = Specialization {
                 types: Vec::new(),
                 consts: call.consts,
+                structs: call.structs,
             };
             for (name, var) in call.types {
                 let scalar = self.resolve(var, call.span)?;

@@ -21,6 +21,7 @@ mod closures;
 mod drops;
 mod error;
 mod expr;
+mod generic_structs;
 mod infer;
 mod intrinsic;
 mod loops;
@@ -122,6 +123,8 @@ impl Program<'_> {
                 format!("`{}` is not a known `#[device]` function", instance.name),
             )
         })?;
+        let substituted = generic_structs::substitute(source, &instance.spec.structs)?;
+        let source = &substituted;
         instance.spec.check_complete(source)?;
         let handle = if instance.closures.is_empty() {
             self.lower_function(source, &instance.spec, false)?

@@ -16,6 +16,9 @@ pub struct Specialization {
     pub types: Vec<(String, Scalar)>,
     /// Const generic and `#[comptime]` parameters: `N = 4`.
     pub consts: Vec<(String, Literal)>,
+    /// Type parameters bound to structs (`S = Circle`, for `S: Shape`): the instance is
+    /// the function with `S` replaced (`generic_structs.rs`).
+    pub structs: Vec<(String, &'static str)>,
 }
 
 impl Specialization {
@@ -72,7 +75,11 @@ impl Specialization {
 
     /// The values for people: `T=f32, N=4` (empty without generic parameters).
     pub fn describe(&self) -> String {
-        let types = self.types.iter().map(|(n, s)| format!("{n}={s}"));
+        let types = self
+            .types
+            .iter()
+            .map(|(n, s)| format!("{n}={s}"))
+            .chain(self.structs.iter().map(|(n, s)| format!("{n}={s}")));
         let consts = self.consts.iter().map(|(n, v)| match *v {
             Literal::Bool(b) => format!("{n}={b}"),
             Literal::Int { bits, ty } if ty.is_signed() => {
@@ -91,6 +98,7 @@ impl Specialization {
             .types
             .iter()
             .map(|(_, s)| s.rust_name().to_owned())
+            .chain(self.structs.iter().map(|(_, s)| (*s).to_owned()))
             .collect();
         parts.extend(self.consts.iter().map(|(_, v)| match *v {
             Literal::Bool(b) => b.to_string(),

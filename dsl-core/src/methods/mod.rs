@@ -6,14 +6,17 @@
 //! struct, not through its own syntax: the macro cannot know the type of `v` in
 //! `v.length()` or `a + b`, lowering can. So the struct's layout carries a
 //! [`MethodTable`], which the derive fills from fixed *slots*: one associated constant per
-//! impl block a struct can have (its inherent block, and one per operator trait and
-//! right-hand type). A `#[device]` impl block defines its slot as an inherent constant of
+//! operator impl a struct can have (one per operator trait and right-hand type). A `#[device]` impl block defines its slot as an inherent constant of
 //! the struct; every other slot resolves to [`NoDeviceImpls`]'s empty default, because
 //! Rust looks up inherent associated items before trait ones. No registry, no run-time
-//! discovery: rustc links each table.
+//! discovery: rustc links each table. The blocks no fixed slot can name, a struct's
+//! inherent blocks (it may have several) and its impls of user traits, are rows the linker
+//! gathers (`blocks.rs`).
 
+mod blocks;
 mod slots;
 
+pub use blocks::{blocks_of, DeviceImplBlock, DEVICE_IMPL_BLOCKS};
 pub use slots::NoDeviceImpls;
 
 use crate::ast::BinaryOp;
@@ -256,6 +259,22 @@ pub fn method_function_name(ty: &str, method: &str) -> String {
     format!("{ty}::{method}")
 }
 
+/// The captured name of `method` (or associated constant) of `ty`'s impl of the user
+/// trait `trait_name`: `<Circle as Shape>::area`.
+pub fn user_trait_function_name(ty: &str, trait_name: &str, method: &str) -> String {
+    format!("<{ty} as {trait_name}>::{method}")
+}
+
+/// The captured name of a user trait's default method, compiled per implementing type
+/// with `Self` its generic parameter [`TRAIT_SELF`]: `Shape::describe`.
+pub fn trait_default_function_name(trait_name: &str, method: &str) -> String {
+    format!("{trait_name}::{method}")
+}
+
+/// The name of the generic type parameter that stands for `Self` in a trait's default
+/// methods.
+pub const TRAIT_SELF: &str = "__CudajitSelf";
+
 /// The captured name of `ty`'s impl of `operator` with right-hand side `rhs` (ignored for
 /// `Neg`): `<Vec3 as Mul<f32>>::mul`.
 pub fn operator_function_name(ty: &str, operator: &OperatorTrait, rhs: Rhs) -> String {
@@ -267,9 +286,6 @@ pub fn operator_function_name(ty: &str, operator: &OperatorTrait, rhs: Rhs) -> S
     format!("<{ty} as {trait_name}>::{}", operator.method)
 }
 
-/// The slot constant of a struct's inherent `#[device]` impl block.
-pub const INHERENT_SLOT: &str = "__cudajit_impl_inherent";
-
 /// The slot constant of an operator impl: `__cudajit_impl_Mul_f32`, `__cudajit_impl_Add_Self`,
 /// `__cudajit_impl_Neg`.
 pub fn operator_slot(operator: &OperatorTrait, rhs: Rhs) -> String {
@@ -280,10 +296,11 @@ pub fn operator_slot(operator: &OperatorTrait, rhs: Rhs) -> String {
     }
 }
 
-/// Every slot a struct has, in the order of its [`MethodTable`]: the inherent block, then
-/// each operator trait with `Self` and each scalar on the right.
+/// Every slot a struct has, in the order of its [`MethodTable`]: each operator trait with
+/// `Self` and each scalar on the right, then the scalar-left operators. (Inherent blocks
+/// have no slot: a struct may have several, see `blocks.rs`.)
 pub fn slot_names() -> Vec<String> {
-    let mut names = vec![INHERENT_SLOT.to_owned()];
+    let mut names = Vec::new();
     for operator in OPERATOR_TRAITS {
         for rhs in operator.right_hand_sides() {
             names.push(operator_slot(&operator, rhs));

@@ -9,7 +9,6 @@ use crate::captured::CapturedFunction;
 /// Rust's lookup prefers. Not implemented by hand; imported by the derive's code only.
 #[allow(non_upper_case_globals)]
 pub trait NoDeviceImpls {
-    const __cudajit_impl_inherent: &'static [&'static CapturedFunction] = &[];
     const __cudajit_impl_Add_Self: &'static [&'static CapturedFunction] = &[];
     const __cudajit_impl_Add_bool: &'static [&'static CapturedFunction] = &[];
     const __cudajit_impl_Add_i8: &'static [&'static CapturedFunction] = &[];

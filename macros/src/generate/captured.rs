@@ -2,7 +2,6 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use sha2::{Digest, Sha256};
 use syn::spanned::Spanned;
 
 use super::Paths;
@@ -17,7 +16,7 @@ pub(super) fn captured_function(
 ) -> TokenStream {
     let private = paths.private();
     let json = parsed.source.to_json();
-    let hash = sha256_hex(&json);
+    let hash = source_hash(&json);
     let name = &parsed.source.name;
     let callees = &parsed.callees;
     let callees_fn = if callees.is_empty() {
@@ -188,12 +187,10 @@ pub(super) fn stand_in(name: &str, paths: &Paths) -> TokenStream {
     }
 }
 
-/// Lowercase hex SHA-256 of `text`, the `source_hash` of its captured form.
-pub(super) fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// Lowercase hex BLAKE3 of `text`, the `source_hash` of its captured form (the hash the
+/// cache uses everywhere, so a dependant builds one hash crate, not two).
+pub(super) fn source_hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
 }
 
 /// The marker constant a `#[device]` inherent impl block defines for each of its

@@ -63,7 +63,7 @@ fn extern_function(
     let vis = &function.vis;
     let stub = host_stub(function, paths);
     let json = declared.to_json();
-    let hash = captured::sha256_hex(&json);
+    let hash = captured::source_hash(&json);
     let name_text = name.to_string();
     // The structs and enums of the signature, whose layouts the lowering needs.
     let structs: Vec<syn::Path> = declared

@@ -1,7 +1,7 @@
 //! What a `#[device]` impl block becomes: the block as written (ordinary Rust, so rustc
-//! type-checks every call and the host can call the methods), and beside it the block's
-//! slot, an inherent constant of the struct listing the captured functions, which the
-//! struct's `DeviceCopy` layout reads (see `cudajit_core::methods`):
+//! type-checks every call and the host can call the methods), and beside it where the
+//! struct's `DeviceCopy` layout finds its captured functions (see `cudajit_core::methods`):
+//! for an operator, the block's slot, an inherent constant of the struct,
 //!
 //! ```text
 //! impl Add for Vec3 { .. }
@@ -9,12 +9,22 @@
 //!     pub const __cudajit_impl_Add_Self: &[&CapturedFunction] = &[&CapturedFunction { .. }];
 //! }
 //! ```
+//!
+//! and for an inherent block or a user trait's impl, a row of `DEVICE_IMPL_BLOCKS`:
+//!
+//! ```text
+//! impl Shape for Circle { .. }
+//! const _: () = {
+//!     #[distributed_slice(DEVICE_IMPL_BLOCKS)]
+//!     static BLOCK: DeviceImplBlock = DeviceImplBlock { owner: "Circle", .. };
+//! };
+//! ```
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ItemImpl;
 
-use super::{captured, kernel_language_lints, method_check, Paths};
+use super::{captured, kernel_language_lints, method_check, trait_item, Paths};
 use crate::parse::DeviceImpl;
 
 pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -> TokenStream {
@@ -23,11 +33,11 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
     // The struct the slot belongs to: the block's own, or for `impl Mul<Vec3> for f32`
     // the struct on the right.
     let owner = &parsed.owner;
-    let slot = format_ident!("{}", parsed.slot, span = self_ident.span());
-    let captured = parsed
+    let captured: Vec<TokenStream> = parsed
         .functions
         .iter()
-        .map(|function| captured::captured_function(function, None, paths));
+        .map(|function| captured::captured_function(function, None, paths))
+        .collect();
     let checks = parsed.functions.iter().map(captured::associated_checks);
     // An inherent block's functions can be called by path (`Vec3::new`): their markers.
     let markers = parsed
@@ -44,7 +54,10 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
             }
         });
     // Their methods can be called with `.` (`v.length()`): the markers the checked
-    // copies of kernel bodies call (`method_check.rs`).
+    // copies of kernel bodies call (`method_check.rs`). A user trait's methods, its
+    // default methods too, have theirs in the trait (`trait_item.rs`), which the check
+    // finds before its fallback: none here, where an inherent method of the same name
+    // would have the same marker.
     let method_markers = parsed
         .inherent
         .then_some(item.items.iter())
@@ -62,7 +75,18 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
             }
             _ => None,
         });
-    // The functions whose own method calls are checked, each a copy in `impl Vec3`.
+    // The functions whose own method calls are checked, each a copy in `impl Vec3` (named
+    // for the trait too, so two traits' methods of one name do not collide).
+    let copy_prefix = match &parsed.user_trait {
+        Some(path) => format!(
+            "__cudajit_method_check_{}_",
+            path.segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default()
+        ),
+        None => "__cudajit_method_check_".to_owned(),
+    };
     let methods = item.items.iter().filter_map(|impl_item| match impl_item {
         syn::ImplItem::Fn(method) => Some(method),
         _ => None,
@@ -75,27 +99,85 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
             copy.attrs.clear();
             copy.vis = syn::Visibility::Inherited;
             copy.defaultness = None;
-            copy.sig.ident = format_ident!("__cudajit_method_check_{}", method.sig.ident);
+            copy.sig.ident = format_ident!("{copy_prefix}{}", method.sig.ident);
             copy.block = block;
             let attributes = method_check::copy_attributes();
             Some(quote!(#attributes #copy))
         });
     let lints = kernel_language_lints();
     let doc = format!("The captured functions of a `#[device]` impl block of `{self_ident}`.");
+    let slot = match &parsed.slot {
+        Some(slot) => {
+            let slot = format_ident!("{}", slot, span = self_ident.span());
+            quote! {
+                #[doc = #doc]
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals)]
+                pub const #slot: &'static [&'static #private::CapturedFunction] = &[#(&#captured),*];
+            }
+        }
+        None => TokenStream::new(),
+    };
+    let row = match &parsed.slot {
+        Some(_) => TokenStream::new(),
+        None => block_row(parsed, &captured, paths),
+    };
     quote! {
         #lints
         #item
 
         impl #owner {
-            #[doc = #doc]
-            #[doc(hidden)]
-            #[allow(non_upper_case_globals)]
-            pub const #slot: &'static [&'static #private::CapturedFunction] = &[#(&#captured),*];
+            #slot
             #(#markers)*
             #(#method_markers)*
             #(#checked_copies)*
         }
 
+        #row
+
         #(#checks)*
+    }
+}
+
+/// The block's row of `DEVICE_IMPL_BLOCKS`: its struct, its trait, its captured functions,
+/// its constants as rustc evaluates them, and the trait's default methods.
+fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> TokenStream {
+    let private = paths.private();
+    let owner = &parsed.owner;
+    let owner_name = owner.to_string();
+    let (trait_name, defaults) = match &parsed.user_trait {
+        Some(path) => {
+            let name = path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            let defaults = trait_item::defaults_of(owner, path);
+            (quote!(::core::option::Option::Some(#name)), defaults)
+        }
+        None => (
+            quote!(::core::option::Option::None),
+            quote!(#private::DeviceImplBlock::no_defaults),
+        ),
+    };
+    let constants = parsed.constants.iter().map(|(name, ident)| {
+        let value = match &parsed.user_trait {
+            Some(path) => quote!(<#owner as #path>::#ident),
+            None => quote!(#owner::#ident),
+        };
+        quote!(#private::ConstantValue::of(#name, &#value))
+    });
+    quote! {
+        const _: () = {
+            #[#private::linkme::distributed_slice(#private::DEVICE_IMPL_BLOCKS)]
+            #[linkme(crate = #private::linkme)]
+            static BLOCK: #private::DeviceImplBlock = #private::DeviceImplBlock {
+                owner: #owner_name,
+                trait_name: #trait_name,
+                functions: &[#(&#captured),*],
+                defaults: #defaults,
+                constants: &[#(#constants),*],
+            };
+        };
     }
 }

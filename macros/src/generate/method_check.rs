@@ -6,9 +6,14 @@
 //! compile error at the call rather than a JIT error, the macro emits a copy of the
 //! function, never called and exempt from lints, in which each such call first calls
 //! `(&v).__cudajit_device_method_length()`: the `#[device]` impl block defines that
-//! inherent method (`generate/impl_block.rs`); for any other type the call resolves to
-//! the default of a local trait whose `where Self: ..` bound fails with cudajit's message
-//! (Rust prefers inherent methods, so a real device method always wins).
+//! inherent method (`generate/impl_block.rs`), a `#[device]` trait a provided one for
+//! each of its methods (`generate/trait_item.rs`); for any other type the call resolves to
+//! the default of a local trait whose `where Self: ..` bound fails with cudajit's message.
+//! A real device method always wins: the check calls the marker on `&(receiver)`, which
+//! finds a marker's `&self` at the step of the receiver's own type, and the fallback is
+//! implemented for `&T` taking `&mut self`, which Rust's method lookup reaches only after
+//! that step (a trait's marker and the fallback both taking `&self` of the struct would be
+//! ambiguous, rustc's E0034).
 
 use std::collections::BTreeSet;
 
@@ -64,6 +69,12 @@ struct Rewrite<'a> {
 impl VisitMut for Rewrite<'_> {
     fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
         syn::visit_mut::visit_expr_mut(self, expr);
+        if let syn::Expr::Call(call) = expr {
+            if let Some(checked) = self.path_call(call) {
+                *expr = checked;
+            }
+            return;
+        }
         let syn::Expr::MethodCall(call) = expr else {
             return;
         };
@@ -75,11 +86,32 @@ impl VisitMut for Rewrite<'_> {
         let marker = device_method_marker(&call.method);
         let receiver = &call.receiver;
         let span = call.method.span();
-        let check = quote_spanned!(span=> (#receiver).#marker());
+        let check = quote_spanned!(span=> (&(#receiver)).#marker());
         let original = &*call;
         if let Ok(checked) = syn::parse2(quote!({ #check; #original })) {
             *expr = checked;
         }
+    }
+}
+
+impl Rewrite<'_> {
+    /// A method called by path (`Shape::area(&c)`, `<S as Shape>::area(s)`): checked on
+    /// its first argument, the receiver, as `c.area()` would be.
+    fn path_call(&mut self, call: &syn::ExprCall) -> Option<syn::Expr> {
+        let syn::Expr::Path(path) = &*call.func else {
+            return None;
+        };
+        let function = path.path.segments.last()?.ident.clone();
+        let start = function.span().start();
+        let receiver = call.args.first()?;
+        if !self.sites.contains(&(start.line, start.column)) {
+            return None;
+        }
+        self.methods.insert(function.to_string());
+        let marker = device_method_marker(&function);
+        let span = function.span();
+        let check = quote_spanned!(span=> (&(#receiver)).#marker());
+        syn::parse2(quote!({ #check; #call })).ok()
     }
 }
 
@@ -107,13 +139,17 @@ fn fallback(method: &str, paths: &Paths) -> TokenStream {
         #[diagnostic::on_unimplemented(message = #message, label = "not a device method", note = #note)]
         trait #is_device {}
         trait #fallback {
-            fn #marker(&self)
+            /// The receiver's own type, which the message names.
+            type Receiver: ?Sized;
+            fn #marker(&mut self)
             where
-                Self: #is_device,
+                Self::Receiver: #is_device,
             {
             }
         }
-        impl<T: ?Sized + #private::MethodReceiver> #fallback for T {}
+        impl<T: ?Sized + #private::MethodReceiver> #fallback for &T {
+            type Receiver = T;
+        }
     }
 }
 

@@ -35,6 +35,7 @@ mod impl_block;
 mod launcher;
 mod method_check;
 mod paths;
+mod trait_item;
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -45,6 +46,7 @@ pub(crate) use device_copy::device_copy;
 pub(crate) use extern_device::extern_functions;
 pub(crate) use impl_block::device_impl;
 pub(crate) use paths::Paths;
+pub(crate) use trait_item::device_trait;
 
 /// What replaces a `#[kernel]` or `#[device]` function that parsed and passed its checks.
 /// `specific_arch` is a kernel's `arch = "sm_XYa"` argument.

@@ -34,12 +34,8 @@ impl Parser<'_> {
             self.errors.at(&call.func, message);
             return None;
         };
-        if path.qself.is_some() {
-            self.errors.at(
-                path,
-                "qualified paths (`<T as Trait>::f`) are not supported in kernels",
-            );
-            return None;
+        if let Some(qself) = &path.qself {
+            return self.qualified_call(path, qself, call, span);
         }
         if let Some(name) = intrinsic_name(&call.func).filter(|n| INTRINSICS.contains(&n.as_str()))
         {
@@ -422,11 +418,30 @@ impl Parser<'_> {
             );
             return Some(None);
         }
-        let mut type_path = path.path.clone();
-        type_path.segments.pop();
-        type_path.segments.pop_punct();
-        self.record_type(&type_path);
-        self.add_associated(&type_path, &function.ident);
+        // `Circle::area(&c)`, `Shape::area(&c)`, `Shape::area(s)` of `s: &S`: a method
+        // called by path, on a reference as its receiver. The receiver's type is the struct's (lowering finds the method,
+        // of an inherent block or of a trait, through it), and the call is checked as a
+        // method call is (`generate/method_check.rs`), which a trait's method passes too:
+        // `Shape` may be a trait, so no type is recorded. Any other path call is of an
+        // associated function (`Vec3::new(..)`), with its type recorded.
+        let by_reference = match call.args.first() {
+            Some(syn::Expr::Reference(_)) => true,
+            // A reference parameter (`s: &S`, `self`) passed on.
+            Some(syn::Expr::Path(arg)) => arg.path.get_ident().is_some_and(|ident| {
+                ident == "self" || self.reference_names.iter().any(|n| ident == n)
+            }),
+            _ => false,
+        };
+        if by_reference {
+            let start = function.ident.span().start();
+            self.method_sites.push((start.line, start.column));
+        } else {
+            let mut type_path = path.path.clone();
+            type_path.segments.pop();
+            type_path.segments.pop_punct();
+            self.record_type(&type_path);
+            self.add_associated(&type_path, &function.ident);
+        }
         // Arguments as a method's: `Vec3::dot(&a, &b)` passes the receiver by reference.
         let args: Vec<Option<Expr>> = call
             .args
@@ -445,6 +460,64 @@ impl Parser<'_> {
             },
             span,
         }))
+    }
+
+    /// `<S as Shape>::area(&s)`, `<Circle as Shape>::weighted(&c, k)`: a trait's function
+    /// for the type named, captured as `<S as Shape>::area` (an instance for a struct
+    /// names the struct there, `lower/generic_structs.rs`), checked as a method call.
+    fn qualified_call(
+        &mut self,
+        path: &syn::ExprPath,
+        qself: &syn::QSelf,
+        call: &syn::ExprCall,
+        span: cudajit_core::Span,
+    ) -> Option<Expr> {
+        let segments: Vec<&syn::PathSegment> = path.path.segments.iter().collect();
+        let ty = match value_type(&qself.ty, &self.generics) {
+            Some(ValueType::Struct(name) | ValueType::Generic(name)) => Some(name),
+            _ => None,
+        };
+        let (Some(ty), 1, [trait_segment, function]) = (ty, qself.position, segments.as_slice())
+        else {
+            self.errors.at(
+                path,
+                "a qualified call names a struct or a type parameter and a trait: `<S as Shape>::area(&s)` (or call the method, `s.area()`)",
+            );
+            return None;
+        };
+        if !trait_segment.arguments.is_none() || !function.arguments.is_none() {
+            self.errors.at(
+                path,
+                "generic traits and generic trait functions are not supported on the device: `<S as Shape>::area(&s)`",
+            );
+            return None;
+        }
+        if call.args.is_empty() {
+            self.errors.at(
+                call,
+                "a trait's functions without `self` are not supported on the device yet: write an inherent associated function (`Circle::new(..)`)",
+            );
+            return None;
+        }
+        let start = function.ident.span().start();
+        self.method_sites.push((start.line, start.column));
+        let args: Vec<Option<Expr>> = call
+            .args
+            .iter()
+            .map(|arg| self.method_argument(arg))
+            .collect();
+        Some(Expr {
+            kind: ExprKind::Call {
+                callee: cudajit_core::methods::user_trait_function_name(
+                    &ty,
+                    &trait_segment.ident.to_string(),
+                    &function.ident.to_string(),
+                ),
+                generic_args: Vec::new(),
+                args: args.into_iter().collect::<Option<Vec<Expr>>>()?,
+            },
+            span,
+        })
     }
 
     /// A path to a Rust constant (`u32::MAX`, `core::f32::consts::PI`, `consts::TILE`),
@@ -475,6 +548,13 @@ impl Parser<'_> {
                 .types
                 .iter()
                 .any(|t| path.segments[0].ident == t)
+    }
+
+    /// Whether `ty` is a type parameter of the function bounded by a user trait (`S` of
+    /// `<S as Shape>`).
+    pub(super) fn is_user_bounded(&self, ty: &syn::Type) -> bool {
+        matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+            && p.path.get_ident().is_some_and(|i| self.generics.user_bounded.iter().any(|t| i == t)))
     }
 
     /// `Name { field: value, .. }` of a `#[derive(DeviceCopy)]` struct.

@@ -245,11 +245,17 @@ impl Parser<'_> {
         })
     }
 
-    /// A closure passed to a device function, written there (`|a, b| a + b`) or the name
-    /// of a closure local; `None` when `arg` is neither.
+    /// A closure passed to a device function, written there (`|a, b| a + b`), the name of
+    /// a closure local or of this function's closure parameter, or a reference to either
+    /// (`&f`: a closure that only reads what it captures passes alike by reference);
+    /// `None` when `arg` is none of them.
     pub(super) fn closure_argument(&mut self, arg: &syn::Expr) -> Option<Option<Expr>> {
         let (closure, environment) = match arg {
             syn::Expr::Closure(closure) => (closure.clone(), None),
+            syn::Expr::Reference(reference) if reference.mutability.is_none() => {
+                return self.closure_argument(&reference.expr);
+            }
+            syn::Expr::Paren(paren) => return self.closure_argument(&paren.expr),
             syn::Expr::Path(path) => {
                 let name = path.path.get_ident()?.to_string();
                 match self.closure_name(&name)? {
@@ -257,18 +263,54 @@ impl Parser<'_> {
                         let local = &self.local_closures[index];
                         (local.closure.clone(), Some(local.environment.clone()))
                     }
-                    ClosureName::Param => {
-                        self.errors.at(
-                            arg,
-                            format!("`{name}` is this function's closure parameter, which cannot be passed on to another device function yet: call it here"),
-                        );
-                        return Some(None);
-                    }
+                    ClosureName::Param => return Some(self.closure_passed_on(&name, arg)),
                 }
             }
             _ => return None,
         };
         Some(self.passed_closure(arg, &closure, environment))
+    }
+
+    /// This function's closure parameter `name` passed on to another device function: the
+    /// closure `|a, b| name(a, b)`, which this function's instance for its own closure
+    /// rewrites into that closure's body (`cudajit_core`'s `lower::closures`), so the
+    /// callee's instance is made for the very closure this one was given.
+    fn closure_passed_on(&mut self, name: &str, arg: &syn::Expr) -> Option<Expr> {
+        let span = span_at(arg);
+        let arity = self
+            .generics
+            .closure_params
+            .iter()
+            .find(|(param, _)| param == name)
+            .map(|(_, arity)| *arity)?;
+        // `$` cannot start a Rust name: these never meet the function's own.
+        let params: Vec<ClosureParam> = (0..arity)
+            .map(|k| ClosureParam {
+                name: format!("${name}.arg{k}"),
+                ty: None,
+            })
+            .collect();
+        let args = params
+            .iter()
+            .map(|p| Expr {
+                kind: ExprKind::Var(p.name.clone()),
+                span,
+            })
+            .collect();
+        Some(Expr {
+            kind: ExprKind::Closure {
+                params,
+                body: Box::new(Expr {
+                    kind: ExprKind::ClosureCall {
+                        callee: name.to_owned(),
+                        args,
+                    },
+                    span,
+                }),
+                captures: Vec::new(),
+            },
+            span,
+        })
     }
 
     fn passed_closure(

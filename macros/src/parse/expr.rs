@@ -57,6 +57,30 @@ impl Parser<'_> {
                     }
                     ExprKind::Var(name)
                 }
+                // `S::SIDES` with `S: Shape`: the associated constant of the struct a call
+                // binds `S` to (`lower/generic_structs.rs`), which rustc evaluated where
+                // the impl is.
+                _ if path.path.segments.len() == 2
+                    && path.qself.is_none()
+                    && self.is_user_bounded(&syn::Type::Path(syn::TypePath {
+                        qself: None,
+                        path: path.path.segments[0].ident.clone().into(),
+                    })) =>
+                {
+                    let segments = &path.path.segments;
+                    ExprKind::Var(format!("{}::{}", segments[0].ident, segments[1].ident))
+                }
+                // `<S as Shape>::SIDES`: the same.
+                _ if path
+                    .qself
+                    .as_ref()
+                    .is_some_and(|q| self.is_user_bounded(&q.ty))
+                    && path.path.segments.len() == 2 =>
+                {
+                    let qself = path.qself.as_ref().map(|q| &*q.ty);
+                    let ty = quote::quote!(#qself).to_string();
+                    ExprKind::Var(format!("{ty}::{}", path.path.segments[1].ident))
+                }
                 _ if self.names_generic_type(&path.path) => {
                     let ty = &path.path.segments[0].ident;
                     self.errors.at(

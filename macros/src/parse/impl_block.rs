@@ -7,13 +7,19 @@
 //! `Index`/`IndexMut` return references, which device functions cannot: their one method
 //! is captured without its result type, for lowering to inline as the place it returns.
 //!
-//! Refused at their spans: generic impls, trait impls other than the operators the device
-//! runs (so trait objects and user traits), and items other than functions and an
-//! operator's `type Output`.
+//! An impl of a user trait (`impl Shape for Circle`, the trait marked `#[device]`) is
+//! captured the same way, each function named `<Circle as Shape>::area`, its constants
+//! kept for rustc to evaluate; like the struct's inherent blocks (it may have several) it
+//! has no fixed slot but is a row of `DEVICE_IMPL_BLOCKS` (see `cudajit_core::methods`).
+//!
+//! Refused at their spans: generic impls, impls of generic traits other than the
+//! operators, `dyn` and reference self types, and items other than functions, constants,
+//! an operator's `type Output` and a user trait's associated types.
 
 use cudajit_core::methods::{
     method_function_name, operator_function_name, operator_slot, scalar_left_function_name,
-    scalar_left_slot, trait_method_function_name, OperatorKind, OperatorTrait, Rhs, INHERENT_SLOT,
+    scalar_left_slot, trait_method_function_name, user_trait_function_name, OperatorKind,
+    OperatorTrait, Rhs,
 };
 use cudajit_core::Scalar;
 use proc_macro2::{Group, TokenStream, TokenTree};
@@ -30,8 +36,15 @@ pub(crate) struct DeviceImpl {
     /// The struct whose slot the block fills (`self_ident`, or the struct on the right of
     /// a scalar-left operator).
     pub owner: syn::Ident,
-    /// The slot constant the block defines (see `cudajit_core::methods`).
-    pub slot: String,
+    /// The slot constant the block defines (see `cudajit_core::methods`); `None` for the
+    /// blocks no slot holds (inherent blocks and user traits' impls), which are rows of
+    /// `DEVICE_IMPL_BLOCKS` instead.
+    pub slot: Option<String>,
+    /// The user trait the block implements (`impl Shape for Circle`), as written.
+    pub user_trait: Option<syn::Path>,
+    /// Its associated constants: the captured name (`<Circle as Shape>::SIDES`) and the
+    /// constant's identifier.
+    pub constants: Vec<(String, syn::Ident)>,
     /// Its functions, captured.
     pub functions: Vec<Parsed>,
     /// Their names, in the same order.
@@ -46,6 +59,8 @@ const OPERATORS: &str = "`Add`, `Sub`, `Mul`, `Div`, `Rem` (with `Self` or a sca
 /// the right of the scalar it is of.
 enum Attached {
     Inherent,
+    /// A trait of the user's (`impl Shape for Circle`): its name and path.
+    UserTrait(String, syn::Path),
     Operator(OperatorTrait, Rhs),
     ScalarLeft(OperatorTrait, Scalar, syn::Ident),
 }
@@ -98,21 +113,27 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
             errors.at(path, "negative impls are not device code");
             return None;
         }
-        (Some((None, path, _)), None) => {
-            let (operator, rhs) = operator_of(path, &self_ident, errors)?;
-            Attached::Operator(operator, rhs)
-        }
+        (Some((None, path, _)), None) => match user_trait(path) {
+            Some(name) => Attached::UserTrait(name, path.clone()),
+            None => {
+                let (operator, rhs) = operator_of(path, &self_ident, errors)?;
+                Attached::Operator(operator, rhs)
+            }
+        },
         (Some((None, path, _)), Some(scalar)) => scalar_left_operator(path, scalar, errors)?,
     };
     let (owner, slot) = match &attached {
-        Attached::Inherent => (self_ident.clone(), INHERENT_SLOT.to_owned()),
-        Attached::Operator(operator, rhs) => (self_ident.clone(), operator_slot(operator, *rhs)),
+        Attached::Inherent | Attached::UserTrait(..) => (self_ident.clone(), None),
+        Attached::Operator(operator, rhs) => {
+            (self_ident.clone(), Some(operator_slot(operator, *rhs)))
+        }
         Attached::ScalarLeft(operator, scalar, owner) => {
-            (owner.clone(), scalar_left_slot(*scalar, operator))
+            (owner.clone(), Some(scalar_left_slot(*scalar, operator)))
         }
     };
     let mut functions = Vec::new();
     let mut function_names = Vec::new();
+    let mut constants = Vec::new();
     for impl_item in &item.items {
         match impl_item {
             ImplItem::Fn(method) => {
@@ -120,6 +141,9 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
                 let method_name = method.sig.ident.to_string();
                 let name = match &attached {
                     Attached::Inherent => method_function_name(&ty, &method_name),
+                    Attached::UserTrait(trait_name, _) => {
+                        user_trait_function_name(&ty, trait_name, &method_name)
+                    }
                     Attached::Operator(operator, rhs) if operator.kind == OperatorKind::Eq => {
                         if method_name != "eq" && method_name != "ne" {
                             errors.at(&method.sig.ident, "`PartialEq` has the methods `eq` and `ne`");
@@ -146,20 +170,65 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
             }
             ImplItem::Type(output)
                 if !matches!(attached, Attached::Inherent) && output.ident == "Output" => {}
+            // A user trait's associated types are rustc's: the device sees the types they
+            // stand for wherever a function names them.
+            ImplItem::Type(_) if matches!(attached, Attached::UserTrait(..)) => {}
+            // Scalar constants, which rustc evaluates (`S::SIDES` in a generic function).
+            ImplItem::Const(constant)
+                if matches!(attached, Attached::Inherent | Attached::UserTrait(..)) =>
+            {
+                let ty = self_ident.to_string();
+                let name = match &attached {
+                    Attached::UserTrait(trait_name, _) => {
+                        user_trait_function_name(&ty, trait_name, &constant.ident.to_string())
+                    }
+                    _ => method_function_name(&ty, &constant.ident.to_string()),
+                };
+                constants.push((name, constant.ident.clone()));
+            }
             other => errors.at(
                 other,
-                "`#[device]` impl blocks hold functions (and an operator's `type Output`); move constants and other items to another impl block",
+                "`#[device]` impl blocks hold functions, constants (and an operator's `type Output`, a trait's associated types); move other items to another impl block",
             ),
         }
     }
+    let inherent = matches!(attached, Attached::Inherent);
+    let user_trait = match attached {
+        Attached::UserTrait(_, path) => Some(path),
+        _ => None,
+    };
     (errors.len() == before).then_some(DeviceImpl {
         self_ident,
         owner,
         slot,
+        user_trait,
+        constants,
         functions,
         function_names,
-        inherent: matches!(attached, Attached::Inherent),
+        inherent,
     })
+}
+
+/// The name of the user trait `path` names: any trait but the operators of `core::ops`
+/// (and `PartialEq`) the device runs, and without generic arguments (a generic trait's
+/// impls would need a row per argument). `None` for an operator.
+fn user_trait(path: &syn::Path) -> Option<String> {
+    let last = path.segments.last()?;
+    let name = last.ident.to_string();
+    let std_names = [
+        "Clone",
+        "Copy",
+        "Default",
+        "Debug",
+        "PartialOrd",
+        "Eq",
+        "Ord",
+        "Hash",
+    ];
+    (OperatorTrait::named(&name).is_none()
+        && matches!(last.arguments, syn::PathArguments::None)
+        && !std_names.contains(&name.as_str()))
+    .then_some(name)
 }
 
 /// `impl Mul<Vec3> for f32`: a binary operator of the scalar with a struct on the right.
@@ -268,7 +337,7 @@ fn is_named(ty: &Type, self_ident: &syn::Ident) -> bool {
 ///
 /// `returns_place`: the method of `Index`/`IndexMut`, whose `&Output` result is dropped
 /// (lowering inlines its body as the place it refers to, never calls it).
-fn method_function(
+pub(super) fn method_function(
     method: &syn::ImplItemFn,
     self_ident: &syn::Ident,
     name: String,

@@ -30,6 +30,7 @@ mod signature;
 mod stmt;
 mod struct_values;
 mod sub_slice;
+mod trait_item;
 mod tuple;
 mod tuple_branches;
 
@@ -47,6 +48,7 @@ pub(crate) use extern_block::{declarations, extern_block};
 pub(crate) use impl_block::{impl_block, DeviceImpl};
 use parser::Parser;
 pub(crate) use signature::{scalar_type, FnKind};
+pub(crate) use trait_item::{trait_item, DeviceTrait};
 
 /// The item under `#[kernel]` or `#[device]`, which must be a function.
 pub(crate) fn item_fn(item: TokenStream, kind: FnKind) -> syn::Result<ItemFn> {
@@ -89,8 +91,15 @@ pub(crate) fn function_with_places(
     returns_place: bool,
     errors: &mut Errors,
 ) -> Option<Parsed> {
-    let (generics, names) = signature::generics(&item.sig, errors);
+    let (generics, mut names) = signature::generics(&item.sig, errors);
     let params = signature::params(&item.sig, kind, &names, errors);
+    names.closure_params = params
+        .iter()
+        .filter_map(|param| match param.ty {
+            cudajit_core::ast::ParamType::Closure { arity } => Some((param.name.clone(), arity)),
+            _ => None,
+        })
+        .collect();
     let result = match kind {
         FnKind::Kernel => None,
         FnKind::Device => signature::result(&item.sig, &names, errors),
@@ -104,7 +113,15 @@ pub(crate) fn function_with_places(
         {
             if !matches!(&*reference.elem, syn::Type::Slice(_)) {
                 if let syn::Pat::Ident(ident) = &*typed.pat {
-                    parser.reference_names.push(ident.ident.to_string());
+                    let name = ident.ident.to_string();
+                    // `f: &F` is a closure parameter, not a struct read through `*f`.
+                    if params.iter().any(|p| {
+                        p.name == name
+                            && matches!(p.ty, cudajit_core::ast::ParamType::Closure { .. })
+                    }) {
+                        continue;
+                    }
+                    parser.reference_names.push(name);
                 }
             }
         }

@@ -37,7 +37,29 @@ pub(crate) struct GenericNames {
     /// Type parameters bounded by `Fn(..) -> ..`, with their closures' arities: not
     /// parameters of the specialisation, since each call's closure makes its own instance.
     pub closures: Vec<(String, usize)>,
+    /// Type parameters bounded by a trait of the user's (`S: Shape`), which a call binds
+    /// to a struct: `S::SIDES` names the struct's associated constant.
+    pub user_bounded: Vec<String>,
+    /// The function's closure parameters (`f: F`, `f: &impl Fn(..)`) with their arities,
+    /// for passing one on (`inner(f, x)`).
+    pub closure_params: Vec<(String, usize)>,
 }
+
+/// The bounds of a type parameter that a scalar type parameter may have.
+const SCALAR_BOUNDS: &[&str] = &[
+    "Float",
+    "Int",
+    "Scalar",
+    "Copy",
+    "Clone",
+    "Sized",
+    "Send",
+    "Sync",
+    "Debug",
+    "Default",
+    "PartialEq",
+    "PartialOrd",
+];
 
 pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericParam>, GenericNames) {
     let mut params = Vec::new();
@@ -72,6 +94,9 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
                         default,
                         "default types of generic parameters are not supported",
                     );
+                }
+                if bounds.iter().any(|b| !SCALAR_BOUNDS.contains(&b.as_str())) {
+                    names.user_bounded.push(ty.ident.to_string());
                 }
                 names.types.push(ty.ident.to_string());
                 params.push(GenericParam {
@@ -345,7 +370,13 @@ fn param_type(
     generics: &GenericNames,
     errors: &mut Errors,
 ) -> Option<ParamType> {
-    let closure = match ty {
+    // `f: F`, `f: impl Fn(..) -> R`, and the same by shared reference (`&F`, `&impl Fn`):
+    // a closure that reads what it captures is passed alike either way.
+    let closure_ty = match ty {
+        Type::Reference(reference) if reference.mutability.is_none() => &*reference.elem,
+        other => other,
+    };
+    let closure = match closure_ty {
         Type::Path(path) if path.qself.is_none() => path.path.get_ident().and_then(|ident| {
             generics
                 .closures
@@ -422,6 +453,15 @@ fn param_type(
                 // Device functions took the array above.
                 errors.at(ty, "kernels take arrays as slices (`&[f32]`, `&mut [f32]`)");
                 return None;
+            }
+            // `s: &S` with `S: Shape`: a struct the instance names (the type parameter is
+            // bound to a struct by the call, `lower/generic_structs.rs`).
+            if let (Some(ValueType::Generic(name)), FnKind::Device) = (&by_reference, kind) {
+                return Some(ParamType::Reference {
+                    target: ValueType::Generic(name.clone()),
+                    len: None,
+                    mutable: reference.mutability.is_some(),
+                });
             }
             if let Some(ValueType::Struct(name)) = by_reference {
                 if kind == FnKind::Device {

@@ -136,6 +136,7 @@ mod tests {
     fn texts_are_length_prefixed() {
         let spec = |types: Vec<(&str, Scalar)>| Specialization {
             types: types.into_iter().map(|(n, s)| (n.to_owned(), s)).collect(),
+            structs: Vec::new(),
             consts: Vec::new(),
         };
         // `T=f32` then nothing, against a name that swallows the value's text.
@@ -156,6 +157,7 @@ mod tests {
     fn floats_are_encoded_by_their_bits() {
         let spec = |value: f64| Specialization {
             types: Vec::new(),
+            structs: Vec::new(),
             consts: vec![(
                 "X".to_owned(),
                 Literal::Float {

@@ -11,6 +11,19 @@ use crate::lower::error::LowerError;
 use crate::lower::spec::Resolved;
 use crate::Scalar;
 
+/// Whether a parameter of type `ty` is written with the type parameter `generic` itself
+/// (`S`, `&S`, `&[S]`, `[S; N]`).
+fn written_for(ty: &ParamType, generic: &str) -> bool {
+    let is = |ty: &ValueType| matches!(ty, ValueType::Generic(name) if name == generic);
+    match ty {
+        ParamType::Value(ValueType::Array { elem, .. }) => is(elem),
+        ParamType::Value(ty) => is(ty),
+        ParamType::Slice { elem, .. } => is(elem),
+        ParamType::Reference { target, .. } => is(target),
+        _ => false,
+    }
+}
+
 impl Inference<'_> {
     /// A call of a device function: its type parameters become fresh variables (or take
     /// the turbofish's types), its parameters unify with the arguments. Returns the
@@ -24,6 +37,43 @@ impl Inference<'_> {
     ) -> Result<Option<InferTy>, LowerError> {
         let span = expr.span;
         let library = self.library;
+        // `Circle::area(&c)` or, in an instance, `S::new(..)` of a trait's function.
+        let resolved;
+        let callee = match callee.split_once("::") {
+            Some((owner, item))
+                if library.get(callee).is_none() && library.get_struct(owner).is_some() =>
+            {
+                resolved = self.method_callee(owner, item, span)?;
+                resolved.as_str()
+            }
+            // `<Circle as Shape>::weighted(&c, k)`, a default method kept by the impl, or
+            // `Shape::area(&c)`: the method of the first argument's struct's impl (which
+            // may write its own `Shape::weighted`, the trait default's name).
+            Some((qualified, item))
+                if library.get(callee).is_none()
+                    || library.get_struct(qualified).is_none() && !args.is_empty() =>
+            {
+                let (owner, trait_name) = match qualified
+                    .strip_prefix('<')
+                    .and_then(|q| q.strip_suffix('>'))
+                    .and_then(|q| q.split_once(" as "))
+                {
+                    Some((owner, trait_name)) => (Some(owner), trait_name),
+                    None => (
+                        args.first().and_then(|a| self.struct_of_argument(a)),
+                        qualified,
+                    ),
+                };
+                match owner.and_then(|owner| self.trait_method_callee(owner, trait_name, item)) {
+                    Some(name) => {
+                        resolved = name;
+                        resolved.as_str()
+                    }
+                    None => callee,
+                }
+            }
+            _ => callee,
+        };
         let function = library.get(callee).ok_or_else(|| {
             LowerError::new(
                 span,
@@ -40,9 +90,13 @@ impl Inference<'_> {
                 ),
             ));
         }
+        let structs = self.struct_generics(function, generic_args, args)?;
         let mut types = Vec::new();
         let mut consts = Vec::new();
         for (index, generic) in function.generics.iter().enumerate() {
+            if structs.iter().any(|(name, _)| *name == generic.name) {
+                continue;
+            }
             let given = generic_args.get(index);
             match (&generic.kind, given) {
                 (GenericKind::Type { .. }, Some(GenericArg::Type(ty))) => {
@@ -69,6 +123,14 @@ impl Inference<'_> {
                 }
             }
         }
+        // Type parameters bound to structs: checked against the instance's signature.
+        let substituted;
+        let function = if structs.is_empty() {
+            function
+        } else {
+            substituted = crate::lower::generic_structs::substitute(function, &structs)?;
+            &substituted
+        };
         if let Some(error) = args.iter().find_map(|arg| self.tuple_value_passed(arg)) {
             return Err(error);
         }
@@ -255,10 +317,71 @@ impl Inference<'_> {
             name: callee.to_owned(),
             types,
             consts,
+            structs,
             closures,
             span,
         });
         Ok(result)
+    }
+
+    /// The type parameters of `function` a call binds to structs: given by a turbofish
+    /// (`total::<Circle>(..)`) or read from the arguments the parameter's type is written
+    /// for (`s: S`, `s: &S`, `s: &[S]`, `s: [S; N]`) where they are structs.
+    fn struct_generics(
+        &self,
+        function: &ast::FunctionSource,
+        generic_args: &[GenericArg],
+        args: &[Expr],
+    ) -> Result<Vec<(String, &'static str)>, LowerError> {
+        let mut structs = Vec::new();
+        for (index, generic) in function.generics.iter().enumerate() {
+            if !matches!(generic.kind, GenericKind::Type { .. }) {
+                continue;
+            }
+            let given = match generic_args.get(index) {
+                Some(GenericArg::Type(ty @ ValueType::Struct(_))) => {
+                    match self.library.resolve_value(self.spec, ty, generic.span)? {
+                        Resolved::Struct(name) => Some(name),
+                        Resolved::Scalar(_) => None,
+                    }
+                }
+                Some(_) => None,
+                None => function
+                    .params
+                    .iter()
+                    .zip(args)
+                    .filter(|(param, _)| written_for(&param.ty, &generic.name))
+                    .find_map(|(_, arg)| self.struct_of_argument(arg)),
+            };
+            if let Some(name) = given {
+                structs.push((generic.name.clone(), name));
+            }
+        }
+        Ok(structs)
+    }
+
+    /// The struct an argument is, refers to or holds (`c`, `&c`, `cs`, `cs[i]`), from the
+    /// bindings alone (the argument is inferred once, against the instance's signature).
+    fn struct_of_argument(&self, arg: &Expr) -> Option<&'static str> {
+        match &arg.kind {
+            ExprKind::Var(name) => match self.scopes.lookup(name)? {
+                Binding::Struct(name)
+                | Binding::StructRef(name)
+                | Binding::StructArray(name)
+                | Binding::StructSlice { name, .. } => Some(name),
+                _ => None,
+            },
+            ExprKind::Reference { place, .. } => self.struct_of_argument(place),
+            ExprKind::Index { base, .. } | ExprKind::SubSlice { base, .. } => {
+                self.struct_of_argument(base)
+            }
+            ExprKind::StructLiteral { ty, .. } => self
+                .library
+                .get_struct(ty)
+                .filter(|layout| layout.enum_repr.is_none())
+                .map(|layout| layout.name),
+            _ => None,
+        }
     }
 
     /// The closure passed for `callee`'s closure parameter `param`: its parameters'

@@ -16,7 +16,8 @@ use crate::ast::{BinaryOp, Expr, ExprKind, ParamType, Stmt};
 use crate::lower::error::LowerError;
 use crate::methods::{
     method_function_name, operator_function_name, scalar_left_function_name,
-    trait_method_function_name, OperatorTrait, Rhs,
+    trait_default_function_name, trait_method_function_name, user_trait_function_name,
+    OperatorTrait, Rhs,
 };
 use crate::Scalar;
 
@@ -39,7 +40,7 @@ impl Inference<'_> {
                 ))
             }
         };
-        let callee = method_function_name(name, method);
+        let callee = self.method_callee(name, method, expr.span)?;
         let function = self.library.get(&callee).ok_or_else(|| {
             LowerError::new(
                 expr.span,
@@ -70,6 +71,73 @@ impl Inference<'_> {
             .chain(args.iter().cloned())
             .collect();
         self.desugared_call(expr, callee, arguments)
+    }
+
+    /// The function `owner.method(..)` (or `Owner::method(..)`) calls, as Rust finds it:
+    /// the inherent method first, then the one user trait's impl that has it, or that
+    /// trait's default method. Two traits with the method are ambiguous, as in Rust.
+    pub(super) fn method_callee(
+        &self,
+        owner: &str,
+        method: &str,
+        span: crate::Span,
+    ) -> Result<String, LowerError> {
+        let inherent = method_function_name(owner, method);
+        // In an instance for a type parameter bound to `owner` (`S: Shape`, `S =
+        // Square`), Rust sees only the bound's methods through `S`: a trait's method wins
+        // over an inherent one of the same name there, as it loses everywhere else.
+        let through_bound = self.spec.structs.iter().any(|(_, s)| *s == owner);
+        if self.library.get(&inherent).is_some() && !through_bound {
+            return Ok(inherent);
+        }
+        let mut found: Vec<String> = Vec::new();
+        for block in crate::methods::blocks_of(owner) {
+            let Some(trait_name) = block.trait_name else {
+                continue;
+            };
+            let written = user_trait_function_name(owner, trait_name, method);
+            let default = trait_default_function_name(trait_name, method);
+            let callee = [written, default]
+                .into_iter()
+                .find(|name| self.library.get(name).is_some());
+            if let Some(callee) = callee {
+                if !found.contains(&callee) {
+                    found.push(callee);
+                }
+            }
+        }
+        match found.len() {
+            0 => Ok(inherent),
+            _ if through_bound && self.library.get(&inherent).is_some() && found.len() > 1 => {
+                Ok(inherent)
+            }
+            1 => Ok(found.remove(0)),
+            _ => Err(LowerError::new(
+                span,
+                format!(
+                    "`{method}` of `{owner}` is ambiguous: it is a method of several traits ({}); call one as `<{owner} as Trait>::{method}(..)`",
+                    found.join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// `item` of `owner`'s impl of the user trait `trait_name`: the impl's own function,
+    /// or the trait's default method where the impl keeps it. `None` when `owner` has no
+    /// `#[device]` impl of the trait with that item.
+    pub(super) fn trait_method_callee(
+        &self,
+        owner: &str,
+        trait_name: &str,
+        item: &str,
+    ) -> Option<String> {
+        crate::methods::blocks_of(owner).find(|b| b.trait_name == Some(trait_name))?;
+        [
+            user_trait_function_name(owner, trait_name, item),
+            trait_default_function_name(trait_name, item),
+        ]
+        .into_iter()
+        .find(|name| self.library.get(name).is_some())
     }
 
     /// A method call used as a value.

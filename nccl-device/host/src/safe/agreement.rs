@@ -43,7 +43,7 @@ pub const DESCRIPTION_BYTES: usize = RECORD_BYTES - MAGIC.len() - 32;
 /// specialisation) and a description for people (`all_reduce<T=f32>`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchIdentity {
-    /// SHA-256 of the kernel's code and specialisation.
+    /// BLAKE3 of the kernel's code and specialisation.
     pub digest: [u8; 32],
     /// The kernel and its specialisation, for messages.
     pub description: String,

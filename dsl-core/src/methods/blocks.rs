@@ -1,0 +1,53 @@
+//! The `#[device]` impl blocks that no fixed slot can hold: a struct's inherent blocks
+//! (it may have several) and its impls of user traits (`impl Shape for Circle`).
+//!
+//! The slots of [`super::MethodTable`] are names the derive enumerates, so they cover
+//! what the derive can know in advance: the operator traits, each once per right-hand
+//! side. It cannot know which user traits a struct will implement, nor how many inherent
+//! blocks it will have, and an impl block cannot tell the derive. So those blocks are
+//! elements of one distributed slice, which the linker gathers from every crate of the
+//! program (`linkme`: a link section, no code runs at start-up, nothing registers at run
+//! time): the table is still static, only its rows come from wherever the blocks are.
+//! A block names its struct, so what a kernel reaches is still exactly the blocks of the
+//! structs it names ([`StructLayout::device_functions`](crate::layout::StructLayout)).
+
+use linkme::distributed_slice;
+
+use crate::captured::CapturedFunction;
+use crate::constant::ConstantValue;
+
+/// One `#[device]` impl block of a struct, outside the fixed slots.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceImplBlock {
+    /// The struct's name, as its layout has it (`StructLayout::name`).
+    pub owner: &'static str,
+    /// The trait it implements (its last path segment, `Shape`); `None` for an inherent
+    /// block.
+    pub trait_name: Option<&'static str>,
+    /// Its functions, captured (`Circle::new`, `<Circle as Shape>::area`).
+    pub functions: &'static [&'static CapturedFunction],
+    /// The trait's default methods (`Shape::describe`), compiled for the struct where its
+    /// impl does not write them; empty for an inherent block.
+    /// (A function: the trait's provided `__cudajit_device_trait_defaults`, which an impl
+    /// of a trait without `#[device]` lacks, so rustc reports it at the impl.)
+    pub defaults: fn() -> &'static [&'static CapturedFunction],
+    /// Its associated constants, as rustc evaluated them (`<Circle as Shape>::SIDES`),
+    /// each named `<Circle as Shape>::SIDES`.
+    pub constants: &'static [ConstantValue],
+}
+
+impl DeviceImplBlock {
+    /// No default methods: an inherent block's.
+    pub fn no_defaults() -> &'static [&'static CapturedFunction] {
+        &[]
+    }
+}
+
+/// Every `#[device]` impl block of the program outside the fixed slots.
+#[distributed_slice]
+pub static DEVICE_IMPL_BLOCKS: [DeviceImplBlock];
+
+/// The blocks of the struct called `owner`.
+pub fn blocks_of(owner: &str) -> impl Iterator<Item = &'static DeviceImplBlock> + '_ {
+    DEVICE_IMPL_BLOCKS.iter().filter(move |b| b.owner == owner)
+}
