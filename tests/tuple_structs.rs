@@ -2,7 +2,8 @@
 //! same `#[device]` functions on the host (as `rust_fidelity.rs` does): `Pair(a, b)` and
 //! `Double` as values, `.0`/`.1` read and assigned, `let Pair(a, b) = p;`, methods and
 //! operators of `#[device]` impl blocks, tuple and unit structs as parameters of device
-//! functions and kernels, slices of them (`&[Meters]`, `&mut [Pair]`), and a call's
+//! functions and kernels, slices of them (`&[Meters]`, `&mut [Pair]`), both given to a
+//! generic function bounded by a `#[device]` trait they implement, and a call's
 //! `Option` or tuple result passed straight on to a function taking one. On the CPU
 //! simulator always, on a GPU when there is one.
 
@@ -68,6 +69,32 @@ impl Double {
     pub fn apply(&self, x: f32) -> f32 {
         x * 2.0
     }
+}
+
+/// An operation chosen by type: unit and tuple structs implement it.
+#[device]
+pub trait Op {
+    fn run(&self, x: f32) -> f32;
+}
+
+#[device]
+impl Op for Double {
+    fn run(&self, x: f32) -> f32 {
+        self.apply(x) - 0.25
+    }
+}
+
+#[device]
+impl Op for Meters {
+    fn run(&self, x: f32) -> f32 {
+        x * self.0
+    }
+}
+
+/// A generic function bounded by the trait, given a unit struct and a tuple struct.
+#[device]
+pub fn twice<O: Op>(op: O, x: f32) -> f32 {
+    op.run(op.run(x))
 }
 
 /// A unit struct passed by value to a device function.
@@ -246,7 +273,7 @@ pub fn tuple_values(x: f32, i: u32) -> f32 {
     let inner = s.0 .0 + s.1[1] as f32;
     let q = swap_halves(p);
     let op = Double;
-    let doubled = op.apply(x) + run_op(Double, len);
+    let doubled = op.apply(x) + run_op(Double, len) + twice(op, x) + twice(Meters(0.5), len);
     // A call's `Option` and tuple results passed straight on.
     let sorted = classify(Pair(i % 12, x), Meters(x - 1.0), s);
     let passed = or_seven(half(i)) + weigh(div_mod(i + 11, 4)) + passed_on(i);
