@@ -2,7 +2,8 @@
 //! same `#[device]` functions on the host (as `rust_fidelity.rs` does): `Pair(a, b)` and
 //! `Double` as values, `.0`/`.1` read and assigned, `let Pair(a, b) = p;`, methods and
 //! operators of `#[device]` impl blocks, tuple and unit structs as parameters of device
-//! functions and kernels, slices of them (`&[Meters]`, `&mut [Pair]`), both given to a
+//! functions, tuple structs as kernel parameters (a unit struct has no bytes to pass, and
+//! is refused there with the alternative), slices of them (`&[Meters]`, `&mut [Pair]`), both given to a
 //! generic function bounded by a `#[device]` trait they implement, and a call's
 //! `Option` or tuple result passed straight on to a function taking one. On the CPU
 //! simulator always, on a GPU when there is one.
@@ -294,7 +295,7 @@ pub fn tuple_values(x: f32, i: u32) -> f32 {
 fn tuple_structs(
     x: &[f32],
     lengths: &[Meters],
-    op: Double,
+    unit: Meters,
     out: &mut [f32],
     pairs: &mut [Pair],
     log: &mut [u32],
@@ -304,7 +305,8 @@ fn tuple_structs(
         return;
     }
     in_order(log, i);
-    out[i] = tuple_values(x[i], i as u32) + run_op(op, lengths[i].0);
+    let op = Double;
+    out[i] = tuple_values(x[i], i as u32) + run_op(op, lengths[i].0) * unit.0;
     pairs[i] = swap_halves(Pair(i as u32, lengths[i].feet()));
     pairs[i].0 += 1;
 }
@@ -330,7 +332,7 @@ fn check(stream: &Stream) {
         LaunchConfig::for_elements(n),
         &dx,
         &dl,
-        Double,
+        Meters(0.75),
         &mut out,
         &mut pairs,
         &mut log,
@@ -345,7 +347,7 @@ fn check(stream: &Stream) {
     let got = stream.clone_dtoh(&out).unwrap();
     let got_pairs = stream.clone_dtoh(&pairs).unwrap();
     for i in 0..n {
-        let want = tuple_values(x[i], i as u32) + run_op(Double, lengths[i].0);
+        let want = tuple_values(x[i], i as u32) + run_op(Double, lengths[i].0) * 0.75;
         assert_eq!(
             got[i].to_bits(),
             want.to_bits(),
@@ -365,6 +367,29 @@ fn check(stream: &Stream) {
     }
 }
 
+/// A unit struct as a kernel parameter: no bytes to pass, refused at the launch.
+#[kernel]
+fn unit_parameter(op: Double, out: &mut [f32]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = op.apply(i as f32);
+    }
+}
+
+#[test]
+fn a_unit_struct_kernel_parameter_is_refused_with_the_alternative() {
+    let stream = Stream::simulator();
+    let mut out = stream.alloc_zeros::<f32>(4).unwrap();
+    let error = unit_parameter::launch(&stream, LaunchConfig::for_elements(4), Double, &mut out)
+        .expect_err("a unit struct has no bytes to pass");
+    let text = error.to_string();
+    assert!(
+        text.contains("kernel parameter `op` is the unit struct `Double`")
+            && text.contains("let op = Double;"),
+        "{text}"
+    );
+}
+
 #[test]
 fn tuple_and_unit_structs_on_the_simulator() {
     check(&Stream::simulator());
@@ -377,4 +402,30 @@ fn tuple_and_unit_structs_on_the_gpu() {
     };
     std::env::set_var("CUDAJIT_FMA", "0");
     check(&Stream::from_cuda(context.default_stream()));
+}
+
+/// The kernel (a unit struct parameter among them) compiles through libNVVM and
+/// nvJitLink for sm_90, its structs in registers: no local memory, no calls left.
+#[test]
+fn tuple_structs_compile_without_local_memory() {
+    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+    if cudajit::codegen::toolchain::Toolchain::global().is_err()
+        && std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1")
+    {
+        eprintln!("skipped: no NVIDIA toolchain (run scripts/test.sh to install it)");
+        return;
+    }
+    let options = CompileOptions {
+        bounds_checks: false,
+        ..CompileOptions::default()
+    };
+    let ptx = linked_ptx(
+        tuple_structs::KERNEL.captured(),
+        &cudajit::Specialization::default(),
+        cudajit::Arch::SM_90,
+        &options,
+    )
+    .unwrap_or_else(|e| panic!("tuple_structs: {e}"));
+    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+    assert!(!ptx.contains("call.uni"), "a call left:\n{ptx}");
 }
