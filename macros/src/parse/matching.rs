@@ -1,4 +1,5 @@
 //! `match` on integers and `bool`s: literal, range, `|` and `_` patterns, `if` guards.
+//! (A `match` on a struct is the `if` chain of `struct_values.rs`.)
 
 use cudajit_core::ast::{Block, Expr, ExprKind, Literal, MatchArm, Pattern, Stmt};
 
@@ -8,8 +9,9 @@ use super::{span_at, span_of};
 impl Parser<'_> {
     /// `match` used as a statement: arms produce no value.
     pub(super) fn match_stmt(&mut self, expr: &syn::ExprMatch) -> Option<Stmt> {
-        if self.refused_tuple_scrutinee(expr) {
-            return None;
+        if super::struct_values::is_struct_match(expr) {
+            let chain = self.struct_match(expr, false)?;
+            return self.expr_stmt(&chain);
         }
         if self.is_option_match(expr) {
             let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;
@@ -37,8 +39,9 @@ impl Parser<'_> {
 
     /// `match` used as a value: every arm ends in a value.
     pub(super) fn match_value(&mut self, expr: &syn::ExprMatch) -> Option<Expr> {
-        if self.refused_tuple_scrutinee(expr) {
-            return None;
+        if super::struct_values::is_struct_match(expr) {
+            let chain = self.struct_match(expr, true)?;
+            return self.expr(&chain);
         }
         if self.is_option_match(expr) {
             let span = span_of(expr.match_token.span);
@@ -213,18 +216,6 @@ impl Parser<'_> {
                 None
             }
         }
-    }
-
-    /// Refuses `match (a, b) { .. }`, which kernels do not have. True when it did.
-    fn refused_tuple_scrutinee(&mut self, expr: &syn::ExprMatch) -> bool {
-        if !matches!(&*expr.expr, syn::Expr::Tuple(_)) {
-            return false;
-        }
-        self.errors.at(
-            &expr.expr,
-            "`match` on a tuple is not supported in kernels: write instead nested `match`es, or a `match` on a combined integer (`match a * 4 + b { .. }`)",
-        );
-        true
     }
 
     /// A literal of a pattern, `-` allowed.

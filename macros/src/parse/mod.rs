@@ -29,6 +29,7 @@ mod parser;
 mod refusals;
 mod signature;
 mod stmt;
+mod struct_values;
 mod sub_slice;
 mod trait_item;
 mod tuple;
