@@ -33,6 +33,7 @@ mod spec;
 mod stmt;
 mod tables;
 mod tensor_map;
+mod tuple_arguments;
 mod views;
 
 pub use error::LowerError;
