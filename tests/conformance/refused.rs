@@ -276,11 +276,6 @@ pub const REFUSED: &[Refusal] = &[
         "pattern_parameter",
         "parameters must be plain names",
     ),
-    no(
-        "pat.struct",
-        PATTERNS,
-        "struct patterns are not supported in kernels: read the fields instead",
-    ),
     unclear("pat.ref-binding", PATTERNS, "this pattern is not supported"),
     no(
         "pat.constant",
@@ -305,16 +300,6 @@ pub const REFUSED: &[Refusal] = &[
         "item.generic-impl",
         "device_impl_refused",
         "write the impl for a concrete `DeviceCopy` struct",
-    ),
-    no(
-        "item.tuple-struct",
-        EXPRESSIONS,
-        "`DeviceCopy` applies to structs with named fields",
-    ),
-    no(
-        "item.unit-struct",
-        EXPRESSIONS,
-        "`DeviceCopy` applies to structs with named fields",
     ),
     no(
         "item.enum-fields",
