@@ -7,17 +7,34 @@
 //! add `#[device]` to its impl block"): those are the compiler's to improve, and the table
 //! gives the alternative meanwhile.
 
-use std::path::Path;
-
 use cudajit::prelude::*;
 use cudajit::Stream;
 
 use super::items::Vec2;
 
+/// A case of `tests/compile_fail/`: its name and its snapshot, read when this test is
+/// built (so a missing case is a build error, and a test binary staged for the GPU machine
+/// needs no source tree).
+pub struct Case {
+    pub name: &'static str,
+    pub stderr: &'static str,
+}
+
+macro_rules! case {
+    ($name:literal) => {{
+        // The case itself must exist too.
+        const _: &str = include_str!(concat!("../compile_fail/", $name, ".rs"));
+        Case {
+            name: $name,
+            stderr: include_str!(concat!("../compile_fail/", $name, ".stderr")),
+        }
+    }};
+}
+
 /// Where a construct is refused.
 pub enum Refused {
-    /// At build time, by the case `tests/compile_fail/<name>.rs`.
-    Build(&'static str),
+    /// At build time, by a case of `tests/compile_fail/`.
+    Build(Case),
     /// When the kernel is compiled, at its first launch (on the simulator here).
     Launch(fn(&Stream) -> Result<(), String>),
 }
@@ -41,28 +58,14 @@ impl Refusal {
                 self.id
             ));
         }
-        let error = match self.at {
-            Refused::Build(case) => {
-                let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compile_fail");
-                if !dir.join(format!("{case}.rs")).exists() {
-                    return Some(format!(
-                        "row `{}`: tests/compile_fail/{case}.rs does not exist",
-                        self.id
-                    ));
-                }
-                match std::fs::read_to_string(dir.join(format!("{case}.stderr"))) {
-                    Ok(stderr) => stderr,
-                    Err(e) => {
-                        return Some(format!(
-                            "row `{}`: tests/compile_fail/{case}.stderr: {e}",
-                            self.id
-                        ))
-                    }
-                }
-            }
+        let (place, error) = match self.at {
+            Refused::Build(ref case) => (
+                format!("tests/compile_fail/{}.stderr", case.name),
+                case.stderr.to_string(),
+            ),
             Refused::Launch(run) => match run(&Stream::simulator()) {
                 Ok(()) => return Some(format!("row `{}`: its kernel compiled and ran", self.id)),
-                Err(error) => error,
+                Err(error) => ("its launch on the simulator".to_string(), error),
             },
         };
         // A message that does not name the alternative is marked in the table, where the
@@ -85,7 +88,7 @@ impl Refusal {
         }
         if !error.contains(self.says) {
             return Some(format!(
-                "row `{}`: the error does not contain \"{}\":\n{error}",
+                "row `{}`: the error of {place} does not contain \"{}\":\n{error}",
                 self.id, self.says
             ));
         }
@@ -96,7 +99,7 @@ impl Refusal {
 /// How the table marks a row whose error does not name the alternative.
 const UNCLEAR: &str = " (the error does not say so yet) |";
 
-const fn no(id: &'static str, case: &'static str, says: &'static str) -> Refusal {
+const fn no(id: &'static str, case: Case, says: &'static str) -> Refusal {
     Refusal {
         id,
         at: Refused::Build(case),
@@ -105,7 +108,7 @@ const fn no(id: &'static str, case: &'static str, says: &'static str) -> Refusal
     }
 }
 
-const fn unclear(id: &'static str, case: &'static str, says: &'static str) -> Refusal {
+const fn unclear(id: &'static str, case: Case, says: &'static str) -> Refusal {
     Refusal {
         id,
         at: Refused::Build(case),
@@ -130,15 +133,15 @@ fn run_associated_constant(stream: &Stream) -> Result<(), String> {
 }
 
 /// The crate's cases of the expressions, patterns and methods refused.
-const EXPRESSIONS: &str = "conformance_expressions";
-const PATTERNS: &str = "conformance_patterns";
-const METHODS: &str = "conformance_methods";
+const EXPRESSIONS: Case = case!("conformance_expressions");
+const PATTERNS: Case = case!("conformance_patterns");
+const METHODS: Case = case!("conformance_methods");
 
 pub const REFUSED: &[Refusal] = &[
     // Expressions.
     no(
         "expr.literal-string",
-        "string_literal",
+        case!("string_literal"),
         "integer and float literals only",
     ),
     no(
@@ -148,34 +151,42 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "expr.range-value",
-        "range_outside_for",
+        case!("range_outside_for"),
         "the iterator of a `for` loop",
     ),
-    no("expr.struct-update", "struct_literal", "give every field"),
-    no("expr.closure-move", "closure_move", "remove `move`"),
+    no(
+        "expr.struct-update",
+        case!("struct_literal"),
+        "give every field",
+    ),
+    no("expr.closure-move", case!("closure_move"), "remove `move`"),
     no(
         "expr.closure-return",
-        "closure_return",
+        case!("closure_return"),
         "end the closure's body with its value",
     ),
     no(
         "expr.closure-value",
-        "closure_as_value",
+        case!("closure_as_value"),
         "passed to a `#[device]` function taking `F: Fn(..) -> R`",
     ),
-    no("expr.dyn-fn", "closure_boxed", "take `F: Fn(..) -> R`"),
+    no(
+        "expr.dyn-fn",
+        case!("closure_boxed"),
+        "take `F: Fn(..) -> R`",
+    ),
     unclear("expr.fn-value", EXPRESSIONS, "unresolved import `f`"),
-    no("expr.box", "box_new", "use a local array"),
-    no("expr.vec", "vec_with_capacity", "use a local array"),
-    no("expr.transmute", "transmute", "x.to_bits()"),
+    no("expr.box", case!("box_new"), "use a local array"),
+    no("expr.vec", case!("vec_with_capacity"), "use a local array"),
+    no("expr.transmute", case!("transmute"), "x.to_bits()"),
     no(
         "expr.array-literal-operand",
-        "array_expression",
+        case!("array_expression"),
         "bind it first",
     ),
     no(
         "expr.tuple-operand",
-        "tuple_expression",
+        case!("tuple_expression"),
         "bind the tuple first",
     ),
     unclear(
@@ -200,7 +211,7 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "expr.array-assignment",
-        "destructuring_assignment",
+        case!("destructuring_assignment"),
         "only local variables and slice elements (`y[i]`) can be assigned",
     ),
     unclear(
@@ -216,13 +227,13 @@ pub const REFUSED: &[Refusal] = &[
     unclear("expr.dyn-trait", EXPRESSIONS, "leave other locals untyped"),
     no(
         "expr.dereference-other",
-        "dereference",
+        case!("dereference"),
         "index slices instead",
     ),
     // Statements.
     no(
         "stmt.nested-fn",
-        "nested_fn",
+        case!("nested_fn"),
         "declare it at module level with `#[device]`",
     ),
     no(
@@ -232,7 +243,7 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "stmt.static-mut",
-        "static_mut_in_body",
+        case!("static_mut_in_body"),
         "write to a `&mut [T]` parameter",
     ),
     no(
@@ -253,7 +264,7 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "pat.nested-tuple",
-        "let_tuple_pattern",
+        case!("let_tuple_pattern"),
         "binds plain names or `_`",
     ),
     no(
@@ -263,17 +274,17 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "pat.binding",
-        "match_binding_pattern",
+        case!("match_binding_pattern"),
         "literal, range (`a..=b`), `Enum::Variant`, `|` and `_` patterns",
     ),
     no(
         "pat.rest-binding",
-        "let_array_pattern",
+        case!("let_array_pattern"),
         "binds names, `_` and `..`",
     ),
     no(
         "pat.parameter",
-        "pattern_parameter",
+        case!("pattern_parameter"),
         "parameters must be plain names",
     ),
     unclear("pat.ref-binding", PATTERNS, "this pattern is not supported"),
@@ -284,47 +295,55 @@ pub const REFUSED: &[Refusal] = &[
     ),
     unclear("pat.path-range", PATTERNS, "patterns are literals"),
     // Items.
-    no("item.recursion", "recursion", "recursion is not supported"),
-    unclear("item.mutual-recursion", "mutual_recursion", "CALL_DEPTH"),
+    no(
+        "item.recursion",
+        case!("recursion"),
+        "recursion is not supported",
+    ),
+    unclear(
+        "item.mutual-recursion",
+        case!("mutual_recursion"),
+        "CALL_DEPTH",
+    ),
     no(
         "item.plain-fn",
-        "not_device_function",
+        case!("not_device_function"),
         "add `#[device]` to it",
     ),
     no(
         "item.plain-impl",
-        "method_not_device",
+        case!("method_not_device"),
         "add `#[device]` to its impl block",
     ),
     no(
         "item.generic-impl",
-        "device_impl_refused",
+        case!("device_impl_refused"),
         "write the impl for a concrete `DeviceCopy` struct",
     ),
     no(
         "item.enum-fields",
-        "enum_with_fields",
+        case!("enum_with_fields"),
         "kernels see them as integers",
     ),
     no(
         "item.where-clause",
-        "where_clause",
+        case!("where_clause"),
         "put the bounds on the parameter",
     ),
-    no("item.lifetime", "lifetime_parameter", "remove it"),
+    no("item.lifetime", case!("lifetime_parameter"), "remove it"),
     no(
         "item.async-fn",
-        "async_kernel",
+        case!("async_kernel"),
         "a kernel cannot be `async`",
     ),
     no(
         "item.const-fn",
-        "const_kernel",
+        case!("const_kernel"),
         "a kernel cannot be `const`",
     ),
     no(
         "item.kernel-result",
-        "return_type",
+        case!("return_type"),
         "write results into a `&mut [T]` parameter",
     ),
     unclear(
@@ -339,7 +358,7 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "item.option-struct",
-        "option_refused",
+        case!("option_refused"),
         "an `Option` in a device-function signature holds a scalar",
     ),
     Refusal {
@@ -376,7 +395,7 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "core.format-width",
-        "format_mismatch",
+        case!("format_mismatch"),
         "use `{}`, `{:?}`, `{:.N}`",
     ),
     // Methods of the integer types: the messages name the language's list of methods.
@@ -478,7 +497,7 @@ pub const REFUSED: &[Refusal] = &[
     ),
     no(
         "float.degrees",
-        "method_call",
+        case!("method_call"),
         "method `to_degrees` of `f32` is not supported in kernels",
     ),
     // `bool`, slices, arrays, `Option`.
@@ -514,23 +533,23 @@ pub const REFUSED: &[Refusal] = &[
     ),
     unclear(
         "slice.first-last",
-        "if_let",
+        case!("if_let"),
         "`first` is not a device method of `[f32]`",
     ),
     no(
         "slice.chunks-windows",
-        "for_over_iterator",
+        case!("for_over_iterator"),
         "walk the starts with an index loop",
     ),
     unclear("array.map", METHODS, "`b` is a tuple of 2"),
     no(
         "array.nested-literal",
-        "array_of_elements",
+        case!("array_of_elements"),
         "filled by element",
     ),
     no(
         "array.nested-parameter",
-        "array_of_arrays_refused",
+        case!("array_of_arrays_refused"),
         "pass one array of `N * M` elements",
     ),
     unclear("option.take", METHODS, "`a` is a tuple of 2"),
@@ -538,7 +557,7 @@ pub const REFUSED: &[Refusal] = &[
     // Iterators.
     no(
         "iter.step-by-rev",
-        "step_by_then_rev",
+        case!("step_by_then_rev"),
         "write `.rev().step_by(s)`",
     ),
     no(
