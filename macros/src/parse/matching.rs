@@ -13,6 +13,9 @@ impl Parser<'_> {
             let chain = self.struct_match(expr, false)?;
             return self.expr_stmt(&chain);
         }
+        if self.refused_tuple_scrutinee(expr) {
+            return None;
+        }
         if self.is_option_match(expr) {
             let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;
             let arms = self.arms(expr, false, Some(&value))?;
@@ -42,6 +45,9 @@ impl Parser<'_> {
         if super::struct_values::is_struct_match(expr) {
             let chain = self.struct_match(expr, true)?;
             return self.expr(&chain);
+        }
+        if self.refused_tuple_scrutinee(expr) {
+            return None;
         }
         if self.is_option_match(expr) {
             let span = span_of(expr.match_token.span);
@@ -216,6 +222,18 @@ impl Parser<'_> {
                 None
             }
         }
+    }
+
+    /// Refuses `match (a, b) { .. }`, which kernels do not have. True when it did.
+    fn refused_tuple_scrutinee(&mut self, expr: &syn::ExprMatch) -> bool {
+        if !matches!(&*expr.expr, syn::Expr::Tuple(_)) {
+            return false;
+        }
+        self.errors.at(
+            &expr.expr,
+            "`match` on a tuple is not supported in kernels: write instead nested `match`es, or a `match` on a combined integer (`match a * 4 + b { .. }`)",
+        );
+        true
     }
 
     /// A literal of a pattern, `-` allowed.
