@@ -51,7 +51,15 @@ impl Parser<'_> {
             other => other,
         };
         let (receiver, body) = (&call.receiver, &closure.body);
-        let for_loop: syn::ExprForLoop = syn::parse_quote!(for #pat in #receiver { #body; });
+        // The loop's own tokens at `for_each`, so what it reports points there.
+        let tokens = quote::quote_spanned!(call.method.span()=> for #pat in #receiver { #body; });
+        let Ok(for_loop) = syn::parse2::<syn::ExprForLoop>(tokens) else {
+            self.errors.at(
+                call,
+                "this `for_each` could not be read as a `for` loop: write the `for` loop",
+            );
+            return None;
+        };
         self.for_loop(&for_loop)
     }
 }
