@@ -30,6 +30,7 @@ mod signature;
 mod stmt;
 mod sub_slice;
 mod trait_item;
+mod trait_object;
 mod tuple;
 mod tuple_branches;
 

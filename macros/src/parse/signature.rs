@@ -6,6 +6,7 @@ use cudajit_core::Scalar;
 use syn::{FnArg, GenericParam as SynGeneric, Pat, ReturnType, Signature, Type, TypeParamBound};
 
 use super::span_of;
+use super::trait_object;
 use crate::errors::Errors;
 
 const PARAM_HELP: &str = "parameters are scalars (`bool`, `i8`..`i64`, `u8`..`u64`, \
@@ -121,6 +122,29 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
                 "lifetime parameters are not needed on kernels and device functions: remove it",
             ),
         }
+    }
+    // `s: &dyn Shape`: a hidden type parameter bound by `Shape`, which each call binds
+    // to its struct (`trait_object.rs`).
+    for input in &sig.inputs {
+        let FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let (Some((path, _)), Pat::Ident(ident)) =
+            (trait_object::dyn_reference(&typed.ty), &*typed.pat)
+        else {
+            continue;
+        };
+        let trait_name = trait_object::trait_name(path);
+        let name = trait_object::hidden_parameter(&trait_name, &ident.ident.to_string());
+        names.types.push(name.clone());
+        names.user_bounded.push(name.clone());
+        params.push(GenericParam {
+            name,
+            kind: GenericKind::Type {
+                bounds: vec![trait_name],
+            },
+            span: span_of(ident.ident.span()),
+        });
     }
     (params, names)
 }
@@ -241,6 +265,28 @@ pub(super) fn params(
             }
             continue;
         }
+        if let Some((path, mutable_target)) = trait_object::dyn_reference(&typed.ty) {
+            let trait_name = trait_object::trait_name(path);
+            if kind == FnKind::Kernel {
+                errors.at(
+                    &typed.ty,
+                    format!("kernels cannot take a trait object (`&dyn {trait_name}`: the host has no device vtable to pass): take the struct itself (`s: Circle`) or a slice of one struct type (`&[Circle]`), and call a `#[device]` function taking `&dyn {trait_name}` from the kernel"),
+                );
+                continue;
+            }
+            params.push(Param {
+                ty: ParamType::Reference {
+                    target: ValueType::Generic(trait_object::hidden_parameter(&trait_name, &name)),
+                    len: None,
+                    mutable: mutable_target,
+                },
+                name,
+                mutable,
+                comptime,
+                span: span_of(syn::spanned::Spanned::span(&typed.pat)),
+            });
+            continue;
+        }
         let Some(ty) = param_type(&typed.ty, kind, generics, errors) else {
             continue;
         };
@@ -292,6 +338,10 @@ pub(super) fn result(
     match &sig.output {
         ReturnType::Default => None,
         ReturnType::Type(_, ty) if matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) => None,
+        ReturnType::Type(_, ty) if trait_object::mentions_trait_object(ty) => {
+            errors.at(ty, trait_object::refused_message(ty));
+            None
+        }
         ReturnType::Type(_, ty) => match &**ty {
             Type::Tuple(tuple) => tuple_elements(tuple, generics, errors).map(ValueType::Tuple),
             // `Option<T>`: the tuple `(bool, T)` (`option_value.rs`).
@@ -399,6 +449,10 @@ fn param_type(
     };
     if boxed {
         errors.at(ty, super::closure::DYN_CLOSURE);
+        return None;
+    }
+    if trait_object::mentions_trait_object(ty) {
+        errors.at(ty, trait_object::refused_message(ty));
         return None;
     }
     if let Some(arity) = closure {

@@ -1,0 +1,192 @@
+//! `&dyn Trait` where the concrete type is known at the call, and associated types in
+//! device signatures, checked against rustc: the `#[device]` functions are ordinary Rust,
+//! so the host runs the very same functions (with real trait objects there) as the
+//! reference. On the CPU simulator always, on a GPU when there is one (built without FMA
+//! contraction, so floats agree bit for bit).
+//!
+//! - `s: &dyn Shape` parameters (one instance per struct a call passes), two of them with
+//!   different structs, `&mut dyn Shape` written through, a `&dyn` passed on to another
+//!   function taking `&dyn` and to a generic `S: Shape`, default methods through it;
+//! - `let s: &dyn Shape = &c;` locals: methods, passed on, path calls (`Shape::area(s)`),
+//!   shadowed by a value of another type;
+//! - associated types: `type Out` given by each impl, `S::Out` and `<S as Shape>::Out` in a
+//!   generic function's signature and body, `Self::Out` in an impl and a default method.
+
+mod common;
+
+use cudajit::prelude::*;
+use cudajit::Stream;
+
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Circle {
+    pub r: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Rect {
+    pub w: f32,
+    pub h: f32,
+}
+
+#[device]
+pub trait Shape {
+    fn area(&self) -> f32;
+    fn grow(&mut self, k: f32);
+    /// A default method, kept by `Circle`, written by `Rect`.
+    fn weighted(&self, k: f32) -> f32 {
+        self.area() * k + 1.0
+    }
+}
+
+#[device]
+impl Shape for Circle {
+    fn area(&self) -> f32 {
+        3.0 * self.r * self.r
+    }
+    fn grow(&mut self, k: f32) {
+        self.r += k;
+    }
+}
+
+#[device]
+impl Shape for Rect {
+    fn area(&self) -> f32 {
+        self.w * self.h
+    }
+    fn grow(&mut self, k: f32) {
+        self.w += k;
+        self.h -= k;
+    }
+    fn weighted(&self, k: f32) -> f32 {
+        self.area() - k
+    }
+}
+
+#[device]
+pub fn area_of(s: &dyn Shape) -> f32 {
+    s.area() + s.weighted(0.5)
+}
+
+#[device]
+pub fn generic_area<S: Shape + ?Sized>(s: &S) -> f32 {
+    s.area() * 2.0
+}
+
+/// A `&dyn` passed on, to a `&dyn` parameter and to a generic one.
+#[device]
+pub fn passed_on(s: &dyn Shape, k: f32) -> f32 {
+    area_of(s) * k + generic_area(s) + Shape::area(s)
+}
+
+/// Two trait objects, which one call may give different structs.
+#[device]
+pub fn larger(a: &dyn Shape, b: &dyn Shape) -> f32 {
+    let (x, y) = (a.area(), b.area());
+    if x > y {
+        x - y
+    } else {
+        y - x
+    }
+}
+
+#[device]
+pub fn grow_twice(s: &mut dyn Shape, k: f32) {
+    s.grow(k);
+    s.grow(k * 0.5);
+}
+
+#[kernel]
+fn dyn_shapes(circles: &[Circle], rects: &[Rect], out: &mut [f32]) {
+    let i = global_index();
+    if i >= circles.len() {
+        return;
+    }
+    let c = circles[i];
+    let r = rects[i];
+    out[8 * i] = area_of(&c) + area_of(&r);
+    out[8 * i + 1] = passed_on(&c, 1.5) - passed_on(&r, 0.25);
+    out[8 * i + 2] = larger(&c, &r) + larger(&r, &circles[0]);
+    let mut g = c;
+    grow_twice(&mut g, 0.75);
+    let mut h = r;
+    grow_twice(&mut h, 0.5);
+    out[8 * i + 3] = g.r + h.w * h.h;
+    let s: &dyn Shape = &c;
+    let t: &dyn Shape = &rects[i];
+    out[8 * i + 4] = s.area() + t.weighted(2.0) + Shape::area(t);
+    out[8 * i + 5] = area_of(s) + larger(s, t) + generic_area(t);
+    let u: &dyn Shape = s;
+    let s = 2.0f32;
+    out[8 * i + 6] = u.area() * s;
+    out[8 * i + 7] = 0.0;
+}
+
+fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
+    let c = circles[i];
+    let r = rects[i];
+    let mut g = c;
+    grow_twice(&mut g, 0.75);
+    let mut h = r;
+    grow_twice(&mut h, 0.5);
+    let s: &dyn Shape = &c;
+    let t: &dyn Shape = &rects[i];
+    let u: &dyn Shape = s;
+    [
+        area_of(&c) + area_of(&r),
+        passed_on(&c, 1.5) - passed_on(&r, 0.25),
+        larger(&c, &r) + larger(&r, &circles[0]),
+        g.r + h.w * h.h,
+        s.area() + t.weighted(2.0) + Shape::area(t),
+        area_of(s) + larger(s, t) + generic_area(t),
+        u.area() * 2.0,
+        0.0,
+    ]
+}
+
+fn inputs(n: usize) -> (Vec<Circle>, Vec<Rect>) {
+    let circles = (0..n)
+        .map(|i| Circle {
+            r: (i as f32 - 6.0) * 0.375,
+        })
+        .collect();
+    let rects = (0..n)
+        .map(|i| Rect {
+            w: i as f32 * 0.5,
+            h: 2.0 - i as f32 * 0.25,
+        })
+        .collect();
+    (circles, rects)
+}
+
+fn check_dyn(stream: &Stream) {
+    let n = 13;
+    let (circles, rects) = inputs(n);
+    let dc = stream.clone_htod(&circles).unwrap();
+    let dr = stream.clone_htod(&rects).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(8 * n).unwrap();
+    dyn_shapes::launch(stream, LaunchConfig::for_elements(n), &dc, &dr, &mut out).unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    let want: Vec<f32> = (0..n)
+        .flat_map(|i| reference(&circles, &rects, i))
+        .collect();
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "out[{k}]: cudajit {g}, rustc {w}");
+    }
+}
+
+#[test]
+fn dyn_traits_on_the_simulator() {
+    check_dyn(&Stream::simulator());
+}
+
+#[test]
+fn dyn_traits_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    // Bit for bit: the GPU must round each operation as Rust does.
+    std::env::set_var("CUDAJIT_FMA", "0");
+    check_dyn(&Stream::from_cuda(context.default_stream()));
+}
