@@ -77,10 +77,18 @@ fn flatten(token: proc_macro2::TokenTree) -> Vec<String> {
 /// The message for a trait object that would need dynamic dispatch: what was written and
 /// what a kernel writes instead.
 pub(super) fn refused_message(ty: &Type) -> String {
-    let written = ty.to_token_stream().to_string();
+    let written = written(ty);
     format!(
         "`{written}` needs dynamic dispatch (a vtable read at run time), which kernels do not have; a device function takes `s: &dyn Trait` (or `s: &S` with `S: Trait`) and each call passes one known struct; for values of several structs use an enum and a `match`, or a slice of one struct type per call (`&[Circle]`)"
     )
+}
+
+/// `ty` as a user writes it (`&[&dyn Shape]`, not syn's spaced `& [& dyn Shape]`).
+fn written(ty: &Type) -> String {
+    let spaced = ty.to_token_stream().to_string();
+    [("& ", "&"), (" <", "<"), ("< ", "<"), (" >", ">"), ("' ", "'"), (" ,", ",")]
+        .iter()
+        .fold(spaced, |text, (from, to)| text.replace(from, to))
 }
 
 /// The message for a `&dyn Trait` local whose value is chosen at run time.
