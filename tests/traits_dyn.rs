@@ -97,6 +97,58 @@ pub fn grow_twice(s: &mut dyn Shape, k: f32) {
     s.grow(k * 0.5);
 }
 
+/// A trait with an associated type, which each impl gives.
+#[device]
+pub trait Measure {
+    type Out: Copy + core::ops::Add<Output = Self::Out>;
+    fn measure(&self) -> Self::Out;
+    /// A default method naming `Self::Out`, compiled for each impl's type.
+    fn measure_plus(&self, extra: Self::Out) -> Self::Out {
+        self.measure() + extra
+    }
+}
+
+#[device]
+impl Measure for Circle {
+    type Out = f32;
+    fn measure(&self) -> Self::Out {
+        self.r * 2.0
+    }
+}
+
+#[device]
+impl Measure for Rect {
+    type Out = u32;
+    fn measure(&self) -> u32 {
+        (self.w * 4.0) as u32 + 1
+    }
+}
+
+#[device]
+pub fn measured_twice<S: Measure>(s: &S) -> S::Out {
+    let m: S::Out = s.measure();
+    m + s.measure()
+}
+
+#[device]
+pub fn measured_plus<S: Measure + Copy>(s: S, extra: <S as Measure>::Out) -> <S as Measure>::Out {
+    s.measure_plus(extra) + measured_twice(&s)
+}
+
+#[kernel]
+fn measures(circles: &[Circle], rects: &[Rect], lengths: &mut [f32], counts: &mut [u32]) {
+    let i = global_index();
+    if i >= circles.len() {
+        return;
+    }
+    let c = circles[i];
+    let r = rects[i];
+    lengths[2 * i] = measured_twice(&c) + c.measure_plus(0.25);
+    lengths[2 * i + 1] = measured_plus(c, 1.5);
+    counts[2 * i] = measured_twice(&r) + r.measure_plus(2);
+    counts[2 * i + 1] = measured_plus(r, 7);
+}
+
 #[kernel]
 fn dyn_shapes(circles: &[Circle], rects: &[Rect], out: &mut [f32]) {
     let i = global_index();
@@ -176,9 +228,55 @@ fn check_dyn(stream: &Stream) {
     }
 }
 
+fn check_measures(stream: &Stream) {
+    let n = 13;
+    let (circles, rects) = inputs(n);
+    let dc = stream.clone_htod(&circles).unwrap();
+    let dr = stream.clone_htod(&rects).unwrap();
+    let mut lengths = stream.alloc_zeros::<f32>(2 * n).unwrap();
+    let mut counts = stream.alloc_zeros::<u32>(2 * n).unwrap();
+    let config = LaunchConfig::for_elements(n);
+    measures::launch(stream, config, &dc, &dr, &mut lengths, &mut counts).unwrap();
+    let got_lengths = stream.clone_dtoh(&lengths).unwrap();
+    let got_counts = stream.clone_dtoh(&counts).unwrap();
+    for i in 0..n {
+        let (c, r) = (circles[i], rects[i]);
+        let want = [
+            measured_twice(&c) + c.measure_plus(0.25),
+            measured_plus(c, 1.5),
+        ];
+        for k in 0..2 {
+            let got = got_lengths[2 * i + k];
+            assert_eq!(
+                got.to_bits(),
+                want[k].to_bits(),
+                "lengths[{}]: cudajit {got}, rustc {}",
+                2 * i + k,
+                want[k]
+            );
+        }
+        let want = [measured_twice(&r) + r.measure_plus(2), measured_plus(r, 7)];
+        assert_eq!(got_counts[2 * i..2 * i + 2], want, "counts of thread {i}");
+    }
+}
+
 #[test]
 fn dyn_traits_on_the_simulator() {
     check_dyn(&Stream::simulator());
+}
+
+#[test]
+fn associated_types_on_the_simulator() {
+    check_measures(&Stream::simulator());
+}
+
+#[test]
+fn associated_types_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    std::env::set_var("CUDAJIT_FMA", "0");
+    check_measures(&Stream::from_cuda(context.default_stream()));
 }
 
 #[test]

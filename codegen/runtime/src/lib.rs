@@ -123,7 +123,8 @@ pub mod __private {
     };
     pub use cudajit_core::linkme;
     pub use cudajit_core::methods::{
-        DeviceImplBlock, MethodReceiver, MethodTable, NoDeviceImpls, DEVICE_IMPL_BLOCKS,
+        AssociatedType, DeviceImplBlock, MethodReceiver, MethodTable, NoDeviceImpls,
+        DEVICE_IMPL_BLOCKS,
     };
     pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};

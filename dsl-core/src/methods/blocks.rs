@@ -34,6 +34,20 @@ pub struct DeviceImplBlock {
     /// Its associated constants, as rustc evaluated them (`<Circle as Shape>::SIDES`),
     /// each named `<Circle as Shape>::SIDES`.
     pub constants: &'static [ConstantValue],
+    /// Its associated types (`type Out = f32;` of `impl Shape for Circle`), which a generic
+    /// function's signature and body name through its type parameter (`S::Out`).
+    pub types: &'static [AssociatedType],
+}
+
+/// An associated type of a user trait's impl: its name and the type it stands for, as
+/// written (`f32`). The device reads scalar types (a struct would need its layout at the
+/// function that names it); lowering refuses the others where they are used.
+#[derive(Clone, Copy, Debug)]
+pub struct AssociatedType {
+    /// The name in the trait (`Out`).
+    pub name: &'static str,
+    /// The type, as written in the impl.
+    pub written: &'static str,
 }
 
 impl DeviceImplBlock {

@@ -16,7 +16,7 @@
 mod blocks;
 mod slots;
 
-pub use blocks::{blocks_of, DeviceImplBlock, DEVICE_IMPL_BLOCKS};
+pub use blocks::{blocks_of, AssociatedType, DeviceImplBlock, DEVICE_IMPL_BLOCKS};
 pub use slots::NoDeviceImpls;
 
 use crate::ast::BinaryOp;

@@ -140,7 +140,8 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
 }
 
 /// The block's row of `DEVICE_IMPL_BLOCKS`: its struct, its trait, its captured functions,
-/// its constants as rustc evaluates them, and the trait's default methods.
+/// its constants as rustc evaluates them, its associated types as written, and the trait's
+/// default methods.
 fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> TokenStream {
     let private = paths.private();
     let owner = &parsed.owner;
@@ -167,6 +168,11 @@ fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> To
         };
         quote!(#private::ConstantValue::of(#name, &#value))
     });
+    let types = parsed.types.iter().map(|(ident, ty)| {
+        let name = ident.to_string();
+        let written = crate::parse::written_type(ty);
+        quote!(#private::AssociatedType { name: #name, written: #written })
+    });
     quote! {
         const _: () = {
             #[#private::linkme::distributed_slice(#private::DEVICE_IMPL_BLOCKS)]
@@ -177,6 +183,7 @@ fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> To
                 functions: &[#(&#captured),*],
                 defaults: #defaults,
                 constants: &[#(#constants),*],
+                types: &[#(#types),*],
             };
         };
     }

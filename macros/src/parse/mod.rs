@@ -10,6 +10,7 @@
 
 mod args;
 mod arrays;
+mod associated_type;
 mod call;
 pub(crate) mod check;
 mod closure;
@@ -41,6 +42,7 @@ use syn::ItemFn;
 
 use crate::errors::Errors;
 pub(crate) use args::{derive_crate_path, extern_device_arguments, function_arguments};
+pub(crate) use associated_type::written_type;
 pub(crate) use device_copy::{
     device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct, FieldShape,
 };

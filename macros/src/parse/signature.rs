@@ -606,6 +606,10 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
         return Some(ValueType::Scalar(scalar));
     }
     match ty {
+        // `S::Out`, `<S as Shape>::Out`: the associated type of `S`'s struct.
+        Type::Path(path) if super::associated_type::projection(path, generics).is_some() => {
+            super::associated_type::projection(path, generics).map(ValueType::Generic)
+        }
         Type::Path(path) if path.qself.is_none() => {
             if let Some(ident) = path.path.get_ident() {
                 let name = ident.to_string();

@@ -86,9 +86,16 @@ pub(super) fn refused_message(ty: &Type) -> String {
 /// `ty` as a user writes it (`&[&dyn Shape]`, not syn's spaced `& [& dyn Shape]`).
 fn written(ty: &Type) -> String {
     let spaced = ty.to_token_stream().to_string();
-    [("& ", "&"), (" <", "<"), ("< ", "<"), (" >", ">"), ("' ", "'"), (" ,", ",")]
-        .iter()
-        .fold(spaced, |text, (from, to)| text.replace(from, to))
+    [
+        ("& ", "&"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        ("' ", "'"),
+        (" ,", ","),
+    ]
+    .iter()
+    .fold(spaced, |text, (from, to)| text.replace(from, to))
 }
 
 /// The message for a `&dyn Trait` local whose value is chosen at run time.
