@@ -9,8 +9,10 @@
 //!   function taking `&dyn` and to a generic `S: Shape`, default methods through it;
 //! - `let s: &dyn Shape = &c;` locals: methods, passed on, path calls (`Shape::area(s)`),
 //!   shadowed by a value of another type;
-//! - associated types: `type Out` given by each impl, `S::Out` and `<S as Shape>::Out` in a
-//!   generic function's signature and body, `Self::Out` in an impl and a default method.
+//! - `impl Shape` in argument position, by value and by reference;
+//! - associated types (scalars and a struct): `type Out` given by each impl, `S::Out` and
+//!   `<S as Measure>::Out` in a generic function's signature and body, `Self::Out` in an
+//!   impl and in a default method.
 
 mod common;
 
@@ -91,6 +93,14 @@ pub fn larger(a: &dyn Shape, b: &dyn Shape) -> f32 {
     }
 }
 
+/// `impl Trait` in argument position, by value and by reference.
+#[device]
+pub fn impl_area(s: impl Shape + Copy, t: &impl Shape) -> f32 {
+    let mut u = s;
+    u.grow(0.5);
+    u.area() - t.weighted(1.5)
+}
+
 #[device]
 pub fn grow_twice(s: &mut dyn Shape, k: f32) {
     s.grow(k);
@@ -149,6 +159,39 @@ fn measures(circles: &[Circle], rects: &[Rect], lengths: &mut [f32], counts: &mu
     counts[2 * i + 1] = measured_plus(r, 7);
 }
 
+/// An associated type that is a struct.
+#[device]
+pub trait Labelled {
+    type Label;
+    fn label(&self) -> Self::Label;
+}
+
+#[device]
+impl Labelled for Circle {
+    type Label = Rect;
+    fn label(&self) -> Rect {
+        Rect {
+            w: self.r,
+            h: self.r * 0.5,
+        }
+    }
+}
+
+#[device]
+pub fn label_of<S: Labelled>(s: &S) -> S::Label {
+    let label: S::Label = s.label();
+    label
+}
+
+#[kernel]
+fn struct_labels(circles: &[Circle], out: &mut [f32]) {
+    let i = global_index();
+    if i < circles.len() {
+        let label = label_of(&circles[i]);
+        out[i] = label.w + label.area();
+    }
+}
+
 #[kernel]
 fn dyn_shapes(circles: &[Circle], rects: &[Rect], out: &mut [f32]) {
     let i = global_index();
@@ -172,7 +215,7 @@ fn dyn_shapes(circles: &[Circle], rects: &[Rect], out: &mut [f32]) {
     let u: &dyn Shape = s;
     let s = 2.0f32;
     out[8 * i + 6] = u.area() * s;
-    out[8 * i + 7] = 0.0;
+    out[8 * i + 7] = impl_area(c, &r) + impl_area(r, &c);
 }
 
 fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
@@ -193,7 +236,7 @@ fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
         s.area() + t.weighted(2.0) + Shape::area(t),
         area_of(s) + larger(s, t) + generic_area(t),
         u.area() * 2.0,
-        0.0,
+        impl_area(c, &r) + impl_area(r, &c),
     ]
 }
 
@@ -287,4 +330,42 @@ fn dyn_traits_on_the_gpu() {
     // Bit for bit: the GPU must round each operation as Rust does.
     std::env::set_var("CUDAJIT_FMA", "0");
     check_dyn(&Stream::from_cuda(context.default_stream()));
+}
+
+fn check_labels(stream: &Stream) {
+    let (circles, _) = inputs(13);
+    let dc = stream.clone_htod(&circles).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(circles.len()).unwrap();
+    struct_labels::launch(
+        stream,
+        LaunchConfig::for_elements(circles.len()),
+        &dc,
+        &mut out,
+    )
+    .unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    for (i, c) in circles.iter().enumerate() {
+        let label = label_of(c);
+        let want = label.w + label.area();
+        assert_eq!(
+            got[i].to_bits(),
+            want.to_bits(),
+            "out[{i}]: cudajit {}, rustc {want}",
+            got[i]
+        );
+    }
+}
+
+#[test]
+fn associated_struct_types_on_the_simulator() {
+    check_labels(&Stream::simulator());
+}
+
+#[test]
+fn associated_struct_types_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    std::env::set_var("CUDAJIT_FMA", "0");
+    check_labels(&Stream::from_cuda(context.default_stream()));
 }

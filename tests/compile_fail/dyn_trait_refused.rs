@@ -37,6 +37,12 @@ fn kernel_object(s: &dyn Shape, out: &mut [f32]) {
     out[0] = s.area();
 }
 
+// Nor be generic over a trait.
+#[kernel]
+fn kernel_impl(s: impl Shape + Copy, out: &mut [f32]) {
+    out[0] = s.area();
+}
+
 // A slice of trait objects: each element would need its vtable.
 #[device]
 fn total(shapes: &[&dyn Shape]) -> f32 {

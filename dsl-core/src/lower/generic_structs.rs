@@ -156,13 +156,23 @@ pub(super) fn associated_constant(owner: &str, item: &str) -> Option<ConstantVal
 }
 
 /// The type `owner`'s `#[device]` trait impl gives its associated type `item`: a scalar
-/// type (a struct would need its layout where the generic function is lowered).
+/// type, or a `DeviceCopy` struct by its name (the last segment of its path, as the
+/// layouts name structs; its layout reaches the kernel with the impl's functions that
+/// return or take it).
 fn associated_type(owner: &str, item: &str) -> Result<ValueType, String> {
     let given = blocks_of(owner)
         .flat_map(|block| block.types.iter())
         .find(|ty| ty.name == item)
         .ok_or_else(|| format!("`{owner}` has no `#[device]` trait impl that gives the associated type `{item}` (`type {item} = f32;`)"))?;
-    Scalar::from_rust_name(given.written)
-        .map(ValueType::Scalar)
-        .ok_or_else(|| format!("`{owner}`'s `{item}` is `{}`; associated types in device code are scalar types (`type {item} = f32;`): return the struct by its name", given.written))
+    if let Some(scalar) = Scalar::from_rust_name(given.written) {
+        return Ok(ValueType::Scalar(scalar));
+    }
+    let plain = given
+        .written
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == ':');
+    match given.written.rsplit("::").next() {
+        Some(name) if plain && !name.is_empty() => Ok(ValueType::Struct(name.to_owned())),
+        _ => Err(format!("`{owner}`'s `{item}` is `{}`; associated types in device code are scalar types and `DeviceCopy` structs (`type {item} = f32;`)", given.written)),
+    }
 }

@@ -129,13 +129,13 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
         let FnArg::Typed(typed) = input else {
             continue;
         };
-        let (Some((path, _)), Pat::Ident(ident)) =
-            (trait_object::dyn_reference(&typed.ty), &*typed.pat)
+        let (Some(parameter), Pat::Ident(ident)) =
+            (trait_object::trait_parameter(&typed.ty), &*typed.pat)
         else {
             continue;
         };
-        let trait_name = trait_object::trait_name(path);
-        let name = trait_object::hidden_parameter(&trait_name, &ident.ident.to_string());
+        let trait_name = trait_object::trait_name(parameter.path);
+        let name = trait_object::hidden_parameter(&parameter, &ident.ident.to_string());
         names.types.push(name.clone());
         names.user_bounded.push(name.clone());
         params.push(GenericParam {
@@ -265,20 +265,20 @@ pub(super) fn params(
             }
             continue;
         }
-        if let Some((path, mutable_target)) = trait_object::dyn_reference(&typed.ty) {
-            let trait_name = trait_object::trait_name(path);
+        if let Some(parameter) = trait_object::trait_parameter(&typed.ty) {
             if kind == FnKind::Kernel {
-                errors.at(
-                    &typed.ty,
-                    format!("kernels cannot take a trait object (`&dyn {trait_name}`: the host has no device vtable to pass): take the struct itself (`s: Circle`) or a slice of one struct type (`&[Circle]`), and call a `#[device]` function taking `&dyn {trait_name}` from the kernel"),
-                );
+                errors.at(&typed.ty, trait_object::kernel_parameter(&parameter));
                 continue;
             }
+            let hidden = ValueType::Generic(trait_object::hidden_parameter(&parameter, &name));
             params.push(Param {
-                ty: ParamType::Reference {
-                    target: ValueType::Generic(trait_object::hidden_parameter(&trait_name, &name)),
-                    len: None,
-                    mutable: mutable_target,
+                ty: match parameter.reference {
+                    Some(mutable_target) => ParamType::Reference {
+                        target: hidden,
+                        len: None,
+                        mutable: mutable_target,
+                    },
+                    None => ParamType::Value(hidden),
                 },
                 name,
                 mutable,

@@ -1,10 +1,10 @@
 //! `&dyn Trait` where the concrete type is known at the call: static dispatch, as for a
 //! generic `S: Shape`.
 //!
-//! A `s: &dyn Shape` parameter of a `#[device]` function is a hidden type parameter bound
-//! by `Shape` (named [`hidden_parameter`]), so each call site's struct gets its own
-//! instance (`lower/generic_structs.rs`), as rustc would monomorphise `s: &S`; the host
-//! keeps the trait object, with the same methods. `let s: &dyn Shape = &c;` names one
+//! A `s: &dyn Shape` parameter of a `#[device]` function (and `s: impl Shape`, `s: &impl
+//! Shape`) is a hidden type parameter bound by `Shape` (named [`hidden_parameter`]), so
+//! each call site's struct gets its own instance (`lower/generic_structs.rs`), as rustc
+//! would monomorphise `s: &S`; the host keeps the trait object, with the same methods. `let s: &dyn Shape = &c;` names one
 //! value the function already has: the local is a copy of it (a shared borrow keeps `c`
 //! unchanged while `s` is used, so the copy reads what the reference would), and passing
 //! `s` on passes `&s`. What needs a vtable at run time (a trait object chosen by a branch,
@@ -13,32 +13,72 @@
 use quote::ToTokens;
 use syn::{Type, TypeParamBound};
 
-/// The one user trait of a `dyn Trait` type (`Shape` of `dyn Shape`); `None` for other
-/// types and for `dyn Fn(..)`, which closures answer (`closure::DYN_CLOSURE`).
-pub(super) fn trait_of_object(ty: &Type) -> Option<&syn::Path> {
-    let Type::TraitObject(object) = ty else {
-        return None;
-    };
-    let mut traits = object.bounds.iter().filter_map(|bound| match bound {
-        TypeParamBound::Trait(t) => Some(&t.path),
+/// A parameter typed by a user trait rather than a struct: `&dyn Shape`, `&mut dyn Shape`,
+/// `impl Shape`, `&impl Shape`, `&mut impl Shape`.
+pub(super) struct TraitParameter<'t> {
+    /// The trait.
+    pub path: &'t syn::Path,
+    /// `dyn` or `impl`, as written.
+    pub keyword: &'static str,
+    /// For a reference, whether it is `&mut`; `None` for `impl Shape` by value.
+    pub reference: Option<bool>,
+}
+
+/// The parameter's trait when `ty` is one of [`TraitParameter`]'s forms; `None` for other
+/// types and for closures (`dyn Fn(..)`, `impl Fn(..)`), which `closure.rs` answers.
+pub(super) fn trait_parameter(ty: &Type) -> Option<TraitParameter<'_>> {
+    match ty {
+        Type::Reference(reference) => {
+            let (path, keyword) = user_trait_of(&reference.elem)?;
+            Some(TraitParameter {
+                path,
+                keyword,
+                reference: Some(reference.mutability.is_some()),
+            })
+        }
+        Type::ImplTrait(_) => user_trait_of(ty).map(|(path, keyword)| TraitParameter {
+            path,
+            keyword,
+            reference: None,
+        }),
+        Type::Paren(inner) => trait_parameter(&inner.elem),
+        Type::Group(inner) => trait_parameter(&inner.elem),
         _ => None,
-    });
-    let first = traits.next()?;
-    let last = first.segments.last()?;
-    let closure = matches!(last.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce");
-    (!closure && traits.next().is_none()).then_some(first)
+    }
+}
+
+/// The one user trait of `dyn Trait` or `impl Trait` (other bounds may be the marker
+/// traits `Copy`, `Clone`, `Send`, `Sync`, `Sized`, `'a`), with the keyword.
+fn user_trait_of(ty: &Type) -> Option<(&syn::Path, &'static str)> {
+    let (bounds, keyword) = match ty {
+        Type::TraitObject(object) => (&object.bounds, "dyn"),
+        Type::ImplTrait(implemented) => (&implemented.bounds, "impl"),
+        _ => return None,
+    };
+    let mut user = Vec::new();
+    for bound in bounds {
+        let TypeParamBound::Trait(t) = bound else {
+            continue;
+        };
+        let name = t.path.segments.last()?.ident.to_string();
+        match name.as_str() {
+            "Fn" | "FnMut" | "FnOnce" => return None,
+            "Copy" | "Clone" | "Send" | "Sync" | "Sized" => {}
+            _ => user.push(&t.path),
+        }
+    }
+    match user.as_slice() {
+        [path] => Some((path, keyword)),
+        _ => None,
+    }
 }
 
 /// `&dyn Trait` or `&mut dyn Trait`: the trait's path and whether the reference is `mut`.
 pub(super) fn dyn_reference(ty: &Type) -> Option<(&syn::Path, bool)> {
-    match ty {
-        Type::Reference(reference) => {
-            trait_of_object(&reference.elem).map(|path| (path, reference.mutability.is_some()))
-        }
-        Type::Paren(inner) => dyn_reference(&inner.elem),
-        Type::Group(inner) => dyn_reference(&inner.elem),
+    trait_parameter(ty).and_then(|p| match (p.keyword, p.reference) {
+        ("dyn", Some(mutable)) => Some((p.path, mutable)),
         _ => None,
-    }
+    })
 }
 
 /// The trait's name as a bound (its last segment, as the impl rows name traits).
@@ -49,11 +89,15 @@ pub(super) fn trait_name(path: &syn::Path) -> String {
         .unwrap_or_default()
 }
 
-/// The hidden type parameter that stands for the struct behind the `&dyn Trait`
-/// parameter `param`: a name no Rust type parameter can have, which says what it is in a
-/// message.
-pub(super) fn hidden_parameter(trait_name: &str, param: &str) -> String {
-    format!("dyn {trait_name} of `{param}`")
+/// The hidden type parameter that stands for the struct behind the parameter `param` of
+/// a user trait (`dyn Shape`, `impl Shape`): a name no Rust type parameter can have,
+/// which says what it is in a message.
+pub(super) fn hidden_parameter(parameter: &TraitParameter, param: &str) -> String {
+    format!(
+        "{} {} of `{param}`",
+        parameter.keyword,
+        trait_name(parameter.path)
+    )
 }
 
 /// Whether `ty` mentions a user trait object anywhere (`Box<dyn Shape>`, `&[&dyn Shape]`,
@@ -96,6 +140,16 @@ fn written(ty: &Type) -> String {
     ]
     .iter()
     .fold(spaced, |text, (from, to)| text.replace(from, to))
+}
+
+/// The message for a kernel parameter of a trait: a kernel is launched with the host's
+/// bytes of one type, not generic over a trait.
+pub(super) fn kernel_parameter(parameter: &TraitParameter) -> String {
+    let trait_name = trait_name(parameter.path);
+    match parameter.keyword {
+        "dyn" => format!("kernels cannot take a trait object (`&dyn {trait_name}`: the host has no device vtable to pass): take the struct itself (`s: Circle`) or a slice of one struct type (`&[Circle]`), and call a `#[device]` function taking `&dyn {trait_name}` from the kernel"),
+        _ => format!("kernels are not generic over traits (`impl {trait_name}`): take the struct itself (`s: Circle`) or a slice of one struct type (`&[Circle]`), and call a `#[device]` function taking `impl {trait_name}` from the kernel"),
+    }
 }
 
 /// The message for a `&dyn Trait` local whose value is chosen at run time.
