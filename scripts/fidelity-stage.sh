@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stages, in .gpu-fidelity/ (git-ignored), what proves the language work on a GPU: the GPU
-# twins of the closure, Rust-fidelity, bounds-check-location, differential and language
+# twins of the closure, Rust-fidelity, conformance, bounds-check-location, differential and language
 # tests, and the rustc oracle over SEEDS (default 0..1000) run on the GPU (each generated
 # program compiled by cudajit, run there, compared with rustc's host build). Then, with
 # the device tool:
@@ -19,7 +19,7 @@ for line in sys.stdin:
 '
 }
 tests=()
-for t in closure_positions rust_fidelity closures check_locations gpu_language differential struct_methods array_params; do
+for t in closure_positions rust_fidelity conformance closures check_locations gpu_language differential struct_methods array_params; do
   [ -f "tests/$t.rs" ] && tests+=(--test "$t")
 done
 cargo test --release --no-run --message-format=json "${tests[@]}" 2>/dev/null | copy_tests

@@ -6,7 +6,8 @@
 //! - a `#[device] trait` with required and default methods and an associated constant,
 //!   implemented by two structs, both used in one kernel;
 //! - generic device functions bounded by it (`S: Shape`, by value, by reference and in
-//!   slices), calling methods through the bound and reading `S::SIDES`;
+//!   slices), calling methods through the bound and reading `S::SIDES`; `Circle::SIDES`
+//!   named through the struct;
 //! - a second inherent `#[device]` impl block of a struct.
 
 mod common;
@@ -116,7 +117,8 @@ fn shapes(circles: &[Circle], rects: &[Rect], out: &mut [f32]) {
     out[8 * i + 4] = by_ref(&c) + by_ref(&r);
     out[8 * i + 5] = r.weighted(2.0);
     out[8 * i + 6] = Circle::new(c.r).diameter();
-    out[8 * i + 7] = 0.0;
+    // The associated constant named through the struct, as a value and in a sum.
+    out[8 * i + 7] = Rect::SIDES as f32 + Circle::SIDES as f32 * 3.0 + c.r;
 }
 
 fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
@@ -130,7 +132,7 @@ fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
         by_ref(&c) + by_ref(&r),
         r.weighted(2.0),
         Circle::new(c.r).diameter(),
-        0.0,
+        Rect::SIDES as f32 + Circle::SIDES as f32 * 3.0 + c.r,
     ]
 }
 

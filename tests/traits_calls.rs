@@ -11,6 +11,9 @@
 //! - a default method called on a struct that keeps it (`c.weighted(k)`), and a trait
 //!   method named like an inherent method of the same struct.
 
+// Closures are passed by reference on purpose (`apply(&scale, v)`): one of the forms tested.
+#![allow(clippy::needless_borrows_for_generic_args)]
+
 mod common;
 
 use cudajit::prelude::*;
@@ -110,6 +113,13 @@ pub fn qualified<S: Shape>(s: &S, k: f32) -> f32 {
     <S as Shape>::area(s) + <S as Shape>::weighted(s, k) * 0.5 + Shape::area(s)
 }
 
+/// A device function whose name starts with `unsafe`: the macro's alias of it must not trip
+/// clippy's `unsafe_removed_from_name` in this crate (CI runs clippy on the tests).
+#[device]
+pub fn unsafe_free_half(x: f32) -> f32 {
+    x * 0.5
+}
+
 #[kernel]
 fn passed_on(x: &[f32], circles: &[Circle], squares: &[Square], out: &mut [f32], k: f32) {
     let i = global_index();
@@ -132,7 +142,7 @@ fn passed_on(x: &[f32], circles: &[Circle], squares: &[Square], out: &mut [f32],
     out[16 * i + 8] = qualified(&c, k) + qualified(&sq, k);
     out[16 * i + 9] = <Circle as Shape>::weighted(&c, k) + Circle::area(&c);
     out[16 * i + 10] = <Square as Shape>::area(&sq) + Shape::weighted(&sq, k);
-    out[16 * i + 11] = 0.0;
+    out[16 * i + 11] = unsafe_free_half(k);
     out[16 * i + 12] = 0.0;
     out[16 * i + 13] = 0.0;
     out[16 * i + 14] = 0.0;
@@ -157,7 +167,7 @@ fn reference(x: &[f32], circles: &[Circle], squares: &[Square], k: f32, i: usize
         qualified(&c, k) + qualified(&sq, k),
         <Circle as Shape>::weighted(&c, k) + Circle::area(&c),
         <Square as Shape>::area(&sq) + Shape::weighted(&sq, k),
-        0.0,
+        unsafe_free_half(k),
         0.0,
         0.0,
         0.0,

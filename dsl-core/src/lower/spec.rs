@@ -239,19 +239,30 @@ impl ReachableItems {
         }
     }
 
-    /// The discriminant of `ty::variant`, as a literal of the enum's representation.
+    /// The discriminant of `ty::variant`, as a literal of the enum's representation, or the
+    /// associated constant `ty::variant` of one of a struct's `#[device]` impl blocks.
     pub fn variant(&self, ty: &str, variant: &str, span: Span) -> Result<Literal, LowerError> {
         let layout = self.struct_layout(ty, span)?;
-        let (Some(repr), Some(value)) = (layout.enum_repr, layout.variant(variant)) else {
-            return Err(LowerError::new(
-                span,
-                format!("`{ty}::{variant}` is not a variant of a `DeviceCopy` enum"),
-            ));
-        };
-        Ok(Literal::Int {
-            bits: value as u64,
-            ty: repr,
-        })
+        if let (Some(repr), Some(value)) = (layout.enum_repr, layout.variant(variant)) {
+            return Ok(Literal::Int {
+                bits: value as u64,
+                ty: repr,
+            });
+        }
+        // `Circle::SIDES`: the path reads like a variant, but names an associated constant of
+        // one of the struct's `#[device]` impl blocks (inherent or of a user trait).
+        if let Some(constant) =
+            super::generic_structs::associated_constant(ty, variant).filter(|c| c.len.is_none())
+        {
+            return Ok(constant.literal());
+        }
+        Err(LowerError::new(
+            span,
+            format!(
+                "`{ty}::{variant}` is neither a variant of a `DeviceCopy` enum nor a scalar \
+                 constant of a `#[device]` impl block of `{ty}`"
+            ),
+        ))
     }
 
     /// The layout of the struct called `name`, or an error naming the fix.

@@ -143,7 +143,9 @@ fn callee_markers(callees: &[syn::Path], paths: &Paths) -> (TokenStream, Vec<syn
         #[allow(unused_imports)]
         use __cudajit_not_device::*;
         #(
-            #[allow(unused_imports)]
+            // A callee named `unsafe_*` would trip clippy's `unsafe_removed_from_name` in
+            // the user's crate: the alias is ours, not theirs.
+            #[allow(unused_imports, clippy::unsafe_removed_from_name)]
             use #callees as #markers;
         )*
     };

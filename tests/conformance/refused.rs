@@ -1,0 +1,622 @@
+//! The table's "no" rows: each is refused, at build time by a case of `tests/compile_fail/`
+//! (compiled against its snapshot by `tests/compile_fail.rs`), or when the kernel is
+//! compiled by a kernel launched here, and its error must say what the row's test expects.
+//!
+//! `no` rows' messages name the alternative (or the accepted forms); `unclear` rows'
+//! messages name no alternative or mislead (a method of `bool` "is not a device method:
+//! add `#[device]` to its impl block"): those are the compiler's to improve, and the table
+//! gives the alternative meanwhile.
+
+use cudajit::prelude::*;
+use cudajit::Stream;
+
+use super::expressions::halve;
+
+/// A case of `tests/compile_fail/`: its name and its snapshot, read when this test is
+/// built (so a missing case is a build error, and a test binary staged for the GPU machine
+/// needs no source tree).
+pub struct Case {
+    pub name: &'static str,
+    pub stderr: &'static str,
+}
+
+macro_rules! case {
+    ($name:literal) => {{
+        // The case itself must exist too.
+        const _: &str = include_str!(concat!("../compile_fail/", $name, ".rs"));
+        Case {
+            name: $name,
+            stderr: include_str!(concat!("../compile_fail/", $name, ".stderr")),
+        }
+    }};
+}
+
+/// Where a construct is refused.
+pub enum Refused {
+    /// At build time, by a case of `tests/compile_fail/`.
+    Build(Case),
+    /// When the kernel is compiled, at its first launch (on the simulator here).
+    Launch(fn(&Stream) -> Result<(), String>),
+}
+
+/// A refused row: where it is refused, a phrase its error must contain, and whether the
+/// message names the alternative.
+pub struct Refusal {
+    pub id: &'static str,
+    pub at: Refused,
+    pub says: &'static str,
+    pub names_alternative: bool,
+}
+
+impl Refusal {
+    /// What is wrong with this refusal, if anything: its case or snapshot missing, an error
+    /// without the phrase, a kernel that compiles, a row whose status is not "no".
+    pub fn check(&self, row: &str) -> Option<String> {
+        if !row.contains("| no — write instead: ") {
+            return Some(format!(
+                "row `{}` is refused but its status is not `no — write instead: …`",
+                self.id
+            ));
+        }
+        let (place, error) = match self.at {
+            Refused::Build(ref case) => (
+                format!("tests/compile_fail/{}.stderr", case.name),
+                case.stderr.to_string(),
+            ),
+            Refused::Launch(run) => match run(&Stream::simulator()) {
+                Ok(()) => return Some(format!("row `{}`: its kernel compiled and ran", self.id)),
+                Err(error) => ("its launch on the simulator".to_string(), error),
+            },
+        };
+        // A message that does not name the alternative is marked in the table, where the
+        // user reads the alternative instead.
+        if row.ends_with(UNCLEAR) == self.names_alternative {
+            return Some(format!(
+                "row `{}`: its message {} the alternative, so the row {} end with \"{UNCLEAR}\"",
+                self.id,
+                if self.names_alternative {
+                    "names"
+                } else {
+                    "does not name"
+                },
+                if self.names_alternative {
+                    "must not"
+                } else {
+                    "must"
+                },
+            ));
+        }
+        if !error.contains(self.says) {
+            return Some(format!(
+                "row `{}`: the error of {place} does not contain \"{}\":\n{error}",
+                self.id, self.says
+            ));
+        }
+        None
+    }
+}
+
+/// How the table marks a row whose error does not name the alternative.
+const UNCLEAR: &str = " (the error does not say so yet) |";
+
+const fn no(id: &'static str, case: Case, says: &'static str) -> Refusal {
+    Refusal {
+        id,
+        at: Refused::Build(case),
+        says,
+        names_alternative: true,
+    }
+}
+
+const fn unclear(id: &'static str, case: Case, says: &'static str) -> Refusal {
+    Refusal {
+        id,
+        at: Refused::Build(case),
+        says,
+        names_alternative: false,
+    }
+}
+
+#[device]
+pub fn or_default(o: Option<u32>, d: u32) -> u32 {
+    o.unwrap_or(d) * 3
+}
+
+#[kernel]
+fn option_passed_on(out: &mut [u32]) {
+    let i = global_index();
+    if i < out.len() {
+        out[i] = or_default(halve(i as u32), 7);
+    }
+}
+
+fn run_option_passed_on(stream: &Stream) -> Result<(), String> {
+    let mut out = stream.alloc_zeros::<u32>(2).unwrap();
+    option_passed_on::launch(stream, LaunchConfig::for_elements(2), &mut out)
+        .map_err(|e| e.to_string())
+}
+
+/// The crate's cases of the expressions, patterns and methods refused.
+const EXPRESSIONS: Case = case!("conformance_expressions");
+const PATTERNS: Case = case!("conformance_patterns");
+const METHODS: Case = case!("conformance_methods");
+
+pub const REFUSED: &[Refusal] = &[
+    // Expressions.
+    no(
+        "expr.literal-string",
+        case!("string_literal"),
+        "integer and float literals only",
+    ),
+    no(
+        "expr.literal-char",
+        EXPRESSIONS,
+        "kernels support `bool`, integer and float literals only",
+    ),
+    no(
+        "expr.range-value",
+        case!("range_outside_for"),
+        "the iterator of a `for` loop",
+    ),
+    no(
+        "expr.struct-update",
+        case!("struct_literal"),
+        "give every field",
+    ),
+    no("expr.closure-move", case!("closure_move"), "remove `move`"),
+    no(
+        "expr.closure-return",
+        case!("closure_return"),
+        "end the closure's body with its value",
+    ),
+    no(
+        "expr.closure-value",
+        case!("closure_as_value"),
+        "passed to a `#[device]` function taking `F: Fn(..) -> R`",
+    ),
+    no(
+        "expr.dyn-fn",
+        case!("closure_boxed"),
+        "take `F: Fn(..) -> R`",
+    ),
+    unclear("expr.fn-value", EXPRESSIONS, "unresolved import `f`"),
+    no("expr.box", case!("box_new"), "use a local array"),
+    no("expr.vec", case!("vec_with_capacity"), "use a local array"),
+    no("expr.transmute", case!("transmute"), "x.to_bits()"),
+    no(
+        "expr.array-literal-operand",
+        case!("array_expression"),
+        "bind it first",
+    ),
+    no(
+        "expr.tuple-operand",
+        case!("tuple_expression"),
+        "bind the tuple first",
+    ),
+    unclear(
+        "expr.match-tuple",
+        EXPRESSIONS,
+        "tuples outside `let` and `=`",
+    ),
+    no(
+        "expr.macro",
+        EXPRESSIONS,
+        "the macro `matches!` is not supported inside kernels; supported:",
+    ),
+    unclear(
+        "expr.underscore-assignment",
+        EXPRESSIONS,
+        "only local variables and slice elements (`y[i]`) can be assigned",
+    ),
+    unclear(
+        "expr.struct-assignment",
+        EXPRESSIONS,
+        "only local variables and slice elements (`y[i]`) can be assigned",
+    ),
+    no(
+        "expr.array-assignment",
+        case!("destructuring_assignment"),
+        "only local variables and slice elements (`y[i]`) can be assigned",
+    ),
+    unclear(
+        "expr.const-block",
+        EXPRESSIONS,
+        "this expression is not supported in kernels",
+    ),
+    unclear(
+        "expr.trait-static-fn",
+        EXPRESSIONS,
+        "`unit` is not a supported associated function of a scalar type",
+    ),
+    unclear("expr.dyn-trait", EXPRESSIONS, "leave other locals untyped"),
+    no(
+        "expr.dereference-other",
+        case!("dereference"),
+        "index slices instead",
+    ),
+    // Statements.
+    no(
+        "stmt.nested-fn",
+        case!("nested_fn"),
+        "declare it at module level with `#[device]`",
+    ),
+    no(
+        "stmt.use",
+        EXPRESSIONS,
+        "cannot be declared inside a kernel: declare them at module level",
+    ),
+    no(
+        "stmt.static-mut",
+        case!("static_mut_in_body"),
+        "write to a `&mut [T]` parameter",
+    ),
+    no(
+        "stmt.let-inferred",
+        EXPRESSIONS,
+        "leave other locals untyped",
+    ),
+    // Patterns.
+    unclear(
+        "pat.wildcard-let",
+        PATTERNS,
+        "this pattern is not supported",
+    ),
+    no(
+        "pat.tuple-rest",
+        PATTERNS,
+        "a tuple `let` binds plain names or `_`",
+    ),
+    no(
+        "pat.nested-tuple",
+        case!("let_tuple_pattern"),
+        "binds plain names or `_`",
+    ),
+    no(
+        "pat.half-open-range",
+        PATTERNS,
+        "range patterns need both ends in kernels: `a..=b`",
+    ),
+    no(
+        "pat.binding",
+        case!("match_binding_pattern"),
+        "literal, range (`a..=b`), `Enum::Variant`, `|` and `_` patterns",
+    ),
+    no(
+        "pat.rest-binding",
+        case!("let_array_pattern"),
+        "binds names, `_` and `..`",
+    ),
+    no(
+        "pat.parameter",
+        case!("pattern_parameter"),
+        "parameters must be plain names",
+    ),
+    no(
+        "pat.struct",
+        PATTERNS,
+        "struct patterns are not supported in kernels: read the fields instead",
+    ),
+    unclear("pat.ref-binding", PATTERNS, "this pattern is not supported"),
+    no(
+        "pat.constant",
+        PATTERNS,
+        "literal, range (`a..=b`), `Enum::Variant`, `|` and `_` patterns",
+    ),
+    unclear("pat.path-range", PATTERNS, "patterns are literals"),
+    // Items.
+    no(
+        "item.recursion",
+        case!("recursion"),
+        "recursion is not supported",
+    ),
+    unclear(
+        "item.mutual-recursion",
+        case!("mutual_recursion"),
+        "CALL_DEPTH",
+    ),
+    no(
+        "item.plain-fn",
+        case!("not_device_function"),
+        "add `#[device]` to it",
+    ),
+    no(
+        "item.plain-impl",
+        case!("method_not_device"),
+        "add `#[device]` to its impl block",
+    ),
+    no(
+        "item.generic-impl",
+        case!("device_impl_refused"),
+        "write the impl for a concrete `DeviceCopy` struct",
+    ),
+    no(
+        "item.tuple-struct",
+        EXPRESSIONS,
+        "`DeviceCopy` applies to structs with named fields",
+    ),
+    no(
+        "item.unit-struct",
+        EXPRESSIONS,
+        "`DeviceCopy` applies to structs with named fields",
+    ),
+    no(
+        "item.enum-fields",
+        case!("enum_with_fields"),
+        "kernels see them as integers",
+    ),
+    no(
+        "item.where-clause",
+        case!("where_clause"),
+        "put the bounds on the parameter",
+    ),
+    no("item.lifetime", case!("lifetime_parameter"), "remove it"),
+    no(
+        "item.async-fn",
+        case!("async_kernel"),
+        "a kernel cannot be `async`",
+    ),
+    no(
+        "item.const-fn",
+        case!("const_kernel"),
+        "a kernel cannot be `const`",
+    ),
+    no(
+        "item.kernel-result",
+        case!("return_type"),
+        "write results into a `&mut [T]` parameter",
+    ),
+    unclear(
+        "item.scalar-reference",
+        EXPRESSIONS,
+        "unsupported parameter type",
+    ),
+    no(
+        "item.result",
+        EXPRESSIONS,
+        "device functions return a scalar (or a generic scalar type), a `DeviceCopy` struct",
+    ),
+    no(
+        "item.option-struct",
+        case!("option_refused"),
+        "an `Option` in a device-function signature holds a scalar",
+    ),
+    Refusal {
+        id: "option.passed-on",
+        at: Refused::Launch(run_option_passed_on),
+        says: "`or_default` takes 3 arguments, 2 given",
+        names_alternative: false,
+    },
+    // The standard library.
+    unclear(
+        "core.trait-path",
+        EXPRESSIONS,
+        "expected a type, found a trait",
+    ),
+    unclear(
+        "core.default",
+        EXPRESSIONS,
+        "expected a type, found a trait",
+    ),
+    no(
+        "core.mem",
+        EXPRESSIONS,
+        "`core::mem::swap` is a function of the standard library, which kernels cannot call",
+    ),
+    no(
+        "core.cmp",
+        EXPRESSIONS,
+        "`core::cmp::max` is a function of the standard library, which kernels cannot call",
+    ),
+    unclear(
+        "core.from",
+        EXPRESSIONS,
+        "`from` is not a supported associated function of a scalar type",
+    ),
+    no(
+        "core.format-width",
+        case!("format_mismatch"),
+        "use `{}`, `{:?}`, `{:.N}`",
+    ),
+    // Methods of the integer types: the messages name the language's list of methods.
+    no(
+        "int.checked",
+        METHODS,
+        "method `checked_add` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.overflowing",
+        METHODS,
+        "method `overflowing_add` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.wrapping-div-pow",
+        METHODS,
+        "method `wrapping_div` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.saturating-pow",
+        METHODS,
+        "method `saturating_pow` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.ones-zeros",
+        METHODS,
+        "method `leading_ones` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.power-of-two",
+        METHODS,
+        "method `is_power_of_two` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.ilog",
+        METHODS,
+        "method `ilog2` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.isqrt",
+        METHODS,
+        "method `isqrt` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.unsigned-abs",
+        METHODS,
+        "method `unsigned_abs` of `i32` is not supported in kernels",
+    ),
+    no(
+        "int.sign-tests",
+        METHODS,
+        "method `is_negative` of `i32` is not supported in kernels",
+    ),
+    no(
+        "int.bytes",
+        METHODS,
+        "method `to_le_bytes` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.multiple-of",
+        METHODS,
+        "method `is_multiple_of` of `u32` is not supported in kernels",
+    ),
+    no(
+        "int.midpoint",
+        METHODS,
+        "method `midpoint` of `u32` is not supported in kernels",
+    ),
+    // Methods of the float types.
+    no(
+        "float.classify",
+        METHODS,
+        "method `is_finite` of `f32` is not supported in kernels",
+    ),
+    no(
+        "float.sign-tests",
+        METHODS,
+        "method `is_sign_negative` of `f32` is not supported in kernels",
+    ),
+    no(
+        "float.total-cmp",
+        METHODS,
+        "method `total_cmp` of `f32` is not supported in kernels",
+    ),
+    no(
+        "float.sin-cos",
+        METHODS,
+        "method `sin_cos` of `f32` is not supported in kernels",
+    ),
+    no(
+        "float.log-base",
+        METHODS,
+        "method `log` of `f32` is not supported in kernels",
+    ),
+    no(
+        "float.round-ties-even",
+        METHODS,
+        "method `round_ties_even` of `f32` is not supported in kernels",
+    ),
+    no(
+        "float.degrees",
+        case!("method_call"),
+        "method `to_degrees` of `f32` is not supported in kernels",
+    ),
+    // `bool`, slices, arrays, `Option`.
+    unclear(
+        "bool.then",
+        METHODS,
+        "`then_some` is not a device method of `bool`",
+    ),
+    unclear(
+        "slice.is-empty",
+        METHODS,
+        "`is_empty` is not a device method of `[f32]`",
+    ),
+    unclear(
+        "slice.contains",
+        METHODS,
+        "`contains` is not a device method of `[f32]`",
+    ),
+    unclear(
+        "slice.swap",
+        METHODS,
+        "the method `__cudajit_device_method_swap` exists",
+    ),
+    unclear(
+        "slice.fill",
+        METHODS,
+        "the method `__cudajit_device_method_fill` exists",
+    ),
+    unclear(
+        "slice.copy-from-slice",
+        METHODS,
+        "the method `__cudajit_device_method_copy_from_slice` exists",
+    ),
+    unclear(
+        "slice.first-last",
+        case!("if_let"),
+        "`first` is not a device method of `[f32]`",
+    ),
+    no(
+        "slice.chunks-windows",
+        case!("for_over_iterator"),
+        "walk the starts with an index loop",
+    ),
+    unclear("array.map", METHODS, "`b` is a tuple of 2"),
+    no(
+        "array.nested-literal",
+        case!("array_of_elements"),
+        "filled by element",
+    ),
+    no(
+        "array.nested-parameter",
+        case!("array_of_arrays_refused"),
+        "pass one array of `N * M` elements",
+    ),
+    unclear("option.take", METHODS, "`a` is a tuple of 2"),
+    unclear("option.eq", METHODS, "`a` is a tuple of 2"),
+    // Iterators.
+    no(
+        "iter.step-by-rev",
+        case!("step_by_then_rev"),
+        "write `.rev().step_by(s)`",
+    ),
+    no(
+        "iter.rev-after-adapter",
+        METHODS,
+        "write it before `map`, `filter` and the other adapters",
+    ),
+    unclear(
+        "iter.max-by",
+        METHODS,
+        "the method `__cudajit_device_method_max_by` exists",
+    ),
+    unclear(
+        "iter.nth",
+        METHODS,
+        "the method `__cudajit_device_method_nth` exists",
+    ),
+    unclear(
+        "iter.rposition",
+        METHODS,
+        "dereferencing is not supported in kernels",
+    ),
+    unclear(
+        "iter.filter-map",
+        METHODS,
+        "generic methods are not supported in kernels",
+    ),
+    unclear(
+        "iter.for-each",
+        METHODS,
+        "assignments used as values are not supported in kernels",
+    ),
+    unclear(
+        "iter.stored",
+        METHODS,
+        "generic methods are not supported in kernels",
+    ),
+    no(
+        "iter.collect",
+        METHODS,
+        "a local array is created with its value",
+    ),
+];
