@@ -369,3 +369,44 @@ fn associated_struct_types_on_the_gpu() {
     std::env::set_var("CUDAJIT_FMA", "0");
     check_labels(&Stream::from_cuda(context.default_stream()));
 }
+
+/// The NVVM writer's side: `&dyn` is static dispatch, so the release-build PTX of each
+/// kernel has no call left (no vtable, no indirect call) and no local memory (the structs
+/// behind the trait objects live in registers).
+#[test]
+fn trait_objects_compile_to_direct_inlined_code() {
+    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+    if cudajit::codegen::toolchain::Toolchain::global().is_err()
+        && std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1")
+    {
+        eprintln!("skipped: no NVIDIA toolchain (run scripts/test.sh to install it)");
+        return;
+    }
+    let options = CompileOptions {
+        bounds_checks: false,
+        ..CompileOptions::default()
+    };
+    for kernel in [
+        &dyn_shapes::KERNEL,
+        &measures::KERNEL,
+        &struct_labels::KERNEL,
+    ] {
+        let ptx = linked_ptx(
+            kernel.captured(),
+            &cudajit::Specialization::default(),
+            cudajit::Arch::SM_90,
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        assert!(
+            !ptx.contains("call"),
+            "{}: a call left:\n{ptx}",
+            kernel.name()
+        );
+        assert!(
+            !ptx.contains(".local"),
+            "{}: local memory:\n{ptx}",
+            kernel.name()
+        );
+    }
+}
