@@ -303,6 +303,16 @@ fn check_measures(stream: &Stream) {
     }
 }
 
+/// `check` on the GPU when there is one, bit for bit: built without FMA contraction, so
+/// it rounds each operation as Rust does.
+fn on_the_gpu(check: fn(&Stream)) {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    std::env::set_var("CUDAJIT_FMA", "0");
+    check(&Stream::from_cuda(context.default_stream()));
+}
+
 #[test]
 fn dyn_traits_on_the_simulator() {
     check_dyn(&Stream::simulator());
@@ -315,21 +325,12 @@ fn associated_types_on_the_simulator() {
 
 #[test]
 fn associated_types_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check_measures(&Stream::from_cuda(context.default_stream()));
+    on_the_gpu(check_measures);
 }
 
 #[test]
 fn dyn_traits_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    // Bit for bit: the GPU must round each operation as Rust does.
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check_dyn(&Stream::from_cuda(context.default_stream()));
+    on_the_gpu(check_dyn);
 }
 
 fn check_labels(stream: &Stream) {
@@ -363,11 +364,7 @@ fn associated_struct_types_on_the_simulator() {
 
 #[test]
 fn associated_struct_types_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check_labels(&Stream::from_cuda(context.default_stream()));
+    on_the_gpu(check_labels);
 }
 
 /// The NVVM writer's side: `&dyn` is static dispatch, so the release-build PTX of each
@@ -376,10 +373,7 @@ fn associated_struct_types_on_the_gpu() {
 #[test]
 fn trait_objects_compile_to_direct_inlined_code() {
     use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-    if cudajit::codegen::toolchain::Toolchain::global().is_err()
-        && std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1")
-    {
-        eprintln!("skipped: no NVIDIA toolchain (run scripts/test.sh to install it)");
+    if common::toolchain_or_skip().is_none() {
         return;
     }
     let options = CompileOptions {
