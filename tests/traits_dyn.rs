@@ -9,7 +9,8 @@
 //!   function taking `&dyn` and to a generic `S: Shape`, default methods through it;
 //! - `let s: &dyn Shape = &c;` locals: methods, passed on, path calls (`Shape::area(s)`),
 //!   shadowed by a value of another type;
-//! - `impl Shape` in argument position, by value and by reference;
+//! - `impl Shape` in argument position, by value and by reference; methods taking
+//!   `&dyn Shape` and `impl Shape`;
 //! - associated types (scalars and a struct): `type Out` given by each impl, `S::Out` and
 //!   `<S as Measure>::Out` in a generic function's signature and body, `Self::Out` in an
 //!   impl and in a default method.
@@ -105,6 +106,17 @@ pub fn impl_area(s: impl Shape + Copy, t: &impl Shape) -> f32 {
 pub fn grow_twice(s: &mut dyn Shape, k: f32) {
     s.grow(k);
     s.grow(k * 0.5);
+}
+
+/// A method taking a trait object, and one taking `impl Trait`.
+#[device]
+impl Circle {
+    pub fn covers(&self, other: &dyn Shape) -> f32 {
+        self.area() - other.area()
+    }
+    pub fn plus(&self, other: impl Shape) -> f32 {
+        self.area() + other.area()
+    }
 }
 
 /// A trait with an associated type, which each impl gives.
@@ -215,7 +227,7 @@ fn dyn_shapes(circles: &[Circle], rects: &[Rect], out: &mut [f32]) {
     let u: &dyn Shape = s;
     let s = 2.0f32;
     out[8 * i + 6] = u.area() * s;
-    out[8 * i + 7] = impl_area(c, &r) + impl_area(r, &c);
+    out[8 * i + 7] = impl_area(c, &r) + impl_area(r, &c) + c.covers(&r) + c.covers(u) + c.plus(r);
 }
 
 fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
@@ -236,7 +248,7 @@ fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
         s.area() + t.weighted(2.0) + Shape::area(t),
         area_of(s) + larger(s, t) + generic_area(t),
         u.area() * 2.0,
-        impl_area(c, &r) + impl_area(r, &c),
+        impl_area(c, &r) + impl_area(r, &c) + c.covers(&r) + c.covers(u) + c.plus(r),
     ]
 }
 
