@@ -102,6 +102,12 @@ pub fn impl_area(s: impl Shape + Copy, t: &impl Shape) -> f32 {
     u.area() - t.weighted(1.5)
 }
 
+/// `impl Float`: a scalar type parameter, as `T: Float` is.
+#[device]
+pub fn squares_past(x: impl Float) -> bool {
+    x * x > x
+}
+
 #[device]
 pub fn grow_twice(s: &mut dyn Shape, k: f32) {
     s.grow(k);
@@ -226,7 +232,8 @@ fn dyn_shapes(circles: &[Circle], rects: &[Rect], out: &mut [f32]) {
     out[8 * i + 5] = area_of(s) + larger(s, t) + generic_area(t);
     let u: &dyn Shape = s;
     let s = 2.0f32;
-    out[8 * i + 6] = u.area() * s;
+    out[8 * i + 6] =
+        u.area() * s + squares_past(c.r) as u32 as f32 + squares_past(r.w as f64) as u32 as f32;
     out[8 * i + 7] = impl_area(c, &r) + impl_area(r, &c) + c.covers(&r) + c.covers(u) + c.plus(r);
 }
 
@@ -247,7 +254,7 @@ fn reference(circles: &[Circle], rects: &[Rect], i: usize) -> [f32; 8] {
         g.r + h.w * h.h,
         s.area() + t.weighted(2.0) + Shape::area(t),
         area_of(s) + larger(s, t) + generic_area(t),
-        u.area() * 2.0,
+        u.area() * 2.0 + squares_past(c.r) as u32 as f32 + squares_past(r.w as f64) as u32 as f32,
         impl_area(c, &r) + impl_area(r, &c) + c.covers(&r) + c.covers(u) + c.plus(r),
     ]
 }

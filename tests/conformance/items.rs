@@ -288,9 +288,16 @@ pub fn apply_impl(v: f32, f: impl Fn(f32) -> f32) -> f32 {
 }
 
 #[device]
+pub fn size_impl(s: &impl Size, t: impl Size) -> f32 {
+    s.size() - t.size()
+}
+
+#[device]
 pub fn impl_trait_argument(x: &[f32], i: usize) -> f64 {
     let k = i as f32;
-    (apply_impl(x[i], |v| v + k) + apply_impl(1.0, |v| v * v)) as f64
+    let sq = Square { side: x[i] };
+    let v = Vec2 { x: k, y: x[i] };
+    (apply_impl(x[i], |v| v + k) + apply_impl(1.0, |v| v * v) + size_impl(&sq, v)) as f64
 }
 
 /// A dyn-compatible trait, for `&dyn Size` (the struct known at each call).

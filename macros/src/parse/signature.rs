@@ -137,7 +137,10 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
         let trait_name = trait_object::trait_name(parameter.path);
         let name = trait_object::hidden_parameter(&parameter, &ident.ident.to_string());
         names.types.push(name.clone());
-        names.user_bounded.push(name.clone());
+        // `impl Float` is a scalar type parameter, as `T: Float` is.
+        if !SCALAR_BOUNDS.contains(&trait_name.as_str()) {
+            names.user_bounded.push(name.clone());
+        }
         params.push(GenericParam {
             name,
             kind: GenericKind::Type {
