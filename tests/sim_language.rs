@@ -210,8 +210,67 @@ mod constexpr {
             out[t] = value;
         }
     }
+
+    /// Comparisons of constants fold too, in a generic device function: for 16-bit `T`
+    /// (`WIDTH` 8) the `vload4` branch would be refused (a vector of 8 bytes of `u16` is
+    /// fine, but `vload8` of `u32` is 32 bytes), and for 32-bit `T` the `vload8` one, so each
+    /// instance must see only its own branch.
+    #[device]
+    pub fn vector_sum<T: DeviceScalar + core::ops::Add<Output = T>, const WIDTH: usize>(
+        x: &[T],
+        v: usize,
+    ) -> T {
+        if WIDTH == 8 && WIDTH > 4 {
+            let (a, b, c, d, e, f, g, h) = vload8(x, v);
+            a + b + c + d + e + f + g + h
+        } else if WIDTH != 4 {
+            let (a, b) = vload2(x, v);
+            a + b
+        } else {
+            let (a, b, c, d) = vload4(x, v);
+            a + b + c + d
+        }
+    }
+
+    #[kernel]
+    pub fn vector_sums<T: DeviceScalar + core::ops::Add<Output = T>, const WIDTH: usize>(
+        x: &[T],
+        out: &mut [T],
+    ) {
+        let v = thread_idx().x as usize;
+        if v * WIDTH < x.len() {
+            out[v] = vector_sum::<T, WIDTH>(x, v);
+        }
+    }
 }
-use constexpr::constexpr_branch;
+use constexpr::{constexpr_branch, vector_sums};
+
+#[test]
+fn comparisons_of_constants_keep_only_the_branch_taken() {
+    let stream = sim();
+    let config = cudajit::LaunchConfig::new(1, 32);
+    let x16: Vec<u16> = (0..64u16).collect();
+    let x32: Vec<u32> = (0..64u32).map(|i| i * 3).collect();
+    let x64: Vec<u64> = (0..64u64).map(|i| i << 33).collect();
+    let (d16, d32, d64) = (
+        stream.clone_htod(&x16).unwrap(),
+        stream.clone_htod(&x32).unwrap(),
+        stream.clone_htod(&x64).unwrap(),
+    );
+    let mut o16 = stream.alloc_zeros::<u16>(8).unwrap();
+    let mut o32 = stream.alloc_zeros::<u32>(16).unwrap();
+    let mut o64 = stream.alloc_zeros::<u64>(32).unwrap();
+    vector_sums::launch::<u16, 8>(&stream, config, &d16, &mut o16).unwrap();
+    vector_sums::launch::<u32, 4>(&stream, config, &d32, &mut o32).unwrap();
+    vector_sums::launch::<u64, 2>(&stream, config, &d64, &mut o64).unwrap();
+    // Vector loads are intrinsics the host cannot run: the reference sums the same elements.
+    let host16: Vec<u16> = x16.chunks(8).map(|c| c.iter().sum()).collect();
+    let host32: Vec<u32> = x32.chunks(4).map(|c| c.iter().sum()).collect();
+    let host64: Vec<u64> = x64.chunks(2).map(|c| c.iter().sum()).collect();
+    assert_eq!(stream.clone_dtoh(&o16).unwrap(), host16);
+    assert_eq!(stream.clone_dtoh(&o32).unwrap(), host32);
+    assert_eq!(stream.clone_dtoh(&o64).unwrap(), host64);
+}
 
 #[test]
 fn a_constant_condition_lowers_only_the_branch_taken() {

@@ -49,13 +49,14 @@ impl CapturedKernel {
         spec: &Specialization,
     ) -> Result<(Module, KernelInfo), LowerCapturedError> {
         let kernel = || self.name.to_owned();
-        let source = self
+        let mut source = self
             .parse()
             .map_err(|source| LowerCapturedError::Captured {
                 kernel: kernel(),
                 source,
             })?;
-        let library = self.reachable_items()?;
+        let mut library = self.reachable_items()?;
+        library.pass_on_tuple_results(&mut source);
         let module = lower::lower_kernel(&source, &library, spec).map_err(|source| {
             LowerCapturedError::Lower {
                 kernel: kernel(),

@@ -201,9 +201,9 @@ impl StructLayout {
 /// into its fields must be valid for them (true of the scalars the derive accepts, `bool`
 /// aside, which the device writes as 0 or 1).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be passed to a kernel",
-    label = "kernels take scalars, slices of scalars and `#[derive(DeviceCopy)]` structs and enums",
-    note = "derive `DeviceCopy` for it (a `#[repr(C)]` struct of scalars, or a fieldless enum with `#[repr(u8)]`..`#[repr(i64)]`)"
+    message = "`{Self}` is not a `DeviceCopy` type, which a kernel needs to take or build it",
+    label = "kernels take and build scalars, slices of scalars and `#[derive(DeviceCopy)]` structs (with named fields, tuple structs, unit structs) and enums",
+    note = "add `#[derive(Clone, Copy, DeviceCopy)]` to it (a `#[repr(C)]` struct of scalars, a unit struct, or a fieldless enum with `#[repr(u8)]`..`#[repr(i64)]`)"
 )]
 pub unsafe trait DeviceStruct: Copy + 'static {
     /// The layout.

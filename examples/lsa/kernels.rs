@@ -7,6 +7,7 @@
 //! (16-byte vectors, unrolled by 4), an exit barrier with release, then the session's
 //! destroy. The window holds the input at byte 0 and the output at `out_offset`.
 
+use cudajit::bf16;
 use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::prelude::*;
 
@@ -42,19 +43,9 @@ pub fn all_reduce_one_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     count: usize,
     out_offset: usize,
 ) {
-    let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    one_shot_addresses(window, out_offset, peers, sources, destination);
-    let mut barrier = [0u64; 8];
-    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let n = peers as usize;
-    let vectors = count / 4;
-    nccl::lsa_reduce_copy::<T>(sources, n, destination, 1, count, 0, vectors);
-    nccl::lsa_reduce_copy_tail::<T>(sources, n, destination, 1, count, vectors * 4, count);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
-    nccl::lsa_barrier_destroy(&mut barrier);
+    one_shot::<T, 4, false>(&comm, window, count, out_offset, sources, destination);
 }
 
 /// Two-shot all-reduce: LSA rank `r` reduces its share of the vectors over all peers
@@ -67,25 +58,9 @@ pub fn all_reduce_two_shot<T: DeviceScalar + core::ops::Add<Output = T>>(
     count: usize,
     out_offset: usize,
 ) {
-    let peers = nccl::lsa_size(&comm);
-    let me = nccl::lsa_rank(&comm);
     let sources = shared_array::<usize>(72);
     let destinations = shared_array::<usize>(72);
-    two_shot_addresses(window, out_offset, peers, sources, destinations);
-    let mut barrier = [0u64; 8];
-    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let n = peers as usize;
-    let vectors = count / 4;
-    let share = (vectors + n - 1) / n;
-    let begin = (me as usize * share).min(vectors);
-    let end = (begin + share).min(vectors);
-    nccl::lsa_reduce_copy::<T>(sources, n, destinations, n, count, begin, end);
-    if me == peers - 1 {
-        nccl::lsa_reduce_copy_tail::<T>(sources, n, destinations, n, count, vectors * 4, count);
-    }
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
-    nccl::lsa_barrier_destroy(&mut barrier);
+    two_shot::<T, 4, false>(&comm, window, count, out_offset, sources, destinations);
 }
 
 /// All-gather (push): LSA rank `r` stores its `count` input elements into every peer's
@@ -118,43 +93,17 @@ pub fn all_gather<T: DeviceScalar>(
 /// vectors of 8 elements, summed in `f32`, rounded once.
 #[kernel]
 pub fn all_reduce_one_shot_bf16(comm: DevComm, window: Window, count: usize, out_offset: usize) {
-    let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    one_shot_addresses(window, out_offset, peers, sources, destination);
-    let mut barrier = [0u64; 8];
-    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let n = peers as usize;
-    let vectors = count / 8;
-    nccl::lsa_reduce_copy_bf16(sources, n, destination, 1, count, 0, vectors);
-    nccl::lsa_reduce_copy_tail_bf16(sources, n, destination, 1, count, vectors * 8, count);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
-    nccl::lsa_barrier_destroy(&mut barrier);
+    one_shot::<bf16, 8, true>(&comm, window, count, out_offset, sources, destination);
 }
 
 /// [`all_reduce_two_shot`] for `bf16`: 16-byte vectors of 8, summed in `f32`.
 #[kernel]
 pub fn all_reduce_two_shot_bf16(comm: DevComm, window: Window, count: usize, out_offset: usize) {
-    let peers = nccl::lsa_size(&comm);
-    let me = nccl::lsa_rank(&comm);
     let sources = shared_array::<usize>(72);
     let destinations = shared_array::<usize>(72);
-    two_shot_addresses(window, out_offset, peers, sources, destinations);
-    let mut barrier = [0u64; 8];
-    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let n = peers as usize;
-    let vectors = count / 8;
-    let share = (vectors + n - 1) / n;
-    let begin = (me as usize * share).min(vectors);
-    let end = (begin + share).min(vectors);
-    nccl::lsa_reduce_copy_bf16(sources, n, destinations, n, count, begin, end);
-    if me == peers - 1 {
-        nccl::lsa_reduce_copy_tail_bf16(sources, n, destinations, n, count, vectors * 8, count);
-    }
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
-    nccl::lsa_barrier_destroy(&mut barrier);
+    two_shot::<bf16, 8, true>(&comm, window, count, out_offset, sources, destinations);
 }
 
 /// All-to-all (push): LSA rank `r` stores block `p` of its input (`count` elements per
@@ -196,19 +145,9 @@ pub fn all_reduce_one_shot_64<T: DeviceScalar + core::ops::Add<Output = T>>(
     count: usize,
     out_offset: usize,
 ) {
-    let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
-    one_shot_addresses(window, out_offset, peers, sources, destination);
-    let mut barrier = [0u64; 8];
-    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
-    let n = peers as usize;
-    let vectors = count / 2;
-    nccl::lsa_reduce_copy_64::<T>(sources, n, destination, 1, count, 0, vectors);
-    nccl::lsa_reduce_copy_tail::<T>(sources, n, destination, 1, count, vectors * 2, count);
-    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
-    nccl::lsa_barrier_destroy(&mut barrier);
+    one_shot::<T, 2, false>(&comm, window, count, out_offset, sources, destination);
 }
 
 /// [`all_reduce_one_shot`] for 16-bit types summed in their own type (`f16`, `i16`,
@@ -220,19 +159,164 @@ pub fn all_reduce_one_shot_16<T: DeviceScalar + core::ops::Add<Output = T>>(
     count: usize,
     out_offset: usize,
 ) {
-    let peers = nccl::lsa_size(&comm);
     let sources = shared_array::<usize>(72);
     let destination = shared_array::<usize>(1);
+    one_shot::<T, 8, false>(&comm, window, count, out_offset, sources, destination);
+}
+
+/// The one-shot all-reduce of every element type: every LSA peer's input (`sources`) summed
+/// into this rank's output (`destination[0]`) between the entry barrier (acquire) and the
+/// exit barrier (release). `WIDTH` elements make a 16-byte vector (4 for 32-bit types, 2 for
+/// 64-bit, 8 for 16-bit); `BF16` sums `bf16` in `f32`, rounding once, as the CUDA C++
+/// reference does. The kernels above differ only in these constants.
+#[device]
+fn one_shot<T: DeviceScalar + core::ops::Add<Output = T>, const WIDTH: usize, const BF16: bool>(
+    comm: &DevComm,
+    window: Window,
+    count: usize,
+    out_offset: usize,
+    sources: &mut [usize],
+    destination: &mut [usize],
+) {
+    let peers = nccl::lsa_size(comm);
     one_shot_addresses(window, out_offset, peers, sources, destination);
     let mut barrier = [0u64; 8];
-    nccl::lsa_barrier_init(&mut barrier, &comm, block_idx().x);
+    nccl::lsa_barrier_init(&mut barrier, comm, block_idx().x);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
     let n = peers as usize;
-    let vectors = count / 8;
-    nccl::lsa_reduce_copy_16::<T>(sources, n, destination, 1, count, 0, vectors);
-    nccl::lsa_reduce_copy_tail::<T>(sources, n, destination, 1, count, vectors * 8, count);
+    let vectors = count / WIDTH;
+    reduce_copy::<T, WIDTH, BF16>(sources, n, destination, 1, count, 0, vectors);
+    reduce_copy_tail::<T, BF16>(sources, n, destination, 1, count, vectors * WIDTH, count);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// The two-shot all-reduce of every element type: LSA rank `r` reduces its share of the
+/// vectors over all peers (`sources`) into every peer's output (`destinations`); the last
+/// rank also takes the elements past the last whole vector. `WIDTH` and `BF16` as in
+/// [`one_shot`].
+#[device]
+fn two_shot<T: DeviceScalar + core::ops::Add<Output = T>, const WIDTH: usize, const BF16: bool>(
+    comm: &DevComm,
+    window: Window,
+    count: usize,
+    out_offset: usize,
+    sources: &mut [usize],
+    destinations: &mut [usize],
+) {
+    let peers = nccl::lsa_size(comm);
+    let me = nccl::lsa_rank(comm);
+    two_shot_addresses(window, out_offset, peers, sources, destinations);
+    let mut barrier = [0u64; 8];
+    nccl::lsa_barrier_init(&mut barrier, comm, block_idx().x);
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
+    let n = peers as usize;
+    let vectors = count / WIDTH;
+    let share = (vectors + n - 1) / n;
+    let begin = (me as usize * share).min(vectors);
+    let end = (begin + share).min(vectors);
+    reduce_copy::<T, WIDTH, BF16>(sources, n, destinations, n, count, begin, end);
+    if me == peers - 1 {
+        reduce_copy_tail::<T, BF16>(sources, n, destinations, n, count, vectors * WIDTH, count);
+    }
+    nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
+    nccl::lsa_barrier_destroy(&mut barrier);
+}
+
+/// The reduce-copy of `cudajit::nccl::device` for vectors of `WIDTH` elements (`BF16`: of
+/// `bf16` summed in `f32`). The constants are known when the kernel is compiled, so only the
+/// branch taken is lowered.
+#[device]
+#[allow(clippy::too_many_arguments)]
+fn reduce_copy<
+    T: DeviceScalar + core::ops::Add<Output = T>,
+    const WIDTH: usize,
+    const BF16: bool,
+>(
+    sources: &[usize],
+    n_sources: usize,
+    destinations: &[usize],
+    n_destinations: usize,
+    len: usize,
+    begin: usize,
+    end: usize,
+) {
+    if BF16 {
+        nccl::lsa_reduce_copy_bf16(
+            sources,
+            n_sources,
+            destinations,
+            n_destinations,
+            len,
+            begin,
+            end,
+        );
+    } else if WIDTH == 2 {
+        nccl::lsa_reduce_copy_64::<T>(
+            sources,
+            n_sources,
+            destinations,
+            n_destinations,
+            len,
+            begin,
+            end,
+        );
+    } else if WIDTH == 8 {
+        nccl::lsa_reduce_copy_16::<T>(
+            sources,
+            n_sources,
+            destinations,
+            n_destinations,
+            len,
+            begin,
+            end,
+        );
+    } else {
+        nccl::lsa_reduce_copy::<T>(
+            sources,
+            n_sources,
+            destinations,
+            n_destinations,
+            len,
+            begin,
+            end,
+        );
+    }
+}
+
+/// The single elements `[begin, end)` past the last whole vector (`BF16`: summed in `f32`).
+#[device]
+#[allow(clippy::too_many_arguments)]
+fn reduce_copy_tail<T: DeviceScalar + core::ops::Add<Output = T>, const BF16: bool>(
+    sources: &[usize],
+    n_sources: usize,
+    destinations: &[usize],
+    n_destinations: usize,
+    len: usize,
+    begin: usize,
+    end: usize,
+) {
+    if BF16 {
+        nccl::lsa_reduce_copy_tail_bf16(
+            sources,
+            n_sources,
+            destinations,
+            n_destinations,
+            len,
+            begin,
+            end,
+        );
+    } else {
+        nccl::lsa_reduce_copy_tail::<T>(
+            sources,
+            n_sources,
+            destinations,
+            n_destinations,
+            len,
+            begin,
+            end,
+        );
+    }
 }
 
 /// The addresses a one-shot all-reduce needs, in the CTA's shared memory: every LSA peer's

@@ -27,6 +27,26 @@ pub fn toolchain_or_skip() -> Option<&'static Toolchain> {
     }
 }
 
+/// The linked PTX of `kernel` for sm_90 (bounds checks off, as a release launch), or
+/// `None` after printing why the test is skipped: the PTX shape tests (no local memory, no
+/// calls left) need only the NVIDIA toolchain, not a GPU.
+pub fn sm90_ptx_or_skip(kernel: &'static cudajit::core::CapturedKernel) -> Option<String> {
+    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
+    toolchain_or_skip()?;
+    let options = CompileOptions {
+        bounds_checks: false,
+        ..CompileOptions::default()
+    };
+    let ptx = linked_ptx(
+        kernel,
+        &cudajit::Specialization::default(),
+        cudajit::Arch::SM_90,
+        &options,
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
+    Some(ptx)
+}
+
 /// A GPU context, or `None` after printing why the test is skipped.
 pub fn gpu_or_skip() -> Option<std::sync::Arc<cudajit::CudaContext>> {
     match cudajit::default_context() {

@@ -154,12 +154,4 @@ fn dyn_trait(s: Square, t: Square, k: bool) -> f32 {
     d.size()
 }
 
-#[derive(Clone, Copy, DeviceCopy)]
-#[repr(C)]
-pub struct Meters(pub f32);
-
-#[derive(Clone, Copy, DeviceCopy)]
-#[repr(C)]
-pub struct Marker;
-
 fn main() {}

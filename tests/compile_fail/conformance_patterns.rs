@@ -32,12 +32,6 @@ fn half_open_range(v: u32) -> u32 {
 }
 
 #[device]
-fn struct_pattern(p: Pair) -> f32 {
-    let Pair { a, b } = p;
-    a + b as f32
-}
-
-#[device]
 fn ref_binding(v: f32) -> f32 {
     let ref w = v;
     *w

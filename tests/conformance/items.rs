@@ -143,6 +143,28 @@ pub enum Op {
     Mul,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Meters(pub f32, pub u32);
+
+#[device]
+impl Meters {
+    pub fn total(&self) -> f32 {
+        self.0 * self.1 as f32
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Halve;
+
+#[device]
+impl Halve {
+    pub fn apply(&self, v: f32) -> f32 {
+        v * 0.5
+    }
+}
+
 const LIMIT: u32 = 5;
 static OFFSET: f32 = 0.25;
 const TABLE: [u32; 4] = [3, 1, 4, 1];
@@ -205,6 +227,26 @@ pub fn structs(x: &[f32], i: usize) -> f64 {
     b.history[i % 3] = b.pos.x;
     b.pos.y += 2.0;
     (b.pos.x + b.pos.y + b.history[i % 3] + q.b as f32) as f64
+}
+
+#[device]
+pub fn tuple_structs(x: &[f32], i: usize) -> f64 {
+    let mut m = Meters(x[i], i as u32);
+    m.1 += 1;
+    let Meters(len, n) = m;
+    let copy = m;
+    (m.total() + len + n as f32 + copy.0) as f64
+}
+
+#[device]
+pub fn halved_by(op: Halve, v: f32) -> f32 {
+    op.apply(v) + 1.0
+}
+
+#[device]
+pub fn unit_structs(x: &[f32], i: usize) -> f64 {
+    let op = Halve;
+    (op.apply(x[i]) + halved_by(Halve, i as f32)) as f64
 }
 
 #[device]
@@ -367,6 +409,8 @@ group!(items, ROWS {
     "item.const" => constants,
     "item.const-array" => constant_tables,
     "item.struct" => structs,
+    "item.tuple-struct" => tuple_structs,
+    "item.unit-struct" => unit_structs,
     "item.impl" => impl_blocks,
     "item.associated-const-by-type" => associated_constant_by_type,
     "item.operator-impl" => operators,

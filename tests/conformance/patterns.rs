@@ -2,7 +2,7 @@
 
 use cudajit::prelude::*;
 
-use super::items::Op;
+use super::items::{Op, Pair};
 
 #[device]
 pub fn identifier(x: &[f32], i: usize) -> f64 {
@@ -115,6 +115,22 @@ pub fn closure_parameter_patterns(x: &[f32], i: usize) -> f64 {
     (s + t + i as f32) as f64
 }
 
+#[device]
+pub fn struct_patterns(x: &[f32], i: usize) -> f64 {
+    let p = Pair {
+        a: x[i],
+        b: i as u32,
+    };
+    let Pair { a, b } = p;
+    let m = super::items::Meters(a, b);
+    let v = match m {
+        super::items::Meters(w, 0) => w,
+        super::items::Meters(w, k) if w > 0.0 => w * k as f32,
+        super::items::Meters(_, k) => k as f32,
+    };
+    (a + b as f32 + v) as f64
+}
+
 group!(patterns, ROWS {
     "pat.identifier" => identifier,
     "pat.tuple" => tuple_pattern,
@@ -124,6 +140,7 @@ group!(patterns, ROWS {
     "pat.or" => or_patterns,
     "pat.guard" => guards,
     "pat.path" => path_patterns,
+    "pat.struct" => struct_patterns,
     "pat.option" => option_patterns,
     "pat.reference" => reference_patterns,
     "pat.closure-parameter" => closure_parameter_patterns,

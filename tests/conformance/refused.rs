@@ -7,10 +7,7 @@
 //! add `#[device]` to its impl block"): those are the compiler's to improve, and the table
 //! gives the alternative meanwhile.
 
-use cudajit::prelude::*;
 use cudajit::Stream;
-
-use super::expressions::halve;
 
 /// A case of `tests/compile_fail/`: its name and its snapshot, read when this test is
 /// built (so a missing case is a build error, and a test binary staged for the GPU machine
@@ -35,6 +32,9 @@ macro_rules! case {
 pub enum Refused {
     /// At build time, by a case of `tests/compile_fail/`.
     Build(Case),
+    // No row is refused only at its launch since the structs and results-passed-on work; kept
+    // for the next construct the macro cannot see (a row then names its kernel here).
+    #[allow(dead_code)]
     /// When the kernel is compiled, at its first launch (on the simulator here).
     Launch(fn(&Stream) -> Result<(), String>),
 }
@@ -115,25 +115,6 @@ const fn unclear(id: &'static str, case: Case, says: &'static str) -> Refusal {
         says,
         names_alternative: false,
     }
-}
-
-#[device]
-pub fn or_default(o: Option<u32>, d: u32) -> u32 {
-    o.unwrap_or(d) * 3
-}
-
-#[kernel]
-fn option_passed_on(out: &mut [u32]) {
-    let i = global_index();
-    if i < out.len() {
-        out[i] = or_default(halve(i as u32), 7);
-    }
-}
-
-fn run_option_passed_on(stream: &Stream) -> Result<(), String> {
-    let mut out = stream.alloc_zeros::<u32>(2).unwrap();
-    option_passed_on::launch(stream, LaunchConfig::for_elements(2), &mut out)
-        .map_err(|e| e.to_string())
 }
 
 /// The crate's cases of the expressions, patterns and methods refused.
@@ -295,11 +276,6 @@ pub const REFUSED: &[Refusal] = &[
         case!("pattern_parameter"),
         "parameters must be plain names",
     ),
-    no(
-        "pat.struct",
-        PATTERNS,
-        "struct patterns are not supported in kernels: read the fields instead",
-    ),
     unclear("pat.ref-binding", PATTERNS, "this pattern is not supported"),
     no(
         "pat.constant",
@@ -332,16 +308,6 @@ pub const REFUSED: &[Refusal] = &[
         "item.generic-impl",
         case!("device_impl_refused"),
         "write the impl for a concrete `DeviceCopy` struct",
-    ),
-    no(
-        "item.tuple-struct",
-        EXPRESSIONS,
-        "`DeviceCopy` applies to structs with named fields",
-    ),
-    no(
-        "item.unit-struct",
-        EXPRESSIONS,
-        "`DeviceCopy` applies to structs with named fields",
     ),
     no(
         "item.enum-fields",
@@ -384,12 +350,6 @@ pub const REFUSED: &[Refusal] = &[
         case!("option_refused"),
         "an `Option` in a device-function signature holds a scalar",
     ),
-    Refusal {
-        id: "option.passed-on",
-        at: Refused::Launch(run_option_passed_on),
-        says: "`or_default` takes 3 arguments, 2 given",
-        names_alternative: false,
-    },
     // The standard library.
     unclear(
         "core.trait-path",

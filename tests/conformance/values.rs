@@ -158,6 +158,17 @@ pub fn option_methods(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn or_default(o: Option<u32>, d: u32) -> u32 {
+    o.unwrap_or(d) * 3
+}
+
+#[device]
+pub fn option_passed_on(x: &[f32], i: usize) -> f64 {
+    (or_default(halve(i as u32), 7) + or_default(halve(halve(i as u32).unwrap_or(1)), 2)) as f64
+        + x[i] as f64
+}
+
+#[device]
 pub fn core_functions(x: &[f32], i: usize) -> f64 {
     let a = u32::max(i as u32, 4) + usize::min(i, 9) as u32 + 3u8.max(i as u8) as u32;
     let b = x[i] as f64 + (i > 3) as u32 as f64;
@@ -192,5 +203,6 @@ group!(values, ROWS {
     "array.structs" => array_of_structs,
     "option.value" => option_values,
     "option.methods" => option_methods,
+    "option.passed-on" => option_passed_on,
     "core.ord" => core_functions,
 });

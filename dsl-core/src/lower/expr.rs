@@ -325,22 +325,16 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// The value of an expression made of literals and constants of the specialisation.
-    /// The value of a condition that is a constant of the specialisation: `true`/`false`, a
-    /// `bool` const generic or `#[comptime]` parameter, or `!` of one.
+    /// The value of a condition of the specialisation's constants (`if BF16`, `if WIDTH ==
+    /// 8 && !F16`), if it is one: see [`super::constant_condition`].
     pub(super) fn constant_condition(&self, expr: &Expr) -> Option<bool> {
-        match &expr.kind {
-            ExprKind::Lit(ast::Literal::Bool(b)) => Some(*b),
-            ExprKind::Var(name) => match self.scopes.lookup(name) {
-                Some(Binding::Constant(Literal::Bool(b))) => Some(b),
+        super::constant_condition::constant_condition(
+            expr,
+            &|name| match self.scopes.lookup(name) {
+                Some(Binding::Constant(value)) => Some(value),
                 _ => None,
             },
-            ExprKind::Unary {
-                op: ast::UnaryOp::Not,
-                operand,
-            } => self.constant_condition(operand).map(|b| !b),
-            _ => None,
-        }
+        )
     }
 
     pub(super) fn constant_value(&self, expr: &Expr) -> Result<u64, LowerError> {

@@ -197,6 +197,7 @@ pub(super) fn infer(
         parent: Vec::new(),
         constraint: Vec::new(),
         scopes: Scopes::default(),
+        constant_bindings: HashMap::new(),
         exprs: Vec::new(),
         lets: Vec::new(),
         calls: Vec::new(),
@@ -214,6 +215,9 @@ pub(super) fn infer(
     for constant in function.constants.iter().filter(|c| c.len.is_none()) {
         let var = inference.known(constant.ty);
         inference.scopes.bind(constant.name, Binding::Var(var));
+        inference
+            .constant_bindings
+            .insert(constant.name.to_owned(), (var, constant.literal()));
     }
     for generic in &function.generics {
         if let GenericKind::Const(_) = generic.kind {
@@ -222,6 +226,9 @@ pub(super) fn infer(
             })?;
             let var = inference.known(value.scalar());
             inference.scopes.bind(&generic.name, Binding::Var(var));
+            inference
+                .constant_bindings
+                .insert(generic.name.clone(), (var, value));
         }
     }
     for param in &function.params {
@@ -292,6 +299,13 @@ pub(super) fn infer(
                 }
             }
         };
+        if let (true, Binding::Var(var), Some(value)) =
+            (param.comptime, binding, spec.constant(&param.name))
+        {
+            inference
+                .constant_bindings
+                .insert(param.name.clone(), (var, value));
+        }
         inference.scopes.bind(&param.name, binding);
     }
     match &function.result {
@@ -348,6 +362,9 @@ struct Inference<'a> {
     parent: Vec<usize>,
     constraint: Vec<Constraint>,
     scopes: Scopes<Binding>,
+    /// The constants of the specialisation by name, with the variable each is bound to:
+    /// the values conditions of constants fold to (`constant_condition`).
+    constant_bindings: HashMap<String, (usize, ir::Literal)>,
     exprs: Vec<(*const Expr, usize, Span)>,
     lets: Vec<(*const Stmt, usize, Span)>,
     calls: Vec<PendingCall>,

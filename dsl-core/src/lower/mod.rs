@@ -18,6 +18,7 @@
 mod arrays;
 mod call;
 mod closures;
+mod constant_condition;
 mod drops;
 mod error;
 mod expr;
@@ -33,14 +34,15 @@ mod spec;
 mod stmt;
 mod tables;
 mod tensor_map;
+mod tuple_arguments;
 mod views;
 
 pub use error::LowerError;
 pub use spec::{ReachableItems, Resolved, Specialization};
 
 use crate::ast::{
-    self, BinaryOp, Builtin, Else, Expr, ExprKind, FunctionSource, IfStmt, ParamType, RangeExpr,
-    Stmt, ValueType,
+    self, BinaryOp, Builtin, Else, Expr, ExprKind, FunctionSource, IfStmt, Param, ParamType,
+    RangeExpr, Stmt, ValueType,
 };
 use crate::intrinsics::Intrinsic;
 use crate::ir::{
@@ -198,6 +200,9 @@ impl Program<'_> {
             }
         }
         for param in &source.params {
+            if is_kernel {
+                unit_kernel_parameter(library, param)?;
+            }
             lowerer.param(param, &mut body)?;
         }
         if let Some(ValueType::Array { elem, len }) = &source.result {
@@ -225,6 +230,25 @@ impl Program<'_> {
         let mut function = lowerer.function;
         function.body = body;
         Ok(function)
+    }
+}
+
+/// A unit struct as a kernel parameter: it has no bytes, and a GPU kernel parameter of
+/// none is not one ptxas accepts (an incomplete array), so it is refused with the value's
+/// other home, the kernel itself.
+fn unit_kernel_parameter(library: &ReachableItems, param: &Param) -> Result<(), LowerError> {
+    let ParamType::Value(ValueType::Struct(name)) = &param.ty else {
+        return Ok(());
+    };
+    match library.get_struct(name) {
+        Some(layout) if layout.size == 0 && layout.enum_repr.is_none() => Err(LowerError::new(
+            param.span,
+            format!(
+                "kernel parameter `{}` is the unit struct `{name}`, which has no bytes for the GPU to pass: build it in the kernel (`let {} = {name};`), or give `{name}` a field",
+                param.name, param.name
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -175,6 +175,16 @@ impl ReachableItems {
         Ok(())
     }
 
+    /// Rewrites the calls of every reachable function and of `kernel` that pass a call's
+    /// tuple or `Option` result straight on (see `lower::tuple_arguments`).
+    pub fn pass_on_tuple_results(&mut self, kernel: &mut FunctionSource) {
+        let signatures = super::tuple_arguments::Signatures::of(self.functions.values());
+        for function in self.functions.values_mut() {
+            signatures.pass_on_tuple_results(function);
+        }
+        signatures.pass_on_tuple_results(kernel);
+    }
+
     /// The device function called `name`.
     pub fn get(&self, name: &str) -> Option<&FunctionSource> {
         self.functions.get(name)

@@ -32,7 +32,10 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
     };
     let methods = method_table(ident, paths);
     let layouts = parsed.fields.iter().map(|(field, shape)| {
-        let field_name = field.to_string();
+        let field_name = match field {
+            syn::Member::Named(name) => name.to_string(),
+            syn::Member::Unnamed(index) => index.index.to_string(),
+        };
         let ty = field_type(shape, paths);
         quote! {
             #private::FieldLayout {

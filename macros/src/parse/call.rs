@@ -59,6 +59,10 @@ impl Parser<'_> {
                 return self.device_intrinsic(call, intrinsic, span);
             }
         }
+        // `Pair(a, b)`: a tuple struct's constructor.
+        if let Some(literal) = self.tuple_struct_literal(call) {
+            return literal;
+        }
         let segments = &path.path.segments;
         // `f32::sqrt(x)`, `T::zero()`: associated functions of scalar types.
         if segments.len() == 2 {

@@ -70,7 +70,8 @@ pub(crate) fn extern_c_abi(block: &ItemForeignMod, errors: &mut Errors) {
     }
 }
 
-/// Whether a type may derive `DeviceCopy`: a non-generic `#[repr(C)]` struct, or a
+/// Whether a type may derive `DeviceCopy`: a non-generic `#[repr(C)]` struct (with named
+/// fields, a tuple struct, or a unit struct, which needs no `repr`), or a
 /// non-generic fieldless enum with an integer `#[repr]` and at least one variant. The
 /// fields' types are checked while parsing them.
 pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) {
@@ -99,7 +100,9 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) {
         }
         return;
     }
-    if !is_repr_c(input) {
+    // A unit struct has no fields to place: any `repr` gives the device what the host has.
+    let unit = matches!(&input.data, Data::Struct(data) if matches!(data.fields, Fields::Unit));
+    if !is_repr_c(input) && !unit {
         errors.at(
             &input.ident,
             "`DeviceCopy` needs `#[repr(C)]`: the device must see the fields where the host put them",

@@ -1,10 +1,10 @@
-//! `#[derive(DeviceCopy)]`'s input: a `#[repr(C)]` struct of scalars, `DeviceCopy`
-//! structs and arrays of them, or a fieldless enum
+//! `#[derive(DeviceCopy)]`'s input: a `#[repr(C)]` struct (named fields or a tuple struct)
+//! of scalars, `DeviceCopy` structs and arrays of them, a unit struct, or a fieldless enum
 //! with an integer `#[repr]`. Whether the type may derive it at all (its `repr`, generics,
 //! variants) is `check::device_copy`'s; this reads what the generated impls need.
 
 use cudajit_core::Scalar;
-use syn::{Data, DeriveInput, Fields};
+use syn::{Data, DeriveInput};
 
 use super::scalar_type;
 use crate::errors::Errors;
@@ -27,8 +27,9 @@ pub(crate) enum FieldShape {
 /// A `#[repr(C)]` struct of scalar, struct and array fields.
 pub(crate) struct DeviceCopyStruct {
     pub ident: syn::Ident,
-    /// The fields in declaration order, with their types.
-    pub fields: Vec<(syn::Ident, FieldShape)>,
+    /// The fields in declaration order, with their types: named, or `0`, `1`, .. of a
+    /// tuple struct.
+    pub fields: Vec<(syn::Member, FieldShape)>,
     /// `#[device_drop(f)]`: the function kernels call on a local at the end of its scope.
     pub drop_hook: Option<syn::Path>,
 }
@@ -54,20 +55,23 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) -> Option<De
     }
     let mut fields = Vec::new();
     match &input.data {
-        Data::Struct(data) => match &data.fields {
-            Fields::Named(named) => {
-                for field in &named.named {
-                    match (&field.ident, field_shape(&field.ty)) {
-                        (Some(name), Some(shape)) => fields.push((name.clone(), shape)),
-                        _ => errors.at(
-                            &field.ty,
-                            "`DeviceCopy` fields are scalars (`bool`, integers, `f32`, `f64`), `DeviceCopy` structs and arrays of them (`[f32; 4]`, `[Vec3; 2]`)",
-                        ),
-                    }
+        Data::Struct(data) => {
+            // A tuple struct's fields are named `0`, `1`, .. as Rust names them (`p.0`); a
+            // unit struct has none.
+            for (index, field) in data.fields.iter().enumerate() {
+                let member = match &field.ident {
+                    Some(name) => syn::Member::Named(name.clone()),
+                    None => syn::Member::Unnamed(syn::Index::from(index)),
+                };
+                match field_shape(&field.ty) {
+                    Some(shape) => fields.push((member, shape)),
+                    None => errors.at(
+                        &field.ty,
+                        "`DeviceCopy` fields are scalars (`bool`, integers, `f32`, `f64`), `DeviceCopy` structs and arrays of them (`[f32; 4]`, `[Vec3; 2]`)",
+                    ),
                 }
             }
-            other => errors.at(other, "`DeviceCopy` applies to structs with named fields"),
-        },
+        }
         _ => errors.at(&input.ident, "`DeviceCopy` applies to structs"),
     }
     let drop_hook = device_drop(input, errors);

@@ -47,6 +47,9 @@ impl Parser<'_> {
                         );
                         return None;
                     }
+                    if let Some(value) = self.unit_struct_value(path) {
+                        return Some(value);
+                    }
                     if !self.is_bound(&name) {
                         // Not a local: a Rust constant, whose value the generated code
                         // records (rustc reports a name that is not one).
@@ -85,6 +88,9 @@ impl Parser<'_> {
                         format!("`{ty}::..` depends on a generic type, which the constants a kernel names cannot: pass the value as a parameter, or use `{ty}::zero()`/`{ty}::one()`"),
                     );
                     return None;
+                }
+                _ if self.unit_struct_value(path).is_some() => {
+                    return self.unit_struct_value(path);
                 }
                 _ => match path.qself.is_none().then(|| self.enum_variant(&path.path)) {
                     Some(Some((ty, variant))) => ExprKind::EnumVariant { ty, variant },
@@ -326,9 +332,16 @@ impl Parser<'_> {
             // A field of a `#[derive(DeviceCopy)]` struct.
             let member = match &field.member {
                 syn::Member::Named(member) => member.to_string(),
-                // `t.0` of a local holding what a `#[device]` function returned.
+                // `t.0` of a local holding what a `#[device]` function returned, or a
+                // tuple struct's field (`p.0`, `s.inner.0`, `ps[k].1`).
                 syn::Member::Unnamed(index)
-                    if matches!(&*field.base, syn::Expr::Path(_) | syn::Expr::Call(_)) =>
+                    if matches!(
+                        &*field.base,
+                        syn::Expr::Path(_)
+                            | syn::Expr::Call(_)
+                            | syn::Expr::Field(_)
+                            | syn::Expr::Index(_)
+                    ) =>
                 {
                     index.index.to_string()
                 }

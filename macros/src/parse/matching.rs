@@ -1,4 +1,5 @@
 //! `match` on integers and `bool`s: literal, range, `|` and `_` patterns, `if` guards.
+//! (A `match` on a struct is the `if` chain of `struct_values.rs`.)
 
 use cudajit_core::ast::{Block, Expr, ExprKind, Literal, MatchArm, Pattern, Stmt};
 
@@ -8,6 +9,10 @@ use super::{span_at, span_of};
 impl Parser<'_> {
     /// `match` used as a statement: arms produce no value.
     pub(super) fn match_stmt(&mut self, expr: &syn::ExprMatch) -> Option<Stmt> {
+        if super::struct_values::is_struct_match(expr) {
+            let chain = self.struct_match(expr, false)?;
+            return self.expr_stmt(&chain);
+        }
         if self.is_option_match(expr) {
             let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;
             let arms = self.arms(expr, false, Some(&value))?;
@@ -34,6 +39,10 @@ impl Parser<'_> {
 
     /// `match` used as a value: every arm ends in a value.
     pub(super) fn match_value(&mut self, expr: &syn::ExprMatch) -> Option<Expr> {
+        if super::struct_values::is_struct_match(expr) {
+            let chain = self.struct_match(expr, true)?;
+            return self.expr(&chain);
+        }
         if self.is_option_match(expr) {
             let span = span_of(expr.match_token.span);
             let (prelude, scrutinee, value) = self.option_scrutinee(expr)?;

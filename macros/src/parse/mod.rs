@@ -29,6 +29,7 @@ mod option_value;
 mod parser;
 mod signature;
 mod stmt;
+mod struct_values;
 mod sub_slice;
 mod trait_item;
 mod trait_object;

@@ -337,8 +337,24 @@ impl Parser<'_> {
     /// the tuple `(bool, T)`, bound once and read by its fields.
     fn opaque_option(&mut self, expr: &syn::Expr) -> Option<OptionParts> {
         let span = span_at(expr);
-        let value = self.expr(expr)?;
+        let mut value = self.expr(expr)?;
         let mut prelude = Vec::new();
+        // A call whose own `Option` arguments run statements first (`f(x, Some(y + 1))`):
+        // those first, then the call.
+        if let ExprKind::Block(block) = &mut value.kind {
+            if matches!(
+                block.tail.as_deref(),
+                Some(Expr {
+                    kind: ExprKind::Call { .. },
+                    ..
+                })
+            ) {
+                if let Some(call) = block.tail.take() {
+                    prelude.append(&mut block.stmts);
+                    value = *call;
+                }
+            }
+        }
         let whole = if let ExprKind::Call { .. } = value.kind {
             // A call returning a tuple binds its elements (`tuple.rs`'s `let (a, b) = f(x)`).
             let name = self.fresh_name("option");

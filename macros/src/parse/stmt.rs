@@ -131,6 +131,9 @@ impl<'e> Parser<'e> {
         if let Some(tuple) = self.tuple_let(local, span) {
             return tuple;
         }
+        if let Some(fields) = self.struct_pattern_let(local) {
+            return fields;
+        }
         let (pat, ty) = match &local.pat {
             syn::Pat::Type(typed) => (&*typed.pat, Some(&*typed.ty)),
             other => (other, None),

@@ -15,12 +15,14 @@
 pub mod host_rt;
 mod pt;
 pub mod tables;
+mod wr;
 
 use cudajit::{Buffer, LaunchConfig, Stream};
 pub use cudajit_oracle_generator as generator;
 use generator::ast::{COUNTERS, F32_SLOTS, F64_SLOTS, INT_SLOTS};
 use generator::rng::Rng;
 pub use pt::Pt;
+pub use wr::Wr;
 
 /// The scalar parameters every generated kernel takes.
 #[derive(Clone, Debug)]

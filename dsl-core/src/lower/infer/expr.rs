@@ -207,14 +207,19 @@ impl Inference<'_> {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let c = self.scalar(cond)?;
-                self.require(c, Scalar::Bool, cond.span)?;
-                let a = self.block_value(then, span)?;
-                let b = self.block_value(otherwise, span)?;
-                self.unify(a, b, span)?;
-                a
-            }
+            } => match self.constant_condition(cond) {
+                // Of constants: only the branch taken exists (see `if_stmt`).
+                Some(true) => self.block_value(then, span)?,
+                Some(false) => self.block_value(otherwise, span)?,
+                None => {
+                    let c = self.scalar(cond)?;
+                    self.require(c, Scalar::Bool, cond.span)?;
+                    let a = self.block_value(then, span)?;
+                    let b = self.block_value(otherwise, span)?;
+                    self.unify(a, b, span)?;
+                    a
+                }
+            },
             ExprKind::Block(block) => self.block_value(block, span)?,
             ExprKind::Intrinsic {
                 intrinsic, args, ..

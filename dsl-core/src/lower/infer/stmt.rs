@@ -1,7 +1,8 @@
 //! Statements: `let` bindings, assignments, loops, `if`, `match` arms and blocks.
 
 use super::{Binding, Constraint, InferTy, Inference};
-use crate::ast::{BinaryOp, Block, Else, ExprKind, IfStmt, Literal, MatchArm, Pattern, Stmt};
+use crate::ast::{BinaryOp, Block, Else, Expr, ExprKind, IfStmt, Literal, MatchArm, Pattern, Stmt};
+use crate::lower::constant_condition::constant_condition;
 use crate::lower::error::LowerError;
 use crate::{Scalar, Span};
 
@@ -34,6 +35,16 @@ impl Inference<'_> {
     }
 
     pub(super) fn if_stmt(&mut self, stmt: &IfStmt) -> Result<(), LowerError> {
+        // `if WIDTH == 8 { .. }` of constants: only the branch taken exists (as lowering
+        // sees it too), so the other may hold code valid only for other constants.
+        if let Some(taken) = self.constant_condition(&stmt.cond) {
+            return match (taken, stmt.otherwise.as_deref()) {
+                (true, _) => self.block(&stmt.then),
+                (false, Some(Else::If(nested))) => self.if_stmt(nested),
+                (false, Some(Else::Block(block))) => self.block(block),
+                (false, None) => Ok(()),
+            };
+        }
         let c = self.scalar(&stmt.cond)?;
         self.require(c, Scalar::Bool, stmt.cond.span)?;
         self.block(&stmt.then)?;
@@ -269,5 +280,18 @@ impl Inference<'_> {
             self.require(g, Scalar::Bool, guard.span)?;
         }
         Ok(())
+    }
+
+    /// The value of a condition of the specialisation's constants, if it is one
+    /// ([`constant_condition`]): a name counts while it is bound to its constant, not once a
+    /// local shadows it.
+    pub(super) fn constant_condition(&self, cond: &Expr) -> Option<bool> {
+        constant_condition(cond, &|name| {
+            let (var, value) = self.constant_bindings.get(name)?;
+            match self.scopes.lookup(name) {
+                Some(Binding::Var(bound)) if bound == *var => Some(*value),
+                _ => None,
+            }
+        })
     }
 }

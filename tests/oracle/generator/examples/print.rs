@@ -6,6 +6,9 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let p = cudajit_oracle_generator::program(seed);
+    for f in &p.option_fns {
+        println!("{}", cudajit_oracle_generator::render::option_fn(f));
+    }
     for f in &p.device_fns {
         println!("{}", cudajit_oracle_generator::render::device_fn(f));
     }

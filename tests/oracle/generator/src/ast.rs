@@ -115,6 +115,118 @@ pub enum Expr {
         len: usize,
         ty: Ty,
     },
+    /// `w.0`, `w.1` or `w.total()` of a `Wr` tuple struct value.
+    Wr {
+        wr: Box<WrExpr>,
+        part: WrPart,
+    },
+    /// `match w { Wr(lit, y) => y, Wr(k, y) if k > bound => y - k as f32, Wr(k, _) => k
+    /// as f32 }` (an `f32`).
+    WrMatch {
+        wr: Box<WrExpr>,
+        lit: i32,
+        bound: i32,
+        k: String,
+        y: String,
+    },
+    /// A call of an `Option` function, consumed.
+    Opt {
+        call: OptCall,
+        form: OptForm,
+        ty: Ty,
+    },
+}
+
+/// The tuple struct of every program (`oracle_prelude`'s `Wr(i32, f32)`).
+pub const WR: &str = "Wr";
+
+/// A `Wr` value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WrExpr {
+    Var(String),
+    /// `Wr(a, b)`.
+    New(Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WrPart {
+    /// `.0`, the `i32`.
+    First,
+    /// `.1`, the `f32`.
+    Second,
+    /// `.total()`, a `&self` method (`f32`).
+    Total,
+}
+
+impl WrPart {
+    pub fn ty(self) -> Ty {
+        match self {
+            WrPart::First => Ty::I32,
+            WrPart::Second | WrPart::Total => Ty::F32,
+        }
+    }
+}
+
+/// A call of one of the program's `Option` functions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptCall {
+    pub func: String,
+    pub arg: Box<Expr>,
+    /// The `Option` argument of a function that takes one.
+    pub prev: Option<Box<OptArg>>,
+}
+
+/// An `Option` passed to a function: `None`, `Some(e)`, or a call's result passed straight
+/// on (`o2(x, o1(y))`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptArg {
+    /// The function's own `Option` parameter (in its body, before `?`).
+    Param(String),
+    None,
+    Some(Expr),
+    Call(OptCall),
+}
+
+/// How an `Option` is consumed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptForm {
+    /// `.unwrap_or(default)`.
+    UnwrapOr(Box<Expr>),
+    /// `.map(|param: T| body).unwrap_or(default)`.
+    MapUnwrapOr {
+        param: String,
+        pty: Ty,
+        body: Box<Expr>,
+        default: Box<Expr>,
+    },
+    /// `match o { Some(var) => some, None => none }`, or `if let Some(var) = o { some }
+    /// else { none }` (`if_let`).
+    Match {
+        var: String,
+        some: Box<Expr>,
+        none: Box<Expr>,
+        if_let: bool,
+    },
+    /// `.is_some()` (a `bool`).
+    IsSome,
+}
+
+/// `fn name(param: T[, prev: Option<U>]) -> Option<U> { if guard { return None; } let
+/// value_name = value; [let w = source?;] Some(result) }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptionFn {
+    pub name: String,
+    pub param: String,
+    pub param_ty: Ty,
+    pub inner: Ty,
+    /// The name of the `Option<inner>` parameter, if it takes one.
+    pub prev: Option<String>,
+    pub guard: Expr,
+    pub value_name: String,
+    pub value: Expr,
+    /// `let name = source?;`: the `Option` parameter, or a call of an earlier function.
+    pub chained: Option<(String, OptArg)>,
+    pub result: Expr,
 }
 
 /// An iterator chain: its source, adapters and consumer. Items are values or references
@@ -335,6 +447,11 @@ pub enum Place {
         base: String,
         part: PtPart,
     },
+    /// `w.0` or `w.1` of a `Wr` local.
+    WrField {
+        base: String,
+        part: WrPart,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -433,6 +550,18 @@ pub enum Stmt {
     /// program the same value read from the shared array every lane wrote before the
     /// barrier.
     Warp { name: String, op: WarpOp },
+    /// `let [mut] name = wr;` of the `Wr` tuple struct.
+    LetWr {
+        name: String,
+        mutable: bool,
+        init: WrExpr,
+    },
+    /// `let Wr(first, second) = from;`
+    SplitWr {
+        from: WrExpr,
+        first: String,
+        second: String,
+    },
     /// `for pat in chain { body }` over a chain without a consumer.
     ForChain {
         param: String,
@@ -508,6 +637,8 @@ pub struct Program {
     pub block: u32,
     /// Threads that run (`gid < n`); the others return at once (single-phase programs).
     pub active: u32,
+    /// Functions returning `Option`s, made first (device functions and phases call them).
+    pub option_fns: Vec<OptionFn>,
     pub device_fns: Vec<DeviceFn>,
     pub phases: Vec<Vec<Stmt>>,
 }
@@ -533,6 +664,9 @@ impl Expr {
             | Expr::Table { ty, .. } => *ty,
             Expr::PtScalar { part, .. } => part.ty(),
             Expr::PtDot { .. } => Ty::F32,
+            Expr::Wr { part, .. } => part.ty(),
+            Expr::WrMatch { .. } => Ty::F32,
+            Expr::Opt { ty, .. } => *ty,
         }
     }
 }

@@ -115,6 +115,59 @@ pub fn expr(e: &Expr) -> String {
             out.push_str(&consumer(&chain.consumer));
             out
         }
+        Expr::Wr { wr: w, part } => match part {
+            WrPart::First => format!("{}.0", wr(w)),
+            WrPart::Second => format!("{}.1", wr(w)),
+            WrPart::Total => format!("{}.total()", wr(w)),
+        },
+        Expr::WrMatch {
+            wr: w,
+            lit,
+            bound,
+            k,
+            y,
+        } => format!(
+            "(match {} {{ Wr({lit}, {y}) => {y}, Wr({k}, {y}) if {k} > {bound} => {y} - {k} as f32, Wr({k}, _) => {k} as f32 }})",
+            wr(w)
+        ),
+        Expr::Opt { call, form, .. } => {
+            let call = opt_call(call);
+            match form {
+                OptForm::UnwrapOr(default) => format!("{call}.unwrap_or({})", expr(default)),
+                OptForm::MapUnwrapOr {
+                    param,
+                    pty,
+                    body,
+                    default,
+                } => format!(
+                    "{call}.map(|{param}: {}| {}).unwrap_or({})",
+                    pty.name(),
+                    expr(body),
+                    expr(default)
+                ),
+                OptForm::Match {
+                    var,
+                    some,
+                    none,
+                    if_let: false,
+                } => format!(
+                    "(match {call} {{ Some({var}) => {}, None => {} }})",
+                    expr(some),
+                    expr(none)
+                ),
+                OptForm::Match {
+                    var,
+                    some,
+                    none,
+                    if_let: true,
+                } => format!(
+                    "(if let Some({var}) = {call} {{ {} }} else {{ {} }})",
+                    expr(some),
+                    expr(none)
+                ),
+                OptForm::IsSome => format!("{call}.is_some()"),
+            }
+        }
         Expr::PtDot { a, b, by_path } => match by_path {
             true => format!("Pt::dot(&{a}, &{b})"),
             false => format!("{a}.dot(&{b})"),
@@ -279,6 +332,52 @@ fn range(r: &Range) -> String {
     }
 }
 
+/// A `Wr` value: a local or `Wr(a, b)`.
+fn wr(w: &WrExpr) -> String {
+    match w {
+        WrExpr::Var(name) => name.clone(),
+        WrExpr::New(a, b) => format!("Wr({}, {})", expr(a), expr(b)),
+    }
+}
+
+fn opt_call(c: &OptCall) -> String {
+    match &c.prev {
+        None => format!("{}({})", c.func, expr(&c.arg)),
+        Some(prev) => format!("{}({}, {})", c.func, expr(&c.arg), opt_arg(prev)),
+    }
+}
+
+fn opt_arg(a: &OptArg) -> String {
+    match a {
+        OptArg::Param(name) => name.clone(),
+        OptArg::None => "None".to_owned(),
+        OptArg::Some(e) => format!("Some({})", expr(e)),
+        OptArg::Call(c) => opt_call(c),
+    }
+}
+
+/// A function returning an `Option`, with an early `return None` and `?`.
+pub fn option_fn(f: &OptionFn) -> String {
+    let (t, u) = (f.param_ty.name(), f.inner.name());
+    let prev = match &f.prev {
+        Some(name) => format!(", {name}: Option<{u}>"),
+        None => String::new(),
+    };
+    let mut out = format!(
+        "#[device]\npub fn {}({}: {t}{prev}) -> Option<{u}> {{\n    if {} {{\n        return None;\n    }}\n    let {} = {};\n",
+        f.name,
+        f.param,
+        expr(&f.guard),
+        f.value_name,
+        expr(&f.value)
+    );
+    if let Some((name, source)) = &f.chained {
+        let _ = writeln!(out, "    let {name} = {}?;", opt_arg(source));
+    }
+    let _ = writeln!(out, "    Some({})\n}}", expr(&f.result));
+    out
+}
+
 fn place(p: &Place) -> String {
     match p {
         Place::Var(name) => name.clone(),
@@ -286,6 +385,10 @@ fn place(p: &Place) -> String {
         Place::PtField { base, part } => match part {
             PtPart::A => format!("{base}.a"),
             _ => format!("{base}.b"),
+        },
+        Place::WrField { base, part } => match part {
+            WrPart::First => format!("{base}.0"),
+            _ => format!("{base}.1"),
         },
     }
 }
@@ -324,6 +427,21 @@ pub fn stmt(s: &Stmt, depth: usize, out: &mut String) {
         } => {
             let m = if *mutable { "mut " } else { "" };
             let _ = writeln!(out, "let {m}{name}: Pt = {};", pt(init));
+        }
+        Stmt::LetWr {
+            name,
+            mutable,
+            init,
+        } => {
+            let m = if *mutable { "mut " } else { "" };
+            let _ = writeln!(out, "let {m}{name} = {};", wr(init));
+        }
+        Stmt::SplitWr {
+            from,
+            first,
+            second,
+        } => {
+            let _ = writeln!(out, "let Wr({first}, {second}) = {};", wr(from));
         }
         Stmt::LetClosure {
             name,
@@ -576,6 +694,10 @@ const ALLOWS: &str = "#[allow(warnings, arithmetic_overflow, unconditional_panic
 /// The device functions and kernel of `p`, as a report shows them.
 pub fn source(p: &Program) -> String {
     let mut out = String::new();
+    for f in &p.option_fns {
+        out.push_str(&option_fn(f));
+        out.push('\n');
+    }
     for f in &p.device_fns {
         out.push_str(&device_fn(f));
         out.push('\n');
@@ -591,13 +713,16 @@ pub fn program_module(p: &Program) -> String {
     let name = format!("p{}", p.seed);
     let mut out = String::new();
     let _ = writeln!(out, "{ALLOWS}\npub mod {name} {{");
-    out.push_str("pub mod device {\n    use cudajit::prelude::*;\n    use crate::Pt;\n    pub use crate::tables::*;\n");
+    out.push_str("pub mod device {\n    use cudajit::prelude::*;\n    use crate::{Pt, Wr};\n    pub use crate::tables::*;\n");
+    for f in &p.option_fns {
+        out.push_str(&option_fn(f));
+    }
     for f in &p.device_fns {
         out.push_str(&device_fn(f));
     }
-    out.push_str("}\npub mod kernel {\n    use cudajit::prelude::*;\n    use crate::Pt;\n    use super::device::*;\n");
+    out.push_str("}\npub mod kernel {\n    use cudajit::prelude::*;\n    use crate::{Pt, Wr};\n    use super::device::*;\n");
     out.push_str(&kernel(p, &name));
-    out.push_str("}\npub mod host {\n    use crate::host_rt::*;\n    use crate::Pt;\n    use super::device::*;\n");
+    out.push_str("}\npub mod host {\n    use crate::host_rt::*;\n    use crate::{Pt, Wr};\n    use super::device::*;\n");
     out.push_str(&host(p, &name));
     out.push_str("}\n");
     let _ = writeln!(
