@@ -209,7 +209,11 @@ pub const REFUSED: &[Refusal] = &[
         EXPRESSIONS,
         "`unit` is not a supported associated function of a scalar type",
     ),
-    unclear("expr.dyn-trait", EXPRESSIONS, "leave other locals untyped"),
+    no(
+        "expr.dyn-trait-chosen",
+        EXPRESSIONS,
+        "is chosen at run time, which needs dynamic dispatch",
+    ),
     no(
         "expr.dereference-other",
         case!("dereference"),

@@ -164,6 +164,9 @@ impl<'e> Parser<'e> {
         if let Some(syn::Expr::Closure(closure)) = local.init.as_ref().map(|init| &*init.expr) {
             return self.closure_let(&name, closure);
         }
+        if let Some(dyn_let) = ty.and_then(|ty| self.dyn_let(&name, mutable, ty, local)) {
+            return dyn_let;
+        }
         let ty = match ty {
             Some(syn::Type::Array(array)) => {
                 // `let acc: [f32; 4] = ..`: the element type (rustc checks the length).
