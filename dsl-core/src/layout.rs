@@ -183,11 +183,11 @@ impl StructLayout {
     /// holds (inherent blocks, user traits' impls and those traits' default methods).
     pub fn device_functions(&self) -> impl Iterator<Item = &'static crate::CapturedFunction> {
         let blocks = crate::methods::blocks_of(self.name).flat_map(|block| {
-            block
-                .functions
-                .iter()
-                .copied()
-                .chain((block.defaults)().iter().copied())
+            let defaults = block
+                .trait_name
+                .into_iter()
+                .flat_map(crate::methods::defaults_of);
+            block.functions.iter().copied().chain(defaults)
         });
         self.methods.functions().chain(blocks)
     }

@@ -118,8 +118,12 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// On a trait, the trait is device code for the structs whose impl of it is `#[device]`:
 /// generic device functions bounded by it (`fn total<S: Shape>(s: &[S]) -> f32`) are
 /// compiled once per struct they are called with, methods are called through the bound
-/// (`s.area()`), associated constants read (`S::SIDES`), and default methods compiled for
-/// the structs that keep them. A struct may have several `#[device]` inherent blocks.
+/// (`s.area()`), associated constants read (`S::SIDES`), associated types named
+/// (`S::Out`), and default methods compiled for the structs that keep them; a `&dyn
+/// Shape` (or `impl Shape`) parameter is compiled once per struct a call passes, as
+/// `S: Shape` is. Its implementors are `DeviceCopy` types (the trait gets the supertrait
+/// `DeviceTraitImplementor`), and an impl of a trait without `#[device]` is an error that
+/// says to add it. A struct may have several `#[device]` inherent blocks.
 ///
 /// ```ignore
 /// #[device]
@@ -136,6 +140,9 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// #[device]
 /// fn total<S: Shape>(shapes: &[S]) -> f32 { shapes.iter().map(|s| s.area()).sum() }
+///
+/// #[device]
+/// fn area_of(s: &dyn Shape) -> f32 { s.area() }
 /// ```
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {

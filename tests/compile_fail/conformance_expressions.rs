@@ -149,8 +149,8 @@ fn trait_static_function<S: Shape>(k: f32) -> f32 {
 }
 
 #[device]
-fn dyn_trait(s: Square) -> f32 {
-    let d: &dyn Measure = &s;
+fn dyn_trait(s: Square, t: Square, k: bool) -> f32 {
+    let d: &dyn Measure = if k { &s } else { &t };
     d.size()
 }
 

@@ -25,7 +25,7 @@ impl<T: Copy> Pair<T> {
     }
 }
 
-// A trait that is not `#[device]`: rustc reports the missing defaults function at the impl.
+// A trait that is not `#[device]`: refused at the impl, naming the fix.
 #[device]
 impl Shape for Vec2 {
     fn area(&self) -> f32 {

@@ -330,9 +330,76 @@ pub fn apply_impl(v: f32, f: impl Fn(f32) -> f32) -> f32 {
 }
 
 #[device]
+pub fn size_impl(s: &impl Size, t: impl Size) -> f32 {
+    s.size() - t.size()
+}
+
+#[device]
 pub fn impl_trait_argument(x: &[f32], i: usize) -> f64 {
     let k = i as f32;
-    (apply_impl(x[i], |v| v + k) + apply_impl(1.0, |v| v * v)) as f64
+    let sq = Square { side: x[i] };
+    let v = Vec2 { x: k, y: x[i] };
+    (apply_impl(x[i], |v| v + k) + apply_impl(1.0, |v| v * v) + size_impl(&sq, v)) as f64
+}
+
+/// A dyn-compatible trait, for `&dyn Size` (the struct known at each call).
+#[device]
+pub trait Size {
+    fn size(&self) -> f32;
+}
+
+#[device]
+impl Size for Square {
+    fn size(&self) -> f32 {
+        self.side * 0.5
+    }
+}
+
+#[device]
+impl Size for Vec2 {
+    fn size(&self) -> f32 {
+        self.x - self.y
+    }
+}
+
+#[device]
+pub fn doubled_size(s: &dyn Size) -> f32 {
+    s.size() * 2.0
+}
+
+#[device]
+pub fn dyn_traits(x: &[f32], i: usize) -> f64 {
+    let sq = Square { side: x[i] };
+    let v = Vec2 { x: x[i], y: 1.5 };
+    let d: &dyn Size = &sq;
+    (doubled_size(d) + doubled_size(&v) + d.size()) as f64
+}
+
+/// A trait with an associated type.
+#[device]
+pub trait Output {
+    type Out;
+    fn out(&self) -> Self::Out;
+}
+
+#[device]
+impl Output for Square {
+    type Out = u32;
+    fn out(&self) -> Self::Out {
+        self.side as u32 + 2
+    }
+}
+
+#[device]
+pub fn out_of<S: Output>(s: &S) -> S::Out {
+    let o: S::Out = s.out();
+    o
+}
+
+#[device]
+pub fn associated_types(x: &[f32], i: usize) -> f64 {
+    let sq = Square { side: x[i] * x[i] };
+    out_of(&sq) as f64
 }
 
 group!(items, ROWS {
@@ -353,4 +420,6 @@ group!(items, ROWS {
     "expr.default-method-direct" => default_method_directly,
     "item.enum" => enums,
     "item.impl-trait-param" => impl_trait_argument,
+    "expr.dyn-trait" => dyn_traits,
+    "item.associated-type" => associated_types,
 });

@@ -213,9 +213,9 @@ pub const REFUSED: &[Refusal] = &[
         "write instead a method on a value of `S` passed in",
     ),
     no(
-        "expr.dyn-trait",
+        "expr.dyn-trait-chosen",
         EXPRESSIONS,
-        "write instead a generic `fn f<S: Measure>(s: &S)`",
+        "is chosen at run time, which needs dynamic dispatch",
     ),
     no(
         "expr.dereference-other",

@@ -123,10 +123,26 @@ pub mod __private {
     };
     pub use cudajit_core::linkme;
     pub use cudajit_core::methods::{
-        DeviceImplBlock, MethodReceiver, MethodTable, NoDeviceImpls, DEVICE_IMPL_BLOCKS,
+        AssociatedType, DeviceImplBlock, DeviceTraitDefaults, MethodReceiver, MethodTable,
+        NoDeviceImpls, DEVICE_IMPL_BLOCKS, DEVICE_TRAIT_DEFAULTS,
     };
     pub use cudajit_core::{CapturedFunction, ConstantValue, DeviceFunction, SpecificArch};
     pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+
+    /// The supertrait `#[device]` adds to a trait: its implementors are types kernels
+    /// hold (`DeviceCopy` structs and enums, scalars). It lets a `#[device]` impl check,
+    /// in a generic function over `T: Trait`, that the trait is a `#[device]` one (only
+    /// the supertrait proves the bound there), and name the fix when it is not.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` implements a `#[device]` trait, whose implementors kernels hold: it must be `DeviceCopy`",
+        label = "not `DeviceCopy`",
+        note = "derive it: `#[derive(Clone, Copy, DeviceCopy)]` with `#[repr(C)]`"
+    )]
+    pub trait DeviceTraitImplementor {}
+
+    // Not "the trait `DeviceRepr` is not implemented": the message above names the fix.
+    #[diagnostic::do_not_recommend]
+    impl<T: DeviceRepr + ?Sized> DeviceTraitImplementor for T {}
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
     #[inline(always)]

@@ -3,14 +3,16 @@
 //! the parameter replaced by the struct everywhere it is written, so the rest of lowering
 //! sees an ordinary function of `Circle`s; `S::SIDES` becomes the constant of `Circle`'s
 //! impl (rustc evaluated it where the impl is, see `methods::DeviceImplBlock`) and
-//! `S::new(..)` the call of `Circle`'s function.
+//! `S::new(..)` the call of `Circle`'s function; the type `S::Out` is the type `Circle`'s
+//! impl gives its associated type `Out` (a scalar type).
 
 use serde_json::Value;
 
 use super::error::LowerError;
-use crate::ast::FunctionSource;
+use crate::ast::{FunctionSource, ValueType};
 use crate::constant::ConstantValue;
 use crate::methods::blocks_of;
+use crate::Scalar;
 
 /// `source` with each type parameter of `structs` (name, struct) replaced by its struct and
 /// removed from its generics.
@@ -57,6 +59,21 @@ fn replace(
         Value::Object(fields) => {
             // `{"Generic": "S"}`: the type written `S`.
             if fields.len() == 1 {
+                // `{"Generic": "S::Out"}`: an associated type through the parameter.
+                if let Some(Value::String(name)) = fields.get("Generic") {
+                    if let Some((owner, item)) = through_parameter(name, structs) {
+                        let ty = associated_type(owner, item).map_err(|why| {
+                            LowerError::new(
+                                source.span,
+                                format!("`{name}` in `{}`: {why}", source.name),
+                            )
+                        })?;
+                        *value = serde_json::to_value(ty).map_err(|error| {
+                            LowerError::new(source.span, format!("internal: {error}"))
+                        })?;
+                        return Ok(());
+                    }
+                }
                 if let Some(Value::String(name)) = fields.get("Generic") {
                     if let Some((_, owner)) = structs.iter().find(|(n, _)| n == name) {
                         *value = serde_json::json!({ "Struct": owner });
@@ -136,4 +153,26 @@ pub(super) fn associated_constant(owner: &str, item: &str) -> Option<ConstantVal
         c.name == inherent
             || (c.name.starts_with(&format!("<{owner} as ")) && c.name.ends_with(&traits))
     })
+}
+
+/// The type `owner`'s `#[device]` trait impl gives its associated type `item`: a scalar
+/// type, or a `DeviceCopy` struct by its name (the last segment of its path, as the
+/// layouts name structs; its layout reaches the kernel with the impl's functions that
+/// return or take it).
+fn associated_type(owner: &str, item: &str) -> Result<ValueType, String> {
+    let given = blocks_of(owner)
+        .flat_map(|block| block.types.iter())
+        .find(|ty| ty.name == item)
+        .ok_or_else(|| format!("`{owner}` has no `#[device]` trait impl that gives the associated type `{item}` (`type {item} = f32;`)"))?;
+    if let Some(scalar) = Scalar::from_rust_name(given.written) {
+        return Ok(ValueType::Scalar(scalar));
+    }
+    let plain = given
+        .written
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == ':');
+    match given.written.rsplit("::").next() {
+        Some(name) if plain && !name.is_empty() => Ok(ValueType::Struct(name.to_owned())),
+        _ => Err(format!("`{owner}`'s `{item}` is `{}`; associated types in device code are scalar types and `DeviceCopy` structs (`type {item} = f32;`)", given.written)),
+    }
 }

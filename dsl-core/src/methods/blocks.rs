@@ -26,21 +26,46 @@ pub struct DeviceImplBlock {
     pub trait_name: Option<&'static str>,
     /// Its functions, captured (`Circle::new`, `<Circle as Shape>::area`).
     pub functions: &'static [&'static CapturedFunction],
-    /// The trait's default methods (`Shape::describe`), compiled for the struct where its
-    /// impl does not write them; empty for an inherent block.
-    /// (A function: the trait's provided `__cudajit_device_trait_defaults`, which an impl
-    /// of a trait without `#[device]` lacks, so rustc reports it at the impl.)
-    pub defaults: fn() -> &'static [&'static CapturedFunction],
     /// Its associated constants, as rustc evaluated them (`<Circle as Shape>::SIDES`),
     /// each named `<Circle as Shape>::SIDES`.
     pub constants: &'static [ConstantValue],
+    /// Its associated types (`type Out = f32;` of `impl Shape for Circle`), which a generic
+    /// function's signature and body name through its type parameter (`S::Out`).
+    pub types: &'static [AssociatedType],
 }
 
-impl DeviceImplBlock {
-    /// No default methods: an inherent block's.
-    pub fn no_defaults() -> &'static [&'static CapturedFunction] {
-        &[]
-    }
+/// An associated type of a user trait's impl: its name and the type it stands for, as
+/// written (`f32`). The device reads scalar types (a struct would need its layout at the
+/// function that names it); lowering refuses the others where they are used.
+#[derive(Clone, Copy, Debug)]
+pub struct AssociatedType {
+    /// The name in the trait (`Out`).
+    pub name: &'static str,
+    /// The type, as written in the impl.
+    pub written: &'static str,
+}
+
+/// The default methods of a `#[device]` trait (`Shape::describe`), captured generic over
+/// the implementing type and compiled for each struct whose impl does not write them: a
+/// row the trait adds, found by the impls' `trait_name`.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceTraitDefaults {
+    /// The trait's name (its last path segment, as impl rows name it).
+    pub trait_name: &'static str,
+    /// Its default methods, captured.
+    pub functions: &'static [&'static CapturedFunction],
+}
+
+/// Every `#[device]` trait's default methods.
+#[distributed_slice]
+pub static DEVICE_TRAIT_DEFAULTS: [DeviceTraitDefaults];
+
+/// The default methods of the `#[device]` trait called `trait_name`.
+pub fn defaults_of(trait_name: &str) -> impl Iterator<Item = &'static CapturedFunction> + '_ {
+    DEVICE_TRAIT_DEFAULTS
+        .iter()
+        .filter(move |d| d.trait_name == trait_name)
+        .flat_map(|d| d.functions.iter().copied())
 }
 
 /// Every `#[device]` impl block of the program outside the fixed slots.

@@ -16,7 +16,10 @@
 mod blocks;
 mod slots;
 
-pub use blocks::{blocks_of, DeviceImplBlock, DEVICE_IMPL_BLOCKS};
+pub use blocks::{
+    blocks_of, defaults_of, AssociatedType, DeviceImplBlock, DeviceTraitDefaults,
+    DEVICE_IMPL_BLOCKS, DEVICE_TRAIT_DEFAULTS,
+};
 pub use slots::NoDeviceImpls;
 
 use crate::ast::BinaryOp;

@@ -140,25 +140,23 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
 }
 
 /// The block's row of `DEVICE_IMPL_BLOCKS`: its struct, its trait, its captured functions,
-/// its constants as rustc evaluates them, and the trait's default methods.
+/// its constants as rustc evaluates them and its associated types as written; for a trait's
+/// impl, the check that the trait is a `#[device]` one.
 fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> TokenStream {
     let private = paths.private();
     let owner = &parsed.owner;
     let owner_name = owner.to_string();
-    let (trait_name, defaults) = match &parsed.user_trait {
+    let (trait_name, trait_check) = match &parsed.user_trait {
         Some(path) => {
             let name = path
                 .segments
                 .last()
                 .map(|s| s.ident.to_string())
                 .unwrap_or_default();
-            let defaults = trait_item::defaults_of(owner, path);
-            (quote!(::core::option::Option::Some(#name)), defaults)
+            let check = trait_item::device_trait_check(path, paths);
+            (quote!(::core::option::Option::Some(#name)), check)
         }
-        None => (
-            quote!(::core::option::Option::None),
-            quote!(#private::DeviceImplBlock::no_defaults),
-        ),
+        None => (quote!(::core::option::Option::None), TokenStream::new()),
     };
     let constants = parsed.constants.iter().map(|(name, ident)| {
         let value = match &parsed.user_trait {
@@ -167,7 +165,13 @@ fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> To
         };
         quote!(#private::ConstantValue::of(#name, &#value))
     });
+    let types = parsed.types.iter().map(|(ident, ty)| {
+        let name = ident.to_string();
+        let written = crate::parse::written_type(ty);
+        quote!(#private::AssociatedType { name: #name, written: #written })
+    });
     quote! {
+        #trait_check
         const _: () = {
             #[#private::linkme::distributed_slice(#private::DEVICE_IMPL_BLOCKS)]
             #[linkme(crate = #private::linkme)]
@@ -175,8 +179,8 @@ fn block_row(parsed: &DeviceImpl, captured: &[TokenStream], paths: &Paths) -> To
                 owner: #owner_name,
                 trait_name: #trait_name,
                 functions: &[#(&#captured),*],
-                defaults: #defaults,
                 constants: &[#(#constants),*],
+                types: &[#(#types),*],
             };
         };
     }

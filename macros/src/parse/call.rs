@@ -324,6 +324,9 @@ impl Parser<'_> {
     }
 
     pub(super) fn call_argument(&mut self, arg: &syn::Expr) -> Option<Expr> {
+        if let Some(reference) = self.dyn_local_argument(arg) {
+            return reference;
+        }
         let syn::Expr::Reference(reference) = arg else {
             return self.expr(arg);
         };
@@ -445,7 +448,9 @@ impl Parser<'_> {
             Some(syn::Expr::Reference(_)) => true,
             // A reference parameter (`s: &S`, `self`) passed on.
             Some(syn::Expr::Path(arg)) => arg.path.get_ident().is_some_and(|ident| {
-                ident == "self" || self.reference_names.iter().any(|n| ident == n)
+                ident == "self"
+                    || self.reference_names.iter().any(|n| ident == n)
+                    || self.is_dyn_local(&ident.to_string())
             }),
             _ => false,
         };

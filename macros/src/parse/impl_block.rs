@@ -45,6 +45,8 @@ pub(crate) struct DeviceImpl {
     /// Its associated constants: the captured name (`<Circle as Shape>::SIDES`) and the
     /// constant's identifier.
     pub constants: Vec<(String, syn::Ident)>,
+    /// A user trait impl's associated types (`type Out = f32;`): the name and the type.
+    pub types: Vec<(syn::Ident, Type)>,
     /// Its functions, captured.
     pub functions: Vec<Parsed>,
     /// Their names, in the same order.
@@ -134,6 +136,18 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
     let mut functions = Vec::new();
     let mut function_names = Vec::new();
     let mut constants = Vec::new();
+    // A user trait's associated types: `Self::Out` in its functions is the type given.
+    let types: Vec<(syn::Ident, Type)> = match &attached {
+        Attached::UserTrait(..) => item
+            .items
+            .iter()
+            .filter_map(|impl_item| match impl_item {
+                ImplItem::Type(ty) => Some((ty.ident.clone(), ty.ty.clone())),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     for impl_item in &item.items {
         match impl_item {
             ImplItem::Fn(method) => {
@@ -161,8 +175,9 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
                     Attached::Operator(operator, _)
                         if matches!(operator.kind, OperatorKind::Index | OperatorKind::IndexMut)
                 );
+                let method = super::associated_type::given_in_impl(method, &types);
                 if let Some(parsed) =
-                    method_function(method, &self_ident, name, returns_place, errors)
+                    method_function(&method, &self_ident, name, returns_place, errors)
                 {
                     functions.push(parsed);
                     function_names.push(method.sig.ident.clone());
@@ -170,8 +185,8 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
             }
             ImplItem::Type(output)
                 if !matches!(attached, Attached::Inherent) && output.ident == "Output" => {}
-            // A user trait's associated types are rustc's: the device sees the types they
-            // stand for wherever a function names them.
+            // A user trait's associated types: kept in the block's row (`types`), for
+            // generic functions naming `S::Out`.
             ImplItem::Type(_) if matches!(attached, Attached::UserTrait(..)) => {}
             // Scalar constants, which rustc evaluates (`S::SIDES` in a generic function).
             ImplItem::Const(constant)
@@ -203,6 +218,7 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         slot,
         user_trait,
         constants,
+        types,
         functions,
         function_names,
         inherent,

@@ -10,6 +10,7 @@
 
 mod args;
 mod arrays;
+mod associated_type;
 mod call;
 pub(crate) mod check;
 mod closure;
@@ -32,6 +33,7 @@ mod stmt;
 mod struct_values;
 mod sub_slice;
 mod trait_item;
+mod trait_object;
 mod tuple;
 mod tuple_branches;
 
@@ -42,6 +44,7 @@ use syn::ItemFn;
 
 use crate::errors::Errors;
 pub(crate) use args::{derive_crate_path, extern_device_arguments, function_arguments};
+pub(crate) use associated_type::written_type;
 pub(crate) use device_copy::{
     device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct, FieldShape,
 };

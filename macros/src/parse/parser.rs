@@ -292,16 +292,16 @@ impl<'e> Parser<'e> {
         None
     }
 
-    /// Whether the innermost binding of `name` is an `Option` local.
-    pub(super) fn is_option_local(&self, name: &str) -> bool {
-        let marker = format!("{name}.?");
+    /// Whether the innermost binding of `name` is the marker `marker` (bound after the
+    /// name itself), not the name alone.
+    pub(super) fn innermost_is(&self, name: &str, marker: &str) -> bool {
         for binding in self
             .scopes
             .iter()
             .rev()
             .flat_map(|scope| scope.iter().rev())
         {
-            if binding == &marker {
+            if binding == marker {
                 return true;
             }
             if binding == name {
@@ -309,6 +309,11 @@ impl<'e> Parser<'e> {
             }
         }
         false
+    }
+
+    /// Whether the innermost binding of `name` is an `Option` local.
+    pub(super) fn is_option_local(&self, name: &str) -> bool {
+        self.innermost_is(name, &format!("{name}.?"))
     }
 
     /// A fresh name for compiler temporaries: `$` cannot start a Rust name.

@@ -6,6 +6,7 @@ use cudajit_core::Scalar;
 use syn::{FnArg, GenericParam as SynGeneric, Pat, ReturnType, Signature, Type, TypeParamBound};
 
 use super::span_of;
+use super::trait_object;
 use crate::errors::Errors;
 
 const PARAM_HELP: &str = "parameters are scalars (`bool`, `i8`..`i64`, `u8`..`u64`, \
@@ -121,6 +122,32 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
                 "lifetime parameters are not needed on kernels and device functions: remove it",
             ),
         }
+    }
+    // `s: &dyn Shape`: a hidden type parameter bound by `Shape`, which each call binds
+    // to its struct (`trait_object.rs`).
+    for input in &sig.inputs {
+        let FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let (Some(parameter), Pat::Ident(ident)) =
+            (trait_object::trait_parameter(&typed.ty), &*typed.pat)
+        else {
+            continue;
+        };
+        let trait_name = trait_object::trait_name(parameter.path);
+        let name = trait_object::hidden_parameter(&parameter, &ident.ident.to_string());
+        names.types.push(name.clone());
+        // `impl Float` is a scalar type parameter, as `T: Float` is.
+        if !SCALAR_BOUNDS.contains(&trait_name.as_str()) {
+            names.user_bounded.push(name.clone());
+        }
+        params.push(GenericParam {
+            name,
+            kind: GenericKind::Type {
+                bounds: vec![trait_name],
+            },
+            span: span_of(ident.ident.span()),
+        });
     }
     (params, names)
 }
@@ -241,6 +268,28 @@ pub(super) fn params(
             }
             continue;
         }
+        if let Some(parameter) = trait_object::trait_parameter(&typed.ty) {
+            if kind == FnKind::Kernel {
+                errors.at(&typed.ty, trait_object::kernel_parameter(&parameter));
+                continue;
+            }
+            let hidden = ValueType::Generic(trait_object::hidden_parameter(&parameter, &name));
+            params.push(Param {
+                ty: match parameter.reference {
+                    Some(mutable_target) => ParamType::Reference {
+                        target: hidden,
+                        len: None,
+                        mutable: mutable_target,
+                    },
+                    None => ParamType::Value(hidden),
+                },
+                name,
+                mutable,
+                comptime,
+                span: span_of(syn::spanned::Spanned::span(&typed.pat)),
+            });
+            continue;
+        }
         let Some(ty) = param_type(&typed.ty, kind, generics, errors) else {
             continue;
         };
@@ -292,6 +341,10 @@ pub(super) fn result(
     match &sig.output {
         ReturnType::Default => None,
         ReturnType::Type(_, ty) if matches!(&**ty, Type::Tuple(t) if t.elems.is_empty()) => None,
+        ReturnType::Type(_, ty) if trait_object::mentions_trait_object(ty) => {
+            errors.at(ty, trait_object::refused_message(ty));
+            None
+        }
         ReturnType::Type(_, ty) => match &**ty {
             Type::Tuple(tuple) => tuple_elements(tuple, generics, errors).map(ValueType::Tuple),
             // `Option<T>`: the tuple `(bool, T)` (`option_value.rs`).
@@ -399,6 +452,10 @@ fn param_type(
     };
     if boxed {
         errors.at(ty, super::closure::DYN_CLOSURE);
+        return None;
+    }
+    if trait_object::mentions_trait_object(ty) {
+        errors.at(ty, trait_object::refused_message(ty));
         return None;
     }
     if let Some(arity) = closure {
@@ -565,6 +622,10 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
         return Some(ValueType::Scalar(scalar));
     }
     match ty {
+        // `S::Out`, `<S as Shape>::Out`: the associated type of `S`'s struct.
+        Type::Path(path) if super::associated_type::projection(path, generics).is_some() => {
+            super::associated_type::projection(path, generics).map(ValueType::Generic)
+        }
         Type::Path(path) if path.qself.is_none() => {
             if let Some(ident) = path.path.get_ident() {
                 let name = ident.to_string();

@@ -189,6 +189,9 @@ impl<'e> Parser<'e> {
         if let Some(syn::Expr::Closure(closure)) = local.init.as_ref().map(|init| &*init.expr) {
             return self.closure_let(&name, closure);
         }
+        if let Some(dyn_let) = ty.and_then(|ty| self.dyn_let(&name, mutable, ty, local)) {
+            return dyn_let;
+        }
         let ty = match ty {
             Some(syn::Type::Array(array)) => {
                 // `let acc: [f32; 4] = ..`: the element type (rustc checks the length).
@@ -205,18 +208,6 @@ impl<'e> Parser<'e> {
             }
             Some(ty) if super::closure::is_boxed_closure(ty) => {
                 self.errors.at(ty, super::closure::DYN_CLOSURE);
-                return None;
-            }
-            Some(syn::Type::Reference(reference))
-                if matches!(&*reference.elem, syn::Type::TraitObject(_)) =>
-            {
-                let object = &reference.elem;
-                let object = quote::quote!(#object).to_string();
-                let bound = object.trim_start_matches("dyn ");
-                self.errors.at(
-                    ty,
-                    format!("`&{object}` is not supported in kernels (a kernel calls no method through a pointer): write instead a generic `fn f<S: {bound}>(s: &S)`, or an enum with a `match`"),
-                );
                 return None;
             }
             Some(ty) => match value_type(ty, &self.generics) {
