@@ -221,24 +221,9 @@ fn options_on_the_gpu() {
 /// memory (and no call: the device functions inline).
 #[test]
 fn options_compile_without_local_memory() {
-    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-    if cudajit::codegen::toolchain::Toolchain::global().is_err()
-        && std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() != Ok("1")
-    {
-        eprintln!("skipped: no NVIDIA toolchain (run scripts/test.sh to install it)");
+    let Some(ptx) = common::sm90_ptx_or_skip(options::KERNEL.captured()) else {
         return;
-    }
-    let options = CompileOptions {
-        bounds_checks: false,
-        ..CompileOptions::default()
     };
-    let ptx = linked_ptx(
-        options::KERNEL.captured(),
-        &cudajit::Specialization::default(),
-        cudajit::Arch::SM_90,
-        &options,
-    )
-    .unwrap_or_else(|e| panic!("options: {e}"));
     assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
     assert!(!ptx.contains("call.uni"), "a call left:\n{ptx}");
 }

@@ -391,26 +391,14 @@ fn associated_struct_types_on_the_gpu() {
 /// behind the trait objects live in registers).
 #[test]
 fn trait_objects_compile_to_direct_inlined_code() {
-    use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-    if common::toolchain_or_skip().is_none() {
-        return;
-    }
-    let options = CompileOptions {
-        bounds_checks: false,
-        ..CompileOptions::default()
-    };
     for kernel in [
         &dyn_shapes::KERNEL,
         &measures::KERNEL,
         &struct_labels::KERNEL,
     ] {
-        let ptx = linked_ptx(
-            kernel.captured(),
-            &cudajit::Specialization::default(),
-            cudajit::Arch::SM_90,
-            &options,
-        )
-        .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        let Some(ptx) = common::sm90_ptx_or_skip(kernel.captured()) else {
+            return;
+        };
         assert!(
             !ptx.contains("call"),
             "{}: a call left:\n{ptx}",
