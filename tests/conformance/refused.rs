@@ -1,12 +1,10 @@
-//! The table's "no" rows: each is refused, at build time by a case of `tests/compile_fail/`
-//! (compiled against its snapshot by `tests/compile_fail.rs`), or when the kernel is
-//! compiled by a kernel launched here, and its error must say what the row's test expects.
+//! The table's "no" rows: each is refused at build time by a case of `tests/compile_fail/`
+//! (compiled against its snapshot by `tests/compile_fail.rs`), and its error must say what
+//! the row's test expects.
 //!
 //! `no` rows' messages name what was written and the alternative (or the accepted forms);
 //! an `unclear` row's message does not (mutual recursion, refused by rustc's own cycle
 //! error), and the table gives the alternative instead.
-
-use cudajit::Stream;
 
 /// A case of `tests/compile_fail/`: its name and its snapshot, read when this test is
 /// built (so a missing case is a build error, and a test binary staged for the GPU machine
@@ -27,22 +25,12 @@ macro_rules! case {
     }};
 }
 
-/// Where a construct is refused.
-pub enum Refused {
-    /// At build time, by a case of `tests/compile_fail/`.
-    Build(Case),
-    // No row is refused only at its launch since the structs and results-passed-on work; kept
-    // for the next construct the macro cannot see (a row then names its kernel here).
-    #[allow(dead_code)]
-    /// When the kernel is compiled, at its first launch (on the simulator here).
-    Launch(fn(&Stream) -> Result<(), String>),
-}
-
 /// A refused row: where it is refused, a phrase its error must contain, and whether the
 /// message names the alternative.
 pub struct Refusal {
     pub id: &'static str,
-    pub at: Refused,
+    /// The case of `tests/compile_fail/` that refuses it at build time.
+    pub at: Case,
     pub says: &'static str,
     pub names_alternative: bool,
 }
@@ -57,16 +45,8 @@ impl Refusal {
                 self.id
             ));
         }
-        let (place, error) = match self.at {
-            Refused::Build(ref case) => (
-                format!("tests/compile_fail/{}.stderr", case.name),
-                case.stderr.to_string(),
-            ),
-            Refused::Launch(run) => match run(&Stream::simulator()) {
-                Ok(()) => return Some(format!("row `{}`: its kernel compiled and ran", self.id)),
-                Err(error) => ("its launch on the simulator".to_string(), error),
-            },
-        };
+        let place = format!("tests/compile_fail/{}.stderr", self.at.name);
+        let error = self.at.stderr;
         // A message that does not name the alternative is marked in the table, where the
         // user reads the alternative instead.
         if row.ends_with(UNCLEAR) == self.names_alternative {
@@ -101,7 +81,7 @@ const UNCLEAR: &str = " (the error does not say so yet) |";
 const fn no(id: &'static str, case: Case, says: &'static str) -> Refusal {
     Refusal {
         id,
-        at: Refused::Build(case),
+        at: case,
         says,
         names_alternative: true,
     }
@@ -110,7 +90,7 @@ const fn no(id: &'static str, case: Case, says: &'static str) -> Refusal {
 const fn unclear(id: &'static str, case: Case, says: &'static str) -> Refusal {
     Refusal {
         id,
-        at: Refused::Build(case),
+        at: case,
         says,
         names_alternative: false,
     }
