@@ -690,6 +690,38 @@ pub fn vstore2<T: DeviceScalar>(slice: &mut [T], i: usize, values: (T, T)) {
     device_only("vstore2")
 }
 
+/// Elements `N*i .. N*i+N` of `slice` in one access, as an array: `N` elements of `T` make
+/// 16 bytes (`vload::<f32, 4>`, `vload::<f16, 8>`, `vload::<f64, 2>`) or 8. The width is a
+/// const parameter, so one generic function serves every element size:
+///
+/// ```
+/// # use cudajit_core::device::{vload, vstore, DeviceScalar};
+/// // Doubles 16 bytes of any element type: `double::<f32, 4>`, `double::<u16, 8>`.
+/// fn double<T: DeviceScalar + core::ops::Add<Output = T>, const W: usize>(
+///     x: &[T], y: &mut [T], v: usize,
+/// ) {
+///     let mut a: [T; W] = vload(x, v);
+///     for k in 0..W {
+///         a[k] = a[k] + a[k];
+///     }
+///     vstore(y, v, a);
+/// }
+/// ```
+///
+/// The slice must start at an address aligned to the access (every cudarc allocation is).
+/// The array lives in registers once its indices are constants (loops over `0..W` unroll).
+pub fn vload<T: DeviceScalar, const N: usize>(slice: &[T], i: usize) -> [T; N] {
+    let _ = (slice, i);
+    device_only("vload")
+}
+
+/// Writes the array `values` to elements `N*i .. N*i+N` of `slice` in one access (see
+/// [`vload`]).
+pub fn vstore<T: DeviceScalar, const N: usize>(slice: &mut [T], i: usize, values: [T; N]) {
+    let _ = (slice, i, values);
+    device_only("vstore")
+}
+
 /// The error function, `erf(x)` (libdevice's `erf`; `libm` on the host).
 pub fn erf<T: DeviceMath>(x: T) -> T {
     x.erf_host()

@@ -263,6 +263,13 @@ pub enum Intrinsic {
     VectorLoad(u8),
     /// `vstore4(y, i, (a, b, c, d))` / `vstore2(..)`: the same, written.
     VectorStore(u8),
+    /// `vload::<T, N>(x, i)`: elements `N*i .. N*i+N` of a slice in one 8- or 16-byte
+    /// access, as an array `[T; N]` (`N` may be a const generic parameter, so one generic
+    /// function serves every element width). The captured call's `ty` is `[T; N]`.
+    VectorLoadArray,
+    /// `vstore(y, i, values)`: the array `values` (`[T; N]`) written to elements
+    /// `N*i .. N*i+N` in one access.
+    VectorStoreArray,
     /// `unsafe { slice_at::<T>(address, len) }` (`slice_at_mut` when `mutable`): the `len`
     /// elements of `T` at a device address, such as an NCCL peer's window, as a slice.
     SliceAt { mutable: bool },
@@ -312,7 +319,7 @@ fn ordered_atomic(name: &str) -> Option<AtomicAccess> {
     }
 }
 
-const NAMES: [(Intrinsic, &str); 31] = [
+const NAMES: [(Intrinsic, &str); 33] = [
     (Intrinsic::GridSync, "grid_sync"),
     (Intrinsic::TensorMapAddress, "tensor_map_address"),
     (Intrinsic::Volatile { store: false }, "read_volatile"),
@@ -330,6 +337,8 @@ const NAMES: [(Intrinsic, &str); 31] = [
     (Intrinsic::VectorLoad(2), "vload2"),
     (Intrinsic::VectorStore(4), "vstore4"),
     (Intrinsic::VectorStore(2), "vstore2"),
+    (Intrinsic::VectorLoadArray, "vload"),
+    (Intrinsic::VectorStoreArray, "vstore"),
     (Intrinsic::SyncThreads, "sync_threads"),
     (Intrinsic::Fence(FenceScope::Block), "fence_block"),
     (Intrinsic::Fence(FenceScope::Device), "fence_device"),
@@ -436,8 +445,8 @@ impl Intrinsic {
                 AtomicAccess::ReadModifyWrite(AtomicOp::CompareExchange) => 5,
                 AtomicAccess::Store | AtomicAccess::ReadModifyWrite(_) => 4,
             },
-            Intrinsic::VectorLoad(_) | Intrinsic::SliceAt { .. } => 2,
-            Intrinsic::VectorStore(_) => 3,
+            Intrinsic::VectorLoad(_) | Intrinsic::VectorLoadArray | Intrinsic::SliceAt { .. } => 2,
+            Intrinsic::VectorStore(_) | Intrinsic::VectorStoreArray => 3,
             Intrinsic::Atomic(AtomicOp::CompareExchange, _) | Intrinsic::Shuffle(_) => 3,
             Intrinsic::Atomic(..) | Intrinsic::Vote(_) => 2,
         }
@@ -448,6 +457,15 @@ impl Intrinsic {
         matches!(
             self,
             Intrinsic::SharedArray | Intrinsic::DynamicShared | Intrinsic::SliceAt { .. }
+        )
+    }
+
+    /// Whether the intrinsic moves an array (`vload::<T, N>`, `vstore`): its turbofish is
+    /// `<T, N>`, the array's element type and length.
+    pub fn is_array_access(self) -> bool {
+        matches!(
+            self,
+            Intrinsic::VectorLoadArray | Intrinsic::VectorStoreArray
         )
     }
 
@@ -483,6 +501,7 @@ impl Intrinsic {
                 | Intrinsic::GridSync
                 | Intrinsic::Fence(_)
                 | Intrinsic::VectorStore(_)
+                | Intrinsic::VectorStoreArray
                 | Intrinsic::Volatile { store: true }
                 | Intrinsic::NanoSleep
                 | Intrinsic::OrderedAtomic {

@@ -129,7 +129,10 @@ pub fn nested_arrays(x: &[f32], i: usize) -> f64 {
     let mut m = [[0.0f32; 3]; 2];
     m[1][i % 3] = x[i];
     m[0][0] += 2.0;
-    (m[1][i % 3] + m[0][0] + m.len() as f32 + m[0].len() as f32) as f64
+    let row = m[1];
+    m[1] = m[0];
+    m[0] = row;
+    (m[0][i % 3] + m[1][0] + m.len() as f32 + m[0].len() as f32) as f64
 }
 
 #[device]

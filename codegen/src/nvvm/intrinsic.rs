@@ -135,7 +135,10 @@ impl Writer<'_> {
                     .value("call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"()".to_owned());
                 Some((value, Scalar::U32))
             }
-            Intrinsic::VectorLoad(_) | Intrinsic::VectorStore(_) => {
+            Intrinsic::VectorLoad(_)
+            | Intrinsic::VectorStore(_)
+            | Intrinsic::VectorLoadArray
+            | Intrinsic::VectorStoreArray => {
                 return Err(self.unsupported(span, "a vector access as an intrinsic statement"))
             }
             Intrinsic::TensorMapAddress => {

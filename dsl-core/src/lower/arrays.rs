@@ -75,6 +75,12 @@ impl Lowerer<'_, '_> {
                 }
                 _ => None,
             }),
+            ExprKind::Index { base, .. } => Ok(self.rows_binding(base).and_then(|(local, _)| {
+                match self.program.module.types[self.function.locals[local].ty].inner {
+                    TypeInner::Array { base, .. } => Some(base),
+                    _ => None,
+                }
+            })),
             ExprKind::Field { base, field } => {
                 if self.array_field_len(expr)?.is_none() {
                     return Ok(None);
@@ -112,6 +118,35 @@ impl Lowerer<'_, '_> {
         Ok(local)
     }
 
+    /// The value of `place = value` of arrays, as a local array of its own (so `a = b` and
+    /// `b = a` in either order mean what Rust means): a copy of an array value, or the
+    /// array a call or `vload` wrote (`vload` without a turbofish takes the place's type).
+    pub(super) fn assigned_array(
+        &mut self,
+        place: &Expr,
+        value: &Expr,
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<LocalVariable>, LowerError> {
+        if let ExprKind::Intrinsic {
+            intrinsic: Intrinsic::VectorLoadArray,
+            ty: None,
+            args,
+        } = &value.kind
+        {
+            let array_ty = self
+                .array_value_type(place)?
+                .ok_or_else(|| LowerError::new(span, "internal: an array place without a type"))?;
+            return self.vector_array_load(array_ty, args, span, block);
+        }
+        if self.returns_array(value) {
+            if let (ArraySource::Local(local), _) = self.array_source(value, block)? {
+                return Ok(local);
+            }
+        }
+        self.copied_array("array.assigned", value, span, block)
+    }
+
     /// The length of the array type `ty`.
     pub(super) fn array_len_of(&self, ty: Handle<Type>) -> Option<u32> {
         match self.program.module.types[ty].inner {
@@ -147,6 +182,30 @@ impl Lowerer<'_, '_> {
                 self.call(expr, block, false)?;
                 if let Some((local, len)) = self.array_result.take() {
                     return Ok((ArraySource::Local(local), len));
+                }
+            }
+            ExprKind::Intrinsic {
+                intrinsic: Intrinsic::VectorLoadArray,
+                ty,
+                args,
+            } => {
+                let Some(ValueType::Array { elem, len }) = ty else {
+                    return Err(LowerError::new(
+                        span,
+                        "give `vload` its array type here: `vload::<f32, 4>(x, i)`, or bind it first, `let a: [f32; 4] = vload(x, i);`",
+                    ));
+                };
+                let len = self.spec.array_len(len, span)?;
+                let array_ty = self.array_type(elem, len, span)?;
+                let local = self.vector_array_load(array_ty, args, span, block)?;
+                return Ok((ArraySource::Local(local), len));
+            }
+            // `m[i]` of a local array of arrays: its row.
+            ExprKind::Index { base, index } => {
+                if let Some((local, columns)) = self.rows_binding(base) {
+                    let index = self.expr(index, block)?;
+                    let row = self.expr_node(Expression::ArrayElement { local, index }, span);
+                    return Ok((ArraySource::Pointer(row), columns));
                 }
             }
             ExprKind::Repeat { value, len } => {
@@ -206,22 +265,36 @@ impl Lowerer<'_, '_> {
                 (None, ArraySource::Repeat(local)) => self.load_local(local, span),
                 (None, _) => continue,
             };
-            let index = self.int(u64::from(k), Scalar::Usize, span);
-            let pointer = self.expr_node(
-                Expression::MemberElement {
-                    array: target,
-                    index,
-                },
-                span,
-            );
-            block.push(Statement::Store { pointer, value }, span);
+            self.store_element(target, u64::from(k), value, span, block);
         }
     }
 
-    /// Whether `expr` calls a device function returning an array.
+    /// Stores `value` to element `k` of the array `target` points to.
+    fn store_element(
+        &mut self,
+        target: Handle<Expression>,
+        k: u64,
+        value: Handle<Expression>,
+        span: Span,
+        block: &mut Block,
+    ) {
+        let index = self.int(k, Scalar::Usize, span);
+        let array = target;
+        let pointer = self.expr_node(Expression::MemberElement { array, index }, span);
+        block.push(Statement::Store { pointer, value }, span);
+    }
+
+    /// Whether `expr` calls a device function returning an array (or `vload`).
     pub(super) fn returns_array(&self, expr: &Expr) -> bool {
         let types = self.types;
         let expr = types.desugared(expr).unwrap_or(expr);
+        if let ExprKind::Intrinsic {
+            intrinsic: Intrinsic::VectorLoadArray,
+            ..
+        } = expr.kind
+        {
+            return true;
+        }
         let library = self.program.library;
         matches!(expr.kind, ExprKind::Call { .. })
             && types
@@ -295,4 +368,129 @@ impl Lowerer<'_, '_> {
         self.copy_array(source, target, len, value.span, block);
         Ok(())
     }
+}
+
+impl Lowerer<'_, '_> {
+    /// `vload(x, i)` into a new local array of type `array_ty` (`[T; N]`): one vector load
+    /// into `N` scalars, stored to the array (which SROA turns back into the registers of
+    /// the load).
+    pub(super) fn vector_array_load(
+        &mut self,
+        array_ty: Handle<Type>,
+        args: &[Expr],
+        span: Span,
+        block: &mut Block,
+    ) -> Result<Handle<LocalVariable>, LowerError> {
+        let TypeInner::Array { base: elem_ty, len } = self.program.module.types[array_ty].inner
+        else {
+            return Err(LowerError::new(span, "internal: `vload`'s array type"));
+        };
+        if let Some(elem) = self.program.module.types[elem_ty].inner.scalar() {
+            super::infer::vector_width(elem, len, span)?;
+        }
+        let width = vector_width(len, span)?;
+        let pointer = self.vector_pointer(args, width, span, block)?;
+        let values: Vec<_> = if len == 1 {
+            vec![self.expr_node(Expression::Load { pointer }, span)]
+        } else {
+            let results: Vec<_> = (0..len)
+                .map(|_| self.local("vload.element", elem_ty, span))
+                .collect();
+            block.push(
+                Statement::VectorLoad {
+                    pointer,
+                    results: results.clone(),
+                },
+                span,
+            );
+            results
+                .into_iter()
+                .map(|r| self.load_local(r, span))
+                .collect()
+        };
+        let local = self.local("vload.array", array_ty, span);
+        let target = self.expr_node(Expression::LocalPointer(local), span);
+        for (k, value) in (0u64..).zip(values) {
+            self.store_element(target, k, value, span, block);
+        }
+        Ok(local)
+    }
+
+    /// `vstore(y, i, values)`: the array's elements read, then one vector store.
+    pub(super) fn vector_array_store(
+        &mut self,
+        args: &[Expr],
+        span: Span,
+        block: &mut Block,
+    ) -> Result<(), LowerError> {
+        let [_, _, values] = args else {
+            return Err(LowerError::new(
+                span,
+                "`vstore` takes (slice, index, array)",
+            ));
+        };
+        let (source, len) = self.array_source(values, block)?;
+        let array_ty = match source {
+            ArraySource::Local(local) => Some(self.function.locals[local].ty),
+            ArraySource::Pointer(_) => self.array_value_type(values)?,
+            ArraySource::Repeat(_) => None,
+        };
+        let elem = match source {
+            ArraySource::Repeat(local) => Some(self.function.locals[local].ty),
+            _ => array_ty.and_then(|ty| match self.program.module.types[ty].inner {
+                TypeInner::Array { base, .. } => Some(base),
+                _ => None,
+            }),
+        };
+        let Some(elem) = elem.and_then(|ty| self.program.module.types[ty].inner.scalar()) else {
+            return Err(LowerError::new(
+                values.span,
+                "`vstore` stores an array of scalars",
+            ));
+        };
+        super::infer::vector_width(elem, len, span)?;
+        let width = vector_width(len, span)?;
+        let pointer = self.vector_pointer(&args[..2], width, span, block)?;
+        let mut handles = Vec::new();
+        for k in 0..len {
+            handles.push(match (self.source_element(source, k, span), source) {
+                (Some(pointer), _) => self.expr_node(Expression::Load { pointer }, span),
+                (None, ArraySource::Repeat(local)) => self.load_local(local, span),
+                (None, _) => return Err(LowerError::new(span, "internal: `vstore`'s array")),
+            });
+        }
+        match handles.as_slice() {
+            [value] => block.push(
+                Statement::Store {
+                    pointer,
+                    value: *value,
+                },
+                span,
+            ),
+            _ => block.push(
+                Statement::VectorStore {
+                    pointer,
+                    values: handles,
+                },
+                span,
+            ),
+        }
+        Ok(())
+    }
+}
+
+/// The length of a vector access of `len` elements as the IR's width (inference checked
+/// the bytes it moves; one element is an ordinary access).
+fn vector_width(len: u32, span: Span) -> Result<u8, LowerError> {
+    u8::try_from(len)
+        .ok()
+        .filter(|n| matches!(n, 1 | 2 | 4 | 8 | 16))
+        .ok_or_else(|| {
+            LowerError::new(
+                span,
+                format!(
+                    "a vector access moves 8 or 16 bytes: 2, 4, 8 or 16 elements (or 1), not {len}"
+                ),
+            )
+        })
 }

@@ -27,6 +27,8 @@ mod methods;
 mod stmt;
 mod structs;
 
+pub(super) use intrinsic::vector_width;
+
 /// What is known about a type variable.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Constraint {

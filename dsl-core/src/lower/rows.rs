@@ -78,7 +78,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// The local array of arrays `expr` names and its row length, if it names one.
-    fn rows_binding(&self, expr: &Expr) -> Option<(Handle<LocalVariable>, u32)> {
+    pub(super) fn rows_binding(&self, expr: &Expr) -> Option<(Handle<LocalVariable>, u32)> {
         let (local, _) = self.array_binding(expr)?;
         let array_ty = self.function.locals[local].ty;
         let TypeInner::Array { base, .. } = self.program.module.types[array_ty].inner else {

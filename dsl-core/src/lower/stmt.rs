@@ -278,7 +278,7 @@ impl Lowerer<'_, '_> {
                 value,
                 span,
             } if self.array_value_type(place)?.is_some() => {
-                let copy = self.copied_array("array.assigned", value, *span, out)?;
+                let copy = self.assigned_array(place, value, *span, out)?;
                 let (target, len) = self.array_source(place, out)?;
                 let target = match target {
                     arrays::ArraySource::Local(local) => {
@@ -418,6 +418,11 @@ impl Lowerer<'_, '_> {
                         expr.span,
                     );
                 }
+                ExprKind::Intrinsic {
+                    intrinsic: Intrinsic::VectorStoreArray,
+                    args,
+                    ..
+                } => self.vector_array_store(args, expr.span, out)?,
                 ExprKind::Intrinsic {
                     intrinsic, args, ..
                 } => {

@@ -114,6 +114,9 @@ impl Parser<'_> {
             _ => None,
         };
         let ty = match (intrinsic.takes_type(), turbofish) {
+            (_, turbofish) if intrinsic.is_array_access() => {
+                self.array_access_type(name, turbofish)?
+            }
             (true, Some(syn::PathArguments::AngleBracketed(angle))) if angle.args.len() == 1 => {
                 match &angle.args[0] {
                     syn::GenericArgument::Type(ty) => match value_type(ty, &self.generics) {
@@ -315,5 +318,103 @@ pub(super) fn intrinsic_name(func: &syn::Expr) -> Option<String> {
         [root, name] if root == "cudajit" => Some(name.clone()),
         [root, _, name] if root == "cudajit" => Some(name.clone()),
         _ => None,
+    }
+}
+
+impl Parser<'_> {
+    /// The array type `[T; N]` of `vload::<T, N>` (`None` without a turbofish: a `let` with
+    /// a type gives it, `let a: [f32; 4] = vload(x, i);`). `vstore`'s turbofish is
+    /// checked for its shape only: the array it is given carries the type.
+    fn array_access_type(
+        &mut self,
+        name: &str,
+        turbofish: Option<syn::PathArguments>,
+    ) -> Option<Option<ValueType>> {
+        let angle = match turbofish {
+            None | Some(syn::PathArguments::None) => return Some(None),
+            Some(syn::PathArguments::AngleBracketed(angle)) => angle,
+            Some(other) => {
+                self.errors.at(other, format!("write `{name}::<T, N>(..)`"));
+                return None;
+            }
+        };
+        let args: Vec<_> = angle.args.iter().collect();
+        let [syn::GenericArgument::Type(elem), len] = args.as_slice() else {
+            self.errors.at(
+                &angle,
+                format!("`{name}` takes the element type and the length: `{name}::<f32, 4>(..)`, `{name}::<T, N>(..)`"),
+            );
+            return None;
+        };
+        // `N` may parse as a type (a const generic's name) or an expression (a literal).
+        let len = match len {
+            syn::GenericArgument::Const(expr) => quote::quote!(#expr),
+            syn::GenericArgument::Type(ty) => quote::quote!(#ty),
+            other => {
+                self.errors.at(
+                    other,
+                    format!("the length of `{name}` is a literal or a const generic parameter"),
+                );
+                return None;
+            }
+        };
+        let array: syn::Type = syn::parse_quote!([#elem; #len]);
+        match value_type(&array, &self.generics) {
+            Some(ty @ ValueType::Array { .. }) => Some(Some(ty)),
+            _ => {
+                self.errors.at(
+                    &angle,
+                    format!("`{name}` moves scalars: `{name}::<f32, 4>(..)`, `{name}::<T, N>(..)` with `T` a scalar type parameter and `N` a literal or const generic parameter"),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Whether `expr` is a call of `vload` (`vload(x, i)`, `vload::<T, N>(x, i)`).
+pub(super) fn is_vector_array_load(expr: &syn::Expr) -> bool {
+    let syn::Expr::Call(call) = expr else {
+        return false;
+    };
+    intrinsic_name(&super::call::strip_last_arguments(&call.func))
+        .and_then(|name| Intrinsic::from_name(&name))
+        == Some(Intrinsic::VectorLoadArray)
+}
+
+impl Parser<'_> {
+    /// `let a: [T; N] = vload(x, i);`: the annotation gives the load its array type.
+    pub(super) fn vector_array_let(
+        &mut self,
+        name: String,
+        mutable: bool,
+        annotation: &syn::TypeArray,
+        init: &syn::Expr,
+        span: cudajit_core::Span,
+    ) -> Option<cudajit_core::ast::Stmt> {
+        let annotated = value_type(&syn::Type::Array(annotation.clone()), &self.generics);
+        let mut value = self.expr(init)?;
+        if let ExprKind::Intrinsic { ty, .. } = &mut value.kind {
+            match (ty.is_none(), annotated) {
+                (true, Some(array @ ValueType::Array { .. })) => *ty = Some(array),
+                (true, _) => {
+                    self.errors.at(
+                        annotation,
+                        "`vload` loads an array of scalars: `let a: [f32; 4] = vload(x, i);`",
+                    );
+                    return None;
+                }
+                // `let a: [T; N] = vload::<T, N>(..)`: rustc checks the two agree.
+                (false, _) => {}
+            }
+        }
+        self.bind(&name);
+        Some(cudajit_core::ast::Stmt::Let {
+            name,
+            mutable,
+            ty: None,
+            init: Some(value),
+            span,
+        })
     }
 }

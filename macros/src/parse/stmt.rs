@@ -192,6 +192,11 @@ impl<'e> Parser<'e> {
         if let Some(dyn_let) = ty.and_then(|ty| self.dyn_let(&name, mutable, ty, local)) {
             return dyn_let;
         }
+        if let (Some(syn::Type::Array(array)), Some(init)) = (ty, &local.init) {
+            if super::intrinsic_call::is_vector_array_load(&init.expr) {
+                return self.vector_array_let(name, mutable, array, &init.expr, span);
+            }
+        }
         let ty = match ty {
             Some(syn::Type::Array(array)) => {
                 // `let acc: [f32; 4] = ..`: the element type (rustc checks the length).

@@ -163,7 +163,9 @@ impl FunctionCompiler<'_> {
             Intrinsic::SharedArray
             | Intrinsic::DynamicShared
             | Intrinsic::VectorLoad(_)
-            | Intrinsic::VectorStore(_) => {
+            | Intrinsic::VectorStore(_)
+            | Intrinsic::VectorLoadArray
+            | Intrinsic::VectorStoreArray => {
                 return self.unsupported(format!("`{}` as a statement", intrinsic.name()))
             }
         }

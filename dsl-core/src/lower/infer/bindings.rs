@@ -106,14 +106,9 @@ impl Inference<'_> {
             return Ok(());
         }
         if let Some(init) = init {
-            // An array a call returned (`let r = tile(acc);`).
+            // An array a call returned (`let r = tile(acc);`), a copy of one, or of a row
+            // of an array of arrays (`let r = m[i];`).
             match self.expr(init)? {
-                InferTy::Array(_) if matches!(init.kind, ExprKind::Index { .. }) => {
-                    return Err(LowerError::new(
-                        init.span,
-                        "a row of an array of arrays is not copied whole: index its elements (`m[i][j]`) or copy them into a local array",
-                    ))
-                }
                 InferTy::Array(var) => {
                     self.lets.push((stmt as *const Stmt, var, *span));
                     self.scopes.bind(name, Binding::Array(var));

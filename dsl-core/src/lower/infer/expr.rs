@@ -3,6 +3,7 @@
 
 use super::{Binding, Constraint, InferTy, Inference};
 use crate::ast::{Builtin, Expr, ExprKind, Literal, UnaryOp, ValueType};
+use crate::intrinsics::Intrinsic;
 use crate::lower::error::LowerError;
 use crate::Scalar;
 
@@ -221,6 +222,11 @@ impl Inference<'_> {
                 }
             },
             ExprKind::Block(block) => self.block_value(block, span)?,
+            ExprKind::Intrinsic {
+                intrinsic: Intrinsic::VectorLoadArray,
+                ty,
+                args,
+            } => return self.vector_array_load(ty.as_ref(), args, span),
             ExprKind::Intrinsic {
                 intrinsic, args, ..
             } => match self.intrinsic(*intrinsic, args, span)? {

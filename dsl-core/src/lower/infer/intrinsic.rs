@@ -1,9 +1,10 @@
 //! Intrinsics and math functions: the argument and result types each one fixes.
 
 use super::{Binding, Constraint, InferTy, Inference};
-use crate::ast::{Expr, ExprKind};
+use crate::ast::{Expr, ExprKind, ValueType};
 use crate::intrinsics::{Intrinsic, VoteOp};
 use crate::lower::error::LowerError;
+use crate::lower::spec::Resolved;
 use crate::math::MathFunction;
 use crate::{Scalar, Span};
 
@@ -142,6 +143,21 @@ impl Inference<'_> {
                     format!("bind the values of `vload{n}` with a tuple: `let (a, b, ..) = vload{n}(x, i);`"),
                 ))
             }
+            Intrinsic::VectorLoadArray => {
+                return Err(LowerError::new(
+                    span,
+                    "bind the array of `vload` to a name: `let a: [f32; 4] = vload(x, i);`",
+                ))
+            }
+            Intrinsic::VectorStoreArray => {
+                let [slice, index, values] = args else {
+                    return Err(LowerError::new(span, "`vstore` takes (slice, index, array)"));
+                };
+                let elem = self.vector_slice(slice, index)?;
+                let elem = self.known(elem);
+                self.array_value(values, InferTy::Array(elem))?;
+                None
+            }
             Intrinsic::VectorStore(n) => {
                 let elem = self.vector_access(&args[..2.min(args.len())], n, span)?;
                 let Some(Expr { kind: ExprKind::Tuple(values), .. }) = args.get(2) else {
@@ -173,6 +189,13 @@ impl Inference<'_> {
                 "a vector access takes (slice, index)",
             ));
         };
+        let elem = self.vector_slice(slice, index)?;
+        vector_width(elem, u32::from(n), span)?;
+        Ok(elem)
+    }
+
+    /// The element type of a vector access's slice; the index is a `usize`.
+    fn vector_slice(&mut self, slice: &Expr, index: &Expr) -> Result<Scalar, LowerError> {
         let InferTy::Slice { elem, .. } = self.expr(slice)? else {
             return Err(LowerError::new(
                 slice.span,
@@ -181,14 +204,35 @@ impl Inference<'_> {
         };
         let i = self.scalar(index)?;
         self.require(i, Scalar::Usize, index.span)?;
-        let bytes = elem.size_bytes() * u32::from(n);
-        if !(bytes == 16 || bytes == 8) || elem == Scalar::Bool {
+        Ok(elem)
+    }
+
+    /// `vload::<T, N>(x, i)`: an array of `N` elements of the slice's type.
+    pub(super) fn vector_array_load(
+        &mut self,
+        ty: Option<&ValueType>,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<InferTy, LowerError> {
+        let [slice, index] = args else {
+            return Err(LowerError::new(span, "`vload` takes (slice, index)"));
+        };
+        let given = self.vector_slice(slice, index)?;
+        // Without its type (`acc = vload(x, i);`), lowering takes the place's.
+        let Some(ValueType::Array { elem, len }) = ty else {
+            return Ok(InferTy::Array(self.known(given)));
+        };
+        let Resolved::Scalar(wanted) = self.library.resolve_value(self.spec, elem, span)? else {
+            return Err(LowerError::new(span, "`vload` loads scalars"));
+        };
+        if given != wanted {
             return Err(LowerError::new(
                 span,
-                format!("`{n}` elements of `{elem}` are {bytes} bytes; vector accesses move 8 or 16 bytes (`vload8` of 16-bit values, `vload4` of 32-bit values, `vload2` of 64-bit values)"),
+                format!("`vload::<{wanted}, _>` of a slice of `{given}`: the element types differ"),
             ));
         }
-        Ok(elem)
+        vector_width(given, self.spec.array_len(len, span)?, span)?;
+        Ok(InferTy::Array(self.known(given)))
     }
 
     /// `receiver.function(args)`: arguments have the receiver's type, except `powi`'s
@@ -244,4 +288,18 @@ impl Inference<'_> {
             _ => r,
         })
     }
+}
+
+/// Checks that `n` elements of `elem` make one 8- or 16-byte access (or are one element,
+/// an ordinary access: `vload::<T, 1>`, so a function generic over the width also serves
+/// the elements past the last whole vector).
+pub(in crate::lower) fn vector_width(elem: Scalar, n: u32, span: Span) -> Result<(), LowerError> {
+    let bytes = elem.size_bytes() * n;
+    if n != 1 && (!(bytes == 16 || bytes == 8) || elem == Scalar::Bool) {
+        return Err(LowerError::new(
+            span,
+            format!("`{n}` elements of `{elem}` are {bytes} bytes; vector accesses move 8 or 16 bytes (`vload8` of 16-bit values, `vload4` of 32-bit values, `vload2` of 64-bit values, `vload::<T, N>` with `N` elements making 8 or 16 bytes, or `N` = 1)"),
+        ));
+    }
+    Ok(())
 }

@@ -198,7 +198,10 @@ impl Checker<'_> {
                 arity(0)?;
                 Some(Scalar::U32)
             }
-            Intrinsic::VectorLoad(_) | Intrinsic::VectorStore(_) => {
+            Intrinsic::VectorLoad(_)
+            | Intrinsic::VectorStore(_)
+            | Intrinsic::VectorLoadArray
+            | Intrinsic::VectorStoreArray => {
                 return Err(Kind::Unsupported(format!(
                     "`{name}` as an intrinsic statement (it has statements of its own)"
                 )))
