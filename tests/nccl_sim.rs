@@ -10,11 +10,11 @@ use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
 use cudajit::simulator::{SimError, SimOptions};
-use cudajit::{f16, BufferElement, Error};
+use cudajit::{bf16, f16, BufferElement, Error};
 
 use kernels::{
-    all_reduce_one_shot, all_reduce_one_shot_16, all_reduce_one_shot_64, all_reduce_two_shot,
-    peer_read,
+    all_reduce_one_shot, all_reduce_one_shot_16, all_reduce_one_shot_64, all_reduce_one_shot_bf16,
+    all_reduce_two_shot, all_reduce_two_shot_bf16, peer_read,
 };
 
 const CTAS: u32 = 3;
@@ -542,6 +542,17 @@ fn reduce_case<T: BufferElement + DeviceScalar + PartialEq + std::fmt::Debug>(
     sum: impl Fn(T, T) -> T,
     launch: impl Fn(&SimWorld, &SimSymmetricBuffer<T>, usize, usize) -> Result<(), Error>,
 ) {
+    let want = |k: usize, nranks: usize| (1..nranks).fold(value(0, k), |s, r| sum(s, value(r, k)));
+    reduce_case_against(count, &value, want, launch);
+}
+
+/// [`reduce_case`] with element `k`'s expected sum over `nranks` ranks given by `want`.
+fn reduce_case_against<T: BufferElement + DeviceScalar + PartialEq + std::fmt::Debug>(
+    count: usize,
+    value: impl Fn(usize, usize) -> T,
+    want: impl Fn(usize, usize) -> T,
+    launch: impl Fn(&SimWorld, &SimSymmetricBuffer<T>, usize, usize) -> Result<(), Error>,
+) {
     let nranks = 4;
     let world = world(nranks);
     let (out_offset, elems) = layout::<T>(count);
@@ -555,8 +566,11 @@ fn reduce_case<T: BufferElement + DeviceScalar + PartialEq + std::fmt::Debug>(
     for rank in 0..nranks {
         let got = buffer.to_vec(rank).unwrap();
         for k in 0..count {
-            let want = (1..nranks).fold(value(0, k), |s, r| sum(s, value(r, k)));
-            assert_eq!(got[out_offset / size + k], want, "rank {rank}, element {k}");
+            assert_eq!(
+                got[out_offset / size + k],
+                want(k, nranks),
+                "rank {rank}, element {k}"
+            );
         }
     }
 }
@@ -635,6 +649,40 @@ fn reduce_copy_helpers_for_64_and_16_bit_types() {
             o,
         )
     });
+}
+
+/// `bf16` sums in `f32`, rounded once per element as CUDA C++ reduces it (sums that
+/// rounding after each addition would change), and the elements past the last whole
+/// vector of 8 (1003 = 125 * 8 + 3) take the same path one by one.
+#[test]
+fn bf16_all_reduce_sums_in_f32_and_rounds_once() {
+    let config = LaunchConfig::new(CTAS, THREADS);
+    let count = 1000 + 3;
+    let value = |r: usize, k: usize| match r {
+        0 => bf16::from_f32(1.0 + (k % 16) as f32 / 8.0),
+        _ => bf16::from_f32(((k + r) % 3) as f32 / 256.0),
+    };
+    let want = |k: usize, nranks: usize| {
+        bf16::from_f32((0..nranks).map(|r| value(r, k).to_f32()).sum::<f32>())
+    };
+    // The premise: element 2 is 1.25 + 0 + 1/256 + 2/256, which rounds to 1.25 + 4/256
+    // once (a tie, to even) but to 1.25 + 2/256 after each addition.
+    let per_step = (1..4).fold(value(0, 2), |s, r| {
+        bf16::from_f32(s.to_f32() + value(r, 2).to_f32())
+    });
+    assert_eq!(
+        (want(2, 4).to_f32(), per_step.to_f32()),
+        (1.265625, 1.2578125)
+    );
+    for two_shot in [false, true] {
+        reduce_case_against(count, value, want, |w, b, r, o| {
+            let (stream, comm, window) = (w.stream(r), w.dev_comm(r), b.window(r));
+            match two_shot {
+                false => all_reduce_one_shot_bf16::launch(stream, config, comm, window, count, o),
+                true => all_reduce_two_shot_bf16::launch(stream, config, comm, window, count, o),
+            }
+        });
+    }
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub fn peer_read(comm: DevComm, window: Window, count: usize, out_offset: usize)
     // Every peer has filled its window before anyone reads it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Acquire);
     let source = nccl::team_peer_address(&comm, window, 0, lsa, peer);
-    nccl::lsa_copy::<f32>(source, destination, 0, 1, count, count / 4);
+    nccl::lsa_copy::<f32, 4>(source, destination, 0, 1, count, count / 4);
     // Nobody overwrites its window before every peer has read it.
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
@@ -85,7 +85,7 @@ pub fn all_gather<T: DeviceScalar>(
     // 16-byte accesses need every block to start at a 16-byte boundary.
     let vectors = if block_bytes % 16 == 0 { count / 4 } else { 0 };
     let source = nccl::local_address(window, 0);
-    nccl::lsa_copy::<T>(source, destinations, 0, peers as usize, count, vectors);
+    nccl::lsa_copy::<T, 4>(source, destinations, 0, peers as usize, count, vectors);
     nccl::lsa_session_sync(&mut barrier, MemoryOrder::Release);
 }
 
@@ -130,7 +130,7 @@ pub fn all_to_all<T: DeviceScalar>(
     let mut p = 0;
     while p < peers as usize {
         let source = nccl::local_address(window, p * block_bytes);
-        nccl::lsa_copy::<T>(source, destinations, p, 1, count, vectors);
+        nccl::lsa_copy::<T, 4>(source, destinations, p, 1, count, vectors);
         p += 1;
     }
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
@@ -186,7 +186,7 @@ fn one_shot<T: DeviceScalar + core::ops::Add<Output = T>, const WIDTH: usize, co
     let n = peers as usize;
     let vectors = count / WIDTH;
     reduce_copy::<T, WIDTH, BF16>(sources, n, destination, 1, count, 0, vectors);
-    reduce_copy_tail::<T, BF16>(sources, n, destination, 1, count, vectors * WIDTH, count);
+    reduce_copy::<T, 1, BF16>(sources, n, destination, 1, count, vectors * WIDTH, count);
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }
@@ -217,15 +217,16 @@ fn two_shot<T: DeviceScalar + core::ops::Add<Output = T>, const WIDTH: usize, co
     let end = (begin + share).min(vectors);
     reduce_copy::<T, WIDTH, BF16>(sources, n, destinations, n, count, begin, end);
     if me == peers - 1 {
-        reduce_copy_tail::<T, BF16>(sources, n, destinations, n, count, vectors * WIDTH, count);
+        reduce_copy::<T, 1, BF16>(sources, n, destinations, n, count, vectors * WIDTH, count);
     }
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
 }
 
-/// The reduce-copy of `cudajit::nccl::device` for vectors of `WIDTH` elements (`BF16`: of
-/// `bf16` summed in `f32`). The constants are known when the kernel is compiled, so only the
-/// branch taken is lowered.
+/// The reduce-copy of `cudajit::nccl::device` for vectors of `WIDTH` elements (1: single
+/// elements, the tail past the last whole vector; `BF16`: of `bf16` summed in `f32`) from
+/// the `n_from` arrays at `from` to the `n_to` arrays at `to`. The constants are known when
+/// the kernel is compiled, so only the branch taken is lowered.
 #[device]
 #[allow(clippy::too_many_arguments)]
 fn reduce_copy<
@@ -233,89 +234,18 @@ fn reduce_copy<
     const WIDTH: usize,
     const BF16: bool,
 >(
-    sources: &[usize],
-    n_sources: usize,
-    destinations: &[usize],
-    n_destinations: usize,
+    from: &[usize],
+    n_from: usize,
+    to: &[usize],
+    n_to: usize,
     len: usize,
     begin: usize,
     end: usize,
 ) {
     if BF16 {
-        nccl::lsa_reduce_copy_bf16(
-            sources,
-            n_sources,
-            destinations,
-            n_destinations,
-            len,
-            begin,
-            end,
-        );
-    } else if WIDTH == 2 {
-        nccl::lsa_reduce_copy_64::<T>(
-            sources,
-            n_sources,
-            destinations,
-            n_destinations,
-            len,
-            begin,
-            end,
-        );
-    } else if WIDTH == 8 {
-        nccl::lsa_reduce_copy_16::<T>(
-            sources,
-            n_sources,
-            destinations,
-            n_destinations,
-            len,
-            begin,
-            end,
-        );
+        nccl::lsa_reduce_copy_bf16::<WIDTH>(from, n_from, to, n_to, len, begin, end);
     } else {
-        nccl::lsa_reduce_copy::<T>(
-            sources,
-            n_sources,
-            destinations,
-            n_destinations,
-            len,
-            begin,
-            end,
-        );
-    }
-}
-
-/// The single elements `[begin, end)` past the last whole vector (`BF16`: summed in `f32`).
-#[device]
-#[allow(clippy::too_many_arguments)]
-fn reduce_copy_tail<T: DeviceScalar + core::ops::Add<Output = T>, const BF16: bool>(
-    sources: &[usize],
-    n_sources: usize,
-    destinations: &[usize],
-    n_destinations: usize,
-    len: usize,
-    begin: usize,
-    end: usize,
-) {
-    if BF16 {
-        nccl::lsa_reduce_copy_tail_bf16(
-            sources,
-            n_sources,
-            destinations,
-            n_destinations,
-            len,
-            begin,
-            end,
-        );
-    } else {
-        nccl::lsa_reduce_copy_tail::<T>(
-            sources,
-            n_sources,
-            destinations,
-            n_destinations,
-            len,
-            begin,
-            end,
-        );
+        nccl::lsa_reduce_copy::<T, WIDTH>(from, n_from, to, n_to, len, begin, end);
     }
 }
 
@@ -392,7 +322,7 @@ pub fn all_reduce_two_shot_push<T: DeviceScalar + core::ops::Add<Output = T>>(
             let end = (begin + share).min(vectors);
             let source = nccl::local_address(window, begin * 16);
             let len = (end - begin) * 4;
-            nccl::lsa_copy::<T>(source, slots, q, 1, len, end - begin);
+            nccl::lsa_copy::<T, 4>(source, slots, q, 1, len, end - begin);
         }
         q += 1;
     }
@@ -401,9 +331,9 @@ pub fn all_reduce_two_shot_push<T: DeviceScalar + core::ops::Add<Output = T>>(
     let begin = (me * share).min(vectors);
     let end = (begin + share).min(vectors);
     let len = (end - begin) * 4;
-    nccl::lsa_reduce_copy::<T>(sources, n, destinations, n, len, 0, end - begin);
+    nccl::lsa_reduce_copy::<T, 4>(sources, n, destinations, n, len, 0, end - begin);
     if me == n - 1 {
-        nccl::lsa_reduce_copy_tail::<T>(inputs, n, outputs, n, count, vectors * 4, count);
+        nccl::lsa_reduce_copy::<T, 1>(inputs, n, outputs, n, count, vectors * 4, count);
     }
     nccl::lsa_barrier_sync(&mut barrier, MemoryOrder::Release);
     nccl::lsa_barrier_destroy(&mut barrier);
