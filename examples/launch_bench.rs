@@ -6,12 +6,18 @@
 //! most 0.5 µs above the bare `cuLaunchKernel`. Run:
 //! `cargo run --release --example launch_bench` (prints "skipped" without a GPU).
 
+// Only its `gpu()`: launch_bench times launches on the host.
+#[allow(dead_code)]
+#[path = "bench/timing.rs"]
+mod timing;
+
 use std::ffi::c_void;
 use std::time::Instant;
 
 use cudajit::prelude::*;
 use cudajit::{CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::driver::PushKernelArg;
+use timing::Result;
 
 /// Five kernel arguments (a scalar and two slices, each a pointer and a length), no work.
 #[kernel]
@@ -21,23 +27,15 @@ fn empty5(flag: u32, out: &mut [u32], input: &[u32]) {
     }
 }
 
-type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
-
 const LAUNCHES: usize = 100_000;
 const ROUNDS: usize = 7;
 /// The target for cudajit's extra cost over a bare `cuLaunchKernel`.
 const TARGET_US: f64 = 0.5;
 
 fn main() -> Result<()> {
-    let context = match cudajit::default_context() {
-        Ok(context) => context,
-        Err(error) => {
-            println!("skipped: {error}");
-            return Ok(());
-        }
+    let Some((context, stream)) = timing::gpu()? else {
+        return Ok(());
     };
-    let stream = context.default_stream();
-    println!("GPU: {}", context.name()?);
     let mut out = stream.alloc_zeros::<u32>(1)?;
     let input = stream.alloc_zeros::<u32>(1)?;
     let config = LaunchConfig::new(1, 32);

@@ -7,9 +7,13 @@
 //! Kernel times are CUDA-event medians of 20 runs after 3 warm-ups. Run:
 //! `cargo run --release --features nccl --example reduce_copy_bench`
 
+#[path = "bench/timing.rs"]
+mod timing;
+
 use cudajit::nccl::device as nccl;
 use cudajit::prelude::*;
 use cudajit::{bf16, f16, BufferElement, CudaSlice, CudaStream, DevicePtr};
+use timing::{median_ms, Result};
 
 #[kernel]
 fn reduce_f32(sources: &[usize], n: usize, destination: &[usize], len: usize) {
@@ -29,29 +33,6 @@ fn reduce_f16(sources: &[usize], n: usize, destination: &[usize], len: usize) {
 #[kernel]
 fn reduce_bf16(sources: &[usize], n: usize, destination: &[usize], len: usize) {
     nccl::lsa_reduce_copy_bf16::<8>(sources, n, destination, 1, len, 0, len / 8);
-}
-
-type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-/// Events that record time (cudarc's default disables timing).
-const TIMED: cudarc::driver::sys::CUevent_flags =
-    cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-
-/// Median time in ms of `run` over 20 timed runs after 3 warm-ups, with CUDA events.
-fn median_ms(stream: &CudaStream, mut run: impl FnMut() -> Result<()>) -> Result<f64> {
-    for _ in 0..3 {
-        run()?;
-    }
-    let mut times = Vec::new();
-    for _ in 0..20 {
-        let start = stream.record_event(Some(TIMED))?;
-        run()?;
-        let end = stream.record_event(Some(TIMED))?;
-        end.synchronize()?;
-        times.push(f64::from(start.elapsed_ms(&end)?));
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
 }
 
 /// The kernels' common signature: (sources, n, destination, len).
@@ -74,15 +55,9 @@ struct Case<T> {
 }
 
 fn main() -> Result<()> {
-    let context = match cudajit::default_context() {
-        Ok(context) => context,
-        Err(error) => {
-            println!("skipped: {error}");
-            return Ok(());
-        }
+    let Some((_, stream)) = timing::gpu()? else {
+        return Ok(());
     };
-    let stream = context.default_stream();
-    println!("GPU: {}", context.name()?);
     let bytes = 128usize << 20;
     let copy_gbs = copy_bandwidth(&stream, bytes)?;
     println!(

@@ -7,11 +7,15 @@
 //! Kernel times are CUDA-event medians of 20 runs after 3 warm-ups. Run:
 //! `cargo run --release --example saxpy_bench`
 
+#[path = "bench/timing.rs"]
+mod timing;
+
 use std::time::Instant;
 
 use cudajit::prelude::*;
 use cudajit::{CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::driver::PushKernelArg;
+use timing::{median_ms, Result};
 
 #[kernel]
 fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
@@ -30,45 +34,16 @@ fn nearly_empty(flag: u32, out: &mut [u32], input: &[u32]) {
     }
 }
 
-type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-/// Events that record time (cudarc's default disables timing).
-const TIMED: cudarc::driver::sys::CUevent_flags =
-    cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-
 fn main() -> Result<()> {
-    let context = match cudajit::default_context() {
-        Ok(context) => context,
-        Err(error) => {
-            println!("skipped: {error}");
-            return Ok(());
-        }
+    let Some((context, stream)) = timing::gpu()? else {
+        return Ok(());
     };
-    let stream = context.default_stream();
-    println!("GPU: {}", context.name()?);
 
     for elements in [16usize << 20, 256 << 20] {
         bandwidth(&stream, elements)?;
     }
     launch_overhead(&context, &stream)?;
     Ok(())
-}
-
-/// Median time in ms of `run` over 20 timed runs after 3 warm-ups, with CUDA events.
-fn median_ms(stream: &CudaStream, mut run: impl FnMut() -> Result<()>) -> Result<f64> {
-    for _ in 0..3 {
-        run()?;
-    }
-    let mut times = Vec::new();
-    for _ in 0..20 {
-        let start = stream.record_event(Some(TIMED))?;
-        run()?;
-        let end = stream.record_event(Some(TIMED))?;
-        end.synchronize()?;
-        times.push(f64::from(start.elapsed_ms(&end)?));
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
 }
 
 fn bandwidth(stream: &std::sync::Arc<CudaStream>, n: usize) -> Result<()> {
