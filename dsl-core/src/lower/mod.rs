@@ -147,7 +147,8 @@ impl Program<'_> {
         is_kernel: bool,
     ) -> Result<Handle<Function>, LowerError> {
         self.active.push(source.name.clone());
-        let source = tables::with_tables(source);
+        let source = generic_structs::instantiate_names(source, spec);
+        let source = tables::with_tables(&source);
         let result = self.lower_function_body(&source, spec, is_kernel);
         self.active.pop();
         let function = result?;

@@ -200,6 +200,19 @@ impl ReachableItems {
         self.structs.get(name)
     }
 
+    /// The instances of the generic struct `base` whose layouts are known (those the
+    /// kernel and the functions it reaches name), by name.
+    pub fn instances_of(&self, base: &str) -> Vec<&StructLayout> {
+        let mut found: Vec<&StructLayout> = self
+            .structs
+            .values()
+            .filter(|l| !l.is_generic_base() && crate::layout::base_name(l.name) == base)
+            .filter(|l| l.name != base)
+            .collect();
+        found.sort_by_key(|l| l.name);
+        found
+    }
+
     /// A type as written, resolved: a scalar (enums are their integer representation) or a
     /// struct.
     pub fn resolve_value(
