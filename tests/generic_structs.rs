@@ -39,6 +39,120 @@ impl<T: DeviceScalar + Add<Output = T>> Pair<T> {
     }
 }
 
+/// A generic struct of a generic struct.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Seg<T> {
+    pub p: Pair<T>,
+    pub q: Pair<T>,
+}
+
+/// A const generic array field.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Row<const N: usize> {
+    pub v: [f32; N],
+}
+
+/// Two parameters.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct KV<K, V> {
+    pub key: K,
+    pub value: V,
+}
+
+/// A user trait, implemented generically (with a default method).
+#[device]
+pub trait Count {
+    fn count(&self) -> u32;
+    fn twice(&self) -> u32 {
+        self.count() * 2
+    }
+}
+
+#[device]
+impl<T: DeviceScalar + Add<Output = T>> Seg<T> {
+    pub fn length(&self) -> T {
+        self.p.sum() + self.q.sum()
+    }
+
+    pub fn flipped(self) -> Self {
+        Seg {
+            p: self.q.swap(),
+            q: self.p,
+        }
+    }
+}
+
+#[device]
+impl<T: DeviceScalar + Add<Output = T>> Add for Pair<T> {
+    type Output = Pair<T>;
+    fn add(self, o: Pair<T>) -> Pair<T> {
+        Pair::new(self.a + o.a, self.b + o.b)
+    }
+}
+
+#[device]
+impl<T: DeviceScalar + Add<Output = T>> Count for Pair<T> {
+    fn count(&self) -> u32 {
+        2
+    }
+}
+
+#[device]
+impl<const N: usize> Count for Row<N> {
+    fn count(&self) -> u32 {
+        N as u32 + self.v.len() as u32
+    }
+}
+
+#[device]
+impl<const N: usize> Row<N> {
+    pub fn total(&self) -> f32 {
+        let mut acc = 0.0;
+        for k in 0..N {
+            acc += self.v[k];
+        }
+        acc
+    }
+
+    pub fn scaled(self, by: f32) -> Self {
+        let mut out = self;
+        for k in 0..N {
+            out.v[k] = self.v[k] * by;
+        }
+        out
+    }
+}
+
+#[device]
+impl<K: DeviceScalar, V: DeviceScalar> KV<K, V> {
+    pub fn value(&self) -> V {
+        self.value
+    }
+}
+
+#[device]
+impl<T: DeviceScalar + Add<Output = T>> Pair<T> {
+    /// A method taking a closure.
+    pub fn apply<F: Fn(T) -> T>(self, f: F) -> Pair<T> {
+        Pair::new(f(self.a), f(self.b))
+    }
+}
+
+/// A generic function bounded by the user trait.
+#[device]
+pub fn counted<S: Count>(s: &S) -> u32 {
+    s.count() + s.twice()
+}
+
+/// A generic result built from scalars.
+#[device]
+pub fn make<T: DeviceScalar + Add<Output = T>>(a: T, b: T) -> Pair<T> {
+    Pair::<T> { a, b }
+}
+
 #[device]
 pub fn total<T: DeviceScalar + Add<Output = T>>(ps: &[Pair<T>], start: T) -> T {
     let mut acc = start;
@@ -57,6 +171,134 @@ fn pairs(x: &[Pair<f32>], y: &mut [f32], z: &[Pair<u32>], w: &mut [u32]) {
     let p: Pair<f32> = Pair::new(x[i].a, 2.0);
     y[i] = p.swap().sum() + x[i].sum() + total(x, 0.5);
     w[i] = Pair::<u32>::new(z[i].a, z[i].b).sum() + total(z, 1);
+}
+
+#[kernel]
+fn combined(
+    segs: &[Seg<f32>],
+    one: Pair<f32>,
+    rows: &[Row<4>],
+    kvs: &[KV<u32, f32>],
+    out: &mut [f32],
+    rows_out: &mut [Row<4>],
+) {
+    let i = global_index();
+    if i >= segs.len() {
+        return;
+    }
+    let s = segs[i];
+    let flipped = s.flipped();
+    let explicit = Pair::<f32> { a: 1.5, b: s.p.a };
+    let added = explicit + one + make(s.q.a, 0.25);
+    let doubled = added.apply(|v| v * 2.0 + 1.0);
+    let arr = [doubled, one, explicit];
+    let mut from_arr = 0.0;
+    for k in 0..arr.len() {
+        from_arr += arr[k].sum();
+    }
+    let m = (counted(&one) + doubled.twice() + Pair::<u32>::new(i as u32, 3).count() + counted(&rows[i])) as f32;
+    out[i] = s.length() + flipped.p.a + added.sum() + doubled.sum() + from_arr + m
+        + rows[i].total()
+        + kvs[i].value()
+        + kvs[i].key as f32;
+    rows_out[i] = rows[i].scaled(0.5);
+}
+
+fn host_combined(
+    segs: &[Seg<f32>],
+    one: Pair<f32>,
+    rows: &[Row<4>],
+    kvs: &[KV<u32, f32>],
+) -> (Vec<f32>, Vec<Row<4>>) {
+    let mut out = Vec::new();
+    let mut rows_out = Vec::new();
+    for i in 0..segs.len() {
+        let s = segs[i];
+        let flipped = s.flipped();
+        let explicit = Pair::<f32> { a: 1.5, b: s.p.a };
+        let added = explicit + one + make(s.q.a, 0.25);
+        let doubled = added.apply(|v| v * 2.0 + 1.0);
+        let arr = [doubled, one, explicit];
+        let mut from_arr = 0.0;
+        for k in 0..arr.len() {
+            from_arr += arr[k].sum();
+        }
+        let m = (counted(&one) + doubled.twice() + Pair::<u32>::new(i as u32, 3).count() + counted(&rows[i])) as f32;
+        out.push(
+            s.length() + flipped.p.a + added.sum() + doubled.sum() + from_arr + m
+                + rows[i].total()
+                + kvs[i].value()
+                + kvs[i].key as f32,
+        );
+        rows_out.push(rows[i].scaled(0.5));
+    }
+    (out, rows_out)
+}
+
+fn check_combined(stream: &Stream) {
+    let n = 29;
+    let segs: Vec<Seg<f32>> = (0..n)
+        .map(|i| Seg {
+            p: Pair::new(i as f32 * 0.5, -1.25),
+            q: Pair::new(3.0 - i as f32, i as f32 * 0.125),
+        })
+        .collect();
+    let one = Pair::new(0.75f32, -2.5);
+    let rows: Vec<Row<4>> = (0..n)
+        .map(|i| Row {
+            v: [i as f32, 1.0, -0.5 * i as f32, 2.25],
+        })
+        .collect();
+    let kvs: Vec<KV<u32, f32>> = (0..n)
+        .map(|i| KV {
+            key: i as u32 * 7,
+            value: i as f32 * -0.375,
+        })
+        .collect();
+    let d_segs = stream.clone_htod(&segs).unwrap();
+    let d_rows = stream.clone_htod(&rows).unwrap();
+    let d_kvs = stream.clone_htod(&kvs).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(n).unwrap();
+    let mut rows_out = stream.alloc_zeros::<Row<4>>(n).unwrap();
+    combined::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &d_segs,
+        one,
+        &d_rows,
+        &d_kvs,
+        &mut out,
+        &mut rows_out,
+    )
+    .unwrap();
+    let (want, want_rows) = host_combined(&segs, one, &rows, &kvs);
+    let got = stream.clone_dtoh(&out).unwrap();
+    for i in 0..n {
+        assert_eq!(got[i].to_bits(), want[i].to_bits(), "out[{i}]: {} vs {}", got[i], want[i]);
+    }
+    assert_eq!(stream.clone_dtoh(&rows_out).unwrap(), want_rows);
+}
+
+#[test]
+fn combined_on_the_simulator() {
+    check_combined(&Stream::simulator());
+}
+
+#[test]
+fn combined_on_the_gpu() {
+    let Some(context) = common::gpu_or_skip() else {
+        return;
+    };
+    std::env::set_var("CUDAJIT_FMA", "0");
+    check_combined(&Stream::from_cuda(context.default_stream()));
+}
+
+#[test]
+fn combined_compiles_to_ptx() {
+    let Some(ptx) = common::sm90_ptx_or_skip(combined::KERNEL.captured()) else {
+        return;
+    };
+    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
 }
 
 fn host_pairs(x: &[Pair<f32>], z: &[Pair<u32>]) -> (Vec<f32>, Vec<u32>) {

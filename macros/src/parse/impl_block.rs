@@ -109,6 +109,13 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         }
         // Reported by `generic_impl`.
         Type::Path(_) if errors.len() > before => None,
+        Type::Path(path) if path.qself.is_none() => {
+            errors.at(
+                other_arguments(path),
+                "a `#[device]` impl block for one instance of a generic struct (`impl Pair<f32>`) is not supported: write the block generic over the struct's parameters (`impl<T: DeviceScalar> Pair<T> { .. }`), whose methods every instance has",
+            );
+            None
+        }
         other => {
             errors.at(
                 other,
@@ -217,7 +224,18 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
             ImplItem::Type(output)
                 if !matches!(attached, Attached::Inherent) && output.ident == "Output" => {}
             // A user trait's associated types: kept in the block's row (`types`), for
-            // generic functions naming `S::Out`.
+            // generic functions naming `S::Out`; one row for every instance, so not of
+            // the block's parameters.
+            ImplItem::Type(ty)
+                if generic.is_some()
+                    && matches!(attached, Attached::UserTrait(..))
+                    && generic.as_ref().is_some_and(|g| mentions_params(&ty.ty, &g.generics)) =>
+            {
+                errors.at(
+                    &ty.ty,
+                    "an associated type of a generic impl block that names the block's parameters (`type Out = T;`) is not supported on the device: give a concrete type (`type Out = f32;`), or return `T` from a method",
+                )
+            }
             ImplItem::Type(_) if matches!(attached, Attached::UserTrait(..)) => {}
             // Scalar constants, which rustc evaluates (`S::SIDES` in a generic function).
             ImplItem::Const(constant) if generic.is_some() => errors.at(
@@ -259,6 +277,31 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         inherent,
         generic,
     })
+}
+
+/// Whether `ty` names one of `generics`' parameters.
+fn mentions_params(ty: &Type, generics: &syn::Generics) -> bool {
+    fn walk(tokens: TokenStream, names: &[String]) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => names.iter().any(|n| ident == n),
+            TokenTree::Group(group) => walk(group.stream(), names),
+            _ => false,
+        })
+    }
+    let names: Vec<String> = generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .chain(generics.const_params().map(|c| c.ident.to_string()))
+        .collect();
+    walk(ty.to_token_stream(), &names)
+}
+
+/// The arguments of a type path (for the message at them).
+fn other_arguments(path: &syn::TypePath) -> &dyn quote::ToTokens {
+    match path.path.segments.iter().find(|s| !s.arguments.is_none()) {
+        Some(segment) => &segment.arguments,
+        None => path,
+    }
 }
 
 /// A generic impl block's generics, checked: the block of a generic `DeviceCopy` struct
