@@ -110,9 +110,15 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         // Reported by `generic_impl`.
         Type::Path(_) if errors.len() > before => None,
         Type::Path(path) if path.qself.is_none() => {
+            let name = path
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
             errors.at(
                 other_arguments(path),
-                "a `#[device]` impl block for one instance of a generic struct (`impl Pair<f32>`) is not supported: write the block generic over the struct's parameters (`impl<T: DeviceScalar> Pair<T> { .. }`), whose methods every instance has",
+                format!("a `#[device]` impl block for one instance of a generic struct (`impl {name}<f32>`) is not supported: write instead the block generic over the struct's parameters (`impl<T: DeviceScalar> {name}<T> {{ .. }}`), whose methods every instance has"),
             );
             None
         }
@@ -240,7 +246,7 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
             // Scalar constants, which rustc evaluates (`S::SIDES` in a generic function).
             ImplItem::Const(constant) if generic.is_some() => errors.at(
                 constant,
-                "associated constants of a generic impl block are not supported on the device (their value may depend on the parameters): write a method returning it, or the constant in a `#[device]` impl for one instance's type outside the kernel",
+                "associated constants of a generic impl block are not supported on the device (their value may depend on the parameters): write instead a method returning it (`fn two(&self) -> u32 { 2 }`), or a module constant",
             ),
             ImplItem::Const(constant)
                 if matches!(attached, Attached::Inherent | Attached::UserTrait(..)) =>

@@ -687,8 +687,15 @@ pub(crate) fn struct_name(path: &syn::Path, generics: &GenericNames) -> Option<S
     if init.iter().any(|segment| !segment.arguments.is_none()) {
         return None;
     }
+    // The standard library's generic types are no `DeviceCopy` structs (refused where
+    // they are written, with what to write instead).
+    const STANDARD: [&str; 14] = [
+        "Vec", "VecDeque", "Box", "Rc", "Arc", "Cell", "RefCell", "HashMap", "BTreeMap",
+        "HashSet", "BTreeSet", "Result", "Option", "PhantomData",
+    ];
     let angle = match &last.arguments {
         syn::PathArguments::None => return Some(last.ident.to_string()),
+        _ if STANDARD.iter().any(|s| last.ident == s) => return None,
         syn::PathArguments::AngleBracketed(angle) => angle,
         syn::PathArguments::Parenthesized(_) => return None,
     };
