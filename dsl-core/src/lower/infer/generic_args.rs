@@ -108,6 +108,9 @@ impl Inference<'_> {
         span: Span,
     ) -> Result<String, LowerError> {
         let (base, args) = split_instance(pattern);
+        if let Some(name) = self.only_fitting_instance(pattern, types, consts) {
+            return Ok(name);
+        }
         let mut values = Vec::new();
         for arg in args {
             let var = types.iter().find(|(n, _)| n == arg).map(|(_, v)| *v);
@@ -131,6 +134,62 @@ impl Inference<'_> {
             values.push(value);
         }
         Ok(instance_name(base, &values))
+    }
+
+    /// The one instance of `pattern`'s struct the program names whose arguments the
+    /// call's variables may still take (`Duo<T>` with `T` an unsuffixed float, where
+    /// `Duo<f32>` and `Duo<u32>` are named: `Duo<f32>`), its variables then bound to it;
+    /// `None` when none or several fit.
+    fn only_fitting_instance(
+        &mut self,
+        pattern: &str,
+        types: &[(String, usize)],
+        consts: &[(String, ir::Literal)],
+    ) -> Option<String> {
+        let (base, args) = split_instance(pattern);
+        let library = self.library;
+        let mut fitting = Vec::new();
+        for candidate in library.instances_of(base) {
+            let (_, given) = split_instance(candidate.name);
+            if given.len() != args.len() {
+                continue;
+            }
+            let mut binds = Vec::new();
+            let fits = args.iter().zip(&given).all(|(arg, value)| {
+                let var = types.iter().find(|(n, _)| n == arg).map(|(_, v)| *v);
+                let constant = consts.iter().find(|(n, _)| n == arg).map(|(_, v)| *v);
+                match (var, constant) {
+                    (Some(var), _) => match crate::Scalar::from_rust_name(value) {
+                        Some(scalar) => {
+                            let root = self.find(var);
+                            let fits = super::merge(self.constraint[root], Constraint::Known(scalar))
+                                .is_some();
+                            binds.push((var, scalar));
+                            fits
+                        }
+                        None => false,
+                    },
+                    (None, Some(literal)) => {
+                        crate::lower::generic_structs::literal_text(literal) == *value
+                    }
+                    (None, None) => arg == value,
+                }
+            });
+            if fits {
+                fitting.push((candidate.name, binds));
+            }
+        }
+        match fitting.as_slice() {
+            [(name, binds)] => {
+                let name = (*name).to_owned();
+                for (var, scalar) in binds.clone() {
+                    // It fits (checked above), so this cannot fail.
+                    self.require(var, scalar, Span::default()).ok()?;
+                }
+                Some(name)
+            }
+            _ => None,
+        }
     }
 
     /// The instance of a generic struct an argument passed for a parameter of pattern type
