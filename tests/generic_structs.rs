@@ -301,6 +301,48 @@ fn combined_compiles_to_ptx() {
     assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
 }
 
+/// A literal of an instance the program names nowhere: no layout rustc computed.
+#[kernel]
+fn unnamed_instance(out: &mut [i64]) {
+    let i = global_index();
+    if i < out.len() {
+        let p = Pair { a: i as i64, b: 2 };
+        out[i] = p.a + p.b;
+    }
+}
+
+#[test]
+fn an_instance_the_program_never_names_is_an_error_naming_the_fix() {
+    let stream = Stream::simulator();
+    let mut out = stream.alloc_zeros::<i64>(4).unwrap();
+    let error = unnamed_instance::launch(&stream, LaunchConfig::for_elements(4), &mut out)
+        .expect_err("no layout of `Pair<i64>`");
+    let text = error.to_string();
+    assert!(
+        text.contains("no instance of the generic struct `Pair`")
+            && text.contains("give the arguments, `Pair::<f32> { .. }`"),
+        "{text}"
+    );
+}
+
+/// The same literal with its arguments: the layout is named, so it runs.
+#[kernel]
+fn named_instance(out: &mut [i64]) {
+    let i = global_index();
+    if i < out.len() {
+        let p = Pair::<i64> { a: i as i64, b: 2 };
+        out[i] = p.a + p.b;
+    }
+}
+
+#[test]
+fn an_instance_named_by_its_literal_runs() {
+    let stream = Stream::simulator();
+    let mut out = stream.alloc_zeros::<i64>(4).unwrap();
+    named_instance::launch(&stream, LaunchConfig::for_elements(4), &mut out).unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), vec![2, 3, 4, 5]);
+}
+
 fn host_pairs(x: &[Pair<f32>], z: &[Pair<u32>]) -> (Vec<f32>, Vec<u32>) {
     let y = (0..x.len())
         .map(|i| {

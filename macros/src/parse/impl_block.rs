@@ -156,7 +156,7 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
     if generic.is_some() && matches!(attached, Attached::ScalarLeft(..)) {
         errors.at(
             &item.generics,
-            "a scalar's operator with a generic struct on the right is not supported on the device: write `v * s` with `impl<T> Mul<T> for Pair<T>`... as a method (`v.scale(s)`) of the struct's impl",
+            "a scalar's operator with a generic struct on the right (`2.0 * p`) is not supported on the device: write instead a method of the struct's generic block (`p.scaled(2.0)`)",
         );
         return None;
     }
