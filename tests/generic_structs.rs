@@ -196,8 +196,16 @@ fn combined(
     for k in 0..arr.len() {
         from_arr += arr[k].sum();
     }
-    let m = (counted(&one) + doubled.twice() + Pair::<u32>::new(i as u32, 3).count() + counted(&rows[i])) as f32;
-    out[i] = s.length() + flipped.p.a + added.sum() + doubled.sum() + from_arr + m
+    let m = (counted(&one)
+        + doubled.twice()
+        + Pair::<u32>::new(i as u32, 3).count()
+        + counted(&rows[i])) as f32;
+    out[i] = s.length()
+        + flipped.p.a
+        + added.sum()
+        + doubled.sum()
+        + from_arr
+        + m
         + rows[i].total()
         + kvs[i].value()
         + kvs[i].key as f32;
@@ -220,12 +228,20 @@ fn host_combined(
         let doubled = added.apply(|v| v * 2.0 + 1.0);
         let arr = [doubled, one, explicit];
         let mut from_arr = 0.0;
-        for k in 0..arr.len() {
-            from_arr += arr[k].sum();
+        for item in &arr {
+            from_arr += item.sum();
         }
-        let m = (counted(&one) + doubled.twice() + Pair::<u32>::new(i as u32, 3).count() + counted(&rows[i])) as f32;
+        let m = (counted(&one)
+            + doubled.twice()
+            + Pair::<u32>::new(i as u32, 3).count()
+            + counted(&rows[i])) as f32;
         out.push(
-            s.length() + flipped.p.a + added.sum() + doubled.sum() + from_arr + m
+            s.length()
+                + flipped.p.a
+                + added.sum()
+                + doubled.sum()
+                + from_arr
+                + m
                 + rows[i].total()
                 + kvs[i].value()
                 + kvs[i].key as f32,
@@ -274,7 +290,13 @@ fn check_combined(stream: &Stream) {
     let (want, want_rows) = host_combined(&segs, one, &rows, &kvs);
     let got = stream.clone_dtoh(&out).unwrap();
     for i in 0..n {
-        assert_eq!(got[i].to_bits(), want[i].to_bits(), "out[{i}]: {} vs {}", got[i], want[i]);
+        assert_eq!(
+            got[i].to_bits(),
+            want[i].to_bits(),
+            "out[{i}]: {} vs {}",
+            got[i],
+            want[i]
+        );
     }
     assert_eq!(stream.clone_dtoh(&rows_out).unwrap(), want_rows);
 }
@@ -361,16 +383,32 @@ fn check_pairs(stream: &Stream) {
     let x: Vec<Pair<f32>> = (0..n)
         .map(|i| Pair::new(i as f32 * 0.25 - 3.0, 1.5 - i as f32 * 0.125))
         .collect();
-    let z: Vec<Pair<u32>> = (0..n).map(|i| Pair::new(i as u32 * 3, 100 - i as u32)).collect();
+    let z: Vec<Pair<u32>> = (0..n)
+        .map(|i| Pair::new(i as u32 * 3, 100 - i as u32))
+        .collect();
     let dx = stream.clone_htod(&x).unwrap();
     let dz = stream.clone_htod(&z).unwrap();
     let mut y = stream.alloc_zeros::<f32>(n).unwrap();
     let mut w = stream.alloc_zeros::<u32>(n).unwrap();
-    pairs::launch(stream, LaunchConfig::for_elements(n), &dx, &mut y, &dz, &mut w).unwrap();
+    pairs::launch(
+        stream,
+        LaunchConfig::for_elements(n),
+        &dx,
+        &mut y,
+        &dz,
+        &mut w,
+    )
+    .unwrap();
     let (want_y, want_w) = host_pairs(&x, &z);
     let got_y = stream.clone_dtoh(&y).unwrap();
     for i in 0..n {
-        assert_eq!(got_y[i].to_bits(), want_y[i].to_bits(), "y[{i}]: {} vs {}", got_y[i], want_y[i]);
+        assert_eq!(
+            got_y[i].to_bits(),
+            want_y[i].to_bits(),
+            "y[{i}]: {} vs {}",
+            got_y[i],
+            want_y[i]
+        );
     }
     assert_eq!(stream.clone_dtoh(&w).unwrap(), want_w);
 }

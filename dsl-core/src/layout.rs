@@ -267,8 +267,7 @@ impl StructLayout {
     /// process (as the tuples' layouts are); any other layout as it is.
     pub fn instance(&'static self) -> &'static StructLayout {
         let rename = !self.args.is_empty() && !self.is_generic_base();
-        if self.name.contains('<')
-            || !rename && !self.fields.iter().any(|f| f.ty.names_instance())
+        if self.name.contains('<') || !rename && !self.fields.iter().any(|f| f.ty.names_instance())
         {
             return self;
         }
@@ -303,7 +302,7 @@ impl StructLayout {
             fields: Box::leak(fields.into_boxed_slice()),
             ..*self
         }));
-        *INSTANCES
+        INSTANCES
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

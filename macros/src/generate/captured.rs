@@ -156,7 +156,11 @@ fn callee_markers(callees: &[syn::Path], paths: &Paths) -> (TokenStream, Vec<syn
 /// function names, taken from their `DeviceStruct` impls, and those of the structs its body
 /// names without arguments (`probed`), found by a probe (`cudajit_core::layout::probe`):
 /// a generic struct's base layout, any other struct's own.
-pub(super) fn structs_fn(structs: &[syn::Path], probed: &[syn::Path], paths: &Paths) -> TokenStream {
+pub(super) fn structs_fn(
+    structs: &[syn::Path],
+    probed: &[syn::Path],
+    paths: &Paths,
+) -> TokenStream {
     let private = paths.private();
     if structs.is_empty() && probed.is_empty() {
         return quote!(#private::CapturedFunction::no_structs);

@@ -115,7 +115,10 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
             });
             let generics = &generic.generics;
             let self_ty = &generic.self_ty;
-            (quote!(impl #owner<#(#reserved),*>), quote!(impl #generics #self_ty))
+            (
+                quote!(impl #owner<#(#reserved),*>),
+                quote!(impl #generics #self_ty),
+            )
         }
         None => (quote!(impl #owner), quote!(impl #owner)),
     };

@@ -595,7 +595,10 @@ impl Parser<'_> {
         }
         // `Pair { .. }`, `Pair::<f32> { .. }` (a generic struct's arguments given, or
         // inferred from the fields when lowering).
-        let ident = match (&literal.qself, super::signature::struct_name(&literal.path, &self.generics)) {
+        let ident = match (
+            &literal.qself,
+            super::signature::struct_name(&literal.path, &self.generics),
+        ) {
             (None, Some(name)) => name,
             _ => {
                 self.errors.at(

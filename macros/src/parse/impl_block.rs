@@ -98,8 +98,7 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
     let self_scalar = super::scalar_type(&item.self_ty);
     let self_ident = match &*item.self_ty {
         Type::Path(path)
-            if path.qself.is_none()
-                && path.path.segments.iter().all(|s| s.arguments.is_none()) =>
+            if path.qself.is_none() && path.path.segments.iter().all(|s| s.arguments.is_none()) =>
         {
             path.path.segments.last().map(|s| s.ident.clone())
         }
@@ -353,7 +352,10 @@ fn generic_impl(item: &ItemImpl, errors: &mut Errors) -> Option<GenericImpl> {
                 reserved_args.push(GenericSlot::Const)
             }
             syn::GenericParam::Lifetime(l) => {
-                errors.at(l, "lifetime parameters are not needed on device impl blocks: remove it");
+                errors.at(
+                    l,
+                    "lifetime parameters are not needed on device impl blocks: remove it",
+                );
                 return None;
             }
             _ => {

@@ -214,7 +214,7 @@ pub(crate) fn function_with_places(
             .filter(|last| {
                 struct_names
                     .iter()
-                    .any(|name| cudajit_core::layout::base_name(name) == last.ident.to_string())
+                    .any(|name| last.ident == cudajit_core::layout::base_name(name))
             })
             .filter(|_| !signature::mentions_generics(&path.path, &own_generics))
             .map(|_| path.path.clone()),

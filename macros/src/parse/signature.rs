@@ -683,15 +683,32 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
 /// the function's generic parameters or integer literals, or for arguments on another
 /// segment than the last.
 pub(crate) fn struct_name(path: &syn::Path, generics: &GenericNames) -> Option<String> {
-    let (last, init) = path.segments.iter().collect::<Vec<_>>().split_last().map(|(l, i)| (*l, i.to_vec()))?;
+    let (last, init) = path
+        .segments
+        .iter()
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(l, i)| (*l, i.to_vec()))?;
     if init.iter().any(|segment| !segment.arguments.is_none()) {
         return None;
     }
     // The standard library's generic types are no `DeviceCopy` structs (refused where
     // they are written, with what to write instead).
     const STANDARD: [&str; 14] = [
-        "Vec", "VecDeque", "Box", "Rc", "Arc", "Cell", "RefCell", "HashMap", "BTreeMap",
-        "HashSet", "BTreeSet", "Result", "Option", "PhantomData",
+        "Vec",
+        "VecDeque",
+        "Box",
+        "Rc",
+        "Arc",
+        "Cell",
+        "RefCell",
+        "HashMap",
+        "BTreeMap",
+        "HashSet",
+        "BTreeSet",
+        "Result",
+        "Option",
+        "PhantomData",
     ];
     let angle = match &last.arguments {
         syn::PathArguments::None => return Some(last.ident.to_string()),
@@ -707,7 +724,8 @@ pub(crate) fn struct_name(path: &syn::Path, generics: &GenericNames) -> Option<S
                 None => match ty {
                     Type::Path(p) if p.qself.is_none() => {
                         let ident = p.path.get_ident()?.to_string();
-                        let known = generics.types.contains(&ident) && !generics.user_bounded.contains(&ident);
+                        let known = generics.types.contains(&ident)
+                            && !generics.user_bounded.contains(&ident);
                         (known || generics.consts.contains(&ident)).then_some(ident)?
                     }
                     _ => return None,
@@ -717,7 +735,9 @@ pub(crate) fn struct_name(path: &syn::Path, generics: &GenericNames) -> Option<S
                 lit: syn::Lit::Int(int),
                 ..
             })) => int.base10_parse::<i128>().ok()?.to_string(),
-            syn::GenericArgument::Const(syn::Expr::Block(block)) if block.block.stmts.len() == 1 => {
+            syn::GenericArgument::Const(syn::Expr::Block(block))
+                if block.block.stmts.len() == 1 =>
+            {
                 match &block.block.stmts[0] {
                     syn::Stmt::Expr(syn::Expr::Path(p), None) => {
                         let ident = p.path.get_ident()?.to_string();
@@ -730,7 +750,10 @@ pub(crate) fn struct_name(path: &syn::Path, generics: &GenericNames) -> Option<S
         };
         args.push(text);
     }
-    Some(cudajit_core::layout::instance_name(&last.ident.to_string(), &args))
+    Some(cudajit_core::layout::instance_name(
+        &last.ident.to_string(),
+        &args,
+    ))
 }
 
 /// Whether a type path's arguments name one of the function's generic parameters

@@ -121,7 +121,10 @@ impl Inference<'_> {
                 _ => {
                     return Err(LowerError::new(
                         span,
-                        format!("generic argument {} of `{callee}` is of the wrong kind", index + 1),
+                        format!(
+                            "generic argument {} of `{callee}` is of the wrong kind",
+                            index + 1
+                        ),
                     ))
                 }
             }
@@ -318,7 +321,10 @@ impl Inference<'_> {
         }) {
             return Err(LowerError::new(
                 span,
-                format!("give `{callee}`'s const parameter `{}` with a turbofish: `{callee}::<..>(..)`", generic.name),
+                format!(
+                    "give `{callee}`'s const parameter `{}` with a turbofish: `{callee}::<..>(..)`",
+                    generic.name
+                ),
             ));
         }
         // `-> Pair<T>`: the instance the call's bound parameters name.

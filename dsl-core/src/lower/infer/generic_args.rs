@@ -21,7 +21,10 @@ pub(super) fn names_parameters(function: &FunctionSource, name: &str) -> bool {
 
 /// The struct pattern a parameter's type writes with the function's parameters: its value,
 /// slice element or reference target (`Pair<T>`, `&[Pair<T>]`, `&Pair<T>`).
-pub(super) fn parameter_pattern<'p>(function: &FunctionSource, ty: &'p ParamType) -> Option<&'p str> {
+pub(super) fn parameter_pattern<'p>(
+    function: &FunctionSource,
+    ty: &'p ParamType,
+) -> Option<&'p str> {
     let name = match ty {
         ParamType::Value(ValueType::Struct(name))
         | ParamType::Slice {
@@ -56,7 +59,10 @@ impl Inference<'_> {
         let wrong = || {
             LowerError::new(
                 span,
-                format!("`{}` takes a `{pattern}` here, not a `{given}`", function.name),
+                format!(
+                    "`{}` takes a `{pattern}` here, not a `{given}`",
+                    function.name
+                ),
             )
         };
         if pattern_base != given_base || pattern_args.len() != given_args.len() {
@@ -128,7 +134,7 @@ impl Inference<'_> {
                         }
                     }
                 }
-                (None, Some(literal)) => crate::lower::generic_structs::literal_text(literal),
+                (None, Some(literal)) => crate::lower::instance_names::literal_text(literal),
                 (None, None) => arg.to_owned(),
             };
             values.push(value);
@@ -162,15 +168,16 @@ impl Inference<'_> {
                     (Some(var), _) => match crate::Scalar::from_rust_name(value) {
                         Some(scalar) => {
                             let root = self.find(var);
-                            let fits = super::merge(self.constraint[root], Constraint::Known(scalar))
-                                .is_some();
+                            let fits =
+                                super::merge(self.constraint[root], Constraint::Known(scalar))
+                                    .is_some();
                             binds.push((var, scalar));
                             fits
                         }
                         None => false,
                     },
                     (None, Some(literal)) => {
-                        crate::lower::generic_structs::literal_text(literal) == *value
+                        crate::lower::instance_names::literal_text(literal) == *value
                     }
                     (None, None) => arg == value,
                 }
@@ -208,17 +215,14 @@ impl Inference<'_> {
         let not_mut = || {
             LowerError::new(
                 arg.span,
-                format!("`{callee}` writes through `{}`: pass a `&mut` one", param.name),
+                format!(
+                    "`{callee}` writes through `{}`: pass a `&mut` one",
+                    param.name
+                ),
             )
         };
         let given = match (&param.ty, &arg.kind) {
-            (
-                ParamType::Reference { .. },
-                ExprKind::Reference {
-                    mutable,
-                    place,
-                },
-            ) => {
+            (ParamType::Reference { .. }, ExprKind::Reference { mutable, place }) => {
                 if needs_mut && !mutable {
                     return Err(not_mut());
                 }

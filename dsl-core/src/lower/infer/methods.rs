@@ -416,7 +416,12 @@ impl Inference<'_> {
             InferTy::Scalar(var) => {
                 let candidates: Vec<(Scalar, String)> = Scalar::ALL
                     .into_iter()
-                    .map(|s| (s, operator_function_name(base_name(name), operator, Rhs::Scalar(s))))
+                    .map(|s| {
+                        (
+                            s,
+                            operator_function_name(base_name(name), operator, Rhs::Scalar(s)),
+                        )
+                    })
                     .filter(|(_, callee)| self.library.get(callee).is_some())
                     .collect();
                 let root = self.find(var);

@@ -162,7 +162,10 @@ impl Inference<'_> {
         let mut values = Vec::new();
         for (name, value) in fields {
             let ty = match &value.kind {
-                ExprKind::Repeat { value: element, len } => {
+                ExprKind::Repeat {
+                    value: element,
+                    len,
+                } => {
                     let l = self.scalar(len)?;
                     self.require(l, Scalar::Usize, len.span)?;
                     match self.expr(element)? {
@@ -171,7 +174,9 @@ impl Inference<'_> {
                         _ => {
                             return Err(LowerError::new(
                                 value.span,
-                                format!("the array field `{name}` takes `[value; N]` or a local array"),
+                                format!(
+                                    "the array field `{name}` takes `[value; N]` or a local array"
+                                ),
                             ))
                         }
                     }
@@ -233,11 +238,13 @@ impl Inference<'_> {
                         self.require(v, repr, value_span)?;
                     }
                 }
-                (FieldType::Array { elem, .. }, InferTy::Array(v)) => {
-                    if let FieldType::Scalar(s) = elem {
-                        self.require(v, *s, value_span)?;
-                    }
-                }
+                (
+                    FieldType::Array {
+                        elem: FieldType::Scalar(s),
+                        ..
+                    },
+                    InferTy::Array(v),
+                ) => self.require(v, *s, value_span)?,
                 _ => {}
             }
         }
@@ -258,10 +265,13 @@ impl Inference<'_> {
                 l.enum_repr.is_some_and(|repr| scalar_fits(self, *v, repr))
             }
             (FieldType::Struct(l), InferTy::Struct(given)) => l.name == *given,
-            (FieldType::Array { elem, .. }, InferTy::Array(v)) => match elem {
-                FieldType::Scalar(s) => scalar_fits(self, *v, *s),
-                _ => false,
-            },
+            (
+                FieldType::Array {
+                    elem: FieldType::Scalar(s),
+                    ..
+                },
+                InferTy::Array(v),
+            ) => scalar_fits(self, *v, *s),
             (FieldType::Array { elem, .. }, InferTy::StructArray(given)) => {
                 matches!(elem, FieldType::Struct(l) if l.name == *given)
             }
