@@ -14,6 +14,46 @@ use core::ops::Add;
 use cudajit::prelude::*;
 use cudajit::Stream;
 
+/// Every element's float bits as rustc's.
+fn same_bits(got: &[f32], want: &[f32], what: &str) {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "{what}[{i}]: cudajit {g}, rustc {w}"
+        );
+    }
+    assert_eq!(got.len(), want.len());
+}
+
+/// A kernel's three tests: its check on the simulator and on a GPU (skipped without one),
+/// and its sm_90 PTX, in registers (no local memory).
+macro_rules! runs_everywhere {
+    ($check:ident, $kernel:ident, $sim:ident, $gpu:ident, $ptx:ident) => {
+        #[test]
+        fn $sim() {
+            $check(&Stream::simulator());
+        }
+
+        #[test]
+        fn $gpu() {
+            let Some(context) = common::gpu_or_skip() else {
+                return;
+            };
+            std::env::set_var("CUDAJIT_FMA", "0");
+            $check(&Stream::from_cuda(context.default_stream()));
+        }
+
+        #[test]
+        fn $ptx() {
+            let Some(ptx) = common::sm90_ptx_or_skip($kernel::KERNEL.captured()) else {
+                return;
+            };
+            assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+        }
+    };
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
 #[repr(C)]
 pub struct Pair<T> {
@@ -173,6 +213,32 @@ fn pairs(x: &[Pair<f32>], y: &mut [f32], z: &[Pair<u32>], w: &mut [u32]) {
     w[i] = Pair::<u32>::new(z[i].a, z[i].b).sum() + total(z, 1);
 }
 
+/// One element of `combined`: the kernel's and rustc's (on the host).
+#[device]
+pub fn combined_value(s: Seg<f32>, one: Pair<f32>, row: Row<4>, kv: KV<u32, f32>, i: usize) -> f32 {
+    let flipped = s.flipped();
+    let explicit = Pair::<f32> { a: 1.5, b: s.p.a };
+    let added = explicit + one + make(s.q.a, 0.25);
+    let doubled = added.apply(|v| v * 2.0 + 1.0);
+    let arr = [doubled, one, explicit];
+    let mut from_arr = 0.0;
+    for k in 0..arr.len() {
+        from_arr += arr[k].sum();
+    }
+    let m =
+        (counted(&one) + doubled.twice() + Pair::<u32>::new(i as u32, 3).count() + counted(&row))
+            as f32;
+    s.length()
+        + flipped.p.a
+        + added.sum()
+        + doubled.sum()
+        + from_arr
+        + m
+        + row.total()
+        + kv.value()
+        + kv.key as f32
+}
+
 #[kernel]
 fn combined(
     segs: &[Seg<f32>],
@@ -186,29 +252,7 @@ fn combined(
     if i >= segs.len() {
         return;
     }
-    let s = segs[i];
-    let flipped = s.flipped();
-    let explicit = Pair::<f32> { a: 1.5, b: s.p.a };
-    let added = explicit + one + make(s.q.a, 0.25);
-    let doubled = added.apply(|v| v * 2.0 + 1.0);
-    let arr = [doubled, one, explicit];
-    let mut from_arr = 0.0;
-    for k in 0..arr.len() {
-        from_arr += arr[k].sum();
-    }
-    let m = (counted(&one)
-        + doubled.twice()
-        + Pair::<u32>::new(i as u32, 3).count()
-        + counted(&rows[i])) as f32;
-    out[i] = s.length()
-        + flipped.p.a
-        + added.sum()
-        + doubled.sum()
-        + from_arr
-        + m
-        + rows[i].total()
-        + kvs[i].value()
-        + kvs[i].key as f32;
+    out[i] = combined_value(segs[i], one, rows[i], kvs[i], i);
     rows_out[i] = rows[i].scaled(0.5);
 }
 
@@ -218,36 +262,10 @@ fn host_combined(
     rows: &[Row<4>],
     kvs: &[KV<u32, f32>],
 ) -> (Vec<f32>, Vec<Row<4>>) {
-    let mut out = Vec::new();
-    let mut rows_out = Vec::new();
-    for i in 0..segs.len() {
-        let s = segs[i];
-        let flipped = s.flipped();
-        let explicit = Pair::<f32> { a: 1.5, b: s.p.a };
-        let added = explicit + one + make(s.q.a, 0.25);
-        let doubled = added.apply(|v| v * 2.0 + 1.0);
-        let arr = [doubled, one, explicit];
-        let mut from_arr = 0.0;
-        for item in &arr {
-            from_arr += item.sum();
-        }
-        let m = (counted(&one)
-            + doubled.twice()
-            + Pair::<u32>::new(i as u32, 3).count()
-            + counted(&rows[i])) as f32;
-        out.push(
-            s.length()
-                + flipped.p.a
-                + added.sum()
-                + doubled.sum()
-                + from_arr
-                + m
-                + rows[i].total()
-                + kvs[i].value()
-                + kvs[i].key as f32,
-        );
-        rows_out.push(rows[i].scaled(0.5));
-    }
+    let out = (0..segs.len())
+        .map(|i| combined_value(segs[i], one, rows[i], kvs[i], i))
+        .collect();
+    let rows_out = rows.iter().map(|r| r.scaled(0.5)).collect();
     (out, rows_out)
 }
 
@@ -288,40 +306,17 @@ fn check_combined(stream: &Stream) {
     )
     .unwrap();
     let (want, want_rows) = host_combined(&segs, one, &rows, &kvs);
-    let got = stream.clone_dtoh(&out).unwrap();
-    for i in 0..n {
-        assert_eq!(
-            got[i].to_bits(),
-            want[i].to_bits(),
-            "out[{i}]: {} vs {}",
-            got[i],
-            want[i]
-        );
-    }
+    same_bits(&stream.clone_dtoh(&out).unwrap(), &want, "out");
     assert_eq!(stream.clone_dtoh(&rows_out).unwrap(), want_rows);
 }
 
-#[test]
-fn combined_on_the_simulator() {
-    check_combined(&Stream::simulator());
-}
-
-#[test]
-fn combined_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check_combined(&Stream::from_cuda(context.default_stream()));
-}
-
-#[test]
-fn combined_compiles_to_ptx() {
-    let Some(ptx) = common::sm90_ptx_or_skip(combined::KERNEL.captured()) else {
-        return;
-    };
-    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
-}
+runs_everywhere!(
+    check_combined,
+    combined,
+    combined_on_the_simulator,
+    combined_on_the_gpu,
+    combined_compiles_to_ptx
+);
 
 /// A literal of an instance the program names nowhere: no layout rustc computed.
 #[kernel]
@@ -399,38 +394,19 @@ fn check_pairs(stream: &Stream) {
         &mut w,
     )
     .unwrap();
-    let (want_y, want_w) = host_pairs(&x, &z);
-    let got_y = stream.clone_dtoh(&y).unwrap();
-    for i in 0..n {
-        assert_eq!(
-            got_y[i].to_bits(),
-            want_y[i].to_bits(),
-            "y[{i}]: {} vs {}",
-            got_y[i],
-            want_y[i]
-        );
-    }
-    assert_eq!(stream.clone_dtoh(&w).unwrap(), want_w);
+    let got = (
+        stream.clone_dtoh(&y).unwrap(),
+        stream.clone_dtoh(&w).unwrap(),
+    );
+    let want = host_pairs(&x, &z);
+    same_bits(&got.0, &want.0, "y");
+    assert_eq!(got.1, want.1);
 }
 
-#[test]
-fn pairs_on_the_simulator() {
-    check_pairs(&Stream::simulator());
-}
-
-#[test]
-fn pairs_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check_pairs(&Stream::from_cuda(context.default_stream()));
-}
-
-#[test]
-fn pairs_compile_to_ptx() {
-    let Some(ptx) = common::sm90_ptx_or_skip(pairs::KERNEL.captured()) else {
-        return;
-    };
-    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
-}
+runs_everywhere!(
+    check_pairs,
+    pairs,
+    pairs_on_the_simulator,
+    pairs_on_the_gpu,
+    pairs_compile_to_ptx
+);

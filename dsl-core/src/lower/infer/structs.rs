@@ -67,8 +67,7 @@ impl Inference<'_> {
                     len,
                 } => {
                     let v = self.scalar(element)?;
-                    let l = self.scalar(len)?;
-                    self.require(l, Scalar::Usize, len.span)?;
+                    self.repeat_length(len)?;
                     self.unify(v, elem, element.span)
                 }
                 _ => match self.expr(value)? {
@@ -79,19 +78,10 @@ impl Inference<'_> {
                     )),
                 },
             },
-            InferTy::StructArray(nested) => match &value.kind {
-                ExprKind::Repeat {
-                    value: element,
-                    len,
-                } => {
-                    let l = self.scalar(len)?;
-                    self.require(l, Scalar::Usize, len.span)?;
-                    match self.expr(element)? {
-                        InferTy::Struct(given) if given == nested => Ok(()),
-                        _ => Err(wrong()),
-                    }
-                }
-                _ => match self.expr(value)? {
+            InferTy::StructArray(nested) => match self.repeated(value)? {
+                Some(InferTy::Struct(given)) if given == nested => Ok(()),
+                Some(_) => Err(wrong()),
+                None => match self.expr(value)? {
                     InferTy::StructArray(given) if given == nested => Ok(()),
                     _ => Err(LowerError::new(
                         value.span,
@@ -100,6 +90,27 @@ impl Inference<'_> {
                 },
             },
             _ => Err(wrong()),
+        }
+    }
+
+    /// The `N` of an array field's `[value; N]`, a `usize`.
+    fn repeat_length(&mut self, len: &Expr) -> Result<(), LowerError> {
+        let l = self.scalar(len)?;
+        self.require(l, Scalar::Usize, len.span)
+    }
+
+    /// For a field's value `[element; N]`: the element's type (`N` checked); `None` for
+    /// any other value.
+    fn repeated(&mut self, value: &Expr) -> Result<Option<InferTy>, LowerError> {
+        match &value.kind {
+            ExprKind::Repeat {
+                value: element,
+                len,
+            } => {
+                self.repeat_length(len)?;
+                self.expr(element).map(Some)
+            }
+            _ => Ok(None),
         }
     }
 
@@ -161,27 +172,16 @@ impl Inference<'_> {
         use crate::layout::FieldType;
         let mut values = Vec::new();
         for (name, value) in fields {
-            let ty = match &value.kind {
-                ExprKind::Repeat {
-                    value: element,
-                    len,
-                } => {
-                    let l = self.scalar(len)?;
-                    self.require(l, Scalar::Usize, len.span)?;
-                    match self.expr(element)? {
-                        InferTy::Scalar(v) => InferTy::Array(v),
-                        InferTy::Struct(s) => InferTy::StructArray(s),
-                        _ => {
-                            return Err(LowerError::new(
-                                value.span,
-                                format!(
-                                    "the array field `{name}` takes `[value; N]` or a local array"
-                                ),
-                            ))
-                        }
-                    }
+            let ty = match self.repeated(value)? {
+                Some(InferTy::Scalar(v)) => InferTy::Array(v),
+                Some(InferTy::Struct(s)) => InferTy::StructArray(s),
+                Some(_) => {
+                    return Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    ))
                 }
-                _ => self.expr(value)?,
+                None => self.expr(value)?,
             };
             values.push((name.as_str(), ty, value.span));
         }
