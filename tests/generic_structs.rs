@@ -342,13 +342,14 @@ fn an_instance_the_program_never_names_is_an_error_naming_the_fix() {
     );
 }
 
-/// The same literal with its arguments: the layout is named, so it runs.
+/// The same literal with its arguments, or a typed local: the layout is named, so it runs.
 #[kernel]
 fn named_instance(out: &mut [i64]) {
     let i = global_index();
     if i < out.len() {
         let p = Pair::<i64> { a: i as i64, b: 2 };
-        out[i] = p.a + p.b;
+        let q: Pair<i16> = Pair { a: 1, b: -1 };
+        out[i] = p.a + p.b + (q.a + q.b) as i64;
     }
 }
 
@@ -410,3 +411,27 @@ runs_everywhere!(
     pairs_on_the_gpu,
     pairs_compile_to_ptx
 );
+
+/// A generic kernel over the instance's parameter: it names only `Pair<T>`, whose layout
+/// only an instance has.
+#[kernel]
+fn generic_kernel<T: DeviceScalar + Add<Output = T>>(x: &[Pair<T>], y: &mut [T]) {
+    let i = global_index();
+    if i < x.len() {
+        y[i] = x[i].sum();
+    }
+}
+
+#[test]
+fn a_generic_kernel_over_pair_t_is_an_error_naming_the_fix() {
+    let stream = Stream::simulator();
+    let x = stream.clone_htod(&[Pair::new(1.0f32, 2.0)]).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(1).unwrap();
+    let text = generic_kernel::launch(&stream, LaunchConfig::for_elements(1), &x, &mut y)
+        .expect_err("only `Pair<T>` is named")
+        .to_string();
+    assert!(
+        text.contains("no layout for `Pair<f32>`") && text.contains("let p: Pair<f32>"),
+        "{text}"
+    );
+}
