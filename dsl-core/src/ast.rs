@@ -13,7 +13,7 @@ use crate::{Scalar, Span};
 
 /// Version of this captured form. Part of every cache key, so a change of the format
 /// misses the cache instead of misreading it.
-pub const FORMAT_VERSION: u32 = 14;
+pub const FORMAT_VERSION: u32 = 15;
 
 /// A captured `#[kernel]` or `#[device]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,6 +39,11 @@ pub struct FunctionSource {
     /// registers (CUDA C++'s `__launch_bounds__(N)`). Absent from other functions' text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_threads: Option<u32>,
+    /// For a function of a generic impl block (`impl<T> Pair<T>`): the block's type, as
+    /// lowering names it (`Pair<T>`), whose arguments a call through an instance binds
+    /// (`Pair::<f32>::new`, `p.sum()` of a `Pair<f32>`). Absent from other functions' text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_type: Option<String>,
     /// The values of the Rust constants the body names (`TILE`, `u32::MAX`, its own `const`
     /// items), as rustc evaluated them: not in the captured text, which the macro wrote
     /// before rustc knew them, but attached from [`crate::CapturedFunction::constants`]

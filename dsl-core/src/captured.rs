@@ -82,6 +82,7 @@ impl CapturedFunction {
         let mut layouts: Vec<&'static StructLayout> = Vec::new();
         for function in self.reachable() {
             for &layout in (function.structs)() {
+                let layout = layout.instance();
                 for layout in std::iter::once(layout).chain(layout.nested_layouts()) {
                     if !layouts.iter().any(|l| l.name == layout.name) {
                         layouts.push(layout);

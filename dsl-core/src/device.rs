@@ -471,6 +471,7 @@ const fn enum_layout(
         variants,
         drop: None,
         methods: crate::methods::MethodTable::NONE,
+        args: &[],
     }
 }
 

@@ -64,6 +64,30 @@ impl FieldType {
         }
     }
 
+    /// Whether the field holds a generic struct's instance, at any depth.
+    fn names_instance(&self) -> bool {
+        match self {
+            FieldType::Scalar(_) => false,
+            FieldType::Struct(layout) => {
+                !layout.args.is_empty() || layout.fields.iter().any(|f| f.ty.names_instance())
+            }
+            FieldType::Array { elem, .. } => elem.names_instance(),
+        }
+    }
+
+    /// The field with its structs' layouts as lowering keys them
+    /// ([`StructLayout::instance`]).
+    fn instance(&self) -> FieldType {
+        match self {
+            FieldType::Scalar(_) => *self,
+            FieldType::Struct(layout) => FieldType::Struct(layout.instance()),
+            FieldType::Array { elem, len } => FieldType::Array {
+                elem: Box::leak(Box::new(elem.instance())),
+                len: *len,
+            },
+        }
+    }
+
     /// The struct layouts the field names, itself included, innermost last.
     fn layouts(&self, out: &mut Vec<&'static StructLayout>) {
         match self {
@@ -107,6 +131,57 @@ pub struct StructLayout {
     /// The functions of the struct's `#[device]` impl blocks: methods, associated
     /// functions and operators (see [`crate::methods`]).
     pub methods: crate::methods::MethodTable,
+    /// A generic struct's arguments (`Pair<f32>`: `[Type(f32)]`), as rustc instantiated
+    /// it; empty for other structs. The derive names the layout `Pair`; lowering keys the
+    /// instance by its full name, `Pair<f32>` ([`StructLayout::instance`]).
+    pub args: &'static [GenericValue],
+}
+
+/// A generic argument of a struct's instance: a scalar type or an integer constant
+/// (`Row<4>`); `Param` only in a generic struct's *base* layout (no instance: the struct
+/// named without its arguments, `Pair { .. }` or `Pair::new(..)`), which has no fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GenericValue {
+    Type(Scalar),
+    Const(i128),
+    Param(&'static str),
+}
+
+impl std::fmt::Display for GenericValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GenericValue::Type(scalar) => f.write_str(scalar.rust_name()),
+            GenericValue::Const(value) => write!(f, "{value}"),
+            GenericValue::Param(name) => f.write_str(name),
+        }
+    }
+}
+
+/// The name of a generic struct's instance as lowering keys it: `Pair<f32>`,
+/// `KV<u32, f32>`, `Row<4>` (the base's name alone without arguments).
+pub fn instance_name(base: &str, args: &[impl std::fmt::Display]) -> String {
+    if args.is_empty() {
+        return base.to_owned();
+    }
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    format!("{base}<{}>", args.join(", "))
+}
+
+/// A struct's name split into its base and its arguments as written: `Pair<f32>` is
+/// `("Pair", ["f32"])`, `Vec3` is `("Vec3", [])`.
+pub fn split_instance(name: &str) -> (&str, Vec<&str>) {
+    match name.split_once('<') {
+        Some((base, rest)) if !name.starts_with('(') => {
+            let inner = rest.strip_suffix('>').unwrap_or(rest);
+            (base, inner.split(',').map(str::trim).collect())
+        }
+        _ => (name, Vec::new()),
+    }
+}
+
+/// The base of a struct's name, `Pair` of `Pair<f32>`: what its impl blocks are keyed by.
+pub fn base_name(name: &str) -> &str {
+    split_instance(name).0
 }
 
 /// The function a type's locals are passed to (`&mut`) at the end of their scope, as C++
@@ -179,10 +254,66 @@ impl StructLayout {
         out
     }
 
+    /// Whether this is a generic struct's base layout (named without arguments, no
+    /// fields), not a layout rustc computed for an instance.
+    pub fn is_generic_base(&self) -> bool {
+        self.args
+            .iter()
+            .any(|arg| matches!(arg, GenericValue::Param(_)))
+    }
+
+    /// The layout as lowering keys it: a generic struct's instance renamed to its full
+    /// name (`Pair<f32>`), its nested instances too, interned once for the life of the
+    /// process (as the tuples' layouts are); any other layout as it is.
+    pub fn instance(&'static self) -> &'static StructLayout {
+        let rename = !self.args.is_empty() && !self.is_generic_base();
+        if self.name.contains('<') || !rename && !self.fields.iter().any(|f| f.ty.names_instance())
+        {
+            return self;
+        }
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        type Interned = HashMap<(&'static str, usize, Vec<GenericValue>), &'static StructLayout>;
+        static INSTANCES: OnceLock<Mutex<Interned>> = OnceLock::new();
+        let key = (self.name, self.size, self.args.to_vec());
+        if let Some(found) = INSTANCES
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&key)
+        {
+            return found;
+        }
+        // Nested layouts first (without the lock: they intern themselves).
+        let fields: Vec<FieldLayout> = self
+            .fields
+            .iter()
+            .map(|field| FieldLayout {
+                ty: field.ty.instance(),
+                ..*field
+            })
+            .collect();
+        let name: &'static str = match rename {
+            true => Box::leak(instance_name(self.name, self.args).into_boxed_str()),
+            false => self.name,
+        };
+        let layout: &'static StructLayout = Box::leak(Box::new(StructLayout {
+            name,
+            fields: Box::leak(fields.into_boxed_slice()),
+            ..*self
+        }));
+        INSTANCES
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entry(key)
+            .or_insert(layout)
+    }
+
     /// Every `#[device]` function of the struct: its operator slots' and the blocks no slot
     /// holds (inherent blocks, user traits' impls and those traits' default methods).
     pub fn device_functions(&self) -> impl Iterator<Item = &'static crate::CapturedFunction> {
-        let blocks = crate::methods::blocks_of(self.name).flat_map(|block| {
+        let blocks = crate::methods::blocks_of(base_name(self.name)).flat_map(|block| {
             let defaults = block
                 .trait_name
                 .into_iter()
@@ -262,6 +393,7 @@ pub fn tuple_layout(elements: &[Scalar]) -> Option<&'static StructLayout> {
             variants: &[],
             drop: None,
             methods: crate::methods::MethodTable::NONE,
+            args: &[],
         }))
     });
     Some(*layout)
@@ -272,4 +404,62 @@ pub fn tuple_layout_named(name: &str) -> Option<&'static StructLayout> {
     let inner = name.strip_prefix('(')?.strip_suffix(')')?;
     let elements: Option<Vec<Scalar>> = inner.split(", ").map(Scalar::from_rust_name).collect();
     tuple_layout(&elements?)
+}
+
+/// The layouts of the structs a function body names by a path the macro cannot tell
+/// generic or not (`Pair { .. }`, `Pair::new(..)`, `Halve`): `probe_layout(&Pair::PROBE)`
+/// with `PROBE` an associated constant, looked up where the path resolves. A generic
+/// struct's derive defines it on one instance the language reserves (`Pair<GenericBase>`),
+/// which Rust's lookup then picks (the only inherent candidate), as a [`GenericProbe`]:
+/// the base layout ([`StructLayout::is_generic_base`]). Any other type takes the default of
+/// [`ProbeFallback`], a [`Probe`] whose layout is its `DeviceStruct` one, so a type that is
+/// not `DeviceCopy` is reported as such at the path.
+pub mod probe {
+    use super::{DeviceStruct, StructLayout};
+    use core::marker::PhantomData;
+
+    /// The probe of a type whose layout is its `DeviceStruct` impl's.
+    pub struct Probe<T: ?Sized>(pub PhantomData<T>);
+
+    /// The probe of a generic struct named without arguments: its base layout.
+    pub struct GenericProbe<T>(pub PhantomData<T>);
+
+    /// The argument the language puts in a generic struct's reserved instance
+    /// (`Pair<GenericArgument>`), which no kernel uses.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+    pub struct GenericArgument;
+
+    /// Every type's probe, unless a generic struct's inherent one comes first.
+    #[allow(non_upper_case_globals)]
+    pub trait ProbeFallback {
+        /// The probe.
+        const __cudajit_probe: Probe<Self> = Probe(PhantomData);
+    }
+
+    impl<T: ?Sized> ProbeFallback for T {}
+
+    /// A generic struct's base layout, implemented by its derive for the reserved instance.
+    pub trait GenericBase {
+        /// The base layout: the name, the parameters, the impl blocks; no fields.
+        const BASE: StructLayout;
+    }
+
+    /// What a probe finds.
+    pub trait ProbeLayout {
+        /// The layout.
+        const LAYOUT_OF: &'static StructLayout;
+    }
+
+    impl<T: DeviceStruct> ProbeLayout for Probe<T> {
+        const LAYOUT_OF: &'static StructLayout = &T::LAYOUT;
+    }
+
+    impl<T: GenericBase> ProbeLayout for GenericProbe<T> {
+        const LAYOUT_OF: &'static StructLayout = &T::BASE;
+    }
+
+    /// The layout a probe finds.
+    pub const fn probe_layout<P: ProbeLayout>(_: &P) -> &'static StructLayout {
+        P::LAYOUT_OF
+    }
 }

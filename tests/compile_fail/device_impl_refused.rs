@@ -17,9 +17,12 @@ trait Shape {
     fn area(&self) -> f32;
 }
 
-// A generic impl.
+// A generic impl with a `where` clause.
 #[device]
-impl<T: Copy> Pair<T> {
+impl<T> Pair<T>
+where
+    T: Copy,
+{
     fn first(self) -> T {
         self.a
     }

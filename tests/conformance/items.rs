@@ -256,6 +256,53 @@ pub fn impl_blocks(x: &[f32], i: usize) -> f64 {
     (v.x + v.scaled(3.0).y + v.length_squared()) as f64
 }
 
+/// A generic struct: row `item.generic-struct`.
+#[derive(Clone, Copy, Debug, DeviceCopy)]
+#[repr(C)]
+pub struct Duo<T> {
+    pub a: T,
+    pub b: T,
+}
+
+/// A generic impl block and an operator implemented generically: row `item.generic-impl`.
+#[device]
+impl<T: DeviceScalar + Add<Output = T> + Mul<Output = T>> Duo<T> {
+    pub fn new(a: T, b: T) -> Self {
+        Duo { a, b }
+    }
+
+    pub fn dot(&self, o: &Duo<T>) -> T {
+        self.a * o.a + self.b * o.b
+    }
+}
+
+#[device]
+impl<T: DeviceScalar + Add<Output = T>> Add for Duo<T> {
+    type Output = Duo<T>;
+    fn add(self, o: Duo<T>) -> Duo<T> {
+        Duo {
+            a: self.a + o.a,
+            b: self.b + o.b,
+        }
+    }
+}
+
+#[device]
+pub fn generic_structs(x: &[f32], i: usize) -> f64 {
+    let p = Duo::<f32> { a: x[i], b: 0.5 };
+    let q = Duo::<u32> { a: i as u32, b: 3 };
+    let r = [p, p];
+    (p.a + r[1].b) as f64 + (q.a * q.b) as f64
+}
+
+#[device]
+pub fn generic_impls(x: &[f32], i: usize) -> f64 {
+    let p: Duo<f32> = Duo::new(x[i], 2.0);
+    let q = Duo::<u32>::new(i as u32, 7);
+    let s = p + Duo::new(1.5, -0.25);
+    (s.dot(&p) as f64) + q.dot(&q) as f64
+}
+
 #[device]
 pub fn associated_constant_by_type(x: &[f32], i: usize) -> f64 {
     (x[i] * Vec2::UNIT + Vec2::UNIT) as f64
@@ -412,6 +459,8 @@ group!(items, ROWS {
     "item.tuple-struct" => tuple_structs,
     "item.unit-struct" => unit_structs,
     "item.impl" => impl_blocks,
+    "item.generic-struct" => generic_structs,
+    "item.generic-impl" => generic_impls,
     "item.associated-const-by-type" => associated_constant_by_type,
     "item.operator-impl" => operators,
     "item.trait" => user_traits,

@@ -296,9 +296,14 @@ pub const REFUSED: &[Refusal] = &[
         "add `#[device]` to its impl block",
     ),
     no(
-        "item.generic-impl",
-        case!("device_impl_refused"),
-        "write the impl for a concrete `DeviceCopy` struct",
+        "item.generic-impl-instance",
+        case!("generic_structs_refused"),
+        "write instead the block generic over the struct's parameters",
+    ),
+    no(
+        "item.generic-impl-const",
+        case!("generic_structs_refused"),
+        "write instead a method returning it",
     ),
     no(
         "item.enum-fields",

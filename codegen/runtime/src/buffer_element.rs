@@ -186,6 +186,7 @@ mod tests {
             variants: &[],
             drop: None,
             methods: cudajit_core::methods::MethodTable::NONE,
+            args: &[],
         });
     }
 

@@ -208,6 +208,7 @@ mod tests {
         variants: &[],
         drop: None,
         methods: cudajit_core::methods::MethodTable::NONE,
+        args: &[],
     };
     static POINT: StructLayout = LAYOUT;
     static POINT_I32: StructLayout = StructLayout {

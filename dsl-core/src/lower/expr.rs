@@ -177,6 +177,8 @@ impl Lowerer<'_, '_> {
                 self.compose(ty, &fields, span, block)?
             }
             ExprKind::StructLiteral { ty, fields } => {
+                // A generic struct's literal without arguments: the instance inferred.
+                let ty = self.types.struct_expr(expr).unwrap_or(ty);
                 let struct_ty = self.struct_type(ty, span)?;
                 let TypeInner::Struct { members, .. } = &self.program.module.types[struct_ty].inner
                 else {

@@ -21,6 +21,7 @@ mod arrays;
 mod bindings;
 mod call;
 mod expr;
+mod generic_args;
 mod indexing;
 mod intrinsic;
 mod methods;

@@ -24,6 +24,7 @@ mod error;
 mod expr;
 mod generic_structs;
 mod infer;
+mod instance_names;
 mod intrinsic;
 mod loops;
 mod matching;
@@ -147,7 +148,8 @@ impl Program<'_> {
         is_kernel: bool,
     ) -> Result<Handle<Function>, LowerError> {
         self.active.push(source.name.clone());
-        let source = tables::with_tables(source);
+        let source = instance_names::instantiate_names(source, spec);
+        let source = tables::with_tables(&source);
         let result = self.lower_function_body(&source, spec, is_kernel);
         self.active.pop();
         let function = result?;

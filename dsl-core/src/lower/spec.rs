@@ -200,6 +200,19 @@ impl ReachableItems {
         self.structs.get(name)
     }
 
+    /// The instances of the generic struct `base` whose layouts are known (those the
+    /// kernel and the functions it reaches name), by name.
+    pub fn instances_of(&self, base: &str) -> Vec<&StructLayout> {
+        let mut found: Vec<&StructLayout> = self
+            .structs
+            .values()
+            .filter(|l| !l.is_generic_base() && crate::layout::base_name(l.name) == base)
+            .filter(|l| l.name != base)
+            .collect();
+        found.sort_by_key(|l| l.name);
+        found
+    }
+
     /// A type as written, resolved: a scalar (enums are their integer representation) or a
     /// struct.
     pub fn resolve_value(
@@ -283,10 +296,13 @@ impl ReachableItems {
                 .flatten()
         };
         self.get_struct(name).or_else(tuple).ok_or_else(|| {
-            LowerError::new(
-                span,
-                format!("no layout for the struct `{name}`: derive it with `#[derive(DeviceCopy)]` and `#[repr(C)]`"),
-            )
+            let message = match name.contains('<') && !name.starts_with('(') {
+                // A generic struct's instance that only a generic function's `Pair<T>`
+                // names: rustc laid out the instances the program names.
+                true => format!("no layout for `{name}`: the program names this instance nowhere the kernel reaches (a generic function's or kernel's `{}<T>` has an instance's layout where the instance is named): name it in the kernel or a function it calls, `let p: {name} = ..`, `{}::<..> {{ .. }}` or a parameter of that type", crate::layout::base_name(name), crate::layout::base_name(name)),
+                false => format!("no layout for the struct `{name}`: derive it with `#[derive(DeviceCopy)]` and `#[repr(C)]`"),
+            };
+            LowerError::new(span, message)
         })
     }
 }

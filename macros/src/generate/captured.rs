@@ -33,7 +33,7 @@ pub(super) fn captured_function(
             callees
         })
     };
-    let structs_fn = structs_fn(&parsed.structs, paths);
+    let structs_fn = structs_fn(&parsed.structs, &parsed.probed, paths);
     let constants_fn = constants_fn(parsed, paths);
     let specific_arch = match specific_arch {
         Some((major, minor)) => quote! {
@@ -153,16 +153,28 @@ fn callee_markers(callees: &[syn::Path], paths: &Paths) -> (TokenStream, Vec<syn
 }
 
 /// The `structs` field of a `CapturedFunction`: the layouts of the structs and enums a
-/// function names, taken from their `DeviceStruct` impls.
-pub(super) fn structs_fn(structs: &[syn::Path], paths: &Paths) -> TokenStream {
+/// function names, taken from their `DeviceStruct` impls, and those of the structs its body
+/// names without arguments (`probed`), found by a probe (`cudajit_core::layout::probe`):
+/// a generic struct's base layout, any other struct's own.
+pub(super) fn structs_fn(
+    structs: &[syn::Path],
+    probed: &[syn::Path],
+    paths: &Paths,
+) -> TokenStream {
     let private = paths.private();
-    if structs.is_empty() {
+    if structs.is_empty() && probed.is_empty() {
         return quote!(#private::CapturedFunction::no_structs);
     }
+    let probes = probed.iter().map(|path| {
+        let span = path.span();
+        quote_spanned!(span=> #private::probe_layout(&#path::__cudajit_probe))
+    });
     quote!({
         fn structs() -> &'static [&'static #private::StructLayout] {
+            #[allow(unused_imports)]
+            use #private::ProbeFallback as _;
             const STRUCTS: &[&#private::StructLayout] =
-                &[#(&<#structs as #private::DeviceStruct>::LAYOUT),*];
+                &[#(&<#structs as #private::DeviceStruct>::LAYOUT,)* #(#probes),*];
             STRUCTS
         }
         structs
@@ -208,6 +220,12 @@ pub(super) fn device_fn_marker(function: &syn::Ident) -> syn::Ident {
 pub(super) fn associated_checks(parsed: &Parsed) -> TokenStream {
     let checks = parsed.associated.iter().map(|(ty, function)| {
         let marker = device_fn_marker(function);
+        // `Pair::<f32>::new`: the marker is on the struct's reserved instance, which a
+        // path without arguments finds (`cudajit_core::layout::probe`).
+        let mut ty = ty.clone();
+        if let Some(last) = ty.segments.last_mut() {
+            last.arguments = syn::PathArguments::None;
+        }
         let message =
             format!("`{function}` is not a device method: add `#[device]` to its impl block");
         let span = function.span();

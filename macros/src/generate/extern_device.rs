@@ -81,7 +81,7 @@ fn extern_function(
             _ => None,
         })
         .collect();
-    let structs_fn = captured::structs_fn(&structs, paths);
+    let structs_fn = captured::structs_fn(&structs, &[], paths);
     let doc = format!("The captured declaration of the `#[extern_device]` function [`{name}()`].");
     // Spanned at the user's path, so a path that is not a `DeviceLibrary` is reported there.
     let library_fn = quote_spanned! {library.span()=>

@@ -104,6 +104,24 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
             let attributes = method_check::copy_attributes();
             Some(quote!(#attributes #copy))
         });
+    // A generic block's markers of associated functions are on the struct's reserved
+    // instance (`Pair<GenericArgument>`), where a path without arguments finds them
+    // (`Pair::new`, `cudajit_core::layout::probe`); its methods' on the block's own type.
+    let (marker_impl, block_impl) = match &parsed.generic {
+        Some(generic) => {
+            let reserved = generic.reserved_args.iter().map(|slot| match slot {
+                crate::parse::GenericSlot::Type => quote!(#private::GenericArgument),
+                crate::parse::GenericSlot::Const => quote!(0),
+            });
+            let generics = &generic.generics;
+            let self_ty = &generic.self_ty;
+            (
+                quote!(impl #owner<#(#reserved),*>),
+                quote!(impl #generics #self_ty),
+            )
+        }
+        None => (quote!(impl #owner), quote!(impl #owner)),
+    };
     let lints = kernel_language_lints();
     let doc = format!("The captured functions of a `#[device]` impl block of `{self_ident}`.");
     let slot = match &parsed.slot {
@@ -126,9 +144,12 @@ pub(crate) fn device_impl(item: &ItemImpl, parsed: &DeviceImpl, paths: &Paths) -
         #lints
         #item
 
-        impl #owner {
+        #marker_impl {
             #slot
             #(#markers)*
+        }
+
+        #block_impl {
             #(#method_markers)*
             #(#checked_copies)*
         }

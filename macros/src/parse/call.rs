@@ -431,13 +431,20 @@ impl Parser<'_> {
         if !type_like || Scalar::from_rust_name(&owner_name).is_some() {
             return None;
         }
-        if !owner.arguments.is_none() || !function.arguments.is_none() {
-            self.errors.at(
-                path,
-                "generic associated functions are not supported in kernels: `#[device]` impl blocks are of structs without generic parameters, and hold functions without them",
-            );
-            return Some(None);
-        }
+        let mut owner_path = path.path.clone();
+        owner_path.segments.pop();
+        owner_path.segments.pop_punct();
+        // `Pair::<f32>::new(..)`: the instance's (its arguments bind the block's).
+        let owner_name = match super::signature::struct_name(&owner_path, &self.generics) {
+            Some(name) if function.arguments.is_none() => name,
+            _ => {
+                self.errors.at(
+                    path,
+                    "generic associated functions are not supported in kernels: call `Type::function(..)` (a generic struct's arguments on the type, `Pair::<f32>::new(..)`, scalar types, the function's parameters or integers), with the function's own type parameters inferred",
+                );
+                return Some(None);
+            }
+        };
         // `Circle::area(&c)`, `Shape::area(&c)`, `Shape::area(s)` of `s: &S`: a method
         // called by path, on a reference as its receiver. The receiver's type is the struct's (lowering finds the method,
         // of an inherent block or of a trait, through it), and the call is checked as a
@@ -458,11 +465,8 @@ impl Parser<'_> {
             let start = function.ident.span().start();
             self.method_sites.push((start.line, start.column));
         } else {
-            let mut type_path = path.path.clone();
-            type_path.segments.pop();
-            type_path.segments.pop_punct();
-            self.record_type(&type_path);
-            self.add_associated(&type_path, &function.ident);
+            self.record_struct(&owner_path);
+            self.add_associated(&owner_path, &function.ident);
         }
         // Arguments as a method's: `Vec3::dot(&a, &b)` passes the receiver by reference.
         let args: Vec<Option<Expr>> = call
@@ -589,17 +593,17 @@ impl Parser<'_> {
             );
             return None;
         }
-        let plain = literal
-            .path
-            .segments
-            .iter()
-            .all(|segment| segment.arguments.is_none());
-        let ident = match (&literal.qself, literal.path.segments.last()) {
-            (None, Some(last)) if plain => last.ident.clone(),
+        // `Pair { .. }`, `Pair::<f32> { .. }` (a generic struct's arguments given, or
+        // inferred from the fields when lowering).
+        let ident = match (
+            &literal.qself,
+            super::signature::struct_name(&literal.path, &self.generics),
+        ) {
+            (None, Some(name)) => name,
             _ => {
                 self.errors.at(
                     &literal.path,
-                    "name the struct by its path without generic arguments (`Team { .. }`, `nccl::Team { .. }`)",
+                    "name the struct by its path, with a generic struct's arguments scalar types, the function's parameters or integers (`Team { .. }`, `nccl::Team { .. }`, `Pair::<f32> { .. }`)",
                 );
                 return None;
             }
@@ -624,7 +628,7 @@ impl Parser<'_> {
             };
             fields.push((name.to_string(), value));
         }
-        self.record_type(&literal.path);
+        self.record_struct(&literal.path);
         Some(Expr {
             kind: ExprKind::StructLiteral {
                 ty: ident.to_string(),

@@ -108,10 +108,44 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) {
             "`DeviceCopy` needs `#[repr(C)]`: the device must see the fields where the host put them",
         );
     }
-    if !input.generics.params.is_empty() {
+    generic_struct(input, errors);
+}
+
+/// A generic `DeviceCopy` struct's parameters: scalar type parameters (`Pair<T>`, each a
+/// `DeviceScalar` in the derived impls) and integer constants (`Row<const N: usize>`).
+fn generic_struct(input: &DeriveInput, errors: &mut Errors) {
+    if let Some(where_clause) = &input.generics.where_clause {
+        errors.at(
+            where_clause,
+            "a generic `DeviceCopy` struct puts its bounds on its parameters (`struct Pair<T: Copy>`), not in a `where` clause",
+        );
+    }
+    for param in &input.generics.params {
+        match param {
+            syn::GenericParam::Lifetime(lifetime) => errors.at(
+                lifetime,
+                "`DeviceCopy` structs hold values, not references: remove the lifetime parameter",
+            ),
+            syn::GenericParam::Type(ty) if ty.default.is_some() => errors.at(
+                ty,
+                "the parameters of a generic `DeviceCopy` struct have no defaults: write the type arguments where the struct is named (`Pair<f32>`)",
+            ),
+            syn::GenericParam::Const(c)
+                if !super::scalar_type(&c.ty).is_some_and(|s| s.is_integer()) =>
+            {
+                errors.at(
+                    &c.ty,
+                    "the const parameters of a `DeviceCopy` struct are integers (`const N: usize`)",
+                )
+            }
+            _ => {}
+        }
+    }
+    let generic = !input.generics.params.is_empty();
+    if generic && input.attrs.iter().any(|a| a.path().is_ident("device_drop")) {
         errors.at(
             &input.generics,
-            "`DeviceCopy` structs cannot be generic yet",
+            "`#[device_drop]` is for structs without generic parameters: write the struct for its one type",
         );
     }
 }

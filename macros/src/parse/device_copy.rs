@@ -18,6 +18,8 @@ pub(crate) enum DeviceCopy {
 /// The type of a field of a `DeviceCopy` struct.
 pub(crate) enum FieldShape {
     Scalar(Scalar),
+    /// A type parameter of a generic struct (`a: T` of `Pair<T>`), a scalar type.
+    Param(syn::Ident),
     /// Another `DeviceCopy` struct, by the path written.
     Struct(syn::Path),
     /// `[elem; len]`.
@@ -32,6 +34,15 @@ pub(crate) struct DeviceCopyStruct {
     pub fields: Vec<(syn::Member, FieldShape)>,
     /// `#[device_drop(f)]`: the function kernels call on a local at the end of its scope.
     pub drop_hook: Option<syn::Path>,
+    /// A generic struct's parameters, in order (empty for other structs).
+    pub params: Vec<StructParam>,
+}
+
+/// A generic parameter of a `DeviceCopy` struct: a scalar type (`T`, with the bounds the
+/// struct writes) or an integer constant (`const N: usize`).
+pub(crate) enum StructParam {
+    Type(syn::TypeParam),
+    Const(syn::Ident, syn::Type),
 }
 
 /// A fieldless enum that kernels see as its integer representation.
@@ -53,6 +64,24 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) -> Option<De
             variants: data.variants.iter().map(|v| v.ident.clone()).collect(),
         }));
     }
+    let params: Vec<StructParam> = input
+        .generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            syn::GenericParam::Type(ty) => Some(StructParam::Type(ty.clone())),
+            syn::GenericParam::Const(c) => Some(StructParam::Const(c.ident.clone(), c.ty.clone())),
+            // Refused by the check.
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect();
+    let type_params: Vec<&syn::Ident> = params
+        .iter()
+        .filter_map(|p| match p {
+            StructParam::Type(ty) => Some(&ty.ident),
+            StructParam::Const(..) => None,
+        })
+        .collect();
     let mut fields = Vec::new();
     match &input.data {
         Data::Struct(data) => {
@@ -63,7 +92,7 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) -> Option<De
                     Some(name) => syn::Member::Named(name.clone()),
                     None => syn::Member::Unnamed(syn::Index::from(index)),
                 };
-                match field_shape(&field.ty) {
+                match field_shape(&field.ty, &type_params) {
                     Some(shape) => fields.push((member, shape)),
                     None => errors.at(
                         &field.ty,
@@ -79,25 +108,35 @@ pub(crate) fn device_copy(input: &DeriveInput, errors: &mut Errors) -> Option<De
         ident: input.ident.clone(),
         fields,
         drop_hook,
+        params,
     }))
 }
 
 /// What a field's type is: a scalar, a struct by path (rustc checks it is `DeviceCopy`
 /// where its layout is taken), or an array of either.
-fn field_shape(ty: &syn::Type) -> Option<FieldShape> {
+fn field_shape(ty: &syn::Type, type_params: &[&syn::Ident]) -> Option<FieldShape> {
     if let Some(scalar) = scalar_type(ty) {
         return Some(FieldShape::Scalar(scalar));
     }
     match ty {
+        syn::Type::Path(path)
+            if path.qself.is_none()
+                && path
+                    .path
+                    .get_ident()
+                    .is_some_and(|ident| type_params.contains(&ident)) =>
+        {
+            path.path.get_ident().cloned().map(FieldShape::Param)
+        }
         syn::Type::Path(path) if path.qself.is_none() => {
             Some(FieldShape::Struct(path.path.clone()))
         }
         syn::Type::Array(array) => Some(FieldShape::Array(
-            Box::new(field_shape(&array.elem)?),
+            Box::new(field_shape(&array.elem, type_params)?),
             array.len.clone(),
         )),
-        syn::Type::Paren(inner) => field_shape(&inner.elem),
-        syn::Type::Group(inner) => field_shape(&inner.elem),
+        syn::Type::Paren(inner) => field_shape(&inner.elem, type_params),
+        syn::Type::Group(inner) => field_shape(&inner.elem, type_params),
         _ => None,
     }
 }

@@ -109,6 +109,7 @@ fn declaration(function: &ForeignItemFn, errors: &mut Errors) -> Option<Function
         span: span_of(sig.ident.span()),
         external: Some(symbol),
         max_threads: None,
+        self_type: None,
         constants: Vec::new(),
         file: String::new(),
     })

@@ -53,6 +53,27 @@ pub(crate) struct DeviceImpl {
     pub function_names: Vec<syn::Ident>,
     /// Whether it is the struct's inherent block (not an operator trait's).
     pub inherent: bool,
+    /// A generic block's (`impl<T: Add<Output = T>> Pair<T>`) generics and type (`Pair<T>`);
+    /// `None` for a block of a struct without parameters.
+    pub generic: Option<GenericImpl>,
+}
+
+/// The generics of an impl block of a generic struct.
+pub(crate) struct GenericImpl {
+    /// The block's generics as written.
+    pub generics: syn::Generics,
+    /// The block's type as written (`Pair<T>`).
+    pub self_ty: Type,
+    /// The struct's reserved instance (`Pair<GenericArgument>`, see
+    /// `cudajit_core::layout::probe`), whose inherent block holds the markers of the
+    /// block's associated functions, for paths that name the struct without arguments.
+    pub reserved_args: Vec<GenericSlot>,
+}
+
+/// What an argument of the reserved instance is.
+pub(crate) enum GenericSlot {
+    Type,
+    Const,
 }
 
 const OPERATORS: &str = "`Add`, `Sub`, `Mul`, `Div`, `Rem` (with `Self` or a scalar on the right, or for a scalar with the struct on the right), `Neg`, `AddAssign`, `SubAssign`, `MulAssign`, `DivAssign`, `RemAssign`, `PartialEq`, and `Index`/`IndexMut` (with an integer index)";
@@ -70,29 +91,36 @@ enum Attached {
 /// Parses the block; `None` if anything was rejected (recorded in `errors`).
 pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceImpl> {
     let before = errors.len();
-    if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
-        errors.at(
-            &item.generics,
-            "generic impl blocks are not supported on the device: write the impl for a concrete `DeviceCopy` struct (`impl Vec3 { .. }`)",
-        );
-    }
+    let generic = generic_impl(item, errors);
     if let Some(unsafety) = &item.unsafety {
         errors.at(unsafety, "`unsafe impl` blocks are not device code");
     }
     let self_scalar = super::scalar_type(&item.self_ty);
     let self_ident = match &*item.self_ty {
         Type::Path(path)
-            if path.qself.is_none()
-                && path
-                    .path
-                    .segments
-                    .last()
-                    .is_some_and(|s| s.arguments.is_none()) =>
+            if path.qself.is_none() && path.path.segments.iter().all(|s| s.arguments.is_none()) =>
         {
             path.path.segments.last().map(|s| s.ident.clone())
         }
-        // A generic struct's: reported with the impl's generics above.
-        Type::Path(_) if !item.generics.params.is_empty() => None,
+        // A generic struct's (`Pair<T>`): checked by `generic_impl`.
+        Type::Path(path) if path.qself.is_none() && generic.is_some() => {
+            path.path.segments.last().map(|s| s.ident.clone())
+        }
+        // Reported by `generic_impl`.
+        Type::Path(_) if errors.len() > before => None,
+        Type::Path(path) if path.qself.is_none() => {
+            let name = path
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            errors.at(
+                other_arguments(path),
+                format!("a `#[device]` impl block for one instance of a generic struct (`impl {name}<f32>`) is not supported: write instead the block generic over the struct's parameters (`impl<T: DeviceScalar> {name}<T> {{ .. }}`), whose methods every instance has"),
+            );
+            None
+        }
         other => {
             errors.at(
                 other,
@@ -124,11 +152,21 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         },
         (Some((None, path, _)), Some(scalar)) => scalar_left_operator(path, scalar, errors)?,
     };
+    if generic.is_some() && matches!(attached, Attached::ScalarLeft(..)) {
+        errors.at(
+            &item.generics,
+            "a scalar's operator with a generic struct on the right (`2.0 * p`) is not supported on the device: write instead a method of the struct's generic block (`p.scaled(2.0)`)",
+        );
+        return None;
+    }
+    let slot_generic = |slot: Option<String>| slot.filter(|_| generic.is_none());
     let (owner, slot) = match &attached {
         Attached::Inherent | Attached::UserTrait(..) => (self_ident.clone(), None),
-        Attached::Operator(operator, rhs) => {
-            (self_ident.clone(), Some(operator_slot(operator, *rhs)))
-        }
+        // A generic struct's operators are rows too: a slot is one type's constant.
+        Attached::Operator(operator, rhs) => (
+            self_ident.clone(),
+            slot_generic(Some(operator_slot(operator, *rhs))),
+        ),
         Attached::ScalarLeft(operator, scalar, owner) => {
             (owner.clone(), Some(scalar_left_slot(*scalar, operator)))
         }
@@ -176,9 +214,14 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
                         if matches!(operator.kind, OperatorKind::Index | OperatorKind::IndexMut)
                 );
                 let method = super::associated_type::given_in_impl(method, &types);
-                if let Some(parsed) =
-                    method_function(&method, &self_ident, name, returns_place, errors)
-                {
+                if let Some(parsed) = method_function(
+                    &method,
+                    &self_ident,
+                    generic.as_ref(),
+                    name,
+                    returns_place,
+                    errors,
+                ) {
                     functions.push(parsed);
                     function_names.push(method.sig.ident.clone());
                 }
@@ -186,9 +229,24 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
             ImplItem::Type(output)
                 if !matches!(attached, Attached::Inherent) && output.ident == "Output" => {}
             // A user trait's associated types: kept in the block's row (`types`), for
-            // generic functions naming `S::Out`.
+            // generic functions naming `S::Out`; one row for every instance, so not of
+            // the block's parameters.
+            ImplItem::Type(ty)
+                if generic.is_some()
+                    && matches!(attached, Attached::UserTrait(..))
+                    && generic.as_ref().is_some_and(|g| mentions_params(&ty.ty, &g.generics)) =>
+            {
+                errors.at(
+                    &ty.ty,
+                    "an associated type of a generic impl block that names the block's parameters (`type Out = T;`) is not supported on the device: give a concrete type (`type Out = f32;`), or return `T` from a method",
+                )
+            }
             ImplItem::Type(_) if matches!(attached, Attached::UserTrait(..)) => {}
             // Scalar constants, which rustc evaluates (`S::SIDES` in a generic function).
+            ImplItem::Const(constant) if generic.is_some() => errors.at(
+                constant,
+                "associated constants of a generic impl block are not supported on the device (their value may depend on the parameters): write instead a method returning it (`fn two(&self) -> u32 { 2 }`), or a module constant",
+            ),
             ImplItem::Const(constant)
                 if matches!(attached, Attached::Inherent | Attached::UserTrait(..)) =>
             {
@@ -222,6 +280,94 @@ pub(crate) fn impl_block(item: &ItemImpl, errors: &mut Errors) -> Option<DeviceI
         functions,
         function_names,
         inherent,
+        generic,
+    })
+}
+
+/// Whether `ty` names one of `generics`' parameters.
+fn mentions_params(ty: &Type, generics: &syn::Generics) -> bool {
+    fn walk(tokens: TokenStream, names: &[String]) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => names.iter().any(|n| ident == n),
+            TokenTree::Group(group) => walk(group.stream(), names),
+            _ => false,
+        })
+    }
+    let names: Vec<String> = generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .chain(generics.const_params().map(|c| c.ident.to_string()))
+        .collect();
+    walk(ty.to_token_stream(), &names)
+}
+
+/// The arguments of a type path (for the message at them).
+fn other_arguments(path: &syn::TypePath) -> &dyn quote::ToTokens {
+    match path.path.segments.iter().find(|s| !s.arguments.is_none()) {
+        Some(segment) => &segment.arguments,
+        None => path,
+    }
+}
+
+/// A generic impl block's generics, checked: the block of a generic `DeviceCopy` struct
+/// over all its parameters (`impl<T: Add<Output = T>> Pair<T>`, `impl<const N: usize>
+/// Row<N>`), bounds on the parameters. `None` for a block without generics, and after an
+/// error.
+fn generic_impl(item: &ItemImpl, errors: &mut Errors) -> Option<GenericImpl> {
+    if let Some(where_clause) = &item.generics.where_clause {
+        errors.at(
+            where_clause,
+            "`where` clauses are not supported on device impl blocks: put the bounds on the parameters (`impl<T: Add<Output = T>> Pair<T>`)",
+        );
+        return None;
+    }
+    if item.generics.params.is_empty() {
+        return None;
+    }
+    let shape = "a generic `#[device]` impl block is of a generic `DeviceCopy` struct over its parameters, in order: `impl<T: DeviceScalar> Pair<T> { .. }`, `impl<const N: usize> Row<N>`; for one instance's methods write a generic block and call them on that instance";
+    let Type::Path(path) = &*item.self_ty else {
+        errors.at(&item.self_ty, shape);
+        return None;
+    };
+    let args: Vec<&syn::GenericArgument> = match path.path.segments.last().map(|s| &s.arguments) {
+        Some(syn::PathArguments::AngleBracketed(angle)) => angle.args.iter().collect(),
+        _ => Vec::new(),
+    };
+    let mut reserved_args = Vec::new();
+    let params: Vec<&syn::GenericParam> = item.generics.params.iter().collect();
+    if args.len() != params.len() {
+        errors.at(&item.self_ty, shape);
+        return None;
+    }
+    for (param, arg) in params.iter().zip(&args) {
+        let arg_ident = match arg {
+            syn::GenericArgument::Type(Type::Path(p)) if p.qself.is_none() => p.path.get_ident(),
+            _ => None,
+        };
+        match param {
+            syn::GenericParam::Type(ty) if arg_ident == Some(&ty.ident) => {
+                reserved_args.push(GenericSlot::Type)
+            }
+            syn::GenericParam::Const(c) if arg_ident == Some(&c.ident) => {
+                reserved_args.push(GenericSlot::Const)
+            }
+            syn::GenericParam::Lifetime(l) => {
+                errors.at(
+                    l,
+                    "lifetime parameters are not needed on device impl blocks: remove it",
+                );
+                return None;
+            }
+            _ => {
+                errors.at(arg, shape);
+                return None;
+            }
+        }
+    }
+    Some(GenericImpl {
+        generics: item.generics.clone(),
+        self_ty: (*item.self_ty).clone(),
+        reserved_args,
     })
 }
 
@@ -341,9 +487,11 @@ fn operator_of(
     Some((operator, rhs))
 }
 
-/// Whether `ty` is `Self` or the struct itself.
+/// Whether `ty` is `Self` or the struct itself (`Pair<T>` of a generic block).
 fn is_named(ty: &Type, self_ident: &syn::Ident) -> bool {
-    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| i == "Self" || i == self_ident))
+    matches!(ty, Type::Path(p) if p.qself.is_none()
+        && (p.path.get_ident().is_some_and(|i| i == "Self")
+            || p.path.segments.last().is_some_and(|s| s.ident == *self_ident)))
 }
 
 /// One function of the block, captured as a `#[device]` function named `name`: `Self` is
@@ -356,11 +504,26 @@ fn is_named(ty: &Type, self_ident: &syn::Ident) -> bool {
 pub(super) fn method_function(
     method: &syn::ImplItemFn,
     self_ident: &syn::Ident,
+    generic: Option<&GenericImpl>,
     name: String,
     returns_place: bool,
     errors: &mut Errors,
 ) -> Option<Parsed> {
-    let tokens = replace_self_type(method.to_token_stream(), self_ident);
+    // `Self` of a generic block is its type with turbofish arguments (`Pair::<T>`), which
+    // reads as a type and as the start of an expression (`Pair::<T> { .. }`, `Pair::<T>::new`).
+    let self_tokens: TokenStream = match generic {
+        Some(generic) => {
+            let names = generic.generics.params.iter().map(|param| match param {
+                syn::GenericParam::Type(ty) => ty.ident.to_token_stream(),
+                syn::GenericParam::Const(c) => c.ident.to_token_stream(),
+                syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
+            });
+            quote::quote!(#self_ident::<#(#names),*>)
+        }
+        None => self_ident.to_token_stream(),
+    };
+    let replace_self_type = |tokens: TokenStream| replace_self_type(tokens, &self_tokens);
+    let tokens = replace_self_type(method.to_token_stream());
     let method: syn::ImplItemFn = match syn::parse2(tokens) {
         Ok(method) => method,
         Err(error) => {
@@ -371,6 +534,23 @@ pub(super) fn method_function(
     let mut sig = method.sig.clone();
     if returns_place {
         sig.output = syn::ReturnType::Default;
+    }
+    // The block's parameters come first, each a scalar type (what the derive allows a
+    // generic struct's parameters to be) or a constant: the captured function is generic
+    // over them as a generic function is, bound per call from the struct's instance.
+    if let Some(generic) = generic {
+        let own = std::mem::take(&mut sig.generics.params);
+        for param in &generic.generics.params {
+            let param = match param {
+                syn::GenericParam::Type(ty) => {
+                    let ident = &ty.ident;
+                    syn::parse_quote!(#ident: DeviceScalar)
+                }
+                other => other.clone(),
+            };
+            sig.generics.params.push(param);
+        }
+        sig.generics.params.extend(own);
     }
     for input in &mut sig.inputs {
         if let syn::FnArg::Receiver(receiver) = input {
@@ -386,10 +566,7 @@ pub(super) fn method_function(
                 })),
                 colon_token: Default::default(),
                 // syn writes `Self` for a receiver without a type: the struct's name too.
-                ty: Box::new(
-                    syn::parse2(replace_self_type(receiver.ty.to_token_stream(), self_ident))
-                        .ok()?,
-                ),
+                ty: Box::new(syn::parse2(replace_self_type(receiver.ty.to_token_stream())).ok()?),
             });
         }
     }
@@ -402,27 +579,51 @@ pub(super) fn method_function(
     super::check::signature(&item, FnKind::Device, errors);
     let mut parsed = function_with_places(&item, FnKind::Device, returns_place, errors)?;
     parsed.source.name = name;
+    if let Some(generic) = generic {
+        let names = super::signature::GenericNames {
+            types: generic
+                .generics
+                .type_params()
+                .map(|t| t.ident.to_string())
+                .collect(),
+            consts: generic
+                .generics
+                .const_params()
+                .map(|c| c.ident.to_string())
+                .collect(),
+            ..Default::default()
+        };
+        parsed.source.self_type = match &generic.self_ty {
+            Type::Path(path) => super::signature::struct_name(&path.path, &names),
+            _ => None,
+        };
+    }
     Some(parsed)
 }
 
-/// `tokens` with every `Self` the struct's name, so the captured function names the
-/// struct as any other function would.
-fn replace_self_type(tokens: TokenStream, self_ident: &syn::Ident) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|token| match token {
+/// `tokens` with every `Self` the struct's type (`self_tokens`: its name, or a generic
+/// block's `Pair::<T>`), so the captured function names the struct as any other function
+/// would.
+fn replace_self_type(tokens: TokenStream, self_tokens: &TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    for token in tokens {
+        match token {
             TokenTree::Ident(ident) if ident == "Self" => {
-                TokenTree::Ident(syn::Ident::new(&self_ident.to_string(), ident.span()))
+                out.extend(self_tokens.clone().into_iter().map(|mut t| {
+                    t.set_span(ident.span());
+                    t
+                }));
             }
             TokenTree::Group(group) => {
                 let mut replaced = Group::new(
                     group.delimiter(),
-                    replace_self_type(group.stream(), self_ident),
+                    replace_self_type(group.stream(), self_tokens),
                 );
                 replaced.set_span(group.span());
-                TokenTree::Group(replaced)
+                out.extend([TokenTree::Group(replaced)]);
             }
-            other => other,
-        })
-        .collect()
+            other => out.extend([other]),
+        }
+    }
+    out
 }

@@ -47,9 +47,10 @@ pub(crate) use args::{derive_crate_path, extern_device_arguments, function_argum
 pub(crate) use associated_type::written_type;
 pub(crate) use device_copy::{
     device_copy, integer_repr, is_repr_c, DeviceCopy, DeviceCopyEnum, DeviceCopyStruct, FieldShape,
+    StructParam,
 };
 pub(crate) use extern_block::{declarations, extern_block};
-pub(crate) use impl_block::{impl_block, DeviceImpl};
+pub(crate) use impl_block::{impl_block, DeviceImpl, GenericSlot};
 use parser::Parser;
 pub(crate) use signature::{scalar_type, FnKind};
 pub(crate) use trait_item::{trait_item, DeviceTrait};
@@ -71,6 +72,10 @@ pub(crate) struct Parsed {
     pub callees: Vec<syn::Path>,
     /// The user structs and enums the signature and body name, by path.
     pub structs: Vec<syn::Path>,
+    /// The structs the body names by a path without arguments, which may be a generic
+    /// struct's (`Pair { .. }`, `Pair::new(..)`): their layouts found by a probe
+    /// (`cudajit_core::layout::probe`).
+    pub probed: Vec<syn::Path>,
     /// The Rust constants the body names: the name in the captured syntax, the path.
     pub constants: Vec<(String, syn::Path)>,
     /// The body's `const` and `static` items.
@@ -109,6 +114,11 @@ pub(crate) fn function_with_places(
         FnKind::Device => signature::result(&item.sig, &names, errors),
     };
     let own_name = item.sig.ident.to_string();
+    let own_generics = signature::GenericNames {
+        types: names.types.clone(),
+        consts: names.consts.clone(),
+        ..Default::default()
+    };
     let mut parser = Parser::new(errors, names, kind, own_name);
     // `*self` and `*other` of struct references read the struct.
     for input in &item.sig.inputs {
@@ -194,12 +204,19 @@ pub(crate) fn function_with_places(
             structs.push(path.clone());
         }
     };
+    // A generic struct named with the function's own parameters (`Pair<T>`) has a layout
+    // only per instance: the callers' concrete types bring it.
     let named = |ty: &syn::Type| match ty {
         syn::Type::Path(path) if path.qself.is_none() => path
             .path
             .segments
             .last()
-            .filter(|last| struct_names.contains(&last.ident.to_string().as_str()))
+            .filter(|last| {
+                struct_names
+                    .iter()
+                    .any(|name| last.ident == cudajit_core::layout::base_name(name))
+            })
+            .filter(|_| !signature::mentions_generics(&path.path, &own_generics))
             .map(|_| path.path.clone()),
         _ => None,
     };
@@ -223,7 +240,9 @@ pub(crate) fn function_with_places(
         (&result, &item.sig.output)
     {
         if let syn::Type::Path(path) = &**ty {
-            add(&path.path);
+            if !signature::mentions_generics(&path.path, &own_generics) {
+                add(&path.path);
+            }
         }
     }
     for path in &enums {
@@ -231,6 +250,7 @@ pub(crate) fn function_with_places(
     }
     Some(Parsed {
         structs,
+        probed: uses.probed,
         source: FunctionSource {
             name: item.sig.ident.to_string(),
             generics,
@@ -240,6 +260,7 @@ pub(crate) fn function_with_places(
             span: span_of(item.sig.ident.span()),
             external: None,
             max_threads: None,
+            self_type: None,
             constants: Vec::new(),
             file: String::new(),
         },

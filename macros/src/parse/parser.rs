@@ -26,6 +26,9 @@ pub(crate) struct Parser<'e> {
     /// `DeviceCopy` enums named by `Enum::Variant` and structs built by `Name { .. }` in
     /// the body, so their layouts reach the lowering even when no parameter has that type.
     enums: Vec<syn::Path>,
+    /// Structs named in the body without arguments (`Pair { .. }`), whose layouts are
+    /// probed (they may be generic).
+    probed: Vec<syn::Path>,
     /// Whether the function returns a tuple: its `return (a, b)` and final `(a, b)` are
     /// the tuple value, not tuple locals.
     pub(crate) returns_tuple: bool,
@@ -72,6 +75,8 @@ pub(crate) struct BodyUses {
     pub callees: Vec<syn::Path>,
     /// `DeviceCopy` types named, by path.
     pub types: Vec<syn::Path>,
+    /// Structs named without arguments, by path (see `Parsed::probed`).
+    pub probed: Vec<syn::Path>,
     /// Rust constants named: the name in the captured syntax and the path.
     pub constants: Vec<(String, syn::Path)>,
     /// The body's own `const` items.
@@ -98,6 +103,7 @@ impl<'e> Parser<'e> {
             own_name,
             callees: Vec::new(),
             enums: Vec::new(),
+            probed: Vec::new(),
             returns_tuple: false,
             returns_option: None,
             function_tail: false,
@@ -157,13 +163,24 @@ impl<'e> Parser<'e> {
 
     /// Records a `DeviceCopy` type the body names (by its path), for its layout.
     pub(super) fn record_type(&mut self, path: &syn::Path) {
-        let text = quote::quote!(#path).to_string();
-        if !self
-            .enums
-            .iter()
-            .any(|p| quote::quote!(#p).to_string() == text)
-        {
-            self.enums.push(path.clone());
+        push_path(&mut self.enums, path);
+    }
+
+    /// Records a struct the body builds or calls an associated function of (`Pair { .. }`,
+    /// `Pair::<f32>::new(..)`): with arguments, its layout; without, a probe of it, which
+    /// finds a generic struct's base layout; nothing where the arguments are the
+    /// function's own parameters (`Pair::<T> { .. }`, whose instances the callers bring).
+    pub(super) fn record_struct(&mut self, path: &syn::Path) {
+        if super::signature::mentions_generics(path, &self.generics) {
+            return;
+        }
+        let mut base = path.clone();
+        if let Some(last) = base.segments.last_mut() {
+            last.arguments = syn::PathArguments::None;
+        }
+        push_path(&mut self.probed, &base);
+        if base != *path {
+            push_path(&mut self.enums, path);
         }
     }
 
@@ -206,6 +223,7 @@ impl<'e> Parser<'e> {
         BodyUses {
             callees: self.callees,
             types: self.enums,
+            probed: self.probed,
             constants: self.constants,
             const_items: self.const_items,
             associated: self.associated,
@@ -393,5 +411,13 @@ fn item_name(item: &syn::Item) -> Option<&syn::Ident> {
         syn::Item::Const(constant) => Some(&constant.ident),
         syn::Item::Static(stat) => Some(&stat.ident),
         _ => None,
+    }
+}
+
+/// Adds `path` to `paths` unless it is there (as written).
+fn push_path(paths: &mut Vec<syn::Path>, path: &syn::Path) {
+    let text = quote::quote!(#path).to_string();
+    if !paths.iter().any(|p| quote::quote!(#p).to_string() == text) {
+        paths.push(path.clone());
     }
 }

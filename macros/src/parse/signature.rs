@@ -48,6 +48,7 @@ pub(crate) struct GenericNames {
 
 /// The bounds of a type parameter that a scalar type parameter may have.
 const SCALAR_BOUNDS: &[&str] = &[
+    "DeviceScalar",
     "Float",
     "Int",
     "Scalar",
@@ -96,7 +97,11 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
                         "default types of generic parameters are not supported",
                     );
                 }
-                if bounds.iter().any(|b| !SCALAR_BOUNDS.contains(&b.as_str())) {
+                // `T: DeviceScalar + Add<Output = T>` is a scalar type whatever else bounds it.
+                let scalar = bounds
+                    .iter()
+                    .any(|b| matches!(b.as_str(), "Float" | "Int" | "Scalar" | "DeviceScalar"));
+                if !scalar && bounds.iter().any(|b| !SCALAR_BOUNDS.contains(&b.as_str())) {
                     names.user_bounded.push(ty.ident.to_string());
                 }
                 names.types.push(ty.ident.to_string());
@@ -636,16 +641,9 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
                     false => ValueType::Struct(name),
                 });
             }
-            // `nccl::Team`: a struct by path, named by its last segment (the layout's name).
-            let plain = path
-                .path
-                .segments
-                .iter()
-                .all(|segment| segment.arguments.is_none());
-            plain
-                .then(|| path.path.segments.last())
-                .flatten()
-                .map(|last| ValueType::Struct(last.ident.to_string()))
+            // `nccl::Team`: a struct by path, named by its last segment (the layout's name);
+            // `Pair<f32>`, `Pair<T>`, `Row<4>`: a generic struct's instance, by its full name.
+            struct_name(&path.path, generics).map(ValueType::Struct)
         }
         Type::Paren(inner) => value_type(&inner.elem, generics),
         Type::Group(inner) => value_type(&inner.elem, generics),
@@ -677,6 +675,102 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
         }
         _ => None,
     }
+}
+
+/// The name lowering keys a struct type by: its last segment (`nccl::Team` is `Team`),
+/// with a generic struct's arguments (`Pair<f32>`, `Pair<T>` in a generic function, `Row<4>`,
+/// `KV<u32, f32>`; `Pair::<f32>` alike). `None` for arguments that are not scalar types,
+/// the function's generic parameters or integer literals, or for arguments on another
+/// segment than the last.
+pub(crate) fn struct_name(path: &syn::Path, generics: &GenericNames) -> Option<String> {
+    let (last, init) = path
+        .segments
+        .iter()
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(l, i)| (*l, i.to_vec()))?;
+    if init.iter().any(|segment| !segment.arguments.is_none()) {
+        return None;
+    }
+    // The standard library's generic types are no `DeviceCopy` structs (refused where
+    // they are written, with what to write instead).
+    const STANDARD: [&str; 14] = [
+        "Vec",
+        "VecDeque",
+        "Box",
+        "Rc",
+        "Arc",
+        "Cell",
+        "RefCell",
+        "HashMap",
+        "BTreeMap",
+        "HashSet",
+        "BTreeSet",
+        "Result",
+        "Option",
+        "PhantomData",
+    ];
+    let angle = match &last.arguments {
+        syn::PathArguments::None => return Some(last.ident.to_string()),
+        _ if STANDARD.iter().any(|s| last.ident == s) => return None,
+        syn::PathArguments::AngleBracketed(angle) => angle,
+        syn::PathArguments::Parenthesized(_) => return None,
+    };
+    let mut args = Vec::new();
+    for arg in &angle.args {
+        let text = match arg {
+            syn::GenericArgument::Type(ty) => match scalar_type(ty) {
+                Some(scalar) => scalar.rust_name().to_owned(),
+                None => match ty {
+                    Type::Path(p) if p.qself.is_none() => {
+                        let ident = p.path.get_ident()?.to_string();
+                        let known = generics.types.contains(&ident)
+                            && !generics.user_bounded.contains(&ident);
+                        (known || generics.consts.contains(&ident)).then_some(ident)?
+                    }
+                    _ => return None,
+                },
+            },
+            syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                ..
+            })) => int.base10_parse::<i128>().ok()?.to_string(),
+            syn::GenericArgument::Const(syn::Expr::Block(block))
+                if block.block.stmts.len() == 1 =>
+            {
+                match &block.block.stmts[0] {
+                    syn::Stmt::Expr(syn::Expr::Path(p), None) => {
+                        let ident = p.path.get_ident()?.to_string();
+                        generics.consts.contains(&ident).then_some(ident)?
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        args.push(text);
+    }
+    Some(cudajit_core::layout::instance_name(
+        &last.ident.to_string(),
+        &args,
+    ))
+}
+
+/// Whether a type path's arguments name one of the function's generic parameters
+/// (`Pair<T>`): a layout only an instance of the function knows.
+pub(crate) fn mentions_generics(path: &syn::Path, generics: &GenericNames) -> bool {
+    fn walk(tokens: proc_macro2::TokenStream, names: &[&String]) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => names.iter().any(|n| ident == n.as_str()),
+            proc_macro2::TokenTree::Group(group) => walk(group.stream(), names),
+            _ => false,
+        })
+    }
+    let names: Vec<&String> = generics.types.iter().chain(&generics.consts).collect();
+    path.segments.iter().any(|segment| {
+        !segment.arguments.is_none()
+            && walk(quote::ToTokens::to_token_stream(&segment.arguments), &names)
+    })
 }
 
 /// A primitive scalar type written as a bare name (`f32`).

@@ -216,7 +216,18 @@ impl<'e> Parser<'e> {
                 return None;
             }
             Some(ty) => match value_type(ty, &self.generics) {
-                Some(scalar) => Some(scalar),
+                Some(value) => {
+                    // `let p: Pair<f32> = ..`: a generic struct's instance named, so its
+                    // layout (rustc's) reaches the lowering.
+                    if let (cudajit_core::ast::ValueType::Struct(name), syn::Type::Path(path)) =
+                        (&value, ty)
+                    {
+                        if name.contains('<') {
+                            self.record_struct(&path.path);
+                        }
+                    }
+                    Some(value)
+                }
                 None => {
                     self.errors.at(
                         ty,
@@ -277,6 +288,21 @@ impl<'e> Parser<'e> {
         );
         if let (true, None, Some(value)) = (is_vector_load, &ty, init.clone()) {
             return Some(self.vector_tuple_let(&name, value, span));
+        }
+        // `let q: Pair<i16> = Pair { .. };`: the literal is of the instance the type names,
+        // as rustc infers it from the annotation.
+        let mut init = init;
+        if let (
+            Some(cudajit_core::ast::ValueType::Struct(instance)),
+            Some(Expr {
+                kind: ExprKind::StructLiteral { ty: literal, .. },
+                ..
+            }),
+        ) = (&ty, &mut init)
+        {
+            if instance.contains('<') && *literal == cudajit_core::layout::base_name(instance) {
+                *literal = instance.clone();
+            }
         }
         // Bound after the initialiser: `let x = x + 1;` reads the outer `x`.
         self.bind(&name);

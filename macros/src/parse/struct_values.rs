@@ -67,7 +67,7 @@ impl Parser<'_> {
             };
             fields.push((index.to_string(), value));
         }
-        self.record_type(&path.path);
+        self.record_struct(&path.path);
         Some(Some(Expr {
             kind: ExprKind::StructLiteral {
                 ty: ident.to_string(),
@@ -83,7 +83,7 @@ impl Parser<'_> {
         if path.path.segments.len() == 1 && self.is_bound(&ident.to_string()) {
             return None;
         }
-        self.record_type(&path.path);
+        self.record_struct(&path.path);
         Some(Expr {
             kind: ExprKind::StructLiteral {
                 ty: ident.to_string(),

@@ -54,7 +54,7 @@ pub(crate) fn trait_item(item: &ItemTrait, errors: &mut Errors) -> Option<Device
             block: block.clone(),
         };
         let name = trait_default_function_name(&trait_name, &function.sig.ident.to_string());
-        if let Some(parsed) = method_function(&method, &self_ident, name, false, errors) {
+        if let Some(parsed) = method_function(&method, &self_ident, None, name, false, errors) {
             defaults.push(parsed);
         }
     }

@@ -194,6 +194,7 @@ unsafe impl DeviceStruct for DevComm {
         variants: &[],
         drop: None,
         methods: cudajit_core::methods::MethodTable::NONE,
+        args: &[],
     };
 }
 // The launch checks of a communicating kernel (`super::launch_check`).
@@ -295,6 +296,7 @@ unsafe impl DeviceStruct for Window {
         variants: &[],
         drop: None,
         methods: cudajit_core::methods::MethodTable::NONE,
+        args: &[],
     };
 }
 impl LaunchArgument for Window {}

@@ -117,6 +117,11 @@ pub fn struct_layout(layout: &StructLayout) -> Vec<u8> {
     for variant in layout.variants {
         out.text(variant.name).signed(variant.value);
     }
+    // A generic struct's arguments (`Pair<f32>`), as text: `f32`, `4`, `T`.
+    out.count(layout.args.len());
+    for arg in layout.args {
+        out.text(&arg.to_string());
+    }
     match layout.drop {
         None => out.tag(0),
         Some(hook) => {
@@ -190,6 +195,7 @@ mod tests {
             variants: &[],
             drop: None,
             methods: cudajit_core::methods::MethodTable::NONE,
+            args: &[],
         };
         let with_field = StructLayout {
             fields: &FIELDS,

@@ -39,10 +39,17 @@ impl Inference<'_> {
         let library = self.library;
         // `Circle::area(&c)` or, in an instance, `S::new(..)` of a trait's function.
         let resolved;
+        // `Pair::<f32>::new(..)`: the instance whose arguments bind the impl block's.
+        let mut owner_instance = None;
         let callee = match callee.split_once("::") {
             Some((owner, item))
-                if library.get(callee).is_none() && library.get_struct(owner).is_some() =>
+                if library.get(callee).is_none()
+                    && (library.get_struct(owner).is_some()
+                        || owner.contains('<') && !owner.starts_with('<')) =>
             {
+                if owner.contains('<') {
+                    owner_instance = Some(owner);
+                }
                 resolved = self.method_callee(owner, item, span)?;
                 resolved.as_str()
             }
@@ -109,19 +116,21 @@ impl Inference<'_> {
                 (GenericKind::Const(ty), Some(GenericArg::Const(value))) => {
                     consts.push((generic.name.clone(), self.const_value(value, *ty)?));
                 }
-                (GenericKind::Const(_), None) => {
-                    return Err(LowerError::new(
-                        span,
-                        format!("give `{callee}`'s const parameter `{}` with a turbofish: `{callee}::<..>(..)`", generic.name),
-                    ))
-                }
+                // Bound by a generic struct's argument (`Row<N>`), or reported below.
+                (GenericKind::Const(_), None) => {}
                 _ => {
                     return Err(LowerError::new(
                         span,
-                        format!("generic argument {} of `{callee}` is of the wrong kind", index + 1),
+                        format!(
+                            "generic argument {} of `{callee}` is of the wrong kind",
+                            index + 1
+                        ),
                     ))
                 }
             }
+        }
+        if let (Some(owner), Some(pattern)) = (owner_instance, &function.self_type) {
+            self.bind_instance(function, pattern, owner, &types, &mut consts, span)?;
         }
         // Type parameters bound to structs: checked against the instance's signature.
         let substituted;
@@ -194,6 +203,13 @@ impl Inference<'_> {
         for (param, arg) in function.params.iter().zip(args) {
             if let ParamType::Closure { arity } = param.ty {
                 closures.push(self.closure_argument(callee, param, arity, arg)?);
+                continue;
+            }
+            // A generic struct written with the function's parameters (`&[Pair<T>]`): the
+            // argument's instance binds them.
+            if let Some(pattern) = super::generic_args::parameter_pattern(function, &param.ty) {
+                let given = self.argument_instance(callee, param, arg)?;
+                self.bind_instance(function, pattern, given, &types, &mut consts, arg.span)?;
                 continue;
             }
             // `[T; N]` by value: an array of the element type (the caller's copy is made
@@ -298,7 +314,33 @@ impl Inference<'_> {
                 }
             }
         }
-        let result = match &function.result {
+        if let Some(generic) = function.generics.iter().find(|g| {
+            matches!(g.kind, GenericKind::Const(_))
+                && !consts.iter().any(|(n, _)| *n == g.name)
+                && !structs.iter().any(|(n, _)| *n == g.name)
+        }) {
+            return Err(LowerError::new(
+                span,
+                format!(
+                    "give `{callee}`'s const parameter `{}` with a turbofish: `{callee}::<..>(..)`",
+                    generic.name
+                ),
+            ));
+        }
+        // `-> Pair<T>`: the instance the call's bound parameters name.
+        let bound_result;
+        let result_type = match &function.result {
+            Some(ValueType::Struct(pattern))
+                if super::generic_args::names_parameters(function, pattern) =>
+            {
+                bound_result = Some(ValueType::Struct(
+                    self.bound_instance(function, pattern, &types, &consts, span)?,
+                ));
+                &bound_result
+            }
+            other => other,
+        };
+        let result = match result_type {
             Some(ValueType::Array { elem, .. }) => Some(match elem.as_ref() {
                 ValueType::Struct(_) => self.array_type(elem, span)?,
                 scalar => InferTy::Array(var_of(self, scalar)?),
@@ -387,7 +429,7 @@ impl Inference<'_> {
             ExprKind::StructLiteral { ty, .. } => self
                 .library
                 .get_struct(ty)
-                .filter(|layout| layout.enum_repr.is_none())
+                .filter(|layout| layout.enum_repr.is_none() && !layout.is_generic_base())
                 .map(|layout| layout.name),
             _ => None,
         }

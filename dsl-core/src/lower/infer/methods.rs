@@ -13,6 +13,7 @@ use std::rc::Rc;
 use super::{InferTy, Inference};
 use crate::ast::UnaryOp;
 use crate::ast::{BinaryOp, Expr, ExprKind, ParamType, Stmt};
+use crate::layout::base_name;
 use crate::lower::error::LowerError;
 use crate::methods::{
     method_function_name, operator_function_name, scalar_left_function_name,
@@ -82,11 +83,15 @@ impl Inference<'_> {
         method: &str,
         span: crate::Span,
     ) -> Result<String, LowerError> {
+        // A generic struct's instance (`Pair<f32>`) has the functions of its impl blocks,
+        // captured for the struct (`Pair::sum`).
+        let instance = owner;
+        let owner = crate::layout::base_name(owner);
         let inherent = method_function_name(owner, method);
         // In an instance for a type parameter bound to `owner` (`S: Shape`, `S =
         // Square`), Rust sees only the bound's methods through `S`: a trait's method wins
         // over an inherent one of the same name there, as it loses everywhere else.
-        let through_bound = self.spec.structs.iter().any(|(_, s)| *s == owner);
+        let through_bound = self.spec.structs.iter().any(|(_, s)| *s == instance);
         if self.library.get(&inherent).is_some() && !through_bound {
             return Ok(inherent);
         }
@@ -131,6 +136,7 @@ impl Inference<'_> {
         trait_name: &str,
         item: &str,
     ) -> Option<String> {
+        let owner = crate::layout::base_name(owner);
         crate::methods::blocks_of(owner).find(|b| b.trait_name == Some(trait_name))?;
         [
             user_trait_function_name(owner, trait_name, item),
@@ -207,7 +213,7 @@ impl Inference<'_> {
         let root = self.find(left_var);
         let fitting: Vec<(Scalar, String)> = Scalar::ALL
             .into_iter()
-            .map(|s| (s, scalar_left_function_name(s, &operator, name)))
+            .map(|s| (s, scalar_left_function_name(s, &operator, base_name(name))))
             .filter(|(_, callee)| self.library.get(callee).is_some())
             .filter(|(s, _)| {
                 super::merge(self.constraint[root], super::Constraint::Known(*s)).is_some()
@@ -268,7 +274,8 @@ impl Inference<'_> {
         }
         let eq = OperatorTrait::named("PartialEq")
             .ok_or_else(|| LowerError::new(expr.span, "internal: no `PartialEq` operator"))?;
-        let callee_of = |method: &str| trait_method_function_name(name, &eq, Rhs::SelfType, method);
+        let callee_of =
+            |method: &str| trait_method_function_name(base_name(name), &eq, Rhs::SelfType, method);
         if self.library.get(&callee_of("eq")).is_none() {
             return Err(LowerError::new(
                 expr.span,
@@ -327,7 +334,7 @@ impl Inference<'_> {
     ) -> Result<InferTy, LowerError> {
         let operator = OperatorTrait::named("Neg")
             .ok_or_else(|| LowerError::new(expr.span, "internal: no `Neg` operator"))?;
-        let callee = operator_function_name(name, &operator, Rhs::SelfType);
+        let callee = operator_function_name(base_name(name), &operator, Rhs::SelfType);
         if self.library.get(&callee).is_none() {
             return Err(LowerError::new(
                 expr.span,
@@ -400,7 +407,7 @@ impl Inference<'_> {
         };
         match self.expr(right)? {
             InferTy::Struct(right_name) if right_name == name => {
-                let callee = operator_function_name(name, operator, Rhs::SelfType);
+                let callee = operator_function_name(base_name(name), operator, Rhs::SelfType);
                 match self.library.get(&callee) {
                     Some(_) => Ok(callee),
                     None => Err(missing(name)),
@@ -409,7 +416,12 @@ impl Inference<'_> {
             InferTy::Scalar(var) => {
                 let candidates: Vec<(Scalar, String)> = Scalar::ALL
                     .into_iter()
-                    .map(|s| (s, operator_function_name(name, operator, Rhs::Scalar(s))))
+                    .map(|s| {
+                        (
+                            s,
+                            operator_function_name(base_name(name), operator, Rhs::Scalar(s)),
+                        )
+                    })
                     .filter(|(_, callee)| self.library.get(callee).is_some())
                     .collect();
                 let root = self.find(var);

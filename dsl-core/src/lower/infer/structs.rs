@@ -67,8 +67,7 @@ impl Inference<'_> {
                     len,
                 } => {
                     let v = self.scalar(element)?;
-                    let l = self.scalar(len)?;
-                    self.require(l, Scalar::Usize, len.span)?;
+                    self.repeat_length(len)?;
                     self.unify(v, elem, element.span)
                 }
                 _ => match self.expr(value)? {
@@ -79,19 +78,10 @@ impl Inference<'_> {
                     )),
                 },
             },
-            InferTy::StructArray(nested) => match &value.kind {
-                ExprKind::Repeat {
-                    value: element,
-                    len,
-                } => {
-                    let l = self.scalar(len)?;
-                    self.require(l, Scalar::Usize, len.span)?;
-                    match self.expr(element)? {
-                        InferTy::Struct(given) if given == nested => Ok(()),
-                        _ => Err(wrong()),
-                    }
-                }
-                _ => match self.expr(value)? {
+            InferTy::StructArray(nested) => match self.repeated(value)? {
+                Some(InferTy::Struct(given)) if given == nested => Ok(()),
+                Some(_) => Err(wrong()),
+                None => match self.expr(value)? {
                     InferTy::StructArray(given) if given == nested => Ok(()),
                     _ => Err(LowerError::new(
                         value.span,
@@ -100,6 +90,27 @@ impl Inference<'_> {
                 },
             },
             _ => Err(wrong()),
+        }
+    }
+
+    /// The `N` of an array field's `[value; N]`, a `usize`.
+    fn repeat_length(&mut self, len: &Expr) -> Result<(), LowerError> {
+        let l = self.scalar(len)?;
+        self.require(l, Scalar::Usize, len.span)
+    }
+
+    /// For a field's value `[element; N]`: the element's type (`N` checked); `None` for
+    /// any other value.
+    fn repeated(&mut self, value: &Expr) -> Result<Option<InferTy>, LowerError> {
+        match &value.kind {
+            ExprKind::Repeat {
+                value: element,
+                len,
+            } => {
+                self.repeat_length(len)?;
+                self.expr(element).map(Some)
+            }
+            _ => Ok(None),
         }
     }
 
@@ -112,6 +123,9 @@ impl Inference<'_> {
         span: Span,
     ) -> Result<&'static str, LowerError> {
         let layout = *self.library.struct_layout(ty, span)?;
+        if layout.is_generic_base() {
+            return self.generic_struct_literal(ty, fields, span);
+        }
         if layout.enum_repr.is_some() {
             return Err(LowerError::new(
                 span,
@@ -143,6 +157,126 @@ impl Inference<'_> {
             ));
         }
         Ok(layout.name)
+    }
+
+    /// `Pair { a: x, b: 2.0 }` of a generic struct without its arguments: the one instance
+    /// the kernel names whose fields take these values (Rust infers the arguments from the
+    /// fields and the uses; here the fields decide, among the instances whose layouts rustc
+    /// computed for the program).
+    fn generic_struct_literal(
+        &mut self,
+        base: &str,
+        fields: &[(String, Expr)],
+        span: Span,
+    ) -> Result<&'static str, LowerError> {
+        use crate::layout::FieldType;
+        let mut values = Vec::new();
+        for (name, value) in fields {
+            let ty = match self.repeated(value)? {
+                Some(InferTy::Scalar(v)) => InferTy::Array(v),
+                Some(InferTy::Struct(s)) => InferTy::StructArray(s),
+                Some(_) => {
+                    return Err(LowerError::new(
+                        value.span,
+                        format!("the array field `{name}` takes `[value; N]` or a local array"),
+                    ))
+                }
+                None => self.expr(value)?,
+            };
+            values.push((name.as_str(), ty, value.span));
+        }
+        let candidates: Vec<&'static str> = self
+            .library
+            .instances_of(base)
+            .into_iter()
+            .map(|l| l.name)
+            .collect();
+        let mut fitting = Vec::new();
+        for candidate in &candidates {
+            let layout = *self.library.struct_layout(candidate, span)?;
+            let fits = layout.fields.len() == values.len()
+                && values.iter().all(|(name, ty, _)| {
+                    layout
+                        .field(name)
+                        .is_some_and(|(_, field)| self.fits(&field.ty, ty))
+                });
+            if fits {
+                fitting.push(layout);
+            }
+        }
+        let layout = match fitting.as_slice() {
+            [one] => *one,
+            [] => {
+                return Err(LowerError::new(
+                    span,
+                    format!(
+                        "no instance of the generic struct `{base}` this kernel names takes these fields (it names {}): give the arguments, `{base}::<f32> {{ .. }}`, or name the type where the kernel sees it (`let p: {base}<f32> = ..`, a parameter)",
+                        if candidates.is_empty() { "none".to_owned() } else { candidates.join(", ") }
+                    ),
+                ))
+            }
+            several => {
+                let names: Vec<&str> = several.iter().map(|l| l.name).collect();
+                return Err(LowerError::new(
+                    span,
+                    format!(
+                        "`{base} {{ .. }}` could be any of {}: give the arguments, `{}::<..> {{ .. }}`, or type a field's value (`2.0f32`)",
+                        names.join(", "),
+                        base
+                    ),
+                ));
+            }
+        };
+        for (name, ty, value_span) in values {
+            let Some((_, field)) = layout.field(name) else {
+                continue;
+            };
+            match (&field.ty, ty) {
+                (FieldType::Scalar(s), InferTy::Scalar(v)) => self.require(v, *s, value_span)?,
+                (FieldType::Struct(l), InferTy::Scalar(v)) => {
+                    if let Some(repr) = l.enum_repr {
+                        self.require(v, repr, value_span)?;
+                    }
+                }
+                (
+                    FieldType::Array {
+                        elem: FieldType::Scalar(s),
+                        ..
+                    },
+                    InferTy::Array(v),
+                ) => self.require(v, *s, value_span)?,
+                _ => {}
+            }
+        }
+        Ok(layout.name)
+    }
+
+    /// Whether a value of type `ty` (its variables not yet decided) may be a field of type
+    /// `field`.
+    fn fits(&mut self, field: &crate::layout::FieldType, ty: &InferTy) -> bool {
+        use crate::layout::FieldType;
+        let scalar_fits = |this: &mut Self, var: usize, scalar: Scalar| {
+            let root = this.find(var);
+            super::merge(this.constraint[root], Constraint::Known(scalar)).is_some()
+        };
+        match (field, ty) {
+            (FieldType::Scalar(s), InferTy::Scalar(v)) => scalar_fits(self, *v, *s),
+            (FieldType::Struct(l), InferTy::Scalar(v)) => {
+                l.enum_repr.is_some_and(|repr| scalar_fits(self, *v, repr))
+            }
+            (FieldType::Struct(l), InferTy::Struct(given)) => l.name == *given,
+            (
+                FieldType::Array {
+                    elem: FieldType::Scalar(s),
+                    ..
+                },
+                InferTy::Array(v),
+            ) => scalar_fits(self, *v, *s),
+            (FieldType::Array { elem, .. }, InferTy::StructArray(given)) => {
+                matches!(elem, FieldType::Struct(l) if l.name == *given)
+            }
+            _ => false,
+        }
     }
 
     /// A value the function returns as the struct (or tuple) `name`: a struct value of
