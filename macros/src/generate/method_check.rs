@@ -164,6 +164,10 @@ fn fallback(method: &str, paths: &Paths) -> TokenStream {
 /// Standard methods of slices, arrays and `bool` that kernels do not have, with what to
 /// write instead.
 const STANDARD_METHODS: &[(&str, &str)] = &[
+    (
+        "map",
+        "a loop writing a new array, `let mut b = [0.0f32; N]; for k in 0..N { b[k] = f(a[k]); }` (an `Option`'s `map` is supported)",
+    ),
     ("then_some", "`if b { Some(v) } else { None }`"),
     ("then", "`if b { Some(v) } else { None }`"),
     ("is_empty", "`x.len() == 0`"),

@@ -259,8 +259,19 @@ impl Parser<'_> {
                     "copied" | "cloned" => self.is_option_value(&call.receiver),
                     "get" | "get_mut" => call.args.len() == 1,
                     "map" | "filter" | "and_then" | "or" | "or_else" | "xor" => {
-                        self.is_option_value(&call.receiver)
-                            || !super::iterator_chain::is_iterator(&call.receiver)
+                        match &*call.receiver {
+                            // A local, an element or a field is an `Option` only when it
+                            // is one as written: `p.map(f)` of a struct local or `a[i]`
+                            // is the struct's own method (a user's `fn map`).
+                            syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_) => {
+                                self.is_option_value(&call.receiver)
+                            }
+                            // A call's result may be an `Option` the parser cannot see.
+                            receiver => {
+                                self.is_option_value(receiver)
+                                    || !super::iterator_chain::is_iterator(receiver)
+                            }
+                        }
                     }
                     _ => is_optional_consumer(call),
                 }

@@ -20,12 +20,17 @@ pub(super) fn names_parameters(function: &FunctionSource, name: &str) -> bool {
 }
 
 /// The struct pattern a parameter's type writes with the function's parameters: its value,
-/// slice element or reference target (`Pair<T>`, `&[Pair<T>]`, `&Pair<T>`).
+/// array or slice element or reference target (`Pair<T>`, `[Pair<T>; N]`, `&[Pair<T>]`,
+/// `&Pair<T>`).
 pub(super) fn parameter_pattern<'p>(
     function: &FunctionSource,
     ty: &'p ParamType,
 ) -> Option<&'p str> {
     let name = match ty {
+        ParamType::Value(ValueType::Array { elem, .. }) => match &**elem {
+            ValueType::Struct(name) => name,
+            _ => return None,
+        },
         ParamType::Value(ValueType::Struct(name))
         | ParamType::Slice {
             elem: ValueType::Struct(name),
@@ -237,11 +242,12 @@ impl Inference<'_> {
                 }
                 Ok(name)
             }
+            (ParamType::Value(ValueType::Array { .. }), InferTy::StructArray(name)) => Ok(name),
             (ParamType::Value(_) | ParamType::Reference { .. }, InferTy::Struct(name)) => Ok(name),
             _ => Err(LowerError::new(
                 arg.span,
                 format!(
-                    "argument `{}` of `{callee}` has the wrong kind: a generic struct's value, reference or slice",
+                    "argument `{}` of `{callee}` has the wrong kind: a generic struct's value, array, reference or slice",
                     param.name
                 ),
             )),
