@@ -523,7 +523,7 @@ pub const REFUSED: &[Refusal] = &[
     no(
         "array.map",
         METHODS,
-        "on an array is not supported in kernels (only an `Option`'s `map` is): write instead a loop",
+        "method `map` of `[f32; 2]` is not supported in kernels: write instead a loop writing a new array",
     ),
     no(
         "array.nested-literal",
