@@ -78,9 +78,52 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
+/// The values a kernel's `print!`/`println!` formats: scalars (the device's `printf`
+/// takes nothing else), and references to them. The macro checks each argument in the
+/// never-called copy of the function (`macros/src/generate/method_check.rs`), so
+/// `println!("{:?}", x)` of a slice is a build error naming the fix, as rustc reports a type
+/// without `Debug`. A supertrait of [`DeviceScalar`], so `T: DeviceScalar` prints too.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be printed by a kernel: `print!` and `println!` in kernels format scalars (`bool`, integers, floats)",
+    label = "not a scalar",
+    note = "print the elements or fields instead: `println!(\"{{}} {{}}\", x[0], p.y)`, or a loop printing `x[k]`"
+)]
+pub trait DevicePrintable {}
+
+macro_rules! printable_scalars {
+    ($($ty:ty),*) => { $(impl DevicePrintable for $ty {})* };
+}
+
+printable_scalars!(
+    bool,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
+
+// `println!("{}", v)` of a `v: &f32` (`for v in x.iter()`).
+impl<T: DevicePrintable + ?Sized> DevicePrintable for &T {}
+impl<T: DevicePrintable + ?Sized> DevicePrintable for &mut T {}
+
+/// The check of one `print!` argument (`value` is `&(argument)`).
+pub fn printable<T: DevicePrintable + ?Sized>(value: &T) {
+    let _ = value;
+}
+
 /// A Rust type that is a scalar of the kernel language; generic kernels and device
 /// functions take their type parameters from these.
-pub trait DeviceScalar: Copy + Send + Sync + 'static {
+pub trait DeviceScalar: Copy + Send + Sync + 'static + DevicePrintable {
     /// The scalar type in cudajit's IR.
     const SCALAR: crate::Scalar;
 }

@@ -377,6 +377,11 @@ pub const REFUSED: &[Refusal] = &[
         case!("format_mismatch"),
         "use `{}`, `{:?}`, `{:.N}`",
     ),
+    no(
+        "core.format-non-scalar",
+        case!("print_non_scalar"),
+        "print the elements or fields instead",
+    ),
     // Methods of the integer types: the messages name the language's list of methods.
     no(
         "int.checked",

@@ -117,7 +117,7 @@ pub mod __private {
     pub use crate::buffer_element::{BufferElement, ElementLayout};
     pub use crate::launch_check::LaunchArgument;
     pub use crate::spec::SpecBuilder;
-    pub use cudajit_core::device::DeviceScalar;
+    pub use cudajit_core::device::{printable, DeviceScalar};
     pub use cudajit_core::external::{extern_device_on_host, DeviceLibrary};
     pub use cudajit_core::layout::probe::{
         probe_layout, GenericArgument, GenericBase, GenericProbe, ProbeFallback,

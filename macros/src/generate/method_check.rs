@@ -36,15 +36,17 @@ pub(super) fn checked_block(
     parsed: &Parsed,
     paths: &Paths,
 ) -> Option<syn::Block> {
-    if parsed.method_sites.is_empty() {
-        return None;
-    }
     let mut rewrite = Rewrite {
         sites: &parsed.method_sites,
         methods: BTreeSet::new(),
+        private: paths.private(),
+        prints: 0,
     };
     let mut block = block.clone();
     rewrite.visit_block_mut(&mut block);
+    if rewrite.methods.is_empty() && rewrite.prints == 0 {
+        return None;
+    }
     let fallbacks = rewrite.methods.iter().map(|name| fallback(name, paths));
     let items: syn::Block = syn::parse2(quote!({ #(#fallbacks)* })).ok()?;
     let mut stmts = items.stmts;
@@ -64,11 +66,30 @@ pub(super) fn copy_attributes() -> TokenStream {
 struct Rewrite<'a> {
     sites: &'a [(usize, usize)],
     methods: BTreeSet<String>,
+    /// `cudajit::__private`, where `printable` is.
+    private: TokenStream,
+    /// How many `print!`/`println!` calls were given checks.
+    prints: usize,
 }
 
 impl VisitMut for Rewrite<'_> {
+    fn visit_stmt_mut(&mut self, stmt: &mut syn::Stmt) {
+        syn::visit_mut::visit_stmt_mut(self, stmt);
+        if let syn::Stmt::Macro(statement) = stmt {
+            if let Some(checked) = self.print_call(&statement.mac) {
+                *stmt = syn::Stmt::Expr(checked, statement.semi_token);
+            }
+        }
+    }
+
     fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
         syn::visit_mut::visit_expr_mut(self, expr);
+        if let syn::Expr::Macro(call) = expr {
+            if let Some(checked) = self.print_call(&call.mac) {
+                *expr = checked;
+            }
+            return;
+        }
         if let syn::Expr::Call(call) = expr {
             if let Some(checked) = self.path_call(call) {
                 *expr = checked;
@@ -95,6 +116,37 @@ impl VisitMut for Rewrite<'_> {
 }
 
 impl Rewrite<'_> {
+    /// `println!("..", a, b)` as `{ printable(&(a)); printable(&(b)); println!("..", a, b) }`:
+    /// each argument a scalar, checked by rustc at the argument (a slice or a struct is a
+    /// build error naming the fix rather than a JIT error at the first launch).
+    fn print_call(&mut self, mac: &syn::Macro) -> Option<syn::Expr> {
+        let name = mac.path.segments.last()?.ident.to_string();
+        if !matches!(name.as_str(), "print" | "println") {
+            return None;
+        }
+        let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+        let args = syn::parse::Parser::parse2(parser, mac.tokens.clone()).ok()?;
+        let private = &self.private;
+        let checks: Vec<TokenStream> = args
+            .iter()
+            .skip(1)
+            .map(|arg| match arg {
+                // `name = value`: the value is the argument.
+                syn::Expr::Assign(assign) => &*assign.right,
+                arg => arg,
+            })
+            .map(|arg| {
+                let span = syn::spanned::Spanned::span(arg);
+                quote_spanned!(span=> #private::printable(&(#arg));)
+            })
+            .collect();
+        if checks.is_empty() {
+            return None;
+        }
+        self.prints += 1;
+        syn::parse2(quote!({ #(#checks)* #mac })).ok()
+    }
+
     /// A method called by path (`Shape::area(&c)`, `<S as Shape>::area(s)`): checked on
     /// its first argument, the receiver, as `c.area()` would be.
     fn path_call(&mut self, call: &syn::ExprCall) -> Option<syn::Expr> {
