@@ -2,7 +2,8 @@
 //! the simulator and the GPU against the same functions run on the host: a generic struct
 //! whose method takes a closure, called on an array of instances passed by value to a
 //! generic function (two instances, `f64` and `i32`); a struct method named like an
-//! `Option`'s (`map`), which is the struct's own.
+//! `Option`'s (`map`), which is the struct's own; literals of arrays of arrays, typed and
+//! not, read, compounded and copied by row.
 
 use core::ops::{Add, Mul};
 
@@ -117,11 +118,40 @@ fn mapped_matches_the_host(s: &cudajit::Stream) {
     }
 }
 
+#[device]
+fn det2(x: f32, y: f32) -> f32 {
+    let m = [[x, 2.0], [y * 0.5, x + y]];
+    let mut t: [[f32; 3]; 2] = [[1.0, 2.0, 3.0], [x, y, 6.0]];
+    t[1][2] += m[1][0];
+    let r = t[1];
+    m[0][0] * m[1][1] - m[0][1] * m[1][0] + r[2] + t[0][1]
+}
+
+#[kernel]
+fn determinants(x: &[f32], y: &mut [f32]) {
+    let i = global_index();
+    if i + 1 < x.len() {
+        y[i] = det2(x[i], x[i + 1]);
+    }
+}
+
+fn determinants_match_the_host(s: &cudajit::Stream) {
+    let x: Vec<f32> = (0..8).map(|k| k as f32 * 0.75 - 1.0).collect();
+    let dx = s.clone_htod(&x).unwrap();
+    let mut dy = s.alloc_zeros::<f32>(8).unwrap();
+    determinants::launch(s, LaunchConfig::for_elements(8), &dx, &mut dy).unwrap();
+    let y = s.clone_dtoh(&dy).unwrap();
+    for i in 0..7 {
+        assert_eq!(y[i], det2(x[i], x[i + 1]), "{i}");
+    }
+}
+
 #[test]
 fn user_programs_run_on_the_simulator() {
     let s = cudajit::Stream::simulator();
     generic_vectors_match_the_host(&s);
     mapped_matches_the_host(&s);
+    determinants_match_the_host(&s);
 }
 
 #[test]
@@ -132,4 +162,5 @@ fn user_programs_on_the_gpu() {
     };
     generic_vectors_match_the_host(&s);
     mapped_matches_the_host(&s);
+    determinants_match_the_host(&s);
 }

@@ -3,9 +3,12 @@ use cudajit::prelude::*;
 #[kernel]
 fn pair(x: &[f32], y: &mut [f32]) {
     let i = global_index();
-    let grid = [[x[0], x[1]], [x[2], x[3]]];
+    let mut grid = [[x[0], x[1]], [x[2], x[3]]];
+    let first = grid[0][0];
+    // A literal of arrays of arrays is a `let`'s value, not assigned later.
+    grid = [[x[1], x[0]], [x[3], x[2]]];
     if i < y.len() {
-        y[i] = grid[i % 2][0];
+        y[i] = grid[i % 2][0] + first;
     }
 }
 

@@ -531,11 +531,6 @@ pub const REFUSED: &[Refusal] = &[
         "method `map` of `[f32; 2]` is not supported in kernels: write instead a loop writing a new array",
     ),
     no(
-        "array.nested-literal",
-        case!("array_of_elements"),
-        "filled by element",
-    ),
-    no(
         "array.nested-parameter",
         case!("array_of_arrays_refused"),
         "pass one array of `N * M` elements",

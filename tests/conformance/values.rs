@@ -136,6 +136,13 @@ pub fn nested_arrays(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn nested_literal(x: &[f32], i: usize) -> f64 {
+    let m = [[x[i], 2.0, -1.0], [0.5, x[i] * x[i], 3.0]];
+    let t: [[u32; 2]; 2] = [[i as u32, 7], [1, 2]];
+    (m[1][1] - m[0][2] * m[1][0] + m[0][0] + (t[0][0] * t[0][1] + t[1][1]) as f32) as f64
+}
+
+#[device]
 pub fn option_values(x: &[f32], i: usize) -> f64 {
     let mut best: Option<u32> = None;
     if x[i] > 0.0 {
@@ -212,6 +219,7 @@ group!(values, ROWS {
     "array.parameter" => array_parameters,
     "array.iter" => array_iteration,
     "array.nested" => nested_arrays,
+    "array.nested-literal" => nested_literal,
     "array.structs" => array_of_structs,
     "option.value" => option_values,
     "option.methods" => option_methods,

@@ -66,7 +66,7 @@ impl Parser<'_> {
             if let syn::Expr::Array(_) | syn::Expr::Repeat(_) = element {
                 self.errors.at(
                     element,
-                    "arrays of arrays are made with `[[value; M]; N]` and filled by element (`let mut m = [[0.0f32; 2]; 2]; m[1][0] = x;`); literals of arrays of arrays are not supported",
+                    "a literal of arrays of arrays is the value of a `let` (`let m = [[a, b], [c, d]];`); to change one, assign its rows or elements (`m[1] = r;`, `m[1][0] = x;`)",
                 );
                 complete = false;
                 continue;
@@ -98,6 +98,9 @@ impl Parser<'_> {
         array: &syn::ExprArray,
         span: Span,
     ) -> Option<Stmt> {
+        if array.elems.iter().any(|e| matches!(e, syn::Expr::Array(_))) {
+            return self.rows_literal_let(name, mutable, ty, array, span);
+        }
         let mut stmts = Vec::new();
         let elements = self.array_elements(array, &mut stmts)?;
         let array_span = span_at(array);
@@ -116,6 +119,90 @@ impl Parser<'_> {
             span,
         });
         stores(&name, &elements[1..], 1, &mut stmts);
+        self.bind(&name);
+        self.emit(stmts)
+    }
+
+    /// `let [mut] name = [[a, b], [c, d]];`: an array of arrays (rows of equal length),
+    /// spelled `[[a; M]; N]` then the other elements stored, every element evaluated first,
+    /// in order, as for a flat literal.
+    fn rows_literal_let(
+        &mut self,
+        name: String,
+        mutable: bool,
+        ty: Option<ValueType>,
+        array: &syn::ExprArray,
+        span: Span,
+    ) -> Option<Stmt> {
+        let mut stmts = Vec::new();
+        let mut rows = Vec::new();
+        for row in &array.elems {
+            let syn::Expr::Array(row) = row else {
+                self.errors.at(
+                    row,
+                    "every row of an array-of-arrays literal is written `[a, b, ..]`: `[[a, b], [c, d]]`",
+                );
+                return None;
+            };
+            if row
+                .elems
+                .iter()
+                .any(|e| matches!(e, syn::Expr::Array(_) | syn::Expr::Repeat(_)))
+            {
+                self.errors.at(
+                    row,
+                    "arrays of arrays of arrays are not supported in kernels: use `[[T; M]; N]` of `N * K` columns, indexed `a[r][c * K + k]`",
+                );
+                return None;
+            }
+            rows.push(self.array_elements(row, &mut stmts)?);
+        }
+        let columns = rows[0].len();
+        if rows.iter().any(|row| row.len() != columns) {
+            // rustc reports the mismatched lengths at the rows.
+            return None;
+        }
+        let array_span = span_at(array);
+        let (first, first_span) = rows[0][0].clone();
+        let row_value = Expr {
+            kind: ExprKind::Repeat {
+                value: Box::new(var(&first, first_span)),
+                len: Box::new(usize_literal(columns as u64, array_span)),
+            },
+            span: array_span,
+        };
+        stmts.push(Stmt::Let {
+            name: name.clone(),
+            mutable,
+            ty,
+            init: Some(Expr {
+                kind: ExprKind::Repeat {
+                    value: Box::new(row_value),
+                    len: Box::new(usize_literal(rows.len() as u64, array_span)),
+                },
+                span: array_span,
+            }),
+            span,
+        });
+        for (r, row) in rows.iter().enumerate() {
+            let row_place = index(
+                &var(&name, array_span),
+                usize_literal(r as u64, array_span),
+                array_span,
+            );
+            for (c, (element, element_span)) in row.iter().enumerate().skip(usize::from(r == 0)) {
+                stmts.push(Stmt::Assign {
+                    place: index(
+                        &row_place,
+                        usize_literal(c as u64, *element_span),
+                        *element_span,
+                    ),
+                    op: None,
+                    value: var(element, *element_span),
+                    span: *element_span,
+                });
+            }
+        }
         self.bind(&name);
         self.emit(stmts)
     }
