@@ -3,7 +3,7 @@
 //! whose method takes a closure, called on an array of instances passed by value to a
 //! generic function (two instances, `f64` and `i32`); a struct method named like an
 //! `Option`'s (`map`), which is the struct's own; literals of arrays of arrays, typed and
-//! not, read, compounded and copied by row.
+//! not, read, compounded, copied by row and walked by row (`for row in m`).
 
 use core::ops::{Add, Mul};
 
@@ -124,7 +124,14 @@ fn det2(x: f32, y: f32) -> f32 {
     let mut t: [[f32; 3]; 2] = [[1.0, 2.0, 3.0], [x, y, 6.0]];
     t[1][2] += m[1][0];
     let r = t[1];
-    m[0][0] * m[1][1] - m[0][1] * m[1][0] + r[2] + t[0][1]
+    let mut walked = 0.0f32;
+    for row in m {
+        walked += row[0] * row[1];
+    }
+    for (k, row) in t.iter().enumerate() {
+        walked += row[2] * k as f32;
+    }
+    m[0][0] * m[1][1] - m[0][1] * m[1][0] + r[2] + t[0][1] + walked
 }
 
 #[kernel]
