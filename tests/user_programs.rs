@@ -3,7 +3,8 @@
 //! whose method takes a closure, called on an array of instances passed by value to a
 //! generic function (two instances, `f64` and `i32`); a struct method named like an
 //! `Option`'s (`map`), which is the struct's own; literals of arrays of arrays, typed and
-//! not, read, compounded, copied by row and walked by row (`for row in m`).
+//! not, read, compounded, copied by row and walked by row (`for row in m`); a module
+//! constant as a const generic argument and a constant table read at a runtime index.
 
 use core::ops::{Add, Mul};
 
@@ -153,12 +154,38 @@ fn determinants_match_the_host(s: &cudajit::Stream) {
     }
 }
 
+const LUT: [u32; 8] = [1, 3, 5, 7, 11, 13, 17, 19];
+const STAGES: usize = 3;
+
+#[device]
+fn pick<const N: usize>(i: usize) -> u32 {
+    LUT[i % 8] * N as u32
+}
+
+#[kernel]
+fn staged(y: &mut [u32]) {
+    let i = global_index();
+    if i < y.len() {
+        y[i] = pick::<STAGES>(i) + LUT[(i * 3) % 8];
+    }
+}
+
+fn staged_matches_the_host(s: &cudajit::Stream) {
+    let mut dy = s.alloc_zeros::<u32>(16).unwrap();
+    staged::launch(s, LaunchConfig::for_elements(16), &mut dy).unwrap();
+    let y = s.clone_dtoh(&dy).unwrap();
+    for (i, v) in y.iter().enumerate() {
+        assert_eq!(*v, pick::<STAGES>(i) + LUT[(i * 3) % 8], "{i}");
+    }
+}
+
 #[test]
 fn user_programs_run_on_the_simulator() {
     let s = cudajit::Stream::simulator();
     generic_vectors_match_the_host(&s);
     mapped_matches_the_host(&s);
     determinants_match_the_host(&s);
+    staged_matches_the_host(&s);
 }
 
 #[test]
@@ -170,4 +197,5 @@ fn user_programs_on_the_gpu() {
     generic_vectors_match_the_host(&s);
     mapped_matches_the_host(&s);
     determinants_match_the_host(&s);
+    staged_matches_the_host(&s);
 }

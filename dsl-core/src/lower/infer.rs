@@ -457,12 +457,17 @@ impl Inference<'_> {
                     "const arguments are literals or const parameters",
                 )),
             },
-            ExprKind::Var(name) => match self.spec.constant(name) {
+            // A const parameter of the caller, or a module constant (`pick::<STAGES>()`).
+            ExprKind::Var(name) => match self
+                .spec
+                .constant(name)
+                .or_else(|| self.constant_bindings.get(name).map(|(_, value)| *value))
+            {
                 Some(ir::Literal::Int { bits, .. }) => Ok(ir::Literal::Int { bits, ty }),
                 Some(other) => Ok(other),
                 None => Err(LowerError::new(
                     value.span,
-                    format!("`{name}` is not a const parameter"),
+                    format!("`{name}` is not a const parameter or a module constant"),
                 )),
             },
             _ => Err(LowerError::new(

@@ -119,6 +119,20 @@ impl Parser<'_> {
                                     .filter(|n| self.generics.consts.contains(n)),
                                 _ => None,
                             };
+                            // A module constant (`pick::<STAGES>()`, `cfg::TILE`) parses as a
+                            // type path too: named in SCREAMING_CASE, as Rust names constants
+                            // and never types, it is the constant's value.
+                            if let syn::Type::Path(p) = ty {
+                                if const_name.is_none() && names_constant(&p.path) {
+                                    let path = syn::Expr::Path(syn::ExprPath {
+                                        attrs: Vec::new(),
+                                        qself: None,
+                                        path: p.path.clone(),
+                                    });
+                                    out.push(GenericArg::Const(self.expr(&path)?));
+                                    continue;
+                                }
+                            }
                             let value = match const_name {
                                 Some(_) => None,
                                 None => value_type(ty, &self.generics),
@@ -694,4 +708,17 @@ pub(super) fn not_a_device_function(path: &syn::Path) -> Option<String> {
     }
     // Any other type's: a `#[device]` impl block's associated function (`Vec3::new`).
     None
+}
+
+/// Whether `path` names a constant by Rust's naming convention: its last segment in
+/// SCREAMING_CASE (`STAGES`, `cfg::TILE_M`), with no generic arguments.
+fn names_constant(path: &syn::Path) -> bool {
+    path.segments.iter().all(|s| s.arguments.is_none())
+        && path.segments.last().is_some_and(|last| {
+            let name = last.ident.to_string();
+            name.chars().any(|c| c.is_ascii_uppercase())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
 }
