@@ -531,11 +531,6 @@ pub const REFUSED: &[Refusal] = &[
         "method `map` of `[f32; 2]` is not supported in kernels: write instead a loop writing a new array",
     ),
     no(
-        "array.nested-parameter",
-        case!("array_of_arrays_refused"),
-        "pass one array of `N * M` elements",
-    ),
-    no(
         "option.take",
         METHODS,
         "`Option::take` is not supported in kernels: write instead",

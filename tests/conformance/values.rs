@@ -136,6 +136,22 @@ pub fn nested_arrays(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+fn nested_trace(m: [[f32; 2]; 2], scale: &mut [[f32; 2]; 2]) -> [[f32; 2]; 2] {
+    scale[1][0] = m[0][0] + m[1][1];
+    let mut out = m;
+    out[0] = scale[1];
+    out
+}
+
+#[device]
+pub fn nested_parameters(x: &[f32], i: usize) -> f64 {
+    let m = [[x[i], 2.0], [0.5, 3.0]];
+    let mut s = [[1.0f32; 2]; 2];
+    let r = nested_trace(m, &mut s);
+    (r[0][0] + r[0][1] * 2.0 + r[1][0] + s[1][0]) as f64
+}
+
+#[device]
 pub fn nested_literal(x: &[f32], i: usize) -> f64 {
     let m = [[x[i], 2.0, -1.0], [0.5, x[i] * x[i], 3.0]];
     let t: [[u32; 2]; 2] = [[i as u32, 7], [1, 2]];
@@ -220,6 +236,7 @@ group!(values, ROWS {
     "array.iter" => array_iteration,
     "array.nested" => nested_arrays,
     "array.nested-literal" => nested_literal,
+    "array.nested-parameter" => nested_parameters,
     "array.structs" => array_of_structs,
     "option.value" => option_values,
     "option.methods" => option_methods,

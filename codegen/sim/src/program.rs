@@ -509,16 +509,32 @@ impl<'a> FunctionCompiler<'a> {
     }
 
     /// The size in bytes of one element a pointer or slice expression points to: a
-    /// scalar, or a struct (whose size includes its tail padding, so it is the stride).
+    /// scalar, a struct (whose size includes its tail padding, so it is the stride), or a
+    /// row of an array of arrays (its elements' sizes).
     fn pointee_size(&self, handle: Handle<Expression>) -> CompileResult<u32> {
         if let ExprType::Pointer { base, .. } | ExprType::Slice { base, .. } =
             self.info.type_of(handle)
         {
-            if let TypeInner::Struct { size, .. } = self.module.types[base].inner {
+            if let Some(size) = self.aggregate_size(base) {
                 return Ok(size);
             }
         }
         Ok(self.pointee(handle)?.size_bytes())
+    }
+
+    /// The size in bytes of a struct or array type (`None` for a scalar).
+    fn aggregate_size(&self, ty: Handle<cudajit_core::ir::Type>) -> Option<u32> {
+        match self.module.types[ty].inner {
+            TypeInner::Struct { size, .. } => Some(size),
+            TypeInner::Array { base, len } => {
+                let elem = match self.module.types[base].inner {
+                    TypeInner::Scalar(s) => s.size_bytes(),
+                    _ => self.aggregate_size(base)?,
+                };
+                Some(elem * len)
+            }
+            _ => None,
+        }
     }
 
     /// The scalar a pointer expression points to.

@@ -30,6 +30,18 @@ impl Lowerer<'_, '_> {
         len: u32,
         span: Span,
     ) -> Result<Handle<Type>, LowerError> {
+        // `[[T; M]; N]`: an array of rows.
+        if let ValueType::Array {
+            elem: inner,
+            len: columns,
+        } = elem
+        {
+            let columns = self.spec.array_len(columns, span)?;
+            let base = self.array_type(inner, columns, span)?;
+            return Ok(self.program.module.types.insert(Type {
+                inner: TypeInner::Array { base, len },
+            }));
+        }
         let library = self.program.library;
         let base = match library.resolve_value(self.spec, elem, span)? {
             Resolved::Scalar(scalar) => self.scalar_type(scalar),
@@ -75,12 +87,23 @@ impl Lowerer<'_, '_> {
                 }
                 _ => None,
             }),
-            ExprKind::Index { base, .. } => Ok(self.rows_binding(base).and_then(|(local, _)| {
-                match self.program.module.types[self.function.locals[local].ty].inner {
-                    TypeInner::Array { base, .. } => Some(base),
-                    _ => None,
-                }
-            })),
+            // `m[i]` of an array of arrays (a local, a parameter or a field): its row.
+            ExprKind::Index { base, .. } => {
+                let rows_ty = match self.rows_binding(base) {
+                    Some((_, array_ty)) => Some(array_ty),
+                    None if matches!(base.kind, ExprKind::Field { .. }) => {
+                        self.array_value_type(base)?
+                    }
+                    None => None,
+                };
+                Ok(rows_ty.and_then(|array_ty| {
+                    self.columns_of(array_ty)?;
+                    match self.program.module.types[array_ty].inner {
+                        TypeInner::Array { base, .. } => Some(base),
+                        _ => None,
+                    }
+                }))
+            }
             ExprKind::Field { base, field } => {
                 if self.array_field_len(expr)?.is_none() {
                     return Ok(None);
@@ -111,10 +134,10 @@ impl Lowerer<'_, '_> {
                 "an array is expected here: a local array, an array parameter or an array field",
             )
         })?;
-        let (source, len) = self.array_source(value, block)?;
+        let (source, _) = self.array_source(value, block)?;
         let local = self.local(name, array_ty, span);
         let target = self.expr_node(Expression::LocalPointer(local), span);
-        self.copy_array(source, target, len, span, block);
+        self.copy_array_of(source, target, array_ty, span, block);
         Ok(local)
     }
 
@@ -200,12 +223,15 @@ impl Lowerer<'_, '_> {
                 let local = self.vector_array_load(array_ty, args, span, block)?;
                 return Ok((ArraySource::Local(local), len));
             }
-            // `m[i]` of a local array of arrays: its row.
+            // `m[i]` of an array of arrays (a local, a parameter or a field): its row.
             ExprKind::Index { base, index } => {
-                if let Some((local, columns)) = self.rows_binding(base) {
-                    let index = self.expr(index, block)?;
-                    let row = self.expr_node(Expression::ArrayElement { local, index }, span);
-                    return Ok((ArraySource::Pointer(row), columns));
+                if let Some(row_ty) = self.array_value_type(expr)? {
+                    if let Some(rows) = self.rows_place(base, block)? {
+                        let columns = self.array_len_of(row_ty).unwrap_or(0);
+                        let index = self.expr(index, block)?;
+                        let row = self.row_pointer(rows, index, span);
+                        return Ok((ArraySource::Pointer(row), columns));
+                    }
                 }
             }
             ExprKind::Repeat { value, len } => {
@@ -343,7 +369,7 @@ impl Lowerer<'_, '_> {
                 // The callee's own copy, as C++ copies an array member passed by value.
                 let copy = self.local("array.argument", array_ty, span);
                 let target = self.expr_node(Expression::LocalPointer(copy), span);
-                self.copy_array(source, target, len, span, block);
+                self.copy_array_of(source, target, array_ty, span, block);
                 Ok(self.expr_node(Expression::LocalPointer(copy), span))
             }
         }
@@ -365,8 +391,43 @@ impl Lowerer<'_, '_> {
             ));
         }
         let target = self.expr_node(Expression::FunctionArgument(argument), value.span);
-        self.copy_array(source, target, len, value.span, block);
+        match self.program.module.types[self.function.arguments[argument as usize].ty].inner {
+            TypeInner::Pointer { base, .. } => {
+                self.copy_array_of(source, target, base, value.span, block)
+            }
+            _ => self.copy_array(source, target, len, value.span, block),
+        }
         Ok(())
+    }
+
+    /// Copies the array `source` to the array of type `array_ty` that `target` points to:
+    /// element by element, and an array of arrays row by row.
+    pub(super) fn copy_array_of(
+        &mut self,
+        source: ArraySource,
+        target: Handle<Expression>,
+        array_ty: Handle<Type>,
+        span: Span,
+        block: &mut Block,
+    ) {
+        let len = self.array_len_of(array_ty).unwrap_or(0);
+        let Some(columns) = self.columns_of(array_ty) else {
+            return self.copy_array(source, target, len, span, block);
+        };
+        for r in 0..len {
+            let Some(from) = self.source_element(source, r, span) else {
+                continue;
+            };
+            let index = self.int(u64::from(r), Scalar::Usize, span);
+            let to = self.expr_node(
+                Expression::MemberElement {
+                    array: target,
+                    index,
+                },
+                span,
+            );
+            self.copy_array(ArraySource::Pointer(from), to, columns, span, block);
+        }
     }
 }
 

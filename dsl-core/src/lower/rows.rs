@@ -77,20 +77,86 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    /// The local array of arrays `expr` names and its row length, if it names one.
-    pub(super) fn rows_binding(&self, expr: &Expr) -> Option<(Handle<LocalVariable>, u32)> {
-        let (local, _) = self.array_binding(expr)?;
-        let array_ty = self.function.locals[local].ty;
-        let TypeInner::Array { base, .. } = self.program.module.types[array_ty].inner else {
+    /// The array of arrays `expr` names (a local, or a `[[T; M]; N]` / `&[[T; M]; N]`
+    /// parameter, which points to one): its type and how to reach it.
+    pub(super) fn rows_binding(&self, expr: &Expr) -> Option<(RowsBase, Handle<Type>)> {
+        let ExprKind::Var(name) = &expr.kind else {
             return None;
         };
-        match self.program.module.types[base].inner {
-            TypeInner::Array { len, .. } => Some((local, len)),
-            _ => None,
+        let (base, array_ty) = match self.scopes.lookup(name)? {
+            Binding::Array(local, _) => (RowsBase::Local(local), self.function.locals[local].ty),
+            Binding::ArrayArgument(index, _) => {
+                match self.program.module.types[self.function.arguments[index as usize].ty].inner {
+                    TypeInner::Pointer { base, .. } => (RowsBase::Argument(index), base),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let TypeInner::Array { base: row, .. } = self.program.module.types[array_ty].inner else {
+            return None;
+        };
+        matches!(
+            self.program.module.types[row].inner,
+            TypeInner::Array { .. }
+        )
+        .then_some((base, array_ty))
+    }
+
+    /// Where the array of arrays `rows` is: a local or parameter by name
+    /// ([`Self::rows_binding`]), or a struct's field of that type (`t.m` in `t.m[r][c]`).
+    pub(super) fn rows_place(
+        &mut self,
+        rows: &Expr,
+        block: &mut Block,
+    ) -> Result<Option<RowsBase>, LowerError> {
+        if let Some((base, _)) = self.rows_binding(rows) {
+            return Ok(Some(base));
+        }
+        let ExprKind::Field { base, field } = &rows.kind else {
+            return Ok(None);
+        };
+        let Some(field_ty) = self.array_value_type(rows)? else {
+            return Ok(None);
+        };
+        if self.columns_of(field_ty).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(RowsBase::Pointer(
+            self.field_pointer(base, field, rows.span, block)?,
+        )))
+    }
+
+    /// The row length of the array of arrays of type `array_ty`.
+    pub(super) fn columns_of(&self, array_ty: Handle<Type>) -> Option<u32> {
+        let TypeInner::Array { base: row, .. } = self.program.module.types[array_ty].inner else {
+            return None;
+        };
+        self.array_len_of(row)
+    }
+
+    /// A pointer to row `index` of the array of arrays at `base`.
+    pub(super) fn row_pointer(
+        &mut self,
+        base: RowsBase,
+        index: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        match base {
+            RowsBase::Local(local) => {
+                self.expr_node(Expression::ArrayElement { local, index }, span)
+            }
+            RowsBase::Argument(argument) => {
+                let array = self.expr_node(Expression::FunctionArgument(argument), span);
+                self.expr_node(Expression::MemberElement { array, index }, span)
+            }
+            RowsBase::Pointer(array) => {
+                self.expr_node(Expression::MemberElement { array, index }, span)
+            }
         }
     }
 
-    /// `m[i][j]` of a local array of arrays: the pointer to the element, each index
+    /// `m[i][j]` of an array of arrays: the pointer to the element, each index
     /// checked against its own length. `None` if `base` is not `m[i]` of one.
     pub(super) fn rows_element_pointer(
         &mut self,
@@ -105,17 +171,11 @@ impl Lowerer<'_, '_> {
         else {
             return Ok(None);
         };
-        let Some((local, _)) = self.rows_binding(rows) else {
+        let Some(rows_base) = self.rows_place(rows, block)? else {
             return Ok(None);
         };
         let row_index = self.expr(row_index, block)?;
-        let row = self.expr_node(
-            Expression::ArrayElement {
-                local,
-                index: row_index,
-            },
-            base.span,
-        );
+        let row = self.row_pointer(rows_base, row_index, base.span);
         let index = self.expr(index, block)?;
         Ok(Some(self.expr_node(
             Expression::MemberElement { array: row, index },
@@ -126,8 +186,19 @@ impl Lowerer<'_, '_> {
     /// `m[i].len()` of a local array of arrays: its row length, a constant.
     pub(super) fn row_len(&self, expr: &Expr) -> Option<u32> {
         match &expr.kind {
-            ExprKind::Index { base, .. } => self.rows_binding(base).map(|(_, columns)| columns),
+            ExprKind::Index { base, .. } => self
+                .rows_binding(base)
+                .and_then(|(_, array_ty)| self.columns_of(array_ty)),
             _ => None,
         }
     }
+}
+
+/// Where an array of arrays is: a local, or behind an array parameter's pointer.
+#[derive(Clone, Copy)]
+pub(super) enum RowsBase {
+    Local(Handle<LocalVariable>),
+    Argument(u32),
+    /// A pointer to it (a struct's field).
+    Pointer(Handle<Expression>),
 }

@@ -279,7 +279,7 @@ impl Lowerer<'_, '_> {
                 span,
             } if self.array_value_type(place)?.is_some() => {
                 let copy = self.assigned_array(place, value, *span, out)?;
-                let (target, len) = self.array_source(place, out)?;
+                let (target, _) = self.array_source(place, out)?;
                 let target = match target {
                     arrays::ArraySource::Local(local) => {
                         self.expr_node(Expression::LocalPointer(local), *span)
@@ -292,7 +292,14 @@ impl Lowerer<'_, '_> {
                         ))
                     }
                 };
-                self.copy_array(arrays::ArraySource::Local(copy), target, len, *span, out);
+                let copy_ty = self.function.locals[copy].ty;
+                self.copy_array_of(
+                    arrays::ArraySource::Local(copy),
+                    target,
+                    copy_ty,
+                    *span,
+                    out,
+                );
             }
             Stmt::Assign {
                 place,

@@ -123,7 +123,12 @@ impl Parser<'_> {
                             // type path too: named in SCREAMING_CASE, as Rust names constants
                             // and never types, it is the constant's value.
                             if let syn::Type::Path(p) = ty {
-                                if const_name.is_none() && names_constant(&p.path) {
+                                let generic_type = p
+                                    .path
+                                    .get_ident()
+                                    .is_some_and(|i| self.generics.types.contains(&i.to_string()));
+                                if const_name.is_none() && !generic_type && names_constant(&p.path)
+                                {
                                     let path = syn::Expr::Path(syn::ExprPath {
                                         attrs: Vec::new(),
                                         qself: None,

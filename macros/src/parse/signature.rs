@@ -587,7 +587,7 @@ fn param_type(
             None if matches!(ty, Type::Array(array) if matches!(&*array.elem, Type::Array(_))) => {
                 errors.at(
                     ty,
-                    "arrays of arrays are local arrays only (`let mut m = [[0.0f32; 4]; 4];`), not parameters yet: pass one array of `N * M` elements (`[f32; 16]`, indexed `a[r * M + c]`)",
+                    "arrays of arrays as parameters hold scalars, two levels (`m: [[f32; 4]; 4]`): for structs or three levels pass one array of `N * M` elements (`[f32; 16]`, indexed `a[r * M + c]`)",
                 );
                 None
             }
@@ -651,8 +651,15 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
         // generic length).
         Type::Array(array) => {
             let elem = value_type(&array.elem, generics)?;
-            if matches!(elem, ValueType::Array { .. } | ValueType::Tuple(_)) {
-                return None;
+            match &elem {
+                ValueType::Tuple(_) => return None,
+                // `[[f32; M]; N]`: rows of scalars (two levels, as local arrays of arrays).
+                ValueType::Array { elem: inner, .. }
+                    if !matches!(**inner, ValueType::Scalar(_) | ValueType::Generic(_)) =>
+                {
+                    return None
+                }
+                _ => {}
             }
             let len = match &array.len {
                 syn::Expr::Lit(syn::ExprLit {

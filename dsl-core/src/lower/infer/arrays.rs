@@ -16,6 +16,13 @@ impl Inference<'_> {
         elem: &ValueType,
         span: Span,
     ) -> Result<InferTy, LowerError> {
+        // `[[T; M]; N]`: rows of scalars.
+        if let ValueType::Array { elem: inner, .. } = elem {
+            return match self.array_type(inner, span)? {
+                InferTy::Array(var) => Ok(InferTy::Rows(var)),
+                _ => Err(LowerError::new(span, "arrays of arrays hold scalars")),
+            };
+        }
         Ok(match self.library.resolve_value(self.spec, elem, span)? {
             Resolved::Scalar(scalar) => InferTy::Array(self.known(scalar)),
             Resolved::Struct(name) => InferTy::StructArray(name),
@@ -31,6 +38,7 @@ impl Inference<'_> {
         Ok(match self.array_type(elem, span)? {
             InferTy::StructArray(name) => Binding::StructArray(name),
             InferTy::Array(var) => Binding::Array(var),
+            InferTy::Rows(var) => Binding::Rows(var),
             _ => return Err(LowerError::new(span, "internal: not an array type")),
         })
     }
@@ -39,7 +47,8 @@ impl Inference<'_> {
     /// array field, or a call returning an array, of the same element type.
     pub(super) fn array_value(&mut self, value: &Expr, wanted: InferTy) -> Result<(), LowerError> {
         match (self.expr(value)?, wanted) {
-            (InferTy::Array(given), InferTy::Array(elem)) => self.unify(given, elem, value.span),
+            (InferTy::Array(given), InferTy::Array(elem))
+            | (InferTy::Rows(given), InferTy::Rows(elem)) => self.unify(given, elem, value.span),
             (InferTy::StructArray(given), InferTy::StructArray(elem)) if given == elem => Ok(()),
             _ => Err(LowerError::new(
                 value.span,

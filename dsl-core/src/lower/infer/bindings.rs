@@ -114,6 +114,12 @@ impl Inference<'_> {
                     self.scopes.bind(name, Binding::Array(var));
                     return Ok(());
                 }
+                // A copy of an array of arrays (`let m2 = m;`) or one a call returned.
+                InferTy::Rows(var) => {
+                    self.lets.push((stmt as *const Stmt, var, *span));
+                    self.scopes.bind(name, Binding::Rows(var));
+                    return Ok(());
+                }
                 InferTy::StructArray(struct_name) => {
                     self.structs_let.push((stmt as *const Stmt, struct_name));
                     self.scopes.bind(name, Binding::StructArray(struct_name));

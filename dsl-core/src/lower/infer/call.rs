@@ -218,6 +218,8 @@ impl Inference<'_> {
             {
                 let wanted = match elem.as_ref() {
                     ValueType::Struct(_) => self.array_type(elem, arg.span)?,
+                    // `[[T; M]; N]`: rows of the element type.
+                    ValueType::Array { elem: inner, .. } => InferTy::Rows(var_of(self, inner)?),
                     scalar => InferTy::Array(var_of(self, scalar)?),
                 };
                 self.array_value(arg, wanted)?;
@@ -343,6 +345,7 @@ impl Inference<'_> {
         let result = match result_type {
             Some(ValueType::Array { elem, .. }) => Some(match elem.as_ref() {
                 ValueType::Struct(_) => self.array_type(elem, span)?,
+                ValueType::Array { elem: inner, .. } => InferTy::Rows(var_of(self, inner)?),
                 scalar => InferTy::Array(var_of(self, scalar)?),
             }),
             Some(ValueType::Tuple(elements)) => Some(InferTy::Struct(
@@ -635,6 +638,14 @@ impl Inference<'_> {
                 let wanted = self.library.scalar(self.spec, target, arg.span)?;
                 self.require(elem, wanted, arg.span)
             }
+            // `&mut m` for a `&mut [[T; M]; N]` parameter: rows of the target's scalars.
+            (Some(_), InferTy::Rows(elem)) => match target {
+                ValueType::Array { elem: inner, .. } => {
+                    let wanted = self.library.scalar(self.spec, inner, arg.span)?;
+                    self.require(elem, wanted, arg.span)
+                }
+                _ => wrong(format!("`{callee}` takes `&[{}; N]` here", ty_name(target))),
+            },
             (Some(_), InferTy::StructArray(name)) => {
                 match self.library.resolve_value(self.spec, target, arg.span)? {
                     Resolved::Struct(wanted) if wanted == name => Ok(()),

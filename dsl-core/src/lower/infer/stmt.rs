@@ -106,11 +106,12 @@ impl Inference<'_> {
                 span,
             } if matches!(
                 self.expr(place)?,
-                InferTy::Array(_) | InferTy::StructArray(_)
+                InferTy::Array(_) | InferTy::StructArray(_) | InferTy::Rows(_)
             ) =>
             {
                 match (self.expr(place)?, self.expr(value)?) {
-                    (InferTy::Array(a), InferTy::Array(b)) => self.unify(a, b, value.span)?,
+                    (InferTy::Array(a), InferTy::Array(b))
+                    | (InferTy::Rows(a), InferTy::Rows(b)) => self.unify(a, b, value.span)?,
                     (InferTy::StructArray(a), InferTy::StructArray(b)) if a == b => {}
                     _ => {
                         return Err(LowerError::new(

@@ -27,10 +27,15 @@ impl Inference<'_> {
                     Some(repr) => InferTy::Array(self.known(repr)),
                     None => InferTy::StructArray(layout.name),
                 },
+                // `m: [[f32; M]; N]`: rows of scalars.
+                FieldType::Array {
+                    elem: FieldType::Scalar(scalar),
+                    ..
+                } => InferTy::Rows(self.known(*scalar)),
                 FieldType::Array { .. } => {
                     return Err(LowerError::new(
                         span,
-                        "arrays of arrays are local arrays only (`let mut m = [[0.0f32; 4]; 4];`), not struct fields yet: use a flat array field indexed `[r * n + c]`",
+                        "arrays of arrays of structs or of arrays are not struct fields: use an array of arrays of scalars, or a flat array field indexed `[r * n + c]`",
                     ))
                 }
             },
