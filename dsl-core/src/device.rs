@@ -90,28 +90,6 @@ impl From<(u32, u32, u32)> for Dim3 {
 )]
 pub trait DevicePrintable {}
 
-macro_rules! printable_scalars {
-    ($($ty:ty),*) => { $(impl DevicePrintable for $ty {})* };
-}
-
-printable_scalars!(
-    bool,
-    i8,
-    i16,
-    i32,
-    i64,
-    isize,
-    u8,
-    u16,
-    u32,
-    u64,
-    usize,
-    f32,
-    f64,
-    half::f16,
-    half::bf16
-);
-
 // `println!("{}", v)` of a `v: &f32` (`for v in x.iter()`).
 impl<T: DevicePrintable + ?Sized> DevicePrintable for &T {}
 impl<T: DevicePrintable + ?Sized> DevicePrintable for &mut T {}
@@ -132,7 +110,8 @@ macro_rules! device_scalars {
     ($($ty:ty => $scalar:ident),* $(,)?) => {
         $(impl DeviceScalar for $ty {
             const SCALAR: crate::Scalar = crate::Scalar::$scalar;
-        })*
+        }
+        impl DevicePrintable for $ty {})*
     };
 }
 
