@@ -263,11 +263,15 @@ fn a_programs_own_subscriber_sees_cudajits_spans_and_events() {
     }
     let captured = Captured::default();
     let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("cudajit=trace"))
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
+    let filter: tracing_subscriber::filter::Targets = "cudajit=trace".parse().unwrap();
+    let subscriber = tracing_subscriber::layer::SubscriberExt::with(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish(),
+        filter,
+    );
     tracing::subscriber::with_default(subscriber, || {
         let stream = Stream::simulator();
         let mut out = stream.alloc_zeros::<u32>(4).unwrap();

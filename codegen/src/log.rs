@@ -2,15 +2,17 @@
 //!
 //! cudajit logs through `tracing` and, being a library, never installs a subscriber of
 //! its own. A program sees cudajit's events in whatever subscriber it installs (targets
-//! `cudajit`, `cudajit_codegen`, `cudajit_sim`, `cudajit_nccl`; `RUST_LOG=cudajit=debug`
-//! with `tracing_subscriber::fmt().with_env_filter(..)`, or [`env_filter`] to honour
-//! `CUDAJIT_LOG` in it). A program without one that wants cudajit's log calls [`init`] at
+//! `cudajit`, `cudajit_codegen`, `cudajit_sim`, `cudajit_nccl`; filter them with the
+//! subscriber's own filter, or with [`env_filter`]'s to honour `CUDAJIT_LOG` in it). A program without one that wants cudajit's log calls [`init`] at
 //! the start of `main` (the facade re-exports it as `cudajit::log::init`): it installs
 //! `tracing_subscriber`'s `fmt` subscriber on stderr, filtered by `CUDAJIT_LOG`:
 //!
 //! - a level (`error`, `warn`, `info`, `debug`, `trace`; `warning`, and `1`/`on`/`true`
 //!   for `info`) applies to every target;
-//! - any other value is read as `EnvFilter` directives (`cudajit_codegen=trace,info`);
+//! - any other value is read as `target=level` directives, comma-separated, a bare level
+//!   for every other target (`cudajit_codegen=trace,info`: `tracing_subscriber`'s
+//!   [`Targets`], which needs no regular-expression engine in every dependant's build, as
+//!   `EnvFilter` would);
 //! - unset: `warn`.
 //!
 //! The `cudajit` tool calls it; so do the examples. A program that sets `CUDAJIT_LOG`
@@ -25,14 +27,16 @@ use std::sync::Once;
 use cudajit_core::{EnvVar, EnvVarError};
 use tracing::subscriber::NoSubscriber;
 use tracing::Level;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// The variable read by [`init`] and [`env_filter`].
 pub const VARIABLE: &str = "CUDAJIT_LOG";
 
 /// What `CUDAJIT_LOG` accepts.
-const ACCEPTS: &str = "a level (`error`, `warn`, `info`, `debug`, `trace`) or tracing \
-    filter directives such as `cudajit_codegen=trace,info`";
+const ACCEPTS: &str = "a level (`error`, `warn`, `info`, `debug`, `trace`) or `target=level` \
+    directives such as `cudajit_codegen=trace,info`";
 
 /// Why [`init`] installed nothing.
 #[derive(Clone, PartialEq, Eq, thiserror::Error, cudajit_error_debug::ReadableDebug)]
@@ -44,7 +48,7 @@ pub enum InitError {
     /// The program already has a global subscriber: it sees cudajit's events as they are.
     #[error(
         "a global tracing subscriber is already installed: cudajit's events go to it (filter \
-         them with its own filter, or build it with cudajit::log::env_filter())"
+         them with its own filter, or add cudajit::log::env_filter()'s to it)"
     )]
     AlreadyInstalled,
 }
@@ -52,21 +56,24 @@ pub enum InitError {
 /// Installs the stderr logger, filtered by `CUDAJIT_LOG` (`warn` when unset). For programs
 /// without a `tracing` subscriber of their own; call it once, at the start of `main`.
 pub fn init() -> Result<(), InitError> {
-    let filter = env_filter()?.unwrap_or_else(|| EnvFilter::new("warn"));
+    let filter = env_filter()?.unwrap_or_else(|| Targets::new().with_default(Level::WARN));
+    // The fmt subscriber's own level is `info` unless told: `filter` alone decides.
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_max_level(Level::TRACE)
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_target(false)
         .without_time()
+        .finish()
+        .with(filter)
         .try_init()
         .map_err(|_| InitError::AlreadyInstalled)
 }
 
-/// The filter `CUDAJIT_LOG` asks for, for a program that builds its own subscriber:
-/// `None` when unset, an error naming the variable when it is neither a level nor
-/// directives.
-pub fn env_filter() -> Result<Option<EnvFilter>, EnvVarError> {
+/// The filter `CUDAJIT_LOG` asks for, for a program that builds its own subscriber (a
+/// [`Targets`] is a layer and a per-layer filter): `None` when unset, an error naming the
+/// variable when it is neither a level nor directives.
+pub fn env_filter() -> Result<Option<Targets>, EnvVarError> {
     let setting = EnvVar::process(VARIABLE);
     let Some(text) = setting.text(ACCEPTS)? else {
         return Ok(None);
@@ -77,10 +84,10 @@ pub fn env_filter() -> Result<Option<EnvFilter>, EnvVarError> {
 }
 
 /// The filter for a `CUDAJIT_LOG` value: a level name for every target, else directives.
-pub fn filter_for(setting: &str) -> Result<EnvFilter, String> {
+pub fn filter_for(setting: &str) -> Result<Targets, String> {
     match parse_level(setting) {
-        Some(level) => Ok(EnvFilter::new(level.as_str().to_ascii_lowercase())),
-        None => EnvFilter::try_new(setting.trim()).map_err(|e| e.to_string()),
+        Some(level) => Ok(Targets::new().with_default(level)),
+        None => setting.trim().parse().map_err(|e| format!("{e}")),
     }
 }
 

@@ -159,6 +159,31 @@ pub fn nested_literal(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn weighted(w: [f32; 3], v: f32) -> f32 {
+    w[0] * v + w[1] * v * v + w[2]
+}
+
+#[device]
+pub fn ends(v: f32) -> [f32; 2] {
+    if v > 1.0 {
+        return [v, -v];
+    }
+    [v * 0.5, 1.0]
+}
+
+#[device]
+pub fn literal_values(x: &[f32], i: usize) -> f64 {
+    let a = weighted([0.5, x[i], 2.0], x[i]);
+    let e = ends(x[i]);
+    let mut walked = 0.0f32;
+    for w in [1.0f32, 2.0, 4.0] {
+        walked += w * x[i];
+    }
+    let short = i < x.len() && weighted([x[i]; 3], 1.0) > 0.0;
+    (a + e[0] - e[1] + walked) as f64 + short as u32 as f64
+}
+
+#[device]
 pub fn option_values(x: &[f32], i: usize) -> f64 {
     let mut best: Option<u32> = None;
     if x[i] > 0.0 {
@@ -236,6 +261,7 @@ group!(values, ROWS {
     "array.iter" => array_iteration,
     "array.nested" => nested_arrays,
     "array.nested-literal" => nested_literal,
+    "array.literal-value" => literal_values,
     "array.nested-parameter" => nested_parameters,
     "array.structs" => array_of_structs,
     "option.value" => option_values,

@@ -88,22 +88,9 @@ impl Lowerer<'_, '_> {
                 _ => None,
             }),
             // `m[i]` of an array of arrays (a local, a parameter or a field): its row.
-            ExprKind::Index { base, .. } => {
-                let rows_ty = match self.rows_binding(base) {
-                    Some((_, array_ty)) => Some(array_ty),
-                    None if matches!(base.kind, ExprKind::Field { .. }) => {
-                        self.array_value_type(base)?
-                    }
-                    None => None,
-                };
-                Ok(rows_ty.and_then(|array_ty| {
-                    self.columns_of(array_ty)?;
-                    match self.program.module.types[array_ty].inner {
-                        TypeInner::Array { base, .. } => Some(base),
-                        _ => None,
-                    }
-                }))
-            }
+            ExprKind::Index { base, .. } => Ok(self
+                .rows_type(base)?
+                .and_then(|array_ty| self.element_type(array_ty))),
             ExprKind::Field { base, field } => {
                 if self.array_field_len(expr)?.is_none() {
                     return Ok(None);
@@ -117,6 +104,14 @@ impl Lowerer<'_, '_> {
                 })
             }
             _ => Ok(None),
+        }
+    }
+
+    /// The element type of the array type `array_ty`.
+    fn element_type(&self, array_ty: Handle<Type>) -> Option<Handle<Type>> {
+        match self.program.module.types[array_ty].inner {
+            TypeInner::Array { base, .. } => Some(base),
+            _ => None,
         }
     }
 
@@ -390,13 +385,17 @@ impl Lowerer<'_, '_> {
                 format!("this function returns an array of {len} elements, not {given}"),
             ));
         }
+        // The hidden result parameter is always a pointer to the function's array type.
+        let TypeInner::Pointer { base, .. } =
+            self.program.module.types[self.function.arguments[argument as usize].ty].inner
+        else {
+            return Err(LowerError::new(
+                value.span,
+                "internal: an array result parameter that is not a pointer",
+            ));
+        };
         let target = self.expr_node(Expression::FunctionArgument(argument), value.span);
-        match self.program.module.types[self.function.arguments[argument as usize].ty].inner {
-            TypeInner::Pointer { base, .. } => {
-                self.copy_array_of(source, target, base, value.span, block)
-            }
-            _ => self.copy_array(source, target, len, value.span, block),
-        }
+        self.copy_array_of(source, target, base, value.span, block);
         Ok(())
     }
 
@@ -491,17 +490,13 @@ impl Lowerer<'_, '_> {
             ));
         };
         let (source, len) = self.array_source(values, block)?;
-        let array_ty = match source {
-            ArraySource::Local(local) => Some(self.function.locals[local].ty),
-            ArraySource::Pointer(_) => self.array_value_type(values)?,
-            ArraySource::Repeat(_) => None,
-        };
+        // A repeat `[v; N]` holds its one value in a local; other arrays have a type.
         let elem = match source {
             ArraySource::Repeat(local) => Some(self.function.locals[local].ty),
-            _ => array_ty.and_then(|ty| match self.program.module.types[ty].inner {
-                TypeInner::Array { base, .. } => Some(base),
-                _ => None,
-            }),
+            ArraySource::Local(local) => self.element_type(self.function.locals[local].ty),
+            ArraySource::Pointer(_) => self
+                .array_value_type(values)?
+                .and_then(|ty| self.element_type(ty)),
         };
         let Some(elem) = elem.and_then(|ty| self.program.module.types[ty].inner.scalar()) else {
             return Err(LowerError::new(

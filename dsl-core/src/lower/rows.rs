@@ -103,6 +103,20 @@ impl Lowerer<'_, '_> {
         .then_some((base, array_ty))
     }
 
+    /// The type of the array of arrays `rows`: a local or parameter by name
+    /// ([`Self::rows_binding`]), or a struct's field of that type (`t.m` in `t.m[r][c]`).
+    pub(super) fn rows_type(&mut self, rows: &Expr) -> Result<Option<Handle<Type>>, LowerError> {
+        if let Some((_, array_ty)) = self.rows_binding(rows) {
+            return Ok(Some(array_ty));
+        }
+        if !matches!(rows.kind, ExprKind::Field { .. }) {
+            return Ok(None);
+        }
+        Ok(self
+            .array_value_type(rows)?
+            .filter(|&field_ty| self.columns_of(field_ty).is_some()))
+    }
+
     /// Where the array of arrays `rows` is: a local or parameter by name
     /// ([`Self::rows_binding`]), or a struct's field of that type (`t.m` in `t.m[r][c]`).
     pub(super) fn rows_place(
@@ -116,10 +130,7 @@ impl Lowerer<'_, '_> {
         let ExprKind::Field { base, field } = &rows.kind else {
             return Ok(None);
         };
-        let Some(field_ty) = self.array_value_type(rows)? else {
-            return Ok(None);
-        };
-        if self.columns_of(field_ty).is_none() {
+        if self.rows_type(rows)?.is_none() {
             return Ok(None);
         }
         Ok(Some(RowsBase::Pointer(

@@ -1,7 +1,7 @@
 //! Calls in a kernel body: device functions, associated and path calls (`Vec3::dot(&a, &b)`,
 //! `f32::max(a, b)`), methods, their arguments, constants named by path, struct literals.
 
-use cudajit_core::ast::{Expr, ExprKind, GenericArg, ValueType};
+use cudajit_core::ast::{Expr, ExprKind, GenericArg, Stmt, ValueType};
 use cudajit_core::intrinsics::Intrinsic;
 use cudajit_core::math::MathFunction;
 use cudajit_core::Scalar;
@@ -15,6 +15,7 @@ use super::span_at;
 impl Parser<'_> {
     pub(super) fn call(&mut self, call: &syn::ExprCall) -> Option<Expr> {
         let span = span_at(call);
+        let statement_call = std::mem::take(&mut self.statement_call);
         if let Some(name) = super::stmt::callee_name(call) {
             match self.closure_name(&name) {
                 Some(ClosureName::Local(index)) => {
@@ -109,26 +110,18 @@ impl Parser<'_> {
                 for arg in &angle.args {
                     match arg {
                         syn::GenericArgument::Type(ty) => {
-                            // A const generic parameter of the caller parses as a type path:
-                            // look for it first.
-                            let const_name = match ty {
-                                syn::Type::Path(p) => p
-                                    .path
-                                    .get_ident()
-                                    .map(|i| i.to_string())
-                                    .filter(|n| self.generics.consts.contains(n)),
-                                _ => None,
-                            };
-                            // A module constant (`pick::<STAGES>()`, `cfg::TILE`) parses as a
-                            // type path too: named in SCREAMING_CASE, as Rust names constants
-                            // and never types, it is the constant's value.
+                            // A const generic parameter of the caller (`N`) and a module
+                            // constant (`STAGES`, `cfg::TILE`: SCREAMING_CASE, as Rust names
+                            // constants and never types) parse as type paths: they are values.
                             if let syn::Type::Path(p) = ty {
-                                let generic_type = p
-                                    .path
-                                    .get_ident()
-                                    .is_some_and(|i| self.generics.types.contains(&i.to_string()));
-                                if const_name.is_none() && !generic_type && names_constant(&p.path)
-                                {
+                                let ident = p.path.get_ident().map(|i| i.to_string());
+                                let caller_const = ident
+                                    .as_ref()
+                                    .is_some_and(|n| self.generics.consts.contains(n));
+                                let generic_type = ident
+                                    .as_ref()
+                                    .is_some_and(|n| self.generics.types.contains(n));
+                                if caller_const || (!generic_type && names_constant(&p.path)) {
                                     let path = syn::Expr::Path(syn::ExprPath {
                                         attrs: Vec::new(),
                                         qself: None,
@@ -138,34 +131,15 @@ impl Parser<'_> {
                                     continue;
                                 }
                             }
-                            let value = match const_name {
-                                Some(_) => None,
-                                None => value_type(ty, &self.generics),
-                            };
-                            match value {
+                            match value_type(ty, &self.generics) {
                                 Some(value) => out.push(GenericArg::Type(value)),
-                                // A const generic parameter of the caller parses as a type path.
-                                None => match ty {
-                                    syn::Type::Path(p)
-                                        if p.path.get_ident().is_some_and(|i| {
-                                            self.generics.consts.contains(&i.to_string())
-                                        }) =>
-                                    {
-                                        let name = p
-                                            .path
-                                            .get_ident()
-                                            .map(|i| i.to_string())
-                                            .unwrap_or_default();
-                                        out.push(GenericArg::Const(Expr {
-                                            kind: ExprKind::Var(name),
-                                            span: span_at(p),
-                                        }));
-                                    }
-                                    _ => {
-                                        self.errors.at(ty, "generic arguments are scalar types or generic parameters");
-                                        return None;
-                                    }
-                                },
+                                None => {
+                                    self.errors.at(
+                                        ty,
+                                        "generic arguments are scalar types or generic parameters",
+                                    );
+                                    return None;
+                                }
                             }
                         }
                         syn::GenericArgument::Const(expr) => {
@@ -192,9 +166,9 @@ impl Parser<'_> {
         // A tuple argument passes as its elements, as a tuple parameter is declared.
         let mut args = Vec::new();
         let mut complete = true;
-        // What computes `Option` arguments, run before the call.
-        let mut prelude = Vec::new();
-        for arg in &call.args {
+        // What computes array-literal and `Option` arguments, run before the call.
+        let (mut prelude, call_args) = self.bind_array_literals(call.args.iter(), None)?;
+        for arg in &call_args {
             if self.is_option_value(arg) && !self.is_tuple_value(arg) {
                 match self.option_argument(arg, &mut prelude) {
                     Some(halves) => args.extend(halves),
@@ -223,21 +197,57 @@ impl Parser<'_> {
             },
             span,
         };
-        if prelude.is_empty() {
-            return Some(call);
+        Some(self.after_prelude(statement_call, prelude, call))
+    }
+
+    /// `call` after the statements that compute its arguments: before the statement when
+    /// the call is its whole value ([`Parser::statement_call`]), else in a block
+    /// `{ prelude; call }` where the call stands.
+    fn after_prelude(&mut self, statement_call: bool, prelude: Vec<Stmt>, call: Expr) -> Expr {
+        if statement_call {
+            self.pending.extend(prelude);
+            return call;
         }
-        Some(Expr {
-            kind: ExprKind::Block(cudajit_core::ast::Block {
-                stmts: prelude,
-                tail: Some(Box::new(call)),
-                span,
-            }),
-            span,
-        })
+        with_prelude(prelude, call)
+    }
+
+    /// Array-literal arguments (`f([a, b, c])`, `v.scaled([1.0, 0.5])`) bound to hidden
+    /// locals before the call, as `let w = [a, b, c];` binds one, so that they pass as a
+    /// named array does: the statements, and the arguments with each literal replaced by
+    /// its local. Binding moves a literal before the arguments (and the receiver) left of
+    /// it, so a literal that calls a function after one that does is refused: Rust would
+    /// run the earlier call first.
+    fn bind_array_literals<'a>(
+        &mut self,
+        args: impl Iterator<Item = &'a syn::Expr>,
+        receiver: Option<&syn::Expr>,
+    ) -> Option<(Vec<Stmt>, Vec<syn::Expr>)> {
+        let mut prelude = Vec::new();
+        let mut out = Vec::new();
+        let mut call_before = receiver.is_some_and(calls_function);
+        for arg in args {
+            if !matches!(arg, syn::Expr::Array(_) | syn::Expr::Repeat(_)) {
+                call_before |= calls_function(arg);
+                out.push(arg.clone());
+                continue;
+            }
+            if call_before && calls_function(arg) {
+                self.errors.at(
+                    arg,
+                    "this array literal calls a function, and an argument before it does too: bind the array with `let` before the call (`let w = [..];`), so the calls run in the order written",
+                );
+                return None;
+            }
+            let local = self.bind_array_literal(arg);
+            prelude.append(&mut self.pending);
+            out.push(local?);
+        }
+        Some((prelude, out))
     }
 
     pub(super) fn method_call(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
         let span = span_at(call);
+        let statement_call = std::mem::take(&mut self.statement_call);
         let method = call.method.to_string();
         if self.refused_method(call) {
             return None;
@@ -311,21 +321,23 @@ impl Parser<'_> {
                 return None;
             }
             let receiver = self.expr(&call.receiver);
-            let args: Vec<Option<Expr>> = call
-                .args
+            let (prelude, call_args) =
+                self.bind_array_literals(call.args.iter(), Some(&call.receiver))?;
+            let args: Vec<Option<Expr>> = call_args
                 .iter()
                 .map(|arg| self.method_argument(arg))
                 .collect();
             let start = call.method.span().start();
             self.method_sites.push((start.line, start.column));
-            return Some(Expr {
+            let call = Expr {
                 kind: ExprKind::MethodCall {
                     receiver: Box::new(receiver?),
                     method,
                     args: args.into_iter().collect::<Option<Vec<Expr>>>()?,
                 },
                 span,
-            });
+            };
+            return Some(self.after_prelude(statement_call, prelude, call));
         };
         let args: Vec<&syn::Expr> = call.args.iter().collect();
         self.math(function, &call.receiver, &args, call, span)
@@ -726,4 +738,40 @@ fn names_constant(path: &syn::Path) -> bool {
                     .chars()
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
         })
+}
+
+/// `call` after the statements that compute its arguments: `{ prelude; call }`.
+fn with_prelude(prelude: Vec<Stmt>, call: Expr) -> Expr {
+    if prelude.is_empty() {
+        return call;
+    }
+    let span = call.span;
+    Expr {
+        kind: ExprKind::Block(cudajit_core::ast::Block {
+            stmts: prelude,
+            tail: Some(Box::new(call)),
+            span,
+        }),
+        span,
+    }
+}
+
+/// Whether evaluating `expr` calls a function or a method (or expands a macro).
+fn calls_function(expr: &syn::Expr) -> bool {
+    struct Finder(bool);
+    impl syn::visit_mut::VisitMut for Finder {
+        fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+            if matches!(
+                expr,
+                syn::Expr::Call(_) | syn::Expr::MethodCall(_) | syn::Expr::Macro(_)
+            ) {
+                self.0 = true;
+                return;
+            }
+            syn::visit_mut::visit_expr_mut(self, expr);
+        }
+    }
+    let mut finder = Finder(false);
+    syn::visit_mut::VisitMut::visit_expr_mut(&mut finder, &mut expr.clone());
+    finder.0
 }

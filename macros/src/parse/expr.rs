@@ -466,7 +466,7 @@ fn binary_op(op: &syn::BinOp) -> Option<BinaryOp> {
 fn unsupported(expr: &syn::Expr) -> String {
     match expr {
         syn::Expr::Array(_) => {
-            return "an array literal `[a, b]` creates a local array as the value of a `let` or of an assignment to one (`let w = [0.25f32, 0.5, 0.25];`, `w = [a, b, c];`): bind it first, then index it or pass its elements".to_string();
+            return "an array literal `[a, b]` is the value of a `let`, an assignment, an argument, a result or a `for` loop (`let w = [0.25f32, 0.5, 0.25];`, `f([a, b])`): bind it first, then index it".to_string();
         }
         syn::Expr::Repeat(_) => {
             return "`[value; N]` creates a local array only as the value of a `let`: `let mut a = [0.0f32; N];`".to_string();

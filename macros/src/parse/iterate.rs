@@ -57,6 +57,18 @@ struct Chain {
 
 impl Parser<'_> {
     pub(super) fn for_loop(&mut self, for_loop: &syn::ExprForLoop) -> Option<Stmt> {
+        // `for w in [a, b, c]` walks a hidden local bound to the literal before the loop, as
+        // Rust evaluates the iterated value once, first.
+        if matches!(&*for_loop.expr, syn::Expr::Array(_) | syn::Expr::Repeat(_)) {
+            let mut walked = for_loop.clone();
+            *walked.expr = self.bind_array_literal(&for_loop.expr)?;
+            // The `let` stays out of the body, whose first statement would take it.
+            let binding = std::mem::take(&mut self.pending);
+            let stmt = self.for_loop(&walked);
+            let mut during = std::mem::replace(&mut self.pending, binding);
+            self.pending.append(&mut during);
+            return stmt;
+        }
         if super::iterator_chain::needs_pipeline(&for_loop.expr) {
             return self.for_chain(for_loop);
         }

@@ -162,6 +162,7 @@ pub(crate) fn function_with_places(
         }
     }
     parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));
+    parser.returns_array = matches!(result, Some(cudajit_core::ast::ValueType::Array { .. }));
     if let syn::ReturnType::Type(_, ty) = &item.sig.output {
         if let Some(cudajit_core::ast::ValueType::Tuple(halves)) = &result {
             if option_value::option_inner(ty).is_some() {

@@ -32,6 +32,15 @@ pub(crate) struct Parser<'e> {
     /// Whether the function returns a tuple: its `return (a, b)` and final `(a, b)` are
     /// the tuple value, not tuple locals.
     pub(crate) returns_tuple: bool,
+    /// Whether the function returns an array: its `return [a, b]` and final `[a, b]` are
+    /// bound to a hidden local array first, which the result is copied from.
+    pub(crate) returns_array: bool,
+    /// Set while the statement being parsed is a `let`, assignment, `return` or tail whose
+    /// whole value is a call: what computes that call's arguments (array literals,
+    /// `Option`s) then runs just before the statement, in `pending`, not in a block
+    /// around the call, so that a call returning an array is still a call
+    /// (`let s = swap([a, b]);`). Taken by the first call parsed.
+    pub(super) statement_call: bool,
     /// `T` of a `#[device]` function returning `Option<T>` (`option_value.rs`).
     pub(crate) returns_option: Option<cudajit_core::ast::ValueType>,
     /// Set by `fn_body` for the next block parsed: its tail is the function's value.
@@ -105,6 +114,8 @@ impl<'e> Parser<'e> {
             enums: Vec::new(),
             probed: Vec::new(),
             returns_tuple: false,
+            returns_array: false,
+            statement_call: false,
             returns_option: None,
             function_tail: false,
             returns_place: false,
@@ -369,6 +380,33 @@ impl<'e> Parser<'e> {
             }
         }
         None
+    }
+
+    /// An array literal (`[a, b]`, `[v; N]`) bound to a hidden local array with `let`, as a
+    /// user binds one: the `let` waits in `pending`, and the local's name is returned as
+    /// the expression to write in the literal's place.
+    pub(super) fn bind_array_literal(&mut self, literal: &syn::Expr) -> Option<syn::Expr> {
+        let ident = syn::Ident::new(
+            &self.fresh_temp().replace('$', "__cudajit_"),
+            syn::spanned::Spanned::span(literal),
+        );
+        let binding: syn::Stmt = syn::parse_quote!(let #ident = #literal;);
+        let parsed = self.stmt(&binding)?;
+        self.pending.push(parsed);
+        Some(syn::parse_quote!(#ident))
+    }
+
+    /// Parses `value`'s statement with `parse`, marking it a statement call
+    /// ([`Self::statement_call`]) when `value` is a call.
+    pub(super) fn with_statement_call<T>(
+        &mut self,
+        value: Option<&syn::Expr>,
+        parse: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.statement_call = matches!(value, Some(syn::Expr::Call(_) | syn::Expr::MethodCall(_)));
+        let parsed = parse(self);
+        self.statement_call = false;
+        parsed
     }
 
     /// Several statements in place of one: all but the last wait in `pending`.

@@ -40,11 +40,12 @@ impl<'e> Parser<'e> {
             let last = position + 1 == count;
             match stmt {
                 syn::Stmt::Expr(expr, None) if last && !is_statement_like(expr) => {
-                    tail = match returns {
-                        true => self.return_value(expr),
-                        false => self.expr(expr),
-                    }
-                    .map(Box::new);
+                    tail = self
+                        .with_statement_call(Some(expr), |parser| match returns {
+                            true => parser.return_value(expr),
+                            false => parser.expr(expr),
+                        })
+                        .map(Box::new);
                     stmts.append(&mut self.pending);
                 }
                 // `ptx!(u32: ..)` without `;` at the end of a block is its value.
@@ -76,7 +77,10 @@ impl<'e> Parser<'e> {
 
     pub(super) fn stmt(&mut self, stmt: &syn::Stmt) -> Option<Stmt> {
         match stmt {
-            syn::Stmt::Local(local) => self.local(local),
+            syn::Stmt::Local(local) => {
+                let init = local.init.as_ref().map(|init| &*init.expr);
+                self.with_statement_call(init, |parser| parser.local(local))
+            }
             syn::Stmt::Item(item) => {
                 let message = match item {
                     syn::Item::Const(_) => {
@@ -379,28 +383,33 @@ impl<'e> Parser<'e> {
         })
     }
 
+    /// `place = value;`
+    fn assign_stmt(&mut self, assign: &syn::ExprAssign, span: cudajit_core::Span) -> Option<Stmt> {
+        if let (syn::Expr::Array(array), false) =
+            (&*assign.right, matches!(&*assign.left, syn::Expr::Array(_)))
+        {
+            return self.array_assign(&assign.left, array);
+        }
+        if let Some(option) = self.option_assign(&assign.left, &assign.right, span) {
+            return option;
+        }
+        if let Some(tuple) = self.tuple_assign(&assign.left, &assign.right, span) {
+            return tuple;
+        }
+        Some(Stmt::Assign {
+            place: self.place(&assign.left)?,
+            op: None,
+            value: self.expr(&assign.right)?,
+            span,
+        })
+    }
+
     pub(super) fn expr_stmt(&mut self, expr: &syn::Expr) -> Option<Stmt> {
         let span = span_at(expr);
         match expr {
-            syn::Expr::Assign(assign) => {
-                if let (syn::Expr::Array(array), false) =
-                    (&*assign.right, matches!(&*assign.left, syn::Expr::Array(_)))
-                {
-                    return self.array_assign(&assign.left, array);
-                }
-                if let Some(option) = self.option_assign(&assign.left, &assign.right, span) {
-                    return option;
-                }
-                if let Some(tuple) = self.tuple_assign(&assign.left, &assign.right, span) {
-                    return tuple;
-                }
-                Some(Stmt::Assign {
-                    place: self.place(&assign.left)?,
-                    op: None,
-                    value: self.expr(&assign.right)?,
-                    span,
-                })
-            }
+            syn::Expr::Assign(assign) => self.with_statement_call(Some(&assign.right), |parser| {
+                parser.assign_stmt(assign, span)
+            }),
             syn::Expr::Binary(binary) if compound_op(&binary.op).is_some() => Some(Stmt::Assign {
                 place: self.place(&binary.left)?,
                 op: compound_op(&binary.op),
@@ -452,7 +461,9 @@ impl<'e> Parser<'e> {
                     None
                 }
                 (Some(value), FnKind::Device) => Some(Stmt::Return {
-                    value: Some(self.return_value(value)?),
+                    value: Some(
+                        self.with_statement_call(Some(value), |parser| parser.return_value(value))?,
+                    ),
                     span,
                 }),
                 (None, _) => Some(Stmt::Return { value: None, span }),

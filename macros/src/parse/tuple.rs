@@ -115,6 +115,10 @@ impl Parser<'_> {
         if let Some(inner) = self.returns_option.clone() {
             return self.option_return(expr, &inner);
         }
+        if self.returns_array && matches!(expr, syn::Expr::Array(_) | syn::Expr::Repeat(_)) {
+            let local = self.bind_array_literal(expr)?;
+            return self.expr(&local);
+        }
         if !(self.returns_tuple && self.is_tuple_value(expr)) {
             return self.expr(expr);
         }
