@@ -1,7 +1,8 @@
 //! Array literals as values: passed to functions and methods (by value, also arrays of
-//! arrays and `[v; N]`), returned (`return [..]` and at the end), walked by `for`, and
-//! inside `&&`, each checked against rustc running the same `#[device]` functions on
-//! the host. On the CPU simulator always, on a GPU when there is one.
+//! arrays and `[v; N]`, and by reference, `&[..]`, `&mut [..]`), returned (`return [..]`
+//! and at the end), walked by `for`, inside `&&`, and as struct fields (`Taps { w: [..],
+//! .. }`, bound or passed; `&Point { .. }` passed), each checked against rustc running the
+//! same `#[device]` functions on the host. On the CPU simulator always, on a GPU when there is one.
 
 mod common;
 
@@ -21,6 +22,29 @@ impl Point {
     pub fn weigh(&self, w: [f32; 3]) -> f32 {
         self.x * w[0] + self.y * w[1] + self.z * w[2]
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C)]
+pub struct Taps {
+    pub w: [f32; 3],
+    pub bias: f32,
+}
+
+#[device]
+pub fn apply(t: Taps, v: f32) -> f32 {
+    t.w[0] * v + t.w[1] * v * v + t.w[2] + t.bias
+}
+
+#[device]
+pub fn first_of(v: &[f32; 3]) -> f32 {
+    v[0] * 2.0 + v[2]
+}
+
+#[device]
+pub fn fill(out: &mut [f32; 2], v: f32) {
+    out[0] += v;
+    out[1] = out[0] * 3.0;
 }
 
 #[device]
@@ -69,6 +93,31 @@ pub fn literals(x: &[f32], i: usize) -> f32 {
     // The literal inside `&&` is built only when `i + 1 < x.len()`: `x[i + 1]` is in
     // bounds there.
     let guarded = i + 1 < x.len() && sum_n::<2>([x[i + 1], v]) > 0.0;
+    // Struct literals with array fields, as values and as arguments; references to
+    // literals (`&[..]`, `&mut [..]`, `&Point { .. }`), which Rust keeps alive for the call.
+    let taps = Taps {
+        w: [0.5, v, -1.0],
+        bias: 0.25,
+    };
+    let passed = apply(
+        Taps {
+            w: [v, 1.0, 2.0],
+            bias: v,
+        },
+        0.5,
+    ) + apply(taps, v);
+    let referenced = first_of(&[v, 4.0, 0.5])
+        + Point::weigh(
+            &Point {
+                x: 1.0,
+                y: v,
+                z: 2.0,
+            },
+            [v; 3],
+        );
+    fill(&mut [v, 0.0], 2.0);
+    // A literal inside a closure of an iterator chain is built per element, in the closure.
+    let chained: f32 = x[i..].iter().take(3).map(|&u| sum_n::<2>([u, v])).sum();
     p.weigh([1.0, v, 0.5])
         + sum_n::<4>([v, 2.0, 3.0, 4.0])
         + s[0] * 3.0
@@ -78,6 +127,9 @@ pub fn literals(x: &[f32], i: usize) -> f32 {
         + trace([[v, 1.0], [2.0, 5.0]])
         + sum_n::<4>([0.5f32; 4])
         + guarded as u32 as f32
+        + passed
+        + referenced
+        + chained
 }
 
 #[kernel]

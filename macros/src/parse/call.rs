@@ -15,7 +15,16 @@ use super::span_at;
 impl Parser<'_> {
     pub(super) fn call(&mut self, call: &syn::ExprCall) -> Option<Expr> {
         let span = span_at(call);
-        let statement_call = std::mem::take(&mut self.statement_call);
+        let statement_call = self.is_statement_value(call);
+        // Literal arguments (`f([a, b])`, `Vec3::dot(&a, &Vec3 { .. })`) are bound first,
+        // for every kind of call: the call is then parsed with their locals.
+        if call.args.iter().any(binds_first) {
+            let (prelude, args) = self.bind_array_literals(call.args.iter(), None, true)?;
+            let mut bound = call.clone();
+            bound.args = args.into_iter().collect();
+            let parsed = self.call(&bound)?;
+            return Some(self.after_prelude(statement_call, prelude, parsed));
+        }
         if let Some(name) = super::stmt::callee_name(call) {
             match self.closure_name(&name) {
                 Some(ClosureName::Local(index)) => {
@@ -166,9 +175,9 @@ impl Parser<'_> {
         // A tuple argument passes as its elements, as a tuple parameter is declared.
         let mut args = Vec::new();
         let mut complete = true;
-        // What computes array-literal and `Option` arguments, run before the call.
-        let (mut prelude, call_args) = self.bind_array_literals(call.args.iter(), None)?;
-        for arg in &call_args {
+        // What computes `Option` arguments, run before the call.
+        let mut prelude = Vec::new();
+        for arg in &call.args {
             if self.is_option_value(arg) && !self.is_tuple_value(arg) {
                 match self.option_argument(arg, &mut prelude) {
                     Some(halves) => args.extend(halves),
@@ -201,7 +210,7 @@ impl Parser<'_> {
     }
 
     /// `call` after the statements that compute its arguments: before the statement when
-    /// the call is its whole value ([`Parser::statement_call`]), else in a block
+    /// the call is its whole value ([`Parser::statement_value`]), else in a block
     /// `{ prelude; call }` where the call stands.
     fn after_prelude(&mut self, statement_call: bool, prelude: Vec<Stmt>, call: Expr) -> Expr {
         if statement_call {
@@ -221,21 +230,47 @@ impl Parser<'_> {
         &mut self,
         args: impl Iterator<Item = &'a syn::Expr>,
         receiver: Option<&syn::Expr>,
+        repeats: bool,
     ) -> Option<(Vec<Stmt>, Vec<syn::Expr>)> {
         let mut prelude = Vec::new();
         let mut out = Vec::new();
         let mut call_before = receiver.is_some_and(calls_function);
         for arg in args {
-            if !matches!(arg, syn::Expr::Array(_) | syn::Expr::Repeat(_)) {
+            // `&[a, b]`, `&mut [0.0; 4]`, `&Vec3 { .. }`: a reference to a temporary is one
+            // to a hidden local bound to it, as Rust extends the temporary's life.
+            if let (syn::Expr::Reference(reference), true) = (arg, repeats) {
+                if matches!(
+                    &*reference.expr,
+                    syn::Expr::Array(_) | syn::Expr::Repeat(_) | syn::Expr::Struct(_)
+                ) {
+                    if call_before && calls_function(arg) {
+                        self.errors.at(arg, LITERAL_AFTER_CALL);
+                        return None;
+                    }
+                    let local = self.bind_array_literal(&reference.expr);
+                    prelude.append(&mut self.pending);
+                    let local = local?;
+                    out.push(match reference.mutability {
+                        Some(_) => syn::parse_quote!(&mut #local),
+                        None => syn::parse_quote!(&#local),
+                    });
+                    continue;
+                }
+            }
+            let literal = match arg {
+                syn::Expr::Array(_) => true,
+                syn::Expr::Repeat(_) => repeats,
+                // `f(Field { g: [a, b] })`: the struct is bound, its array with it.
+                syn::Expr::Struct(value) => repeats && has_array_field(value),
+                _ => false,
+            };
+            if !literal {
                 call_before |= calls_function(arg);
                 out.push(arg.clone());
                 continue;
             }
             if call_before && calls_function(arg) {
-                self.errors.at(
-                    arg,
-                    "this array literal calls a function, and an argument before it does too: bind the array with `let` before the call (`let w = [..];`), so the calls run in the order written",
-                );
+                self.errors.at(arg, LITERAL_AFTER_CALL);
                 return None;
             }
             let local = self.bind_array_literal(arg);
@@ -247,7 +282,15 @@ impl Parser<'_> {
 
     pub(super) fn method_call(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
         let span = span_at(call);
-        let statement_call = std::mem::take(&mut self.statement_call);
+        let statement_call = self.is_statement_value(call);
+        if call.args.iter().any(binds_first) {
+            let (prelude, args) =
+                self.bind_array_literals(call.args.iter(), Some(&call.receiver), true)?;
+            let mut bound = call.clone();
+            bound.args = args.into_iter().collect();
+            let parsed = self.method_call(&bound)?;
+            return Some(self.after_prelude(statement_call, prelude, parsed));
+        }
         let method = call.method.to_string();
         if self.refused_method(call) {
             return None;
@@ -321,9 +364,8 @@ impl Parser<'_> {
                 return None;
             }
             let receiver = self.expr(&call.receiver);
-            let (prelude, call_args) =
-                self.bind_array_literals(call.args.iter(), Some(&call.receiver))?;
-            let args: Vec<Option<Expr>> = call_args
+            let args: Vec<Option<Expr>> = call
+                .args
                 .iter()
                 .map(|arg| self.method_argument(arg))
                 .collect();
@@ -337,7 +379,7 @@ impl Parser<'_> {
                 },
                 span,
             };
-            return Some(self.after_prelude(statement_call, prelude, call));
+            return Some(call);
         };
         let args: Vec<&syn::Expr> = call.args.iter().collect();
         self.math(function, &call.receiver, &args, call, span)
@@ -617,6 +659,7 @@ impl Parser<'_> {
     /// `Name { field: value, .. }` of a `#[derive(DeviceCopy)]` struct.
     pub(super) fn struct_literal(&mut self, literal: &syn::ExprStruct) -> Option<Expr> {
         let span = span_at(literal);
+        let statement_value = self.is_statement_value(literal);
         if let Some(rest) = &literal.rest {
             self.errors.at(
                 rest,
@@ -640,14 +683,17 @@ impl Parser<'_> {
             }
         };
         let mut fields = Vec::new();
-        for field in &literal.fields {
+        // `g: [a, b]`: an array literal's field value is bound to a hidden local first.
+        let (prelude, values) =
+            self.bind_array_literals(literal.fields.iter().map(|f| &f.expr), None, false)?;
+        for (field, value) in literal.fields.iter().zip(&values) {
             let syn::Member::Named(name) = &field.member else {
                 self.errors
                     .at(field, "fields are named: `Name { field: value }`");
                 return None;
             };
             // `history: [0.5; 4]`: an array field's value.
-            let value = match &field.expr {
+            let value = match value {
                 syn::Expr::Repeat(repeat) => Expr {
                     kind: ExprKind::Repeat {
                         value: Box::new(self.expr(&repeat.expr)?),
@@ -660,13 +706,21 @@ impl Parser<'_> {
             fields.push((name.to_string(), value));
         }
         self.record_struct(&literal.path);
-        Some(Expr {
+        let value = Expr {
             kind: ExprKind::StructLiteral {
                 ty: ident.to_string(),
                 fields,
             },
             span,
-        })
+        };
+        if !statement_value && !prelude.is_empty() {
+            self.errors.at(
+                literal,
+                "a struct literal with an array literal field is the value of a `let`, an assignment, an argument or a result: bind it first (`let f = Field { g: [a, b] };`), then use it",
+            );
+            return None;
+        }
+        Some(self.after_prelude(statement_value, prelude, value))
     }
 }
 
@@ -740,6 +794,9 @@ fn names_constant(path: &syn::Path) -> bool {
         })
 }
 
+/// Why a literal argument cannot be bound before the call.
+const LITERAL_AFTER_CALL: &str = "this literal calls a function, and an argument before it does too: bind it with `let` before the call (`let w = [..];`), so the calls run in the order written";
+
 /// `call` after the statements that compute its arguments: `{ prelude; call }`.
 fn with_prelude(prelude: Vec<Stmt>, call: Expr) -> Expr {
     if prelude.is_empty() {
@@ -774,4 +831,26 @@ fn calls_function(expr: &syn::Expr) -> bool {
     let mut finder = Finder(false);
     syn::visit_mut::VisitMut::visit_expr_mut(&mut finder, &mut expr.clone());
     finder.0
+}
+
+/// Whether the argument `arg` is a literal bound to a hidden local before its call
+/// ([`Parser::bind_array_literals`]).
+fn binds_first(arg: &syn::Expr) -> bool {
+    match arg {
+        syn::Expr::Array(_) | syn::Expr::Repeat(_) => true,
+        syn::Expr::Struct(value) => has_array_field(value),
+        syn::Expr::Reference(reference) => matches!(
+            &*reference.expr,
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) | syn::Expr::Struct(_)
+        ),
+        _ => false,
+    }
+}
+
+/// Whether a field of the struct literal `value` is an array literal (`Field { g: [a, b] }`).
+fn has_array_field(value: &syn::ExprStruct) -> bool {
+    value
+        .fields
+        .iter()
+        .any(|field| matches!(field.expr, syn::Expr::Array(_)))
 }

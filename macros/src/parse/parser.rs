@@ -35,12 +35,14 @@ pub(crate) struct Parser<'e> {
     /// Whether the function returns an array: its `return [a, b]` and final `[a, b]` are
     /// bound to a hidden local array first, which the result is copied from.
     pub(crate) returns_array: bool,
-    /// Set while the statement being parsed is a `let`, assignment, `return` or tail whose
-    /// whole value is a call: what computes that call's arguments (array literals,
-    /// `Option`s) then runs just before the statement, in `pending`, not in a block
-    /// around the call, so that a call returning an array is still a call
-    /// (`let s = swap([a, b]);`). Taken by the first call parsed.
-    pub(super) statement_call: bool,
+    /// While a `let`, assignment, `return`, tail or expression statement whose whole value
+    /// is a call or a struct literal is parsed: the address of that call's (or literal's)
+    /// syntax node. What computes its arguments (array literals, `Option`s) or the
+    /// literal's array fields then runs just before the statement, in `pending`, not in a
+    /// block around the value, so that a call returning an array is still a call
+    /// (`let s = swap([a, b]);`). Any other call (an inner one, one in a closure's body)
+    /// keeps its block.
+    statement_value: Option<usize>,
     /// `T` of a `#[device]` function returning `Option<T>` (`option_value.rs`).
     pub(crate) returns_option: Option<cudajit_core::ast::ValueType>,
     /// Set by `fn_body` for the next block parsed: its tail is the function's value.
@@ -115,7 +117,7 @@ impl<'e> Parser<'e> {
             probed: Vec::new(),
             returns_tuple: false,
             returns_array: false,
-            statement_call: false,
+            statement_value: None,
             returns_option: None,
             function_tail: false,
             returns_place: false,
@@ -396,17 +398,32 @@ impl<'e> Parser<'e> {
         Some(syn::parse_quote!(#ident))
     }
 
-    /// Parses `value`'s statement with `parse`, marking it a statement call
-    /// ([`Self::statement_call`]) when `value` is a call.
+    /// Parses `value`'s statement with `parse`, marking `value` the statement's whole
+    /// value ([`Self::statement_value`]) when it is a call or a struct literal.
     pub(super) fn with_statement_call<T>(
         &mut self,
         value: Option<&syn::Expr>,
         parse: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        self.statement_call = matches!(value, Some(syn::Expr::Call(_) | syn::Expr::MethodCall(_)));
+        let outer = self.statement_value.take();
+        self.statement_value = match value {
+            Some(syn::Expr::Call(call)) => Some(call as *const syn::ExprCall as usize),
+            Some(syn::Expr::MethodCall(call)) => Some(call as *const syn::ExprMethodCall as usize),
+            Some(syn::Expr::Struct(literal)) => Some(literal as *const syn::ExprStruct as usize),
+            _ => None,
+        };
         let parsed = parse(self);
-        self.statement_call = false;
+        self.statement_value = outer;
         parsed
+    }
+
+    /// Whether the node at `node` is the statement's whole value (then no longer marked).
+    pub(super) fn is_statement_value<T>(&mut self, node: &T) -> bool {
+        let marked = self.statement_value == Some(node as *const T as usize);
+        if marked {
+            self.statement_value = None;
+        }
+        marked
     }
 
     /// Several statements in place of one: all but the last wait in `pending`.

@@ -107,7 +107,9 @@ impl<'e> Parser<'e> {
                 None
             }
             syn::Stmt::Macro(mac) => self.macro_stmt(&mac.mac),
-            syn::Stmt::Expr(expr, _) => self.expr_stmt(expr),
+            syn::Stmt::Expr(expr, _) => {
+                self.with_statement_call(Some(expr), |parser| parser.expr_stmt(expr))
+            }
         }
     }
 
