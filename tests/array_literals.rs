@@ -117,9 +117,12 @@ pub fn literals(x: &[f32], i: usize) -> f32 {
         );
     fill(&mut [v, 0.0], 2.0);
     // A literal inside a closure of an iterator chain is built per element, in the closure.
+    // `N` inferred from the array's length, as rustc does: two instances, N = 4 and 3.
+    let w3 = [v, 0.5, 0.25];
     let chained: f32 = x[i..].iter().take(3).map(|&u| sum_n::<2>([u, v])).sum();
     p.weigh([1.0, v, 0.5])
-        + sum_n::<4>([v, 2.0, 3.0, 4.0])
+        + sum_n([v, 2.0, 3.0, 4.0])
+        + sum_n(w3)
         + s[0] * 3.0
         + e[1]
         + walked

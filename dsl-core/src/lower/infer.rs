@@ -85,7 +85,9 @@ enum Binding {
         elem: Scalar,
         mutable: bool,
     },
-    Array(usize),
+    /// An array of scalars: its element type, and its length where the `let` gives it as
+    /// a constant (`[a, b, c]`, `[v; N]`), which binds a callee's `[T; N]` parameter.
+    Array(usize, Option<u64>),
     StructArray(&'static str),
     /// An array of arrays of scalars.
     Rows(usize),

@@ -37,7 +37,7 @@ impl Inference<'_> {
     ) -> Result<Binding, LowerError> {
         Ok(match self.array_type(elem, span)? {
             InferTy::StructArray(name) => Binding::StructArray(name),
-            InferTy::Array(var) => Binding::Array(var),
+            InferTy::Array(var) => Binding::Array(var, None),
             InferTy::Rows(var) => Binding::Rows(var),
             _ => return Err(LowerError::new(span, "internal: not an array type")),
         })

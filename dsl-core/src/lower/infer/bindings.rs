@@ -84,7 +84,11 @@ impl Inference<'_> {
                 self.require(elem, scalar, *span)?;
             }
             self.lets.push((stmt as *const Stmt, elem, *span));
-            self.scopes.bind(name, Binding::Array(elem));
+            let known_len = match self.const_value(len, Scalar::Usize) {
+                Ok(crate::ir::Literal::Int { bits, .. }) => Some(bits),
+                _ => None,
+            };
+            self.scopes.bind(name, Binding::Array(elem, known_len));
             return Ok(());
         }
         if let Some(
@@ -111,7 +115,7 @@ impl Inference<'_> {
             match self.expr(init)? {
                 InferTy::Array(var) => {
                     self.lets.push((stmt as *const Stmt, var, *span));
-                    self.scopes.bind(name, Binding::Array(var));
+                    self.scopes.bind(name, Binding::Array(var, None));
                     return Ok(());
                 }
                 // A copy of an array of arrays (`let m2 = m;`) or one a call returned.

@@ -214,8 +214,23 @@ impl Inference<'_> {
             }
             // `[T; N]` by value: an array of the element type (the caller's copy is made
             // when lowering).
-            if let (ParamType::Value(ValueType::Array { elem, .. }), false) = (&param.ty, external)
+            if let (ParamType::Value(ValueType::Array { elem, len }), false) = (&param.ty, external)
             {
+                // `sum(w)` for `fn sum<const N: usize>(v: [f32; N])`: `N` is `w`'s length
+                // where its `let` gives it, as rustc infers it.
+                if let (crate::ast::ArrayLen::Generic(n), ExprKind::Var(name)) = (len, &arg.kind) {
+                    let given = function.generics.iter().find_map(|g| match g.kind {
+                        GenericKind::Const(ty) if &g.name == n => Some(ty),
+                        _ => None,
+                    });
+                    if let (Some(ty), Some(Binding::Array(_, Some(bits)))) =
+                        (given, self.scopes.lookup(name))
+                    {
+                        if !consts.iter().any(|(c, _)| c == n) {
+                            consts.push((n.clone(), crate::ir::Literal::Int { bits, ty }));
+                        }
+                    }
+                }
                 let wanted = match elem.as_ref() {
                     ValueType::Struct(_) => self.array_type(elem, arg.span)?,
                     // `[[T; M]; N]`: rows of the element type.
@@ -560,7 +575,7 @@ impl Inference<'_> {
             _ => (arg, false),
         };
         if let ExprKind::Var(name) = &place.kind {
-            if let Some(Binding::Array(_)) = self.scopes.lookup(name) {
+            if let Some(Binding::Array(..)) = self.scopes.lookup(name) {
                 return Ok(());
             }
         }

@@ -49,7 +49,7 @@ impl Inference<'_> {
                 Some(Binding::Slice { elem, mutable }) => {
                     return Ok(InferTy::Slice { elem, mutable })
                 }
-                Some(Binding::Array(elem)) => return Ok(InferTy::Array(elem)),
+                Some(Binding::Array(elem, _)) => return Ok(InferTy::Array(elem)),
                 Some(Binding::StructArray(name)) => return Ok(InferTy::StructArray(name)),
                 Some(Binding::Rows(elem)) => return Ok(InferTy::Rows(elem)),
                 Some(Binding::Struct(name) | Binding::StructRef(name)) => {
