@@ -86,3 +86,7 @@ echo "== MoE dispatch and combine (examples/moe.rs) on 2, 4 and 8 simulated rank
 for ranks in 2 4 8; do
   CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --features moe --example moe | tail -n 3
 done
+echo "== M-to-N resharding (examples/m2n.rs) on 2, 4 and 8 simulated ranks"
+for ranks in 2 4 8; do
+  CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --features m2n --example m2n | tail -n 2
+done

@@ -122,8 +122,11 @@ impl<'a> M2nRanks<'a> {
         }
     }
 
-    /// `len` elements on every rank, each rank's part a window.
-    pub(crate) fn alloc<T: BufferElement + Copy + Default + 'static>(
+    /// `len` elements on every rank, each rank's part a window: NCCL's symmetric memory
+    /// on GPUs (every rank of the communicator allocates together), a simulated window
+    /// otherwise. What a caller registers around its source tensor for
+    /// [`ReshardHandle::reshard_with_window`](super::ReshardHandle::reshard_with_window).
+    pub fn alloc<T: BufferElement + Copy + Default + 'static>(
         &self,
         len: usize,
     ) -> Result<SymmetricTensor<T>, M2nError> {
