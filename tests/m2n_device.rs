@@ -10,10 +10,16 @@
 mod common;
 mod m2n_kernels;
 
+/// The benchmark's own kernel (examples/m2n_bench/), linked here too.
+pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+#[path = "../examples/m2n_bench/baseline.rs"]
+#[allow(dead_code)]
+mod baseline;
+
 use std::path::PathBuf;
 
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-use cudajit::Arch;
+use cudajit::{Arch, Specialization};
 
 const RELEASE: &str = "2.28.3";
 
@@ -65,7 +71,13 @@ fn the_reshard_kernels_link_against_the_2_28_bridge_with_every_call_inlined() {
     let Some(()) = nccl_or_skip() else {
         return;
     };
-    for (captured, spec, moves_rows) in m2n_kernels::every_kernel() {
+    // The benchmark's concatenation of column blocks.
+    let bench = (
+        baseline::concat_column_blocks::KERNEL.captured(),
+        Specialization::default(),
+        true,
+    );
+    for (captured, spec, moves_rows) in m2n_kernels::every_kernel().into_iter().chain([bench]) {
         let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
             .unwrap_or_else(|e| panic!("linking {}: {e}", captured.name));
         let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
