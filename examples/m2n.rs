@@ -112,7 +112,7 @@ fn main() -> Result<()> {
     let ranks = ranks(&config, sim)?;
     let m2n = ranks.m2n();
     let n = m2n.nranks();
-    if n % 2 != 0 {
+    if !n.is_multiple_of(2) {
         return Err(
             format!("{n} ranks: this example needs an even number (a mesh of n/2 × 2)").into(),
         );

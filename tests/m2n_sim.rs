@@ -554,3 +554,28 @@ fn every_mismatch_is_an_error_naming_its_dimension() {
         [0., 0., 0., 0., 1., 1., 1., 1.]
     );
 }
+
+/// The issue's weight at full size, planned on the host: `[4096 × 14336]` bf16 `Shard(1)`
+/// over 4 ranks to `Shard(0)` over 2 with a replica each, on 4 other ranks. Every
+/// destination receives its 2048 rows, and the 4 sources share the sends equally.
+#[test]
+fn the_issues_weight_is_planned_with_balanced_sources() {
+    let src = layout(&[4], 0..4, &[Shard(1)]).spec(&[4096, 14336], DType::Bf16);
+    let dst = layout(&[2, 2], 4..8, &[Shard(0), Replicate]).spec(&[4096, 14336], DType::Bf16);
+    let p = plan(&src, &dst).unwrap();
+    // 4 destinations × 4 source shards.
+    assert_eq!(p.pieces().len(), 16);
+    let shard_bytes = 2048 * 14336 * 2;
+    for rank in 4..8 {
+        assert_eq!(p.bytes_received_from_peers(rank), shard_bytes);
+    }
+    for rank in 0..4 {
+        assert_eq!(p.bytes_sent_by(rank), 4 * shard_bytes / 4);
+    }
+    // Overlapping: destinations 0..4 themselves, each reading its own columns locally.
+    let dst = layout(&[2, 2], 0..4, &[Shard(0), Replicate]).spec(&[4096, 14336], DType::Bf16);
+    let p = plan(&src, &dst).unwrap();
+    for rank in 0..4 {
+        assert_eq!(p.bytes_received_from_peers(rank), shard_bytes * 3 / 4);
+    }
+}

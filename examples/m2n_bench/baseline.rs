@@ -179,8 +179,7 @@ pub fn memcpy_peer(streams: &[Arc<CudaStream>], b: &Buffers, bytes: &[usize]) ->
         let part = bytes[i] / (n - 1);
         let ctx = stream.context();
         ctx.bind_to_thread()?;
-        let mut k = 0;
-        for peer in (0..n).filter(|&p| p != i) {
+        for (k, peer) in (0..n).filter(|&p| p != i).enumerate() {
             let src = b.source.device_ptr(peer).ok_or("no peer buffer")?;
             let dst = b.received.device_ptr(i).ok_or("no buffer")? + (k * part) as u64;
             let peer_ctx = streams[peer].context();
@@ -198,7 +197,6 @@ pub fn memcpy_peer(streams: &[Arc<CudaStream>], b: &Buffers, bytes: &[usize]) ->
                 )
             }
             .result()?;
-            k += 1;
         }
     }
     Ok(())

@@ -34,14 +34,17 @@ pub type BenchResult<T> = Result<T, Box<dyn Error>>;
 const ROWS: usize = 4096;
 const COLS: usize = 14336;
 
+/// A baseline: the transform with NCCL host collectives on `[rows × cols]`.
+type Baseline =
+    fn(&Communicator, &[Arc<CudaStream>], &baseline::Buffers, usize, usize) -> BenchResult<()>;
+
 /// One transform: its name, the layouts over `n` ranks, the baseline.
 struct Case {
     name: &'static str,
     source: Vec<Placement>,
     destination: Vec<Placement>,
     baseline_name: &'static str,
-    baseline:
-        fn(&Communicator, &[Arc<CudaStream>], &baseline::Buffers, usize, usize) -> BenchResult<()>,
+    baseline: Baseline,
 }
 
 fn cases() -> Vec<Case> {
@@ -284,7 +287,7 @@ fn main() -> BenchResult<()> {
         println!("SKIPPED: {gpus} GPU(s), the benchmark needs 2 or more");
         return Ok(());
     }
-    if ROWS % gpus != 0 || COLS % gpus != 0 {
+    if !ROWS.is_multiple_of(gpus) || !COLS.is_multiple_of(gpus) {
         return Err(
             format!("{gpus} GPUs: the baselines need even shards of [{ROWS} × {COLS}]").into(),
         );
