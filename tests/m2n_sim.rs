@@ -3,15 +3,16 @@
 //! Replicate→Shard, Partial→Replicate, Partial→Shard), 1-, 2- and 3-dimensional tensors,
 //! 2-D meshes, M ≠ N, disjoint and overlapping meshes, uneven and empty shards, sizes that
 //! are not multiples of the 16-byte vector, runs long enough to be split, bf16, f16, f32
-//! and FP8 bytes, both execution forms on one handle (planned once, run several times).
+//! and FP8 bytes, both execution forms on one handle (planned once, run several times), from and into the
+//! handle's windows, a caller's window and distributed tensors.
 //! Every destination shard is compared element by element with a host reference that
 //! builds the global tensor and slices it per rank with its own chunking, independent of
 //! the planner; and every mismatch the API checks is an error naming its dimension. No
 //! GPU and no NCCL library needed.
 
 use cudajit::nccl::m2n::{
-    plan, DType, DeviceMesh, Element, M2nConfig, M2nError, M2nRanks, Placement, ReduceOp,
-    ReshardHandle, SymmetricTensor, TensorSpec,
+    plan, DType, DeviceMesh, DistributedTensor, Element, M2nConfig, M2nError, M2nRanks, Placement,
+    ReduceOp, ReshardHandle, SymmetricTensor, TensorSpec,
 };
 use cudajit::nccl::sim::SimWorld;
 use cudajit::simulator::SimOptions;
@@ -217,19 +218,32 @@ fn case(world: usize, shape: &[usize], src: Layout, dst: Layout) -> Case {
     }
 }
 
-/// Runs `case` with elements `T`: the staged form, then the window form, then the staged
-/// form again, each round with other values, on one handle; every rank's destination
-/// compared with the reference.
+/// How a round of [`run`] reshards.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Form {
+    /// `reshard`: the handle's source and destination windows, through staging.
+    Staged,
+    /// `reshard_with_window`: from a caller's window into the handle's destination.
+    Window,
+    /// `reshard_tensor`: distributed tensor to distributed tensor, through staging.
+    Tensors,
+    /// `reshard_tensor_with_window`: distributed tensor to distributed tensor, straight.
+    TensorsDirect,
+}
+
+/// Runs `case` with elements `T` in every form, one after the other on one handle, each
+/// round with other values; every rank's destination compared with the reference.
 fn run<T: TestElement>(case: &Case) {
     eprintln!("{:?}: {case:?}", T::DTYPE);
     let world = world(case.world);
+    let ranks = M2nRanks::Sim(&world);
     let src = case.src.spec(&case.shape, T::DTYPE);
     let dst = case.dst.spec(&case.shape, T::DTYPE);
     let config = M2nConfig {
         ctas: 3,
         threads: 64,
     };
-    let handle = ReshardHandle::new(M2nRanks::Sim(&world), plan(&src, &dst).unwrap(), config)
+    let handle = ReshardHandle::new(ranks, plan(&src, &dst).unwrap(), config)
         .unwrap_or_else(|e| panic!("{e}"));
     let most = (0..case.world)
         .filter_map(|r| case.src.shard(&case.shape, r))
@@ -237,7 +251,16 @@ fn run<T: TestElement>(case: &Case) {
         .max()
         .unwrap_or(0);
     let window = SymmetricTensor::Sim(world.alloc_symmetric::<T>(most.max(1)).unwrap());
-    for (round, staged) in [(0, true), (1, false), (2, true)] {
+    let x = DistributedTensor::<T>::new(ranks, src.clone()).unwrap();
+    let y = DistributedTensor::<T>::new(ranks, dst.clone()).unwrap();
+    let forms = [
+        Form::Staged,
+        Form::Window,
+        Form::Tensors,
+        Form::TensorsDirect,
+        Form::Staged,
+    ];
+    for (round, form) in forms.into_iter().enumerate() {
         for rank in 0..case.world {
             let shard = match case.src.shard(&case.shape, rank) {
                 Some((offset, len, p)) => {
@@ -245,25 +268,31 @@ fn run<T: TestElement>(case: &Case) {
                 }
                 None => Vec::new(),
             };
-            if staged {
-                handle.write_source(rank, &shard).unwrap();
-            } else if !shard.is_empty() {
-                window.copy_from_host(rank, &shard).unwrap();
+            match form {
+                Form::Staged => handle.write_source(rank, &shard).unwrap(),
+                Form::Window if !shard.is_empty() => window.copy_from_host(rank, &shard).unwrap(),
+                Form::Window => {}
+                Form::Tensors | Form::TensorsDirect => x.write_local(rank, &shard).unwrap(),
             }
         }
         for rank in 0..case.world {
             let stream = handle.stream(rank).unwrap();
-            if staged {
-                handle.reshard(rank, &stream).unwrap();
-            } else {
-                handle.reshard_with_window(rank, &stream, &window).unwrap();
+            match form {
+                Form::Staged => handle.reshard(rank, &stream),
+                Form::Window => handle.reshard_with_window(rank, &stream, &window),
+                Form::Tensors => handle.reshard_tensor(rank, &stream, &x, &y),
+                Form::TensorsDirect => handle.reshard_tensor_with_window(rank, &stream, &x, &y),
             }
+            .unwrap();
         }
         world.synchronize().unwrap_or_else(|e| panic!("{e}"));
         let partials = case.src.partials();
         let op = case.src.op();
         for rank in 0..case.world {
-            let got = handle.read_destination::<T>(rank).unwrap();
+            let got = match form {
+                Form::Staged | Form::Window => handle.read_destination::<T>(rank).unwrap(),
+                Form::Tensors | Form::TensorsDirect => y.read_local(rank).unwrap(),
+            };
             let expected = match case.dst.shard(&case.shape, rank) {
                 Some((offset, len, _)) => slice(&case.shape, &offset, &len, |i| match op {
                     None => T::make(value(i, 0, round)),
@@ -283,10 +312,7 @@ fn run<T: TestElement>(case: &Case) {
             };
             assert_eq!(got.len(), expected.len(), "rank {rank}, round {round}");
             for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
-                assert_eq!(
-                    g, e,
-                    "rank {rank}, round {round} (staged: {staged}), element {k}"
-                );
+                assert_eq!(g, e, "rank {rank}, round {round} ({form:?}), element {k}");
             }
         }
     }
@@ -540,6 +566,35 @@ fn every_mismatch_is_an_error_naming_its_dimension() {
     assert_eq!(
         dimension(handle.reshard_with_window(0, &stream0, &halves)),
         "element type"
+    );
+    // Distributed tensors.
+    let rows = TensorSpec::new(&[4, 4], DType::F32, line(vec![0, 1]), vec![Shard(0)]).unwrap();
+    let cols = TensorSpec::new(&[4, 4], DType::F32, line(vec![0, 1]), vec![Shard(1)]).unwrap();
+    let wide = TensorSpec::new(&[4, 6], DType::F32, line(vec![0, 1]), vec![Shard(1)]).unwrap();
+    assert_eq!(
+        dimension(DistributedTensor::<bf16>::new(ranks, rows.clone())),
+        "element type"
+    );
+    let x = DistributedTensor::<f32>::new(ranks, rows.clone()).unwrap();
+    let y = DistributedTensor::<f32>::new(ranks, cols.clone()).unwrap();
+    let z = DistributedTensor::<f32>::new(ranks, wide).unwrap();
+    assert_eq!(
+        dimension(x.write_local(0, &[0f32; 9])),
+        "local shard elements"
+    );
+    assert_eq!(dimension(x.read_local(2)), "local rank");
+    assert_eq!(
+        dimension(handle.reshard_tensor(0, &stream0, &y, &y)),
+        "source tensor"
+    );
+    assert_eq!(
+        dimension(handle.reshard_tensor_with_window(0, &stream0, &x, &z)),
+        "destination tensor"
+    );
+    let small = SymmetricTensor::Sim(world.alloc_symmetric::<f32>(7).unwrap());
+    assert_eq!(
+        dimension(DistributedTensor::from_window(ranks, rows, small)),
+        "tensor window"
     );
     // Nothing was launched: the handle still runs.
     for rank in 0..2 {

@@ -8,7 +8,9 @@ use super::kernels::{m2n_pack, m2n_pull};
 use super::plan::ReshardPlan;
 use super::ranks::{M2nRanks, SymmetricTensor};
 use super::tables::Tables;
+use super::tensor::{check_element, DistributedTensor};
 use cudajit::{BufferElement, Stream};
+use cudajit_nccl_device::Window;
 
 /// A [`ReshardPlan`] on the ranks of a communicator (or of a simulated world), planned
 /// once and run any number of times. It holds, in symmetric windows of every rank:
@@ -192,14 +194,12 @@ impl<'a> ReshardHandle<'a> {
     /// [`destination`](ReshardHandle::destination). Two launches on `stream`.
     pub fn reshard(&self, i: usize, stream: &Stream) -> Result<(), M2nError> {
         self.check_launch(i, stream)?;
-        m2n_pack::launch(
+        self.staged(
+            i,
             stream,
-            self.config.launch_config(),
-            self.pack.window(i)?,
             self.source.window(i)?,
-            self.staging.window(i)?,
-        )?;
-        self.pull(i, stream, &self.staged_pull, self.staging.window(i)?)
+            self.destination.window(i)?,
+        )
     }
 
     /// Reshards straight from a window the caller registered around its source tensor,
@@ -226,7 +226,126 @@ impl<'a> ReshardHandle<'a> {
             ));
         }
         self.check_launch(i, stream)?;
-        self.pull(i, stream, &self.window_pull, window.window(i)?)
+        self.pull(
+            i,
+            stream,
+            &self.window_pull,
+            window.window(i)?,
+            self.destination.window(i)?,
+        )
+    }
+
+    /// [`reshard`](ReshardHandle::reshard) from `source`'s shards into `destination`'s,
+    /// tensors of the plan's layouts: `source`'s local shard packed into the staging
+    /// window, then pulled into `destination`'s window. Two launches on `stream`.
+    ///
+    /// ```
+    /// use cudajit::nccl::m2n::{plan, DType, DeviceMesh, DistributedTensor, M2nConfig, M2nRanks, Placement, ReshardHandle, TensorSpec};
+    /// use cudajit::nccl::sim::SimWorld;
+    ///
+    /// fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let world = SimWorld::new(3)?;
+    ///     let ranks = M2nRanks::Sim(&world);
+    ///     // 7 values over ranks 0 and 1 (4 + 3) → over ranks 1 and 2, the other way.
+    ///     let a = TensorSpec::new(&[7], DType::F32, DeviceMesh::line(vec![0, 1])?, vec![Placement::Shard(0)])?;
+    ///     let b = TensorSpec::new(&[7], DType::F32, DeviceMesh::line(vec![2, 1])?, vec![Placement::Shard(0)])?;
+    ///     let x = DistributedTensor::<f32>::new(ranks, a.clone())?;
+    ///     let y = DistributedTensor::<f32>::new(ranks, b.clone())?;
+    ///     x.write_local(0, &[0.0, 1.0, 2.0, 3.0])?;
+    ///     x.write_local(1, &[4.0, 5.0, 6.0])?;
+    ///     let handle = ReshardHandle::new(ranks, plan(&a, &b)?, M2nConfig { ctas: 1, threads: 32 })?;
+    ///     for i in 0..3 {
+    ///         handle.reshard_tensor(i, &handle.stream(i)?, &x, &y)?;
+    ///     }
+    ///     world.synchronize()?;
+    ///     assert_eq!(y.read_local(2)?, [0.0, 1.0, 2.0, 3.0]);
+    ///     assert_eq!(y.read_local(1)?, [4.0, 5.0, 6.0]);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn reshard_tensor<T: Element + BufferElement>(
+        &self,
+        i: usize,
+        stream: &Stream,
+        source: &DistributedTensor<'_, T>,
+        destination: &DistributedTensor<'_, T>,
+    ) -> Result<(), M2nError> {
+        self.check_tensors(source, destination)?;
+        self.check_launch(i, stream)?;
+        self.staged(
+            i,
+            stream,
+            source.local().window(i)?,
+            destination.local().window(i)?,
+        )
+    }
+
+    /// [`reshard_with_window`](ReshardHandle::reshard_with_window) from `source`'s
+    /// shards straight into `destination`'s: one launch, no packing copy, no copy out.
+    pub fn reshard_tensor_with_window<T: Element + BufferElement>(
+        &self,
+        i: usize,
+        stream: &Stream,
+        source: &DistributedTensor<'_, T>,
+        destination: &DistributedTensor<'_, T>,
+    ) -> Result<(), M2nError> {
+        self.check_tensors(source, destination)?;
+        self.check_launch(i, stream)?;
+        self.pull(
+            i,
+            stream,
+            &self.window_pull,
+            source.local().window(i)?,
+            destination.local().window(i)?,
+        )
+    }
+
+    fn check_tensors<T: Element + BufferElement>(
+        &self,
+        source: &DistributedTensor<'_, T>,
+        destination: &DistributedTensor<'_, T>,
+    ) -> Result<(), M2nError> {
+        self.check_element::<T>()?;
+        for (which, tensor, planned) in [
+            ("source tensor", source, self.plan.source()),
+            ("destination tensor", destination, self.plan.destination()),
+        ] {
+            if tensor.spec() != planned {
+                return Err(M2nError::mismatch(
+                    which,
+                    tensor.spec().shape().len(),
+                    format!(
+                        "its layout {:?} must be the plan's, {planned:?}",
+                        tensor.spec()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The staged form: pack `source` into the staging window, pull into `destination`.
+    fn staged(
+        &self,
+        i: usize,
+        stream: &Stream,
+        source: Window,
+        destination: Window,
+    ) -> Result<(), M2nError> {
+        m2n_pack::launch(
+            stream,
+            self.config.launch_config(),
+            self.pack.window(i)?,
+            source,
+            self.staging.window(i)?,
+        )?;
+        self.pull(
+            i,
+            stream,
+            &self.staged_pull,
+            self.staging.window(i)?,
+            destination,
+        )
     }
 
     fn pull(
@@ -234,7 +353,8 @@ impl<'a> ReshardHandle<'a> {
         i: usize,
         stream: &Stream,
         table: &SymmetricTensor<u64>,
-        source: cudajit_nccl_device::Window,
+        source: Window,
+        destination: Window,
     ) -> Result<(), M2nError> {
         let op = self.plan.reduce_op().map_or(0, |o| o.code());
         m2n_pull::launch(
@@ -243,7 +363,7 @@ impl<'a> ReshardHandle<'a> {
             self.ranks.dev_comm(i)?,
             table.window(i)?,
             source,
-            self.destination.window(i)?,
+            destination,
             self.plan.source().dtype().code(),
             op,
         )?;
@@ -256,18 +376,7 @@ impl<'a> ReshardHandle<'a> {
     }
 
     fn check_element<T: Element>(&self) -> Result<(), M2nError> {
-        let dtype = self.plan.source().dtype();
-        if !T::holds(dtype) {
-            return Err(M2nError::mismatch(
-                "element type",
-                T::SIZE,
-                format!(
-                    "the tensor's elements are {dtype:?}, not {}",
-                    std::any::type_name::<T>()
-                ),
-            ));
-        }
-        Ok(())
+        check_element::<T>(self.plan.source())
     }
 
     /// Releases the handle's windows now (on GPUs; simulated ones go with their world).

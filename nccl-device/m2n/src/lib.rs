@@ -13,7 +13,10 @@
 //! number of times: [`ReshardHandle::reshard`] packs each source's pieces into a
 //! symmetric staging window, then destinations pull them by LSA loads;
 //! [`ReshardHandle::reshard_with_window`] pulls straight from a window the caller
-//! registered around its source tensor. `Partial` sources are reduced on the way.
+//! registered around its source tensor. A [`DistributedTensor`] is a layout with its
+//! shards in device memory (a symmetric window on every rank):
+//! [`ReshardHandle::reshard_tensor`] and [`ReshardHandle::reshard_tensor_with_window`]
+//! move one into another. `Partial` sources are reduced on the way.
 //!
 //! ```
 //! use cudajit::bf16;
@@ -53,7 +56,8 @@
 //! blocks ranks hold), `plan.rs` (pieces, replicas, coverage, runs), `tables.rs` (the
 //! runs as the kernels' tables), `config.rs` (the grid), `ranks.rs` (GPUs or simulated
 //! ranks and their [`SymmetricTensor`]s), `element.rs` (host element types),
-//! `kernels.rs` (pack and pull), `handle.rs` (the launches). See docs/m2n.md.
+//! `tensor.rs` (a layout with its shards in device memory), `kernels.rs` (pack and
+//! pull), `handle.rs` (the launches). See docs/m2n.md.
 
 // The macros' expansions name the runtime `::cudajit` (what the facade re-exports), so this
 // crate, built on the runtime without the facade, names it so too.
@@ -68,6 +72,7 @@ mod model;
 mod plan;
 mod ranks;
 mod tables;
+mod tensor;
 
 pub use config::{M2nConfig, MAX_THREADS};
 pub use element::Element;
@@ -76,3 +81,4 @@ pub use handle::ReshardHandle;
 pub use model::{Block, DType, DeviceMesh, Placement, ReduceOp, TensorSpec};
 pub use plan::{plan, Piece, ReshardPlan, RUN_BYTES};
 pub use ranks::{M2nRanks, SymmetricTensor};
+pub use tensor::DistributedTensor;
