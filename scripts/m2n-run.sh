@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the M-to-N programs on a machine with 2+ GPUs (NVLink), from the folder
-# scripts/m2n-stage.sh fills: the example on every GPU (the issue's [4096 × 14336] weight,
+# scripts/m2n-stage.sh fills: the GPU tests (tests/m2n_gpu.rs), the example on every GPU (the issue's [4096 × 14336] weight,
 # both forms, checked), then the benchmark (ITERS, default 30; WARMUP, default 5) against
 # NCCL host collectives and cuMemcpyPeerAsync. Output is printed and copied to
 # $OUT/m2n-log.txt; the benchmark's table to $OUT/m2n_bench.csv.
@@ -18,6 +18,8 @@ step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 ls -l "$CUDAJIT_NCCL_LIBRARY" 2>&1
 export CUDAJIT_CACHE_DIR=$(mktemp -d)
+step "GPU tests (tests/m2n_gpu.rs)"
+time ./bin/m2n_gpu --test-threads=1 --nocapture || status=1
 step "example ([4096 × 14336] bf16, Shard(1) → [Shard(0), Replicate], both forms)"
 time ./bin/m2n || status=1
 step "benchmark"
