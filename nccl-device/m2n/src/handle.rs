@@ -18,10 +18,13 @@ use cudajit_nccl_device::Window;
 /// | window | bytes per rank |
 /// | --- | --- |
 /// | [`source`](ReshardHandle::source) | the largest source shard: this rank's local shard for [`reshard`](ReshardHandle::reshard) |
-/// | staging | the most bytes a source sends: what [`reshard`](ReshardHandle::reshard) packs |
-/// | [`destination`](ReshardHandle::destination) | the largest destination shard: where both forms write this rank's new shard |
+/// | staging | the most bytes a source sends: what the staged forms pack |
+/// | [`destination`](ReshardHandle::destination) | the largest destination shard: where [`reshard`](ReshardHandle::reshard) and [`reshard_with_window`](ReshardHandle::reshard_with_window) write this rank's new shard |
 ///
-/// and the kernels' tables. Every rank of the communicator launches every reshard (those
+/// and the kernels' tables. Four forms: staged (`reshard`, `reshard_tensor`: sources pack
+/// into the staging windows, destinations pull) or straight from the source's window
+/// (`reshard_with_window`, `reshard_tensor_with_window`: no packing copy), between the
+/// handle's windows or [`DistributedTensor`]s. Every rank of the communicator launches every reshard (those
 /// in neither mesh too: the kernels' barriers span all ranks), each on its own stream;
 /// in one process over several GPUs, every rank launches before any is waited on.
 ///
