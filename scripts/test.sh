@@ -50,13 +50,13 @@ python3 scripts/import-floors.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --features cudajit/cli,cudajit/moe --quiet -- -D warnings
+cargo clippy --workspace --all-targets --features cudajit/cli,cudajit/moe,cudajit/m2n --quiet -- -D warnings
 # Every simulated launch from here on also checks global memory for data races (off by
 # default, docs/simulator.md#races-on-global-memory): a test kernel that races is a bug of
 # the test even when its results happen to agree.
 export CUDAJIT_SIM_RACES=global
 echo "== cargo test"
-cargo test --workspace --features cudajit/cli,cudajit/moe
+cargo test --workspace --features cudajit/cli,cudajit/moe,cudajit/m2n
 echo "== NCCL's unique id over MPI (the mpi feature) under mpirun -np 2 and -np 4"
 # Needs a system MPI (rsmpi's build runs mpicc) and libclang (its bindgen); CI installs
 # neither, so without them the step says so and is skipped.
@@ -85,4 +85,8 @@ done
 echo "== MoE dispatch and combine (examples/moe.rs) on 2, 4 and 8 simulated ranks"
 for ranks in 2 4 8; do
   CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --features moe --example moe | tail -n 3
+done
+echo "== M-to-N resharding (examples/m2n.rs) on 2, 4 and 8 simulated ranks"
+for ranks in 2 4 8; do
+  CUDAJIT_BACKEND=sim SIM_RANKS=$ranks cargo run --quiet --features m2n --example m2n | tail -n 2
 done

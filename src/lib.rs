@@ -153,10 +153,11 @@
 //! | `nccl::device` (feature `nccl`) | `cudajit-nccl-device` | `nccl-device/device/` | NCCL's device API for kernels |
 //! | `nccl::sim` (feature `nccl`) | `cudajit-nccl-sim` | `nccl-device/sim/` | NCCL's device API on simulated ranks |
 //! | `nccl::moe` (feature `moe`) | `cudajit-moe` | `nccl-device/moe/` | mixture-of-experts dispatch and combine |
+//! | `nccl::m2n` (feature `m2n`) | `cudajit-m2n` | `nccl-device/m2n/` | M-to-N resharding of distributed tensors |
 //! | the `cudajit` tool (feature `cli`) | `cudajit-cli` | `codegen/cli/` | doctor, cache, emit |
 //!
 //! Features, all off by default: `nccl` (NCCL's host layer, device API and simulated
-//! ranks), `moe` (with `nccl`), `cli` (the `cudajit` binary), `mpi` (NCCL's unique id over
+//! ranks), `moe` and `m2n` (with `nccl`), `cli` (the `cudajit` binary), `mpi` (NCCL's unique id over
 //! MPI; needs a system MPI and libclang to build).
 
 pub use cudajit_runtime::*;
@@ -186,6 +187,8 @@ pub mod guide {
     pub mod nccl {}
     #[doc = include_str!("../docs/moe.md")]
     pub mod moe {}
+    #[doc = include_str!("../docs/m2n.md")]
+    pub mod m2n {}
     #[doc = include_str!("../docs/multi-node.md")]
     pub mod multi_node {}
     #[doc = include_str!("../docs/cudarc.md")]

@@ -1,5 +1,6 @@
-//! Host-initiated collectives (`ncclAllReduce`, `ncclAllGather`) on symmetric buffers,
-//! issued for every local rank inside one NCCL group, each on its own stream.
+//! Host-initiated collectives (`ncclAllReduce`, `ncclAllGather`, `ncclReduceScatter`) on
+//! symmetric buffers, issued for every local rank inside one NCCL group, each on its own
+//! stream.
 
 use std::sync::Arc;
 
@@ -186,6 +187,41 @@ impl Communicator {
                     recvs[i] as *mut _,
                     count,
                     T::DATA_TYPE,
+                    r.comm,
+                    streams[i].cu_stream() as _,
+                )
+            }
+        })
+    }
+
+    /// `ncclReduceScatter`: the `n_ranks * count` elements of `send` reduced over every
+    /// rank with `op`, block `r` of `count` elements into `recv` of rank `r`, on every
+    /// local rank (one group), rank `i` on `streams[i]`. Asynchronous: completion is the
+    /// streams'.
+    pub fn reduce_scatter<T: NcclType>(
+        &self,
+        send: BufferAt<'_, T>,
+        recv: BufferAt<'_, T>,
+        count: usize,
+        op: ReduceOp,
+        streams: &[Arc<CudaStream>],
+    ) -> Result<()> {
+        let total = count
+            .checked_mul(self.n_ranks() as usize)
+            .ok_or_else(|| NcclError::InvalidArgument(format!("{count} elements overflow")))?;
+        let (sends, recvs) = self.collective_args(&send, total, &recv, count, streams)?;
+        let shared = &self.shared;
+        let sys = shared.nccl.sys();
+        let _op = shared.lock()?;
+        shared.grouped("ncclReduceScatter", |i, r| {
+            // SAFETY: as in `all_reduce`, with `sends[i]` holding `n_ranks * count`.
+            unsafe {
+                (sys.reduce_scatter)(
+                    sends[i] as *const _,
+                    recvs[i] as *mut _,
+                    count,
+                    T::DATA_TYPE,
+                    op.to_c(),
                     r.comm,
                     streams[i].cu_stream() as _,
                 )

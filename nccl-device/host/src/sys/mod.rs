@@ -82,6 +82,17 @@ pub struct NcclSys {
         ncclComm_t,
         cudaStream_t,
     ) -> ncclResult_t,
+    /// `ncclReduceScatter(const void* send, void* recv, size_t recvcount, ncclDataType_t,
+    /// ncclRedOp_t, ncclComm_t, cudaStream_t)`
+    pub reduce_scatter: unsafe extern "C" fn(
+        *const c_void,
+        *mut c_void,
+        usize,
+        ncclDataType_t,
+        ncclRedOp_t,
+        ncclComm_t,
+        cudaStream_t,
+    ) -> ncclResult_t,
     /// `ncclSend(const void* send, size_t count, ncclDataType_t, int peer, ncclComm_t,
     /// cudaStream_t)`
     pub send: unsafe extern "C" fn(
@@ -199,6 +210,7 @@ impl NcclSys {
             group_end: sym!("ncclGroupEnd"),
             all_reduce: sym!("ncclAllReduce"),
             all_gather: sym!("ncclAllGather"),
+            reduce_scatter: sym!("ncclReduceScatter"),
             send: sym!("ncclSend"),
             recv: sym!("ncclRecv"),
             mem_alloc: sym!("ncclMemAlloc"),
