@@ -576,7 +576,12 @@ fn limits_are_errors_naming_the_dimension() {
     // A tokens buffer larger than the group's.
     let too_many = vec![bf16::ZERO; 4 * 8 + 1];
     assert_eq!(
-        dimension(group.tokens().copy_from_host(0, &too_many)),
+        dimension(
+            group
+                .tokens()
+                .copy_from_host(0, &too_many)
+                .map_err(MoeError::from)
+        ),
         "elements written"
     );
 

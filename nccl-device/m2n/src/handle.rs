@@ -85,7 +85,7 @@ impl<'a> ReshardHandle<'a> {
         config: M2nConfig,
     ) -> Result<Self, M2nError> {
         config.check()?;
-        ranks.check(config.ctas)?;
+        ranks.check(config.ctas, "M2nConfig::requirements()")?;
         let nranks = ranks.nranks();
         for (which, mesh) in [
             ("source mesh rank", plan.source().mesh()),
@@ -147,7 +147,7 @@ impl<'a> ReshardHandle<'a> {
     /// Local rank `i`'s stream (its CUDA context's default stream, or its simulated
     /// rank's).
     pub fn stream(&self, i: usize) -> Result<Stream, M2nError> {
-        self.ranks.stream(i)
+        Ok(self.ranks.stream(i)?)
     }
 
     /// The window [`reshard`](ReshardHandle::reshard) reads each rank's local shard from
@@ -178,7 +178,7 @@ impl<'a> ReshardHandle<'a> {
                 ),
             ));
         }
-        self.source.copy_from_host(i, &to_bytes(shard))
+        Ok(self.source.copy_from_host(i, &to_bytes(shard))?)
     }
 
     /// Local rank `i`'s destination shard (empty outside the destination mesh).
@@ -375,7 +375,9 @@ impl<'a> ReshardHandle<'a> {
 
     fn check_launch(&self, i: usize, stream: &Stream) -> Result<(), M2nError> {
         self.ranks.check_local(i)?;
-        self.ranks.check_stream(i, stream)
+        Ok(self
+            .ranks
+            .check_stream(i, stream, "ReshardHandle::stream(i)")?)
     }
 
     fn check_element<T: Element>(&self) -> Result<(), M2nError> {
@@ -389,6 +391,6 @@ impl<'a> ReshardHandle<'a> {
         self.pack.close()?;
         self.source.close()?;
         self.staging.close()?;
-        self.destination.close()
+        Ok(self.destination.close()?)
     }
 }

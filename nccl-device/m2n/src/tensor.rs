@@ -94,19 +94,19 @@ impl<'a, T: Element + BufferElement> DistributedTensor<'a, T> {
         if shard.is_empty() {
             return Ok(());
         }
-        self.local.copy_from_host(i, shard)
+        Ok(self.local.copy_from_host(i, shard)?)
     }
 
     /// Local rank `i`'s local shard (empty outside the mesh).
     pub fn read_local(&self, i: usize) -> Result<Vec<T>, M2nError> {
         self.ranks.check_local(i)?;
         let count = self.spec.local_elements(self.ranks.rank(i));
-        self.local.to_vec(i, count)
+        Ok(self.local.to_vec(i, count)?)
     }
 
     /// Releases the shards' window now (on GPUs; simulated ones go with their world).
     pub fn close(self) -> Result<(), M2nError> {
-        self.local.close()
+        Ok(self.local.close()?)
     }
 }
 

@@ -136,10 +136,31 @@ fn wrong_backend(buffer: &'static str) -> MoeError {
     )))
 }
 
-impl SymmetricTensor<bf16> {
+/// The group's copies between a rank's part of a `bf16` symmetric tensor and a caller's
+/// token buffer (the tensor type is shared with the reshard; these are the group's).
+pub(crate) trait TokenCopies {
+    fn copy_from_buffer(
+        &self,
+        i: usize,
+        stream: &Stream,
+        source: TokenBuffer<'_>,
+        count: usize,
+        buffer: &'static str,
+    ) -> Result<(), MoeError>;
+    fn copy_into_buffer(
+        &self,
+        i: usize,
+        stream: &Stream,
+        destination: TokenBufferMut<'_>,
+        count: usize,
+        buffer: &'static str,
+    ) -> Result<(), MoeError>;
+}
+
+impl TokenCopies for SymmetricTensor<bf16> {
     /// Copies the first `count` elements of `source` to the start of local rank `i`'s
     /// part, on `stream` (rank `i`'s): after the stream's earlier work, before its later.
-    pub(crate) fn copy_from_buffer(
+    fn copy_from_buffer(
         &self,
         i: usize,
         stream: &Stream,
@@ -147,7 +168,7 @@ impl SymmetricTensor<bf16> {
         count: usize,
         buffer: &'static str,
     ) -> Result<(), MoeError> {
-        self.check_copy(buffer, source.len(), count)?;
+        check_copy(self, buffer, source.len(), count)?;
         let bytes = count * size_of::<bf16>();
         match (self, source, stream.cuda(), stream.sim()) {
             (SymmetricTensor::Gpu(window), TokenBuffer::Gpu(slice), Some(cuda), _) => {
@@ -180,7 +201,7 @@ impl SymmetricTensor<bf16> {
 
     /// Copies the first `count` elements of local rank `i`'s part into `destination`, on
     /// `stream` (rank `i`'s).
-    pub(crate) fn copy_into_buffer(
+    fn copy_into_buffer(
         &self,
         i: usize,
         stream: &Stream,
@@ -188,7 +209,7 @@ impl SymmetricTensor<bf16> {
         count: usize,
         buffer: &'static str,
     ) -> Result<(), MoeError> {
-        self.check_copy(buffer, destination.len(), count)?;
+        check_copy(self, buffer, destination.len(), count)?;
         let bytes = count * size_of::<bf16>();
         match (self, destination, stream.cuda(), stream.sim()) {
             (SymmetricTensor::Gpu(window), TokenBufferMut::Gpu(slice), Some(cuda), _) => {
@@ -215,22 +236,27 @@ impl SymmetricTensor<bf16> {
             _ => Err(wrong_backend(buffer)),
         }
     }
-
-    /// The caller's buffer holds `count` elements, and so does the window.
-    fn check_copy(&self, buffer: &'static str, len: usize, count: usize) -> Result<(), MoeError> {
-        check_holds(buffer, len, count, "the elements copied")?;
-        if count > self.len() {
-            return Err(MoeError::mismatch(
-                buffer,
-                count,
-                format!("the group's buffer holds {} per rank", self.len()),
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// The device address of local rank `i`'s part of a symmetric buffer.
+/// The caller's buffer holds `count` elements, and so does the window.
+fn check_copy(
+    tensor: &SymmetricTensor<bf16>,
+    buffer: &'static str,
+    len: usize,
+    count: usize,
+) -> Result<(), MoeError> {
+    check_holds(buffer, len, count, "the elements copied")?;
+    if count > tensor.len() {
+        return Err(MoeError::mismatch(
+            buffer,
+            count,
+            format!("the group's buffer holds {} per rank", tensor.len()),
+        ));
+    }
+    Ok(())
+}
+
 fn window_ptr(window: &cudajit_nccl::SymmetricBuffer<bf16>, i: usize) -> Result<u64, MoeError> {
     window
         .device_ptr(i)

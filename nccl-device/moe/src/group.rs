@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::buffers::{check_holds, TokenBuffer, TokenBufferMut};
+use super::buffers::{check_holds, TokenBuffer, TokenBufferMut, TokenCopies};
 use super::config::{check_top_k, DispatchFormat, MoeConfig, MoeError, MoeMode};
 use super::fp8::scales_per_token;
 use super::handle::MoeHandle;
@@ -70,7 +70,7 @@ impl<'a> MoeGroup<'a> {
     /// barrier per CTA.
     pub fn new(ranks: MoeRanks<'a>, config: MoeConfig) -> Result<Self, MoeError> {
         config.check(ranks.nranks())?;
-        ranks.check(config.ctas)?;
+        ranks.check(config.ctas, "MoeConfig::requirements()")?;
         let rows = config.max_tokens_per_rank * config.hidden;
         // Low latency: a block per (expert, source); high throughput: each source's
         // tokens at most once.
@@ -112,7 +112,7 @@ impl<'a> MoeGroup<'a> {
     /// Local rank `i`'s stream (its CUDA context's default stream, or its simulated
     /// rank's).
     pub fn stream(&self, i: usize) -> Result<Stream, MoeError> {
-        self.ranks.stream(i)
+        Ok(self.ranks.stream(i)?)
     }
 
     /// The tokens each rank dispatches, `[max tokens × hidden]`.
@@ -570,7 +570,7 @@ impl<'a> MoeGroup<'a> {
         laid_out: bool,
     ) -> Result<MoeShape, MoeError> {
         self.ranks.check_local(i)?;
-        self.ranks.check_stream(i, stream)?;
+        self.ranks.check_stream(i, stream, "MoeGroup::stream(i)")?;
         if handle.group() != self.serial {
             return Err(MoeError::mismatch(
                 "handle",
@@ -617,6 +617,6 @@ impl<'a> MoeGroup<'a> {
             }
         }
         self.expert_output.close()?;
-        self.combined.close()
+        Ok(self.combined.close()?)
     }
 }

@@ -326,12 +326,12 @@ impl MoeHandle {
     /// after dispatch ran (the stream synchronised; on simulated ranks, every rank
     /// launched).
     pub fn read_received_counts(&self, i: usize) -> Result<Vec<i32>, MoeError> {
-        self.received_counts.to_vec(i, self.received_counts.len())
+        Ok(self.received_counts.to_vec(i, self.received_counts.len())?)
     }
 
     /// [`MoeHandle::expert_counts`] of local rank `i` on the host.
     pub fn read_expert_counts(&self, i: usize) -> Result<Vec<i32>, MoeError> {
-        self.expert_counts.to_vec(i, self.experts / self.ranks)
+        Ok(self.expert_counts.to_vec(i, self.experts / self.ranks)?)
     }
 
     /// Releases the handle's buffers now (on GPUs).
@@ -341,14 +341,14 @@ impl MoeHandle {
         self.received_counts.close()?;
         self.expert_counts.close()?;
         match self.layout {
-            Layout::LowLatency { slots } => slots.close(),
+            Layout::LowLatency { slots } => Ok(slots.close()?),
             Layout::HighThroughput(layout) => {
                 layout.positions.close()?;
                 layout.source_expert_counts.close()?;
                 layout.received_offsets.close()?;
                 layout.received_topk_idx.close()?;
                 layout.received_topk_weights.close()?;
-                layout.combined_weights.close()
+                Ok(layout.combined_weights.close()?)
             }
         }
     }

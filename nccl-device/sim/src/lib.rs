@@ -134,7 +134,9 @@ use cudajit::{BufferElement, SimGroup, SimStream};
 use cudajit_nccl_device::{DevComm, Window, DEV_COMM_WORDS};
 
 mod externs;
+mod lsa_ranks;
 use externs::WorldExterns;
+pub use lsa_ranks::{LsaRanks, RanksError, SymmetricTensor};
 
 /// Most ranks of a simulated world.
 pub const MAX_RANKS: usize = 64;
