@@ -18,110 +18,23 @@ mod baseline;
 #[path = "../examples/moe_bench/experts.rs"]
 mod experts;
 
-use std::path::PathBuf;
-
-use cudajit::codegen::compile::{linked_ptx, CompileOptions};
-use cudajit::{Arch, Specialization};
-
-const RELEASE: &str = "2.28.3";
-
-/// Points `LoadedNccl::global()` at the cached 2.28.3 wheel; `None` after printing why the
-/// test is skipped.
-fn nccl_or_skip() -> Option<()> {
-    common::toolchain_or_skip()?;
-    let root = std::env::var_os("CUDAJIT_NCCL_HEADERS_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/cudajit-tools/nccl")
-        })
-        .join(RELEASE);
-    if !root.join(".complete").is_file() {
-        let missing = format!(
-            "no NCCL {RELEASE} wheel in {} (nccl-device/scripts/fetch-wheels.sh)",
-            root.display()
-        );
-        if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
-            panic!("CUDAJIT_REQUIRE_TOOLCHAIN=1 but {missing}");
-        }
-        eprintln!("skipped: {missing}");
-        return None;
-    }
-    // SAFETY: the only test of this binary sets it before anything reads it.
-    unsafe {
-        std::env::set_var(
-            "CUDAJIT_NCCL_LIBRARY",
-            root.join("nvidia/nccl/lib/libnccl.so.2"),
-        )
-    };
-    Some(())
-}
-
-/// Whether `ptx` has a 16-byte access `op` (`ld.global`, `st.global`).
-fn sixteen_byte(ptx: &str, op: &str) -> bool {
-    ptx.lines().any(|line| {
-        let line = line.trim_start();
-        line.starts_with(op)
-            && [".v4.u32", ".v4.b32", ".v4.f32", ".v2.u64", ".v2.b64"]
-                .iter()
-                .any(|v| line.contains(v))
-    })
-}
+use cudajit::Specialization;
 
 #[test]
 fn the_moe_kernels_link_against_the_2_28_bridge_with_every_call_inlined() {
-    let Some(()) = nccl_or_skip() else {
-        return;
-    };
-    let plain = Specialization::default;
-    let kernels = moe_kernels::every_kernel();
-    // The benchmark's permute, un-permute and identity experts.
-    let bench = [
-        (baseline::permute_rows::KERNEL.captured(), plain(), true),
-        (
-            baseline::unpermute_weighted::KERNEL.captured(),
-            plain(),
-            true,
-        ),
-        (experts::identity_experts::KERNEL.captured(), plain(), true),
-    ];
-    for (captured, spec, moves_rows) in kernels.into_iter().chain(bench) {
-        let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
-            .unwrap_or_else(|e| panic!("linking {}: {e}", captured.name));
-        let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
-        if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
-            let file = format!("{entry}-{RELEASE}.ptx");
-            std::fs::write(std::path::Path::new(&dir).join(file), &ptx).unwrap();
-        }
-        assert!(ptx.contains(&format!(".entry {entry}")), "{ptx}");
-        assert!(
-            !ptx.contains("cudajit_nccl_"),
-            "{entry}: an NCCL call was not inlined:\n{ptx}"
-        );
-        // Only the cold report of a failed bounds check may remain.
-        for line in ptx.lines().filter(|l| l.contains(".func")) {
-            assert!(
-                line.contains("vprintf") || line.contains("__assertfail"),
-                "{entry}: a function call remains ({line})"
-            );
-        }
-        assert!(
-            !ptx.contains("__local_depot"),
-            "{entry}: local memory used:\n{ptx}"
-        );
-        assert!(
-            !ptx.contains(".local"),
-            "{entry}: local memory used:\n{ptx}"
-        );
-        if moves_rows {
-            assert!(
-                sixteen_byte(&ptx, "ld.global"),
-                "{entry}: no 16-byte load\n{ptx}"
-            );
-            assert!(
-                sixteen_byte(&ptx, "st.global"),
-                "{entry}: no 16-byte store\n{ptx}"
-            );
-        }
-    }
+    common::bridge_2_28::link_each_against_2_28_bridge(|| {
+        let plain = Specialization::default;
+        let mut kernels = moe_kernels::every_kernel();
+        // The benchmark's permute, un-permute and identity experts.
+        kernels.extend([
+            (baseline::permute_rows::KERNEL.captured(), plain(), true),
+            (
+                baseline::unpermute_weighted::KERNEL.captured(),
+                plain(),
+                true,
+            ),
+            (experts::identity_experts::KERNEL.captured(), plain(), true),
+        ]);
+        kernels
+    });
 }

@@ -1,10 +1,12 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod bridge_2_28;
 pub mod cases;
 pub mod iteration;
 pub mod kernels;
 pub mod language;
+pub mod ltoir_2_32;
 pub mod methods;
 pub mod nested_arrays;
 pub mod struct_operators;
