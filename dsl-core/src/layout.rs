@@ -35,6 +35,32 @@ impl FieldType {
         }
     }
 
+    /// The alignment in bytes, as rustc lays the field out.
+    pub fn align(&self) -> usize {
+        match self {
+            FieldType::Scalar(scalar) => scalar.size_bytes() as usize,
+            FieldType::Struct(layout) => layout.align,
+            FieldType::Array { elem, .. } => elem.align(),
+        }
+    }
+
+    /// The type as Rust writes it (`f32`, `Hit`, `[f32; 2]`).
+    pub fn rust_name(&self) -> String {
+        match self {
+            FieldType::Scalar(scalar) => scalar.rust_name().to_owned(),
+            FieldType::Struct(layout) => layout.name.to_owned(),
+            FieldType::Array { elem, len } => format!("[{}; {len}]", elem.rust_name()),
+        }
+    }
+
+    /// The number of elements of an array field (1 for any other field).
+    pub fn element_count(&self) -> usize {
+        match self {
+            FieldType::Array { len, .. } => *len,
+            _ => 1,
+        }
+    }
+
     /// The scalar, if the field is one.
     pub fn scalar(&self) -> Option<Scalar> {
         match self {
@@ -349,61 +375,100 @@ const TUPLE_FIELD_NAMES: [&str; MAX_TUPLE_ELEMENTS] = [
 ];
 
 /// The layout of a tuple of scalars on the device: a `#[repr(C)]` struct with fields `0`,
-/// `1`, .. in order, named like the tuple type (`(f32, u32)`). Interned: one layout per
-/// distinct tuple type for the life of the process (there are as many as tuple types in
-/// the program's device functions), so it can live in `&'static` tables like the derived
-/// ones. `None` for an empty tuple or one of more than [`MAX_TUPLE_ELEMENTS`].
+/// `1`, .. in order, named like the tuple type (`(f32, u32)`). `None` for an empty tuple or
+/// one of more than [`MAX_TUPLE_ELEMENTS`]. See [`tuple_layout_of`].
 pub fn tuple_layout(elements: &[Scalar]) -> Option<&'static StructLayout> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static LAYOUTS: OnceLock<Mutex<HashMap<Vec<Scalar>, &'static StructLayout>>> = OnceLock::new();
+    let fields: Vec<FieldType> = elements.iter().map(|&s| FieldType::Scalar(s)).collect();
+    tuple_layout_of(&fields)
+}
+
+/// The layout of a tuple on the device: a `#[repr(C)]` struct with fields `0`, `1`, .. in
+/// order, named like the tuple type (`(f32, u32)`, `(bool, Hit)`, `(bool, [f32; 2])`; an
+/// `Option<T>` is the tuple `(bool, T)`). Interned: one layout per distinct tuple type for
+/// the life of the process (there are as many as tuple types in the program's device
+/// functions), so it can live in `&'static` tables like the derived ones. `None` for an
+/// empty tuple or one of more than [`MAX_TUPLE_ELEMENTS`].
+pub fn tuple_layout_of(elements: &[FieldType]) -> Option<&'static StructLayout> {
     if elements.is_empty() || elements.len() > MAX_TUPLE_ELEMENTS {
         return None;
     }
-    let mut layouts = LAYOUTS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let layout = layouts.entry(elements.to_vec()).or_insert_with(|| {
-        let mut offset: usize = 0;
-        let mut align: usize = 1;
-        let fields: Vec<FieldLayout> = elements
-            .iter()
-            .zip(TUPLE_FIELD_NAMES)
-            .map(|(&ty, name)| {
-                let size = ty.size_bytes() as usize;
-                offset = offset.next_multiple_of(size);
-                align = align.max(size);
-                let field = FieldLayout {
-                    name,
-                    ty: FieldType::Scalar(ty),
-                    offset,
-                };
-                offset += size;
-                field
-            })
-            .collect();
-        let names: Vec<&str> = elements.iter().map(|s| s.rust_name()).collect();
-        Box::leak(Box::new(StructLayout {
-            name: Box::leak(format!("({})", names.join(", ")).into_boxed_str()),
-            fields: Box::leak(fields.into_boxed_slice()),
-            size: offset.next_multiple_of(align),
-            align,
-            enum_repr: None,
-            variants: &[],
-            drop: None,
-            methods: crate::methods::MethodTable::NONE,
-            args: &[],
-        }))
-    });
-    Some(*layout)
+    let mut tuples = interned_tuples();
+    if let Some(layout) = tuples.by_elements.get(elements) {
+        return Some(*layout);
+    }
+    let mut offset: usize = 0;
+    let mut align: usize = 1;
+    let fields: Vec<FieldLayout> = elements
+        .iter()
+        .zip(TUPLE_FIELD_NAMES)
+        .map(|(&ty, name)| {
+            offset = offset.next_multiple_of(ty.align());
+            align = align.max(ty.align());
+            let field = FieldLayout { name, ty, offset };
+            offset += ty.size();
+            field
+        })
+        .collect();
+    let names: Vec<String> = elements.iter().map(FieldType::rust_name).collect();
+    let layout: &'static StructLayout = Box::leak(Box::new(StructLayout {
+        name: Box::leak(format!("({})", names.join(", ")).into_boxed_str()),
+        fields: Box::leak(fields.into_boxed_slice()),
+        size: offset.next_multiple_of(align),
+        align,
+        enum_repr: None,
+        variants: &[],
+        drop: None,
+        methods: crate::methods::MethodTable::NONE,
+        args: &[],
+    }));
+    tuples.by_elements.insert(elements.to_vec(), layout);
+    tuples.by_name.insert(layout.name, layout);
+    Some(layout)
 }
 
-/// The interned tuple layout named `name` (`(f32, u32)`), if one was made.
+/// The tuple layouts made so far, by element types and by name.
+#[derive(Default)]
+struct InternedTuples {
+    by_elements: std::collections::HashMap<Vec<FieldType>, &'static StructLayout>,
+    by_name: std::collections::HashMap<&'static str, &'static StructLayout>,
+}
+
+fn interned_tuples() -> std::sync::MutexGuard<'static, InternedTuples> {
+    use std::sync::{Mutex, OnceLock};
+    static TUPLES: OnceLock<Mutex<InternedTuples>> = OnceLock::new();
+    TUPLES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The interned tuple layout named `name` (`(f32, u32)`, `(bool, Hit)`), if one was made;
+/// a tuple of scalars is made from its name.
 pub fn tuple_layout_named(name: &str) -> Option<&'static StructLayout> {
+    if let Some(layout) = interned_tuples().by_name.get(name) {
+        return Some(*layout);
+    }
     let inner = name.strip_prefix('(')?.strip_suffix(')')?;
     let elements: Option<Vec<Scalar>> = inner.split(", ").map(Scalar::from_rust_name).collect();
     tuple_layout(&elements?)
+}
+
+/// A struct's layout kept for the life of the process (a tuple's field names it by
+/// reference): one copy per distinct layout.
+pub fn interned_struct(layout: &StructLayout) -> &'static StructLayout {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static STRUCTS: OnceLock<Mutex<HashSet<&'static StructLayout>>> = OnceLock::new();
+    let mut structs = STRUCTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(kept) = structs.get(layout) {
+        return kept;
+    }
+    let kept: &'static StructLayout = Box::leak(Box::new(*layout));
+    structs.insert(kept);
+    kept
 }
 
 /// The layouts of the structs a function body names by a path the macro cannot tell

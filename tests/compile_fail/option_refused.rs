@@ -1,17 +1,10 @@
 use cudajit::prelude::*;
 
-#[derive(Clone, Copy, DeviceCopy)]
-#[repr(C)]
-pub struct Pair {
-    pub a: f32,
-    pub b: f32,
-}
-
-// An `Option` of a struct is not a device-function result yet.
+// An `Option` holds a value, not a slice.
 #[device]
-fn pick(p: Pair, left: bool) -> Option<Pair> {
-    if left {
-        Some(p)
+fn window(x: &[f32], n: usize) -> Option<&[f32]> {
+    if n <= x.len() {
+        Some(x)
     } else {
         None
     }

@@ -157,6 +157,23 @@ pub fn if_value(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn if_struct_value(x: &[f32], i: usize) -> f64 {
+    let near = Vec2::new(x[i], 1.0);
+    let far = Vec2::new(2.0, x[i]);
+    let p = if x[i] > 0.5 { near } else { far };
+    let q = match i % 3 {
+        0 => near,
+        1 => Vec2::new(0.25, 0.75),
+        _ => far,
+    };
+    let r = {
+        let s = p + q;
+        s
+    };
+    (p.x + q.y * 2.0 + r.length_squared()) as f64
+}
+
+#[device]
 pub fn match_value(x: &[f32], i: usize) -> f64 {
     let v = match i % 5 {
         0 => x[i],
@@ -477,6 +494,7 @@ group!(expressions, ROWS {
     "expr.block" => block_value,
     "expr.unsafe-block" => trusted_block,
     "expr.if" => if_value,
+    "expr.if-struct" => if_struct_value,
     "expr.match" => match_value,
     "expr.loop-break-value" => loop_value,
     "expr.while" => while_loop,

@@ -341,11 +341,6 @@ pub const REFUSED: &[Refusal] = &[
         EXPRESSIONS,
         "device functions return a scalar (or a generic scalar type), a `DeviceCopy` struct",
     ),
-    no(
-        "item.option-struct",
-        case!("option_refused"),
-        "an `Option` in a device-function signature holds a scalar",
-    ),
     // The standard library.
     no(
         "core.trait-path",

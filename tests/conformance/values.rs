@@ -208,6 +208,45 @@ pub fn option_methods(x: &[f32], i: usize) -> f64 {
     (a + 3 * b + 5 * c + 7 * d + 11 * e + 13 * f) as f64 + x[i] as f64
 }
 
+/// The first point of `x` above `q`, as a `Vec2` of its index and value.
+#[device]
+pub fn first_above(x: &[f32], q: f32) -> Option<Vec2> {
+    for k in 0..x.len() {
+        if x[k] > q {
+            return Some(Vec2::new(k as f32, x[k]));
+        }
+    }
+    None
+}
+
+/// Its two halves, or `None` for an odd `n`.
+#[device]
+pub fn halves(n: u32) -> Option<[u32; 2]> {
+    let h = halve(n)?;
+    Some([h, n - h])
+}
+
+#[device]
+pub fn option_struct_values(x: &[f32], i: usize) -> f64 {
+    let found = first_above(x, x[i]);
+    let a = found.map_or(-1.0, |p| p.x + p.y);
+    let mut best: Option<Vec2> = None;
+    if let Some(p) = found {
+        if p.y < 3.0 {
+            best = Some(p);
+        }
+    }
+    let b = match best {
+        Some(p) => p.length_squared(),
+        None => 0.5,
+    };
+    let c = match halves(i as u32) {
+        Some(h) => h[0] * 10 + h[1],
+        None => 7,
+    };
+    (a + b) as f64 + c as f64
+}
+
 #[device]
 pub fn or_default(o: Option<u32>, d: u32) -> u32 {
     o.unwrap_or(d) * 3
@@ -267,6 +306,7 @@ group!(values, ROWS {
     "option.value" => option_values,
     "option.methods" => option_methods,
     "option.passed-on" => option_passed_on,
+    "item.option-struct" => option_struct_values,
     "core.ord" => core_functions,
     "core.from" => core_from,
 });

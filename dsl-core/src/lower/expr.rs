@@ -147,8 +147,7 @@ impl Lowerer<'_, '_> {
                 }
             }
             ExprKind::Match { scrutinee, arms } => {
-                let ty = self.type_of(expr)?;
-                let ty = self.scalar_type(ty);
+                let ty = self.value_type_of(expr)?;
                 let result = self.local("match.value", ty, span);
                 self.lower_match(scrutinee, arms, Some(result), span, block)?;
                 self.load_local(result, span)
@@ -205,8 +204,7 @@ impl Lowerer<'_, '_> {
                 then,
                 otherwise,
             } => {
-                let ty = self.type_of(expr)?;
-                let ty = self.scalar_type(ty);
+                let ty = self.value_type_of(expr)?;
                 let result = self.local("if.value", ty, span);
                 // On a constant of the specialisation only the branch taken is lowered.
                 let (condition, accept, reject) = match self.constant_condition(cond) {
@@ -237,6 +235,22 @@ impl Lowerer<'_, '_> {
                 let result = self.block_value_into(inner, block);
                 self.scopes.pop();
                 result?
+            }
+            // The zero of a struct: what `None` of an `Option<Hit>` carries.
+            ExprKind::Constant {
+                one: false,
+                ty: Some(written @ ValueType::Struct(_)),
+            } if self.types.expr(expr).is_none() => {
+                let library = self.program.library;
+                let Resolved::Struct(name) = library.resolve_value(self.spec, written, span)?
+                else {
+                    return Err(LowerError::new(span, "internal: a zero struct of an enum"));
+                };
+                let ty = self.struct_type(name, span)?;
+                let local = self.local("struct.zero", ty, span);
+                let pointer = self.expr_node(Expression::LocalPointer(local), span);
+                self.store_zero(pointer, ty, span, block);
+                self.load_local(local, span)
             }
             ExprKind::Constant { one, ty: written } => {
                 let ty = self.type_of(expr)?;
@@ -490,6 +504,100 @@ impl Lowerer<'_, '_> {
         Ok(self.load_local(local, span))
     }
 
+    /// The IR type of a scalar or struct value (an `if`'s, a `match`'s).
+    fn value_type_of(&mut self, expr: &Expr) -> Result<Handle<Type>, LowerError> {
+        match self.types.struct_expr(expr) {
+            Some(name) => self.struct_type(name, expr.span),
+            None => {
+                let ty = self.type_of(expr)?;
+                Ok(self.scalar_type(ty))
+            }
+        }
+    }
+
+    /// Copies the value of type `ty` at `from` to `to`, an array element by element.
+    pub(super) fn copy_value(
+        &mut self,
+        to: Handle<Expression>,
+        from: Handle<Expression>,
+        ty: Handle<Type>,
+        span: Span,
+        block: &mut Block,
+    ) {
+        if let TypeInner::Array { base, len } = self.program.module.types[ty].inner {
+            for k in 0..len {
+                let at = self.int(u64::from(k), Scalar::Usize, span);
+                let into = self.expr_node(
+                    Expression::MemberElement {
+                        array: to,
+                        index: at,
+                    },
+                    span,
+                );
+                let at = self.int(u64::from(k), Scalar::Usize, span);
+                let out_of = self.expr_node(
+                    Expression::MemberElement {
+                        array: from,
+                        index: at,
+                    },
+                    span,
+                );
+                self.copy_value(into, out_of, base, span, block);
+            }
+            return;
+        }
+        let value = self.expr_node(Expression::Load { pointer: from }, span);
+        block.push(Statement::Store { pointer: to, value }, span);
+    }
+
+    /// Stores the zero of `ty` (every scalar it holds 0, `false`) at `pointer`.
+    pub(super) fn store_zero(
+        &mut self,
+        pointer: Handle<Expression>,
+        ty: Handle<Type>,
+        span: Span,
+        block: &mut Block,
+    ) {
+        match self.program.module.types[ty].inner.clone() {
+            TypeInner::Scalar(scalar) => {
+                let zero = match scalar {
+                    Scalar::Bool => Literal::Bool(false),
+                    s if s.is_float() => Literal::Float { value: 0.0, ty: s },
+                    s => Literal::Int { bits: 0, ty: s },
+                };
+                let value = self.literal(zero, span);
+                block.push(Statement::Store { pointer, value }, span);
+            }
+            TypeInner::Struct { members, .. } => {
+                for (field, member) in (0u32..).zip(&members) {
+                    let at = self.expr_node(
+                        Expression::FieldPointer {
+                            base: pointer,
+                            field,
+                        },
+                        span,
+                    );
+                    self.store_zero(at, member.ty, span, block);
+                }
+            }
+            TypeInner::Array { base, len } => {
+                for k in 0..len {
+                    let index = self.int(u64::from(k), Scalar::Usize, span);
+                    let at = self.expr_node(
+                        Expression::MemberElement {
+                            array: pointer,
+                            index,
+                        },
+                        span,
+                    );
+                    self.store_zero(at, base, span, block);
+                }
+            }
+            // Pointers, slices and tensor maps are not fields of a value kernels build.
+            _ => {}
+        }
+    }
+
     /// Writes the array field at `pointer` (of `len` elements) from `value`: `[v; N]`
     /// (one evaluation of `v`, stored to every element) or a local array (copied element
     /// by element), as C++ copies a `float v[4]` member.
@@ -502,6 +610,15 @@ impl Lowerer<'_, '_> {
     ) -> Result<(), LowerError> {
         let span = value.span;
         let source = match &value.kind {
+            // The zero of an array: what `None` of an `Option<[f32; 2]>` carries.
+            ExprKind::Constant {
+                ty: Some(ValueType::Array { .. }),
+                one: false,
+            } => {
+                let ty = self.pointer_base(pointer)?;
+                self.store_zero(pointer, ty, span, block);
+                return Ok(());
+            }
             ExprKind::Repeat { value: element, .. } => {
                 let element = self.expr(element, block)?;
                 let ty = match self.program.module.types[self.pointer_base(pointer)?].inner {

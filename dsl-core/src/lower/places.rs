@@ -31,6 +31,12 @@ impl Lowerer<'_, '_> {
             },
             // A struct value (what a call returned, a literal), kept in memory.
             ExprKind::Call { .. } | ExprKind::StructLiteral { .. } => self.expr(expr, block),
+            // A struct an `if`, `match` or block gives.
+            ExprKind::If { .. } | ExprKind::Match { .. } | ExprKind::Block(_)
+                if self.types.struct_expr(expr).is_some() =>
+            {
+                self.expr(expr, block)
+            }
             _ => Err(LowerError::new(
                 expr.span,
                 "fields are read from struct parameters, locals, slice elements and calls",

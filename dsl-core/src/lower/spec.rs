@@ -6,7 +6,10 @@ use std::collections::HashMap;
 use super::error::LowerError;
 use crate::ast::{FunctionSource, GenericKind, ValueType};
 use crate::ir::Literal;
-use crate::layout::{tuple_layout, tuple_layout_named, StructLayout, MAX_TUPLE_ELEMENTS};
+use crate::layout::{
+    interned_struct, tuple_layout_named, tuple_layout_of, FieldType, StructLayout,
+    MAX_TUPLE_ELEMENTS,
+};
 use crate::{Scalar, Span};
 
 /// Values of the generic parameters (and `#[comptime]` parameters) of one function.
@@ -230,11 +233,11 @@ impl ReachableItems {
                 })
             }
             ValueType::Tuple(elements) => {
-                let scalars = elements
+                let fields = elements
                     .iter()
-                    .map(|element| spec.resolve(element, span))
+                    .map(|element| self.field_type(spec, element, span))
                     .collect::<Result<Vec<_>, _>>()?;
-                let layout = tuple_layout(&scalars).ok_or_else(|| {
+                let layout = tuple_layout_of(&fields).ok_or_else(|| {
                     LowerError::new(
                         span,
                         format!("tuples in device-function signatures have 1 to {MAX_TUPLE_ELEMENTS} elements"),
@@ -243,6 +246,30 @@ impl ReachableItems {
                 Ok(Resolved::Struct(layout.name))
             }
             other => spec.resolve(other, span).map(Resolved::Scalar),
+        }
+    }
+
+    /// A type as a field of a tuple holds it: a scalar (an enum is its integer
+    /// representation), a struct, or an array of either (`Option<Hit>` is `(bool, Hit)`).
+    pub fn field_type(
+        &self,
+        spec: &Specialization,
+        ty: &ValueType,
+        span: Span,
+    ) -> Result<FieldType, LowerError> {
+        match ty {
+            ValueType::Array { elem, len } => Ok(FieldType::Array {
+                elem: Box::leak(Box::new(self.field_type(spec, elem, span)?)),
+                len: spec.array_len(len, span)? as usize,
+            }),
+            ValueType::Struct(name) => {
+                let layout = self.struct_layout(name, span)?;
+                Ok(match layout.enum_repr {
+                    Some(repr) => FieldType::Scalar(repr),
+                    None => FieldType::Struct(interned_struct(layout)),
+                })
+            }
+            other => spec.resolve(other, span).map(FieldType::Scalar),
         }
     }
 

@@ -192,14 +192,51 @@ impl Lowerer<'_, '_> {
                     let base = self.expr_node(Expression::LocalPointer(temporary), *span);
                     let pointer =
                         self.expr_node(Expression::FieldPointer { base, field: index }, *span);
-                    let value = self.expr_node(Expression::Load { pointer }, *span);
                     let local = self.local(name, member.ty, *span);
-                    out.push(Statement::LocalStore { local, value }, *span);
+                    match self.program.module.types[member.ty].inner {
+                        // An array element (`(bool, [f32; 2])`): copied element by element.
+                        TypeInner::Array { base, len } => {
+                            for k in 0..len {
+                                let at = self.int(u64::from(k), Scalar::Usize, *span);
+                                let to = self.expr_node(
+                                    Expression::ArrayElement { local, index: at },
+                                    *span,
+                                );
+                                let at = self.int(u64::from(k), Scalar::Usize, *span);
+                                let from = self.expr_node(
+                                    Expression::MemberElement {
+                                        array: pointer,
+                                        index: at,
+                                    },
+                                    *span,
+                                );
+                                self.copy_value(to, from, base, *span, out);
+                            }
+                        }
+                        _ => {
+                            let value = self.expr_node(Expression::Load { pointer }, *span);
+                            out.push(Statement::LocalStore { local, value }, *span);
+                        }
+                    }
                     bound.push((name, local));
                 }
-                // Bound after every element is read: `let (a, b) = f(a, b)` shadows.
-                for (name, local) in bound {
-                    self.scopes.bind(name, Binding::Local(local));
+                // Bound after every element is read: `let (a, b) = f(a, b)` shadows. An
+                // element may be a struct or an array (`(bool, Hit)` of an `Option<Hit>`).
+                for ((name, local), member) in bound.into_iter().zip(&members) {
+                    match &self.program.module.types[member.ty].inner {
+                        TypeInner::Struct {
+                            name: struct_name, ..
+                        } => {
+                            let struct_name = struct_name.clone();
+                            self.struct_names.insert(name.clone(), struct_name);
+                            self.scopes.bind(name, Binding::Local(local));
+                        }
+                        TypeInner::Array { len, .. } => {
+                            let len = *len;
+                            self.scopes.bind(name, Binding::Array(local, len));
+                        }
+                        _ => self.scopes.bind(name, Binding::Local(local)),
+                    }
                 }
             }
             Stmt::LetTuple { names, init, span } => {

@@ -31,6 +31,8 @@ struct Signature {
     tuple_result: Option<usize>,
     /// Which declared parameters are `bool`s.
     bools: Vec<bool>,
+    /// The type of each declared parameter that holds a struct or an array by value.
+    values: Vec<Option<ValueType>>,
 }
 
 fn signature(function: &FunctionSource) -> Signature {
@@ -67,10 +69,21 @@ fn signature(function: &FunctionSource) -> Signature {
         .iter()
         .map(|p| p.ty == ParamType::Value(ValueType::Scalar(Scalar::Bool)))
         .collect();
+    let values = function
+        .params
+        .iter()
+        .map(|p| match &p.ty {
+            ParamType::Value(ty @ (ValueType::Struct(_) | ValueType::Array { .. })) => {
+                Some(ty.clone())
+            }
+            _ => None,
+        })
+        .collect();
     Signature {
         groups,
         tuple_result,
         bools,
+        values,
     }
 }
 
@@ -130,18 +143,38 @@ fn is_absent(arg: &Expr) -> bool {
     )
 }
 
-/// `args` with each absent value passed to a `bool` parameter `false`.
-fn with_bool_absent(args: Vec<Expr>, bools: &[bool]) -> Vec<Expr> {
+/// `args` with each absent value passed to a `bool` parameter `false`, and to a struct or
+/// array parameter the zero of its type.
+fn with_typed_absent(args: Vec<Expr>, signature: &Signature) -> Vec<Expr> {
     args.into_iter()
         .enumerate()
-        .map(|(index, arg)| match bools.get(index) {
-            Some(true) if is_absent(&arg) => Expr {
-                kind: ExprKind::Lit(Literal::Bool(false)),
+        .map(|(index, arg)| {
+            if !is_absent(&arg) {
+                return arg;
+            }
+            let kind = match (signature.bools.get(index), signature.values.get(index)) {
+                (Some(true), _) => ExprKind::Lit(Literal::Bool(false)),
+                (_, Some(Some(ty))) => ExprKind::Constant {
+                    ty: Some(ty.clone()),
+                    one: false,
+                },
+                _ => return arg,
+            };
+            Expr {
+                kind,
                 span: arg.span,
-            },
-            _ => arg,
+            }
         })
         .collect()
+}
+
+/// Whether an absent value in `args` needs its parameter's type.
+fn has_typed_absent(args: &[Expr], signature: &Signature) -> bool {
+    args.iter().enumerate().any(|(index, arg)| {
+        is_absent(arg)
+            && (signature.bools.get(index) == Some(&true)
+                || signature.values.get(index).is_some_and(Option::is_some))
+    })
 }
 
 /// Whether `block` is a call after hidden locals (`$` names, which no Rust name shadows):
@@ -299,27 +332,26 @@ impl Rewriter<'_> {
         let groups = &signature.groups;
         let declared: usize = groups.iter().map(|(n, _)| n).sum();
         if args.len() >= declared {
-            if !args
-                .iter()
-                .zip(&signature.bools)
-                .any(|(a, b)| *b && is_absent(a))
-            {
+            if !has_typed_absent(&args, signature) {
                 return None;
             }
             return Some(Expr {
                 kind: ExprKind::Call {
-                    args: with_bool_absent(args, &signature.bools),
+                    args: with_typed_absent(args, signature),
                     callee,
                     generic_args,
                 },
                 span: expr.span,
             });
         }
-        let bools = signature.bools.clone();
         // Which arguments are passed-on tuples: one at the start of each tuple group the
         // arguments reach with a call of that arity.
         let mut expand = vec![false; args.len()];
         let mut scalar = vec![false; args.len()];
+        // A local bound to a tuple result without a pattern (`let hit = nearest(x, q);`,
+        // the macro cannot tell it is a tuple) at the start of a tuple group: its fields.
+        // (The macro's own tuple elements are named `t.0`, which no Rust name is.)
+        let mut tuple_local = vec![None; args.len()];
         let mut group = 0;
         let mut position = 0;
         for (index, arg) in args.iter().enumerate() {
@@ -330,22 +362,44 @@ impl Rewriter<'_> {
                 group += 1;
                 continue;
             }
+            if size > 1
+                && position == 0
+                && matches!(&arg.kind, ExprKind::Var(name) if !name.contains('.'))
+            {
+                tuple_local[index] = Some(size);
+                group += 1;
+                continue;
+            }
             position += 1;
             if position == size {
                 group += 1;
                 position = 0;
             }
         }
-        let last = expand.iter().rposition(|e| *e)?;
+        let last = expand.iter().rposition(|e| *e);
+        if last.is_none() && tuple_local.iter().all(Option::is_none) {
+            return None;
+        }
         let span = expr.span;
         let mut stmts = Vec::new();
         let mut passed = Vec::new();
         for (index, arg) in args.into_iter().enumerate() {
+            if let Some(arity) = tuple_local[index] {
+                passed.extend((0..arity).map(|k| Expr {
+                    kind: ExprKind::Field {
+                        base: Box::new(arg.clone()),
+                        field: k.to_string(),
+                    },
+                    span: arg.span,
+                }));
+                continue;
+            }
             let runs_code = matches!(
                 arg.kind,
                 ExprKind::Call { .. } | ExprKind::MethodCall { .. } | ExprKind::Intrinsic { .. }
             );
-            let bind = expand[index] || (index < last && scalar[index] && runs_code);
+            let bind = expand[index]
+                || (last.is_some_and(|last| index < last) && scalar[index] && runs_code);
             if !bind {
                 passed.push(arg);
                 continue;
@@ -396,7 +450,7 @@ impl Rewriter<'_> {
                     kind: ExprKind::Call {
                         callee,
                         generic_args,
-                        args: with_bool_absent(passed, &bools),
+                        args: with_typed_absent(passed, signature),
                     },
                     span,
                 })),

@@ -159,6 +159,48 @@ pub(super) fn zero_of(ty: &ValueType, span: Span) -> Expr {
     }
 }
 
+/// What the value half of an `Option` local of a struct or array type starts as (a
+/// struct or array local has its value from the start): the type's zero. `None` for a
+/// scalar, whose half may stay unset until a value is present.
+fn zero_start(ty: &Option<ValueType>, span: Span) -> Option<Expr> {
+    match ty.as_ref()? {
+        ty @ ValueType::Struct(_) => Some(zero_of(ty, span)),
+        ValueType::Array { elem, len } => {
+            let len = match len {
+                cudajit_core::ast::ArrayLen::Literal(n) => Expr {
+                    kind: ExprKind::Lit(Literal::Int {
+                        value: u64::from(*n),
+                        suffix: Some(cudajit_core::Scalar::Usize),
+                    }),
+                    span,
+                },
+                cudajit_core::ast::ArrayLen::Generic(name) => var(name, span),
+            };
+            let value = match zero_start(&Some((**elem).clone()), span) {
+                Some(nested) => nested,
+                None => zero_of(elem, span),
+            };
+            Some(Expr {
+                kind: ExprKind::Repeat {
+                    value: Box::new(value),
+                    len: Box::new(len),
+                },
+                span,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The type a `let` of a value of type `ty` is annotated with: an array's `let` names its
+/// elements' scalar type (as `let acc: [f32; 4]` is captured).
+fn let_type(ty: Option<ValueType>) -> Option<ValueType> {
+    match ty {
+        Some(ValueType::Array { elem, .. }) => let_type(Some(*elem)),
+        other => other,
+    }
+}
+
 /// A number of any type inference gives it: the value half of a `None` argument.
 fn any_zero(span: Span) -> Expr {
     Expr {
@@ -295,11 +337,29 @@ impl Parser<'_> {
     }
 
     /// `expr`, which must be an `Option`, taken apart.
+    /// [`Self::option_parts`] of an option whose `T` the syntax around it gives.
+    fn option_parts_of(&mut self, expr: &syn::Expr, ty: Option<ValueType>) -> Option<OptionParts> {
+        let outer = std::mem::replace(&mut self.option_type_hint, ty);
+        let parts = self.option_parts(expr);
+        self.option_type_hint = outer;
+        parts
+    }
+
     pub(super) fn option_parts(&mut self, expr: &syn::Expr) -> Option<OptionParts> {
         let span = span_at(expr);
+        // The hint is this option's alone, not its parts'.
+        let hint = self.option_type_hint.take();
         if let Some(argument) = some_argument(expr) {
-            let value = self.expr(argument)?;
             let mut prelude = Vec::new();
+            // `Some([a, b])`: the array bound to a hidden local first, in the option's own
+            // statements (a branch's locals stay in scope).
+            let value = if matches!(argument, syn::Expr::Array(_) | syn::Expr::Repeat(_)) {
+                let (binding, name) = self.hidden_array_let(argument)?;
+                prelude.push(binding);
+                self.expr(&name)?
+            } else {
+                self.expr(argument)?
+            };
             let value = self.settled(value, &mut prelude);
             return Some(OptionParts {
                 prelude,
@@ -308,8 +368,8 @@ impl Parser<'_> {
             });
         }
         match expr {
-            syn::Expr::Paren(paren) => return self.option_parts(&paren.expr),
-            syn::Expr::Group(group) => return self.option_parts(&group.expr),
+            syn::Expr::Paren(paren) => return self.option_parts_of(&paren.expr, hint),
+            syn::Expr::Group(group) => return self.option_parts_of(&group.expr, hint),
             syn::Expr::Path(path) if path.qself.is_none() => {
                 if let Some(ident) = path.path.get_ident() {
                     let name = ident.to_string();
@@ -337,6 +397,7 @@ impl Parser<'_> {
             syn::Expr::If(_) | syn::Expr::Match(_) | syn::Expr::Block(_)
                 if self.is_option_value(expr) =>
             {
+                self.option_type_hint = hint;
                 return self.branches_option(expr);
             }
             _ => {}
@@ -448,10 +509,14 @@ impl Parser<'_> {
         match parts.value {
             Some(v) if is_settled(&v) => stmts.push(let_mut(&value, ty, Some(v), span)),
             Some(v) => {
-                stmts.push(let_mut(&value, ty, None, span));
+                let start = zero_start(&ty, span);
+                stmts.push(let_mut(&value, let_type(ty), start, span));
                 stmts.push(if_stmt(var(&present, span), vec![assign(&value, v)], None));
             }
-            None => stmts.push(let_mut(&value, ty, None, span)),
+            None => {
+                let start = zero_start(&ty, span);
+                stmts.push(let_mut(&value, let_type(ty), start, span));
+            }
         }
         stmts
     }
@@ -479,6 +544,7 @@ impl Parser<'_> {
         self.temps += 1;
         let name = format!("__cudajit_option{}", self.temps);
         let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
+        let ty = self.option_type_hint.take();
         let mut prelude = self.store_option(
             &name,
             OptionParts {
@@ -486,7 +552,7 @@ impl Parser<'_> {
                 present: bool_lit(false, span),
                 value: None,
             },
-            None,
+            ty,
             span,
         );
         self.bind_option_name(&name);
@@ -839,7 +905,7 @@ impl Parser<'_> {
     /// What a `#[device]` function returning `Option<T>` returns: the tuple `(bool, T)`.
     pub(super) fn option_return(&mut self, expr: &syn::Expr, inner: &ValueType) -> Option<Expr> {
         let span = span_at(expr);
-        let parts = self.option_parts(expr)?;
+        let parts = self.option_parts_of(expr, Some(inner.clone()))?;
         let mut parts = self.settle(parts, span);
         // What computes it runs before the `return` (or the tail): the returned tuple
         // stays the plain `(a, b)` a function returning a tuple returns.
@@ -900,7 +966,7 @@ impl Parser<'_> {
             None => None,
         };
         let parts = match init {
-            Some(init) => self.option_parts(init),
+            Some(init) => self.option_parts_of(init, inner.clone()),
             None => Some(OptionParts {
                 prelude: Vec::new(),
                 present: bool_lit(false, span),

@@ -45,6 +45,10 @@ pub(crate) struct Parser<'e> {
     statement_value: Option<usize>,
     /// `T` of a `#[device]` function returning `Option<T>` (`option_value.rs`).
     pub(crate) returns_option: Option<cudajit_core::ast::ValueType>,
+    /// `T` of the `Option<T>` being taken apart, where the syntax around it gives it (a
+    /// function's result, an annotated `let`): the type of the hidden local that `if` and
+    /// `match` branches ending in options assign, taken by the outermost one.
+    pub(super) option_type_hint: Option<cudajit_core::ast::ValueType>,
     /// Set by `fn_body` for the next block parsed: its tail is the function's value.
     pub(super) function_tail: bool,
     /// Whether the body is an `Index`/`IndexMut` method's, whose `&place`s are its result.
@@ -119,6 +123,7 @@ impl<'e> Parser<'e> {
             returns_array: false,
             statement_value: None,
             returns_option: None,
+            option_type_hint: None,
             function_tail: false,
             returns_place: false,
             pending: Vec::new(),
@@ -347,6 +352,12 @@ impl<'e> Parser<'e> {
         self.innermost_is(name, &format!("{name}.?"))
     }
 
+    /// Whether the innermost binding of `name` is a local bound to a call's result without a
+    /// type (`let hit = nearest(x, q);`), which may be an `Option` the syntax does not show.
+    pub(super) fn is_call_result_local(&self, name: &str) -> bool {
+        self.innermost_is(name, &format!("{name}.()"))
+    }
+
     /// A fresh name for compiler temporaries: `$` cannot start a Rust name.
     pub(super) fn fresh_temp(&mut self) -> String {
         self.fresh_name("tuple")
@@ -388,14 +399,20 @@ impl<'e> Parser<'e> {
     /// user binds one: the `let` waits in `pending`, and the local's name is returned as
     /// the expression to write in the literal's place.
     pub(super) fn bind_array_literal(&mut self, literal: &syn::Expr) -> Option<syn::Expr> {
+        let (binding, name) = self.hidden_array_let(literal)?;
+        self.pending.push(binding);
+        Some(name)
+    }
+
+    /// `let $tupleN = literal;` for an array literal, parsed, and the hidden local's name.
+    pub(super) fn hidden_array_let(&mut self, literal: &syn::Expr) -> Option<(Stmt, syn::Expr)> {
         let ident = syn::Ident::new(
             &self.fresh_temp().replace('$', "__cudajit_"),
             syn::spanned::Spanned::span(literal),
         );
         let binding: syn::Stmt = syn::parse_quote!(let #ident = #literal;);
         let parsed = self.stmt(&binding)?;
-        self.pending.push(parsed);
-        Some(syn::parse_quote!(#ident))
+        Some((parsed, syn::parse_quote!(#ident)))
     }
 
     /// Parses `value`'s statement with `parse`, marking `value` the statement's whole

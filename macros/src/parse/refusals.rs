@@ -109,7 +109,11 @@ impl Parser<'_> {
         let Some(name) = path.path.get_ident().map(|i| i.to_string()) else {
             return false;
         };
-        if !self.is_bound(&name) || self.is_option_local(&name) || self.alias(&name).is_some() {
+        if !self.is_bound(&name)
+            || self.is_option_local(&name)
+            || self.is_call_result_local(&name)
+            || self.alias(&name).is_some()
+        {
             return false;
         }
         self.errors.at(

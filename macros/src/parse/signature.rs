@@ -370,21 +370,24 @@ pub(super) fn result(
     }
 }
 
-/// `Option<T>` in a signature as the types of its halves, `(bool, T)`: `T` is a scalar or
-/// a generic scalar type.
+/// `Option<T>` in a signature as the types of its halves, `(bool, T)`: `T` is a scalar, a
+/// generic scalar type, a `DeviceCopy` struct or an array.
 fn option_halves(ty: &Type, generics: &GenericNames, errors: &mut Errors) -> Option<ValueType> {
     let inner = super::option_value::option_inner(ty)?;
     match value_type(inner, generics) {
-        Some(value @ (ValueType::Scalar(_) | ValueType::Generic(_))) => {
-            Some(ValueType::Tuple(vec![
-                ValueType::Scalar(Scalar::Bool),
-                value,
-            ]))
-        }
+        Some(
+            value @ (ValueType::Scalar(_)
+            | ValueType::Generic(_)
+            | ValueType::Struct(_)
+            | ValueType::Array { .. }),
+        ) => Some(ValueType::Tuple(vec![
+            ValueType::Scalar(Scalar::Bool),
+            value,
+        ])),
         _ => {
             errors.at(
                 inner,
-                "an `Option` in a device-function signature holds a scalar (or a generic scalar type)",
+                "an `Option` in a device-function signature holds a scalar, a generic scalar type, a `DeviceCopy` struct or an array",
             );
             None
         }

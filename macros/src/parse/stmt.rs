@@ -312,6 +312,15 @@ impl<'e> Parser<'e> {
         }
         // Bound after the initialiser: `let x = x + 1;` reads the outer `x`.
         self.bind(&name);
+        // `let hit = nearest(x, q);`: a call's result may be an `Option` the syntax does not
+        // show, so `hit.map(f)` is an `Option`'s `map`, not an array's.
+        if ty.is_none()
+            && local.init.as_ref().is_some_and(|init| {
+                matches!(&*init.expr, syn::Expr::Call(_) | syn::Expr::MethodCall(_))
+            })
+        {
+            self.bind(&format!("{name}.()"));
+        }
         Some(Stmt::Let {
             name,
             mutable,

@@ -192,12 +192,21 @@ impl Inference<'_> {
                 }
                 self.structs_let.push((stmt as *const Stmt, name));
                 for ((binding, _), field) in names.iter().zip(layout.fields) {
-                    let scalar = field
-                        .ty
-                        .scalar()
-                        .ok_or_else(|| LowerError::new(*span, "tuples hold scalars"))?;
-                    let var = self.known(scalar);
-                    self.scopes.bind(binding, Binding::Var(var));
+                    // `(bool, Hit)` of an `Option<Hit>`: elements are scalars, structs and
+                    // arrays, each bound as a local of its type.
+                    let bound = match self.field_type(&field.ty, *span)? {
+                        InferTy::Scalar(var) => Binding::Var(var),
+                        InferTy::Struct(name) => Binding::Struct(name),
+                        InferTy::Array(var) => {
+                            Binding::Array(var, Some(field.ty.element_count() as u64))
+                        }
+                        InferTy::StructArray(name) => Binding::StructArray(name),
+                        InferTy::Rows(var) => Binding::Rows(var),
+                        _ => {
+                            return Err(LowerError::new(*span, "internal: a tuple element's type"))
+                        }
+                    };
+                    self.scopes.bind(binding, bound);
                 }
             }
             Stmt::LetTuple {

@@ -5,7 +5,8 @@ use super::{Binding, Constraint, InferTy, Inference};
 use crate::ast::{Builtin, Expr, ExprKind, Literal, UnaryOp, ValueType};
 use crate::intrinsics::Intrinsic;
 use crate::lower::error::LowerError;
-use crate::Scalar;
+use crate::lower::spec::Resolved;
+use crate::{Scalar, Span};
 
 impl Inference<'_> {
     pub(super) fn scalar(&mut self, expr: &Expr) -> Result<usize, LowerError> {
@@ -28,6 +29,60 @@ impl Inference<'_> {
             InferTy::Struct(name) => Err(LowerError::new(
                 expr.span,
                 format!("a `{name}` is a struct: use one of its fields here"),
+            )),
+        }
+    }
+
+    /// The type of an `if`, `match` or block from its branches' values (of `what`): one
+    /// scalar type, unified, or one struct, recorded for the lowering.
+    fn branch_values(
+        &mut self,
+        expr: &Expr,
+        values: Vec<(InferTy, Span)>,
+        what: &str,
+    ) -> Result<InferTy, LowerError> {
+        let mut result: Option<InferTy> = None;
+        for (value, at) in values {
+            result = Some(match (result, value) {
+                (None, InferTy::Scalar(v)) => InferTy::Scalar(v),
+                (None, InferTy::Struct(name)) => InferTy::Struct(name),
+                (Some(InferTy::Scalar(a)), InferTy::Scalar(b)) => {
+                    self.unify(a, b, at)?;
+                    InferTy::Scalar(a)
+                }
+                (Some(InferTy::Struct(a)), InferTy::Struct(b)) if a == b => InferTy::Struct(a),
+                (Some(InferTy::Struct(a)), InferTy::Struct(b)) => {
+                    return Err(LowerError::new(
+                        at,
+                        format!("this {what}'s branches give a `{a}` and a `{b}`: give one type"),
+                    ))
+                }
+                (Some(InferTy::Struct(name)), _) | (Some(InferTy::Scalar(_)), InferTy::Struct(name)) => {
+                    return Err(LowerError::new(
+                        at,
+                        format!("this {what}'s branches give a `{name}` and a value of another type: give one type"),
+                    ))
+                }
+                _ => {
+                    return Err(LowerError::new(
+                        at,
+                        "an `if`, `match`, block or `unwrap_or` whose value is an array is not supported in kernels: write instead a local array assigned in each branch (`let mut a = [0.0f32; 2]; if let Some(v) = o { a = v; }`)",
+                    ))
+                }
+            });
+        }
+        match result {
+            Some(InferTy::Struct(name)) => {
+                self.structs.push((expr as *const Expr, name));
+                Ok(InferTy::Struct(name))
+            }
+            Some(InferTy::Scalar(var)) => {
+                self.exprs.push((expr as *const Expr, var, expr.span));
+                Ok(InferTy::Scalar(var))
+            }
+            _ => Err(LowerError::new(
+                expr.span,
+                format!("a {what} used as a value needs one"),
             )),
         }
     }
@@ -208,20 +263,25 @@ impl Inference<'_> {
                 cond,
                 then,
                 otherwise,
-            } => match self.constant_condition(cond) {
-                // Of constants: only the branch taken exists (see `if_stmt`).
-                Some(true) => self.block_value(then, span)?,
-                Some(false) => self.block_value(otherwise, span)?,
-                None => {
-                    let c = self.scalar(cond)?;
-                    self.require(c, Scalar::Bool, cond.span)?;
-                    let a = self.block_value(then, span)?;
-                    let b = self.block_value(otherwise, span)?;
-                    self.unify(a, b, span)?;
-                    a
-                }
-            },
-            ExprKind::Block(block) => self.block_value(block, span)?,
+            } => {
+                let values = match self.constant_condition(cond) {
+                    // Of constants: only the branch taken exists (see `if_stmt`).
+                    Some(true) => vec![(self.block_type(then, span)?, span)],
+                    Some(false) => vec![(self.block_type(otherwise, span)?, span)],
+                    None => {
+                        let c = self.scalar(cond)?;
+                        self.require(c, Scalar::Bool, cond.span)?;
+                        let a = self.block_type(then, span)?;
+                        let b = self.block_type(otherwise, span)?;
+                        vec![(a, then.span), (b, otherwise.span)]
+                    }
+                };
+                return self.branch_values(expr, values, "`if`");
+            }
+            ExprKind::Block(block) => {
+                let value = self.block_type(block, span)?;
+                return self.branch_values(expr, vec![(value, span)], "block");
+            }
             ExprKind::Intrinsic {
                 intrinsic: Intrinsic::VectorLoadArray,
                 ty,
@@ -246,16 +306,15 @@ impl Inference<'_> {
             }
             ExprKind::Match { scrutinee, arms } => {
                 let s = self.scalar(scrutinee)?;
-                let mut result = None;
+                let mut values = Vec::new();
                 for arm in arms {
                     self.arm_patterns(s, arm)?;
-                    let value = self.block_value(&arm.body, arm.span)?;
-                    match result {
-                        None => result = Some(value),
-                        Some(r) => self.unify(r, value, arm.span)?,
-                    }
+                    values.push((self.block_type(&arm.body, arm.span)?, arm.span));
                 }
-                result.ok_or_else(|| LowerError::new(span, "a `match` used as a value needs arms"))?
+                if values.is_empty() {
+                    return Err(LowerError::new(span, "a `match` used as a value needs arms"));
+                }
+                return self.branch_values(expr, values, "`match`");
             }
             ExprKind::InlinePtx { result, args, .. } => {
                 for arg in args {
@@ -308,6 +367,18 @@ impl Inference<'_> {
                     other => return Ok(other),
                 }
             }
+            // The zero of a struct or an array: what `None` of an `Option<Hit>` carries.
+            ExprKind::Constant {
+                ty: Some(ValueType::Array { elem, .. }),
+                one: false,
+            } => return self.array_type(elem, span),
+            ExprKind::Constant {
+                ty: Some(ty @ ValueType::Struct(_)),
+                one: false,
+            } => match self.library.resolve_value(self.spec, ty, span)? {
+                Resolved::Struct(name) => return Ok(InferTy::Struct(name)),
+                Resolved::Scalar(scalar) => self.known(scalar),
+            },
             ExprKind::Constant { ty: Some(ty), .. } => {
                 let scalar = self.library.scalar(self.spec, ty, span)?;
                 self.known(scalar)

@@ -20,6 +20,22 @@ impl Inference<'_> {
         result
     }
 
+    /// The type of a block's value: a scalar or a struct.
+    pub(super) fn block_type(&mut self, block: &Block, span: Span) -> Result<InferTy, LowerError> {
+        self.scopes.push();
+        let result = (|| {
+            for stmt in &block.stmts {
+                self.stmt(stmt)?;
+            }
+            match &block.tail {
+                Some(tail) => self.expr(tail),
+                None => Err(LowerError::new(span, "this block must end in a value")),
+            }
+        })();
+        self.scopes.pop();
+        result
+    }
+
     pub(super) fn block(&mut self, block: &Block) -> Result<(), LowerError> {
         self.scopes.push();
         let result = block.stmts.iter().try_for_each(|stmt| self.stmt(stmt));
@@ -125,7 +141,20 @@ impl Inference<'_> {
                 place, op, value, ..
             } => {
                 let p = self.scalar(place)?;
-                let v = self.scalar(value)?;
+                let v = match (op, &place.kind, self.expr(value)?) {
+                    // `best = Some(hit)` where `let mut best = None;` gave no type.
+                    (None, ExprKind::Var(name), InferTy::Struct(ty)) => {
+                        let (local, shown) = match name.strip_suffix(".1") {
+                            Some(option) => (option, format!("Option<{ty}>")),
+                            None => (name.as_str(), ty.to_owned()),
+                        };
+                        return Err(LowerError::new(
+                            value.span,
+                            format!("`{local}` is given a `{ty}` here, but its `let` does not say it holds a struct: write its type there, `let mut {local}: {shown} = ..;`"),
+                        ));
+                    }
+                    (_, _, ty) => self.scalar_of(ty, value)?,
+                };
                 if !op.is_some_and(BinaryOp::is_shift) {
                     self.unify(p, v, value.span)?;
                 }

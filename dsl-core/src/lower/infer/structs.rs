@@ -300,12 +300,7 @@ impl Inference<'_> {
                 ));
             }
             for (element, field) in elements.iter().zip(layout.fields) {
-                let v = self.scalar(element)?;
-                let scalar = field
-                    .ty
-                    .scalar()
-                    .ok_or_else(|| LowerError::new(element.span, "tuples hold scalars"))?;
-                self.require(v, scalar, element.span)?;
+                self.field_value(&field.ty, element, field.name)?;
             }
             return Ok(());
         }
@@ -327,14 +322,14 @@ impl Inference<'_> {
         types: &[(String, usize)],
         span: Span,
     ) -> Result<&'static str, LowerError> {
-        let mut scalars = Vec::new();
+        let mut fields = Vec::new();
         for element in elements {
-            let scalar = match element {
+            let field = match element {
                 ValueType::Generic(name) => {
                     let var = types.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
                     let root = var.map(|v| self.find(v));
                     match root.map(|r| self.constraint[r]) {
-                        Some(Constraint::Known(scalar)) => scalar,
+                        Some(Constraint::Known(scalar)) => crate::layout::FieldType::Scalar(scalar),
                         _ => {
                             return Err(LowerError::new(
                                 span,
@@ -343,11 +338,11 @@ impl Inference<'_> {
                         }
                     }
                 }
-                other => self.library.scalar(self.spec, other, span)?,
+                other => self.library.field_type(self.spec, other, span)?,
             };
-            scalars.push(scalar);
+            fields.push(field);
         }
-        let layout = crate::layout::tuple_layout(&scalars).ok_or_else(|| {
+        let layout = crate::layout::tuple_layout_of(&fields).ok_or_else(|| {
             LowerError::new(
                 span,
                 format!("`{callee}` returns a tuple of too many elements"),
