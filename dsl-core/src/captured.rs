@@ -175,8 +175,10 @@ pub trait DeviceFunction {
     /// compute it from the callees' and have rustc evaluate it where each function is
     /// defined, so that mutual recursion (which kernels cannot run) is a build error: rustc
     /// reports the cycle ("cycle detected when const-evaluating `<f as DeviceFunction>::
-    /// CALL_DEPTH`"), naming every function in it. External functions are leaves.
-    const CALL_DEPTH: usize = 1;
+    /// CALL_DEPTH_RECURSION_IS_NOT_SUPPORTED_WRITE_A_LOOP`"), naming every function in it.
+    /// The name is long because it is the only text of that error cudajit controls: it
+    /// says what the user reads it for. External functions are leaves.
+    const CALL_DEPTH_RECURSION_IS_NOT_SUPPORTED_WRITE_A_LOOP: usize = 1;
 }
 
 /// Whether the serde form of captured syntax holds a call of the intrinsic `tag`.

@@ -25,14 +25,13 @@ macro_rules! case {
     }};
 }
 
-/// A refused row: where it is refused, a phrase its error must contain, and whether the
-/// message names the alternative.
+/// A refused row: where it is refused, and a phrase its error must contain (every
+/// refusal's message names the alternative the row gives).
 pub struct Refusal {
     pub id: &'static str,
     /// The case of `tests/compile_fail/` that refuses it at build time.
     pub at: Case,
     pub says: &'static str,
-    pub names_alternative: bool,
 }
 
 impl Refusal {
@@ -47,22 +46,10 @@ impl Refusal {
         }
         let place = format!("tests/compile_fail/{}.stderr", self.at.name);
         let error = self.at.stderr;
-        // A message that does not name the alternative is marked in the table, where the
-        // user reads the alternative instead.
-        if row.ends_with(UNCLEAR) == self.names_alternative {
+        if row.ends_with(UNCLEAR) {
             return Some(format!(
-                "row `{}`: its message {} the alternative, so the row {} end with \"{UNCLEAR}\"",
-                self.id,
-                if self.names_alternative {
-                    "names"
-                } else {
-                    "does not name"
-                },
-                if self.names_alternative {
-                    "must not"
-                } else {
-                    "must"
-                },
+                "row `{}`: every refusal names its alternative now; drop \"{UNCLEAR}\"",
+                self.id
             ));
         }
         if !error.contains(self.says) {
@@ -75,7 +62,7 @@ impl Refusal {
     }
 }
 
-/// How the table marks a row whose error does not name the alternative.
+/// How the table once marked a row whose error did not name the alternative.
 const UNCLEAR: &str = " (the error does not say so yet) |";
 
 const fn no(id: &'static str, case: Case, says: &'static str) -> Refusal {
@@ -83,16 +70,6 @@ const fn no(id: &'static str, case: Case, says: &'static str) -> Refusal {
         id,
         at: case,
         says,
-        names_alternative: true,
-    }
-}
-
-const fn unclear(id: &'static str, case: Case, says: &'static str) -> Refusal {
-    Refusal {
-        id,
-        at: case,
-        says,
-        names_alternative: false,
     }
 }
 
@@ -280,10 +257,10 @@ pub const REFUSED: &[Refusal] = &[
         case!("recursion"),
         "recursion is not supported",
     ),
-    unclear(
+    no(
         "item.mutual-recursion",
         case!("mutual_recursion"),
-        "CALL_DEPTH",
+        "CALL_DEPTH_RECURSION_IS_NOT_SUPPORTED_WRITE_A_LOOP",
     ),
     no(
         "item.plain-fn",

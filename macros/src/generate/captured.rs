@@ -66,7 +66,7 @@ pub(super) fn call_depth(parsed: &Parsed, paths: &Paths) -> TokenStream {
     let (imports, markers) = callee_markers(&parsed.callees, paths);
     quote!({
         #imports
-        let depths = [#(<#markers as #private::DeviceFunction>::CALL_DEPTH),*];
+        let depths = [#(<#markers as #private::DeviceFunction>::CALL_DEPTH_RECURSION_IS_NOT_SUPPORTED_WRITE_A_LOOP),*];
         let mut deepest = 0usize;
         let mut index = 0;
         while index < depths.len() {

@@ -172,7 +172,7 @@ fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
     let depth_impl = quote_spanned! {name.span()=>
         impl #private::DeviceFunction for #name {
             const CAPTURED: #private::CapturedFunction = #captured;
-            const CALL_DEPTH: usize = #call_depth;
+            const CALL_DEPTH_RECURSION_IS_NOT_SUPPORTED_WRITE_A_LOOP: usize = #call_depth;
         }
     };
     quote! {
@@ -187,7 +187,7 @@ fn device(item: &ItemFn, parsed: &Parsed, paths: &Paths) -> TokenStream {
         #depth_impl
 
         // Evaluated here, so that a cycle of calls through this function is a build error.
-        const _: usize = <#name as #private::DeviceFunction>::CALL_DEPTH;
+        const _: usize = <#name as #private::DeviceFunction>::CALL_DEPTH_RECURSION_IS_NOT_SUPPORTED_WRITE_A_LOOP;
 
         #associated_checks
         #method_check
