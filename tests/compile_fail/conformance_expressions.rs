@@ -117,9 +117,14 @@ fn try_from_conversion(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(0)
 }
 
-#[device]
+#[kernel]
 fn scalar_reference(acc: &mut f32, v: f32) {
     *acc += v;
+}
+
+#[device]
+fn bool_reference(flag: &mut bool, v: f32) {
+    *flag = v > 0.0;
 }
 
 #[device]

@@ -449,7 +449,22 @@ pub fn associated_types(x: &[f32], i: usize) -> f64 {
     out_of(&sq) as f64
 }
 
+#[device]
+pub fn add_into(acc: &mut f32, v: &f32) {
+    *acc += *v;
+}
+
+#[device]
+pub fn scalar_reference(x: &[f32], i: usize) -> f64 {
+    let mut acc = 1.0f32;
+    add_into(&mut acc, &x[i]);
+    let mut p = Vec2::new(0.5, x[i]);
+    add_into(&mut p.y, &acc);
+    (acc + p.y) as f64
+}
+
 group!(items, ROWS {
+    "item.scalar-reference" => scalar_reference,
     "item.device-fn" => device_function,
     "item.generic-fn" => generic_function,
     "item.const-generic" => const_generic,

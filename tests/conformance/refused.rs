@@ -66,11 +66,7 @@ impl Refusal {
 const UNCLEAR: &str = " (the error does not say so yet) |";
 
 const fn no(id: &'static str, case: Case, says: &'static str) -> Refusal {
-    Refusal {
-        id,
-        at: case,
-        says,
-    }
+    Refusal { id, at: case, says }
 }
 
 /// The crate's cases of the expressions, patterns and methods refused.
@@ -309,9 +305,9 @@ pub const REFUSED: &[Refusal] = &[
         "write results into a `&mut [T]` parameter",
     ),
     no(
-        "item.scalar-reference",
+        "item.kernel-scalar-reference",
         EXPRESSIONS,
-        "`&mut f32` parameters (references to a scalar) are not supported in kernels: write instead",
+        "kernels cannot take `&mut f32` (the host passes buffers): write instead a slice, `&mut [f32]`",
     ),
     no(
         "item.result",

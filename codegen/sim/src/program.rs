@@ -576,8 +576,25 @@ impl<'a> FunctionCompiler<'a> {
             let reg = self.register(width);
             self.arguments.push(reg);
         }
-        for (_, local) in self.function.locals.iter() {
+        // Scalars whose address is taken (`&mut acc` passed to a `&mut f32` parameter) live
+        // in the frame's memory, as a struct local does; other scalars in registers.
+        let address_taken: Vec<Handle<LocalVariable>> = self
+            .function
+            .expressions
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Expression::LocalPointer(local) => Some(*local),
+                _ => None,
+            })
+            .collect();
+        for (handle, local) in self.function.locals.iter() {
             let slot = match &self.module.types[local.ty].inner {
+                TypeInner::Scalar(scalar) if address_taken.contains(&handle) => {
+                    let size = scalar.size_bytes();
+                    let offset = self.local_bytes.next_multiple_of(16);
+                    self.local_bytes = offset + size;
+                    LocalSlot::Struct { offset, size }
+                }
                 TypeInner::Scalar(_) | TypeInner::Pointer { .. } => {
                     LocalSlot::Register(self.register(1))
                 }

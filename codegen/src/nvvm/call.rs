@@ -53,6 +53,8 @@ impl Writer<'_> {
                                 )
                             }
                         },
+                        // `&mut x` for a `&mut f32` parameter (never a `bool`: refused).
+                        TypeInner::Scalar(s) => types::memory(*s).to_owned(),
                         _ => return Err(self.unsupported(self.function.span, "a pointer argument")),
                     };
                     operands.push(format!("{pointee}* {value}"));

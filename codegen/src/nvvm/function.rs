@@ -113,6 +113,9 @@ pub(super) fn write_function(
                     Some((array, _, _)) => format!("{array}*"),
                     None => return Err(writer.unsupported(argument.span, "an array of this type")),
                 },
+                // `&mut f32`: a pointer to the caller's scalar (a local's `alloca`, a slice
+                // element, a field), in memory's type.
+                TypeInner::Scalar(s) => format!("{}*", types::memory(*s)),
                 _ => return Err(writer.unsupported(argument.span, "a pointer to this type")),
             };
             params.push(format!("{ty} %arg{index}.{name}"));

@@ -91,6 +91,9 @@ enum Binding {
     StructArray(&'static str),
     /// An array of arrays of scalars.
     Rows(usize),
+    /// A `&f32`/`&mut f32` parameter of a device function: read and written as the scalar
+    /// it points to, passed on as the reference.
+    ScalarRef(usize),
 }
 
 /// A device function instance a call resolves to.
@@ -260,10 +263,21 @@ pub(super) fn infer(
                 len: Some(_),
                 ..
             } if function.external.is_none() => inference.array_binding(target, param.span)?,
+            // `acc: &mut f32`: the scalar it points to.
+            // (`v: &mut T` of a scalar type parameter too.)
+            ParamType::Reference {
+                target: ty @ (ValueType::Scalar(_) | ValueType::Generic(_)),
+                len: None,
+                ..
+            } if function.external.is_none()
+                && !matches!(ty, ValueType::Generic(name) if spec.ty(name).is_none()) =>
+            {
+                Binding::ScalarRef(inference.known(spec.resolve(ty, param.span)?))
+            }
             ParamType::Reference { .. } => {
                 return Err(LowerError::new(
                     param.span,
-                    "device functions take structs by `&S` and `&mut S`, arrays by value and as `&[T; N]`/`&mut [T; N]`",
+                    "device functions take structs by `&S` and `&mut S`, scalars as `&f32`/`&mut f32`, arrays by value and as `&[T; N]`/`&mut [T; N]`",
                 ))
             }
             ParamType::TensorMap => Binding::TensorMap,

@@ -154,6 +154,22 @@ impl Lowerer<'_, '_> {
                     },
                 })
             }
+            // `&f32` / `&mut f32`: a pointer to the caller's scalar (a local, an element,
+            // a field), which inlining turns back into the caller's register.
+            ParamType::Reference {
+                target: target @ (ValueType::Scalar(_) | ValueType::Generic(_)),
+                len: None,
+                mutable,
+            } if !matches!(target, ValueType::Generic(name) if self.spec.ty(name).is_none()) => {
+                let base = self.param_value_type(&param.name, target, param.span)?;
+                self.program.module.types.insert(Type {
+                    inner: TypeInner::Pointer {
+                        base,
+                        space: AddressSpace::Generic,
+                        mutable: *mutable,
+                    },
+                })
+            }
             // `&[T; N]` / `&mut [T; N]`: a pointer to the caller's array.
             ParamType::Reference {
                 target,

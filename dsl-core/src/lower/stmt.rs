@@ -526,6 +526,11 @@ impl Lowerer<'_, '_> {
                     return Err(LowerError::new(place.span, "internal: not a reference"));
                 };
                 let pointer = self.expr_node(Expression::FunctionArgument(index), place.span);
+                // `*acc += v` of a `&mut f32`.
+                if let Some(op) = op {
+                    let current = self.expr_node(Expression::Load { pointer }, place.span);
+                    value_handle = self.binary(op, current, value_handle, span);
+                }
                 out.push(
                     Statement::Store {
                         pointer,

@@ -528,6 +528,23 @@ fn param_type(
                     mutable: reference.mutability.is_some(),
                 });
             }
+            // `acc: &mut f32`: a device function reads (writes) the caller's scalar in place.
+            if let (Some(ValueType::Scalar(scalar)), FnKind::Device) = (&by_reference, kind) {
+                if *scalar == Scalar::Bool {
+                    // A `bool` is a 1-bit register but a byte in memory: no one pointer
+                    // type reaches both.
+                    errors.at(
+                        ty,
+                        "`&bool`/`&mut bool` parameters are not supported in kernels: write instead a `bool` parameter and return the new value",
+                    );
+                    return None;
+                }
+                return Some(ParamType::Reference {
+                    target: ValueType::Scalar(*scalar),
+                    len: None,
+                    mutable: reference.mutability.is_some(),
+                });
+            }
             if let Some(ValueType::Struct(name)) = &by_reference {
                 if kind == FnKind::Device {
                     return Some(ParamType::Reference {
@@ -559,7 +576,7 @@ fn param_type(
                         } else {
                             ""
                         };
-                        format!("`&{mutable}{name}` parameters (references to a scalar) are not supported in kernels: write instead a `{name}` parameter and return the new value, or take `&mut [{name}; 1]`")
+                        format!("kernels cannot take `&{mutable}{name}` (the host passes buffers): write instead a slice, `&{mutable}[{name}]`, and index it (a `#[device]` function can take `&{mutable}{name}`)")
                     }
                     _ => format!("unsupported parameter type: {PARAM_HELP}"),
                 };

@@ -55,6 +55,21 @@ impl FunctionCompiler<'_> {
             Expression::FunctionArgument(index) => self.arguments[index as usize],
             Expression::LocalLoad(local) => {
                 match ExprType::of(self.module, self.function.locals[local].ty) {
+                    // A scalar whose address is taken: read from the frame.
+                    ExprType::Scalar(s)
+                        if matches!(self.locals[local.index()], LocalSlot::Struct { .. }) =>
+                    {
+                        let pointer = self.register(1);
+                        self.struct_local(local, pointer)?;
+                        let dst = target(self);
+                        self.emit(Op::Load {
+                            dst,
+                            pointer,
+                            size: s.size_bytes(),
+                            mask: if s == Scalar::Bool { 1 } else { u64::MAX },
+                        });
+                        dst
+                    }
                     ExprType::Scalar(_) | ExprType::Slice { .. } | ExprType::Pointer { .. } => {
                         self.local_register(local)?
                     }

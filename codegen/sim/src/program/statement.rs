@@ -21,6 +21,24 @@ impl FunctionCompiler<'_> {
 
     pub(super) fn statement(&mut self, statement: &Statement) -> CompileResult<()> {
         match statement {
+            // A scalar whose address is taken: written to the frame.
+            Statement::LocalStore { local, value }
+                if matches!(self.locals[local.index()], LocalSlot::Struct { .. })
+                    && self.module.types[self.function.locals[*local].ty]
+                        .inner
+                        .scalar()
+                        .is_some() =>
+            {
+                let s = self.scalar_of(*value)?;
+                let src = self.expr(*value)?;
+                let pointer = self.register(1);
+                self.struct_local(*local, pointer)?;
+                self.emit(Op::Store {
+                    pointer,
+                    src,
+                    size: s.size_bytes(),
+                });
+            }
             Statement::LocalStore { local, value }
                 if matches!(self.locals[local.index()], LocalSlot::Struct { .. }) =>
             {

@@ -240,6 +240,19 @@ impl Inference<'_> {
                 self.array_value(arg, wanted)?;
                 continue;
             }
+            // `v: &mut T` of a scalar type parameter: the place's scalar binds `T`.
+            if let ParamType::Reference {
+                target: ValueType::Generic(name),
+                len: None,
+                mutable,
+            } = &param.ty
+            {
+                if let Some(&(_, wanted)) = types.iter().find(|(n, _)| n == name) {
+                    let given = self.scalar_reference_argument(callee, param, *mutable, arg)?;
+                    self.unify(given, wanted, arg.span)?;
+                    continue;
+                }
+            }
             if let ParamType::Reference {
                 target,
                 len,
@@ -591,6 +604,49 @@ impl Inference<'_> {
 
     /// `&name` / `&mut name` passed to an `#[extern_device]` reference parameter: a struct
     /// of the parameter's type, or a local array of its element type and length.
+    /// The scalar a `&T`/`&mut T` argument refers to: `&mut x` of a place, or a scalar
+    /// reference passed on.
+    fn scalar_reference_argument(
+        &mut self,
+        callee: &str,
+        param: &crate::ast::Param,
+        mutable: bool,
+        arg: &Expr,
+    ) -> Result<usize, LowerError> {
+        match &arg.kind {
+            ExprKind::Var(name) => match self.scopes.lookup(name) {
+                Some(Binding::ScalarRef(var)) => Ok(var),
+                _ => Err(LowerError::new(
+                    arg.span,
+                    format!(
+                        "`{}` of `{callee}` is a reference: pass `&{}{name}`",
+                        param.name,
+                        if mutable { "mut " } else { "" }
+                    ),
+                )),
+            },
+            ExprKind::Reference {
+                mutable: given_mut,
+                place,
+            } => {
+                if mutable && !given_mut {
+                    return Err(LowerError::new(
+                        arg.span,
+                        format!("`{callee}` writes through `{}`: pass `&mut ..`", param.name),
+                    ));
+                }
+                self.scalar(place)
+            }
+            _ => Err(LowerError::new(
+                arg.span,
+                format!(
+                    "`{}` of `{callee}` is a reference: pass `&name`",
+                    param.name
+                ),
+            )),
+        }
+    }
+
     pub(super) fn reference_argument(
         &mut self,
         callee: &str,
@@ -611,6 +667,13 @@ impl Inference<'_> {
                 }
                 InferTy::StructArray(_) => return Ok(()),
                 _ => {}
+            }
+        }
+        // A `&mut f32` parameter passed on as it is (`bump(acc)`, Rust's reborrow).
+        if let (ExprKind::Var(name), None, ValueType::Scalar(_)) = (&arg.kind, len, target) {
+            if let Some(Binding::ScalarRef(given)) = self.scopes.lookup(name) {
+                let wanted = self.library.scalar(self.spec, target, arg.span)?;
+                return self.require(given, wanted, arg.span);
             }
         }
         // A `&S` parameter passed on as it is (`comm`, already a reference).
@@ -643,6 +706,11 @@ impl Inference<'_> {
         }
         let given = self.expr(place)?;
         match (len, given) {
+            // `&mut x`, `&mut y[i]`, `&mut p.x` for a `&mut f32` parameter.
+            (None, InferTy::Scalar(var)) if matches!(target, ValueType::Scalar(_)) => {
+                let wanted = self.library.scalar(self.spec, target, arg.span)?;
+                self.require(var, wanted, arg.span)
+            }
             (None, InferTy::Struct(name)) => {
                 match self.library.resolve_value(self.spec, target, arg.span)? {
                     Resolved::Struct(wanted) if wanted == name => Ok(()),

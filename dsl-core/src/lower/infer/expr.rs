@@ -100,7 +100,7 @@ impl Inference<'_> {
                 None => self.fresh(Constraint::AnyFloat),
             },
             ExprKind::Var(name) => match self.scopes.lookup(name) {
-                Some(Binding::Var(var)) => var,
+                Some(Binding::Var(var) | Binding::ScalarRef(var)) => var,
                 Some(Binding::Slice { elem, mutable }) => {
                     return Ok(InferTy::Slice { elem, mutable })
                 }
