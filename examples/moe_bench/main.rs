@@ -19,10 +19,7 @@ mod experts;
 #[path = "../bench/multi_gpu.rs"]
 mod multi_gpu;
 
-use std::sync::Arc;
-
 use cudajit::bf16;
-use cudajit::cudarc::driver::CudaStream;
 use cudajit::nccl::moe::{fp8, DispatchFormat, MoeConfig, MoeGroup, MoeHandle, MoeMode, MoeRanks};
 use cudajit::nccl::{Communicator, DevCommRequirements, LoadedNccl};
 use cudajit::prelude::*;
