@@ -3,6 +3,8 @@
 
 pub mod bridge_2_28;
 pub mod cases;
+#[cfg(feature = "nccl")]
+pub mod gpus;
 pub mod iteration;
 pub mod kernels;
 pub mod language;
