@@ -42,14 +42,16 @@ fn nccl_or_skip() -> Option<()> {
     Some(())
 }
 
-/// Whether `ptx` has a 16-byte access `op` (`ld.global`, `st.global`).
+/// Whether `ptx` has a 16-byte access `op` (`ld.global`, `st.global`; `.nc` too).
 fn sixteen_byte(ptx: &str, op: &str) -> bool {
     ptx.lines().any(|line| {
         let line = line.trim_start();
         line.starts_with(op)
-            && [".v4.u32", ".v4.b32", ".v4.f32", ".v2.u64", ".v2.b64"]
-                .iter()
-                .any(|v| line.contains(v))
+            && [
+                ".v4.u32", ".v4.b32", ".v4.f32", ".v4.s32", ".v2.u64", ".v2.b64", ".v2.f64",
+            ]
+            .iter()
+            .any(|v| line.contains(v))
     })
 }
 
