@@ -11,6 +11,8 @@ pub mod language;
 pub mod ltoir_2_32;
 pub mod methods;
 pub mod nested_arrays;
+#[cfg(feature = "nccl")]
+pub mod sim;
 pub mod struct_operators;
 pub mod views_and_closures;
 
