@@ -1,20 +1,9 @@
 //! Kernels linked on the CPU against NCCL 2.32.3's shipped `libnccl_device.ltoir` through
 //! cudajit's shim (nvJitLink 13.5.37), the checks the MoE and reshard link tests share.
 
-use std::path::PathBuf;
-
 use cudajit::codegen::compile::{linked_ptx, CompileOptions};
 use cudajit::core::CapturedKernel;
 use cudajit::{Arch, Specialization};
-
-fn cache_root() -> PathBuf {
-    std::env::var_os("CUDAJIT_NCCL_HEADERS_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/cudajit-tools/nccl")
-        })
-}
 
 /// Whether `line` is a 16-byte access.
 fn is_vector(line: &str) -> bool {
@@ -40,19 +29,14 @@ fn blocks(ptx: &str) -> impl Iterator<Item = Vec<&str>> {
 /// `CUDAJIT_REQUIRE_TOOLCHAIN=1`). Sets `CUDAJIT_NCCL_LIBRARY` and `CUDAJIT_NVJITLINK`, so
 /// it is for the only test of its binary: a process loads one NCCL.
 pub fn ltoir_or_skip() -> Option<()> {
-    let root = cache_root();
+    let root = super::nccl_wheels();
     let library = root.join("2.32.3/nvidia/nccl/lib/libnccl.so.2");
     let nvjitlink = root.join("nvjitlink-13.5.37/nvidia/cu13/lib/libnvJitLink.so.13");
     if !library.is_file() || !nvjitlink.is_file() {
-        let missing = format!(
+        return super::skipped_without(&format!(
             "no NCCL 2.32.3 or nvJitLink 13.5.37 under {} (nccl-device/scripts/fetch-wheels.sh)",
             root.display()
-        );
-        if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
-            panic!("CUDAJIT_REQUIRE_TOOLCHAIN=1 but {missing}");
-        }
-        eprintln!("skipped: {missing}");
-        return None;
+        ));
     }
     // SAFETY: the only test of this binary sets them before anything reads them.
     unsafe {
