@@ -196,6 +196,7 @@ fn store_f32(to: usize, count: usize, i: usize, x: f32, dtype: u32) {
 /// The `n` sources from entry `first` of `sources` reduced into the `count` elements of
 /// type `dtype` (0 bf16, 1 f16, 2 f32) at `to`, by the lanes of a warp, in `f32`.
 #[device]
+#[allow(clippy::too_many_arguments)]
 fn reduce(
     source: Window,
     sources: &[u64],
