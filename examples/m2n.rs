@@ -14,26 +14,19 @@
 //! On GPUs the weight is the issue's `[4096 × 14336]` bf16 (an MLP projection of a
 //! 7–8B model); on simulated ranks `[256 × 448]`.
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use std::error::Error;
 
 use cudajit::bf16;
 use cudajit::nccl::m2n::{
     plan, DType, DeviceMesh, M2nConfig, M2nRanks, Placement, ReshardHandle, TensorSpec,
 };
-use cudajit::nccl::sim::SimWorld;
-use cudajit::nccl::{Communicator, LoadedNccl};
 use cudajit::Stream;
+use ranks::{simulate, Ranks};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
-
-/// The ranks of this process: every GPU, or simulated ones.
-enum Ranks {
-    Gpu {
-        comm: Communicator,
-        dev_comm: cudajit::nccl::DevComm,
-    },
-    Sim(SimWorld),
-}
 
 impl Ranks {
     fn m2n(&self) -> M2nRanks<'_> {
@@ -50,34 +43,6 @@ impl Ranks {
         }
         Ok(())
     }
-}
-
-/// Whether to simulate: fewer than two GPUs, or `CUDAJIT_BACKEND=sim`.
-fn simulate() -> bool {
-    std::env::var("CUDAJIT_BACKEND").is_ok_and(|b| b == "sim")
-        || cudajit::gpu_count().unwrap_or(0) < 2
-}
-
-/// Every GPU, or `SIM_RANKS` (default 4) simulated ranks.
-fn ranks(config: &M2nConfig, simulate: bool) -> Result<Ranks> {
-    let gpus = cudajit::gpu_count().unwrap_or(0);
-    if simulate {
-        let n = std::env::var("SIM_RANKS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4);
-        println!("{n} simulated ranks on the CPU simulator ({gpus} GPU(s) here)");
-        return Ok(Ranks::Sim(SimWorld::new(n)?));
-    }
-    if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
-        // SAFETY: set before NCCL is loaded and before any other thread starts.
-        unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
-    }
-    let nccl = LoadedNccl::global()?;
-    let comm = Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?;
-    let dev_comm = comm.create_dev_comm(&config.requirements())?;
-    println!("{gpus} GPUs in one process");
-    Ok(Ranks::Gpu { comm, dev_comm })
 }
 
 /// The weight's element at (row, column): distinct for every column of a row and exact
@@ -109,7 +74,7 @@ fn main() -> Result<()> {
     } else {
         (M2nConfig::default(), [4096, 14336])
     };
-    let ranks = ranks(&config, sim)?;
+    let ranks = Ranks::new(sim, &config.requirements())?;
     let m2n = ranks.m2n();
     let n = m2n.nranks();
     if !n.is_multiple_of(2) {

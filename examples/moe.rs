@@ -12,26 +12,20 @@
 //! On GPUs the shapes are NCCL EP's (hidden 7168, top-8 of 256 experts, 128 tokens per
 //! rank in low-latency mode, 4096 in high-throughput mode); on simulated ranks smaller.
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use std::error::Error;
 
 use cudajit::nccl::device::{self as nccl, Window};
 use cudajit::nccl::moe::reference::{self, RankRouting};
 use cudajit::nccl::moe::{fp8, DispatchFormat, MoeConfig, MoeGroup, MoeHandle, MoeRanks};
-use cudajit::nccl::sim::SimWorld;
-use cudajit::nccl::{Communicator, LoadedNccl};
+use cudajit::nccl::DevCommRequirements;
 use cudajit::prelude::*;
 use cudajit::{bf16, Buffer};
+use ranks::{simulate, Ranks};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
-
-/// The ranks of this process: every GPU, or simulated ones.
-enum Ranks {
-    Gpu {
-        comm: Communicator,
-        dev_comm: cudajit::nccl::DevComm,
-    },
-    Sim(SimWorld),
-}
 
 impl Ranks {
     fn moe(&self) -> MoeRanks<'_> {
@@ -40,32 +34,6 @@ impl Ranks {
             Ranks::Sim(world) => MoeRanks::Sim(world),
         }
     }
-}
-
-/// GPUs when there are two or more (and `CUDAJIT_BACKEND` is not `sim`), else
-/// `SIM_RANKS` (default 4) simulated ranks; the device communicator has `barriers` LSA
-/// barriers.
-fn ranks(barriers: u32) -> Result<Ranks> {
-    let simulate = std::env::var("CUDAJIT_BACKEND").is_ok_and(|b| b == "sim");
-    let gpus = cudajit::gpu_count().unwrap_or(0);
-    if simulate || gpus < 2 {
-        let n = std::env::var("SIM_RANKS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4);
-        println!("{n} simulated ranks on the CPU simulator ({gpus} GPU(s) here)");
-        return Ok(Ranks::Sim(SimWorld::new(n)?));
-    }
-    if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
-        // SAFETY: set before NCCL is loaded and before any other thread starts.
-        unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
-    }
-    let nccl = LoadedNccl::global()?;
-    let comm = Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?;
-    let dev_comm =
-        comm.create_dev_comm(&cudajit::nccl::DevCommRequirements::lsa_barriers(barriers))?;
-    println!("{gpus} GPUs in one process");
-    Ok(Ranks::Gpu { comm, dev_comm })
 }
 
 /// The experts of a low-latency group: expert `e` scales the rows its block received by
@@ -400,7 +368,7 @@ fn fp8_dispatch(
 
 fn main() -> Result<()> {
     cudajit::log::init()?;
-    let ranks = ranks(132)?;
+    let ranks = Ranks::new(simulate(), &DevCommRequirements::lsa_barriers(132))?;
     let moe = ranks.moe();
     let simulated = matches!(ranks, Ranks::Sim(_));
     let n = moe.nranks();

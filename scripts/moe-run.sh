@@ -1,27 +1,4 @@
 #!/usr/bin/env bash
-# Runs the MoE programs on a machine with 2+ GPUs (NVLink), from the folder
-# scripts/moe-stage.sh fills: the GPU tests (tests/moe_gpu.rs), the example on every GPU,
-# then the benchmark (ITERS, default 30; WARMUP, default 5). Output is printed and
-# copied to $OUT/moe-log.txt; the benchmark's table to $OUT/moe_bench.csv.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0
-# The system NCCL 2.28.3 with its headers (not PyTorch's wheel 2.28.9 found through PATH).
-export CUDAJIT_NCCL_LIBRARY=${CUDAJIT_NCCL_LIBRARY:-/usr/lib/x86_64-linux-gnu/libnccl.so.2}
-cd "$(dirname "$0")"
-out="${OUT:-/tmp}"
-log="$out/moe-log.txt"
-exec > >(tee "$log") 2>&1
-step() { echo; echo "=== $* ==="; }
-status=0
-step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-ls -l "$CUDAJIT_NCCL_LIBRARY" 2>&1
-export CUDAJIT_CACHE_DIR=$(mktemp -d)
-step "GPU tests (tests/moe_gpu.rs)"
-time ./bin/moe_gpu --test-threads=1 --nocapture || status=1
-step "example (both modes, FP8 dispatch, NCCL EP's shapes)"
-time ./bin/moe || status=1
-step "benchmark"
-OUT="$out" ./bin/moe_bench || status=1
-echo; echo "=== done (status $status) ==="
-exit $status
+# The MoE programs on 2+ GPUs, from .gpu-moe/ (multi-gpu-run.sh moe): tests/moe_gpu.rs, the
+# example, the benchmark; $OUT/moe-log.txt and $OUT/moe_bench.csv.
+exec bash "$(dirname "$0")/multi-gpu-run.sh" moe "both modes, FP8 dispatch, NCCL EP's shapes"

@@ -15,6 +15,9 @@ pub type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 #[path = "../examples/m2n_bench/baseline.rs"]
 #[allow(dead_code)]
 mod baseline;
+#[path = "../examples/bench/peer.rs"]
+#[allow(dead_code)]
+mod peer;
 
 use cudajit::Specialization;
 

@@ -10,6 +10,7 @@
 //! the planner; and every mismatch the API checks is an error naming its dimension. No
 //! GPU and no NCCL library needed.
 
+mod common;
 mod m2n_cases;
 
 use cudajit::nccl::m2n::{
@@ -17,26 +18,15 @@ use cudajit::nccl::m2n::{
     ReshardHandle, SymmetricTensor, TensorSpec,
 };
 use cudajit::nccl::sim::SimWorld;
-use cudajit::simulator::SimOptions;
 use cudajit::{bf16, f16};
 
+use common::sim::world;
 use m2n_cases::{case, layout, Case, TestElement};
 
 use Placement::{Partial, Replicate, Shard};
 
 const SUM: Placement = Partial(ReduceOp::Sum);
 const MAX: Placement = Partial(ReduceOp::Max);
-
-fn world(nranks: usize) -> SimWorld {
-    SimWorld::with_options(
-        nranks,
-        SimOptions {
-            workers: 2,
-            ..SimOptions::default()
-        },
-    )
-    .unwrap()
-}
 
 /// [`m2n_cases::run`] on a simulated world of the case's ranks.
 fn run<T: TestElement>(case: &Case) {

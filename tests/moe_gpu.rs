@@ -8,47 +8,21 @@
 //! none) every test skips with the reason. On the GPU machine, with the system NCCL:
 //! `CUDAJIT_NCCL_LIBRARY=/usr/lib/x86_64-linux-gnu/libnccl.so.2 target/debug/deps/moe_gpu-*`.
 
+mod common;
 mod moe_cases;
 
-use std::sync::Arc;
-
 use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeGroup, MoeMode, MoeRanks};
-use cudajit::nccl::{Communicator, DevCommRequirements, LoadedNccl};
+use cudajit::nccl::DevCommRequirements;
 
+use common::gpus;
 use moe_cases::{run_with, Case, Io, Routing};
-
-/// Every GPU in one communicator, or `None` after saying why the tests skip.
-fn gpus_or_skip() -> Option<Communicator> {
-    let gpus = match cudajit::gpu_count() {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            return None;
-        }
-    };
-    if gpus < 2 {
-        eprintln!("skipped: NCCL's device API needs 2 local ranks, this machine has {gpus} GPU(s)");
-        return None;
-    }
-    if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
-        // SAFETY: set before NCCL is loaded, by the first test to get here; the tests of
-        // this binary run one at a time (the communicator is behind a lock).
-        unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
-    }
-    let nccl: Arc<LoadedNccl> = LoadedNccl::global().expect("NCCL on a machine with 2 GPUs");
-    let devices: Vec<usize> = (0..gpus).collect();
-    Some(Communicator::init_all(&nccl, &devices).expect("ncclCommInitAll"))
-}
-
-/// One test at a time owns the GPUs.
-static GPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Runs `body` on every GPU of the machine as one group's ranks, with a device
 /// communicator of `barriers` LSA barriers (one test at a time); skips with the reason
 /// where there are not 2 GPUs.
 fn with_gpu_ranks(barriers: u32, body: impl FnOnce(MoeRanks<'_>)) {
-    let _gpus = GPUS.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(comm) = gpus_or_skip() else {
+    let _gpus = gpus::lock();
+    let Some(comm) = gpus::gpus_or_skip() else {
         return;
     };
     let dev_comm = comm

@@ -4,6 +4,7 @@
 //! are and are not multiples of the 8-element vector, more tokens than a CTA has threads;
 //! and the errors of every limit the group checks. No GPU and no NCCL library needed.
 
+mod common;
 mod moe_cases;
 
 /// The benchmark's baseline (examples/moe_bench/), whose kernels and plan run here.
@@ -15,20 +16,9 @@ mod baseline;
 use cudajit::bf16;
 use cudajit::nccl::moe::{DispatchFormat, MoeConfig, MoeError, MoeGroup, MoeMode, MoeRanks};
 use cudajit::nccl::sim::SimWorld;
-use cudajit::simulator::SimOptions;
 
+use common::sim::world;
 use moe_cases::{run, run_with, Case, Io, Routing};
-
-fn world(nranks: usize) -> SimWorld {
-    SimWorld::with_options(
-        nranks,
-        SimOptions {
-            workers: 2,
-            ..SimOptions::default()
-        },
-    )
-    .unwrap()
-}
 
 /// A case of `ranks` ranks: rank 0 at the maximum, rank 1 with none, the others below.
 fn case(ranks: usize, hidden: usize, top_k: usize, routing: Routing) -> Case {

@@ -53,116 +53,59 @@ mod gin {
     }
 }
 
-use std::path::PathBuf;
-
-use cudajit::codegen::compile::{linked_ptx, CompileOptions};
 use cudajit::core::Scalar;
-use cudajit::{Arch, Specialization};
-
-fn cache_root() -> PathBuf {
-    std::env::var_os("CUDAJIT_NCCL_HEADERS_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/cudajit-tools/nccl")
-        })
-}
+use cudajit::Specialization;
 
 #[test]
 fn the_example_kernels_link_against_the_2_32_ltoir() {
-    let root = cache_root();
-    let library = root.join("2.32.3/nvidia/nccl/lib/libnccl.so.2");
-    let nvjitlink = root.join("nvjitlink-13.5.37/nvidia/cu13/lib/libnvJitLink.so.13");
-    if !library.is_file() || !nvjitlink.is_file() {
-        let missing = format!(
-            "no NCCL 2.32.3 or nvJitLink 13.5.37 under {} (nccl-device/scripts/fetch-wheels.sh)",
-            root.display()
-        );
-        if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
-            panic!("CUDAJIT_REQUIRE_TOOLCHAIN=1 but {missing}");
-        }
-        eprintln!("skipped: {missing}");
+    let Some(()) = common::ltoir_2_32::ltoir_or_skip() else {
         return;
-    }
-    // SAFETY: the only test of this binary sets them before anything reads them.
-    unsafe {
-        std::env::set_var("CUDAJIT_NCCL_LIBRARY", &library);
-        std::env::set_var("CUDAJIT_NVJITLINK", &nvjitlink);
-    }
-    common::toolchain_or_skip().expect("the toolchain");
+    };
     let f32_spec = Specialization {
         types: vec![("T".to_owned(), Scalar::F32)],
         structs: Vec::new(),
         consts: Vec::new(),
     };
-    for (captured, spec) in [
-        (
-            kernels::peer_read::KERNEL.captured(),
-            Specialization::default(),
-        ),
-        (
-            kernels::peer_read_warps::KERNEL.captured(),
-            Specialization::default(),
-        ),
+    // The coops' initialisers (ncclCoopAnyInit*) inline too: only the methods of the
+    // type-erased ncclCoopAny remain (tests/common/ltoir_2_32.rs's checks). The peer reads
+    // of the other cooperative groups' sessions copy element by element.
+    let plain = Specialization::default;
+    for (captured, spec, moves_rows) in [
+        (kernels::peer_read::KERNEL.captured(), plain(), true),
+        (kernels::peer_read_warps::KERNEL.captured(), plain(), false),
         (
             kernels::peer_read_warp_spans::KERNEL.captured(),
-            Specialization::default(),
+            plain(),
+            false,
         ),
         (
             kernels::peer_read_half_warps::KERNEL.captured(),
-            Specialization::default(),
+            plain(),
+            false,
         ),
         (
             kernels::peer_read_threads::KERNEL.captured(),
-            Specialization::default(),
+            plain(),
+            false,
         ),
-        (kernels::all_reduce_two_shot::KERNEL.captured(), f32_spec),
+        (
+            kernels::all_reduce_two_shot::KERNEL.captured(),
+            f32_spec,
+            true,
+        ),
     ] {
-        let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
-            .unwrap_or_else(|e| panic!("linking {} against 2.32.3: {e}", captured.name));
-        let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
-        assert!(ptx.contains(&format!(".entry {entry}")), "{ptx}");
-        if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
-            let file = format!("{}-2.32.3.ptx", captured.name);
-            std::fs::write(std::path::Path::new(&dir).join(file), &ptx).unwrap();
-        }
-        // The coops' initialisers (ncclCoopAnyInit*) inline too: only the methods of the
-        // type-erased ncclCoopAny remain.
-        for symbol in [
-            "cudajit_nccl_",
-            "ncclGetLsaPointer",
-            "ncclLsaBarrierSession",
-            "ncclCoopAnyInit",
-        ] {
-            assert!(
-                !ptx.contains(symbol),
-                "{entry}: {symbol} not inlined:\n{ptx}"
-            );
-        }
-        for line in ptx.lines().filter(|l| l.contains(".func")) {
-            assert!(
-                line.contains("ncclCoopAny")
-                    || line.contains("vprintf")
-                    || line.contains("__assertfail"),
-                "{entry}: unexpected function left: {line}"
-            );
-        }
+        common::ltoir_2_32::link_and_check(captured, &spec, Some(moves_rows));
     }
 
     // GIN: every function links through the shim and inlines; only the thread coop's
     // ncclCoopAny methods (direct and through its vtable) and __assertfail of the GIN
-    // backends' asserts remain.
+    // backends' asserts remain. (GIN's own code moves 16-byte vectors: not checked.)
     let captured = gin::gin_ring::KERNEL.captured();
     let spec = Specialization::default();
-    let ptx = linked_ptx(captured, &spec, Arch::SM_90, &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("linking {} against 2.32.3: {e}", captured.name));
+    let ptx = common::ltoir_2_32::link_and_check(captured, &spec, None);
     let entry = cudajit::core::lower::entry_symbol(captured.name, &spec);
-    assert!(ptx.contains(&format!(".entry {entry}")), "{ptx}");
-    if let Some(dir) = std::env::var_os("CUDAJIT_NCCL_TEST_PTX_DIR") {
-        std::fs::write(std::path::Path::new(&dir).join("gin_ring-2.32.3.ptx"), &ptx).unwrap();
-    }
     let table = &cudajit::nccl::device_code::symbols::LTOIR_GIN_ENTRIES;
-    for symbol in ["cudajit_nccl_", "ncclGin", "ncclCoopAnyInit"]
+    for symbol in ["ncclGin"]
         .into_iter()
         .chain(table.iter().map(|e| e.symbol))
     {
@@ -175,13 +118,5 @@ fn the_example_kernels_link_against_the_2_32_ltoir() {
         .collect();
     left.sort_unstable();
     left.dedup();
-    for line in &left {
-        assert!(
-            line.contains("ncclCoopAny")
-                || line.contains("vprintf")
-                || line.contains("__assertfail"),
-            "{entry}: unexpected function left: {line}"
-        );
-    }
     eprintln!("{entry}: functions left in the linked PTX: {left:?}");
 }

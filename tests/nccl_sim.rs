@@ -3,15 +3,18 @@
 //! references, and what the simulation reports (a rank skipping a barrier, an access
 //! outside a window). No GPU and no NCCL library needed.
 
+mod common;
+
 #[path = "../examples/lsa/kernels.rs"]
 mod kernels;
 
 use cudajit::nccl::device::{self as nccl, DevComm, MemoryOrder, Window};
 use cudajit::nccl::sim::{SimSymmetricBuffer, SimWorld};
 use cudajit::prelude::*;
-use cudajit::simulator::{SimError, SimOptions};
+use cudajit::simulator::SimError;
 use cudajit::{bf16, f16, BufferElement, Error};
 
+use common::sim::world;
 use kernels::{
     all_reduce_one_shot, all_reduce_one_shot_16, all_reduce_one_shot_64, all_reduce_one_shot_bf16,
     all_reduce_two_shot, all_reduce_two_shot_bf16, peer_read,
@@ -19,17 +22,6 @@ use kernels::{
 
 const CTAS: u32 = 3;
 const THREADS: u32 = 64;
-
-fn world(nranks: usize) -> SimWorld {
-    SimWorld::with_options(
-        nranks,
-        SimOptions {
-            workers: 2,
-            ..SimOptions::default()
-        },
-    )
-    .unwrap()
-}
 
 /// Input at element 0, output at the next 4096-byte boundary, as the examples lay it out.
 fn layout<T>(count: usize) -> (usize, usize) {

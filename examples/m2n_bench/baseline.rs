@@ -8,11 +8,12 @@
 use std::sync::Arc;
 
 use cudajit::bf16;
-use cudajit::cudarc::driver::{sys, CudaStream};
+use cudajit::cudarc::driver::CudaStream;
 use cudajit::nccl::device::{self as nccl, Window};
 use cudajit::nccl::{Communicator, Direction, ReduceOp, SymmetricBuffer, Transfer};
 use cudajit::prelude::*;
 
+use super::peer::memcpy_peer_async;
 use super::BenchResult;
 
 /// `out[i][q * cols + j] = blocks[q][i][j]` for `nblocks` blocks of `[rows × cols]`: the
@@ -85,19 +86,75 @@ fn concat(
     Ok(())
 }
 
-/// `Shard(1)` → `Shard(0)` of `[rows × cols]` over `n` ranks: grouped
-/// `ncclSend`/`ncclRecv` (an all-to-all: rank `r`'s rows of `p`'s block are contiguous in
-/// its shard), then the column blocks concatenated.
-pub fn all_to_all_columns_to_rows(
+/// A transform as a user without M2N writes it, on `[rows × cols]` over every rank (even
+/// shards).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    /// `Shard(1)` → `Shard(0)`: grouped `ncclSend`/`ncclRecv` (an all-to-all: rank `r`'s
+    /// rows of `p`'s block are contiguous in its shard), then the column blocks
+    /// concatenated.
+    AllToAllColumnsToRows,
+    /// `Shard(1)` → `Replicate`: `ncclAllGather` of the column shards, then concatenated.
+    AllGatherColumns,
+    /// `Shard(0)` → `Replicate`: `ncclAllGather` straight into the result.
+    AllGatherRows,
+    /// `Partial(sum)` → `Shard(0)`: `ncclReduceScatter` straight into the result.
+    ReduceScatterRows,
+}
+
+impl Baseline {
+    /// Its name in the results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Baseline::AllToAllColumnsToRows => "ncclSend/Recv all-to-all + cat",
+            Baseline::AllGatherColumns => "ncclAllGather + cat",
+            Baseline::AllGatherRows => "ncclAllGather",
+            Baseline::ReduceScatterRows => "ncclReduceScatter",
+        }
+    }
+
+    /// Launches it on every rank, from `b.source` into `b.out`.
+    pub fn run(
+        self,
+        comm: &Communicator,
+        streams: &[Arc<CudaStream>],
+        b: &Buffers,
+        rows: usize,
+        cols: usize,
+    ) -> BenchResult<()> {
+        let n = streams.len();
+        let shard = rows * cols / n;
+        match self {
+            Baseline::AllToAllColumnsToRows => {
+                all_to_all(comm, streams, b, shard / n)?;
+                concat(b, streams, rows / n, cols / n, n)
+            }
+            Baseline::AllGatherColumns => {
+                comm.all_gather(b.source.at(0), b.received.at(0), shard, streams)?;
+                concat(b, streams, rows, cols / n, n)
+            }
+            Baseline::AllGatherRows => {
+                comm.all_gather(b.source.at(0), b.out.at(0), shard, streams)?;
+                Ok(())
+            }
+            Baseline::ReduceScatterRows => {
+                let op = ReduceOp::Sum;
+                comm.reduce_scatter(b.source.at(0), b.out.at(0), shard, op, streams)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Every rank sends block `p` (of `block` elements) of its source to rank `p` and receives
+/// rank `p`'s into block `p` of its received buffer, in one group.
+fn all_to_all(
     comm: &Communicator,
     streams: &[Arc<CudaStream>],
     b: &Buffers,
-    rows: usize,
-    cols: usize,
+    block: usize,
 ) -> BenchResult<()> {
     let n = streams.len();
-    let (rh, cw) = (rows / n, cols / n);
-    let block = rh * cw;
     let mut transfers = Vec::with_capacity(n);
     for i in 0..n {
         let send = b.source.device_ptr(i).ok_or("no buffer")?;
@@ -105,69 +162,20 @@ pub fn all_to_all_columns_to_rows(
         let mut mine = Vec::with_capacity(2 * n);
         for p in 0..n {
             let at = (p * block * 2) as u64;
-            mine.push(Transfer {
-                direction: Direction::Send,
-                peer: p as i32,
-                address: send + at,
-                count: block,
-            });
-            mine.push(Transfer {
-                direction: Direction::Receive,
-                peer: p as i32,
-                address: recv + at,
-                count: block,
-            });
+            for (direction, base) in [(Direction::Send, send), (Direction::Receive, recv)] {
+                mine.push(Transfer {
+                    direction,
+                    peer: p as i32,
+                    address: base + at,
+                    count: block,
+                });
+            }
         }
         transfers.push(mine);
     }
     // SAFETY: every address lies in a live symmetric buffer of its rank holding `n`
     // blocks, kept until the streams synchronise.
     unsafe { comm.send_recv::<bf16>(&transfers, streams)? };
-    concat(b, streams, rh, cw, n)
-}
-
-/// `Shard(1)` → `Replicate`: `ncclAllGather` of the column shards, then concatenated.
-pub fn all_gather_columns(
-    comm: &Communicator,
-    streams: &[Arc<CudaStream>],
-    b: &Buffers,
-    rows: usize,
-    cols: usize,
-) -> BenchResult<()> {
-    let n = streams.len();
-    comm.all_gather(b.source.at(0), b.received.at(0), rows * cols / n, streams)?;
-    concat(b, streams, rows, cols / n, n)
-}
-
-/// `Shard(0)` → `Replicate`: `ncclAllGather` straight into the result.
-pub fn all_gather_rows(
-    comm: &Communicator,
-    streams: &[Arc<CudaStream>],
-    b: &Buffers,
-    rows: usize,
-    cols: usize,
-) -> BenchResult<()> {
-    let n = streams.len();
-    comm.all_gather(b.source.at(0), b.out.at(0), rows * cols / n, streams)?;
-    Ok(())
-}
-
-/// `Partial(sum)` → `Shard(0)`: `ncclReduceScatter` straight into the result.
-pub fn reduce_scatter_rows(
-    comm: &Communicator,
-    streams: &[Arc<CudaStream>],
-    b: &Buffers,
-    rows: usize,
-    cols: usize,
-) -> BenchResult<()> {
-    let n = streams.len();
-    comm.reduce_scatter(
-        b.source.at(0),
-        b.out.at(0),
-        rows * cols / n,
-        ReduceOp::Sum,
-        streams,
-    )?;
     Ok(())
 }
 
@@ -177,26 +185,13 @@ pub fn memcpy_peer(streams: &[Arc<CudaStream>], b: &Buffers, bytes: &[usize]) ->
     let n = streams.len();
     for (i, stream) in streams.iter().enumerate() {
         let part = bytes[i] / (n - 1);
-        let ctx = stream.context();
-        ctx.bind_to_thread()?;
         for (k, peer) in (0..n).filter(|&p| p != i).enumerate() {
             let src = b.source.device_ptr(peer).ok_or("no peer buffer")?;
             let dst = b.received.device_ptr(i).ok_or("no buffer")? + (k * part) as u64;
-            let peer_ctx = streams[peer].context();
             // SAFETY: both ranges lie in live symmetric buffers (the parts are at most a
-            // peer's shard, `n - 1` of them at most the received buffer); the stream
-            // belongs to `ctx`.
-            unsafe {
-                sys::cuMemcpyPeerAsync(
-                    dst,
-                    ctx.cu_ctx(),
-                    src,
-                    peer_ctx.cu_ctx(),
-                    part,
-                    stream.cu_stream(),
-                )
-            }
-            .result()?;
+            // peer's shard, `n - 1` of them at most the received buffer), kept until the
+            // streams synchronise.
+            unsafe { memcpy_peer_async(stream, dst, streams[peer].context(), src, part)? };
         }
     }
     Ok(())

@@ -16,10 +16,14 @@
 //! (or the working directory).
 
 mod baseline;
+#[path = "../bench/multi_gpu.rs"]
+mod multi_gpu;
+#[path = "../bench/peer.rs"]
+mod peer;
 
-use std::error::Error;
 use std::sync::Arc;
 
+use baseline::Baseline;
 use cudajit::bf16;
 use cudajit::cudarc::driver::CudaStream;
 use cudajit::nccl::m2n::{
@@ -28,56 +32,44 @@ use cudajit::nccl::m2n::{
 };
 use cudajit::nccl::{Communicator, LoadedNccl};
 use cudajit::Stream;
-
-pub type BenchResult<T> = Result<T, Box<dyn Error>>;
+use multi_gpu::{default_streams, disable_nvls, env_usize, out_dir, time, Result as BenchResult};
 
 const ROWS: usize = 4096;
 const COLS: usize = 14336;
 
-/// A baseline: the transform with NCCL host collectives on `[rows × cols]`.
-type Baseline =
-    fn(&Communicator, &[Arc<CudaStream>], &baseline::Buffers, usize, usize) -> BenchResult<()>;
-
-/// One transform: its name, the layouts over `n` ranks, the baseline.
+/// One transform of a `[ROWS × COLS]` tensor over every rank (a 1-D mesh): its name, the
+/// source and destination placements, the baseline that does it with NCCL collectives.
 struct Case {
     name: &'static str,
-    source: Vec<Placement>,
-    destination: Vec<Placement>,
-    baseline_name: &'static str,
+    source: Placement,
+    destination: Placement,
     baseline: Baseline,
 }
 
-fn cases() -> Vec<Case> {
+fn cases() -> [Case; 4] {
+    use Baseline::*;
     use Placement::{Partial, Replicate, Shard};
-    vec![
-        Case {
-            name: "Shard(1)→Shard(0)",
-            source: vec![Shard(1)],
-            destination: vec![Shard(0)],
-            baseline_name: "ncclSend/Recv all-to-all + cat",
-            baseline: baseline::all_to_all_columns_to_rows,
-        },
-        Case {
-            name: "Shard(1)→Replicate",
-            source: vec![Shard(1)],
-            destination: vec![Replicate],
-            baseline_name: "ncclAllGather + cat",
-            baseline: baseline::all_gather_columns,
-        },
-        Case {
-            name: "Shard(0)→Replicate",
-            source: vec![Shard(0)],
-            destination: vec![Replicate],
-            baseline_name: "ncclAllGather",
-            baseline: baseline::all_gather_rows,
-        },
-        Case {
-            name: "Partial(sum)→Shard(0)",
-            source: vec![Partial(ReduceOp::Sum)],
-            destination: vec![Shard(0)],
-            baseline_name: "ncclReduceScatter",
-            baseline: baseline::reduce_scatter_rows,
-        },
+    let case = |name, source, destination, baseline| Case {
+        name,
+        source,
+        destination,
+        baseline,
+    };
+    [
+        case(
+            "Shard(1)→Shard(0)",
+            Shard(1),
+            Shard(0),
+            AllToAllColumnsToRows,
+        ),
+        case("Shard(1)→Replicate", Shard(1), Replicate, AllGatherColumns),
+        case("Shard(0)→Replicate", Shard(0), Replicate, AllGatherRows),
+        case(
+            "Partial(sum)→Shard(0)",
+            Partial(ReduceOp::Sum),
+            Shard(0),
+            ReduceScatterRows,
+        ),
     ]
 }
 
@@ -107,41 +99,6 @@ fn shard(spec: &TensorSpec, rank: usize, partials: Option<usize>) -> Vec<bf16> {
         .collect()
 }
 
-/// Median microseconds of `op` (which launches on every rank), timed by events on every
-/// rank's stream (the slowest rank's), after `warmup` runs.
-fn time(
-    streams: &[Stream],
-    warmup: usize,
-    iters: usize,
-    mut op: impl FnMut() -> BenchResult<()>,
-) -> BenchResult<f64> {
-    for _ in 0..warmup {
-        op()?;
-    }
-    for s in streams {
-        s.synchronize()?;
-    }
-    let mut samples = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        let starts = streams
-            .iter()
-            .map(Stream::record_event)
-            .collect::<Result<Vec<_>, _>>()?;
-        op()?;
-        let ends = streams
-            .iter()
-            .map(Stream::record_event)
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut slowest = 0f64;
-        for (start, end) in starts.iter().zip(&ends) {
-            slowest = slowest.max(f64::from(start.elapsed_ms(end)?));
-        }
-        samples.push(slowest * 1e3);
-    }
-    samples.sort_by(f64::total_cmp);
-    Ok(samples[samples.len() / 2])
-}
-
 /// One result line.
 struct Row {
     case: &'static str,
@@ -149,13 +106,6 @@ struct Row {
     median_us: f64,
     bytes: usize,
     correct: bool,
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// Every destination rank's shard read back and compared with the reference.
@@ -196,13 +146,8 @@ fn run_case(
 ) -> BenchResult<()> {
     let n = streams.len();
     let mesh = DeviceMesh::line((0..n).collect())?;
-    let src = TensorSpec::new(
-        &[ROWS, COLS],
-        DType::Bf16,
-        mesh.clone(),
-        case.source.clone(),
-    )?;
-    let dst = TensorSpec::new(&[ROWS, COLS], DType::Bf16, mesh, case.destination.clone())?;
+    let src = TensorSpec::new(&[ROWS, COLS], DType::Bf16, mesh.clone(), vec![case.source])?;
+    let dst = TensorSpec::new(&[ROWS, COLS], DType::Bf16, mesh, vec![case.destination])?;
     let partials = src.partials();
     let plan: ReshardPlan = plan(&src, &dst)?;
     let received: Vec<usize> = (0..n).map(|r| plan.bytes_received_from_peers(r)).collect();
@@ -251,7 +196,7 @@ fn run_case(
         buffers.source.copy_from_host(r, &shard(&src, r, None))?;
     }
     let us = time(streams, warmup, iters, || {
-        (case.baseline)(comm, cuda, &buffers, ROWS, COLS)
+        case.baseline.run(comm, cuda, &buffers, ROWS, COLS)
     })?;
     let correct = check(n, &dst, partials, |r, len| {
         let mut out = vec![bf16::ZERO; len];
@@ -260,7 +205,7 @@ fn run_case(
     })?;
     rows.push(Row {
         case: case.name,
-        contender: case.baseline_name.into(),
+        contender: case.baseline.name().into(),
         median_us: us,
         bytes,
         correct,
@@ -292,24 +237,15 @@ fn main() -> BenchResult<()> {
             format!("{gpus} GPUs: the baselines need even shards of [{ROWS} × {COLS}]").into(),
         );
     }
-    if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
-        // SAFETY: set before NCCL is loaded and before any other thread starts.
-        unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
-    }
+    // Before NCCL is loaded and before any other thread starts.
+    disable_nvls();
     let warmup = env_usize("WARMUP", 5);
     let iters = env_usize("ITERS", 30).max(20);
     let config = M2nConfig::default();
     let nccl = LoadedNccl::global()?;
     let comm = Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?;
     let dev_comm = comm.create_dev_comm(&config.requirements())?;
-    let cuda: Vec<Arc<CudaStream>> = (0..gpus)
-        .map(|r| {
-            comm.context(r)
-                .map(|c| c.default_stream())
-                .ok_or("a rank without a context")
-        })
-        .collect::<Result<_, _>>()?;
-    let streams: Vec<Stream> = cuda.iter().cloned().map(Stream::from_cuda).collect();
+    let (cuda, streams) = default_streams(&comm)?;
     println!(
         "{gpus} GPUs, [{ROWS} × {COLS}] bf16, {iters} iterations after {warmup}; grid {} × {}",
         config.ctas, config.threads
@@ -343,10 +279,7 @@ fn main() -> BenchResult<()> {
             r.case, r.contender, r.median_us, r.bytes, gbps, r.correct
         ));
     }
-    let out = std::env::var_os("OUT")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| ".".into());
-    std::fs::write(out.join("m2n_bench.csv"), csv)?;
+    std::fs::write(out_dir().join("m2n_bench.csv"), csv)?;
     if rows.iter().any(|r| !r.correct) {
         return Err("a contender's result differs from the reference".into());
     }

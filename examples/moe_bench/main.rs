@@ -16,18 +16,15 @@
 
 mod baseline;
 mod experts;
-
-use std::error::Error;
-use std::sync::Arc;
+#[path = "../bench/multi_gpu.rs"]
+mod multi_gpu;
 
 use cudajit::bf16;
-use cudajit::cudarc::driver::CudaStream;
 use cudajit::nccl::moe::{fp8, DispatchFormat, MoeConfig, MoeGroup, MoeHandle, MoeMode, MoeRanks};
 use cudajit::nccl::{Communicator, DevCommRequirements, LoadedNccl};
 use cudajit::prelude::*;
 use cudajit::Stream;
-
-pub type BenchResult<T> = Result<T, Box<dyn Error>>;
+use multi_gpu::{default_streams, disable_nvls, env_usize, out_dir, time, Result as BenchResult};
 
 /// One benchmarked shape.
 #[derive(Clone, Copy, Debug)]
@@ -80,13 +77,6 @@ struct Row {
     median_us: f64,
     bytes: usize,
     correct: bool,
-}
-
-fn number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// Random distinct experts and weights for every rank's tokens.
@@ -149,41 +139,6 @@ fn expected(
         }
     }
     out
-}
-
-/// Median microseconds of `op` (which launches on every rank), timed by events on every
-/// rank's stream (the slowest rank's), after `warmup` runs.
-fn time(
-    streams: &[Stream],
-    warmup: usize,
-    iters: usize,
-    mut op: impl FnMut() -> BenchResult<()>,
-) -> BenchResult<f64> {
-    for _ in 0..warmup {
-        op()?;
-    }
-    for s in streams {
-        s.synchronize()?;
-    }
-    let mut samples = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        let starts = streams
-            .iter()
-            .map(Stream::record_event)
-            .collect::<Result<Vec<_>, _>>()?;
-        op()?;
-        let ends = streams
-            .iter()
-            .map(Stream::record_event)
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut slowest = 0f64;
-        for (start, end) in starts.iter().zip(&ends) {
-            slowest = slowest.max(f64::from(start.elapsed_ms(end)?));
-        }
-        samples.push(slowest * 1e3);
-    }
-    samples.sort_by(f64::total_cmp);
-    Ok(samples[samples.len() / 2])
 }
 
 /// cudajit's dispatch and combine at `shape` in `format`.
@@ -318,14 +273,7 @@ fn baseline_rows(
     warmup: usize,
     iters: usize,
 ) -> BenchResult<Vec<Row>> {
-    let cuda: Vec<Arc<CudaStream>> = (0..inputs.len())
-        .map(|r| {
-            comm.context(r)
-                .map(|c| c.default_stream())
-                .ok_or("a rank without a context")
-        })
-        .collect::<Result<_, _>>()?;
-    let streams: Vec<Stream> = cuda.iter().cloned().map(Stream::from_cuda).collect();
+    let (cuda, streams) = default_streams(comm)?;
     let idx: Vec<Vec<i32>> = inputs.iter().map(|(_, idx, _)| idx.clone()).collect();
     let plans = baseline::plans(&idx, shape.top_k, shape.experts);
     let mut buffers = inputs
@@ -363,11 +311,9 @@ fn main() -> BenchResult<()> {
         println!("SKIPPED: the MoE benchmark needs 2 or more GPUs, this machine has {gpus}");
         return Ok(());
     }
-    if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
-        // SAFETY: set before NCCL is loaded and before any other thread starts.
-        unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
-    }
-    let (warmup, iters) = (number("WARMUP", 5), number("ITERS", 30).max(20));
+    // Before NCCL is loaded and before any other thread starts.
+    disable_nvls();
+    let (warmup, iters) = (env_usize("WARMUP", 5), env_usize("ITERS", 30).max(20));
     let nccl = LoadedNccl::global()?;
     let comm = Communicator::init_all(&nccl, &(0..gpus).collect::<Vec<_>>())?;
     let dev_comm = comm.create_dev_comm(&DevCommRequirements::lsa_barriers(132))?;
@@ -438,10 +384,7 @@ fn main() -> BenchResult<()> {
             r.correct
         );
     }
-    let dir = std::env::var_os("OUT")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| ".".into());
-    std::fs::write(dir.join("moe_bench.csv"), csv)?;
+    std::fs::write(out_dir().join("moe_bench.csv"), csv)?;
     dev_comm.close()?;
     comm.close()?;
     if rows.iter().any(|r| !r.correct) {

@@ -47,6 +47,8 @@ mod lsa;
 mod measure;
 mod options;
 mod pass;
+#[path = "../bench/peer.rs"]
+mod peer;
 mod report;
 mod setup;
 mod svg;

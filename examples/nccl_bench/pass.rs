@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use cudajit::nccl::{DevComm, DevCommRequirements, ReduceOp, SymmetricBuffer};
 use cudajit::CudaStream;
-use cudarc::driver::sys;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
+use super::peer::memcpy_peer_async;
 use super::{
     cudajit_contenders, input_value, BenchResult, Collective, Contender, Elem, Options, Setup,
     Size, POISON,
@@ -95,21 +95,10 @@ impl<T: Elem> Pass<'_, T> {
                     let src = self.buffer.device_ptr(peer).ok_or("no peer buffer")?;
                     let dst =
                         self.buffer.device_ptr(i).ok_or("no buffer")? + s.output_offset as u64;
-                    let (ctx, peer_ctx) = (self.setup.context(i), self.setup.context(peer));
-                    ctx.bind_to_thread()?;
+                    let peer_ctx = self.setup.context(peer);
                     // SAFETY: both ranges lie in live window allocations of `s.bytes` (input)
-                    // and `s.bytes` from the output offset; the stream belongs to `ctx`.
-                    unsafe {
-                        sys::cuMemcpyPeerAsync(
-                            dst,
-                            ctx.cu_ctx(),
-                            src,
-                            peer_ctx.cu_ctx(),
-                            s.bytes,
-                            stream.cu_stream(),
-                        )
-                    }
-                    .result()?;
+                    // and `s.bytes` from the output offset.
+                    unsafe { memcpy_peer_async(stream, dst, peer_ctx, src, s.bytes)? };
                     Ok(())
                 },
             ),

@@ -3,16 +3,43 @@
 
 pub mod bridge_2_28;
 pub mod cases;
+#[cfg(feature = "nccl")]
+pub mod gpus;
 pub mod iteration;
 pub mod kernels;
 pub mod language;
 pub mod ltoir_2_32;
 pub mod methods;
 pub mod nested_arrays;
+#[cfg(feature = "nccl")]
+pub mod sim;
 pub mod struct_operators;
 pub mod views_and_closures;
 
+use std::path::PathBuf;
+
 use cudajit::codegen::toolchain::Toolchain;
+
+/// The folder of the NCCL wheels nccl-device/scripts/fetch-wheels.sh caches:
+/// `CUDAJIT_NCCL_HEADERS_CACHE`, else `~/.cache/cudajit-tools/nccl`.
+pub fn nccl_wheels() -> PathBuf {
+    std::env::var_os("CUDAJIT_NCCL_HEADERS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/cudajit-tools/nccl")
+        })
+}
+
+/// `None` after printing that the test is skipped for want of `missing`; with
+/// `CUDAJIT_REQUIRE_TOOLCHAIN=1` (set by `scripts/test.sh`) a panic instead.
+pub fn skipped_without<T>(missing: &str) -> Option<T> {
+    if std::env::var("CUDAJIT_REQUIRE_TOOLCHAIN").as_deref() == Ok("1") {
+        panic!("CUDAJIT_REQUIRE_TOOLCHAIN=1 but {missing}");
+    }
+    eprintln!("skipped: {missing}");
+    None
+}
 
 /// The NVIDIA toolchain, or `None` after printing why the test is skipped. With
 /// `CUDAJIT_REQUIRE_TOOLCHAIN=1` (set by `scripts/test.sh`) a missing toolchain fails.

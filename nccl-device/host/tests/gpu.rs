@@ -1,6 +1,7 @@
 //! NCCL on real GPUs (2 or more): init-all and multi-process init, symmetric buffers,
-//! host collectives on them, device communicators, teardown, a killed rank, and 100
-//! create/destroy cycles without leaking GPU memory. Skipped, with the reason printed, without 2 GPUs or NCCL.
+//! host collectives on them (all-reduce, all-gather, reduce-scatter), device communicators,
+//! teardown, a killed rank, and 100 create/destroy cycles without leaking GPU memory.
+//! Skipped, with the reason printed, without 2 GPUs or NCCL.
 //!
 //! Run with `--test-threads=1` (each test uses every GPU). Multi-process tests start
 //! children of this same binary (`child_entry`) through the launcher.
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use cudajit_nccl::bootstrap::Launcher;
 use cudajit_nccl::{
     Communicator, DevCommRequirements, DeviceApiStatus, LoadedNccl, NcclError, ReduceOp,
+    SymmetricBuffer,
 };
 use cudarc::driver::CudaContext;
 
@@ -211,25 +213,36 @@ fn repeated_create_destroy_does_not_leak() {
     }
 }
 
-#[test]
-fn all_reduce_and_all_gather_on_symmetric_buffers() {
-    let Some((nccl, devices)) = setup() else {
-        return;
-    };
+/// A communicator over every GPU and a new stream on each, for the host collectives; `None`
+/// after printing why the test is skipped.
+fn every_gpu() -> Option<(Communicator, Vec<Arc<cudarc::driver::CudaStream>>)> {
+    let (nccl, devices) = setup()?;
     let comm = Communicator::init_all(&nccl, &devices).unwrap();
-    let n = devices.len();
-    let count = 1_000_003;
-    let streams: Vec<_> = (0..n)
+    let streams = (0..devices.len())
         .map(|i| comm.context(i).unwrap().new_stream().unwrap())
         .collect();
-    // Input at 0, output after it; an all-gather output holds n * count.
-    let buf = comm.alloc_symmetric::<i32>(count + n * count).unwrap();
+    Some((comm, streams))
+}
+
+/// The first `len` elements of `buf` on each of the `n` local ranks `i`: `value(i, k)` at
+/// `k`.
+fn fill(buf: &SymmetricBuffer<i32>, n: usize, len: usize, value: impl Fn(usize, usize) -> i32) {
     for i in 0..n {
-        let data: Vec<i32> = (0..count)
-            .map(|k| (k % 1000) as i32 * (i as i32 + 1))
-            .collect();
+        let data: Vec<i32> = (0..len).map(|k| value(i, k)).collect();
         buf.copy_from_host(i, &data).unwrap();
     }
+}
+
+#[test]
+fn all_reduce_and_all_gather_on_symmetric_buffers() {
+    let Some((comm, streams)) = every_gpu() else {
+        return;
+    };
+    let n = streams.len();
+    let count = 1_000_003;
+    // Input at 0, output after it; an all-gather output holds n * count.
+    let buf = comm.alloc_symmetric::<i32>(count + n * count).unwrap();
+    fill(&buf, n, count, |i, k| (k % 1000) as i32 * (i as i32 + 1));
     comm.all_reduce(buf.at(0), buf.at(count), count, ReduceOp::Sum, &streams)
         .unwrap();
     streams.iter().for_each(|s| s.synchronize().unwrap());
@@ -262,6 +275,69 @@ fn all_reduce_and_all_gather_on_symmetric_buffers() {
         .all_reduce(
             buf.at(0),
             buf.at(count),
+            count,
+            ReduceOp::Sum,
+            &streams[..1],
+        )
+        .unwrap_err();
+    assert!(matches!(err, NcclError::InvalidArgument(_)), "{err}");
+    drop(buf);
+    comm.close().unwrap();
+}
+
+#[test]
+fn reduce_scatter_on_symmetric_buffers() {
+    let Some((comm, streams)) = every_gpu() else {
+        return;
+    };
+    let n = streams.len();
+    // Not a multiple of any vector width.
+    let count = 100_003;
+    // Input (n blocks of count) at 0, output after it.
+    let buf = comm.alloc_symmetric::<i32>(n * count + count).unwrap();
+    // Rank i's element k of block r: distinct per rank, block and element, so a block sent
+    // to the wrong rank or summed over the wrong ranks shows.
+    let value = |i: usize, r: usize, k: usize| ((k % 997) * (r + 1) + 10_000 * i) as i32;
+    fill(&buf, n, n * count, |i, j| value(i, j / count, j % count));
+    for (op, fold) in [
+        (ReduceOp::Sum, (|a, b| a + b) as fn(i32, i32) -> i32),
+        (ReduceOp::Max, |a: i32, b: i32| a.max(b)),
+    ] {
+        comm.reduce_scatter(buf.at(0), buf.at(n * count), count, op, &streams)
+            .unwrap();
+        streams.iter().for_each(|s| s.synchronize().unwrap());
+        for r in 0..n {
+            let mut back = vec![0i32; n * count + count];
+            buf.copy_to_host(r, &mut back).unwrap();
+            // The host reference: block r of every rank, folded over the ranks.
+            for k in 0..count {
+                let expected = (1..n).fold(value(0, r, k), |acc, i| fold(acc, value(i, r, k)));
+                assert_eq!(
+                    back[n * count + k],
+                    expected,
+                    "{op:?}: rank {r}, element {k}"
+                );
+            }
+            // The input is left as it was.
+            assert!((0..n * count).all(|j| back[j] == value(r, j / count, j % count)));
+        }
+    }
+    // A send side shorter than n * count, and a wrong number of streams, are refused
+    // before NCCL.
+    let err = comm
+        .reduce_scatter(
+            buf.at(count + 1),
+            buf.at(n * count),
+            count,
+            ReduceOp::Sum,
+            &streams,
+        )
+        .unwrap_err();
+    assert!(matches!(err, NcclError::InvalidArgument(_)), "{err}");
+    let err = comm
+        .reduce_scatter(
+            buf.at(0),
+            buf.at(n * count),
             count,
             ReduceOp::Sum,
             &streams[..1],

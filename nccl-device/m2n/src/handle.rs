@@ -273,14 +273,8 @@ impl<'a> ReshardHandle<'a> {
         source: &DistributedTensor<'_, T>,
         destination: &DistributedTensor<'_, T>,
     ) -> Result<(), M2nError> {
-        self.check_tensors(source, destination)?;
-        self.check_launch(i, stream)?;
-        self.staged(
-            i,
-            stream,
-            source.local().window(i)?,
-            destination.local().window(i)?,
-        )
+        let (from, to) = self.tensor_windows(i, stream, source, destination)?;
+        self.staged(i, stream, from, to)
     }
 
     /// [`reshard_with_window`](ReshardHandle::reshard_with_window) from `source`'s
@@ -292,22 +286,19 @@ impl<'a> ReshardHandle<'a> {
         source: &DistributedTensor<'_, T>,
         destination: &DistributedTensor<'_, T>,
     ) -> Result<(), M2nError> {
-        self.check_tensors(source, destination)?;
-        self.check_launch(i, stream)?;
-        self.pull(
-            i,
-            stream,
-            &self.window_pull,
-            source.local().window(i)?,
-            destination.local().window(i)?,
-        )
+        let (from, to) = self.tensor_windows(i, stream, source, destination)?;
+        self.pull(i, stream, &self.window_pull, from, to)
     }
 
-    fn check_tensors<T: Element + BufferElement>(
+    /// Local rank `i`'s windows of `source` and `destination`, after checking both
+    /// tensors against the plan and the launch on `stream` (the reshard_tensor forms).
+    fn tensor_windows<T: Element + BufferElement>(
         &self,
+        i: usize,
+        stream: &Stream,
         source: &DistributedTensor<'_, T>,
         destination: &DistributedTensor<'_, T>,
-    ) -> Result<(), M2nError> {
+    ) -> Result<(Window, Window), M2nError> {
         self.check_element::<T>()?;
         for (which, tensor, planned) in [
             ("source tensor", source, self.plan.source()),
@@ -324,7 +315,8 @@ impl<'a> ReshardHandle<'a> {
                 ));
             }
         }
-        Ok(())
+        self.check_launch(i, stream)?;
+        Ok((source.local().window(i)?, destination.local().window(i)?))
     }
 
     /// The staged form: pack `source` into the staging window, pull into `destination`.

@@ -90,12 +90,9 @@ pub fn m2n_pull(
             let e = first * SOURCE_WORDS;
             let from = nccl::lsa_address(source, sources[e + 1] as usize, sources[e] as i32);
             copy_bytes(from, to, bytes);
-        } else if dtype == 0 {
-            reduce_bf16(source, sources, first, n, to, bytes / 2, op);
-        } else if dtype == 1 {
-            reduce_f16(source, sources, first, n, to, bytes / 2, op);
-        } else if dtype == 2 {
-            reduce_f32(source, sources, first, n, to, bytes / 4, op);
+        } else if dtype <= 2 {
+            let size = if dtype == 2 { 4 } else { 2 };
+            reduce(source, sources, first, n, to, bytes / size, dtype, op);
         }
         r += all;
     }
@@ -164,85 +161,52 @@ fn combine(a: f32, b: f32, op: u32) -> f32 {
     }
 }
 
-/// The `n` sources from entry `first` of `sources` reduced into the `count` `bf16` at
-/// `to`, by the lanes of a warp.
+/// Element `i` of the `count` elements of type `dtype` (0 bf16, 1 f16, 2 f32) at `from`, as
+/// `f32`. `dtype` is the same for every element (a uniform branch).
 #[device]
-fn reduce_bf16(
-    source: Window,
-    sources: &[u64],
-    first: usize,
-    n: usize,
-    to: usize,
-    count: usize,
-    op: u32,
-) {
-    let out = unsafe { slice_at_mut::<bf16>(to, count) };
-    let mut i = lane_id() as usize;
-    while i < count {
-        let mut acc = 0.0f32;
-        let mut k = 0;
-        while k < n {
-            let e = (first + k) * SOURCE_WORDS;
-            let from = nccl::lsa_address(source, sources[e + 1] as usize, sources[e] as i32);
-            let row = unsafe { slice_at::<bf16>(from, count) };
-            let x = row[i].to_f32();
-            if k == 0 {
-                acc = x;
-            } else {
-                acc = combine(acc, x, op);
-            }
-            k += 1;
-        }
-        out[i] = bf16::from_f32(acc);
-        i += 32;
+fn load_f32(from: usize, count: usize, i: usize, dtype: u32) -> f32 {
+    if dtype == 0 {
+        let row = unsafe { slice_at::<bf16>(from, count) };
+        row[i].to_f32()
+    } else if dtype == 1 {
+        let row = unsafe { slice_at::<f16>(from, count) };
+        row[i].to_f32()
+    } else {
+        let row = unsafe { slice_at::<f32>(from, count) };
+        row[i]
     }
 }
 
-/// [`reduce_bf16`] of `f16`.
+/// `x` rounded once to `dtype` (as in [`load_f32`]) and stored as element `i` of the `count`
+/// elements at `to`.
 #[device]
-fn reduce_f16(
-    source: Window,
-    sources: &[u64],
-    first: usize,
-    n: usize,
-    to: usize,
-    count: usize,
-    op: u32,
-) {
-    let out = unsafe { slice_at_mut::<f16>(to, count) };
-    let mut i = lane_id() as usize;
-    while i < count {
-        let mut acc = 0.0f32;
-        let mut k = 0;
-        while k < n {
-            let e = (first + k) * SOURCE_WORDS;
-            let from = nccl::lsa_address(source, sources[e + 1] as usize, sources[e] as i32);
-            let row = unsafe { slice_at::<f16>(from, count) };
-            let x = row[i].to_f32();
-            if k == 0 {
-                acc = x;
-            } else {
-                acc = combine(acc, x, op);
-            }
-            k += 1;
-        }
-        out[i] = f16::from_f32(acc);
-        i += 32;
+fn store_f32(to: usize, count: usize, i: usize, x: f32, dtype: u32) {
+    if dtype == 0 {
+        let out = unsafe { slice_at_mut::<bf16>(to, count) };
+        out[i] = bf16::from_f32(x);
+    } else if dtype == 1 {
+        let out = unsafe { slice_at_mut::<f16>(to, count) };
+        out[i] = f16::from_f32(x);
+    } else {
+        let out = unsafe { slice_at_mut::<f32>(to, count) };
+        out[i] = x;
     }
 }
 
-/// [`reduce_bf16`] of `f32`.
+/// The `n` sources from entry `first` of `sources` reduced into the `count` elements of
+/// type `dtype` (0 bf16, 1 f16, 2 f32) at `to`, by the lanes of a warp, in `f32`.
 #[device]
-fn reduce_f32(
+#[allow(clippy::too_many_arguments)]
+fn reduce(
     source: Window,
     sources: &[u64],
     first: usize,
     n: usize,
     to: usize,
     count: usize,
+    dtype: u32,
     op: u32,
 ) {
-    let out = unsafe { slice_at_mut::<f32>(to, count) };
     let mut i = lane_id() as usize;
     while i < count {
         let mut acc = 0.0f32;
@@ -250,8 +214,7 @@ fn reduce_f32(
         while k < n {
             let e = (first + k) * SOURCE_WORDS;
             let from = nccl::lsa_address(source, sources[e + 1] as usize, sources[e] as i32);
-            let row = unsafe { slice_at::<f32>(from, count) };
-            let x = row[i];
+            let x = load_f32(from, count, i, dtype);
             if k == 0 {
                 acc = x;
             } else {
@@ -259,7 +222,7 @@ fn reduce_f32(
             }
             k += 1;
         }
-        out[i] = acc;
+        store_f32(to, count, i, acc, dtype);
         i += 32;
     }
 }

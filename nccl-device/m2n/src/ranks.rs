@@ -3,7 +3,6 @@
 //! reshard's name, and its errors as the reshard's.
 
 use super::error::M2nError;
-use cudajit_nccl_sim::RanksError;
 
 pub use cudajit_nccl_sim::SymmetricTensor;
 
@@ -15,22 +14,5 @@ pub use cudajit_nccl_sim::SymmetricTensor;
 /// [`ReshardHandle::reshard_with_window`](super::ReshardHandle::reshard_with_window).
 pub type M2nRanks<'a> = cudajit_nccl_sim::LsaRanks<'a>;
 
-impl From<RanksError> for M2nError {
-    fn from(error: RanksError) -> Self {
-        match error {
-            RanksError::Mismatch {
-                dimension,
-                value,
-                requirement,
-            } => M2nError::Mismatch {
-                dimension,
-                value,
-                requirement,
-            },
-            RanksError::Launch(e) => M2nError::Launch(e),
-            RanksError::Nccl(e) => M2nError::Nccl(e),
-            // A later kind of ranks error keeps its message.
-            other => M2nError::Launch(cudajit::Error::Backend(other.to_string())),
-        }
-    }
-}
+// Its errors as the reshard's, variant by variant.
+cudajit_nccl_sim::from_ranks_error!(M2nError);

@@ -136,105 +136,81 @@ fn wrong_backend(buffer: &'static str) -> MoeError {
     )))
 }
 
-/// The group's copies between a rank's part of a `bf16` symmetric tensor and a caller's
-/// token buffer (the tensor type is shared with the reshard; these are the group's).
-pub(crate) trait TokenCopies {
-    fn copy_from_buffer(
-        &self,
-        i: usize,
-        stream: &Stream,
-        source: TokenBuffer<'_>,
-        count: usize,
-        buffer: &'static str,
-    ) -> Result<(), MoeError>;
-    fn copy_into_buffer(
-        &self,
-        i: usize,
-        stream: &Stream,
-        destination: TokenBufferMut<'_>,
-        count: usize,
-        buffer: &'static str,
-    ) -> Result<(), MoeError>;
+// The group's copies between a rank's part of a `bf16` symmetric tensor and a caller's
+// token buffer (the tensor type is shared with the reshard; these are the group's).
+
+/// Copies the first `count` elements of `source` to the start of local rank `i`'s part of
+/// `tensor`, on `stream` (rank `i`'s): after the stream's earlier work, before its later.
+pub(crate) fn copy_from_buffer(
+    tensor: &SymmetricTensor<bf16>,
+    i: usize,
+    stream: &Stream,
+    source: TokenBuffer<'_>,
+    count: usize,
+    buffer: &'static str,
+) -> Result<(), MoeError> {
+    check_copy(tensor, buffer, source.len(), count)?;
+    let bytes = count * size_of::<bf16>();
+    match (tensor, source, stream.cuda(), stream.sim()) {
+        (SymmetricTensor::Gpu(window), TokenBuffer::Gpu(slice), Some(cuda), _) => {
+            let to = window_ptr(window, i)?;
+            cuda.context()
+                .bind_to_thread()
+                .map_err(cudajit::Error::from)?;
+            // Recorded on the stream: a slice of another stream is waited for.
+            let (from, _recorded) = slice.device_ptr(cuda);
+            // SAFETY: both are device allocations of at least `bytes` bytes (checked
+            // above and by the group's sizes), live until the copy is enqueued; the
+            // slice's stream synchronisation is kept by `_recorded`.
+            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, cuda.cu_stream()) }
+                .map_err(cudajit::Error::from)?;
+            Ok(())
+        }
+        (SymmetricTensor::Sim(window), TokenBuffer::Sim(buffer), _, Some(sim)) => {
+            sim.copy_in_order(SimCopy {
+                from: buffer.shared_memory(),
+                to: window.rank_memory(i)?,
+                bytes,
+            })?;
+            Ok(())
+        }
+        _ => Err(wrong_backend(buffer)),
+    }
 }
 
-impl TokenCopies for SymmetricTensor<bf16> {
-    /// Copies the first `count` elements of `source` to the start of local rank `i`'s
-    /// part, on `stream` (rank `i`'s): after the stream's earlier work, before its later.
-    fn copy_from_buffer(
-        &self,
-        i: usize,
-        stream: &Stream,
-        source: TokenBuffer<'_>,
-        count: usize,
-        buffer: &'static str,
-    ) -> Result<(), MoeError> {
-        check_copy(self, buffer, source.len(), count)?;
-        let bytes = count * size_of::<bf16>();
-        match (self, source, stream.cuda(), stream.sim()) {
-            (SymmetricTensor::Gpu(window), TokenBuffer::Gpu(slice), Some(cuda), _) => {
-                let to = window_ptr(window, i)?;
-                cuda.context()
-                    .bind_to_thread()
-                    .map_err(cudajit::Error::from)?;
-                // Recorded on the stream: a slice of another stream is waited for.
-                let (from, _recorded) = slice.device_ptr(cuda);
-                // SAFETY: both are device allocations of at least `bytes` bytes (checked
-                // above and by the group's sizes), live until the copy is enqueued; the
-                // slice's stream synchronisation is kept by `_recorded`.
-                unsafe {
-                    cudarc::driver::result::memcpy_dtod_async(to, from, bytes, cuda.cu_stream())
-                }
+/// Copies the first `count` elements of local rank `i`'s part of `tensor` into
+/// `destination`, on `stream` (rank `i`'s).
+pub(crate) fn copy_into_buffer(
+    tensor: &SymmetricTensor<bf16>,
+    i: usize,
+    stream: &Stream,
+    destination: TokenBufferMut<'_>,
+    count: usize,
+    buffer: &'static str,
+) -> Result<(), MoeError> {
+    check_copy(tensor, buffer, destination.len(), count)?;
+    let bytes = count * size_of::<bf16>();
+    match (tensor, destination, stream.cuda(), stream.sim()) {
+        (SymmetricTensor::Gpu(window), TokenBufferMut::Gpu(slice), Some(cuda), _) => {
+            let from = window_ptr(window, i)?;
+            cuda.context()
+                .bind_to_thread()
                 .map_err(cudajit::Error::from)?;
-                Ok(())
-            }
-            (SymmetricTensor::Sim(window), TokenBuffer::Sim(buffer), _, Some(sim)) => {
-                sim.copy_in_order(SimCopy {
-                    from: buffer.shared_memory(),
-                    to: window.rank_memory(i)?,
-                    bytes,
-                })?;
-                Ok(())
-            }
-            _ => Err(wrong_backend(buffer)),
-        }
-    }
-
-    /// Copies the first `count` elements of local rank `i`'s part into `destination`, on
-    /// `stream` (rank `i`'s).
-    fn copy_into_buffer(
-        &self,
-        i: usize,
-        stream: &Stream,
-        destination: TokenBufferMut<'_>,
-        count: usize,
-        buffer: &'static str,
-    ) -> Result<(), MoeError> {
-        check_copy(self, buffer, destination.len(), count)?;
-        let bytes = count * size_of::<bf16>();
-        match (self, destination, stream.cuda(), stream.sim()) {
-            (SymmetricTensor::Gpu(window), TokenBufferMut::Gpu(slice), Some(cuda), _) => {
-                let from = window_ptr(window, i)?;
-                cuda.context()
-                    .bind_to_thread()
-                    .map_err(cudajit::Error::from)?;
-                let (to, _recorded) = slice.device_ptr_mut(cuda);
-                // SAFETY: as in `copy_from_buffer`, in the other direction.
-                unsafe {
-                    cudarc::driver::result::memcpy_dtod_async(to, from, bytes, cuda.cu_stream())
-                }
+            let (to, _recorded) = slice.device_ptr_mut(cuda);
+            // SAFETY: as in `copy_from_buffer`, in the other direction.
+            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, cuda.cu_stream()) }
                 .map_err(cudajit::Error::from)?;
-                Ok(())
-            }
-            (SymmetricTensor::Sim(window), TokenBufferMut::Sim(buffer), _, Some(sim)) => {
-                sim.copy_in_order(SimCopy {
-                    from: window.rank_memory(i)?,
-                    to: buffer.shared_memory(),
-                    bytes,
-                })?;
-                Ok(())
-            }
-            _ => Err(wrong_backend(buffer)),
+            Ok(())
         }
+        (SymmetricTensor::Sim(window), TokenBufferMut::Sim(buffer), _, Some(sim)) => {
+            sim.copy_in_order(SimCopy {
+                from: window.rank_memory(i)?,
+                to: buffer.shared_memory(),
+                bytes,
+            })?;
+            Ok(())
+        }
+        _ => Err(wrong_backend(buffer)),
     }
 }
 

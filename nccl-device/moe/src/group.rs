@@ -3,7 +3,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::buffers::{check_holds, TokenBuffer, TokenBufferMut, TokenCopies};
+use super::buffers::{
+    check_holds, copy_from_buffer, copy_into_buffer, TokenBuffer, TokenBufferMut,
+};
 use super::config::{check_top_k, DispatchFormat, MoeConfig, MoeError, MoeMode};
 use super::fp8::scales_per_token;
 use super::handle::MoeHandle;
@@ -334,8 +336,7 @@ impl<'a> MoeGroup<'a> {
     ) -> Result<(), MoeError> {
         let shape = self.shape(i, stream, handle)?;
         let count = self.check_tokens_buffer("tokens buffer", tokens.len(), shape)?;
-        self.tokens
-            .copy_from_buffer(i, stream, tokens, count, "tokens buffer")
+        copy_from_buffer(&self.tokens, i, stream, tokens, count, "tokens buffer")
     }
 
     /// [`MoeGroup::combine`] of the experts' outputs in `expert_output`, laid out as
@@ -368,7 +369,8 @@ impl<'a> MoeGroup<'a> {
             );
             check_holds("expert output buffer", count, received * hidden, &rule)?;
         }
-        self.expert_output.copy_from_buffer(
+        copy_from_buffer(
+            &self.expert_output,
             i,
             stream,
             expert_output,
@@ -423,8 +425,14 @@ impl<'a> MoeGroup<'a> {
         // Checked before the launch: nothing runs for a buffer too short.
         let count = self.check_tokens_buffer("combined buffer", combined.len(), shape)?;
         self.combine(i, stream, handle)?;
-        self.combined
-            .copy_into_buffer(i, stream, combined, count, "combined buffer")
+        copy_into_buffer(
+            &self.combined,
+            i,
+            stream,
+            combined,
+            count,
+            "combined buffer",
+        )
     }
 
     /// The elements of a routing's tokens, `tokens × hidden`, after checking that a

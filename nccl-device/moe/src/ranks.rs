@@ -3,7 +3,6 @@
 //! group's name, and its errors as the group's.
 
 use super::config::MoeError;
-use cudajit_nccl_sim::RanksError;
 
 pub use cudajit_nccl_sim::SymmetricTensor;
 
@@ -12,22 +11,5 @@ pub use cudajit_nccl_sim::SymmetricTensor;
 /// kernels, `MoeConfig::requirements`) or every rank of a simulated world of one node.
 pub type MoeRanks<'a> = cudajit_nccl_sim::LsaRanks<'a>;
 
-impl From<RanksError> for MoeError {
-    fn from(error: RanksError) -> Self {
-        match error {
-            RanksError::Mismatch {
-                dimension,
-                value,
-                requirement,
-            } => MoeError::Mismatch {
-                dimension,
-                value,
-                requirement,
-            },
-            RanksError::Launch(e) => MoeError::Launch(e),
-            RanksError::Nccl(e) => MoeError::Nccl(e),
-            // A later kind of ranks error keeps its message.
-            other => MoeError::Launch(cudajit::Error::Backend(other.to_string())),
-        }
-    }
-}
+// Its errors as the group's, variant by variant.
+cudajit_nccl_sim::from_ranks_error!(MoeError);

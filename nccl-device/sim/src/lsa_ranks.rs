@@ -31,6 +31,36 @@ pub enum RanksError {
     Nccl(#[from] cudajit_nccl::NcclError),
 }
 
+/// `impl From<RanksError> for $error`, for an error type with the same `Mismatch {
+/// dimension, value, requirement }`, `Launch(cudajit::Error)` and `Nccl(NcclError)`
+/// variants (the MoE group's and the reshard's, which name the same dimensions): each
+/// variant to its namesake, a later kind of ranks error to `Launch` with its message.
+/// The invoking crate names `cudajit`.
+#[macro_export]
+macro_rules! from_ranks_error {
+    ($error:ident) => {
+        impl From<$crate::RanksError> for $error {
+            fn from(error: $crate::RanksError) -> Self {
+                match error {
+                    $crate::RanksError::Mismatch {
+                        dimension,
+                        value,
+                        requirement,
+                    } => $error::Mismatch {
+                        dimension,
+                        value,
+                        requirement,
+                    },
+                    $crate::RanksError::Launch(e) => $error::Launch(e),
+                    $crate::RanksError::Nccl(e) => $error::Nccl(e),
+                    // A later kind of ranks error keeps its message.
+                    other => $error::Launch(cudajit::Error::Backend(other.to_string())),
+                }
+            }
+        }
+    };
+}
+
 impl RanksError {
     fn mismatch(dimension: &'static str, value: usize, requirement: impl Into<String>) -> Self {
         RanksError::Mismatch {

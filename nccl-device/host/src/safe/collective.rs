@@ -2,6 +2,7 @@
 //! symmetric buffers, issued for every local rank inside one NCCL group, each on its own
 //! stream.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
@@ -10,8 +11,8 @@ use crate::error::{NcclError, Result};
 use crate::safe::buffer::SymmetricBuffer;
 use crate::safe::communicator::Communicator;
 use crate::sys::{
-    ncclAvg, ncclBfloat16, ncclDataType_t, ncclFloat32, ncclInt32, ncclMax, ncclMin, ncclProd,
-    ncclRedOp_t, ncclSum,
+    cudaStream_t, ncclAvg, ncclBfloat16, ncclComm_t, ncclDataType_t, ncclFloat32, ncclInt32,
+    ncclMax, ncclMin, ncclProd, ncclRedOp_t, ncclResult_t, ncclSum,
 };
 
 /// An element type NCCL's collectives understand (`ncclDataType_t`).
@@ -140,27 +141,17 @@ impl Communicator {
         op: ReduceOp,
         streams: &[Arc<CudaStream>],
     ) -> Result<()> {
-        let (sends, recvs) = self.collective_args(&send, count, &recv, count, streams)?;
-        let shared = &self.shared;
-        let sys = shared.nccl.sys();
-        let _op = shared.lock()?;
-        shared.grouped("ncclAllReduce", |i, r| {
-            // SAFETY: `sends[i]`/`recvs[i]` hold `count` elements of `T` on rank i's device
-            // (checked by collective_args) and live as long as the borrowed buffers, which
-            // the caller keeps until the stream has run the collective; `streams[i]` is a
-            // stream of rank i's context.
-            unsafe {
-                (sys.all_reduce)(
-                    sends[i] as *const _,
-                    recvs[i] as *mut _,
-                    count,
-                    T::DATA_TYPE,
-                    op.to_c(),
-                    r.comm,
-                    streams[i].cu_stream() as _,
-                )
-            }
-        })
+        let all_reduce = self.shared.nccl.sys().all_reduce;
+        self.collective(
+            "ncclAllReduce",
+            (&send, count),
+            (&recv, count),
+            streams,
+            |s, r, comm, stream| {
+                // SAFETY: as in `collective`, with `count` elements on each side.
+                unsafe { all_reduce(s, r, count, T::DATA_TYPE, op.to_c(), comm, stream) }
+            },
+        )
     }
 
     /// `ncclAllGather`: `count` elements from `send` on every rank, concatenated in rank
@@ -172,26 +163,18 @@ impl Communicator {
         count: usize,
         streams: &[Arc<CudaStream>],
     ) -> Result<()> {
-        let total = count
-            .checked_mul(self.n_ranks() as usize)
-            .ok_or_else(|| NcclError::InvalidArgument(format!("{count} elements overflow")))?;
-        let (sends, recvs) = self.collective_args(&send, count, &recv, total, streams)?;
-        let shared = &self.shared;
-        let sys = shared.nccl.sys();
-        let _op = shared.lock()?;
-        shared.grouped("ncclAllGather", |i, r| {
-            // SAFETY: as in `all_reduce`, with `recvs[i]` holding `n_ranks * count`.
-            unsafe {
-                (sys.all_gather)(
-                    sends[i] as *const _,
-                    recvs[i] as *mut _,
-                    count,
-                    T::DATA_TYPE,
-                    r.comm,
-                    streams[i].cu_stream() as _,
-                )
-            }
-        })
+        let total = self.every_rank(count)?;
+        let all_gather = self.shared.nccl.sys().all_gather;
+        self.collective(
+            "ncclAllGather",
+            (&send, count),
+            (&recv, total),
+            streams,
+            |s, r, comm, stream| {
+                // SAFETY: as in `collective`, with `recv` holding `n_ranks * count`.
+                unsafe { all_gather(s, r, count, T::DATA_TYPE, comm, stream) }
+            },
+        )
     }
 
     /// `ncclReduceScatter`: the `n_ranks * count` elements of `send` reduced over every
@@ -206,26 +189,54 @@ impl Communicator {
         op: ReduceOp,
         streams: &[Arc<CudaStream>],
     ) -> Result<()> {
-        let total = count
+        let total = self.every_rank(count)?;
+        let reduce_scatter = self.shared.nccl.sys().reduce_scatter;
+        self.collective(
+            "ncclReduceScatter",
+            (&send, total),
+            (&recv, count),
+            streams,
+            |s, r, comm, stream| {
+                // SAFETY: as in `collective`, with `send` holding `n_ranks * count`.
+                unsafe { reduce_scatter(s, r, count, T::DATA_TYPE, op.to_c(), comm, stream) }
+            },
+        )
+    }
+
+    /// `count` elements for every rank of the communicator: `n_ranks * count`.
+    fn every_rank(&self, count: usize) -> Result<usize> {
+        count
             .checked_mul(self.n_ranks() as usize)
-            .ok_or_else(|| NcclError::InvalidArgument(format!("{count} elements overflow")))?;
-        let (sends, recvs) = self.collective_args(&send, total, &recv, count, streams)?;
+            .ok_or_else(|| NcclError::InvalidArgument(format!("{count} elements overflow")))
+    }
+
+    /// One collective on every local rank in one group: `send` and `recv` (each a side and
+    /// its element count) checked against the buffers and `streams` (collective_args),
+    /// then, under the communicator's lock, `call(send, recv, comm, stream)` for each local
+    /// rank `i` with its addresses, communicator and `streams[i]`. `function` names the
+    /// NCCL call in errors.
+    fn collective<T>(
+        &self,
+        function: &'static str,
+        (send, send_count): (&BufferAt<'_, T>, usize),
+        (recv, recv_count): (&BufferAt<'_, T>, usize),
+        streams: &[Arc<CudaStream>],
+        call: impl Fn(*const c_void, *mut c_void, ncclComm_t, cudaStream_t) -> ncclResult_t,
+    ) -> Result<()> {
+        let (sends, recvs) = self.collective_args(send, send_count, recv, recv_count, streams)?;
         let shared = &self.shared;
-        let sys = shared.nccl.sys();
         let _op = shared.lock()?;
-        shared.grouped("ncclReduceScatter", |i, r| {
-            // SAFETY: as in `all_reduce`, with `sends[i]` holding `n_ranks * count`.
-            unsafe {
-                (sys.reduce_scatter)(
-                    sends[i] as *const _,
-                    recvs[i] as *mut _,
-                    count,
-                    T::DATA_TYPE,
-                    op.to_c(),
-                    r.comm,
-                    streams[i].cu_stream() as _,
-                )
-            }
+        // `call` relies on this: `sends[i]`/`recvs[i]` hold the checked counts of elements
+        // of `T` on rank i's device (collective_args) and live as long as the borrowed
+        // buffers, which the caller keeps until the stream has run the collective;
+        // `streams[i]` is a stream of rank i's context.
+        shared.grouped(function, |i, r| {
+            call(
+                sends[i] as *const c_void,
+                recvs[i] as *mut c_void,
+                r.comm,
+                streams[i].cu_stream() as cudaStream_t,
+            )
         })
     }
 

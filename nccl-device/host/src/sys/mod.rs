@@ -19,6 +19,17 @@ use crate::error::{NcclError, Result};
 
 type CommFn = unsafe extern "C" fn(ncclComm_t) -> ncclResult_t;
 type CommIntFn = unsafe extern "C" fn(ncclComm_t, *mut c_int) -> ncclResult_t;
+/// `(const void* send, void* recv, size_t count, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+/// cudaStream_t)`: `ncclAllReduce` and `ncclReduceScatter`.
+type ReduceFn = unsafe extern "C" fn(
+    *const c_void,
+    *mut c_void,
+    usize,
+    ncclDataType_t,
+    ncclRedOp_t,
+    ncclComm_t,
+    cudaStream_t,
+) -> ncclResult_t;
 
 /// Every NCCL host function this crate calls. Signatures are transcribed from `nccl.h`
 /// and `nccl_device/core.h` (2.28.3 to 2.32.3 declare them identically); versioned
@@ -63,15 +74,7 @@ pub struct NcclSys {
     pub group_end: unsafe extern "C" fn() -> ncclResult_t,
     /// `ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t,
     /// ncclRedOp_t, ncclComm_t, cudaStream_t)`
-    pub all_reduce: unsafe extern "C" fn(
-        *const c_void,
-        *mut c_void,
-        usize,
-        ncclDataType_t,
-        ncclRedOp_t,
-        ncclComm_t,
-        cudaStream_t,
-    ) -> ncclResult_t,
+    pub all_reduce: ReduceFn,
     /// `ncclAllGather(const void* send, void* recv, size_t sendcount, ncclDataType_t,
     /// ncclComm_t, cudaStream_t)`
     pub all_gather: unsafe extern "C" fn(
@@ -84,15 +87,7 @@ pub struct NcclSys {
     ) -> ncclResult_t,
     /// `ncclReduceScatter(const void* send, void* recv, size_t recvcount, ncclDataType_t,
     /// ncclRedOp_t, ncclComm_t, cudaStream_t)`
-    pub reduce_scatter: unsafe extern "C" fn(
-        *const c_void,
-        *mut c_void,
-        usize,
-        ncclDataType_t,
-        ncclRedOp_t,
-        ncclComm_t,
-        cudaStream_t,
-    ) -> ncclResult_t,
+    pub reduce_scatter: ReduceFn,
     /// `ncclSend(const void* send, size_t count, ncclDataType_t, int peer, ncclComm_t,
     /// cudaStream_t)`
     pub send: unsafe extern "C" fn(
