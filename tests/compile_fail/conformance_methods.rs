@@ -103,9 +103,6 @@ fn option_xor(v: u32) -> u32 { let a: Option<u32> = Some(v); let b: Option<u32> 
 fn option_eq(v: u32) -> bool { let a: Option<u32> = Some(v); a == Some(1) }
 
 #[device]
-fn iter_max_by(x: &[f32]) -> f32 { x.iter().copied().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap_or(0.0) }
-
-#[device]
 fn iter_nth(x: &[f32]) -> f32 { x.iter().copied().nth(3).unwrap_or(0.0) }
 
 #[device]

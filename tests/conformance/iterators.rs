@@ -106,6 +106,21 @@ pub fn min_max(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn by_comparator(x: &[f32], i: usize) -> f64 {
+    let a = x
+        .iter()
+        .copied()
+        .max_by(|p, q| p.total_cmp(q))
+        .unwrap_or(0.0);
+    let b = x[i..]
+        .iter()
+        .min_by(|p, q| p.partial_cmp(q).unwrap())
+        .copied()
+        .unwrap_or(99.0);
+    (a * 100.0 + b) as f64
+}
+
+#[device]
 pub fn by_key(x: &[f32], i: usize) -> f64 {
     let a = (0..x.len())
         .max_by_key(|k| (x[*k] * 4.0) as i32)
@@ -200,6 +215,7 @@ group!(iterators, ROWS {
     "iter.fold" => fold,
     "iter.min-max" => min_max,
     "iter.by-key" => by_key,
+    "iter.max-by" => by_comparator,
     "iter.reduce" => reduce,
     "iter.position" => position,
     "iter.find" => find,

@@ -520,11 +520,6 @@ pub const REFUSED: &[Refusal] = &[
         "write it before `map`, `filter` and the other adapters",
     ),
     no(
-        "iter.max-by",
-        METHODS,
-        "`max_by` is not an iterator method kernels have: write instead `fold` with a comparison",
-    ),
-    no(
         "iter.nth",
         METHODS,
         "`nth` is not an iterator method kernels have: write instead `x.get(n)` on the source",

@@ -1,6 +1,8 @@
 //! Methods and operations of `bool`, slices, arrays, `Option` and `core` items: one
 //! example per row of the table's groups of those types.
 
+use core::cmp::Ordering;
+
 use cudajit::prelude::*;
 
 use super::expressions::halve;
@@ -259,6 +261,19 @@ pub fn option_passed_on(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn orderings(x: &[f32], i: usize) -> f64 {
+    let n = i as i32;
+    let a = match n.cmp(&4) {
+        Ordering::Less => 1,
+        Ordering::Equal => 2,
+        Ordering::Greater => 3,
+    };
+    let b = x[i].total_cmp(&0.5).reverse().then(Ordering::Less) as i32;
+    let c = x[i].partial_cmp(&1.0).map_or(9, |o| o as i32 + 5);
+    (a * 100 + b * 10 + c) as f64 + (n.cmp(&2).is_ge() as u32) as f64
+}
+
+#[device]
 pub fn core_functions(x: &[f32], i: usize) -> f64 {
     let a = u32::max(i as u32, 4) + usize::min(i, 9) as u32 + 3u8.max(i as u8) as u32;
     let b = x[i] as f64 + (i > 3) as u32 as f64;
@@ -308,5 +323,6 @@ group!(values, ROWS {
     "option.passed-on" => option_passed_on,
     "item.option-struct" => option_struct_values,
     "core.ord" => core_functions,
+    "core.ordering" => orderings,
     "core.from" => core_from,
 });

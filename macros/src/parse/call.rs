@@ -298,6 +298,9 @@ impl Parser<'_> {
         if let Some(value) = self.option_value_method(call) {
             return value;
         }
+        if let Some(value) = self.ordering_method(call) {
+            return value;
+        }
         if super::option_value::is_optional_consumer(call)
             || (self.is_option_value(&call.receiver)
                 && matches!(

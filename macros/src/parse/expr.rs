@@ -103,6 +103,12 @@ impl Parser<'_> {
                 _ if self.unit_struct_value(path).is_some() => {
                     return self.unit_struct_value(path);
                 }
+                // `Ordering::Less`: its `i8` (`ordering.rs`).
+                _ if super::ordering::ordering_constant(&path.path).is_some() => {
+                    let value = super::ordering::ordering_constant(&path.path)?;
+                    let literal: syn::Expr = syn::parse_str(&format!("({value}i8)")).ok()?;
+                    return self.expr(&literal).map(|e| Expr { span, ..e });
+                }
                 _ => match path.qself.is_none().then(|| self.enum_variant(&path.path)) {
                     Some(Some((ty, variant))) => ExprKind::EnumVariant { ty, variant },
                     Some(None) => ExprKind::Var(self.constant_path(&path.path)?),

@@ -207,6 +207,9 @@ impl Parser<'_> {
                 }])
             }
             syn::Pat::Path(path) if path.qself.is_none() => {
+                if let Some(literal) = self.ordering_pattern(&path.path) {
+                    return Some(vec![Pattern::Literal(literal)]);
+                }
                 let Some((ty, variant)) = self.enum_variant(&path.path) else {
                     self.errors
                         .at(path, "patterns name enum variants as `Enum::Variant`");

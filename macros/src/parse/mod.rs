@@ -26,6 +26,7 @@ mod loop_value;
 mod matching;
 mod option;
 mod option_value;
+mod ordering;
 mod parser;
 mod refusals;
 mod signature;

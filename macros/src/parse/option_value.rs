@@ -257,7 +257,7 @@ pub(super) fn is_optional_consumer(call: &syn::ExprMethodCall) -> bool {
         (call.method.to_string().as_str(), call.args.len()),
         ("min" | "max" | "last", 0)
             | (
-                "min_by_key" | "max_by_key" | "reduce" | "position" | "find",
+                "min_by_key" | "max_by_key" | "min_by" | "max_by" | "reduce" | "position" | "find",
                 1
             )
     );
@@ -299,7 +299,7 @@ impl Parser<'_> {
                 let method = call.method.to_string();
                 match method.as_str() {
                     "copied" | "cloned" => self.is_option_value(&call.receiver),
-                    "get" | "get_mut" => call.args.len() == 1,
+                    "get" | "get_mut" | "partial_cmp" => call.args.len() == 1,
                     "map" | "filter" | "and_then" | "or" | "or_else" | "xor" => {
                         match &*call.receiver {
                             // A local, an element or a field is an `Option` only when it
@@ -584,6 +584,7 @@ impl Parser<'_> {
         }
         Some(match (method.as_str(), args.as_slice()) {
             ("get" | "get_mut", [_]) => self.get_parts(call),
+            ("partial_cmp", [_]) => return self.partial_cmp_parts(call),
             ("copied" | "cloned", []) => self.option_parts(&call.receiver),
             ("map", [_]) if self.refused_array_map(&call.receiver, &call.method) => None,
             ("map", [f]) => self.option_map(&call.receiver, f, false, span),

@@ -13,22 +13,26 @@ use super::parser::Parser;
 /// The iterator methods kernels do not have, with what to write instead.
 const CHAIN_METHODS: &[(&str, &str)] = &[
     (
-        "max_by",
-        "`fold` with a comparison (`.fold(f32::MIN, |m, v| if v > m { v } else { m })`), or `max_by_key`",
+        "nth",
+        "`x.get(n)` on the source, or `.skip(n).find(|_| true)`",
     ),
-    (
-        "min_by",
-        "`fold` with a comparison (`.fold(f32::MAX, |m, v| if v < m { v } else { m })`), or `min_by_key`",
-    ),
-    ("nth", "`x.get(n)` on the source, or `.skip(n).find(|_| true)`"),
     ("rposition", "`(0..x.len()).rev().find(|&k| ..)`"),
     ("filter_map", "`filter` then `map`, or a `for` loop"),
     ("flat_map", "a `for` loop nested in a `for` loop"),
     ("flatten", "a `for` loop nested in a `for` loop"),
-    ("map_while", "`take_while` then `map`, or a `for` loop with `break`"),
+    (
+        "map_while",
+        "`take_while` then `map`, or a `for` loop with `break`",
+    ),
     ("scan", "a `for` loop that updates a `let mut` state"),
-    ("inspect", "`map` with a block (`.map(|v| { ..; v })`), or a `for` loop"),
-    ("peekable", "a `for` loop over the indices, reading `x[k + 1]`"),
+    (
+        "inspect",
+        "`map` with a block (`.map(|v| { ..; v })`), or a `for` loop",
+    ),
+    (
+        "peekable",
+        "a `for` loop over the indices, reading `x[k + 1]`",
+    ),
     (
         "for_each",
         "a `for` loop (`for v in x.iter() { .. }`), or `for_each` as a statement of its own",
@@ -39,7 +43,10 @@ const CHAIN_METHODS: &[(&str, &str)] = &[
     ("unzip", "a `for` loop writing two slices"),
     ("sum_by", "`map` then `sum`"),
     ("cycle", "an index loop with `k % x.len()`"),
-    ("fuse", "the chain without `fuse()`, which changes nothing on slices and ranges"),
+    (
+        "fuse",
+        "the chain without `fuse()`, which changes nothing on slices and ranges",
+    ),
 ];
 
 /// The `Option` methods kernels do not have, with what to write instead.

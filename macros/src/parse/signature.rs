@@ -646,6 +646,10 @@ pub(super) fn value_type(ty: &Type, generics: &GenericNames) -> Option<ValueType
     if let Some(scalar) = scalar_type(ty) {
         return Some(ValueType::Scalar(scalar));
     }
+    // `Ordering`: its `i8` (`ordering.rs`).
+    if super::ordering::is_ordering_type(ty) {
+        return Some(ValueType::Scalar(Scalar::I8));
+    }
     match ty {
         // `S::Out`, `<S as Shape>::Out`: the associated type of `S`'s struct.
         Type::Path(path) if super::associated_type::projection(path, generics).is_some() => {

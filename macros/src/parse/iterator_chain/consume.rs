@@ -190,6 +190,30 @@ impl Parser<'_> {
                             span,
                         ));
                     }
+                    Optional::ExtremeBy { max, compare } => {
+                        let value = whole(self, &item)?;
+                        // Rust's `min_by` keeps the first of equal elements (an element
+                        // replaces the best only when the best compares `Greater`),
+                        // `max_by` the last (unless the best compares `Greater`).
+                        // The first element is the best before the comparator sees it,
+                        // so the best always holds an element (and has its type).
+                        body.push(if_then(first.clone(), vec![set(acc, value.clone())], span));
+                        let order =
+                            self.apply(compare, &[Item::One(var(acc, span)), item], body)?;
+                        let zero = Expr {
+                            kind: ExprKind::Lit(cudajit_core::ast::Literal::Int {
+                                value: 0,
+                                suffix: Some(cudajit_core::Scalar::I8),
+                            }),
+                            span,
+                        };
+                        let op = if *max { BinaryOp::Le } else { BinaryOp::Gt };
+                        body.push(if_then(
+                            binary(BinaryOp::Or, first, binary(op, order, zero, span), span),
+                            vec![set(acc, value), set(some, bool_literal(true, span))],
+                            span,
+                        ));
+                    }
                     Optional::Reduce(f) => {
                         let value = whole(self, &item)?;
                         let combined = self.apply(f, &[Item::One(var(acc, span)), item], body)?;

@@ -30,7 +30,7 @@ mod stages;
 const ADAPTERS: &str = "iterator chains in kernels take the adapters `map`, `filter`, `enumerate`, `zip`, `rev` (on the source), `step_by`, `take`, `skip`, `take_while`, `skip_while`, `chain`, `copied` and `cloned`";
 
 /// The consumers, for the error of any other.
-const CONSUMERS: &str = "iterator chains in kernels end in `sum`, `product`, `count`, `fold`, `any`, `all`, `min`, `max`, `min_by_key`, `max_by_key`, `reduce`, `position`, `find` or `last` (the ones giving an `Option`), or are walked by a `for` loop";
+const CONSUMERS: &str = "iterator chains in kernels end in `sum`, `product`, `count`, `fold`, `any`, `all`, `min`, `max`, `min_by_key`, `max_by_key`, `min_by`, `max_by`, `reduce`, `position`, `find` or `last` (the ones giving an `Option`), or are walked by a `for` loop";
 
 /// An item as it moves through the chain: a value or place, or a pair of them
 /// (`enumerate`, `zip`).
@@ -73,6 +73,11 @@ enum Optional<'s> {
     Extreme {
         max: bool,
         key: Option<&'s syn::Expr>,
+    },
+    /// `min_by`/`max_by` (`true` for max) with the comparator, which gives an `Ordering`.
+    ExtremeBy {
+        max: bool,
+        compare: &'s syn::Expr,
     },
     Reduce(&'s syn::Expr),
     Position(&'s syn::Expr),
@@ -302,6 +307,14 @@ impl Parser<'_> {
             ("max_by_key", [f]) => Consumer::Optional(Optional::Extreme {
                 max: true,
                 key: Some(f),
+            }),
+            ("min_by", [f]) => Consumer::Optional(Optional::ExtremeBy {
+                max: false,
+                compare: f,
+            }),
+            ("max_by", [f]) => Consumer::Optional(Optional::ExtremeBy {
+                max: true,
+                compare: f,
             }),
             ("reduce", [f]) => Consumer::Optional(Optional::Reduce(f)),
             ("position", [p]) => Consumer::Optional(Optional::Position(p)),
