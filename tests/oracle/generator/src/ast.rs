@@ -301,6 +301,16 @@ pub enum Consumer {
         max: bool,
         default: Box<Expr>,
     },
+    /// `.min_by(..)`/`.max_by(..)` with a comparator giving an `Ordering`, then
+    /// `.unwrap_or(default)`: `a.cmp(b)` of integers (`b.cmp(a)` when `reversed`);
+    /// `a.partial_cmp(b).unwrap_or(Ordering::Equal)` of floats, which orders a NaN by its
+    /// position, never by its sign (which Rust leaves to the platform).
+    ExtremeBy {
+        max: bool,
+        reversed: bool,
+        float: bool,
+        default: Box<Expr>,
+    },
     /// `.position(|pat| cond).unwrap_or(default)`.
     Position {
         param: String,

@@ -260,6 +260,24 @@ fn consumer(c: &Consumer) -> String {
             if *max { "max" } else { "min" },
             expr(default)
         ),
+        Consumer::ExtremeBy {
+            max,
+            reversed,
+            float,
+            default,
+        } => {
+            let (a, b) = if *reversed { ("q", "p") } else { ("p", "q") };
+            let order = if *float {
+                format!("{a}.partial_cmp({b}).unwrap_or(core::cmp::Ordering::Equal)")
+            } else {
+                format!("{a}.cmp({b})")
+            };
+            format!(
+                ".{}(|p, q| {order}).unwrap_or({})",
+                if *max { "max_by" } else { "min_by" },
+                expr(default)
+            )
+        }
         Consumer::Position {
             param,
             depth,

@@ -136,11 +136,21 @@ impl Generator {
                     Consumer::Product(t)
                 }
             }
-            (t, 2) if t.is_int() => {
+            (t, 2) if t.is_int() && self.rng.chance(60) => {
                 self.items_of(t, d, &mut stages, &mut item, &mut depth);
                 let default = self.literal(t);
                 Consumer::Extreme {
                     max: self.rng.chance(50),
+                    default: Box::new(default),
+                }
+            }
+            (t, 2) => {
+                self.items_of(t, d, &mut stages, &mut item, &mut depth);
+                let default = self.literal(t);
+                Consumer::ExtremeBy {
+                    max: self.rng.chance(50),
+                    reversed: self.rng.chance(30),
+                    float: t.is_float(),
                     default: Box::new(default),
                 }
             }
