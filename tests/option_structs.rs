@@ -191,6 +191,29 @@ pub fn passed_on(x: &[f32], i: usize) -> f32 {
     a + p[0] * 3.0 + p[1] * 5.0
 }
 
+/// Arrays as the values of `if`s and blocks, and `unwrap_or` of an `Option` of an array.
+#[device]
+pub fn array_branches(x: &[f32], i: usize) -> f32 {
+    let low = [x[i], 1.0];
+    let high = [2.0, x[i] * 0.5];
+    let chosen = if x[i] > 0.0 { low } else { high };
+    let nested = if i % 3 == 0 {
+        [0.25f32; 2]
+    } else if i % 3 == 1 {
+        ordered(x[i], 0.5).unwrap_or([9.0, 8.0])
+    } else {
+        let mut t = high;
+        t[0] += 1.0;
+        t
+    };
+    let block = {
+        let mut b = chosen;
+        b[1] *= 3.0;
+        b
+    };
+    chosen[0] + chosen[1] * 2.0 + nested[0] * 3.0 + nested[1] * 5.0 + block[1] * 7.0
+}
+
 #[kernel]
 fn option_structs(x: &[f32], out: &mut [f32]) {
     let i = global_index();
@@ -200,6 +223,7 @@ fn option_structs(x: &[f32], out: &mut [f32]) {
     out[i] = consumers(x, i);
     out[x.len() + i] = more(x, i);
     out[2 * x.len() + i] = passed_on(x, i);
+    out[3 * x.len() + i] = array_branches(x, i);
 }
 
 fn inputs() -> Vec<f32> {
@@ -212,14 +236,15 @@ fn check(stream: &Stream) {
     let x = inputs();
     let n = x.len();
     let dx = stream.clone_htod(&x).unwrap();
-    let mut out = stream.alloc_zeros::<f32>(3 * n).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(4 * n).unwrap();
     option_structs::launch(stream, LaunchConfig::for_elements(n), &dx, &mut out).unwrap();
     let got = stream.clone_dtoh(&out).unwrap();
     for (i, g) in got.iter().enumerate() {
         let w = match i / n {
             0 => consumers(&x, i),
             1 => more(&x, i - n),
-            _ => passed_on(&x, i - 2 * n),
+            2 => passed_on(&x, i - 2 * n),
+            _ => array_branches(&x, i - 3 * n),
         };
         assert_eq!(g.to_bits(), w.to_bits(), "out[{i}]: cudajit {g}, rustc {w}");
     }

@@ -55,9 +55,6 @@ fn float_classify(v: f32) -> bool { v.is_finite() }
 fn float_sign_tests(v: f32) -> bool { v.is_sign_negative() }
 
 #[device]
-fn float_total_cmp(v: f32, w: f32) -> bool { v.total_cmp(&w).is_lt() }
-
-#[device]
 fn float_sin_cos(v: f32) -> f32 { let t = v.sin_cos(); t.0 }
 
 #[device]

@@ -170,7 +170,12 @@ pub fn if_struct_value(x: &[f32], i: usize) -> f64 {
         let s = p + q;
         s
     };
-    (p.x + q.y * 2.0 + r.length_squared()) as f64
+    let w = if x[i] > 0.0 {
+        [x[i], 0.5]
+    } else {
+        [0.25f32; 2]
+    };
+    (p.x + q.y * 2.0 + r.length_squared() + w[0] * 3.0 + w[1]) as f64
 }
 
 #[device]

@@ -133,7 +133,16 @@ pub fn half_precision(x: &[f32], i: usize) -> f64 {
     (h.to_f32() + b.to_f32()) as f64 + h.to_bits() as f64
 }
 
+#[device]
+pub fn total_cmp(x: &[f32], i: usize) -> f64 {
+    let w = x[(i + 1) % x.len()];
+    let a = x[i].total_cmp(&w) as i32;
+    let b = x[i].partial_cmp(&w).map_or(7, |o| o.reverse() as i32);
+    (a * 10 + b) as f64
+}
+
 group!(float_methods, ROWS {
+    "float.total-cmp" => total_cmp,
     "float.sqrt" => sqrt,
     "float.exp-ln" => exp_ln,
     "float.trig" => trig,

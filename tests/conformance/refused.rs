@@ -428,11 +428,6 @@ pub const REFUSED: &[Refusal] = &[
         "method `is_sign_negative` of `f32` is not supported in kernels",
     ),
     no(
-        "float.total-cmp",
-        METHODS,
-        "method `total_cmp` of `f32` is not supported in kernels",
-    ),
-    no(
         "float.sin-cos",
         METHODS,
         "method `sin_cos` of `f32` is not supported in kernels",

@@ -181,6 +181,9 @@ impl Lowerer<'_, '_> {
         block: &mut Block,
     ) -> Result<(ArraySource, u32), LowerError> {
         let span = expr.span;
+        if self.types.is_array_branches(expr) {
+            return self.branches_array(expr, block);
+        }
         match &expr.kind {
             ExprKind::Var(name) => match self.scopes.lookup(name) {
                 Some(Binding::Array(local, len)) => return Ok((ArraySource::Local(local), len)),
@@ -251,6 +254,109 @@ impl Lowerer<'_, '_> {
         ))
     }
 
+    /// An `if` or a block whose value is an array (`let a = if c { b } else { [0.0; 4] };`):
+    /// a local array of its own, which each branch copies its array into.
+    fn branches_array(
+        &mut self,
+        expr: &Expr,
+        block: &mut Block,
+    ) -> Result<(ArraySource, u32), LowerError> {
+        let span = expr.span;
+        let (condition, branches) = match &expr.kind {
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => match self.constant_condition(cond) {
+                // Of constants: only the branch taken exists.
+                Some(taken) => (None, vec![if taken { then } else { otherwise }]),
+                None => (Some(self.expr(cond, block)?), vec![then, otherwise]),
+            },
+            ExprKind::Block(inner) => (None, vec![inner]),
+            _ => return Err(LowerError::new(span, "internal: an array of branches")),
+        };
+        let mut result: Option<(Handle<LocalVariable>, Handle<Type>, u32)> = None;
+        let mut lowered = Vec::new();
+        for branch in branches {
+            let mut out = Block::new();
+            self.scopes.push();
+            let copied = self.branch_into(branch, &mut result, &mut out);
+            self.scopes.pop();
+            copied?;
+            lowered.push(out);
+        }
+        let Some((local, _, len)) = result else {
+            return Err(LowerError::new(
+                span,
+                "internal: an array `if` without branches",
+            ));
+        };
+        match condition {
+            Some(condition) => {
+                let mut blocks = lowered.into_iter();
+                let accept = blocks.next().unwrap_or_default();
+                let reject = blocks.next().unwrap_or_default();
+                block.push(
+                    Statement::If {
+                        condition,
+                        accept,
+                        reject,
+                    },
+                    span,
+                );
+            }
+            None => {
+                for out in lowered {
+                    block.push(Statement::Block(out), span);
+                }
+            }
+        }
+        Ok((ArraySource::Local(local), len))
+    }
+
+    /// One branch of [`Self::branches_array`]: its statements, then its array copied into
+    /// the result (made by the first branch, of its array's type).
+    fn branch_into(
+        &mut self,
+        branch: &ast::Block,
+        result: &mut Option<(Handle<LocalVariable>, Handle<Type>, u32)>,
+        out: &mut Block,
+    ) -> Result<(), LowerError> {
+        for stmt in &branch.stmts {
+            self.stmt(stmt, out)?;
+        }
+        let tail = branch
+            .tail
+            .as_deref()
+            .ok_or_else(|| LowerError::new(branch.span, "this block must end in an array"))?;
+        let array_ty = self.array_value_type(tail)?;
+        let (source, len) = self.array_source(tail, out)?;
+        let array_ty = match (array_ty, source) {
+            (Some(ty), _) => ty,
+            (None, ArraySource::Local(local)) => self.function.locals[local].ty,
+            (None, ArraySource::Repeat(element)) => {
+                let base = self.function.locals[element].ty;
+                self.program.module.types.insert(Type {
+                    inner: TypeInner::Array { base, len },
+                })
+            }
+            (None, ArraySource::Pointer(pointer)) => self.pointer_base(pointer)?,
+        };
+        let (local, _, expected) = *result.get_or_insert_with(|| {
+            let local = self.local("if.array", array_ty, tail.span);
+            (local, array_ty, len)
+        });
+        if expected != len {
+            return Err(LowerError::new(
+                tail.span,
+                format!("the branches give arrays of {expected} and {len} elements"),
+            ));
+        }
+        let target = self.expr_node(Expression::LocalPointer(local), tail.span);
+        self.copy_array_of(source, target, array_ty, tail.span, out);
+        Ok(())
+    }
+
     /// A pointer to element `k` of `source` (for `Repeat`, `None`: every element is the
     /// value).
     fn source_element(
@@ -305,10 +411,14 @@ impl Lowerer<'_, '_> {
         block.push(Statement::Store { pointer, value }, span);
     }
 
-    /// Whether `expr` calls a device function returning an array (or `vload`).
+    /// Whether `expr` calls a device function returning an array (or `vload`), or is an
+    /// `if` or a block whose value is an array: what makes an array local of its own.
     pub(super) fn returns_array(&self, expr: &Expr) -> bool {
         let types = self.types;
         let expr = types.desugared(expr).unwrap_or(expr);
+        if types.is_array_branches(expr) {
+            return true;
+        }
         if let ExprKind::Intrinsic {
             intrinsic: Intrinsic::VectorLoadArray,
             ..

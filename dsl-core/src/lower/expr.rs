@@ -674,7 +674,10 @@ impl Lowerer<'_, '_> {
     }
 
     /// The type a pointer expression (a field pointer of a local being built) points to.
-    fn pointer_base(&self, pointer: Handle<Expression>) -> Result<Handle<Type>, LowerError> {
+    pub(super) fn pointer_base(
+        &self,
+        pointer: Handle<Expression>,
+    ) -> Result<Handle<Type>, LowerError> {
         let Expression::FieldPointer { base, field } = self.function.expressions[pointer] else {
             return Err(LowerError::new(
                 Span::default(),

@@ -135,6 +135,8 @@ pub(super) struct TypeTable {
     struct_lets: HashMap<*const Stmt, &'static str>,
     /// The struct of each struct-valued slice element, call and struct literal.
     struct_exprs: HashMap<*const Expr, &'static str>,
+    /// The `if`s and blocks whose value is an array (`let a = if c { b } else { d };`).
+    array_exprs: std::collections::HashSet<*const Expr>,
     /// Method calls and struct operators, as the calls they are (`methods.rs`).
     desugared: HashMap<*const Expr, Rc<Expr>>,
     /// `a += b` of structs, as the call of `add_assign` it is.
@@ -163,6 +165,11 @@ impl TypeTable {
     /// The struct a struct-valued slice element, call or struct literal has.
     pub(super) fn struct_expr(&self, expr: &Expr) -> Option<&'static str> {
         self.struct_exprs.get(&(expr as *const Expr)).copied()
+    }
+
+    /// Whether `expr` is an `if` or a block whose value is an array.
+    pub(super) fn is_array_branches(&self, expr: &Expr) -> bool {
+        self.array_exprs.contains(&(expr as *const Expr))
     }
 
     /// The device function instance a call expression calls.
@@ -211,6 +218,7 @@ pub(super) fn infer(
         calls: Vec::new(),
         structs: Vec::new(),
         structs_let: Vec::new(),
+        array_branches: Vec::new(),
         desugared: Vec::new(),
         desugared_stmts: Vec::new(),
         replaced_stmts: Vec::new(),
@@ -391,6 +399,8 @@ struct Inference<'a> {
     structs: Vec<(*const Expr, &'static str)>,
     /// `let`s binding a struct value.
     structs_let: Vec<(*const Stmt, &'static str)>,
+    /// `if`s and blocks whose value is an array.
+    array_branches: Vec<*const Expr>,
     /// Method calls and struct operators, replaced by their calls (`methods.rs`).
     desugared: Vec<(*const Expr, Rc<Expr>)>,
     /// Compound assignments of structs, replaced by their calls.
@@ -522,6 +532,9 @@ impl Inference<'_> {
         for (expr, name) in std::mem::take(&mut self.structs) {
             table.struct_exprs.insert(expr, name);
         }
+        table.array_exprs = std::mem::take(&mut self.array_branches)
+            .into_iter()
+            .collect();
         table.desugared = std::mem::take(&mut self.desugared).into_iter().collect();
         table.desugared_stmts = std::mem::take(&mut self.desugared_stmts)
             .into_iter()

@@ -161,6 +161,15 @@ pub(crate) fn function_with_places(
         if let cudajit_core::ast::ParamType::Closure { .. } = param.ty {
             parser.bind(&closure::param_marker(&param.name));
         }
+        // Slices and arrays: `x.reverse()` is theirs, not an `Ordering`'s.
+        if matches!(
+            param.ty,
+            cudajit_core::ast::ParamType::Slice { .. }
+                | cudajit_core::ast::ParamType::Value(cudajit_core::ast::ValueType::Array { .. })
+                | cudajit_core::ast::ParamType::Reference { len: Some(_), .. }
+        ) {
+            parser.bind_sequence_name(&param.name);
+        }
     }
     parser.returns_tuple = matches!(result, Some(cudajit_core::ast::ValueType::Tuple(_)));
     parser.returns_array = matches!(result, Some(cudajit_core::ast::ValueType::Array { .. }));

@@ -109,7 +109,11 @@ impl Parser<'_> {
                     (#key_a > #key_b) as i8 - (#key_a < #key_b) as i8
                 })
             }
-            ("reverse", []) => syn::parse_quote_spanned!(at=> (-(#receiver))),
+            // Slices and arrays have a `reverse` of their own (in place), which kernels
+            // refuse with what to write (`generate/method_check.rs`).
+            ("reverse", []) if !self.is_sequence(receiver) => {
+                syn::parse_quote_spanned!(at=> (-(#receiver)))
+            }
             ("then", [other]) if !matches!(other, syn::Expr::Closure(_)) => {
                 let (a, b) = (self.hidden_ident(at), self.hidden_ident(at));
                 syn::parse_quote_spanned!(at=> {
@@ -173,6 +177,26 @@ impl Parser<'_> {
             present: self.expr(&present)?,
             value: Some(self.expr(&value)?),
         }))
+    }
+
+    /// Declares `name` a slice or an array (a parameter, a `let` of an array literal).
+    pub(super) fn bind_sequence_name(&mut self, name: &str) {
+        self.bind(&format!("{name}.[]"));
+    }
+
+    /// Whether `expr` is a slice or an array as written: a name declared one, an element
+    /// or field (which may hold one), or a sub-slice.
+    fn is_sequence(&self, expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::Paren(paren) => self.is_sequence(&paren.expr),
+            syn::Expr::Path(path) => path
+                .path
+                .get_ident()
+                .is_some_and(|name| self.innermost_is(&name.to_string(), &format!("{name}.[]"))),
+            syn::Expr::Index(_) | syn::Expr::Field(_) | syn::Expr::Reference(_) => true,
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => true,
+            _ => false,
+        }
     }
 
     /// `Ordering::Less` as a `match` pattern's literal.

@@ -39,6 +39,17 @@ impl<'e> Parser<'e> {
         for (position, stmt) in block.stmts.iter().enumerate() {
             let last = position + 1 == count;
             match stmt {
+                // `if c { [0.25; 2] } else { b }`: a branch's array literal is bound to a
+                // hidden local of the branch, which is its value.
+                syn::Stmt::Expr(expr @ (syn::Expr::Array(_) | syn::Expr::Repeat(_)), None)
+                    if last && !returns =>
+                {
+                    if let Some((binding, name)) = self.hidden_array_let(expr) {
+                        stmts.append(&mut self.pending);
+                        stmts.push(binding);
+                        tail = self.expr(&name).map(Box::new);
+                    }
+                }
                 syn::Stmt::Expr(expr, None) if last && !is_statement_like(expr) => {
                     tail = self
                         .with_statement_call(Some(expr), |parser| match returns {
@@ -312,6 +323,14 @@ impl<'e> Parser<'e> {
         }
         // Bound after the initialiser: `let x = x + 1;` reads the outer `x`.
         self.bind(&name);
+        // `let a = [..];`: `a.reverse()` is the array's (refused), not an `Ordering`'s.
+        let array = matches!(&local.pat, syn::Pat::Type(t) if matches!(&*t.ty, syn::Type::Array(_)))
+            || local.init.as_ref().is_some_and(|init| {
+                matches!(&*init.expr, syn::Expr::Array(_) | syn::Expr::Repeat(_))
+            });
+        if array {
+            self.bind_sequence_name(&name);
+        }
         // `let hit = nearest(x, q);`: a call's result may be an `Option` the syntax does not
         // show, so `hit.map(f)` is an `Option`'s `map`, not an array's.
         if ty.is_none()

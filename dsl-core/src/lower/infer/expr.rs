@@ -57,6 +57,24 @@ impl Inference<'_> {
                         format!("this {what}'s branches give a `{a}` and a `{b}`: give one type"),
                     ))
                 }
+                // An array of one element type from every branch (`if` and blocks; a
+                // `match` gives scalars and structs).
+                (None, array @ (InferTy::Array(_) | InferTy::Rows(_) | InferTy::StructArray(_)))
+                    if what != "`match`" =>
+                {
+                    array
+                }
+                (Some(InferTy::Array(a)), InferTy::Array(b)) => {
+                    self.unify(a, b, at)?;
+                    InferTy::Array(a)
+                }
+                (Some(InferTy::Rows(a)), InferTy::Rows(b)) => {
+                    self.unify(a, b, at)?;
+                    InferTy::Rows(a)
+                }
+                (Some(InferTy::StructArray(a)), InferTy::StructArray(b)) if a == b => {
+                    InferTy::StructArray(a)
+                }
                 (Some(InferTy::Struct(name)), _) | (Some(InferTy::Scalar(_)), InferTy::Struct(name)) => {
                     return Err(LowerError::new(
                         at,
@@ -66,7 +84,7 @@ impl Inference<'_> {
                 _ => {
                     return Err(LowerError::new(
                         at,
-                        "an `if`, `match`, block or `unwrap_or` whose value is an array is not supported in kernels: write instead a local array assigned in each branch (`let mut a = [0.0f32; 2]; if let Some(v) = o { a = v; }`)",
+                        "a `match` whose value is an array is not supported in kernels: write instead a local array assigned in each arm (`let mut a = [0.0f32; 2]; match k { 0 => a = b, _ => a = c }`), or an `if`",
                     ))
                 }
             });
@@ -75,6 +93,10 @@ impl Inference<'_> {
             Some(InferTy::Struct(name)) => {
                 self.structs.push((expr as *const Expr, name));
                 Ok(InferTy::Struct(name))
+            }
+            Some(array @ (InferTy::Array(_) | InferTy::Rows(_) | InferTy::StructArray(_))) => {
+                self.array_branches.push(expr as *const Expr);
+                Ok(array)
             }
             Some(InferTy::Scalar(var)) => {
                 self.exprs.push((expr as *const Expr, var, expr.span));
