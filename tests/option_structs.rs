@@ -257,21 +257,13 @@ fn options_of_structs_and_arrays_on_the_simulator() {
 
 #[test]
 fn options_of_structs_and_arrays_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check(&Stream::from_cuda(context.default_stream()));
+    common::on_gpu_without_fma(check);
 }
 
 /// An `Option` of a struct is a flag and the struct's fields in registers.
 #[test]
 fn options_of_structs_compile_without_local_memory() {
-    let Some(ptx) = common::sm90_ptx_or_skip(option_structs::KERNEL.captured()) else {
-        return;
-    };
-    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
-    assert!(!ptx.contains("call.uni"), "a call left:\n{ptx}");
+    common::assert_inlined_without_local_memory(option_structs::KERNEL.captured());
 }
 
 /// `let mut best = None;` later given a struct: Rust infers `Option<Hit>` from the

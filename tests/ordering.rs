@@ -109,9 +109,5 @@ fn orderings_on_the_simulator() {
 
 #[test]
 fn orderings_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check(&Stream::from_cuda(context.default_stream()));
+    common::on_gpu_without_fma(check);
 }

@@ -166,19 +166,11 @@ fn scalar_references_on_the_simulator() {
 
 #[test]
 fn scalar_references_on_the_gpu() {
-    let Some(context) = common::gpu_or_skip() else {
-        return;
-    };
-    std::env::set_var("CUDAJIT_FMA", "0");
-    check(&Stream::from_cuda(context.default_stream()));
+    common::on_gpu_without_fma(check);
 }
 
 /// Inlined, a reference to a local is the local's register: no local memory, no call.
 #[test]
 fn scalar_references_compile_without_local_memory() {
-    let Some(ptx) = common::sm90_ptx_or_skip(references::KERNEL.captured()) else {
-        return;
-    };
-    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
-    assert!(!ptx.contains("call.uni"), "a call left:\n{ptx}");
+    common::assert_inlined_without_local_memory(references::KERNEL.captured());
 }

@@ -77,6 +77,28 @@ pub fn sm90_ptx_or_skip(kernel: &'static cudajit::core::CapturedKernel) -> Optio
 }
 
 /// A GPU context, or `None` after printing why the test is skipped.
+/// Asserts that `kernel`'s sm_90 PTX has no local memory and no call left (its device
+/// functions inlined); skips where the toolchain is missing, as [`sm90_ptx_or_skip`] does.
+#[allow(dead_code)]
+pub fn assert_inlined_without_local_memory(kernel: &'static cudajit::core::CapturedKernel) {
+    let Some(ptx) = sm90_ptx_or_skip(kernel) else {
+        return;
+    };
+    assert!(!ptx.contains(".local"), "local memory:\n{ptx}");
+    assert!(!ptx.contains("call.uni"), "a call left:\n{ptx}");
+}
+
+/// Runs `check` on the default stream of the GPU, with FMA contraction off (so results
+/// compare bit for bit with the host's), or skips where there is no GPU.
+#[allow(dead_code)]
+pub fn on_gpu_without_fma(check: impl FnOnce(&cudajit::Stream)) {
+    let Some(context) = gpu_or_skip() else {
+        return;
+    };
+    std::env::set_var("CUDAJIT_FMA", "0");
+    check(&cudajit::Stream::from_cuda(context.default_stream()));
+}
+
 pub fn gpu_or_skip() -> Option<std::sync::Arc<cudajit::CudaContext>> {
     match cudajit::default_context() {
         Ok(context) => Some(context),

@@ -139,25 +139,12 @@ impl Lowerer<'_, '_> {
         }
         let ty = match &param.ty {
             // `&S` (`&mut S`) of a device function: a pointer to the caller's struct, read
-            // (and written) in place; `&self` and `&mut self` of methods.
+            // (and written) in place; `&self` and `&mut self` of methods. `&f32`/`&mut f32`
+            // (`&mut T` of a scalar type parameter): a pointer to the caller's scalar (a
+            // local, an element, a field), which inlining turns back into its register.
             ParamType::Reference {
-                target: target @ ValueType::Struct(_),
-                len: None,
-                mutable,
-            } => {
-                let base = self.param_value_type(&param.name, target, param.span)?;
-                self.program.module.types.insert(Type {
-                    inner: TypeInner::Pointer {
-                        base,
-                        space: AddressSpace::Generic,
-                        mutable: *mutable,
-                    },
-                })
-            }
-            // `&f32` / `&mut f32`: a pointer to the caller's scalar (a local, an element,
-            // a field), which inlining turns back into the caller's register.
-            ParamType::Reference {
-                target: target @ (ValueType::Scalar(_) | ValueType::Generic(_)),
+                target:
+                    target @ (ValueType::Struct(_) | ValueType::Scalar(_) | ValueType::Generic(_)),
                 len: None,
                 mutable,
             } if !matches!(target, ValueType::Generic(name) if self.spec.ty(name).is_none()) => {

@@ -15,6 +15,16 @@ use crate::value::{self, IntMath};
 use super::{Builtin, CompileResult, FunctionCompiler, LocalSlot, Op, Reg};
 
 impl FunctionCompiler<'_> {
+    /// `dst` = the scalar `s` at the address in `pointer` (a `bool`'s byte masked to 0 or 1).
+    fn load_scalar(&mut self, dst: Reg, pointer: Reg, s: Scalar) {
+        self.emit(Op::Load {
+            dst,
+            pointer,
+            size: s.size_bytes(),
+            mask: if s == Scalar::Bool { 1 } else { u64::MAX },
+        });
+    }
+
     /// Emits the evaluation of `handle` and returns the register holding its value (the
     /// first of two for a slice).
     pub(super) fn expr(&mut self, handle: Handle<Expression>) -> CompileResult<Reg> {
@@ -62,12 +72,7 @@ impl FunctionCompiler<'_> {
                         let pointer = self.register(1);
                         self.struct_local(local, pointer)?;
                         let dst = target(self);
-                        self.emit(Op::Load {
-                            dst,
-                            pointer,
-                            size: s.size_bytes(),
-                            mask: if s == Scalar::Bool { 1 } else { u64::MAX },
-                        });
+                        self.load_scalar(dst, pointer, s);
                         dst
                     }
                     ExprType::Scalar(_) | ExprType::Slice { .. } | ExprType::Pointer { .. } => {
@@ -91,12 +96,7 @@ impl FunctionCompiler<'_> {
                 };
                 let pointer = self.expr(pointer)?;
                 let dst = target(self);
-                self.emit(Op::Load {
-                    dst,
-                    pointer,
-                    size: s.size_bytes(),
-                    mask: if s == Scalar::Bool { 1 } else { u64::MAX },
-                });
+                self.load_scalar(dst, pointer, s);
                 dst
             }
             Expression::ElementPointer { base, index } => {

@@ -36,6 +36,7 @@
 //! # fn main() {}
 //! ```
 
+pub mod algebra;
 mod partition;
 pub mod swizzle;
 mod tile;
