@@ -352,6 +352,12 @@ pub enum ExprKind {
         value: Box<Expr>,
         ty: Scalar,
     },
+    /// `T::from_f32(v)` of a generic scalar type `T`: `v` as the type the specialisation
+    /// gives `T` (the `as` cast of the value, as `Real::from_f32` is on the host).
+    ConvertTo {
+        value: Box<Expr>,
+        ty: ValueType,
+    },
     /// `base[index]` on a slice.
     Index {
         base: Box<Expr>,

@@ -121,6 +121,80 @@ device_scalars!(
     half::f16 => F16, half::bf16 => BF16,
 );
 
+/// The floating-point storage types a kernel converts through `f32` or `f64`: `f16`,
+/// `bf16`, `f32` and `f64`. A kernel generic over its element type (`T: Real`) reads an
+/// element as `x.to_f32()` and writes one as `T::from_f32(v)`; each is the `as` cast of
+/// the value for the type the specialisation gives `T` (round to nearest even into `f16`
+/// and `bf16`, as the `half` crate converts on the host).
+///
+/// On the host the methods are the `half` crate's conversions (a `#[device]` function
+/// written so runs on both):
+///
+/// ```
+/// use cudajit_core::device::Real;
+///
+/// /// The sum of `x` and `y` in `f32`, stored as their element type.
+/// fn add<T: Real>(x: T, y: T) -> T {
+///     T::from_f32(x.to_f32() + y.to_f32())
+/// }
+/// let sum = add(half::bf16::from_f32(1.5), half::bf16::from_f32(2.0));
+/// assert_eq!(sum.to_f32(), 3.5);
+/// assert_eq!(add(1.5f64, 2.0), 3.5);
+/// ```
+pub trait Real: DeviceScalar {
+    /// The value as an `f32`.
+    fn to_f32(self) -> f32;
+    /// The value as an `f64`.
+    fn to_f64(self) -> f64;
+    /// `v` as this type, rounded to nearest even.
+    fn from_f32(v: f32) -> Self;
+    /// `v` as this type, rounded to nearest even.
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! real_halves {
+    ($($ty:ty),*) => {$(
+        impl Real for $ty {
+            fn to_f32(self) -> f32 { <$ty>::to_f32(self) }
+            fn to_f64(self) -> f64 { <$ty>::to_f64(self) }
+            fn from_f32(v: f32) -> Self { <$ty>::from_f32(v) }
+            fn from_f64(v: f64) -> Self { <$ty>::from_f64(v) }
+        }
+    )*};
+}
+
+real_halves!(half::f16, half::bf16);
+
+impl Real for f32 {
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl Real for f64 {
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f32(v: f32) -> Self {
+        v as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
 /// Floating-point scalars (`f32`, `f64`): what a `T: Float` kernel may do with a `T`.
 ///
 /// The methods are the ones kernels support on concrete floats (`x.sqrt()`); on the host

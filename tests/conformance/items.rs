@@ -4,6 +4,7 @@
 use core::ops::{Add, AddAssign, Index, Mul, Neg};
 
 use cudajit::prelude::*;
+use cudajit::{bf16, f16};
 
 #[derive(Clone, Copy, Debug, DeviceCopy)]
 #[repr(C)]
@@ -450,6 +451,18 @@ pub fn associated_types(x: &[f32], i: usize) -> f64 {
 }
 
 #[device]
+pub fn halved<T: Real>(v: T) -> T {
+    T::from_f32(v.to_f32() * 0.5)
+}
+
+#[device]
+pub fn real_elements(x: &[f32], i: usize) -> f64 {
+    let h = halved(bf16::from_f32(x[i]));
+    let f = halved(f16::from_f32(x[i]));
+    (h.to_f32() + f.to_f32() + halved(x[i]) + halved(x[i] as f64) as f32) as f64
+}
+
+#[device]
 pub fn add_into(acc: &mut f32, v: &f32) {
     *acc += *v;
 }
@@ -467,6 +480,7 @@ group!(items, ROWS {
     "item.scalar-reference" => scalar_reference,
     "item.device-fn" => device_function,
     "item.generic-fn" => generic_function,
+    "item.generic-real" => real_elements,
     "item.const-generic" => const_generic,
     "item.const" => constants,
     "item.const-array" => constant_tables,

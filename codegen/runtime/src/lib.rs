@@ -40,7 +40,7 @@ pub use backend::{
 pub use buffer_element::BufferElement;
 pub use cudajit_codegen::compile::{CompileOptions, CompileReport, CompiledKernel, CubinOrigin};
 pub use cudajit_codegen::{Arch, ArchFeatures};
-pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int};
+pub use cudajit_core::device::{DeviceMath, DeviceScalar, Dim3, Float, Int, Real};
 pub use cudajit_core::external::{
     DeviceLibrary, LibraryError, LibraryKind, LibraryPart, LibraryProvider, ProvidedLibrary,
 };

@@ -119,6 +119,11 @@ impl Lowerer<'_, '_> {
                 let value = self.expr(value, block)?;
                 self.cast(value, *ty, span)
             }
+            ExprKind::ConvertTo { value, ty } => {
+                let to = self.spec.resolve(ty, span)?;
+                let value = self.expr(value, block)?;
+                self.cast(value, to, span)
+            }
             ExprKind::Index { base, index } => {
                 let pointer = self.element_pointer(base, index, block)?;
                 self.expr_node(Expression::Load { pointer }, span)
@@ -749,7 +754,9 @@ pub(super) fn contains_call(expr: &Expr) -> bool {
         ExprKind::ClosureCall { .. } => true,
         ExprKind::Unary { operand, .. } => contains_call(operand),
         ExprKind::Binary { left, right, .. } => contains_call(left) || contains_call(right),
-        ExprKind::Cast { value, .. } | ExprKind::Len(value) => contains_call(value),
+        ExprKind::Cast { value, .. } | ExprKind::ConvertTo { value, .. } | ExprKind::Len(value) => {
+            contains_call(value)
+        }
         ExprKind::Field { base, .. } => contains_call(base),
         ExprKind::Index { base, index } => contains_call(base) || contains_call(index),
         ExprKind::Math { receiver, args, .. } => {

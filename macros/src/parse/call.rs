@@ -452,6 +452,18 @@ impl Parser<'_> {
                 span,
             });
         }
+        // `T::from_f32(v)` of `T: Real`: the cast to the type the specialisation gives `T`.
+        if let ("from_f32" | "from_f64", ValueType::Generic(_), [value]) =
+            (name, &ty, call.args.iter().collect::<Vec<_>>().as_slice())
+        {
+            return Some(Expr {
+                kind: ExprKind::ConvertTo {
+                    value: Box::new(self.expr(value)?),
+                    ty,
+                },
+                span,
+            });
+        }
         // `f32::from_bits(u)`: a bit cast to the float type named.
         if name == "from_bits" {
             return self.bits_to_float(call, &ty, span);

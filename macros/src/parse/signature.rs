@@ -50,6 +50,7 @@ pub(crate) struct GenericNames {
 const SCALAR_BOUNDS: &[&str] = &[
     "DeviceScalar",
     "Float",
+    "Real",
     "Int",
     "Scalar",
     "Copy",
@@ -98,9 +99,12 @@ pub(super) fn generics(sig: &Signature, errors: &mut Errors) -> (Vec<GenericPara
                     );
                 }
                 // `T: DeviceScalar + Add<Output = T>` is a scalar type whatever else bounds it.
-                let scalar = bounds
-                    .iter()
-                    .any(|b| matches!(b.as_str(), "Float" | "Int" | "Scalar" | "DeviceScalar"));
+                let scalar = bounds.iter().any(|b| {
+                    matches!(
+                        b.as_str(),
+                        "Float" | "Real" | "Int" | "Scalar" | "DeviceScalar"
+                    )
+                });
                 if !scalar && bounds.iter().any(|b| !SCALAR_BOUNDS.contains(&b.as_str())) {
                     names.user_bounded.push(ty.ident.to_string());
                 }

@@ -196,6 +196,11 @@ impl Inference<'_> {
                 self.scalar(value)?;
                 self.known(*ty)
             }
+            ExprKind::ConvertTo { value, ty } => {
+                self.scalar(value)?;
+                let to = self.spec.resolve(ty, span)?;
+                self.known(to)
+            }
             ExprKind::Index { base, index } => {
                 let elem = match self.expr(base)? {
                     InferTy::Slice { elem, .. } => self.known(elem),

@@ -352,7 +352,7 @@ fn is_pure(expr: &Expr) -> bool {
         }
         ExprKind::Unary { operand, .. } => is_pure(operand),
         ExprKind::Binary { left, right, .. } => is_pure(left) && is_pure(right),
-        ExprKind::Cast { value, .. } => is_pure(value),
+        ExprKind::Cast { value, .. } | ExprKind::ConvertTo { value, .. } => is_pure(value),
         ExprKind::Field { base, .. } | ExprKind::Len(base) => is_pure(base),
         ExprKind::Index { base, index } => is_pure(base) && is_pure(index),
         _ => false,
