@@ -280,6 +280,15 @@ impl Lowerer<'_, '_> {
         match &place.kind {
             ExprKind::Index { base, index } => self.element_pointer(base, index, block),
             ExprKind::Field { base, field } => self.field_pointer(base, field, place.span, block),
+            // `&mut (x + 1)`: a temporary of the value, as Rust makes one for the call.
+            _ if self.types.expr(place).is_some() => {
+                let scalar = self.type_of(place)?;
+                let ty = self.scalar_type(scalar);
+                let value = self.expr(place, block)?;
+                let local = self.local("scalar.temporary", ty, place.span);
+                block.push(Statement::LocalStore { local, value }, place.span);
+                Ok(self.expr_node(Expression::LocalPointer(local), place.span))
+            }
             _ => {
                 let ty = self.struct_of(place)?;
                 let value = self.expr(place, block)?;

@@ -409,18 +409,14 @@ impl Parser<'_> {
         if super::sub_slice::indexed_range(reference).is_some() {
             return self.sub_slice(reference);
         }
-        // A named struct or array, a slice element (`&mut out[i]`) or a field (`&s.pos`).
-        if !matches!(
-            &*reference.expr,
-            syn::Expr::Path(_) | syn::Expr::Index(_) | syn::Expr::Field(_)
-        ) {
-            self.errors.at(
-                arg,
-                "only a named struct or array, a slice element or a field can be passed by reference: `&comm`, `&mut session`, `&mut out[i]`, `&b.pos`",
-            );
-            return None;
+        // A named struct, array or scalar, a slice element (`&mut out[i]`) or a field
+        // (`&s.pos`), parenthesised or not; any other value is a temporary the lowering
+        // makes for the call (`&mut (x + 1)`), as Rust does.
+        let mut target = &*reference.expr;
+        while let syn::Expr::Paren(paren) = target {
+            target = &paren.expr;
         }
-        let place = self.expr(&reference.expr)?;
+        let place = self.expr(target)?;
         Some(Expr {
             span: span_at(arg),
             kind: ExprKind::Reference {

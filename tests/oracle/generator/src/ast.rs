@@ -365,6 +365,10 @@ impl PtPart {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arg {
     Value(Expr),
+    /// `&mut name` of a mutable scalar local no other argument of the call names.
+    RefMut(String),
+    /// `&mut (value)`: a reference to a temporary, which the callee writes and nobody reads.
+    RefMutTemporary(Expr),
     /// An array local, passed by value.
     Array(String),
     Pt(PtExpr),
@@ -618,6 +622,9 @@ impl WarpOp {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Param {
     Scalar(String, Ty),
+    /// `name_ref: &mut ty`: the body reads it into the mutable local `name` first and
+    /// writes the local back through the reference before its tail.
+    RefMut(String, Ty),
     Array(String, Ty, usize),
     Pt(String),
     /// A closure parameter `name: F` with `F: Fn(arg) -> ret`.

@@ -317,10 +317,13 @@ pub fn pt(p: &PtExpr) -> String {
     }
 }
 
-fn arg(a: &Arg) -> String {
+pub fn arg(a: &Arg) -> String {
     match a {
         Arg::Value(e) => expr(e),
         Arg::Array(name) | Arg::ClosureName(name) => name.clone(),
+        Arg::RefMut(name) => format!("&mut {name}"),
+        // Braces make even a bare local a value (a parenthesised one is still a place).
+        Arg::RefMutTemporary(value) => format!("&mut {{ {} }}", expr(value)),
         Arg::Pt(p) => pt(p),
         Arg::Closure { param, pty, body } => format!("|{param}: {}| {}", pty.name(), expr(body)),
     }
@@ -609,6 +612,7 @@ pub fn device_fn(f: &DeviceFn) -> String {
     for p in &f.params {
         match p {
             Param::Scalar(name, ty) => params.push(format!("{name}: {}", ty.name())),
+            Param::RefMut(name, ty) => params.push(format!("{name}_ref: &mut {}", ty.name())),
             Param::Array(name, ty, len) => params.push(format!("{name}: [{}; {len}]", ty.name())),
             Param::Pt(name) => params.push(format!("{name}: Pt")),
             Param::Closure {
@@ -633,8 +637,24 @@ pub fn device_fn(f: &DeviceFn) -> String {
         params.join(", "),
         f.ret.name()
     );
+    // A `&mut` parameter is read once into its local, which the body uses, and written
+    // back before the tail (an early `return` leaves it as it was, in both compilations).
+    let references: Vec<&String> = f
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::RefMut(name, _) => Some(name),
+            _ => None,
+        })
+        .collect();
+    for name in &references {
+        let _ = writeln!(out, "    let mut {name} = *{name}_ref;");
+    }
     for s in &f.body {
         stmt(s, 1, &mut out);
+    }
+    for name in &references {
+        let _ = writeln!(out, "    *{name}_ref = {name};");
     }
     let _ = writeln!(out, "    {}\n}}", expr(&f.tail));
     out

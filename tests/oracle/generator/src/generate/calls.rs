@@ -10,11 +10,40 @@ impl Generator {
         if candidates.is_empty() {
             return None;
         }
-        let f = self.rng.pick(&candidates).clone();
+        // Mostly a function whose `&mut` parameters find mutable locals of their types, so
+        // that callers' locals, not only temporaries, are passed by reference.
+        let writable: Vec<Kind> = self.writable().into_iter().map(|b| b.kind).collect();
+        let with_locals: Vec<DeviceFn> = candidates
+            .iter()
+            .filter(|f| {
+                f.params.iter().all(|p| match p {
+                    Param::RefMut(_, t) => writable.contains(&Kind::Scalar(*t)),
+                    _ => true,
+                }) && f.params.iter().any(|p| matches!(p, Param::RefMut(..)))
+            })
+            .cloned()
+            .collect();
+        let f = if !with_locals.is_empty() && self.rng.chance(80) {
+            self.rng.pick(&with_locals).clone()
+        } else {
+            self.rng.pick(&candidates).clone()
+        };
+        self.call_of(&f, d)
+    }
+
+    /// A call of `f` with arguments made here.
+    pub(super) fn call_of(&mut self, f: &DeviceFn, d: u32) -> Option<Expr> {
+        let ty = f.ret;
         let mut args = Vec::new();
-        for p in &f.params {
+        let mut references = Vec::new();
+        for (position, p) in f.params.iter().enumerate() {
             let a = match p {
                 Param::Scalar(_, t) => Arg::Value(self.expr(*t, d)),
+                // Chosen below, once the other arguments are known.
+                Param::RefMut(_, t) => {
+                    references.push((position, *t));
+                    Arg::RefMut(String::new())
+                }
                 Param::Pt(_) => Arg::Pt(self.pt_expr(d.min(2))),
                 Param::Array(_, t, len) => {
                     let arrays = self.vars_of(|k| *k == Kind::Array(*t, *len));
@@ -40,6 +69,22 @@ impl Generator {
                 }
             };
             args.push(a);
+        }
+        // `&mut x`: a local the context may write that no other argument names (Rust
+        // forbids reading it while the call borrows it), each at most once.
+        for (position, ty) in references {
+            let named: Vec<String> = args.iter().map(crate::render::arg).collect();
+            let free: Vec<Binding> = self
+                .writable()
+                .into_iter()
+                .filter(|b| b.kind == Kind::Scalar(ty))
+                .filter(|b| !named.iter().any(|text| mentions(text, &b.name)))
+                .collect();
+            args[position] = if free.is_empty() || self.rng.chance(25) {
+                Arg::RefMutTemporary(self.expr(ty, d.min(2)))
+            } else {
+                Arg::RefMut(self.rng.pick(&free).name.clone())
+            };
         }
         Some(Expr::Call {
             func: f.name.clone(),
@@ -99,4 +144,14 @@ impl Generator {
         });
         (param, body)
     }
+}
+
+/// Whether the rendered `text` names `name` as a whole word.
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let before = text[..at].chars().next_back().is_some_and(word);
+        let after = text[at + name.len()..].chars().next().is_some_and(word);
+        !before && !after
+    })
 }

@@ -10,10 +10,12 @@ impl Generator {
         let mut generics = 0;
         for _ in 0..count {
             let pname = self.fresh("q");
-            let p = match self.rng.weighted(&[12, 2, 2, 5]) {
+            let p = match self.rng.weighted(&[12, 2, 2, 5, 3]) {
                 0 => Param::Scalar(pname, self.scalar_ty()),
                 1 => Param::Array(pname, self.scalar_ty(), 2 + self.rng.below(3) as usize),
                 2 => Param::Pt(pname),
+                // Not of `bool`: kernels take no `&mut bool`.
+                4 => Param::RefMut(pname, self.number_ty()),
                 _ => {
                     generics += 1;
                     Param::Closure {
@@ -36,6 +38,7 @@ impl Generator {
                 for p in &params {
                     match p {
                         Param::Scalar(n, t) => g.bind(n, Kind::Scalar(*t), false),
+                        Param::RefMut(n, t) => g.bind(n, Kind::Scalar(*t), true),
                         Param::Array(n, t, len) => g.bind(n, Kind::Array(*t, *len), false),
                         Param::Pt(n) => g.bind(n, Kind::Pt, false),
                         Param::Closure { name, arg, ret, .. } => {

@@ -49,13 +49,30 @@ impl Generator {
             2,  // array assignment
             3,  // for over a chain
             3,  // let Wr, let Wr(a, b)
+            3,  // a call passing fresh locals by `&mut`
         ]);
         match choice {
+            18 => self.reference_call(d),
             0 => {
-                let ty = self.scalar_ty();
+                let mutable = self.rng.chance(50);
+                // A mutable local is often of a type a device function takes `&mut`, so
+                // that calls pass locals by reference, not only temporaries.
+                let referenced: Vec<Ty> = self
+                    .fns
+                    .iter()
+                    .flat_map(|f| f.params.iter())
+                    .filter_map(|p| match p {
+                        Param::RefMut(_, t) => Some(*t),
+                        _ => None,
+                    })
+                    .collect();
+                let ty = if mutable && !referenced.is_empty() && self.rng.chance(50) {
+                    *self.rng.pick(&referenced)
+                } else {
+                    self.scalar_ty()
+                };
                 let init = self.expr(ty, d);
                 let name = self.fresh("v");
-                let mutable = self.rng.chance(50);
                 self.bind(&name, Kind::Scalar(ty), mutable);
                 Some(Stmt::Let {
                     name,
@@ -295,6 +312,71 @@ impl Generator {
             .into_iter()
             .filter(|b| b.mutable && !self.ctx.frozen.contains(&b.name))
             .collect()
+    }
+
+    /// `if true { let mut v = ..; out = f(.., &mut v, ..); out = v; }`: a device function
+    /// with `&mut` parameters called on fresh locals, which are read back after the call.
+    fn reference_call(&mut self, d: u32) -> Option<Stmt> {
+        // Outputs are the kernel's.
+        if self.ctx.closure || !self.ctx.kernel {
+            return None;
+        }
+        let fns: Vec<DeviceFn> = self
+            .fns
+            .iter()
+            .filter(|f| f.params.iter().any(|p| matches!(p, Param::RefMut(..))))
+            .cloned()
+            .collect();
+        if fns.is_empty() {
+            return None;
+        }
+        let f = self.rng.pick(&fns).clone();
+        let then = self.scoped(|g| {
+            let mut body = Vec::new();
+            let mut locals = Vec::new();
+            for p in &f.params {
+                if let Param::RefMut(_, ty) = p {
+                    let init = g.expr(*ty, d.min(2));
+                    let name = g.fresh("v");
+                    g.bind(&name, Kind::Scalar(*ty), true);
+                    body.push(Stmt::Let {
+                        name: name.clone(),
+                        ty: *ty,
+                        mutable: true,
+                        init,
+                    });
+                    locals.push((name, *ty));
+                }
+            }
+            if let Some(call) = g.call_of(&f, d.min(2)) {
+                body.push(g.output_of(f.ret, call));
+            }
+            for (name, ty) in locals {
+                body.push(g.output_of(ty, Expr::Var { name, ty }));
+            }
+            body
+        });
+        Some(Stmt::If {
+            cond: Expr::Lit {
+                ty: Ty::Bool,
+                text: "true".into(),
+            },
+            then,
+            els: Vec::new(),
+        })
+    }
+
+    /// `value` (of type `ty`) written to an output slot of its type.
+    fn output_of(&mut self, ty: Ty, value: Expr) -> Stmt {
+        let slots = match ty {
+            Ty::F32 => F32_SLOTS,
+            Ty::F64 => F64_SLOTS,
+            _ => INT_SLOTS,
+        };
+        Stmt::Out {
+            slot: self.rng.below(slots as u64) as usize,
+            value,
+        }
     }
 
     pub(super) fn output(&mut self, d: u32) -> Stmt {
