@@ -578,7 +578,7 @@ impl<'a> FunctionCompiler<'a> {
         }
         // Scalars whose address is taken (`&mut acc` passed to a `&mut f32` parameter) live
         // in the frame's memory, as a struct local does; other scalars in registers.
-        let address_taken: Vec<Handle<LocalVariable>> = self
+        let address_taken: std::collections::HashSet<Handle<LocalVariable>> = self
             .function
             .expressions
             .iter()

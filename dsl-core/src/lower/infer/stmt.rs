@@ -7,17 +7,13 @@ use crate::lower::error::LowerError;
 use crate::{Scalar, Span};
 
 impl Inference<'_> {
+    /// The type variable of a block's value, which must be a scalar.
     pub(super) fn block_value(&mut self, block: &Block, span: Span) -> Result<usize, LowerError> {
-        self.scopes.push();
-        for stmt in &block.stmts {
-            self.stmt(stmt)?;
-        }
-        let result = match &block.tail {
-            Some(tail) => self.scalar(tail),
+        let ty = self.block_type(block, span)?;
+        match &block.tail {
+            Some(tail) => self.scalar_of(ty, tail),
             None => Err(LowerError::new(span, "this block must end in a value")),
-        };
-        self.scopes.pop();
-        result
+        }
     }
 
     /// The type of a block's value: a scalar or a struct.

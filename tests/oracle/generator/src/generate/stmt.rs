@@ -382,15 +382,7 @@ impl Generator {
     pub(super) fn output(&mut self, d: u32) -> Stmt {
         let ty = self.scalar_ty();
         let value = self.expr(ty, d);
-        let slots = match ty {
-            Ty::F32 => F32_SLOTS,
-            Ty::F64 => F64_SLOTS,
-            _ => INT_SLOTS,
-        };
-        Stmt::Out {
-            slot: self.rng.below(slots as u64) as usize,
-            value,
-        }
+        self.output_of(ty, value)
     }
 
     pub(super) fn assign(&mut self, d: u32) -> Option<Stmt> {

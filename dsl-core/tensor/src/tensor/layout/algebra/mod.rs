@@ -51,23 +51,37 @@ fn error<T>(message: String) -> Result<T> {
     Err(LayoutError(message))
 }
 
+/// A shape whose extents are all at least 1 (a 0 or negative extent has no coordinates
+/// the algebra can divide by).
+fn check_extents(shape: &IntTuple) -> Result<()> {
+    match shape.flatten().into_iter().find(|&s| s < 1) {
+        Some(s) => error(format!(
+            "the shape {shape} has the extent {s}: extents are at least 1"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A mode that extends without end: the last mode of a composition's left side.
 const UNBOUNDED: i64 = i64::MAX;
 
 impl Layout {
-    /// `shape:stride`; the two must have the same tree.
+    /// `shape:stride`; the two must have the same tree, and every extent of the shape is
+    /// at least 1.
     pub fn new(shape: IntTuple, stride: IntTuple) -> Result<Layout> {
         if !shape.congruent(&stride) {
             return error(format!(
                 "the shape {shape} and the stride {stride} are not congruent"
             ));
         }
+        check_extents(&shape)?;
         Ok(Layout { shape, stride })
     }
 
     /// The compact column-major layout of `shape` (CuTe's `make_layout(shape)`): strides
-    /// the running products, first mode fastest.
-    pub fn column_major(shape: IntTuple) -> Layout {
+    /// the running products, first mode fastest. Every extent of the shape is at least 1.
+    pub fn column_major(shape: IntTuple) -> Result<Layout> {
+        check_extents(&shape)?;
         fn strides(shape: &IntTuple, next: &mut i64) -> IntTuple {
             match shape {
                 IntTuple::Int(s) => {
@@ -81,7 +95,7 @@ impl Layout {
             }
         }
         let stride = strides(&shape, &mut 1);
-        Layout { shape, stride }
+        Ok(Layout { shape, stride })
     }
 
     /// The layout of flat `(shape, stride)` modes: one integral mode, or a tuple.
@@ -133,6 +147,9 @@ impl Layout {
     }
 
     /// Top-level mode `i` as a layout.
+    ///
+    /// # Panics
+    /// If `i` is not below [`Self::rank`], as indexing past a slice's end does.
     pub fn mode(&self, i: usize) -> Layout {
         Layout {
             shape: self.shape.mode(i).clone(),
@@ -326,6 +343,11 @@ impl Layout {
     /// The layout of the indices below `bound` that `self` does not reach, ordered so that
     /// `(self, complement)` is a bijection onto them (CuTe's `complement(self, bound)`).
     pub fn complement(&self, bound: i64) -> Result<Layout> {
+        if bound < 1 {
+            return error(format!(
+                "complement of {self}: the bound {bound} is not positive"
+            ));
+        }
         let mut modes: Vec<(i64, i64)> = self
             .flat()
             .into_iter()

@@ -23,7 +23,7 @@ fn coordinates_map_as_in_cute() {
     assert_eq!(l.coordinate_of(7), t("((1,1),1)"));
     assert_eq!(l.cosize(), 10);
     assert_eq!(
-        Layout::column_major(t("(2,(3,4))")).to_string(),
+        Layout::column_major(t("(2,(3,4))")).unwrap().to_string(),
         "(2,(3,4)):(1,(2,6))"
     );
 }
@@ -155,4 +155,6 @@ fn printing_and_parsing_round_trip() {
     }
     assert!("(4,6):(1,(4,2))".parse::<Layout>().is_err());
     assert!("(4,6".parse::<IntTuple>().is_err());
+    assert!("(4,0):(1,4)".parse::<Layout>().is_err());
+    assert!(layout("4:1").complement(0).is_err());
 }
