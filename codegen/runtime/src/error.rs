@@ -60,6 +60,10 @@ pub enum Error {
     /// communicator that do not agree on the kernel they launch.
     #[error("kernel `{kernel}`: {message}")]
     Collective { kernel: String, message: String },
+    /// A tensor map could not be encoded (its layout, or the buffer it describes); lets
+    /// programs use `?` on `TensorMap::encode`.
+    #[error(transparent)]
+    TensorMap(#[from] crate::tensor_map::TensorMapError),
 }
 
 /// A kernel that does not lower is a compile error on either back end (the simulator lowers

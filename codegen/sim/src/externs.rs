@@ -150,6 +150,7 @@ fn describe(pointer: u64, size: u32, fault: &AccessFault) -> String {
             "to the destination of an asynchronous copy not yet waited for"
         }
         AccessFault::Unfenced { .. } => "an asynchronous-proxy read of an unfenced store",
+        AccessFault::AsyncReadPending(_) => "a write to bytes an asynchronous read still reads",
     };
     format!("a {size}-byte access at simulated address {pointer:#x}, {what}")
 }

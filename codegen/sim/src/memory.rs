@@ -21,6 +21,7 @@
 use super::global_races::GlobalRaceReport;
 
 pub(crate) mod async_copy;
+pub(crate) mod async_reads;
 mod global;
 pub(crate) mod mbarrier;
 pub(crate) mod proxy;
@@ -114,6 +115,9 @@ pub(crate) enum AccessFault {
     /// An asynchronous-proxy read (`wgmma`, a TMA store) of a byte thread `writer` stored
     /// without a `fence.proxy.async` since.
     Unfenced { offset: u64, writer: u32 },
+    /// A write to a byte an asynchronous read (a `wgmma` operand, a TMA store's source) may
+    /// still be reading (see [`async_reads`]).
+    AsyncReadPending(async_reads::PendingRead),
 }
 
 #[cfg(test)]
@@ -139,7 +143,7 @@ mod tests {
     #[test]
     fn shared_races_are_found() {
         let mut shared = SharedMemory::new(true);
-        shared.start_block(64);
+        shared.start_block(64, 2);
         shared.store(0, 4, 7, 0, 1).unwrap();
         // The writer may read its own value.
         assert_eq!(shared.load(0, 4, 0, 2).unwrap(), 7);

@@ -396,6 +396,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
         self.clocks.start(linear as u32);
         self.shared.start_block(
             grid.program.static_shared_bytes as usize + grid.dynamic_shared_bytes as usize,
+            self.threads.len(),
         );
         // What every thread of the block shares, computed once: the block's index, the
         // dimensions and the cluster registers (a debug build of the simulator, where
@@ -492,7 +493,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 state.status = Status::Ready;
             }
         }
-        self.shared.epoch = self.shared.epoch.wrapping_add(1);
+        self.shared.threads_synchronised();
         self.barriers += 1;
     }
 
@@ -504,7 +505,7 @@ impl<'g, 'a, 'm> BlockRunner<'g, 'a, 'm> {
                 state.status = Status::Ready;
             }
         }
-        self.shared.epoch = self.shared.epoch.wrapping_add(1);
+        self.shared.threads_synchronised();
         self.barriers += 1;
     }
 

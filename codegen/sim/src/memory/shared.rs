@@ -2,6 +2,7 @@
 //! that accesses by different threads with no barrier between them are reported as races.
 
 use super::async_copy::{self, AsyncCopies, PendingCopy};
+use super::async_reads::AsyncReads;
 use super::mbarrier::Barriers;
 use super::proxy::ProxyWrites;
 use super::swizzle::TmaSwizzles;
@@ -62,6 +63,9 @@ pub(crate) struct SharedMemory {
     pub(crate) proxy: ProxyWrites,
     /// The swizzle of the last TMA write of each chunk (see [`swizzle`]).
     pub(crate) swizzles: TmaSwizzles,
+    /// Asynchronous reads in flight and the threads' knowledge of their retirement (see
+    /// [`super::async_reads`]).
+    pub(crate) reads: AsyncReads,
 }
 
 impl SharedMemory {
@@ -76,11 +80,12 @@ impl SharedMemory {
             wgmma_fenced: Vec::new(),
             proxy: ProxyWrites::default(),
             swizzles: TmaSwizzles::default(),
+            reads: AsyncReads::default(),
         }
     }
 
-    /// Starts a block with `size` bytes of zeroed shared memory.
-    pub(crate) fn start_block(&mut self, size: usize) {
+    /// Starts a block of `threads` threads with `size` bytes of zeroed shared memory.
+    pub(crate) fn start_block(&mut self, size: usize, threads: usize) {
         self.bytes.clear();
         self.bytes.resize(size, 0);
         if self.track_races && self.records.len() < size {
@@ -92,6 +97,22 @@ impl SharedMemory {
         self.wgmma_fenced.clear();
         self.proxy.start_block(size);
         self.swizzles.start_block(size);
+        self.reads.start_block(threads, size);
+    }
+
+    /// A barrier of the block's threads completed (`sync_threads()`, a named barrier, a
+    /// cluster or grid barrier): a new race interval, and the block's knowledge of retired
+    /// asynchronous reads is every thread's.
+    pub(crate) fn threads_synchronised(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        self.reads.synchronise();
+    }
+
+    /// The mbarrier at `barrier` completed a phase: a new race interval (see
+    /// [`super::mbarrier`]), and its arrivals' knowledge published to its waiters.
+    pub(crate) fn phase_completed(&mut self, barrier: u32) {
+        self.epoch = self.epoch.wrapping_add(1);
+        self.reads.phase_completed(barrier);
     }
 
     /// The block's shared memory size in bytes.
@@ -174,7 +195,7 @@ impl SharedMemory {
                 self.barriers
                     .complete(load.barrier, load.bytes, "cp.async.bulk.tensor")?;
             if completed {
-                self.epoch = self.epoch.wrapping_add(1);
+                self.phase_completed(load.barrier);
             }
         }
         Ok(!landed.is_empty())
@@ -198,6 +219,9 @@ impl SharedMemory {
         copy: PendingCopy,
     ) -> Result<(), AccessFault> {
         let at = self.check(u64::from(copy.offset), copy.bytes)?;
+        self.reads
+            .check_write(thread, at, copy.bytes)
+            .map_err(AccessFault::AsyncReadPending)?;
         if self.track_races {
             for byte in at..at + copy.bytes as usize {
                 self.record(byte, thread, copy.site, true)?;
@@ -303,6 +327,9 @@ impl SharedMemory {
         site: u32,
     ) -> Result<(), AccessFault> {
         let at = self.check(offset, size)?;
+        self.reads
+            .check_write(thread, at, size)
+            .map_err(AccessFault::AsyncReadPending)?;
         if self.track_races {
             self.record(at, thread, site, true)?;
         }

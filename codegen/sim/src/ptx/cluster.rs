@@ -148,7 +148,7 @@ pub(crate) fn arrive_remote(
                 detail: format!("block rank {rank}'s barrier: {detail}"),
             })?;
     if completed {
-        shared.epoch = shared.epoch.wrapping_add(1);
+        shared.phase_completed(offset);
     }
     Ok(())
 }

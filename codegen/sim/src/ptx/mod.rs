@@ -106,15 +106,24 @@ pub(crate) enum PtxOp {
     Wgmma(wgmma::Wgmma),
     /// `wgmma.fence.sync.aligned`: warpgroup-collective.
     WgmmaFence,
-    /// `wgmma.commit_group.sync.aligned`, `wgmma.wait_group.sync.aligned N`: warpgroup-
-    /// collective; the simulator's wgmmas complete when issued.
-    WgmmaGroup,
+    /// `wgmma.commit_group.sync.aligned`: warpgroup-collective. The simulator's wgmmas
+    /// compute when issued; their operand tiles count as read until a wait retires their
+    /// group ([`crate::memory::async_reads`]).
+    WgmmaCommit,
+    /// `wgmma.wait_group.sync.aligned N`: warpgroup-collective; all but the newest `keep`
+    /// committed groups are retired.
+    WgmmaWait { keep: u32 },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 N`: warpgroup-collective, no effect here.
     SetMaxNreg,
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`.
     TmaLoad(tma::TmaLoad),
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`.
     TmaStore(tma::TmaStore),
+    /// `cp.async.bulk.commit_group`: the thread's TMA stores since the last one form a group.
+    BulkCommit,
+    /// `cp.async.bulk.wait_group[.read] N`: all but the newest `keep` of the thread's bulk
+    /// groups are retired (their sources may be written again).
+    BulkWait { keep: u32 },
     /// `fence.proxy.async[.space]`: this thread's stores so far reach the asynchronous
     /// proxy ([`proxy`]).
     ProxyFence,
@@ -162,9 +171,11 @@ impl PtxOp {
             PtxOp::Mma(_) | PtxOp::LdMatrix(_) | PtxOp::StMatrix(_) | PtxOp::NamedBarrier(_) => {
                 Participants::Warp
             }
-            PtxOp::Wgmma(_) | PtxOp::WgmmaFence | PtxOp::WgmmaGroup | PtxOp::SetMaxNreg => {
-                Participants::Warpgroup
-            }
+            PtxOp::Wgmma(_)
+            | PtxOp::WgmmaFence
+            | PtxOp::WgmmaCommit
+            | PtxOp::WgmmaWait { .. }
+            | PtxOp::SetMaxNreg => Participants::Warpgroup,
             _ => Participants::Thread,
         }
     }
@@ -189,9 +200,12 @@ impl PtxOp {
             PtxOp::MbarrierWait { .. } => "mbarrier.try_wait",
             PtxOp::Wgmma(_) => "wgmma.mma_async",
             PtxOp::WgmmaFence => "wgmma.fence",
-            PtxOp::WgmmaGroup => "wgmma.commit_group/wait_group",
+            PtxOp::WgmmaCommit => "wgmma.commit_group",
+            PtxOp::WgmmaWait { .. } => "wgmma.wait_group",
             PtxOp::SetMaxNreg => "setmaxnreg",
             PtxOp::TmaLoad(_) | PtxOp::TmaStore(_) => "cp.async.bulk.tensor",
+            PtxOp::BulkCommit => "cp.async.bulk.commit_group",
+            PtxOp::BulkWait { .. } => "cp.async.bulk.wait_group",
             PtxOp::ProxyFence => "fence.proxy.async",
             PtxOp::NamedBarrier(NamedBarrier { wait: true, .. }) => "bar.sync",
             PtxOp::NamedBarrier(NamedBarrier { wait: false, .. }) => "bar.arrive",

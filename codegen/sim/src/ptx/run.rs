@@ -5,6 +5,7 @@ use super::super::memory::{
 };
 use super::PtxOp;
 use crate::memory::async_copy::PendingCopy;
+use crate::memory::async_reads::AsyncReader;
 use crate::thread_state::FaultKind;
 use crate::thread_state::Reg;
 
@@ -151,8 +152,9 @@ pub(crate) fn run_thread(
                 if let Some(state) = state {
                     regs[*state as usize] = phase;
                 }
+                memory.shared.reads.arrive(offset, thread);
                 if completed {
-                    memory.shared.epoch = memory.shared.epoch.wrapping_add(1);
+                    memory.shared.phase_completed(offset);
                 }
             }
         }
@@ -178,10 +180,20 @@ pub(crate) fn run_thread(
                     done: *done,
                 });
             }
+            if satisfied {
+                memory.shared.reads.acquire(offset, thread);
+            }
             regs[*done as usize] = u64::from(satisfied);
         }
         PtxOp::TmaLoad(load) => super::tma::run_tma_load(load, regs, memory, site)?,
         PtxOp::TmaStore(store) => super::tma::run_tma_store(store, regs, memory, site)?,
+        PtxOp::BulkCommit => memory.shared.reads.commit(AsyncReader::TmaStore(thread)),
+        PtxOp::BulkWait { keep } => {
+            memory
+                .shared
+                .reads
+                .wait(AsyncReader::TmaStore(thread), *keep, [thread as usize]);
+        }
         PtxOp::ProxyFence => {
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
             memory.shared.proxy.fence(thread);
@@ -204,7 +216,8 @@ pub(crate) fn run_thread(
         | PtxOp::StMatrix(_)
         | PtxOp::Wgmma(_)
         | PtxOp::WgmmaFence
-        | PtxOp::WgmmaGroup
+        | PtxOp::WgmmaCommit
+        | PtxOp::WgmmaWait { .. }
         | PtxOp::SetMaxNreg
         | PtxOp::NamedBarrier(_) => {
             unreachable!("collective instructions run in the scheduler")

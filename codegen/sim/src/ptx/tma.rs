@@ -19,6 +19,7 @@
 use super::super::memory::{AccessFault, MemoryView};
 use super::super::tensor_map::{SimTensorMap, TENSOR_MAP_BYTES};
 use crate::memory::async_copy::PendingTma;
+use crate::memory::async_reads::AsyncReader;
 use crate::thread_state::FaultKind;
 use crate::thread_state::Reg;
 
@@ -198,6 +199,15 @@ pub(crate) fn run_tma_load(
         writes.push((at as u32, e as u32, value));
     }
     let thread = memory.thread;
+    // The box overwrites this block's buffer: no asynchronous read the issuing thread does
+    // not know retired may still read it (other blocks' readers are not followed).
+    if ranks & (1 << memory.cluster.rank) != 0 {
+        memory
+            .shared
+            .reads
+            .check_write(thread, destination as usize, map.box_bytes() as u32)
+            .map_err(|pending| FaultKind::Access(AccessFault::AsyncReadPending(pending)))?;
+    }
     for rank in (0..16).filter(|r| ranks & (1 << r) != 0) {
         let shared = memory.shared_of(rank);
         if shared.barriers.get(barrier).is_none() {
@@ -252,6 +262,11 @@ pub(crate) fn run_tma_store(
             continue;
         };
         let value = memory.shared.load_async(at, e).map_err(FaultKind::Access)?;
+        // Until the thread's bulk wait retires the store, its source may be read.
+        memory
+            .shared
+            .reads
+            .read(AsyncReader::TmaStore(memory.thread), at as usize, e, site);
         memory
             .store(tensor + offset, e, value, site)
             .map_err(FaultKind::Access)?;

@@ -132,7 +132,7 @@ mod tests {
     #[test]
     fn ldmatrix_delivers_rows_and_their_transpose() {
         let mut shared = SharedMemory::new(false);
-        shared.start_block(256);
+        shared.start_block(256, 32);
         // An 8×8 matrix of b16 elements 8 r + c at bytes 0..128, rows 16 bytes apart.
         for r in 0..8u64 {
             for c in 0..8u64 {
@@ -173,7 +173,7 @@ mod tests {
     fn stmatrix_stores_what_ldmatrix_loads_back() {
         for trans in [false, true] {
             let mut shared = SharedMemory::new(false);
-            shared.start_block(1024);
+            shared.start_block(1024, 32);
             // Registers 0–3 the stored matrices, 4–7 the loaded ones, 8 the row address
             // (rows 32 bytes apart, so every other 16 bytes stay untouched).
             let mut regs: Vec<[u64; 9]> = (0..32u64)

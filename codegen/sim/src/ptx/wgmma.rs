@@ -24,6 +24,7 @@
 //! GPU's tensor cores align and truncate, FP8 with fewer bits still (see
 //! docs/simulator.md).
 
+use super::super::memory::async_reads::AsyncReader;
 use super::super::memory::{AccessFault, SharedMemory};
 use super::super::value::CanonicalNan;
 use super::numeric::{e4m3, e5m2};
@@ -154,10 +155,12 @@ impl Descriptor {
     }
 }
 
-/// Runs `wgmma` over the 128 `lanes` of a warpgroup. An error names the lane whose operand
-/// caused it.
+/// Runs `wgmma` over the 128 `lanes` of warpgroup `group`. Its operand tiles count as read
+/// until a wait retires its group ([`crate::memory::async_reads`]). An error names the lane
+/// whose operand caused it.
 pub(crate) fn run_wgmma(
     wgmma: &Wgmma,
+    group: u32,
     lanes: &mut [Lane<'_>],
     shared: &mut SharedMemory,
 ) -> Result<(), (usize, FaultKind)> {
@@ -181,6 +184,7 @@ pub(crate) fn run_wgmma(
         }
     }
     let b = decode(regs[wgmma.b as usize], "B").map_err(instruction)?;
+    let site = lanes[0].site;
     let e = u64::from(wgmma.inputs.bytes());
     let (m, n, k) = (64usize, wgmma.n as usize, wgmma.k as usize);
     let read = |shared: &mut SharedMemory,
@@ -208,6 +212,9 @@ pub(crate) fn run_wgmma(
             )),
             other => (0, FaultKind::Access(other)),
         })?;
+        shared
+            .reads
+            .read(AsyncReader::Wgmma(group), address as usize, e as u32, site);
         Ok(wgmma.inputs.value(bits))
     };
     let sign = |negate: bool| if negate { -1.0 } else { 1.0 };

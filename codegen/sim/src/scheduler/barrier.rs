@@ -167,7 +167,7 @@ impl BlockRunner<'_, '_, '_> {
         for state in &mut self.threads {
             state.status = Status::Ready;
         }
-        self.shared.epoch = self.shared.epoch.wrapping_add(1);
+        self.shared.threads_synchronised();
         self.barriers += 1;
         Ok(None)
     }

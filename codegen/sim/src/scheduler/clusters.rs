@@ -237,7 +237,7 @@ fn complete_cluster_barrier(runners: &mut [BlockRunner<'_, '_, '_>]) -> bool {
             }
         }
         // The barrier orders the cluster's accesses, the block's own among them.
-        runner.shared.epoch = runner.shared.epoch.wrapping_add(1);
+        runner.shared.threads_synchronised();
         runner.barriers += 1;
     }
     let mut clocks: Vec<&mut BlockClocks> = runners.iter_mut().map(|r| &mut r.clocks).collect();

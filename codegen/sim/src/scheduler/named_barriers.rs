@@ -160,7 +160,7 @@ impl BlockRunner<'_, '_, '_> {
                 ..Phase::default()
             };
             // Like `sync_threads()`, a completed barrier orders the block's shared memory.
-            self.shared.epoch = self.shared.epoch.wrapping_add(1);
+            self.shared.threads_synchronised();
             self.barriers += 1;
         }
         for &t in group {

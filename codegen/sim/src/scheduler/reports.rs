@@ -5,6 +5,7 @@
 use cudajit_core::intrinsics::{ShuffleMode, VoteOp};
 
 use crate::error::{SimError, SimSite};
+use crate::memory::async_reads::{AsyncReader, PendingRead};
 use crate::memory::{AccessFault, EXTERN_REGION_BASE, LOCAL_REGION, SHARED_REGION};
 use crate::thread::{Fault, FaultKind, Site, Status, WarpOp};
 
@@ -125,6 +126,45 @@ impl BlockRunner<'_, '_, '_> {
         }
     }
 
+    /// A write to bytes an asynchronous read may still be reading: who reads them, from
+    /// which line, and what orders the two.
+    fn pending_read_detail(&self, t: usize, pending: &PendingRead) -> String {
+        let what = match self.grid.program.shared_at(pending.offset) {
+            Some((variable, index)) => format!("`{}`[{index}]", variable.name),
+            None => format!("byte {} of shared memory", pending.offset),
+        };
+        let at = match pending.site {
+            0 => String::new(),
+            site => format!(" at {}", self.location(Site::unpack(site))),
+        };
+        let writer = fmt3(self.thread_index(t));
+        let (reader, until, retire) = match pending.reader {
+            AsyncReader::Wgmma(group) => (
+                format!("an operand of a `wgmma` of warpgroup {group} issued{at}"),
+                "a wgmma reads its shared operands at any point until the `wgmma_wait_group` that retires its group returns (`wgmma_wait_group::<N>` leaves the newest N groups in flight)",
+                "retire the group first (`wgmma_wait_group` with fewer groups left in flight)",
+            ),
+            AsyncReader::TmaStore(thread) => (
+                format!(
+                    "the source of a TMA store thread {} issued{at}",
+                    fmt3(self.thread_index(thread as usize))
+                ),
+                "a TMA store reads its box at any point until the `tma_store_wait()` (`cp.async.bulk.wait_group.read`) that retires its group returns",
+                "retire the store first (`tma_store_wait()` after `tma_store_commit()`)",
+            ),
+        };
+        let order = "a `sync_threads()` (or named barrier) between the wait and this write, or an mbarrier arrival after the wait that this thread waits on before writing (`Ring::release` then `Ring::acquire`)";
+        if pending.retired {
+            format!(
+                "thread {writer} overwrites {what}, {reader}: its wait has retired it, but nothing orders that wait before this write, so on a GPU the write may land while the read is still under way ({until}). Fix: add {order}"
+            )
+        } else {
+            format!(
+                "thread {writer} overwrites {what}, {reader}, which is still in flight: {until}, so on a GPU the new data may be read. Fix: {retire}, then order that wait before this write with {order}"
+            )
+        }
+    }
+
     pub(super) fn fault_error(&self, t: usize, fault: Fault) -> SimError {
         let site = self.site(t, fault.site);
         let program = self.grid.program;
@@ -214,6 +254,10 @@ impl BlockRunner<'_, '_, '_> {
                 };
                 SimError::SharedMemoryRace { site, detail }
             }
+            FaultKind::Access(AccessFault::AsyncReadPending(pending)) => SimError::SharedMemoryRace {
+                site,
+                detail: self.pending_read_detail(t, &pending),
+            },
             FaultKind::Access(AccessFault::Unfenced { offset, writer }) => {
                 let what = match program.shared_at(offset) {
                     Some((variable, index)) => format!("`{}`[{index}]", variable.name),

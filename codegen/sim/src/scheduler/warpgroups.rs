@@ -5,6 +5,7 @@
 //! reported, naming the barrier's state or the missing threads, instead of hanging.
 
 use super::super::error::SimError;
+use super::super::memory::async_reads::AsyncReader;
 use super::super::ptx::wgmma::{run_wgmma, WARPGROUP};
 use super::super::ptx::{Participants, PtxOp};
 use super::super::thread::{Site, Status, WarpOp};
@@ -85,11 +86,17 @@ impl BlockRunner<'_, '_, '_> {
                     });
                 }
                 self.run_on_lanes(first, WARPGROUP, site, |lanes, shared| {
-                    run_wgmma(wgmma, lanes, shared)
+                    run_wgmma(wgmma, group as u32, lanes, shared)
                 })?;
             }
-            // The simulator's wgmmas are complete when issued; `setmaxnreg` has nothing to
-            // reallocate. Both are checked for being the whole warpgroup's.
+            PtxOp::WgmmaCommit => self.shared.reads.commit(AsyncReader::Wgmma(group as u32)),
+            &PtxOp::WgmmaWait { keep } => self.shared.reads.wait(
+                AsyncReader::Wgmma(group as u32),
+                keep,
+                first..first + WARPGROUP,
+            ),
+            // `setmaxnreg` has nothing to reallocate; it is checked for being the whole
+            // warpgroup's.
             _ => {}
         }
         for t in first..first + WARPGROUP {
@@ -119,6 +126,7 @@ impl BlockRunner<'_, '_, '_> {
                     detail,
                 })?;
             if self.shared.barriers.satisfied(barrier, parity) == Ok(true) {
+                self.shared.reads.acquire(barrier, t as u32);
                 self.regs[t * self.stack_registers + dst] = 1;
                 self.threads[t].status = Status::Ready;
                 progress = true;

@@ -166,31 +166,31 @@ pub(super) fn select(
                 source: binder.address(source)?,
             })
         }
-        // The simulator's TMA stores are complete when issued.
-        ["cp", "async", "bulk", "commit_group"] if operands.is_empty() => {
-            return Ok(Selection::Done)
-        }
-        ["cp", "async", "bulk", "wait_group", ..] => {
-            let [n] = operands else {
-                return Err("takes the number of groups left in flight".into());
-            };
-            Binder::immediate(n)?;
-            return Ok(Selection::Done);
-        }
+        // The simulator's TMA stores write global memory when issued; their sources count
+        // as read until a wait retires their group.
+        ["cp", "async", "bulk", "commit_group"] if operands.is_empty() => PtxOp::BulkCommit,
+        ["cp", "async", "bulk", "wait_group", ..] => PtxOp::BulkWait {
+            keep: groups_left(operands)?,
+        },
         ["wgmma", "fence", "sync", "aligned"] if operands.is_empty() => PtxOp::WgmmaFence,
-        ["wgmma", "commit_group", "sync", "aligned"] if operands.is_empty() => PtxOp::WgmmaGroup,
-        ["wgmma", "wait_group", "sync", "aligned"] => {
-            let [n] = operands else {
-                return Err("takes the number of groups left in flight".into());
-            };
-            Binder::immediate(n)?;
-            PtxOp::WgmmaGroup
-        }
+        ["wgmma", "commit_group", "sync", "aligned"] if operands.is_empty() => PtxOp::WgmmaCommit,
+        ["wgmma", "wait_group", "sync", "aligned"] => PtxOp::WgmmaWait {
+            keep: groups_left(operands)?,
+        },
         ["wgmma", "mma_async", "sync", "aligned", shape, "f32", x, y] if x == y => {
             PtxOp::Wgmma(wgmma(binder, shape, x, operands)?)
         }
         _ => return Ok(Selection::Other),
     }))
+}
+
+/// The `N` of a `wait_group N`: the groups left in flight, an immediate.
+fn groups_left(operands: &[Operand]) -> Result<u32, String> {
+    let [n] = operands else {
+        return Err("takes the number of groups left in flight".into());
+    };
+    u32::try_from(Binder::immediate(n)?)
+        .map_err(|_| "the number of groups left in flight is 0 or more".into())
 }
 
 /// The rank of a `.Nd` tensor copy.
