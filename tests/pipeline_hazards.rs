@@ -15,7 +15,7 @@ use cudajit::tensor::pipeline::Ring;
 use cudajit::tensor::tma::{
     fence_proxy_async_shared, tma_load_2d, tma_store_2d, tma_store_commit, tma_store_wait,
 };
-use cudajit::tensor::wgmma::{wgmma_commit_group, wgmma_fence, wgmma_wait_group};
+use cudajit::tensor::wgmma::{wgmma, wgmma_commit_group, wgmma_fence, wgmma_wait_group};
 use cudajit::tensor_map::{TensorMapElement, TensorMapLayout};
 use cudajit::{bf16, Error, LaunchConfig, SimError, SimStream, TensorMap};
 
@@ -82,14 +82,11 @@ fn ring_gemm<const MODE: u32>(a_map: TensorMap, b_map: TensorMap, k: u32, c: &mu
         let b_tile = SharedTileSw128::new(b_ring + s * B_STAGE);
         wgmma_fence();
         for ks in 0..4u32 {
-            let accumulate = if kt > 0 || ks > 0 { 1u32 } else { 0u32 };
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
-                &mut acc,
+            let (a, b) = (
                 a_tile.k_major_descriptor(32 * ks),
                 b_tile.k_major_descriptor(32 * ks),
-                accumulate
             );
+            wgmma::<bf16, false, false>(&mut acc, a, b, kt > 0 || ks > 0);
         }
         wgmma_commit_group();
         if MODE == IN_FLIGHT || MODE == OVERLAPPED || MODE == RELEASED_EARLY {

@@ -207,7 +207,7 @@ pub enum Stmt {
     For {
         label: Option<String>,
         var: String,
-        range: RangeExpr,
+        range: Box<RangeExpr>,
         body: Block,
         span: Span,
     },
@@ -455,6 +455,10 @@ pub enum ExprKind {
         result: Option<ValueType>,
         template: String,
         args: Vec<Expr>,
+        /// A typed tensor-core operation (`wgmma::<bf16, false, false>(..)`), whose template
+        /// lowering makes from the operation once its arguments are resolved; `None` for
+        /// `ptx!`.
+        op: Option<Box<TensorOpCall>>,
     },
     /// `Enum::Variant` of a `#[derive(DeviceCopy)]` enum: its discriminant.
     EnumVariant {
@@ -519,6 +523,13 @@ impl Expr {
 }
 
 /// An explicit generic argument of a call.
+/// A call of a typed tensor-core operation, as written: its name and generic arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TensorOpCall {
+    pub name: crate::tensor_op::TensorOpName,
+    pub generic_args: Vec<GenericArg>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum GenericArg {
     Type(ValueType),

@@ -32,6 +32,7 @@ pub mod math;
 pub mod methods;
 pub mod ptx_template;
 pub mod span;
+pub mod tensor_op;
 pub mod types;
 pub mod valid;
 

@@ -37,8 +37,12 @@ use cudajit::tensor::mbarrier::{mbarrier_arrive_expect_tx, mbarrier_init, mbarri
 use cudajit::tensor::pack::{pack_bf16x2, pack_f16x2};
 use cudajit::tensor::pipeline::Ring;
 use cudajit::tensor::tma::tma_load_3d;
+use cudajit::tensor::warpgroup::{
+    named_barrier_arrive, named_barrier_sync, setmaxnreg_dec, setmaxnreg_inc,
+};
 use cudajit::tensor::wgmma::{
-    k_major_sw128, mn_major_sw128, wgmma_commit_group, wgmma_fence, wgmma_wait_group,
+    k_major_sw128, mn_major_sw128, wgmma, wgmma_commit_group, wgmma_fence, wgmma_register_a,
+    wgmma_wait_group, WgmmaElement,
 };
 use cudajit::tensor_map::TensorMap;
 
@@ -62,24 +66,18 @@ pub fn shared_bytes(d: usize) -> u32 {
 /// `D / 16` k-steps of 16 over the head dimension, 4 per 64-column box 16 KiB apart; the
 /// first overwrites the accumulators (scale-d 0).
 #[device]
-fn scores<const D: usize, const HALF: bool>(acc_s: &mut [f32; 64], q_rows: u32, k_tile: u32) {
+fn scores<T: DeviceScalar + WgmmaElement, const D: usize>(
+    acc_s: &mut [f32; 64],
+    q_rows: u32,
+    k_tile: u32,
+) {
     for ks in 0..(D / 16) as u32 {
         let offset = (ks / 4) * BOX_BYTES + 32 * (ks % 4);
         let (a, b) = (
             k_major_sw128(q_rows + offset),
             k_major_sw128(k_tile + offset),
         );
-        if HALF {
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
-                acc_s, a, b, ks
-            );
-        } else {
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
-                acc_s, a, b, ks
-            );
-        }
+        wgmma::<T, false, false>(acc_s, a, b, ks > 0);
     }
 }
 
@@ -88,7 +86,7 @@ fn scores<const D: usize, const HALF: bool>(acc_s: &mut [f32; 64], q_rows: u32, 
 /// 16-key slice `c` is 2 KiB on, its 64-column boxes 16 KiB apart; it is read transposed
 /// (MN-major). `O_REGS` is `D / 2`, the accumulators of a 64 × D tile per thread.
 #[device]
-fn accumulate<const D: usize, const HALF: bool, const O_REGS: usize>(
+fn accumulate<T: DeviceScalar + WgmmaElement, const O_REGS: usize>(
     acc_o: &mut [f32; O_REGS],
     p: &[u32; 32],
     v_tile: u32,
@@ -96,27 +94,8 @@ fn accumulate<const D: usize, const HALF: bool, const O_REGS: usize>(
     for c in 0..8usize {
         let a = [p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]];
         let b = mn_major_sw128(v_tile + 2048 * c as u32, BOX_BYTES);
-        if D == 64 && HALF {
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
-                acc_o, a, b, 1u32
-            );
-        } else if D == 64 {
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
-                acc_o, a, b, 1u32
-            );
-        } else if HALF {
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
-                acc_o, a, b, 1u32
-            );
-        } else {
-            ptx!(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0}, {$1}, $2, p, 1, 1, 1;\n}",
-                acc_o, a, b, 1u32
-            );
-        }
+        // N = 2 × O_REGS: the head dimension.
+        wgmma_register_a::<T, true>(acc_o, a, b, true);
     }
 }
 
@@ -135,13 +114,13 @@ fn pack<const HALF: bool>(lo: f32, hi: f32) -> u32 {
 /// "ping-pong": one warpgroup's products run while the other computes its softmax).
 #[device]
 fn wait_turn(consumer: u32) {
-    ptx!("bar.sync $0, 256;", 1 + consumer);
+    named_barrier_sync::<256>(1 + consumer);
 }
 
 /// Hands the turn to the other consumer.
 #[device]
 fn pass_turn(consumer: u32) {
-    ptx!("bar.arrive $0, 256;", 2 - consumer);
+    named_barrier_arrive::<256>(2 - consumer);
 }
 
 /// Sets the scores of keys past the end of the sequence, and on a causal pass of keys
@@ -222,7 +201,12 @@ fn pack_probabilities<const HALF: bool>(acc_s: &[f32; 64], p: &mut [u32; 32]) {
 /// `batch·kv_heads`.
 #[kernel(arch = "sm_90a", max_threads = 384)]
 #[allow(clippy::too_many_arguments)]
-pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const O_REGS: usize>(
+pub fn attention_wgmma<
+    T: DeviceScalar + WgmmaElement,
+    const D: usize,
+    const HALF: bool,
+    const O_REGS: usize,
+>(
     q_map: TensorMap,
     k_map: TensorMap,
     v_map: TensorMap,
@@ -277,7 +261,7 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
     }
     sync_threads();
     if warpgroup == 0 {
-        ptx!("setmaxnreg.dec.sync.aligned.u32 24;");
+        setmaxnreg_dec::<24>();
         if t == 0 {
             let q_address = tensor_map_address(&q_map);
             let k_address = tensor_map_address(&k_map);
@@ -329,7 +313,7 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
             }
         }
     } else {
-        ptx!("setmaxnreg.inc.sync.aligned.u32 240;");
+        setmaxnreg_inc::<240>();
         let consumer = warpgroup - 1;
         let lane = (t % 32) as usize;
         let warp = ((t % 128) / 32) as usize;
@@ -365,7 +349,7 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
         k_ring.wait(0);
         wait_turn(consumer);
         wgmma_fence();
-        scores::<D, HALF>(&mut acc_s, q_rows, kv);
+        scores::<T, D>(&mut acc_s, q_rows, kv);
         wgmma_commit_group();
         pass_turn(consumer);
         wgmma_wait_group::<0>();
@@ -392,9 +376,9 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
             v_ring.wait(g - 1);
             wait_turn(consumer);
             wgmma_fence();
-            scores::<D, HALF>(&mut acc_s, q_rows, kv + 2 * stage * tile_bytes);
+            scores::<T, D>(&mut acc_s, q_rows, kv + 2 * stage * tile_bytes);
             wgmma_commit_group();
-            accumulate::<D, HALF, O_REGS>(&mut acc_o, &p, kv + (2 * previous + 1) * tile_bytes);
+            accumulate::<T, O_REGS>(&mut acc_o, &p, kv + (2 * previous + 1) * tile_bytes);
             wgmma_commit_group();
             pass_turn(consumer);
             // The scores have landed (the product with V may still run): K's stage is free.
@@ -424,7 +408,7 @@ pub fn attention_wgmma<T: DeviceScalar, const D: usize, const HALF: bool, const 
         wait_turn(consumer);
         wgmma_fence();
         let last_stage = v_ring.stage(last);
-        accumulate::<D, HALF, O_REGS>(&mut acc_o, &p, kv + (2 * last_stage + 1) * tile_bytes);
+        accumulate::<T, O_REGS>(&mut acc_o, &p, kv + (2 * last_stage + 1) * tile_bytes);
         wgmma_commit_group();
         if consumer == 0 {
             pass_turn(consumer);

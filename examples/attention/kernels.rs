@@ -50,7 +50,10 @@ pub const THREADS: u32 = 128;
 
 /// The element types of the inputs and the output, and the kernel's `F16` for each.
 pub trait Element:
-    DeviceScalar + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits
+    DeviceScalar
+    + cudajit::tensor::wgmma::WgmmaElement
+    + cudarc::driver::DeviceRepr
+    + cudarc::driver::ValidAsZeroBits
 {
     /// `attention_fwd`'s `F16`: f16 MMAs and packs rather than bf16 ones.
     const F16: bool;

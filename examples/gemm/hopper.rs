@@ -25,6 +25,7 @@
 //!
 //! M must be a multiple of 128, N of 256, K of 64 (the benchmark checks).
 
+use cudajit::bf16;
 use cudajit::prelude::*;
 use cudajit::tensor::cluster::{
     cluster_ctarank, cluster_sync, map_shared_rank, mbarrier_arrive_cluster, tma_load_2d_multicast,
@@ -34,7 +35,8 @@ use cudajit::tensor::mbarrier::mbarrier_arrive_expect_tx;
 use cudajit::tensor::pack::pack_bf16x2;
 use cudajit::tensor::pipeline::Ring;
 use cudajit::tensor::tma::tma_load_2d;
-use cudajit::tensor::wgmma::{wgmma_commit_group, wgmma_fence, wgmma_wait_group};
+use cudajit::tensor::warpgroup::{setmaxnreg_dec, setmaxnreg_inc};
+use cudajit::tensor::wgmma::{wgmma, wgmma_commit_group, wgmma_fence, wgmma_wait_group, E4m3};
 use cudajit::tensor_map::TensorMap;
 
 use super::tiles::band_order;
@@ -144,7 +146,7 @@ pub fn gemm_wgmma<
         sync_threads();
     }
     if warpgroup == 0 {
-        ptx!("setmaxnreg.dec.sync.aligned.u32 40;");
+        setmaxnreg_dec::<40>();
         if t == 0 {
             let a_address = tensor_map_address(&a_map);
             let b_address = tensor_map_address(&b_map);
@@ -184,7 +186,7 @@ pub fn gemm_wgmma<
             }
         }
     } else {
-        ptx!("setmaxnreg.inc.sync.aligned.u32 232;");
+        setmaxnreg_inc::<232>();
         let consumer = warpgroup - 1;
         let mut acc = [0.0f32; 128];
         for i in 0..count {
@@ -199,34 +201,19 @@ pub fn gemm_wgmma<
                 let b_tile = SharedTileSw128::new(b_ring + s * B_BYTES);
                 wgmma_fence();
                 for ks in 0..4u32 {
-                    // A tile's first product overwrites the accumulators (scale-d 0).
-                    let accumulate = if kt > 0 || ks > 0 { 1u32 } else { 0u32 };
+                    // A tile's first product overwrites the accumulators.
+                    let accumulate = kt > 0 || ks > 0;
                     let a_desc = a_tile.k_major_descriptor(32 * ks);
                     if FP8 {
-                        ptx!(
-                        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {$0}, $1, $2, p, 1, 1;\n}",
-                        &mut acc,
-                        a_desc,
-                        b_tile.k_major_descriptor(32 * ks),
-                        accumulate
-                    );
+                        let b_desc = b_tile.k_major_descriptor(32 * ks);
+                        wgmma::<E4m3, false, false>(&mut acc, a_desc, b_desc, accumulate);
                     } else if B_ROW_MAJOR {
                         // B's k rows 16 ks.., chunks of 64 columns 8 KiB apart; read transposed.
-                        ptx!(
-                        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 1;\n}",
-                        &mut acc,
-                        a_desc,
-                        b_tile.mn_major_descriptor(16 * ks, 8192),
-                        accumulate
-                    );
+                        let b_desc = b_tile.mn_major_descriptor(16 * ks, 8192);
+                        wgmma::<bf16, false, true>(&mut acc, a_desc, b_desc, accumulate);
                     } else {
-                        ptx!(
-                        "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0}, $1, $2, p, 1, 1, 0, 0;\n}",
-                        &mut acc,
-                        a_desc,
-                        b_tile.k_major_descriptor(32 * ks),
-                        accumulate
-                    );
+                        let b_desc = b_tile.k_major_descriptor(32 * ks);
+                        wgmma::<bf16, false, false>(&mut acc, a_desc, b_desc, accumulate);
                     }
                 }
                 wgmma_commit_group();

@@ -95,10 +95,12 @@ pub use cudarc;
 /// helpers, the traits of generic kernels and the launch API.
 pub mod prelude {
     pub use crate::tensor_map::{tensor_map_address, TensorMap};
+    // The 16-bit float types kernels name (`shared_array::<bf16>`, `wgmma::<bf16, ..>`).
     pub use crate::warp::{warp_inclusive_scan, warp_max, warp_min, warp_sum};
     pub use crate::{device, extern_device, kernel, DeviceCopy, DeviceStruct, LaunchConfig};
     pub use cudajit_core::device::*;
     pub use cudajit_core::ptx;
+    pub use half::{bf16, f16};
 }
 
 /// Items the crates built on the runtime use (NCCL's device API, simulated ranks, MoE):

@@ -499,10 +499,12 @@ impl Writer<'_> {
                 result,
             } => self.call_extern(*function, arguments, *result)?,
             Statement::Print { pieces, arguments } => self.print(pieces, arguments)?,
+            // A typed tensor-core operation's template is the operation's PTX.
             Statement::InlinePtx {
                 template,
                 arguments,
                 result,
+                ..
             } => self.inline_ptx(template, arguments, *result)?,
             Statement::Trap { message } => self.trap(message, span),
             Statement::VectorLoad { pointer, results } => {

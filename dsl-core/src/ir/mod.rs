@@ -305,6 +305,9 @@ pub enum Statement {
         template: String,
         arguments: Vec<PtxOperand>,
         result: Option<Handle<LocalVariable>>,
+        /// The typed tensor-core operation the template spells, if it is one (the
+        /// simulator runs it without reading the text); `None` for `ptx!`.
+        op: Option<crate::tensor_op::TensorOp>,
     },
     /// Formatted output through `vprintf` (`print!`/`println!`).
     Print {

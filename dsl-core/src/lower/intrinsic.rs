@@ -89,6 +89,18 @@ impl Lowerer<'_, '_> {
         for arg in args {
             arguments.push(self.ptx_operand(arg, block, &mut write_backs)?);
         }
+        // A typed operation's text comes from the operation, once it is checked.
+        let op = match &expr.kind {
+            ExprKind::InlinePtx { op: Some(call), .. } => {
+                Some(self.tensor_op(call, args, &mut arguments, expr.span)?)
+            }
+            _ => None,
+        };
+        let template = match &op {
+            Some(op) => op.template(),
+            None => template.to_owned(),
+        };
+        let template = template.as_str();
         let tuple = match &expr.kind {
             ExprKind::InlinePtx {
                 result: Some(ast::ValueType::Tuple(elements)),
@@ -127,6 +139,7 @@ impl Lowerer<'_, '_> {
                 template: template.to_owned(),
                 arguments,
                 result,
+                op,
             },
             expr.span,
         );

@@ -35,6 +35,7 @@ mod spec;
 mod stmt;
 mod tables;
 mod tensor_map;
+mod tensor_op;
 mod tuple_arguments;
 mod views;
 

@@ -4,6 +4,7 @@
 use cudajit_core::ast::{Expr, ExprKind, GenericArg, Stmt, ValueType};
 use cudajit_core::intrinsics::Intrinsic;
 use cudajit_core::math::MathFunction;
+use cudajit_core::tensor_op::TensorOpName;
 use cudajit_core::Scalar;
 
 use super::closure::{ClosureName, CLOSURE_PLACES};
@@ -68,6 +69,9 @@ impl Parser<'_> {
             if let Some(intrinsic) = Intrinsic::from_name(&name) {
                 return self.device_intrinsic(call, intrinsic, span);
             }
+            if let Some(op) = TensorOpName::from_name(&name) {
+                return self.tensor_op(call, op, span);
+            }
         }
         // `Pair(a, b)`: a tuple struct's constructor.
         if let Some(literal) = self.tuple_struct_literal(call) {
@@ -112,61 +116,7 @@ impl Parser<'_> {
             );
             return None;
         }
-        let generic_args = match &last.arguments {
-            syn::PathArguments::None => Vec::new(),
-            syn::PathArguments::AngleBracketed(angle) => {
-                let mut out = Vec::new();
-                for arg in &angle.args {
-                    match arg {
-                        syn::GenericArgument::Type(ty) => {
-                            // A const generic parameter of the caller (`N`) and a module
-                            // constant (`STAGES`, `cfg::TILE`: SCREAMING_CASE, as Rust names
-                            // constants and never types) parse as type paths: they are values.
-                            if let syn::Type::Path(p) = ty {
-                                let ident = p.path.get_ident().map(|i| i.to_string());
-                                let caller_const = ident
-                                    .as_ref()
-                                    .is_some_and(|n| self.generics.consts.contains(n));
-                                let generic_type = ident
-                                    .as_ref()
-                                    .is_some_and(|n| self.generics.types.contains(n));
-                                if caller_const || (!generic_type && names_constant(&p.path)) {
-                                    let path = syn::Expr::Path(syn::ExprPath {
-                                        attrs: Vec::new(),
-                                        qself: None,
-                                        path: p.path.clone(),
-                                    });
-                                    out.push(GenericArg::Const(self.expr(&path)?));
-                                    continue;
-                                }
-                            }
-                            match value_type(ty, &self.generics) {
-                                Some(value) => out.push(GenericArg::Type(value)),
-                                None => {
-                                    self.errors.at(
-                                        ty,
-                                        "generic arguments are scalar types or generic parameters",
-                                    );
-                                    return None;
-                                }
-                            }
-                        }
-                        syn::GenericArgument::Const(expr) => {
-                            out.push(GenericArg::Const(self.expr(expr)?))
-                        }
-                        other => {
-                            self.errors.at(other, "unsupported generic argument");
-                            return None;
-                        }
-                    }
-                }
-                out
-            }
-            syn::PathArguments::Parenthesized(p) => {
-                self.errors.at(p, "unsupported call syntax");
-                return None;
-            }
-        };
+        let generic_args = self.generic_arguments(&last.arguments)?;
         let mut plain = path.path.clone();
         if let Some(last) = plain.segments.last_mut() {
             last.arguments = syn::PathArguments::None;
@@ -864,4 +814,69 @@ fn has_array_field(value: &syn::ExprStruct) -> bool {
         .fields
         .iter()
         .any(|field| matches!(field.expr, syn::Expr::Array(_)))
+}
+
+impl Parser<'_> {
+    /// The turbofish of a call (`::<f32, 3>`): types, and consts — a const generic
+    /// parameter of the caller and a module constant parse as type paths, and are values.
+    pub(super) fn generic_arguments(
+        &mut self,
+        arguments: &syn::PathArguments,
+    ) -> Option<Vec<GenericArg>> {
+        Some(match arguments {
+            syn::PathArguments::None => Vec::new(),
+            syn::PathArguments::AngleBracketed(angle) => {
+                let mut out = Vec::new();
+                for arg in &angle.args {
+                    match arg {
+                        syn::GenericArgument::Type(ty) => {
+                            // A const generic parameter of the caller (`N`) and a module
+                            // constant (`STAGES`, `cfg::TILE`: SCREAMING_CASE, as Rust names
+                            // constants and never types) parse as type paths: they are values.
+                            if let syn::Type::Path(p) = ty {
+                                let ident = p.path.get_ident().map(|i| i.to_string());
+                                let caller_const = ident
+                                    .as_ref()
+                                    .is_some_and(|n| self.generics.consts.contains(n));
+                                let generic_type = ident
+                                    .as_ref()
+                                    .is_some_and(|n| self.generics.types.contains(n));
+                                if caller_const || (!generic_type && names_constant(&p.path)) {
+                                    let path = syn::Expr::Path(syn::ExprPath {
+                                        attrs: Vec::new(),
+                                        qself: None,
+                                        path: p.path.clone(),
+                                    });
+                                    out.push(GenericArg::Const(self.expr(&path)?));
+                                    continue;
+                                }
+                            }
+                            match value_type(ty, &self.generics) {
+                                Some(value) => out.push(GenericArg::Type(value)),
+                                None => {
+                                    self.errors.at(
+                                        ty,
+                                        "generic arguments are scalar types or generic parameters",
+                                    );
+                                    return None;
+                                }
+                            }
+                        }
+                        syn::GenericArgument::Const(expr) => {
+                            out.push(GenericArg::Const(self.expr(expr)?))
+                        }
+                        other => {
+                            self.errors.at(other, "unsupported generic argument");
+                            return None;
+                        }
+                    }
+                }
+                out
+            }
+            syn::PathArguments::Parenthesized(p) => {
+                self.errors.at(p, "unsupported call syntax");
+                return None;
+            }
+        })
+    }
 }

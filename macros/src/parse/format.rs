@@ -173,6 +173,7 @@ impl Parser<'_> {
                 result,
                 template: args.template.value(),
                 args: values.into_iter().collect::<Option<_>>()?,
+                op: None,
             },
             span: span_at(mac),
         })

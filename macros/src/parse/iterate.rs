@@ -138,7 +138,7 @@ impl Parser<'_> {
         let stmt = Stmt::For {
             label,
             var,
-            range: chain.range,
+            range: Box::new(chain.range),
             body,
             span,
         };

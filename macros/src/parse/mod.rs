@@ -33,6 +33,7 @@ mod signature;
 mod stmt;
 mod struct_values;
 mod sub_slice;
+mod tensor_op;
 mod trait_item;
 mod trait_object;
 mod tuple;

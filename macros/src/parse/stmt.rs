@@ -525,6 +525,7 @@ impl<'e> Parser<'e> {
                     parsed.kind,
                     cudajit_core::ast::ExprKind::Call { .. }
                         | cudajit_core::ast::ExprKind::Intrinsic { .. }
+                        | cudajit_core::ast::ExprKind::InlinePtx { op: Some(_), .. }
                 ) {
                     Some(Stmt::Expr(parsed))
                 } else {

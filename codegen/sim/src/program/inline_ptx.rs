@@ -8,6 +8,7 @@
 //! is what the GPU's registers hold as well.
 
 use cudajit_core::ir::{Handle, LocalVariable, PtxOperand, TypeInner};
+use cudajit_core::tensor_op::TensorOp;
 use cudajit_core::Scalar;
 
 use super::{Builtin, CompileResult, FunctionCompiler, LocalSlot, Op, Reg};
@@ -28,6 +29,7 @@ impl FunctionCompiler<'_> {
     pub(super) fn inline_ptx(
         &mut self,
         template: &str,
+        op: Option<&TensorOp>,
         arguments: &[PtxOperand],
         result: Option<Handle<LocalVariable>>,
     ) -> CompileResult<()> {
@@ -121,7 +123,12 @@ impl FunctionCompiler<'_> {
             }
         }
         let span = self.span;
-        lower::lower(template, &operands, self).map_err(|what| (span, what))?;
+        match op {
+            // A typed operation runs as itself; only `ptx!` text is read.
+            Some(op) => lower::lower_typed(op, &operands, self),
+            None => lower::lower(template, &operands, self),
+        }
+        .map_err(|what| (span, what))?;
         // A register result holds the bits of its type only, as every register does.
         for (reg, scalar) in masked_results {
             if scalar.bits() < 64 {

@@ -206,7 +206,8 @@ impl FunctionCompiler<'_> {
                 template,
                 arguments,
                 result,
-            } => self.inline_ptx(template, arguments, *result)?,
+                op,
+            } => self.inline_ptx(template, op.as_ref(), arguments, *result)?,
             Statement::CallExtern {
                 function,
                 arguments,

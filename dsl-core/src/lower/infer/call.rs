@@ -579,6 +579,26 @@ impl Inference<'_> {
 
     /// An argument of `ptx!`: a scalar, or a local array as a register list (`acc`, or
     /// `&mut acc` for registers the instruction reads and replaces).
+    /// The arguments of `ptx!`, or of a typed tensor-core operation, whose scalar
+    /// arguments have the types it declares.
+    pub(super) fn ptx_arguments(
+        &mut self,
+        args: &[Expr],
+        op: Option<&crate::ast::TensorOpCall>,
+    ) -> Result<(), LowerError> {
+        let declared = op.map_or(&[][..], |op| op.name.argument_scalars());
+        for (index, arg) in args.iter().enumerate() {
+            match declared.get(index).copied().flatten() {
+                Some(scalar) => {
+                    let var = self.scalar(arg)?;
+                    self.require(var, scalar, arg.span)?;
+                }
+                None => self.ptx_argument(arg)?,
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn ptx_argument(&mut self, arg: &Expr) -> Result<(), LowerError> {
         let (place, read_write) = match &arg.kind {
             ExprKind::Reference {

@@ -343,10 +343,10 @@ impl Inference<'_> {
                 }
                 return self.branch_values(expr, values, "`match`");
             }
-            ExprKind::InlinePtx { result, args, .. } => {
-                for arg in args {
-                    self.ptx_argument(arg)?;
-                }
+            ExprKind::InlinePtx {
+                result, args, op, ..
+            } => {
+                self.ptx_arguments(args, op.as_deref())?;
                 match result {
                     Some(ValueType::Tuple(elements)) => {
                         let scalars = elements

@@ -255,10 +255,8 @@ impl Inference<'_> {
                 } => {
                     self.intrinsic(*intrinsic, args, expr.span)?;
                 }
-                ExprKind::InlinePtx { args, .. } => {
-                    for arg in args {
-                        self.ptx_argument(arg)?;
-                    }
+                ExprKind::InlinePtx { args, op, .. } => {
+                    self.ptx_arguments(args, op.as_deref())?;
                 }
                 _ => return Err(LowerError::new(expr.span, "this expression has no effect")),
             },

@@ -136,8 +136,30 @@ impl Checker<'_> {
             }
             Statement::Trap { .. } => {}
             Statement::InlinePtx {
-                arguments, result, ..
+                arguments,
+                result,
+                op,
+                ..
             } => {
+                // A typed operation's accumulators are the N/2 registers its shape says.
+                if let Some(crate::tensor_op::TensorOp::Wgmma(form)) = op {
+                    let accumulators = match arguments.first() {
+                        Some(crate::ir::PtxOperand::Array { local, .. }) => {
+                            match self.module.types[self.function.locals[*local].ty].inner {
+                                TypeInner::Array { len, .. } => Some(len),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
+                    if arguments.len() != 4 || accumulators != Some(form.n / 2) {
+                        return Err(Kind::Unsupported(format!(
+                            "a wgmma m64n{} whose operands are not its {} accumulators, A, B and scale-d",
+                            form.n,
+                            form.n / 2
+                        )));
+                    }
+                }
                 for argument in arguments {
                     match argument {
                         crate::ir::PtxOperand::Value(value) => {

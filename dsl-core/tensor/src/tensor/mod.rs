@@ -21,6 +21,7 @@
 //! - Hopper (sm_90/sm_90a): [`mbarrier`] (transaction barriers), [`tma`] (tensor-map box
 //!   copies), [`wgmma`] (warpgroup MMA descriptors, fence, commit, wait), [`layout`]
 //!   (swizzled shared tiles as types: their offsets, descriptors and tensor-map swizzle),
+//!   [`warpgroup`] (`setmaxnreg`, named barriers between warpgroups),
 //!   [`pipeline`] (a ring of buffers between a producer and its consumers over mbarriers).
 //!
 //! Addresses come from the `shared_address(&tile[i])` and `global_address(&x[i])`
@@ -84,4 +85,15 @@ pub mod pack;
 pub mod pipeline;
 pub mod stmatrix;
 pub mod tma;
+pub mod warpgroup;
 pub mod wgmma;
+
+/// The host side of a typed tensor-core operation (`cudajit_core::tensor_op`): the kernel
+/// language compiles the call, so running it on the host is a mistake.
+#[cold]
+fn device_only(name: &str) -> ! {
+    panic!(
+        "`{name}()` is a tensor-core operation: it only has a meaning inside a `#[kernel]` \
+         function launched on the GPU (or the simulator)"
+    )
+}

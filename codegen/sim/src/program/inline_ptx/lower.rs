@@ -13,8 +13,10 @@ mod cluster;
 mod hopper;
 mod named_barrier;
 mod scalar;
+mod typed;
 use crate::ptx::mma::{Mma, MmaAccumulator, MmaInputs};
 use crate::ptx::{LdMatrix, PtxOp};
+pub(crate) use typed::lower_typed;
 
 /// What the lowering needs of the function being compiled.
 pub(crate) trait Emit {
