@@ -83,10 +83,28 @@ pub enum TensorOpName {
     NamedBarrierSync,
     /// `named_barrier_arrive::<THREADS>(id)`: the warp arrives without waiting.
     NamedBarrierArrive,
+    /// `mbarrier_init(barrier, count)`.
+    MbarrierInit,
+    /// `mbarrier_arrive(barrier)`.
+    MbarrierArrive,
+    /// `mbarrier_arrive_expect_tx(barrier, bytes)`.
+    MbarrierArriveExpectTx,
+    /// `fence_barrier_init()`.
+    FenceBarrierInit,
+    /// `fence_proxy_async_shared()`.
+    FenceProxyAsync,
+    /// `tma_store_commit()`.
+    TmaStoreCommit,
+    /// `tma_store_wait()`.
+    TmaStoreWait,
+    /// `cp_async_commit()`.
+    CpAsyncCommit,
+    /// `cp_async_wait_all()`.
+    CpAsyncWaitAll,
 }
 
 impl TensorOpName {
-    const ALL: [(TensorOpName, &'static str); 9] = [
+    const ALL: [(TensorOpName, &'static str); 18] = [
         (TensorOpName::WgmmaFence, "wgmma_fence"),
         (TensorOpName::WgmmaCommitGroup, "wgmma_commit_group"),
         (TensorOpName::WgmmaWaitGroup, "wgmma_wait_group"),
@@ -96,6 +114,18 @@ impl TensorOpName {
         (TensorOpName::SetMaxNregDec, "setmaxnreg_dec"),
         (TensorOpName::NamedBarrierSync, "named_barrier_sync"),
         (TensorOpName::NamedBarrierArrive, "named_barrier_arrive"),
+        (TensorOpName::MbarrierInit, "mbarrier_init"),
+        (TensorOpName::MbarrierArrive, "mbarrier_arrive"),
+        (
+            TensorOpName::MbarrierArriveExpectTx,
+            "mbarrier_arrive_expect_tx",
+        ),
+        (TensorOpName::FenceBarrierInit, "fence_barrier_init"),
+        (TensorOpName::FenceProxyAsync, "fence_proxy_async_shared"),
+        (TensorOpName::TmaStoreCommit, "tma_store_commit"),
+        (TensorOpName::TmaStoreWait, "tma_store_wait"),
+        (TensorOpName::CpAsyncCommit, "cp_async_commit"),
+        (TensorOpName::CpAsyncWaitAll, "cp_async_wait_all"),
     ];
 
     /// The operation a function name stands for.
@@ -117,7 +147,17 @@ impl TensorOpName {
     /// The generic parameters, as the function declares them (a type first, if any).
     pub fn generics(self) -> &'static str {
         match self {
-            TensorOpName::WgmmaFence | TensorOpName::WgmmaCommitGroup => "",
+            TensorOpName::WgmmaFence
+            | TensorOpName::WgmmaCommitGroup
+            | TensorOpName::MbarrierInit
+            | TensorOpName::MbarrierArrive
+            | TensorOpName::MbarrierArriveExpectTx
+            | TensorOpName::FenceBarrierInit
+            | TensorOpName::FenceProxyAsync
+            | TensorOpName::TmaStoreCommit
+            | TensorOpName::TmaStoreWait
+            | TensorOpName::CpAsyncCommit
+            | TensorOpName::CpAsyncWaitAll => "",
             TensorOpName::WgmmaWaitGroup
             | TensorOpName::SetMaxNregInc
             | TensorOpName::SetMaxNregDec => "<const N: u32>",
@@ -137,9 +177,14 @@ impl TensorOpName {
     /// The number of const generic arguments after the type.
     pub fn consts(self) -> usize {
         match self {
-            TensorOpName::WgmmaFence | TensorOpName::WgmmaCommitGroup => 0,
+            TensorOpName::WgmmaWaitGroup
+            | TensorOpName::WgmmaRegisterA
+            | TensorOpName::SetMaxNregInc
+            | TensorOpName::SetMaxNregDec
+            | TensorOpName::NamedBarrierSync
+            | TensorOpName::NamedBarrierArrive => 1,
             TensorOpName::Wgmma => 2,
-            _ => 1,
+            _ => 0,
         }
     }
 
@@ -147,15 +192,14 @@ impl TensorOpName {
     pub fn parameters(self) -> &'static str {
         match self {
             TensorOpName::NamedBarrierSync | TensorOpName::NamedBarrierArrive => "(id: u32)",
-            TensorOpName::WgmmaFence
-            | TensorOpName::WgmmaCommitGroup
-            | TensorOpName::WgmmaWaitGroup
-            | TensorOpName::SetMaxNregInc
-            | TensorOpName::SetMaxNregDec => "()",
+            TensorOpName::MbarrierInit => "(barrier: u32, count: u32)",
+            TensorOpName::MbarrierArrive => "(barrier: u32)",
+            TensorOpName::MbarrierArriveExpectTx => "(barrier: u32, bytes: u32)",
             TensorOpName::Wgmma => "(acc: &mut [f32; N / 2], a: u64, b: u64, accumulate: bool)",
             TensorOpName::WgmmaRegisterA => {
                 "(acc: &mut [f32; N / 2], a: [u32; 4], b: u64, accumulate: bool)"
             }
+            _ => "()",
         }
     }
 
@@ -170,8 +214,11 @@ impl TensorOpName {
                 Some(Scalar::Bool),
             ],
             TensorOpName::WgmmaRegisterA => &[None, None, Some(Scalar::U64), Some(Scalar::Bool)],
-            TensorOpName::NamedBarrierSync | TensorOpName::NamedBarrierArrive => {
-                &[Some(Scalar::U32)]
+            TensorOpName::NamedBarrierSync
+            | TensorOpName::NamedBarrierArrive
+            | TensorOpName::MbarrierArrive => &[Some(Scalar::U32)],
+            TensorOpName::MbarrierInit | TensorOpName::MbarrierArriveExpectTx => {
+                &[Some(Scalar::U32), Some(Scalar::U32)]
             }
             _ => &[],
         }
@@ -181,7 +228,10 @@ impl TensorOpName {
     pub fn arity(self) -> usize {
         match self {
             TensorOpName::Wgmma | TensorOpName::WgmmaRegisterA => 4,
-            TensorOpName::NamedBarrierSync | TensorOpName::NamedBarrierArrive => 1,
+            TensorOpName::NamedBarrierSync
+            | TensorOpName::NamedBarrierArrive
+            | TensorOpName::MbarrierArrive => 1,
+            TensorOpName::MbarrierInit | TensorOpName::MbarrierArriveExpectTx => 2,
             _ => 0,
         }
     }
@@ -246,6 +296,24 @@ pub enum TensorOp {
         wait: bool,
         threads: u32,
     },
+    /// `mbarrier.init` of the barrier at the first operand for the second's arrivals.
+    MbarrierInit,
+    /// `mbarrier.arrive`, with `expect_tx` announcing the second operand's bytes.
+    MbarrierArrive {
+        expect_tx: bool,
+    },
+    /// `fence.mbarrier_init.release.cluster`.
+    FenceBarrierInit,
+    /// `fence.proxy.async.shared::cta`: this thread's stores reach the asynchronous proxy.
+    FenceProxyAsync,
+    /// `cp.async.bulk.commit_group`.
+    BulkCommit,
+    /// `cp.async.bulk.wait_group.read 0`: the thread's TMA stores have read their sources.
+    BulkWaitRead,
+    /// `cp.async.commit_group`.
+    CpAsyncCommit,
+    /// `cp.async.wait_all`.
+    CpAsyncWaitAll,
 }
 
 /// The most groups `wgmma_wait_group` may leave in flight.
@@ -282,6 +350,33 @@ impl TensorOp {
                 }
                 Ok(TensorOp::WgmmaWaitGroup { keep: keep as u32 })
             }
+            TensorOpName::MbarrierInit
+            | TensorOpName::MbarrierArrive
+            | TensorOpName::MbarrierArriveExpectTx => {
+                let names = ["the barrier's `.shared` address", "the second argument"];
+                for (index, (operand, want)) in
+                    operands.iter().zip(name.argument_scalars()).enumerate()
+                {
+                    if Some(*operand) != want.map(OperandShape::Scalar) {
+                        return Err(format!(
+                            "`{callee}{}`: {} is a `u32`, not {operand}",
+                            name.parameters(),
+                            names[index.min(1)]
+                        ));
+                    }
+                }
+                Ok(match name {
+                    TensorOpName::MbarrierInit => TensorOp::MbarrierInit,
+                    TensorOpName::MbarrierArrive => TensorOp::MbarrierArrive { expect_tx: false },
+                    _ => TensorOp::MbarrierArrive { expect_tx: true },
+                })
+            }
+            TensorOpName::FenceBarrierInit => Ok(TensorOp::FenceBarrierInit),
+            TensorOpName::FenceProxyAsync => Ok(TensorOp::FenceProxyAsync),
+            TensorOpName::TmaStoreCommit => Ok(TensorOp::BulkCommit),
+            TensorOpName::TmaStoreWait => Ok(TensorOp::BulkWaitRead),
+            TensorOpName::CpAsyncCommit => Ok(TensorOp::CpAsyncCommit),
+            TensorOpName::CpAsyncWaitAll => Ok(TensorOp::CpAsyncWaitAll),
             TensorOpName::SetMaxNregInc | TensorOpName::SetMaxNregDec => {
                 let count = consts.first().copied().unwrap_or(0);
                 if count % 8 != 0 || !(24..=256).contains(&count) {
@@ -393,6 +488,19 @@ impl TensorOp {
             ),
             TensorOp::NamedBarrier { wait: true, .. } => "bar.sync".into(),
             TensorOp::NamedBarrier { wait: false, .. } => "bar.arrive".into(),
+            TensorOp::MbarrierInit => "mbarrier.init.shared::cta.b64".into(),
+            TensorOp::MbarrierArrive { expect_tx: false } => {
+                "mbarrier.arrive.shared::cta.b64".into()
+            }
+            TensorOp::MbarrierArrive { expect_tx: true } => {
+                "mbarrier.arrive.expect_tx.shared::cta.b64".into()
+            }
+            TensorOp::FenceBarrierInit => "fence.mbarrier_init.release.cluster".into(),
+            TensorOp::FenceProxyAsync => "fence.proxy.async.shared::cta".into(),
+            TensorOp::BulkCommit => "cp.async.bulk.commit_group".into(),
+            TensorOp::BulkWaitRead => "cp.async.bulk.wait_group.read".into(),
+            TensorOp::CpAsyncCommit => "cp.async.commit_group".into(),
+            TensorOp::CpAsyncWaitAll => "cp.async.wait_all".into(),
         }
     }
 
@@ -400,7 +508,21 @@ impl TensorOp {
     /// number standing for all its registers): the one table from operation to text.
     pub fn template(&self) -> String {
         match self {
-            TensorOp::WgmmaFence | TensorOp::WgmmaCommitGroup => format!("{};", self.ptx_name()),
+            TensorOp::WgmmaFence
+            | TensorOp::WgmmaCommitGroup
+            | TensorOp::FenceBarrierInit
+            | TensorOp::FenceProxyAsync
+            | TensorOp::BulkCommit
+            | TensorOp::CpAsyncCommit
+            | TensorOp::CpAsyncWaitAll => format!("{};", self.ptx_name()),
+            TensorOp::BulkWaitRead => format!("{} 0;", self.ptx_name()),
+            TensorOp::MbarrierInit => format!("{} [$0], $1;", self.ptx_name()),
+            TensorOp::MbarrierArrive { expect_tx: false } => {
+                format!("{} _, [$0];", self.ptx_name())
+            }
+            TensorOp::MbarrierArrive { expect_tx: true } => {
+                format!("{} _, [$0], $1;", self.ptx_name())
+            }
             TensorOp::WgmmaWaitGroup { keep } => format!("{} {keep};", self.ptx_name()),
             TensorOp::SetMaxNreg { count, .. } => format!("{} {count};", self.ptx_name()),
             TensorOp::NamedBarrier { threads, .. } => format!("{} $0, {threads};", self.ptx_name()),
@@ -503,6 +625,71 @@ mod tests {
         );
         let wait = TensorOp::of_call(TensorOpName::WgmmaWaitGroup, None, &[1], &[]).unwrap();
         assert_eq!(wait.template(), "wgmma.wait_group.sync.aligned 1;");
+        // The library's texts before they were operations.
+        const U32: OperandShape = OperandShape::Scalar(Scalar::U32);
+        for (name, operands, text) in [
+            (
+                TensorOpName::MbarrierInit,
+                &[U32, U32][..],
+                "mbarrier.init.shared::cta.b64 [$0], $1;",
+            ),
+            (
+                TensorOpName::MbarrierArrive,
+                &[U32][..],
+                "mbarrier.arrive.shared::cta.b64 _, [$0];",
+            ),
+            (
+                TensorOpName::MbarrierArriveExpectTx,
+                &[U32, U32][..],
+                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+            ),
+            (
+                TensorOpName::FenceBarrierInit,
+                &[][..],
+                "fence.mbarrier_init.release.cluster;",
+            ),
+            (
+                TensorOpName::FenceProxyAsync,
+                &[][..],
+                "fence.proxy.async.shared::cta;",
+            ),
+            (
+                TensorOpName::TmaStoreCommit,
+                &[][..],
+                "cp.async.bulk.commit_group;",
+            ),
+            (
+                TensorOpName::TmaStoreWait,
+                &[][..],
+                "cp.async.bulk.wait_group.read 0;",
+            ),
+            (
+                TensorOpName::CpAsyncCommit,
+                &[][..],
+                "cp.async.commit_group;",
+            ),
+            (TensorOpName::CpAsyncWaitAll, &[][..], "cp.async.wait_all;"),
+            (
+                TensorOpName::SetMaxNregDec,
+                &[][..],
+                "setmaxnreg.dec.sync.aligned.u32 40;",
+            ),
+            (
+                TensorOpName::NamedBarrierSync,
+                &[U32][..],
+                "bar.sync $0, 256;",
+            ),
+        ] {
+            let consts: &[u64] = match name {
+                TensorOpName::SetMaxNregDec => &[40],
+                TensorOpName::NamedBarrierSync => &[256],
+                _ => &[],
+            };
+            let op = TensorOp::of_call(name, None, consts, operands).unwrap();
+            assert_eq!(op.template(), text, "{name:?}");
+        }
+        let wrong = TensorOp::of_call(TensorOpName::MbarrierInit, None, &[], &[U64, U32]);
+        assert!(wrong.unwrap_err().contains("is a `u32`, not a `u64`"));
     }
 
     #[test]

@@ -33,6 +33,7 @@
 //! # fn main() {}
 //! ```
 
+use super::device_only;
 use cudajit::device;
 use cudajit_core::ptx;
 
@@ -74,9 +75,8 @@ pub fn cp_async_4(shared: u32, global: u64) {
 }
 
 /// Closes the group of copies this thread issued since the last commit.
-#[device]
 pub fn cp_async_commit() {
-    ptx!("cp.async.commit_group;");
+    device_only("cp_async_commit")
 }
 
 /// Waits until at most `N` of this thread's committed groups are still in flight (`N` from
@@ -136,7 +136,6 @@ pub fn cp_async_wait_stage<const STAGES: u32>() {
 }
 
 /// Waits for every group this thread committed, and for copies not yet committed.
-#[device]
 pub fn cp_async_wait_all() {
-    ptx!("cp.async.wait_all;");
+    device_only("cp_async_wait_all")
 }

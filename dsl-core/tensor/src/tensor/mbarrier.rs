@@ -37,38 +37,35 @@
 //! # fn main() {}
 //! ```
 
+use super::device_only;
 use cudajit::device;
 use cudajit_core::ptx;
 
 /// Initialises the barrier at `barrier` for `count` arrivals per phase (one thread, before
-/// any use; then [`fence_barrier_init`] and a block barrier).
-#[device]
+/// any use; then [`fence_barrier_init`] and a block barrier). A typed operation
+/// (`mbarrier.init.shared::cta.b64`).
 pub fn mbarrier_init(barrier: u32, count: u32) {
-    ptx!("mbarrier.init.shared::cta.b64 [$0], $1;", barrier, count);
+    let _ = (barrier, count);
+    device_only("mbarrier_init")
 }
 
 /// Makes barrier initialisations visible to the asynchronous proxy (TMA completes barriers
-/// through it) and to the cluster.
-#[device]
+/// through it) and to the cluster (`fence.mbarrier_init.release.cluster`).
 pub fn fence_barrier_init() {
-    ptx!("fence.mbarrier_init.release.cluster;");
+    device_only("fence_barrier_init")
 }
 
-/// One arrival on the barrier.
-#[device]
+/// One arrival on the barrier (`mbarrier.arrive.shared::cta.b64`).
 pub fn mbarrier_arrive(barrier: u32) {
-    ptx!("mbarrier.arrive.shared::cta.b64 _, [$0];", barrier);
+    let _ = barrier;
+    device_only("mbarrier_arrive")
 }
 
 /// One arrival that also announces `bytes` of asynchronous copies this phase waits for
 /// (a TMA box's bytes, out-of-bounds fill included: `TensorMapLayout::box_bytes`).
-#[device]
 pub fn mbarrier_arrive_expect_tx(barrier: u32, bytes: u32) {
-    ptx!(
-        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-        barrier,
-        bytes
-    );
+    let _ = (barrier, bytes);
+    device_only("mbarrier_arrive_expect_tx")
 }
 
 /// Whether the phase of parity `parity` has completed (the hardware may wait a little

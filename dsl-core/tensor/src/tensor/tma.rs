@@ -12,6 +12,7 @@
 //! `docs/tensor-cores.md`). The shared destination is 128-byte aligned, 1024-byte aligned
 //! with the 128-byte swizzle.
 
+use super::device_only;
 use cudajit::device;
 use cudajit_core::ptx;
 
@@ -159,22 +160,19 @@ pub fn tma_store_5d(map: u64, c: [i32; 5], source: u32) {
 }
 
 /// Closes the group of TMA stores issued since the last commit.
-#[device]
 pub fn tma_store_commit() {
-    ptx!("cp.async.bulk.commit_group;");
+    device_only("tma_store_commit")
 }
 
 /// Waits until every committed TMA store of this thread has read its shared memory.
-#[device]
 pub fn tma_store_wait() {
-    ptx!("cp.async.bulk.wait_group.read 0;");
+    device_only("tma_store_wait")
 }
 
 /// Orders this thread's generic-proxy writes to shared memory before later asynchronous
 /// (TMA, wgmma) reads of it.
-#[device]
 pub fn fence_proxy_async_shared() {
-    ptx!("fence.proxy.async.shared::cta;");
+    device_only("fence_proxy_async_shared")
 }
 
 /// Brings the box at (`x`, `y`) of the 2-D tensor of `map` into L2 ahead of its load (no

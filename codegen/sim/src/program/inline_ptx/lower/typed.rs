@@ -15,7 +15,34 @@ pub(crate) fn lower_typed(
     operands: &[Vec<Reg>],
     out: &mut dyn Emit,
 ) -> Result<(), String> {
+    let one = |index: usize| match operands.get(index).map(Vec::as_slice) {
+        Some([reg]) => Ok(*reg),
+        _ => Err(format!(
+            "`{}`: operand {index} is not one register",
+            op.ptx_name()
+        )),
+    };
     let ptx = match *op {
+        TensorOp::MbarrierInit => PtxOp::MbarrierInit {
+            barrier: one(0)?,
+            count: one(1)?,
+        },
+        TensorOp::MbarrierArrive { expect_tx } => PtxOp::MbarrierArrive {
+            state: None,
+            barrier: one(0)?,
+            bytes: if expect_tx { Some(one(1)?) } else { None },
+            arrive: true,
+        },
+        // The simulator's proxies are one memory: a barrier's initialisation is a fence.
+        TensorOp::FenceBarrierInit => {
+            out.emit(Op::Fence);
+            return Ok(());
+        }
+        TensorOp::FenceProxyAsync => PtxOp::ProxyFence,
+        TensorOp::BulkCommit => PtxOp::BulkCommit,
+        TensorOp::BulkWaitRead => PtxOp::BulkWait { keep: 0 },
+        TensorOp::CpAsyncCommit => PtxOp::CpAsyncCommit,
+        TensorOp::CpAsyncWaitAll => PtxOp::CpAsyncWait { keep: None },
         TensorOp::WgmmaFence => PtxOp::WgmmaFence,
         TensorOp::WgmmaCommitGroup => PtxOp::WgmmaCommit,
         TensorOp::WgmmaWaitGroup { keep } => PtxOp::WgmmaWait { keep },
@@ -32,13 +59,6 @@ pub(crate) fn lower_typed(
             })
         }
         TensorOp::Wgmma(form) => {
-            let one = |index: usize| match operands.get(index).map(Vec::as_slice) {
-                Some([reg]) => Ok(*reg),
-                _ => Err(format!(
-                    "`{}`: operand {index} is not one register",
-                    op.ptx_name()
-                )),
-            };
             let d = operands.first().cloned().unwrap_or_default();
             if d.len() != form.n as usize / 2 {
                 return Err(format!(
