@@ -81,7 +81,13 @@ fn copy_bandwidth(stream: &std::sync::Arc<CudaStream>, bytes: usize) -> Result<f
 }
 
 /// Reduces `n` arrays of `bytes` bytes into one, times it and checks every element.
-fn run<T: BufferElement + cudarc::driver::DeviceRepr + PartialEq + std::fmt::Debug>(
+fn run<
+    T: BufferElement
+        + cudarc::driver::DeviceRepr
+        + cudarc::driver::ValidAsZeroBits
+        + PartialEq
+        + std::fmt::Debug,
+>(
     stream: &std::sync::Arc<CudaStream>,
     n: usize,
     bytes: usize,

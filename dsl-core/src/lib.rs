@@ -23,10 +23,12 @@ pub mod constant;
 pub mod device;
 pub mod env;
 pub mod external;
+#[cfg(feature = "lower")]
 pub mod frontend;
 pub mod intrinsics;
 pub mod ir;
 pub mod layout;
+#[cfg(feature = "lower")]
 pub mod lower;
 pub mod math;
 pub mod methods;
@@ -34,11 +36,13 @@ pub mod ptx_template;
 pub mod span;
 pub mod tensor_op;
 pub mod types;
+#[cfg(feature = "lower")]
 pub mod valid;
 
 pub use captured::{CapturedFunction, CapturedKernel, DeviceFunction, SpecificArch};
 pub use constant::{ConstantValue, KernelConstant};
 pub use env::{EnvVar, EnvVarError};
+#[cfg(feature = "lower")]
 pub use frontend::LowerCapturedError;
 pub use span::Span;
 pub use types::Scalar;

@@ -21,6 +21,7 @@ use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
 
+use crate::buffer_element::CudaCopy;
 use crate::sim::{BufferElement, SimBuffer, SimStream};
 use crate::Error;
 
@@ -395,7 +396,7 @@ impl Stream {
     /// `len` zeros.
     pub fn alloc_zeros<T: BufferElement>(&self, len: usize) -> Result<Buffer<T>, Error> {
         Ok(Buffer(match &self.inner {
-            StreamInner::Cuda(stream) => BufferInner::Cuda(stream.alloc_zeros(len)?),
+            StreamInner::Cuda(stream) => BufferInner::Cuda(T::Cuda::alloc_zeros(stream, len)?),
             StreamInner::Sim(stream) => BufferInner::Sim(stream.alloc_zeros(len)?),
         }))
     }
@@ -403,7 +404,7 @@ impl Stream {
     /// A buffer holding a copy of `data`.
     pub fn clone_htod<T: BufferElement>(&self, data: &[T]) -> Result<Buffer<T>, Error> {
         Ok(Buffer(match &self.inner {
-            StreamInner::Cuda(stream) => BufferInner::Cuda(stream.clone_htod(data)?),
+            StreamInner::Cuda(stream) => BufferInner::Cuda(T::Cuda::clone_htod(stream, data)?),
             StreamInner::Sim(stream) => BufferInner::Sim(stream.clone_htod(data)?),
         }))
     }
@@ -411,7 +412,9 @@ impl Stream {
     /// A copy of `buffer`'s elements (waits for the stream's work on a GPU).
     pub fn clone_dtoh<T: BufferElement>(&self, buffer: &Buffer<T>) -> Result<Vec<T>, Error> {
         match (&self.inner, &buffer.0) {
-            (StreamInner::Cuda(stream), BufferInner::Cuda(slice)) => Ok(stream.clone_dtoh(slice)?),
+            (StreamInner::Cuda(stream), BufferInner::Cuda(slice)) => {
+                Ok(T::Cuda::clone_dtoh(stream, slice)?)
+            }
             (StreamInner::Sim(stream), BufferInner::Sim(slice)) => stream.clone_dtoh(slice),
             _ => Err(wrong_backend("a buffer of another backend", "this stream")),
         }
@@ -425,7 +428,7 @@ impl Stream {
     ) -> Result<(), Error> {
         match (&self.inner, &mut buffer.0) {
             (StreamInner::Cuda(stream), BufferInner::Cuda(slice)) => {
-                Ok(stream.memcpy_htod(data, slice)?)
+                Ok(T::Cuda::memcpy_htod(stream, data, slice)?)
             }
             (StreamInner::Sim(stream), BufferInner::Sim(slice)) => stream.memcpy_htod(data, slice),
             _ => Err(wrong_backend("a buffer of another backend", "this stream")),

@@ -1,14 +1,23 @@
 //! What [`crate::Buffer`]s and [`crate::SimBuffer`]s hold: the kernel language's scalars and
 //! `#[derive(DeviceCopy)]` structs, and how their values become the simulator's bytes.
 //!
-//! On a GPU an element is copied as its bytes (cudarc's `DeviceRepr`). The simulator's
-//! memory is bytes too, but a struct's padding is never read from the host value (those
+//! On a GPU an element is copied as its bytes: through cudarc's own copies for a type with
+//! cudarc's `DeviceRepr` ([`AsItself`]: every scalar but `f16`/`bf16`, and `DeviceCopy`
+//! structs), and as their `u16` bits for `half::f16` and `half::bf16` ([`AsBits`]), which
+//! are cudarc's `DeviceRepr` only with cudarc's `f16` feature. cudajit leaves that feature
+//! off: it enables `half`'s `rand_distr`, which put `rand` and eight more crates into every
+//! dependant's build. The simulator's memory is bytes too, but a struct's padding is never read from the host value (those
 //! bytes are uninitialised): each field is copied to its offset and the padding stays zero,
 //! as in a struct passed by value (`__private::sim_struct_value`).
+
+use std::sync::Arc;
 
 use cudajit_core::layout::StructLayout;
 use cudajit_core::Scalar;
 use cudajit_sim::{DeviceMemory, RegisterValue, SimArg};
+use cudarc::driver::{
+    CudaSlice, CudaStream, DeviceRepr, DeviceSlice, DriverError, ValidAsZeroBits,
+};
 
 /// How one element lies in memory.
 #[doc(hidden)]
@@ -38,24 +47,159 @@ impl ElementLayout {
 /// type and offset, as `size_of` and `offset_of!` give them (the derive computes them so).
 /// Every bit pattern of each field's scalar must be a valid value of the field, except that
 /// a `bool` is only ever 0 or 1, and all-zero bytes must be a valid value of the type.
-pub unsafe trait BufferElement:
-    cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy
-{
+/// `Cuda`'s copies must copy the type's bytes.
+pub unsafe trait BufferElement: Copy {
     #[doc(hidden)]
     const ELEMENT: ElementLayout;
+    /// How GPU memory of the type is allocated and copied: [`AsItself`] for a type with
+    /// cudarc's `DeviceRepr`, [`AsBits`] for `f16` and `bf16`.
+    #[doc(hidden)]
+    type Cuda: CudaCopy<Self>;
 }
 
 macro_rules! scalar_elements {
-    ($($t:ty),*) => {$(
-        // SAFETY: a scalar is its own one field at offset 0.
+    ($copy:ty: $($t:ty),*) => {$(
+        // SAFETY: a scalar is its own one field at offset 0, and its copies copy its bytes.
         unsafe impl BufferElement for $t {
             const ELEMENT: ElementLayout = ElementLayout::Scalar(<$t as RegisterValue>::SCALAR);
+            type Cuda = $copy;
         }
     )*};
 }
 
-scalar_elements!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, f32, f64);
-scalar_elements!(half::f16, half::bf16);
+scalar_elements!(AsItself: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, f32, f64);
+scalar_elements!(AsBits: half::f16, half::bf16);
+
+/// GPU memory of `T`: allocated, filled from the host and read back on a cudarc stream.
+#[doc(hidden)]
+pub trait CudaCopy<T> {
+    /// `len` zeros.
+    fn alloc_zeros(stream: &Arc<CudaStream>, len: usize) -> Result<CudaSlice<T>, DriverError>;
+    /// A copy of `data`.
+    fn clone_htod(stream: &Arc<CudaStream>, data: &[T]) -> Result<CudaSlice<T>, DriverError>;
+    /// Copies `data` into the start of `dst` (cudarc's panic when `data` is longer).
+    fn memcpy_htod(
+        stream: &Arc<CudaStream>,
+        data: &[T],
+        dst: &mut CudaSlice<T>,
+    ) -> Result<(), DriverError>;
+    /// A copy of `src`'s elements.
+    fn clone_dtoh(stream: &Arc<CudaStream>, src: &CudaSlice<T>) -> Result<Vec<T>, DriverError>;
+}
+
+/// cudarc's own copies, for a type with its `DeviceRepr` (`#[derive(DeviceCopy)]` structs
+/// and every scalar but `f16`/`bf16`).
+#[doc(hidden)]
+pub enum AsItself {}
+
+impl<T: DeviceRepr + ValidAsZeroBits> CudaCopy<T> for AsItself {
+    fn alloc_zeros(stream: &Arc<CudaStream>, len: usize) -> Result<CudaSlice<T>, DriverError> {
+        stream.alloc_zeros(len)
+    }
+    fn clone_htod(stream: &Arc<CudaStream>, data: &[T]) -> Result<CudaSlice<T>, DriverError> {
+        stream.clone_htod(data)
+    }
+    fn memcpy_htod(
+        stream: &Arc<CudaStream>,
+        data: &[T],
+        dst: &mut CudaSlice<T>,
+    ) -> Result<(), DriverError> {
+        stream.memcpy_htod(data, dst)
+    }
+    fn clone_dtoh(stream: &Arc<CudaStream>, src: &CudaSlice<T>) -> Result<Vec<T>, DriverError> {
+        stream.clone_dtoh(src)
+    }
+}
+
+/// `f16` and `bf16` copied as their `u16` bits (`half`'s slice casts), so that cudarc's
+/// `f16` feature is not needed: the `CudaSlice<f16>` is made from an allocation of `u16`s
+/// (cudarc's `leak` and `upgrade_device_ptr`), and copies go through a `u16` view of it,
+/// which records the same events as the slice's own copies would.
+#[doc(hidden)]
+pub enum AsBits {}
+
+/// A 16-bit float, a `#[repr(transparent)]` `u16` in `half`.
+#[doc(hidden)]
+pub trait HalfBits: Copy {
+    /// The values' bits, in place.
+    fn bits(values: &[Self]) -> &[u16];
+    /// The values of `bits`, in place.
+    fn from_bits(bits: Vec<u16>) -> Vec<Self>;
+}
+
+macro_rules! half_bits {
+    ($($t:ty),*) => {$(
+        const _: () = assert!(
+            core::mem::size_of::<$t>() == 2 && core::mem::align_of::<$t>() == 2
+        );
+        impl HalfBits for $t {
+            fn bits(values: &[Self]) -> &[u16] {
+                half::slice::HalfFloatSliceExt::reinterpret_cast(values)
+            }
+            fn from_bits(bits: Vec<u16>) -> Vec<Self> {
+                half::vec::HalfBitsVecExt::reinterpret_into(bits)
+            }
+        }
+    )*};
+}
+
+half_bits!(half::f16, half::bf16);
+
+impl AsBits {
+    /// `len` elements whose contents are not yet written.
+    ///
+    /// # Safety
+    /// The memory must be written before it is read.
+    unsafe fn alloc<T: HalfBits>(
+        stream: &Arc<CudaStream>,
+        len: usize,
+    ) -> Result<CudaSlice<T>, DriverError> {
+        // SAFETY: the caller writes the memory before it is read.
+        let bits = unsafe { stream.alloc::<u16>(len) }?;
+        // SAFETY: the allocation, now owned by the returned slice alone, holds `len` `u16`s,
+        // the size of `len` `T`s (`half_bits!`'s assertion); nothing was enqueued on it, so
+        // no event of the `u16` slice is lost.
+        Ok(unsafe { stream.upgrade_device_ptr::<T>(bits.leak(), len) })
+    }
+}
+
+/// A `u16` view of the whole of `slice`, for a copy.
+macro_rules! bits_view {
+    ($slice:expr, $transmute:ident) => {{
+        let len = DeviceSlice::len($slice);
+        // SAFETY: a `T` is the bytes of a `u16` (`HalfBits`), so the view covers exactly the
+        // slice's memory, and any bits are a valid `T`.
+        unsafe { $slice.$transmute::<u16>(len) }
+            .expect("a u16 view of 16-bit floats covers the same bytes")
+    }};
+}
+
+impl<T: HalfBits> CudaCopy<T> for AsBits {
+    fn alloc_zeros(stream: &Arc<CudaStream>, len: usize) -> Result<CudaSlice<T>, DriverError> {
+        // SAFETY: written (zeroed) right away.
+        let mut slice = unsafe { AsBits::alloc::<T>(stream, len) }?;
+        stream.memset_zeros(&mut bits_view!(&mut slice, transmute_mut))?;
+        Ok(slice)
+    }
+    fn clone_htod(stream: &Arc<CudaStream>, data: &[T]) -> Result<CudaSlice<T>, DriverError> {
+        // SAFETY: written (all of it: `data.len()` elements) right away.
+        let mut slice = unsafe { AsBits::alloc::<T>(stream, data.len()) }?;
+        Self::memcpy_htod(stream, data, &mut slice)?;
+        Ok(slice)
+    }
+    fn memcpy_htod(
+        stream: &Arc<CudaStream>,
+        data: &[T],
+        dst: &mut CudaSlice<T>,
+    ) -> Result<(), DriverError> {
+        stream.memcpy_htod(T::bits(data), &mut bits_view!(dst, transmute_mut))
+    }
+    fn clone_dtoh(stream: &Arc<CudaStream>, src: &CudaSlice<T>) -> Result<Vec<T>, DriverError> {
+        Ok(T::from_bits(
+            stream.clone_dtoh(&bits_view!(src, transmute))?,
+        ))
+    }
+}
 
 /// The bytes of `values` as the simulator's memory holds them.
 pub fn encode<T: BufferElement>(values: &[T]) -> Vec<u8> {
@@ -80,7 +224,7 @@ pub fn decode<T: BufferElement>(bytes: &[u8]) -> Vec<T> {
     bytes
         .chunks_exact(size)
         .map(|chunk| {
-            // SAFETY: all-zero bytes are a valid `T` (`ValidAsZeroBits`).
+            // SAFETY: all-zero bytes are a valid `T` (`BufferElement`'s contract).
             let mut value: T = unsafe { core::mem::zeroed() };
             for (offset, len) in fields(T::ELEMENT) {
                 let field = &chunk[offset..offset + len];
@@ -166,6 +310,7 @@ mod tests {
     unsafe impl cudarc::driver::DeviceRepr for Padded {}
     unsafe impl cudarc::driver::ValidAsZeroBits for Padded {}
     unsafe impl BufferElement for Padded {
+        type Cuda = AsItself;
         const ELEMENT: ElementLayout = ElementLayout::Struct(&StructLayout {
             name: "Padded",
             fields: &[

@@ -116,7 +116,7 @@ pub mod __runtime {
 /// Items the generated code uses. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::buffer_element::{BufferElement, ElementLayout};
+    pub use crate::buffer_element::{AsItself, BufferElement, ElementLayout};
     pub use crate::launch_check::LaunchArgument;
     pub use crate::spec::SpecBuilder;
     pub use cudajit_core::device::{printable, DeviceScalar};
@@ -146,9 +146,20 @@ pub mod __private {
     )]
     pub trait DeviceTraitImplementor {}
 
-    // Not "the trait `DeviceRepr` is not implemented": the message above names the fix.
+    // Not "the trait `HeldByKernels` is not implemented": the message above names the fix.
     #[diagnostic::do_not_recommend]
-    impl<T: DeviceRepr + ?Sized> DeviceTraitImplementor for T {}
+    impl<T: HeldByKernels + ?Sized> DeviceTraitImplementor for T {}
+
+    /// What kernels hold by value: `DeviceCopy` structs and enums (`LaunchArgument`), and
+    /// the scalars. Not "every cudarc `DeviceRepr`": `f16` and `bf16` are one only with
+    /// cudarc's `f16` feature, which cudajit leaves off.
+    pub trait HeldByKernels {}
+    impl<T: LaunchArgument> HeldByKernels for T {}
+    macro_rules! scalars_held {
+        ($($t:ty),*) => {$(impl HeldByKernels for $t {})*};
+    }
+    scalars_held!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, bool, f32, f64);
+    scalars_held!(half::f16, half::bf16);
 
     /// A kernel argument: a pointer to the value, as `cuLaunchKernel` wants it.
     #[inline(always)]

@@ -107,6 +107,7 @@ fn device_struct(parsed: &DeviceCopyStruct, paths: &Paths) -> TokenStream {
             const ELEMENT: #private::ElementLayout = #private::ElementLayout::Struct(
                 &<#self_ty as #private::DeviceStruct>::LAYOUT,
             );
+            type Cuda = #private::AsItself;
         }
         // No launch check: only hand-written impls (`DevComm`'s) have one.
         impl #impl_generics #private::LaunchArgument for #self_ty {}

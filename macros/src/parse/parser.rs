@@ -197,7 +197,13 @@ impl<'e> Parser<'e> {
             last.arguments = syn::PathArguments::None;
         }
         push_path(&mut self.probed, &base);
-        if base != *path {
+        // `base` differs from `path` exactly when the last segment had arguments (syn's
+        // `PartialEq` needs its `extra-traits`, left off for the dependants' build time).
+        let had_arguments = path
+            .segments
+            .last()
+            .is_some_and(|last| !last.arguments.is_none());
+        if had_arguments {
             push_path(&mut self.enums, path);
         }
     }

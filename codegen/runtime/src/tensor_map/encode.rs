@@ -7,7 +7,7 @@ use cudarc::driver::sys::{
     self, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
     CUtensorMapL2promotion, CUtensorMapSwizzle,
 };
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
+use cudarc::driver::{CudaSlice, DevicePtr};
 
 use super::layout::{
     L2Promotion, OutOfBoundsFill, TensorMapElement, TensorMapError, TensorMapLayout,
@@ -50,7 +50,7 @@ impl<'buf> TensorMap<'buf> {
     /// Encodes `layout` over `buffer`, after checking every rule of the layout
     /// ([`TensorMapLayout::validate`]), that the buffer's element size is the map's and that
     /// the buffer holds the whole tensor.
-    pub fn encode<T: DeviceRepr>(
+    pub fn encode<T>(
         layout: &TensorMapLayout,
         buffer: &'buf CudaSlice<T>,
     ) -> Result<Self, TensorMapError> {
