@@ -121,7 +121,7 @@ impl AsyncReads {
     }
 
     fn base(&self) -> Knowledge {
-        std::array::from_fn(|r| self.groups[r].retired.min(self.groups[r].committed))
+        std::array::from_fn(|r| self.groups[r].retired)
     }
 
     /// Makes `reader` active: its marks exist and every thread's knowledge is kept.
